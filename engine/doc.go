@@ -1,0 +1,16 @@
+// Package engine is weir's reference: the pure, deterministic state machine
+// that defines what every transition of a workflow or job does, and the
+// Store contract that every store (the in-process one, the Redis one in
+// package lua, any other) implements.
+//
+// The Model has no I/O, no clock and no randomness: time is an argument of
+// every transition, lease tokens and queue order come from counters, and
+// every list it returns is in plan order or in a documented sort order. The
+// same calls give the same results, which is what lets golden scenario files
+// (spec/testdata) and the conformance suite compare any store against it.
+//
+// Stability: the Store contract and the Model are the protocol level of weir.
+// They follow the protocol version in spec/README.md, not Go semver; until
+// protocol 1 is declared stable they may change between minor releases. Most
+// programs use packages client and worker instead.
+package engine

@@ -1,0 +1,55 @@
+package engine
+
+import "time"
+
+// Limits bounds what a store accepts. Every store of one namespace must use
+// the same limits; DefaultLimits are the documented defaults (spec/states.md).
+type Limits struct {
+	MaxTasks    int // tasks in one plan
+	MaxEdges    int // dependency edges in one plan
+	MaxPayload  int // bytes of one payload
+	MaxResult   int // bytes of one result
+	MaxError    int // bytes of an error message kept; longer ones are cut
+	MaxAttempts int // largest MaxAttempts
+	MaxBatch    int // jobs in one claim, outcomes in one finish, leases in one heartbeat
+	MaxLease    time.Duration
+	MaxBackoff  time.Duration // cap of the exponential backoff, and largest Backoff
+}
+
+// Priority bounds: lower runs first; 0 is the default.
+const (
+	MinPriority = -1000
+	MaxPriority = 1000
+)
+
+// DefaultBackoff is the base retry delay of a job that gives none.
+const DefaultBackoff = time.Second
+
+// DefaultLimits returns the documented default limits.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxTasks:    10_000,
+		MaxEdges:    100_000,
+		MaxPayload:  1 << 20,
+		MaxResult:   64 << 10,
+		MaxError:    4 << 10,
+		MaxAttempts: 1000,
+		MaxBatch:    1000,
+		MaxLease:    24 * time.Hour,
+		MaxBackoff:  time.Hour,
+	}
+}
+
+// Config is what a Model (and so a store) is configured with.
+type Config struct {
+	Limits Limits
+	// Retention is how long an ended workflow or job is kept. 0 removes it
+	// at once.
+	Retention time.Duration
+}
+
+// DefaultRetention is how long ended records are kept by default.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// DefaultConfig returns DefaultLimits and DefaultRetention.
+func DefaultConfig() Config { return Config{Limits: DefaultLimits(), Retention: DefaultRetention} }

@@ -1,0 +1,348 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Model is the reference state machine: one namespace's workflows, jobs and
+// queues in memory, changed only by its transition methods. It is not safe
+// for concurrent use and not durable; memstore wraps it as a Store.
+//
+// Every transition takes the current time. Time never goes backwards inside
+// a Model: a transition given an earlier time than the last one uses the last
+// one. Times are kept in whole milliseconds, as the Redis store keeps them.
+type Model struct {
+	cfg       Config
+	now       int64 // last time seen, unix ms
+	pushSeq   int64 // FIFO order among equal priorities
+	leaseSeq  int64 // lease tokens
+	jobs      map[string]*job
+	workflows map[string]*workflow
+	queues    map[string]*queue
+	expiry    orderedSet // ended records by expiry time: "j:"+id or "w:"+id
+}
+
+type job struct {
+	id          string
+	queue       string
+	payload     []byte
+	priority    int
+	maxAttempts int
+	backoff     int64 // ms
+	timeout     int64 // ms
+	state       State
+	attempt     int
+	runAt       int64 // due time while delayed, else 0
+	token       string
+	deadline    int64
+	cancelReq   bool
+	result      []byte
+	err         string
+	created     int64
+	ended       int64
+	expires     int64
+	hash        string // plain jobs: spec fingerprint
+
+	wf   *workflow // nil for a plain job
+	task int       // index of the task in the plan
+	undo bool
+
+	last *lastFinish
+}
+
+// lastFinish remembers a job's last finish, so a repeat returns the same.
+type lastFinish struct {
+	token   string
+	settled Settled
+}
+
+type queue struct {
+	name    string
+	paused  bool
+	ready   orderedSet // (priority, pushSeq)
+	delayed orderedSet // (due, 0, id)
+	active  orderedSet // (deadline, 0, id)
+}
+
+// NewModel returns an empty model. Zero limits are replaced by defaults.
+func NewModel(cfg Config) *Model {
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits()
+	}
+	return &Model{
+		cfg:       cfg,
+		jobs:      map[string]*job{},
+		workflows: map[string]*workflow{},
+		queues:    map[string]*queue{},
+	}
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// tick advances the model's clock and removes records whose retention passed.
+func (m *Model) tick(now time.Time) int64 {
+	ms := now.UnixMilli()
+	if ms > m.now {
+		m.now = ms
+	}
+	for {
+		it, ok := m.expiry.min()
+		if !ok || it.a > m.now {
+			break
+		}
+		m.expiry.popMin()
+		kind, id, _ := strings.Cut(it.id, ":")
+		if kind == "w" {
+			w := m.workflows[id]
+			delete(m.workflows, id)
+			for _, t := range w.tasks {
+				delete(m.jobs, t.id)
+			}
+			for _, u := range w.undos {
+				if u != nil {
+					delete(m.jobs, u.id)
+				}
+			}
+		} else {
+			delete(m.jobs, id)
+		}
+	}
+	return m.now
+}
+
+func (m *Model) queue(name string) *queue {
+	q := m.queues[name]
+	if q == nil {
+		q = &queue{name: name}
+		m.queues[name] = q
+	}
+	return q
+}
+
+// push puts a job in its queue: ready now, or delayed until runAt.
+func (m *Model) push(j *job, now int64, fx *effects) {
+	j.state = Queued
+	q := m.queue(j.queue)
+	if j.runAt > now {
+		q.delayed.add(j.id, j.runAt, 0)
+		return
+	}
+	j.runAt = 0
+	m.pushSeq++
+	q.ready.add(j.id, int64(j.priority), m.pushSeq)
+	fx.pushed = append(fx.pushed, Pushed{JobID: j.id, Queue: j.queue})
+}
+
+// unqueue takes a queued job out of its queue.
+func (m *Model) unqueue(j *job) {
+	if q := m.queues[j.queue]; q != nil {
+		if !q.ready.remove(j.id) {
+			q.delayed.remove(j.id)
+		}
+	}
+}
+
+// effects collects what one transition did, in order.
+type effects struct {
+	pushed    []Pushed
+	cancelled []string
+	wfEnded   bool
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func toTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func (m *Model) cutError(s string) string {
+	if len(s) > m.cfg.Limits.MaxError {
+		return s[:m.cfg.Limits.MaxError]
+	}
+	return s
+}
+
+// backoffDelay is the delay before retry n (n = attempts made so far).
+func (m *Model) backoffDelay(j *job) int64 {
+	d := j.backoff
+	limit := ms(m.cfg.Limits.MaxBackoff)
+	for i := 1; i < j.attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func (j *job) snapshot() Job {
+	s := Job{
+		ID: j.id, Queue: j.queue, Undo: j.undo,
+		Payload: slices.Clone(j.payload), Priority: j.priority,
+		MaxAttempts: j.maxAttempts, Backoff: time.Duration(j.backoff) * time.Millisecond,
+		Timeout: time.Duration(j.timeout) * time.Millisecond,
+		State:   j.state, Attempt: j.attempt, RunAt: toTime(j.runAt),
+		CancelRequested: j.cancelReq, Result: slices.Clone(j.result), Error: j.err,
+		CreatedAt: toTime(j.created), EndedAt: toTime(j.ended), ExpiresAt: toTime(j.expires),
+	}
+	if j.wf != nil {
+		s.Workflow = j.wf.id
+		s.Task = j.wf.c.plan.Tasks[j.task].Name
+		s.ExpiresAt = toTime(j.wf.expires)
+	}
+	if j.state == Running {
+		s.Lease = &Lease{Token: j.token, Deadline: toTime(j.deadline)}
+	}
+	return s
+}
+
+// GetJob returns a job's snapshot, or ErrNotFound.
+func (m *Model) GetJob(now time.Time, id string) (Job, error) {
+	m.tick(now)
+	j := m.jobs[id]
+	if j == nil {
+		return Job{}, wrap(ErrNotFound, "job %q", id)
+	}
+	return j.snapshot(), nil
+}
+
+// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
+func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
+	m.tick(now)
+	w := m.workflows[id]
+	if w == nil {
+		return Workflow{}, wrap(ErrNotFound, "workflow %q", id)
+	}
+	return w.snapshot(), nil
+}
+
+// ListWorkflows pages through workflows, newest first (by creation time,
+// then by ID, both descending). The cursor is "<created ms>:<id>" of the last
+// workflow of the previous page.
+func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error) {
+	m.tick(now)
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return WorkflowPage{}, invalid("", "limit", "%d is outside [1, 1000]", p.Limit)
+	}
+	if p.State != "" && !validWorkflowState(p.State) {
+		return WorkflowPage{}, invalid("", "state", "unknown workflow state %q", p.State)
+	}
+	var after *workflow
+	if p.Cursor != "" {
+		c, id, ok := strings.Cut(p.Cursor, ":")
+		created, err := strconv.ParseInt(c, 10, 64)
+		if !ok || err != nil || !ValidID(id) {
+			return WorkflowPage{}, invalid("", "cursor", "%q is not a cursor this store returned", p.Cursor)
+		}
+		after = &workflow{id: id, created: created}
+	}
+	all := make([]*workflow, 0, len(m.workflows))
+	for _, w := range m.workflows {
+		if p.State != "" && w.state != p.State {
+			continue
+		}
+		if after != nil && !newer(after, w) {
+			continue
+		}
+		all = append(all, w)
+	}
+	slices.SortFunc(all, func(x, y *workflow) int {
+		if newer(x, y) {
+			return -1
+		}
+		return 1
+	})
+	var page WorkflowPage
+	for i, w := range all {
+		if i == limit {
+			last := all[i-1]
+			page.NextCursor = strconv.FormatInt(last.created, 10) + ":" + last.id
+			break
+		}
+		page.Workflows = append(page.Workflows, w.snapshot())
+	}
+	return page, nil
+}
+
+// newer reports whether x lists before y.
+func newer(x, y *workflow) bool {
+	if x.created != y.created {
+		return x.created > y.created
+	}
+	return x.id > y.id
+}
+
+func validWorkflowState(s WorkflowState) bool {
+	switch s {
+	case WorkflowRunning, WorkflowCompleted, WorkflowFailed, WorkflowCancelled,
+		WorkflowCompensating, WorkflowCompensated, WorkflowCompensationFailed:
+		return true
+	}
+	return false
+}
+
+// Queues lists every queue the model knows, by name.
+func (m *Model) Queues(now time.Time) []QueueInfo {
+	m.tick(now)
+	names := make([]string, 0, len(m.queues))
+	for n := range m.queues {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]QueueInfo, len(names))
+	for i, n := range names {
+		q := m.queues[n]
+		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len(), Delayed: q.delayed.Len(), Running: q.active.Len()}
+	}
+	return out
+}
+
+// QueueContents is the order a queue will hand out its jobs.
+type QueueContents struct {
+	// Ready job IDs in claim order.
+	Ready []string
+	// Delayed job IDs in due order.
+	Delayed []string
+	// Running job IDs in lease-deadline order.
+	Running []string
+}
+
+// QueueContents returns what a queue holds (empty for an unknown queue).
+func (m *Model) QueueContents(now time.Time, name string) QueueContents {
+	m.tick(now)
+	q := m.queues[name]
+	if q == nil {
+		return QueueContents{}
+	}
+	ids := func(s *orderedSet) []string {
+		var out []string
+		for _, it := range s.sorted() {
+			out = append(out, it.id)
+		}
+		return out
+	}
+	return QueueContents{Ready: ids(&q.ready), Delayed: ids(&q.delayed), Running: ids(&q.active)}
+}
+
+// PauseQueue stops claims from a queue.
+func (m *Model) PauseQueue(now time.Time, name string) error { return m.setPaused(now, name, true) }
+
+// ResumeQueue lets claims take from a queue again.
+func (m *Model) ResumeQueue(now time.Time, name string) error { return m.setPaused(now, name, false) }
+
+func (m *Model) setPaused(now time.Time, name string, paused bool) error {
+	m.tick(now)
+	if !ValidName(name) {
+		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+	}
+	m.queue(name).paused = paused
+	return nil
+}

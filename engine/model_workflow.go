@@ -1,0 +1,321 @@
+package engine
+
+import (
+	"slices"
+	"time"
+)
+
+type workflow struct {
+	c       *compiled
+	id      string
+	state   WorkflowState
+	reason  Reason
+	created int64
+	ended   int64
+	expires int64
+
+	tasks     []*job
+	open      []int // open dependencies per task
+	remaining int   // tasks not ended
+
+	unabsorbed         bool // some failure was not absorbed
+	failedBeforeCancel bool // an unabsorbed failure happened before any cancel
+	failFastFired      bool
+	cancelReq          bool
+	cancelUndo         bool
+
+	// compensation
+	undos         []*job  // per task; nil where the task is not compensated
+	undoBlockers  []int   // per task: undos of nearest compensated descendants not yet ended
+	undoParents   [][]int // per task: nearest compensated ancestors, descending plan order
+	undoRemaining int
+	undoFailed    bool
+}
+
+// Cancel reasons written into a cancelled task's Error.
+const (
+	ReasonTextWorkflowCancelled = "workflow cancelled"
+	ReasonTextFailFast          = "fail_fast"
+	ReasonTextJobCancelled      = "cancelled"
+	ReasonTextPurged            = "purged"
+	ReasonTextLeaseExpired      = "lease_expired"
+)
+
+// DependencyReason is the Error of a task cancelled because a dependency
+// failed or was cancelled.
+func DependencyReason(dep string, s State) string { return "dependency " + dep + " " + string(s) }
+
+// Submit validates a plan, writes the workflow and pushes its roots in plan
+// order. The same plan under an existing ID is a success with no effect.
+func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
+	t := m.tick(now)
+	c, err := compile(p.Plan, m.cfg.Limits)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if w := m.workflows[p.Plan.ID]; w != nil {
+		if w.c.hash == c.hash {
+			return SubmitResult{}, nil
+		}
+		return SubmitResult{}, wrap(ErrWorkflowExists, "workflow %q", p.Plan.ID)
+	}
+	n := len(c.plan.Tasks)
+	w := &workflow{
+		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t,
+		tasks: make([]*job, n), open: make([]int, n), remaining: n,
+	}
+	for i, ts := range c.plan.Tasks {
+		w.tasks[i] = &job{
+			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
+			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts),
+			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
+			state: Waiting, created: t, wf: w, task: i,
+		}
+		w.open[i] = len(c.deps[i])
+		m.jobs[w.tasks[i].id] = w.tasks[i]
+	}
+	m.workflows[w.id] = w
+	var fx effects
+	for i, j := range w.tasks {
+		if w.open[i] == 0 {
+			m.push(j, t, &fx)
+		}
+	}
+	return SubmitResult{Created: true, Pushed: fx.pushed}, nil
+}
+
+// taskEnded runs the consequences of task i ending: promotion of dependents,
+// cancellation of non-Always dependents of a failed or cancelled task (and of
+// theirs), FailFast, and the workflow's end once every task ended. Ended
+// tasks are handled first in, first out; each one's dependents in plan order.
+func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
+	plan := &w.c.plan
+	work := []int{i}
+	for len(work) > 0 {
+		k := work[0]
+		work = work[1:]
+		t := w.tasks[k]
+		w.remaining--
+		if t.state == Failed && !w.c.absorbable(k) {
+			w.unabsorbed = true
+			if !w.cancelReq {
+				w.failedBeforeCancel = true
+				if plan.FailFast && !w.failFastFired {
+					w.failFastFired = true
+					for x, tx := range w.tasks {
+						if (tx.state == Waiting || tx.state == Queued) && !plan.Tasks[x].Always {
+							m.cancelTask(tx, ReasonTextFailFast, now, fx)
+							work = append(work, x)
+						}
+					}
+				}
+			}
+		}
+		for _, d := range w.c.dependents[k] {
+			td := w.tasks[d]
+			if td.state != Waiting {
+				continue
+			}
+			if t.state == Completed || plan.Tasks[d].Always {
+				w.open[d]--
+				if w.open[d] == 0 {
+					m.push(td, now, fx)
+				}
+				continue
+			}
+			m.cancelTask(td, DependencyReason(plan.Tasks[k].Name, t.state), now, fx)
+			work = append(work, d)
+		}
+	}
+	if w.remaining == 0 {
+		m.tasksAllEnded(w, now, fx)
+	}
+}
+
+// cancelTask ends a waiting or queued task (or undo) as cancelled, without
+// its consequences.
+func (m *Model) cancelTask(j *job, reason string, now int64, fx *effects) {
+	if j.state == Queued {
+		m.unqueue(j)
+	}
+	j.state = Cancelled
+	j.runAt = 0
+	j.err = reason
+	j.ended = now
+	fx.cancelled = append(fx.cancelled, j.id)
+}
+
+// tasksAllEnded decides a workflow's end once every task ended.
+func (m *Model) tasksAllEnded(w *workflow, now int64, fx *effects) {
+	compensable := false
+	for i, t := range w.tasks {
+		if t.state == Completed && w.c.plan.Tasks[i].Undo != nil {
+			compensable = true
+			break
+		}
+	}
+	switch {
+	case w.cancelReq && (w.cancelUndo || w.failedBeforeCancel) && compensable:
+		reason := ReasonCancel
+		if w.failedBeforeCancel {
+			reason = ReasonFailure
+		}
+		m.startCompensation(w, reason, now, fx)
+	case w.cancelReq:
+		m.endWorkflow(w, WorkflowCancelled, now, fx)
+	case w.unabsorbed && compensable:
+		m.startCompensation(w, ReasonFailure, now, fx)
+	case w.unabsorbed:
+		m.endWorkflow(w, WorkflowFailed, now, fx)
+	default:
+		m.endWorkflow(w, WorkflowCompleted, now, fx)
+	}
+}
+
+func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects) {
+	w.state = s
+	w.ended = now
+	w.expires = now + ms(m.cfg.Retention)
+	m.expiry.add("w:"+w.id, w.expires, 0)
+	fx.wfEnded = true
+}
+
+// startCompensation creates the undo job of every completed task that has
+// one, and pushes those whose compensated descendants are all done (none
+// yet), in reverse plan order. The undo of X waits for the undos of its
+// nearest compensated descendants: those reached from X through tasks that
+// are not compensated.
+func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *effects) {
+	w.state = WorkflowCompensating
+	w.reason = reason
+	n := len(w.tasks)
+	plan := &w.c.plan
+	w.undos = make([]*job, n)
+	w.undoBlockers = make([]int, n)
+	w.undoParents = make([][]int, n)
+	for i, t := range w.tasks {
+		if t.state == Completed && plan.Tasks[i].Undo != nil {
+			ts := plan.Tasks[i]
+			u := &job{
+				id: UndoJobID(w.id, ts.Name), queue: ts.Undo.Queue, payload: ts.Undo.Payload,
+				priority: ts.Priority, maxAttempts: t.maxAttempts, backoff: t.backoff, timeout: t.timeout,
+				state: Pending, created: now, wf: w, task: i, undo: true,
+			}
+			w.undos[i] = u
+			m.jobs[u.id] = u
+			w.undoRemaining++
+		}
+	}
+	seen := make([]int, n) // visit mark: x+1 of the current search
+	for x := n - 1; x >= 0; x-- {
+		if w.undos[x] == nil {
+			continue
+		}
+		stack := slices.Clone(w.c.dependents[x])
+		for len(stack) > 0 {
+			y := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[y] == x+1 {
+				continue
+			}
+			seen[y] = x + 1
+			if w.undos[y] != nil {
+				w.undoBlockers[x]++
+				w.undoParents[y] = append(w.undoParents[y], x)
+				continue
+			}
+			stack = append(stack, w.c.dependents[y]...)
+		}
+	}
+	for x := n - 1; x >= 0; x-- {
+		if w.undos[x] != nil && w.undoBlockers[x] == 0 {
+			m.push(w.undos[x], now, fx)
+		}
+	}
+}
+
+// undoEnded runs the consequences of task i's undo ending.
+func (m *Model) undoEnded(w *workflow, i int, now int64, fx *effects) {
+	w.undoRemaining--
+	if w.undos[i].state != Completed {
+		w.undoFailed = true
+	}
+	for _, p := range w.undoParents[i] {
+		w.undoBlockers[p]--
+		if w.undoBlockers[p] == 0 && w.undos[p].state == Pending {
+			m.push(w.undos[p], now, fx)
+		}
+	}
+	if w.undoRemaining == 0 {
+		if w.undoFailed {
+			m.endWorkflow(w, WorkflowCompensationFailed, now, fx)
+		} else {
+			m.endWorkflow(w, WorkflowCompensated, now, fx)
+		}
+	}
+}
+
+// CancelWorkflow cancels every task that has not started (Always tasks too),
+// tells running ones to stop, and ends the workflow once none runs. Undo,
+// when nil, is the workflow's UndoOnCancel. A second cancel, or a cancel of a
+// compensating workflow, has no effect; an ended workflow is ErrWorkflowEnded.
+func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelResult, error) {
+	t := m.tick(now)
+	w := m.workflows[p.ID]
+	if w == nil {
+		return CancelResult{}, wrap(ErrNotFound, "workflow %q", p.ID)
+	}
+	if w.state.Ended() {
+		return CancelResult{WorkflowState: w.state}, wrap(ErrWorkflowEnded, "workflow %q is %s", p.ID, w.state)
+	}
+	if w.cancelReq || w.state == WorkflowCompensating {
+		return CancelResult{WorkflowState: w.state}, nil
+	}
+	w.cancelReq = true
+	w.cancelUndo = w.c.plan.UndoOnCancel
+	if p.Undo != nil {
+		w.cancelUndo = *p.Undo
+	}
+	var fx effects
+	var stopping []string
+	for _, j := range w.tasks {
+		switch j.state {
+		case Waiting, Queued:
+			m.cancelTask(j, ReasonTextWorkflowCancelled, t, &fx)
+			w.remaining--
+		case Running:
+			j.cancelReq = true
+			stopping = append(stopping, j.id)
+		}
+	}
+	if w.remaining == 0 {
+		m.tasksAllEnded(w, t, &fx)
+	}
+	return CancelResult{Cancelled: fx.cancelled, Stopping: stopping, Pushed: fx.pushed, WorkflowState: w.state}, nil
+}
+
+func (w *workflow) snapshot() Workflow {
+	plan := &w.c.plan
+	s := Workflow{
+		ID: w.id, State: w.state, Reason: w.reason, FailFast: plan.FailFast,
+		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
+		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
+		ExpiresAt: toTime(w.expires), Tasks: make([]Task, len(w.tasks)),
+	}
+	for i, j := range w.tasks {
+		ts := plan.Tasks[i]
+		t := Task{
+			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always,
+			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
+		}
+		if ts.Undo != nil {
+			t.Undo = &UndoStatus{Queue: ts.Undo.Queue}
+			if w.undos != nil && w.undos[i] != nil {
+				u := w.undos[i]
+				t.Undo.State, t.Undo.Attempt, t.Undo.Error = u.state, u.attempt, u.err
+			}
+		}
+		s.Tasks[i] = t
+	}
+	return s
+}

@@ -1,0 +1,297 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the contract every weir store implements, at the level of
+// transitions: each method is one atomic step of the state machine that
+// Model defines, and the conformance suite holds a store to the Model.
+//
+// Every method is safe to call again after a lost reply: a repeat has no
+// further effect and returns what the first call would have (see
+// FinishResult). Errors are the sentinels of errors.go, possibly wrapped;
+// test them with errors.Is.
+type Store interface {
+	// Submit writes a workflow and pushes its root tasks. The same plan under
+	// the same ID is a success with Created false and no effect; another plan
+	// under that ID is ErrWorkflowExists.
+	Submit(ctx context.Context, p SubmitParams) (SubmitResult, error)
+	// Enqueue writes a plain job and pushes it (or delays it to RunAt).
+	Enqueue(ctx context.Context, p EnqueueParams) (EnqueueResult, error)
+	// Claim leases up to p.Max jobs from p.Queues (in that order, skipping
+	// paused queues), handing each workflow task its dependencies' outcomes.
+	// With p.Wait > 0 it blocks until at least one job is claimed, p.Wait
+	// has passed or ctx is done; it returns no error for an empty claim.
+	Claim(ctx context.Context, p ClaimParams) ([]Claimed, error)
+	// Finish settles finished attempts and, when p.Claim is set, claims the
+	// next jobs in the same step (never blocking).
+	Finish(ctx context.Context, p FinishParams) (FinishResult, error)
+	// Heartbeat extends many leases at once and says, per lease, whether the
+	// job should stop.
+	Heartbeat(ctx context.Context, p HeartbeatParams) ([]LeaseStatus, error)
+	// ExpireLeases fails the attempts whose lease deadline passed (reason
+	// "lease_expired") and makes due delayed jobs ready, in every queue.
+	ExpireLeases(ctx context.Context, p ExpireParams) (ExpireResult, error)
+	// CancelWorkflow cancels a running workflow (see spec/states.md).
+	CancelWorkflow(ctx context.Context, p CancelWorkflowParams) (CancelResult, error)
+	// CancelJob cancels one job: a waiting or queued one never runs, a
+	// running one is told to stop; an ended one is ErrJobEnded.
+	CancelJob(ctx context.Context, p CancelJobParams) (CancelResult, error)
+	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
+	GetWorkflow(ctx context.Context, id string) (Workflow, error)
+	// GetJob returns a job's snapshot, or ErrNotFound.
+	GetJob(ctx context.Context, id string) (Job, error)
+	// ListWorkflows pages through workflows, newest first.
+	ListWorkflows(ctx context.Context, p ListParams) (WorkflowPage, error)
+	// AwaitWorkflow blocks until the workflow has ended (or ctx is done) and
+	// returns its final snapshot.
+	AwaitWorkflow(ctx context.Context, id string) (Workflow, error)
+	// AwaitJob blocks until the job has ended (or ctx is done) and returns
+	// its final snapshot.
+	AwaitJob(ctx context.Context, id string) (Job, error)
+	// PauseQueue stops claims from a queue until ResumeQueue; it is durable
+	// and every worker obeys it.
+	PauseQueue(ctx context.Context, queue string) error
+	// ResumeQueue lets claims take from a paused queue again.
+	ResumeQueue(ctx context.Context, queue string) error
+	// PurgeQueue removes every job waiting in a queue (ready or delayed);
+	// each ends cancelled, with the workflow consequences of a cancel.
+	PurgeQueue(ctx context.Context, queue string) (PurgeResult, error)
+	// Queues lists every queue the store knows, by name.
+	Queues(ctx context.Context) ([]QueueInfo, error)
+}
+
+// SubmitParams submits one workflow.
+type SubmitParams struct {
+	Plan Plan
+}
+
+// SubmitResult says what a submit did.
+type SubmitResult struct {
+	// Created is false when the same plan already existed (no effect).
+	Created bool
+	// Pushed lists the root tasks pushed into their queues, in plan order.
+	Pushed []Pushed
+}
+
+// Pushed is one job pushed into its queue (a wake-up).
+type Pushed struct {
+	JobID string
+	Queue string
+}
+
+// EnqueueParams enqueues one plain job.
+type EnqueueParams struct {
+	Job JobSpec
+}
+
+// EnqueueResult says what an enqueue did.
+type EnqueueResult struct {
+	// Created is false when the same spec already existed (no effect).
+	Created bool
+	// State is the job's state after the call.
+	State State
+}
+
+// ClaimParams asks for jobs.
+type ClaimParams struct {
+	// Queues in the order they are tried; each is drained before the next.
+	Queues []string
+	// Max jobs in this claim, 1 to Limits.MaxBatch.
+	Max int
+	// Lease is how long each claimed job is held before it expires unless a
+	// heartbeat extends it.
+	Lease time.Duration
+	// Wait, when > 0, is how long Claim may block for a first job. Finish
+	// ignores it.
+	Wait time.Duration
+}
+
+// Claimed is one leased job with what its handler needs.
+type Claimed struct {
+	Job   Job
+	Lease Lease
+	// Deps are the outcomes of a task's dependencies, in its After order. An
+	// undo job gets one entry: the outcome of the task it undoes.
+	Deps []DepOutcome
+}
+
+// DepOutcome is the outcome of a dependency handed to a task.
+type DepOutcome struct {
+	Task   string
+	State  State
+	Result []byte
+	Error  string
+}
+
+// OutcomeKind is how an attempt ended.
+type OutcomeKind string
+
+// Outcome kinds.
+const (
+	// OutcomeCompleted: the attempt succeeded, with a result.
+	OutcomeCompleted OutcomeKind = "completed"
+	// OutcomeFailed: the attempt failed; it is retried while attempts remain
+	// unless NonRetryable.
+	OutcomeFailed OutcomeKind = "failed"
+	// OutcomeCancelled: the job stopped because it was told to (or chose to);
+	// it is never retried.
+	OutcomeCancelled OutcomeKind = "cancelled"
+	// OutcomeReleased: the worker hands the job back unrun (shutdown); the
+	// attempt is not counted and the job is queued again.
+	OutcomeReleased OutcomeKind = "released"
+)
+
+// Outcome is one finished attempt.
+type Outcome struct {
+	JobID string
+	Token string
+	Kind  OutcomeKind
+	// Result of a completed attempt (at most Limits.MaxResult bytes).
+	Result []byte
+	// Error is the reason of a failed or cancelled attempt.
+	Error string
+	// NonRetryable ends a failed job at once.
+	NonRetryable bool
+	// RetryAfter, when > 0, replaces the job's backoff for this retry (the
+	// worker uses it to add jitter).
+	RetryAfter time.Duration
+}
+
+// FinishParams finishes attempts and may claim the next jobs.
+type FinishParams struct {
+	Outcomes []Outcome
+	// Claim, when set, claims in the same step, after the outcomes.
+	Claim *ClaimParams
+}
+
+// FinishResult has one Settled per outcome, in order, and the claimed jobs.
+type FinishResult struct {
+	Settled []Settled
+	Claimed []Claimed
+}
+
+// Settled is what one outcome did. A repeated finish (same job, same token)
+// returns the same Settled as the first, so a lost reply loses no wake-up.
+type Settled struct {
+	JobID string
+	// Err is nil, or ErrLeaseLost when the token was not the job's lease (or
+	// the job is unknown); then nothing changed.
+	Err error
+	// State is the job's state right after the finish: Queued when retried.
+	State State
+	// RunAt is when a retried job becomes ready.
+	RunAt time.Time
+	// Pushed lists every job this finish pushed into a queue: promoted
+	// dependents, undo jobs, in the order they were pushed.
+	Pushed []Pushed
+	// WorkflowState is the workflow's state right after the finish, for a
+	// task or undo job; WorkflowEnded is set when this finish ended it.
+	WorkflowState WorkflowState
+	WorkflowEnded bool
+}
+
+// HeartbeatParams extends leases.
+type HeartbeatParams struct {
+	Leases []LeaseRef
+	// Extend sets each live lease's deadline to now + Extend.
+	Extend time.Duration
+}
+
+// LeaseRef names one lease.
+type LeaseRef struct {
+	JobID string
+	Token string
+}
+
+// LeaseStatus is the answer for one lease of a heartbeat.
+type LeaseStatus struct {
+	JobID string
+	// Lost: the lease is no longer held; the handler must stop and not finish.
+	Lost bool
+	// Cancel: the job (or its workflow) was cancelled; the handler should stop
+	// and finish as cancelled.
+	Cancel   bool
+	Deadline time.Time
+}
+
+// ExpireParams bounds one sweep.
+type ExpireParams struct {
+	// Max bounds the expired leases and the promoted delayed jobs of each
+	// queue in this call; 0 means Limits.MaxBatch.
+	Max int
+}
+
+// ExpireResult says what a sweep did.
+type ExpireResult struct {
+	// Expired lists the jobs whose lease expired, with what that did.
+	Expired []Settled
+	// Due lists the delayed jobs made ready.
+	Due []Pushed
+}
+
+// CancelWorkflowParams cancels a workflow.
+type CancelWorkflowParams struct {
+	ID string
+	// Undo overrides the workflow's UndoOnCancel when set.
+	Undo *bool
+}
+
+// CancelJobParams cancels one job.
+type CancelJobParams struct {
+	ID string
+}
+
+// CancelResult says what a cancel did.
+type CancelResult struct {
+	// Cancelled lists the jobs ended cancelled by this call, in plan order
+	// for a workflow.
+	Cancelled []string
+	// Stopping lists running jobs told to stop.
+	Stopping []string
+	// Pushed lists jobs pushed by this call (Always dependents of a cancelled
+	// job, undo jobs when compensation started at once).
+	Pushed []Pushed
+	// WorkflowState is the workflow's state after the call (for a job of a
+	// workflow too).
+	WorkflowState WorkflowState
+	// State is the job's state after a CancelJob.
+	State State
+}
+
+// PurgeResult says what a purge did.
+type PurgeResult struct {
+	// Purged lists the removed jobs: ready ones in queue order, then
+	// delayed ones in due order.
+	Purged []string
+	// Pushed lists jobs pushed as a consequence (Always dependents, undos).
+	Pushed []Pushed
+}
+
+// ListParams pages through workflows.
+type ListParams struct {
+	// State filters on one state when set.
+	State WorkflowState
+	// Limit is the page size, 1 to 1000; 0 means 100.
+	Limit int
+	// Cursor is the previous page's NextCursor; empty for the first page.
+	Cursor string
+}
+
+// WorkflowPage is one page of a listing.
+type WorkflowPage struct {
+	Workflows []Workflow
+	// NextCursor is empty on the last page.
+	NextCursor string
+}
+
+// QueueInfo counts one queue's jobs.
+type QueueInfo struct {
+	Name    string
+	Paused  bool
+	Ready   int
+	Delayed int
+	Running int
+}

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"time"
+)
+
+// ValidName reports whether s is a valid task or queue name:
+// ^[A-Za-z0-9_.-]{1,64}$.
+func ValidName(s string) bool { return validChars(s, 64) }
+
+// ValidID reports whether s is a valid workflow or job ID:
+// ^[A-Za-z0-9_.-]{1,128}$. Braces, colons, glob characters, '/', whitespace
+// and control characters are all outside this set, so an ID is always safe
+// inside a Redis key.
+func ValidID(s string) bool { return validChars(s, 128) }
+
+func validChars(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// compiled is a validated plan with dependency indices.
+type compiled struct {
+	plan       Plan
+	deps       [][]int // deps[i]: indices of task i's dependencies, in After order
+	dependents [][]int // dependents[i]: ascending indices of tasks that depend on i
+	hash       string
+}
+
+// absorbable reports whether a failure of task i is absorbed: it has at least
+// one dependent and all of them are Always.
+func (c *compiled) absorbable(i int) bool {
+	if len(c.dependents[i]) == 0 {
+		return false
+	}
+	for _, d := range c.dependents[i] {
+		if !c.plan.Tasks[d].Always {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidatePlan checks a plan against the limits and returns the first
+// problem as a *ValidationError, or nil.
+func ValidatePlan(p Plan, l Limits) error {
+	_, err := compile(p, l)
+	return err
+}
+
+func compile(p Plan, l Limits) (*compiled, error) {
+	if !ValidID(p.ID) {
+		return nil, invalid("", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.ID)
+	}
+	if len(p.Tasks) == 0 {
+		return nil, invalid("", "tasks", "a workflow needs at least one task")
+	}
+	if len(p.Tasks) > l.MaxTasks {
+		return nil, tooLarge("", "tasks", "%d tasks, the limit is %d", len(p.Tasks), l.MaxTasks)
+	}
+	c := &compiled{plan: p, deps: make([][]int, len(p.Tasks)), dependents: make([][]int, len(p.Tasks))}
+	index := make(map[string]int, len(p.Tasks))
+	edges := 0
+	for i, t := range p.Tasks {
+		if !ValidName(t.Name) {
+			return nil, invalid(t.Name, "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+		}
+		if _, dup := index[t.Name]; dup {
+			return nil, invalid(t.Name, "name", "duplicate task name")
+		}
+		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.Backoff, t.Timeout, l); err != nil {
+			return nil, err
+		}
+		if t.Undo != nil {
+			if !ValidName(t.Undo.Queue) {
+				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
+			}
+			if len(t.Undo.Payload) > l.MaxPayload {
+				return nil, tooLarge(t.Name, "undo.payload", "%d bytes, the limit is %d", len(t.Undo.Payload), l.MaxPayload)
+			}
+		}
+		edges += len(t.After)
+		if edges > l.MaxEdges {
+			return nil, tooLarge(t.Name, "after", "more than %d dependency edges in the plan", l.MaxEdges)
+		}
+		seen := make(map[int]bool, len(t.After))
+		for _, name := range t.After {
+			j, ok := index[name]
+			if !ok {
+				if name == t.Name {
+					return nil, invalid(t.Name, "after", "a task cannot depend on itself")
+				}
+				return nil, invalid(t.Name, "after", "dependency %q is not a task listed before this one", name)
+			}
+			if seen[j] {
+				return nil, invalid(t.Name, "after", "dependency %q is listed twice", name)
+			}
+			seen[j] = true
+			c.deps[i] = append(c.deps[i], j)
+			c.dependents[j] = append(c.dependents[j], i)
+		}
+		index[t.Name] = i
+	}
+	c.hash = PlanHash(p)
+	return c, nil
+}
+
+// validateRun checks the fields a task and a plain job share.
+func validateRun(task, queue string, payload []byte, priority, attempts int, backoff, timeout time.Duration, l Limits) error {
+	if !ValidName(queue) {
+		return invalid(task, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", queue)
+	}
+	if len(payload) > l.MaxPayload {
+		return tooLarge(task, "payload", "%d bytes, the limit is %d", len(payload), l.MaxPayload)
+	}
+	if priority < MinPriority || priority > MaxPriority {
+		return invalid(task, "priority", "%d is outside [%d, %d]", priority, MinPriority, MaxPriority)
+	}
+	if attempts < 0 || attempts > l.MaxAttempts {
+		return invalid(task, "max_attempts", "%d is outside [0, %d] (0 means 1)", attempts, l.MaxAttempts)
+	}
+	if backoff < 0 || backoff > l.MaxBackoff || backoff%time.Millisecond != 0 {
+		return invalid(task, "backoff", "%v must be whole milliseconds in [0, %v]", backoff, l.MaxBackoff)
+	}
+	if timeout < 0 || timeout%time.Millisecond != 0 {
+		return invalid(task, "timeout", "%v must be whole milliseconds and not negative", timeout)
+	}
+	return nil
+}
+
+// ValidateJob checks a plain job spec against the limits.
+func ValidateJob(s JobSpec, l Limits) error {
+	if !ValidID(s.ID) {
+		return invalid("", "id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", s.ID)
+	}
+	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.Backoff, s.Timeout, l)
+}
+
+func validateQueues(queues []string) error {
+	if len(queues) == 0 {
+		return invalid("", "queues", "name at least one queue")
+	}
+	for _, q := range queues {
+		if !ValidName(q) {
+			return invalid("", "queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+		}
+	}
+	return nil
+}
+
+func validateBatch(field string, n int, l Limits) error {
+	if n < 1 || n > l.MaxBatch {
+		return invalid("", field, "%d is outside [1, %d]", n, l.MaxBatch)
+	}
+	return nil
+}
+
+func validateLease(d time.Duration, l Limits) error {
+	if d < time.Millisecond || d > l.MaxLease || d%time.Millisecond != 0 {
+		return invalid("", "lease", "%v must be whole milliseconds in [1ms, %v]", d, l.MaxLease)
+	}
+	return nil
+}
