@@ -240,17 +240,33 @@ func (m *Model) undoEnded(w *workflow, i int, now int64, fx *effects) {
 	if w.undos[i].state != Completed {
 		w.undoFailed = true
 	}
-	for _, p := range w.undoParents[i] {
-		w.undoBlockers[p]--
-		if w.undoBlockers[p] == 0 && w.undos[p].state == Pending {
-			m.push(w.undos[p], now, fx)
-		}
+	if w.undoBlockers[i] == 0 {
+		m.releaseUndoParents(w, i, now, fx)
 	}
 	if w.undoRemaining == 0 {
 		if w.undoFailed {
 			m.endWorkflow(w, WorkflowCompensationFailed, now, fx)
 		} else {
 			m.endWorkflow(w, WorkflowCompensated, now, fx)
+		}
+	}
+}
+
+// releaseUndoParents counts task i's undo, ended and no longer waiting for
+// its descendants, as done for its nearest compensated ancestors. An undo
+// cancelled while it still waited is counted only once its own descendants'
+// undos ended, so an ancestor's undo never overtakes them.
+func (m *Model) releaseUndoParents(w *workflow, i int, now int64, fx *effects) {
+	for _, p := range w.undoParents[i] {
+		w.undoBlockers[p]--
+		if w.undoBlockers[p] != 0 {
+			continue
+		}
+		switch u := w.undos[p]; {
+		case u.state == Pending:
+			m.push(u, now, fx)
+		case u.state.Ended():
+			m.releaseUndoParents(w, p, now, fx)
 		}
 	}
 }

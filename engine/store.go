@@ -9,9 +9,12 @@ import (
 // transitions: each method is one atomic step of the state machine that
 // Model defines, and the conformance suite holds a store to the Model.
 //
-// Every method is safe to call again after a lost reply: a repeat has no
-// further effect and returns what the first call would have (see
-// FinishResult). Errors are the sentinels of errors.go, possibly wrapped;
+// Every transition is safe to call again after a lost reply: a repeat has
+// no further effect. A repeated Finish returns the same Settled as the first
+// (so no wake-up is lost); a repeated Submit or Enqueue reports Created
+// false; a repeated cancel finds the workflow or job already cancelling or
+// ended. A repeated Claim leases other jobs: those of a claim whose reply was
+// lost come back when their lease expires. Errors are the sentinels of errors.go, possibly wrapped;
 // test them with errors.Is.
 type Store interface {
 	// Submit writes a workflow and pushes its root tasks. The same plan under
