@@ -1,0 +1,14 @@
+// Package scenario reads and runs weir's golden scenario files: the
+// executable examples of the spec, kept in spec/testdata/*.txt. The format is
+// defined in spec/testdata/README.md.
+//
+// A scenario is a list of operations on a store, each with the reply it must
+// give, and expectations about the state after it. Parse reads a file; Run
+// replays it against a Target and returns the first difference between what
+// the file says and what the target did, as a *Mismatch that names the file
+// and line. The reference target is the engine.Model (NewModelTarget); the
+// conformance suite replays the same files against every store.
+//
+// The package does not import testing: callers turn the returned errors into
+// test failures, CLI output or reports.
+package scenario

@@ -1,0 +1,812 @@
+package scenario
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// StartTime is the clock of a scenario before its first "at" or "advance":
+// unix millisecond 1000, so that no time a scenario shows is the zero time.
+const StartTime int64 = 1000
+
+// Scenario is a parsed scenario file.
+type Scenario struct {
+	// Name is the file name given to Parse; messages start with it.
+	Name string
+	// Doc is the comment block at the top of the file, without the '#'s.
+	Doc string
+	// Config is what the target must be created with: engine.DefaultConfig
+	// changed by the file's "config" lines.
+	Config engine.Config
+	// Steps are the operations and expectations, in file order.
+	Steps []*Step
+}
+
+// Step is one operation or expectation of a scenario.
+type Step struct {
+	// Line is the 1-based line number of the operation in the file.
+	Line int
+	// Text is the operation line as written, without its comment.
+	Text string
+	// Now is the scenario clock when the step runs.
+	Now time.Time
+	op  operation
+	// want holds the expected reply lines (empty for an expectation).
+	want []reply
+}
+
+// reply is one "> ..." line.
+type reply struct {
+	line  int
+	words []word
+}
+
+// ParseError is a problem in a scenario file, at a line.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// operation is a parsed step.
+type operation interface {
+	// needsReply reports whether "> " lines must follow (store operations).
+	needsReply() bool
+	// more takes an indented continuation line; nil when none is accepted.
+	more(ws []word) error
+	// exec runs the step against the runner's target and compares.
+	exec(r *runner, st *Step) error
+}
+
+// noMore is embedded by operations that take no continuation lines.
+type noMore struct{}
+
+func (noMore) more([]word) error { return errNoMore }
+
+var errNoMore = fmt.Errorf("this operation takes no indented lines")
+
+// ParseFile reads and parses one scenario file, named by its base name.
+func ParseFile(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(filepath.Base(path), f)
+}
+
+// Glob parses every file that matches pattern, sorted by name.
+func Glob(pattern string) ([]*Scenario, error) {
+	paths, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	var out []*Scenario
+	for _, p := range paths {
+		s, err := ParseFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Parse reads a scenario. name is used in messages ("chain.txt:12: ...").
+// The first problem is returned as a *ParseError with its line number.
+func Parse(name string, r io.Reader) (*Scenario, error) {
+	p := &parser{s: &Scenario{Name: name, Config: engine.DefaultConfig()}, now: StartTime, docOpen: true}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := p.line(n, sc.Text()); err != nil {
+			line := n
+			if e, ok := err.(*missingReply); ok {
+				line = e.line
+			}
+			return nil, &ParseError{File: name, Line: line, Msg: err.Error()}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &ParseError{File: name, Line: n + 1, Msg: err.Error()}
+	}
+	if err := p.close(); err != nil {
+		return nil, &ParseError{File: name, Line: p.cur.Line, Msg: err.Error()}
+	}
+	if len(p.s.Steps) == 0 {
+		return nil, &ParseError{File: name, Line: n, Msg: "no operations"}
+	}
+	return p.s, nil
+}
+
+type parser struct {
+	s       *Scenario
+	cur     *Step // last operation
+	now     int64
+	docOpen bool // still in the leading comment block
+	doc     []string
+}
+
+// missingReply is a store operation with no '>' line, found later.
+type missingReply struct {
+	line int
+	text string
+}
+
+func (e *missingReply) Error() string {
+	return fmt.Sprintf("%q needs its expected reply on a following '>' line", e.text)
+}
+
+// close checks the last operation got its reply.
+func (p *parser) close() error {
+	if p.cur != nil && p.cur.op.needsReply() && len(p.cur.want) == 0 {
+		return &missingReply{line: p.cur.Line, text: p.cur.Text}
+	}
+	return nil
+}
+
+func (p *parser) line(n int, text string) error {
+	trimmed := strings.TrimSpace(text)
+	if p.docOpen {
+		if c, ok := strings.CutPrefix(trimmed, "#"); ok {
+			p.doc = append(p.doc, strings.TrimPrefix(c, " "))
+			return nil
+		}
+		if trimmed != "" || len(p.doc) > 0 {
+			p.docOpen = false
+			p.s.Doc = strings.Join(p.doc, "\n")
+		}
+	}
+	if c, ok := strings.CutPrefix(trimmed, ">"); ok {
+		ws, err := lex(c)
+		if err != nil {
+			return err
+		}
+		if len(ws) == 0 {
+			return fmt.Errorf("empty reply line")
+		}
+		if p.cur == nil || !p.cur.op.needsReply() {
+			return fmt.Errorf("a reply line must follow a store operation")
+		}
+		if ws[0].key == "" && !ws[0].isVar && ws[0].val == "error" {
+			if len(ws) != 2 || !knownCode(ws[1].val) {
+				return fmt.Errorf("an error reply is 'error CODE' with one of %s", codes())
+			}
+		}
+		p.cur.want = append(p.cur.want, reply{line: n, words: ws})
+		return nil
+	}
+	ws, err := lex(text)
+	if err != nil {
+		return err
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	if ws[0].key != "" || ws[0].isVar || ws[0].quoted {
+		return fmt.Errorf("a line starts with an operation name, not %s", ws[0].text)
+	}
+	indented := text[0] == ' ' || text[0] == '\t'
+	if indented {
+		if p.cur == nil || len(p.cur.want) > 0 {
+			return fmt.Errorf("indented line %q does not continue an operation", trimmed)
+		}
+		if err := p.cur.op.more(ws); err != nil {
+			return err
+		}
+		p.cur.Text += "\n" + strings.TrimSpace(stripComment(text))
+		return nil
+	}
+	name, args := ws[0].val, ws[1:]
+	switch name {
+	case "at":
+		if len(args) != 1 {
+			return fmt.Errorf("usage: at <unix ms>")
+		}
+		t, err := strconv.ParseInt(args[0].val, 10, 64)
+		if err != nil || args[0].key != "" {
+			return fmt.Errorf("at: %q is not a time in unix milliseconds", args[0].text)
+		}
+		if t < p.now {
+			return fmt.Errorf("at %d goes back in time (the clock is at %d)", t, p.now)
+		}
+		return p.setClock(t)
+	case "advance":
+		if len(args) != 1 || args[0].key != "" {
+			return fmt.Errorf("usage: advance <duration>")
+		}
+		d, err := parseDur(args[0].val)
+		if err != nil || d < 0 {
+			return fmt.Errorf("advance: %q is not a duration such as 1500ms, 30s, 2h or 7d", args[0].val)
+		}
+		return p.setClock(p.now + d.Milliseconds())
+	case "config":
+		if len(p.s.Steps) > 0 {
+			return fmt.Errorf("config must come before the first operation")
+		}
+		return parseConfig(&p.s.Config, args)
+	}
+	if err := p.close(); err != nil {
+		return err
+	}
+	op, err := parseOp(name, args, p.now)
+	if err != nil {
+		return err
+	}
+	p.cur = &Step{Line: n, Text: strings.TrimSpace(stripComment(text)), Now: time.UnixMilli(p.now).UTC(), op: op}
+	p.s.Steps = append(p.s.Steps, p.cur)
+	return nil
+}
+
+func (p *parser) setClock(t int64) error {
+	if err := p.close(); err != nil {
+		return err
+	}
+	p.now = t
+	p.cur = nil
+	return nil
+}
+
+// stripComment cuts a line at a '#' that starts a word outside quotes.
+func stripComment(s string) string {
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t'):
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func knownCode(c string) bool { return engine.ErrorForCode(c) != nil }
+
+func codes() string {
+	var cs []string
+	for _, e := range engine.Errors {
+		cs = append(cs, e.Code)
+	}
+	return strings.Join(cs, ", ")
+}
+
+func parseOp(name string, args []word, now int64) (operation, error) {
+	switch name {
+	case "submit":
+		return parseSubmit(args)
+	case "enqueue":
+		return parseEnqueue(args, now)
+	case "claim":
+		c, err := parseClaim(args)
+		if err != nil {
+			return nil, err
+		}
+		return &opClaim{p: c}, nil
+	case "finish":
+		return parseFinish(args)
+	case "heartbeat":
+		return parseHeartbeat(args)
+	case "expire":
+		o, err := parseOpts(args, map[string]kind{"max": kInt})
+		if err != nil {
+			return nil, err
+		}
+		return &opExpire{max: o.int("max", 0)}, nil
+	case "cancel":
+		return parseCancel(args)
+	case "purge", "pause", "resume":
+		if len(args) != 1 || args[0].key != "" {
+			return nil, fmt.Errorf("usage: %s <queue>", name)
+		}
+		return &opQueue{verb: name, queue: args[0].val}, nil
+	case "list":
+		return parseList(args)
+	case "queues":
+		if len(args) != 0 {
+			return nil, fmt.Errorf("usage: queues")
+		}
+		return &opQueues{}, nil
+	case "expect":
+		return parseExpect(args, now)
+	}
+	return nil, fmt.Errorf("unknown operation %q", name)
+}
+
+// kind is the type of an option's value.
+type kind int
+
+const (
+	kStr   kind = iota // text or bytes
+	kInt               // a decimal integer
+	kDur               // a duration: 1500ms, 30s, 2h, 7d
+	kBool              // true/false, or the bare key for true
+	kList              // comma-separated names; "-" for none
+	kTime              // unix ms, "+<duration>" from now, or "-" for none
+	kToken             // text or a variable
+)
+
+// opts are the key=value options of a line, checked against their kinds.
+type opts map[string]word
+
+func parseOpts(ws []word, spec map[string]kind) (opts, error) {
+	o := opts{}
+	for _, w := range ws {
+		if k, ok := spec[w.val]; ok && k == kBool && w.key == "" && !w.isVar && !w.quoted {
+			w = word{key: w.val, val: "true", text: w.text}
+		}
+		if w.key == "" {
+			return nil, fmt.Errorf("unexpected word %s (options are key=value; known keys: %s)", w.text, keys(spec))
+		}
+		k, ok := spec[w.key]
+		if !ok {
+			return nil, fmt.Errorf("unknown option %q (known: %s)", w.key, keys(spec))
+		}
+		if _, dup := o[w.key]; dup {
+			return nil, fmt.Errorf("option %q given twice", w.key)
+		}
+		if w.isVar && k != kToken {
+			return nil, fmt.Errorf("option %q cannot be a variable", w.key)
+		}
+		if err := checkKind(w, k); err != nil {
+			return nil, err
+		}
+		o[w.key] = w
+	}
+	return o, nil
+}
+
+func keys(spec map[string]kind) string {
+	var ks []string
+	for k := range spec {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return strings.Join(ks, ", ")
+}
+
+func checkKind(w word, k kind) error {
+	var err error
+	switch k {
+	case kInt:
+		_, err = strconv.Atoi(w.val)
+	case kDur:
+		_, err = parseDur(w.val)
+	case kBool:
+		_, err = strconv.ParseBool(w.val)
+	case kTime:
+		if w.val != "-" && !strings.HasPrefix(w.val, "+") {
+			_, err = strconv.ParseInt(w.val, 10, 64)
+		} else if w.val != "-" {
+			_, err = parseDur(w.val[1:])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("option %s: bad value %q", w.key, w.val)
+	}
+	return nil
+}
+
+func (o opts) has(k string) bool { _, ok := o[k]; return ok }
+
+func (o opts) str(k string) string { return o[k].val }
+
+func (o opts) bytes(k string) []byte {
+	if w, ok := o[k]; ok {
+		return []byte(w.val)
+	}
+	return nil
+}
+
+func (o opts) int(k string, def int) int {
+	if w, ok := o[k]; ok {
+		n, _ := strconv.Atoi(w.val)
+		return n
+	}
+	return def
+}
+
+func (o opts) dur(k string, def time.Duration) time.Duration {
+	if w, ok := o[k]; ok {
+		d, _ := parseDur(w.val)
+		return d
+	}
+	return def
+}
+
+func (o opts) bool(k string, def bool) bool {
+	if w, ok := o[k]; ok {
+		b, _ := strconv.ParseBool(w.val)
+		return b
+	}
+	return def
+}
+
+func (o opts) list(k string) []string { return splitList(o[k].val) }
+
+func splitList(s string) []string {
+	if s == "" || s == "-" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// parseDur reads a Go duration, or a whole number of days ("7d").
+func parseDur(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+func parseConfig(c *engine.Config, args []word) error {
+	spec := map[string]kind{
+		"retention": kDur, "max_tasks": kInt, "max_edges": kInt, "max_payload": kInt,
+		"max_result": kInt, "max_error": kInt, "max_attempts": kInt, "max_batch": kInt,
+		"max_lease": kDur, "max_backoff": kDur,
+	}
+	o, err := parseOpts(args, spec)
+	if err != nil {
+		return err
+	}
+	if len(o) == 0 {
+		return fmt.Errorf("config needs at least one key=value")
+	}
+	c.Retention = o.dur("retention", c.Retention)
+	l := &c.Limits
+	l.MaxTasks = o.int("max_tasks", l.MaxTasks)
+	l.MaxEdges = o.int("max_edges", l.MaxEdges)
+	l.MaxPayload = o.int("max_payload", l.MaxPayload)
+	l.MaxResult = o.int("max_result", l.MaxResult)
+	l.MaxError = o.int("max_error", l.MaxError)
+	l.MaxAttempts = o.int("max_attempts", l.MaxAttempts)
+	l.MaxBatch = o.int("max_batch", l.MaxBatch)
+	l.MaxLease = o.dur("max_lease", l.MaxLease)
+	l.MaxBackoff = o.dur("max_backoff", l.MaxBackoff)
+	return nil
+}
+
+// positional takes the first n words, which must have no key.
+func positional(ws []word, n int, usage string) ([]string, []word, error) {
+	if len(ws) < n {
+		return nil, nil, fmt.Errorf("usage: %s", usage)
+	}
+	out := make([]string, n)
+	for i := range n {
+		if ws[i].key != "" || ws[i].isVar {
+			return nil, nil, fmt.Errorf("usage: %s", usage)
+		}
+		out[i] = ws[i].val
+	}
+	return out, ws[n:], nil
+}
+
+// --- submit ---
+
+type opSubmit struct {
+	plan engine.Plan
+}
+
+func (*opSubmit) needsReply() bool { return true }
+
+func parseSubmit(args []word) (operation, error) {
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false]")
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool})
+	if err != nil {
+		return nil, err
+	}
+	return &opSubmit{plan: engine.Plan{
+		ID: pos[0], FailFast: o.bool("fail_fast", false), UndoOnCancel: o.bool("undo_on_cancel", true),
+	}}, nil
+}
+
+var taskSpec = map[string]kind{
+	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
+	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
+}
+
+func (op *opSubmit) more(ws []word) error {
+	if ws[0].val != "task" || ws[0].key != "" {
+		return fmt.Errorf("a submit continues with 'task <name> q=<queue> ...' lines")
+	}
+	pos, rest, err := positional(ws[1:], 1, "task <name> q=<queue> [after=a,b] [always] [undo=<queue>] ...")
+	if err != nil {
+		return err
+	}
+	o, err := parseOpts(rest, taskSpec)
+	if err != nil {
+		return err
+	}
+	t := engine.TaskSpec{
+		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
+		Always: o.bool("always", false), Priority: o.int("priority", 0),
+		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
+	}
+	if o.has("undo") {
+		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}
+	} else if o.has("undo_payload") {
+		return fmt.Errorf("undo_payload needs undo=<queue>")
+	}
+	op.plan.Tasks = append(op.plan.Tasks, t)
+	return nil
+}
+
+// --- enqueue ---
+
+type opEnqueue struct {
+	noMore
+	job engine.JobSpec
+}
+
+func (*opEnqueue) needsReply() bool { return true }
+
+func parseEnqueue(args []word, now int64) (operation, error) {
+	pos, rest, err := positional(args, 1, "enqueue <id> q=<queue> [payload=] [priority=] [run_at=] [attempts=] [backoff=] [timeout=]")
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseOpts(rest, map[string]kind{
+		"q": kStr, "payload": kStr, "priority": kInt, "run_at": kTime,
+		"attempts": kInt, "backoff": kDur, "timeout": kDur,
+	})
+	if err != nil {
+		return nil, err
+	}
+	j := engine.JobSpec{
+		ID: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), Priority: o.int("priority", 0),
+		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
+	}
+	if v := o.str("run_at"); v != "" && v != "-" {
+		j.RunAt = time.UnixMilli(timeValue(v, now)).UTC()
+	}
+	return &opEnqueue{job: j}, nil
+}
+
+// timeValue reads unix ms or +<duration> from now (checked by checkKind).
+func timeValue(v string, now int64) int64 {
+	if d, ok := strings.CutPrefix(v, "+"); ok {
+		dd, _ := parseDur(d)
+		return now + dd.Milliseconds()
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// --- claim ---
+
+// DefaultLease and DefaultMax are what claim uses when a line does not say.
+const (
+	DefaultLease = 30 * time.Second
+	DefaultMax   = 1
+)
+
+type opClaim struct {
+	noMore
+	p engine.ClaimParams
+}
+
+func (*opClaim) needsReply() bool { return true }
+
+func parseClaim(args []word) (engine.ClaimParams, error) {
+	pos, rest, err := positional(args, 1, "claim <queue>[,<queue>...] [max=N] [lease=30s]")
+	if err != nil {
+		return engine.ClaimParams{}, err
+	}
+	o, err := parseOpts(rest, map[string]kind{"max": kInt, "lease": kDur})
+	if err != nil {
+		return engine.ClaimParams{}, err
+	}
+	return engine.ClaimParams{Queues: splitList(pos[0]), Max: o.int("max", DefaultMax), Lease: o.dur("lease", DefaultLease)}, nil
+}
+
+// --- finish ---
+
+type outcomeArg struct {
+	o     engine.Outcome
+	token word
+}
+
+type opFinish struct {
+	outs  []outcomeArg
+	claim *engine.ClaimParams
+}
+
+func (*opFinish) needsReply() bool { return true }
+
+func parseFinish(args []word) (operation, error) {
+	op := &opFinish{}
+	if len(args) > 0 {
+		if err := op.outcome(args); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+func (op *opFinish) more(ws []word) error {
+	if ws[0].key != "" {
+		return fmt.Errorf("a finish continues with 'outcome ...' or 'claim ...' lines")
+	}
+	switch ws[0].val {
+	case "outcome":
+		if op.claim != nil {
+			return fmt.Errorf("outcomes come before the claim")
+		}
+		return op.outcome(ws[1:])
+	case "claim":
+		if op.claim != nil {
+			return fmt.Errorf("one claim per finish")
+		}
+		c, err := parseClaim(ws[1:])
+		if err != nil {
+			return err
+		}
+		op.claim = &c
+		return nil
+	}
+	return fmt.Errorf("a finish continues with 'outcome ...' or 'claim ...' lines")
+}
+
+const outcomeUsage = "<job> <token> completed|failed|cancelled|released [result=] [error=] [non_retryable] [retry_after=]"
+
+func (op *opFinish) outcome(ws []word) error {
+	if len(ws) < 3 || ws[0].key != "" || ws[0].isVar || ws[1].key != "" || ws[2].key != "" {
+		return fmt.Errorf("usage: %s", outcomeUsage)
+	}
+	o, err := parseOpts(ws[3:], map[string]kind{"result": kStr, "error": kStr, "non_retryable": kBool, "retry_after": kDur})
+	if err != nil {
+		return err
+	}
+	k := engine.OutcomeKind(ws[2].val)
+	if ws[2].isVar {
+		return fmt.Errorf("usage: %s", outcomeUsage)
+	}
+	op.outs = append(op.outs, outcomeArg{
+		token: ws[1],
+		o: engine.Outcome{
+			JobID: ws[0].val, Kind: k, Result: o.bytes("result"), Error: o.str("error"),
+			NonRetryable: o.bool("non_retryable", false), RetryAfter: o.dur("retry_after", 0),
+		},
+	})
+	return nil
+}
+
+// --- heartbeat ---
+
+type opHeartbeat struct {
+	noMore
+	extend time.Duration
+	jobs   []string
+	tokens []word
+}
+
+func (*opHeartbeat) needsReply() bool { return true }
+
+func parseHeartbeat(args []word) (operation, error) {
+	op := &opHeartbeat{extend: DefaultLease}
+	var pairs []word
+	for _, w := range args {
+		if w.key == "extend" {
+			d, err := parseDur(w.val)
+			if err != nil {
+				return nil, fmt.Errorf("extend: bad duration %q", w.val)
+			}
+			op.extend = d
+			continue
+		}
+		if w.key != "" {
+			return nil, fmt.Errorf("unknown option %q (heartbeat [extend=30s] <job> <token> ...)", w.key)
+		}
+		pairs = append(pairs, w)
+	}
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("usage: heartbeat [extend=30s] <job> <token> [<job> <token> ...]")
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if pairs[i].isVar {
+			return nil, fmt.Errorf("a heartbeat names a job, then its token")
+		}
+		op.jobs = append(op.jobs, pairs[i].val)
+		op.tokens = append(op.tokens, pairs[i+1])
+	}
+	return op, nil
+}
+
+// --- expire, cancel, queue verbs, list, queues ---
+
+type opExpire struct {
+	noMore
+	max int
+}
+
+func (*opExpire) needsReply() bool { return true }
+
+type opCancel struct {
+	noMore
+	workflow bool
+	id       string
+	undo     *bool
+}
+
+func (*opCancel) needsReply() bool { return true }
+
+func parseCancel(args []word) (operation, error) {
+	pos, rest, err := positional(args, 2, "cancel workflow <id> [undo=true|false] | cancel job <id>")
+	if err != nil {
+		return nil, err
+	}
+	switch pos[0] {
+	case "workflow":
+		o, err := parseOpts(rest, map[string]kind{"undo": kBool})
+		if err != nil {
+			return nil, err
+		}
+		op := &opCancel{workflow: true, id: pos[1]}
+		if o.has("undo") {
+			u := o.bool("undo", false)
+			op.undo = &u
+		}
+		return op, nil
+	case "job":
+		if len(rest) != 0 {
+			return nil, fmt.Errorf("usage: cancel job <id>")
+		}
+		return &opCancel{id: pos[1]}, nil
+	}
+	return nil, fmt.Errorf("usage: cancel workflow <id> [undo=true|false] | cancel job <id>")
+}
+
+type opQueue struct {
+	noMore
+	verb  string // purge, pause, resume
+	queue string
+}
+
+func (*opQueue) needsReply() bool { return true }
+
+type opList struct {
+	noMore
+	p      engine.ListParams
+	cursor *word
+}
+
+func (*opList) needsReply() bool { return true }
+
+func parseList(args []word) (operation, error) {
+	o, err := parseOpts(args, map[string]kind{"state": kStr, "limit": kInt, "cursor": kToken})
+	if err != nil {
+		return nil, err
+	}
+	op := &opList{p: engine.ListParams{State: engine.WorkflowState(o.str("state")), Limit: o.int("limit", 0)}}
+	if w, ok := o["cursor"]; ok {
+		op.cursor = &w
+	}
+	return op, nil
+}
+
+type opQueues struct{ noMore }
+
+func (*opQueues) needsReply() bool { return true }
