@@ -25,7 +25,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
 	}
 	j := &job{
-		id: s.ID, queue: s.Queue, payload: s.Payload, priority: s.Priority,
+		id: s.ID, queue: s.Queue, payload: slices.Clone(s.Payload), priority: s.Priority,
 		maxAttempts: attemptsOrDefault(s.MaxAttempts), backoff: ms(backoffOrDefault(s.Backoff)),
 		timeout: ms(s.Timeout), created: t, hash: h,
 	}
@@ -207,9 +207,10 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		case j.cancelReq:
 			m.end(j, Cancelled, now, &fx)
 		case !o.NonRetryable && j.attempt < j.maxAttempts:
-			delay := ms(o.RetryAfter)
-			if delay == 0 {
-				delay = m.backoffDelay(j)
+			delay := m.backoffDelay(j)
+			if o.RetryAfter > 0 {
+				// whole milliseconds, rounded up: never earlier than asked
+				delay = ms(o.RetryAfter + time.Millisecond - 1)
 			}
 			j.runAt = now + delay
 			m.push(j, now, &fx)

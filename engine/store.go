@@ -159,7 +159,7 @@ type Outcome struct {
 	// NonRetryable ends a failed job at once.
 	NonRetryable bool
 	// RetryAfter, when > 0, replaces the job's backoff for this retry (the
-	// worker uses it to add jitter).
+	// worker uses it to add jitter). It is rounded up to whole milliseconds.
 	RetryAfter time.Duration
 }
 

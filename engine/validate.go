@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 )
 
@@ -68,6 +69,7 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	if len(p.Tasks) > l.MaxTasks {
 		return nil, tooLarge("", "tasks", "%d tasks, the limit is %d", len(p.Tasks), l.MaxTasks)
 	}
+	p = clonePlan(p) // the model keeps the plan: never share the caller's slices
 	c := &compiled{plan: p, deps: make([][]int, len(p.Tasks)), dependents: make([][]int, len(p.Tasks))}
 	index := make(map[string]int, len(p.Tasks))
 	edges := 0
@@ -113,6 +115,23 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	}
 	c.hash = PlanHash(p)
 	return c, nil
+}
+
+// clonePlan returns a deep copy of p: its tasks, payloads, dependency lists
+// and undo specs.
+func clonePlan(p Plan) Plan {
+	p.Tasks = slices.Clone(p.Tasks)
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		t.Payload = slices.Clone(t.Payload)
+		t.After = slices.Clone(t.After)
+		if t.Undo != nil {
+			u := *t.Undo
+			u.Payload = slices.Clone(u.Payload)
+			t.Undo = &u
+		}
+	}
+	return p
 }
 
 // validateRun checks the fields a task and a plain job share.
