@@ -206,12 +206,24 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 			w.undoRemaining++
 		}
 	}
+	// below[v]: some descendant of v is compensated. Searches skip the rest,
+	// so a big region without undos is not walked once per compensated task.
+	below := make([]bool, n)
+	for v := n - 1; v >= 0; v-- {
+		for _, d := range w.c.dependents[v] {
+			if w.undos[d] != nil || below[d] {
+				below[v] = true
+				break
+			}
+		}
+	}
 	seen := make([]int, n) // visit mark: x+1 of the current search
+	var stack []int
 	for x := n - 1; x >= 0; x-- {
-		if w.undos[x] == nil {
+		if w.undos[x] == nil || !below[x] {
 			continue
 		}
-		stack := slices.Clone(w.c.dependents[x])
+		stack = append(stack[:0], w.c.dependents[x]...)
 		for len(stack) > 0 {
 			y := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -224,7 +236,9 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 				w.undoParents[y] = append(w.undoParents[y], x)
 				continue
 			}
-			stack = append(stack, w.c.dependents[y]...)
+			if below[y] {
+				stack = append(stack, w.c.dependents[y]...)
+			}
 		}
 	}
 	for x := n - 1; x >= 0; x-- {

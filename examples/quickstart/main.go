@@ -1,104 +1,53 @@
-// Command quickstart runs a small workflow on weir's in-process store: a
-// diamond of four tasks, where each task receives its dependencies' results
-// and the join runs once both branches completed.
-//
-//	go run ./examples/quickstart
+// Command quickstart runs a three-task workflow on weir's in-process store:
+// two tasks in parallel, then a join that reads both results.
 package main
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
+	"log"
 	"strings"
-	"time"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/worker"
+)
+
+// Queues are typed: a payload type and a result type.
+var (
+	Upper = client.NewQueue[string, string]("upper")
+	Join  = client.NewQueue[string, string]("join")
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
-}
+	ctx := context.Background()
+	store := memstore.New() // or lua.New(redisClient, lua.Options{}) to share a Redis
 
-// run submits the workflow, works it with two workers and prints each step
-// and the final states.
-func run(ctx context.Context, out io.Writer) error {
-	store := memstore.New()
-	plan := engine.Plan{ID: "photo-42", UndoOnCancel: true, Tasks: []engine.TaskSpec{
-		{Name: "fetch", Queue: "default", Payload: []byte("photo-42.jpg")},
-		{Name: "resize", Queue: "default", After: []string{"fetch"}},
-		{Name: "thumbnail", Queue: "default", After: []string{"fetch"}},
-		{Name: "publish", Queue: "default", After: []string{"resize", "thumbnail"}},
-	}}
-	if _, err := store.Submit(ctx, engine.SubmitParams{Plan: plan}); err != nil {
-		return err
+	w := worker.New(store, worker.Config{Concurrency: 4})
+	worker.Handle(w, Upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return strings.ToUpper(j.Payload), nil
+	})
+	worker.Handle(w, Join, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		a, _ := worker.DepResult[string](j, "hello")
+		b, _ := worker.DepResult[string](j, "world")
+		return a + j.Payload + b, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
 	}
-	fmt.Fprintf(out, "submitted workflow %s with %d tasks\n", plan.ID, len(plan.Tasks))
+	defer w.Stop(ctx)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, 2)
-	for w := 1; w <= 2; w++ {
-		go func() { errs <- work(ctx, store, fmt.Sprintf("worker-%d", w), out) }()
+	wf := client.NewWorkflow()
+	hello := client.AddTask(wf, "hello", Upper, "hello")
+	world := client.AddTask(wf, "world", Upper, "world")
+	greet := client.AddTask(wf, "greet", Join, ", ").After(hello, world)
+	if err := client.New(store).Submit(ctx, wf); err != nil {
+		log.Fatal(err)
 	}
-	final, err := store.AwaitWorkflow(ctx, plan.ID)
-	cancel()
-	for range 2 {
-		if werr := <-errs; werr != nil && err == nil {
-			err = werr
-		}
-	}
+	final, err := wf.Wait(ctx)
 	if err != nil {
-		return err
+		log.Fatal(err)
 	}
-	fmt.Fprintf(out, "workflow %s %s\n", final.ID, final.State)
-	for _, t := range final.Tasks {
-		fmt.Fprintf(out, "  %-10s %-10s %s\n", t.Name, t.State, t.Result)
-	}
-	return nil
-}
-
-// work claims jobs one at a time until ctx ends; finishing a job claims the
-// next in the same call.
-func work(ctx context.Context, store engine.Store, name string, out io.Writer) error {
-	claim := engine.ClaimParams{Queues: []string{"default"}, Max: 1, Lease: 30 * time.Second, Wait: time.Second}
-	jobs, err := store.Claim(ctx, claim)
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(jobs) == 0 {
-			jobs, err = store.Claim(ctx, claim)
-			continue
-		}
-		outcomes := make([]engine.Outcome, len(jobs))
-		for i, c := range jobs {
-			outcomes[i] = engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted, Result: handle(c)}
-			fmt.Fprintf(out, "%s ran %s\n", name, c.Job.Task)
-		}
-		next := claim
-		next.Wait = 0
-		var res engine.FinishResult
-		res, err = store.Finish(ctx, engine.FinishParams{Outcomes: outcomes, Claim: &next})
-		jobs = res.Claimed
-	}
-}
-
-// handle is the tasks' work: each result names the task and what it got.
-func handle(c engine.Claimed) []byte {
-	var got []string
-	for _, d := range c.Deps {
-		got = append(got, string(d.Result))
-	}
-	if len(got) == 0 {
-		return []byte(c.Job.Task + "(" + string(c.Job.Payload) + ")")
-	}
-	return []byte(c.Job.Task + "(" + strings.Join(got, "+") + ")")
+	msg, err := client.ResultOf(final, greet)
+	fmt.Println(final.State, msg, err) // completed HELLO, WORLD <nil>
 }

@@ -1,29 +1,48 @@
 package main
 
 import (
-	"context"
+	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
-func TestQuickstartRunsTheDiamondToCompletion(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var out strings.Builder
-	if err := run(ctx, &out); err != nil {
+// TestQuickstartPrintsTheJoinedResult runs main and reads what it printed.
+func TestQuickstartPrintsTheJoinedResult(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := out.String()
-	for _, want := range []string{
-		"workflow photo-42 completed",
-		"publish    completed  publish(resize(fetch(photo-42.jpg))+thumbnail(fetch(photo-42.jpg)))",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	main()
+	os.Stdout = stdout
+	w.Close()
+	if got, want := strings.TrimSpace(string(<-done)), "completed HELLO, WORLD <nil>"; got != want {
+		t.Fatalf("quickstart printed %q, want %q", got, want)
 	}
-	if n := strings.Count(got, " ran "); n != 4 {
-		t.Errorf("%d task runs, want 4:\n%s", n, got)
+}
+
+// TestREADMEShowsTheQuickstart keeps the README's Go quick start equal to
+// this program, which the build compiles.
+func TestREADMEShowsTheQuickstart(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := bytes.Cut(readme, []byte("<!-- quickstart: examples/quickstart/main.go -->\n```go\n"))
+	block, _, closed := bytes.Cut(after, []byte("```\n"))
+	if !ok || !closed {
+		t.Fatal("README.md has no quick start block after <!-- quickstart: examples/quickstart/main.go -->")
+	}
+	if !bytes.Equal(block, src) {
+		t.Fatal("README.md's quick start differs from examples/quickstart/main.go; copy the file into the README")
 	}
 }

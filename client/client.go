@@ -1,0 +1,161 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Client enqueues jobs, submits workflows and follows them, on any
+// engine.Store: the in-process one (engine/memstore) or the Redis one
+// (package lua). It keeps no state of its own, so any number of clients, in
+// any number of processes, can follow the same jobs and workflows. It is
+// safe for concurrent use.
+type Client struct {
+	store engine.Store
+}
+
+// New returns a client of store.
+func New(store engine.Store) *Client { return &Client{store: store} }
+
+// JobOption configures one Enqueue.
+type JobOption func(*engine.JobSpec)
+
+// ID gives the job its ID instead of a random one. Enqueueing the same ID
+// with the same queue, payload and options again is a success that changes
+// nothing (the job runs once); with anything different it is ErrJobExists.
+// IDs match ^[A-Za-z0-9_.-]{1,128}$.
+func ID(id string) JobOption { return func(s *engine.JobSpec) { s.ID = id } }
+
+// Priority orders the job in its queue: lower runs first, from -1000 to
+// 1000; jobs of equal priority run in the order they became ready. The
+// default is 0.
+func Priority(p int) JobOption { return func(s *engine.JobSpec) { s.Priority = p } }
+
+// RunAt delays the job's first attempt until t (as read by the store's
+// clock).
+func RunAt(t time.Time) JobOption { return func(s *engine.JobSpec) { s.RunAt = t } }
+
+// Delay delays the job's first attempt by d from now (this process's clock).
+func Delay(d time.Duration) JobOption {
+	return func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) }
+}
+
+// MaxAttempts lets the job run up to n times, the first attempt included,
+// while its attempts fail. The default is 1: no retry.
+func MaxAttempts(n int) JobOption { return func(s *engine.JobSpec) { s.MaxAttempts = n } }
+
+// Backoff is the base delay before a retry: retry n waits about d·2^(n-1)
+// (workers add jitter), up to the store's maximum. The default is
+// engine.DefaultBackoff. Whole milliseconds.
+func Backoff(d time.Duration) JobOption { return func(s *engine.JobSpec) { s.Backoff = d } }
+
+// Timeout bounds each attempt: the handler's context is cancelled after d
+// and the attempt fails (and is retried while attempts remain). Whole
+// milliseconds; the default is none.
+func Timeout(d time.Duration) JobOption { return func(s *engine.JobSpec) { s.Timeout = d } }
+
+// Enqueue adds a job with payload to queue q and returns its handle. The
+// job is durable once Enqueue returns nil. Enqueue is safe to retry with the
+// same ID option after an error: a repeat changes nothing.
+func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P, opts ...JobOption) (*Job[R], error) {
+	b, err := q.EncodePayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	spec := engine.JobSpec{Queue: q.name, Payload: b}
+	for _, o := range opts {
+		o(&spec)
+	}
+	if spec.ID == "" {
+		spec.ID = NewID()
+	}
+	if _, err := c.store.Enqueue(ctx, engine.EnqueueParams{Job: spec}); err != nil {
+		return nil, err
+	}
+	return &Job[R]{c: c, id: spec.ID, queue: q.name, decode: q.DecodeResult}, nil
+}
+
+// OpenJob returns the handle of the job id of queue q, enqueued by this or
+// another process: a plain job's ID, or engine.TaskJobID(workflow, task) for
+// a workflow task. It does not check that the job exists; its methods
+// return ErrNotFound when it does not.
+func OpenJob[P, R any](c *Client, q Queue[P, R], id string) *Job[R] {
+	return &Job[R]{c: c, id: id, queue: q.name, decode: q.DecodeResult}
+}
+
+// Job is the handle of one job whose result is an R. It is safe for
+// concurrent use.
+type Job[R any] struct {
+	c      *Client
+	id     string
+	queue  string
+	decode func([]byte) (R, error)
+}
+
+// ID returns the job's ID.
+func (j *Job[R]) ID() string { return j.id }
+
+// Wait blocks until the job has ended, or ctx is done, and returns its
+// result. A job that failed or was cancelled returns a *JobError with the
+// remote reason (errors.Is matches ErrFailed or ErrCancelled); a job that
+// is not found (never enqueued, or ended longer ago than the store's
+// retention) returns ErrNotFound; ctx's end returns ctx.Err().
+func (j *Job[R]) Wait(ctx context.Context) (R, error) {
+	var zero R
+	s, err := j.c.store.AwaitJob(ctx, j.id)
+	if err != nil {
+		return zero, err
+	}
+	if s.Queue != j.queue {
+		return zero, fmt.Errorf("%w: job %q is in queue %q, not %q", ErrWrongQueue, j.id, s.Queue, j.queue)
+	}
+	if s.State != engine.Completed {
+		return zero, jobError(s)
+	}
+	return j.decode(s.Result)
+}
+
+// Status returns a snapshot of the job now.
+func (j *Job[R]) Status(ctx context.Context) (engine.Job, error) {
+	return j.c.store.GetJob(ctx, j.id)
+}
+
+// Cancel cancels the job. A job that has not started never runs and ends
+// cancelled at once. A running job is told to stop: its handler's context
+// is cancelled at the worker's next heartbeat, and the job ends cancelled
+// (never retried) unless the handler completes anyway. A job that already
+// ended returns ErrJobEnded; an unknown one ErrNotFound.
+func (j *Job[R]) Cancel(ctx context.Context) error {
+	_, err := j.c.store.CancelJob(ctx, engine.CancelJobParams{ID: j.id})
+	return err
+}
+
+func jobError(s engine.Job) *JobError {
+	return &JobError{JobID: s.ID, Workflow: s.Workflow, Task: s.Task, State: s.State, Attempt: s.Attempt, Message: s.Error}
+}
+
+// PauseQueue stops every worker, in every process, from claiming jobs from
+// the queue named name until ResumeQueue. Running jobs go on; enqueueing
+// still works. The pause is stored, so it outlives the processes.
+func (c *Client) PauseQueue(ctx context.Context, name string) error {
+	return c.store.PauseQueue(ctx, name)
+}
+
+// ResumeQueue lets workers claim from the queue named name again.
+func (c *Client) ResumeQueue(ctx context.Context, name string) error {
+	return c.store.ResumeQueue(ctx, name)
+}
+
+// Queues lists every queue the store knows, with its counts and whether it
+// is paused.
+func (c *Client) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+	return c.store.Queues(ctx)
+}
+
+// NewID returns a random ID (26 characters, 128 bits), valid as a job or
+// workflow ID. It is what Enqueue and NewWorkflow use when given none.
+func NewID() string { return rand.Text() }

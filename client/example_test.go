@@ -1,0 +1,113 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/worker"
+)
+
+// Queue definitions are shared by producers and workers.
+var upper = client.NewQueue[string, string]("upper")
+
+func Example() {
+	ctx := context.Background()
+	store := memstore.New() // or lua.New(redisClient, lua.Options{})
+
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return strings.ToUpper(j.Payload), nil
+	})
+	_ = w.Start(ctx)
+	defer w.Stop(ctx)
+
+	c := client.New(store)
+	job, err := client.Enqueue(ctx, c, upper, "hello")
+	if err != nil {
+		panic(err)
+	}
+	out, err := job.Wait(ctx) // out is a string: the queue's result type
+	fmt.Println(out, err)
+	// Output: HELLO <nil>
+}
+
+func ExampleEnqueue() {
+	ctx := context.Background()
+	c := client.New(memstore.New())
+	// An ID makes the enqueue idempotent: the second one is the same job.
+	for range 2 {
+		job, err := client.Enqueue(ctx, c, upper, "once", client.ID("greeting-42"), client.MaxAttempts(3))
+		fmt.Println(job.ID(), err)
+	}
+	// Output:
+	// greeting-42 <nil>
+	// greeting-42 <nil>
+}
+
+func ExampleJob_Cancel() {
+	ctx := context.Background()
+	c := client.New(memstore.New())
+	job, _ := client.Enqueue(ctx, c, upper, "never runs")
+	fmt.Println(job.Cancel(ctx))
+	_, err := job.Wait(ctx)
+	fmt.Println(errors.Is(err, client.ErrCancelled))
+	fmt.Println(errors.Is(job.Cancel(ctx), client.ErrJobEnded))
+	// Output:
+	// <nil>
+	// true
+	// true
+}
+
+func ExampleNewWorkflow() {
+	ctx := context.Background()
+	store := memstore.New()
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		s := j.Payload
+		for _, d := range j.Deps { // the results of the tasks it ran after
+			prev, err := worker.DepResult[string](j, d.Task)
+			if err != nil {
+				return "", err
+			}
+			s = prev + " " + s
+		}
+		return strings.ToUpper(s), nil
+	})
+	_ = w.Start(ctx)
+	defer w.Stop(ctx)
+
+	wf := client.NewWorkflow(client.WorkflowID("greet"))
+	hello := client.AddTask(wf, "hello", upper, "hello")
+	world := client.AddTask(wf, "world", upper, "world").After(hello)
+	c := client.New(store)
+	if err := c.Submit(ctx, wf); err != nil {
+		panic(err)
+	}
+	s, err := wf.Wait(ctx)
+	fmt.Println(s.State, err)
+	fmt.Println(client.ResultOf(s, world))
+	// Output:
+	// completed <nil>
+	// HELLO WORLD <nil>
+}
+
+func ExampleClient_OpenWorkflow() {
+	ctx := context.Background()
+	store := memstore.New()
+	wf := client.NewWorkflow(client.WorkflowID("nightly-2030-01-01"))
+	client.AddTask(wf, "report", upper, "report")
+	_ = client.New(store).Submit(ctx, wf)
+
+	// Another process, knowing only the ID:
+	other := client.New(store).OpenWorkflow("nightly-2030-01-01")
+	fmt.Println(other.Cancel(ctx))
+	_, err := other.Wait(ctx)
+	fmt.Println(errors.Is(err, client.ErrCancelled))
+	// Output:
+	// <nil>
+	// true
+}

@@ -1,0 +1,380 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Workflow is a DAG of tasks: a builder until it is submitted, then the
+// handle that waits for it, reads its status and cancels it.
+//
+// Build it with AddTask (each task names the tasks it runs after, which must
+// have been added before it, so the graph is acyclic by construction), then
+// Client.Submit. Mistakes in building (a dependency added later or from
+// another workflow, a payload that does not encode, a change after Submit)
+// are kept and returned by Submit and Err; the store checks the rest (names,
+// limits) at Submit. The plan is fixed by the first Submit: changing the
+// builder afterwards is an error (ErrSubmitted), and submitting again sends
+// the same plan, which the store treats as a success with no effect.
+//
+// A Workflow is safe for concurrent use.
+type Workflow struct {
+	mu           sync.Mutex
+	id           string
+	failFast     bool
+	undoOnCancel bool
+	nodes        []*node
+	err          error
+	plan         *engine.Plan // fixed at the first Submit
+	opened       bool         // a handle from OpenWorkflow: no plan
+	c            *Client
+}
+
+type node struct {
+	wf    *Workflow
+	index int
+	spec  engine.TaskSpec
+}
+
+// WorkflowOption configures NewWorkflow.
+type WorkflowOption func(*Workflow)
+
+// WorkflowID gives the workflow its ID instead of a random one. Submitting
+// the same plan under an ID again is a success with no effect (each root
+// runs once); another plan under that ID is ErrWorkflowExists. IDs match
+// ^[A-Za-z0-9_.-]{1,128}$.
+func WorkflowID(id string) WorkflowOption { return func(w *Workflow) { w.id = id } }
+
+// FailFast makes the first failure that is not absorbed cancel every task
+// that has not started, except Always tasks (which still run once their
+// dependencies ended, like finally blocks).
+func FailFast() WorkflowOption { return func(w *Workflow) { w.failFast = true } }
+
+// UndoOnCancel says what Cancel does when not told: run the undo jobs of the
+// completed tasks (true, the default) or not. It is fixed at Submit.
+func UndoOnCancel(undo bool) WorkflowOption { return func(w *Workflow) { w.undoOnCancel = undo } }
+
+// NewWorkflow returns an empty workflow builder with a random ID (or the
+// one given by WorkflowID).
+func NewWorkflow(opts ...WorkflowOption) *Workflow {
+	w := &Workflow{undoOnCancel: true}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.id == "" {
+		w.id = NewID()
+	}
+	return w
+}
+
+// OpenWorkflow returns the handle of the workflow id, submitted by this or
+// another process. It does not check that the workflow exists; its methods
+// return ErrNotFound when it does not. It is not a builder: adding to it or
+// submitting it is ErrSubmitted.
+func (c *Client) OpenWorkflow(id string) *Workflow {
+	return &Workflow{id: id, opened: true, c: c}
+}
+
+// ID returns the workflow's ID, known before Submit.
+func (w *Workflow) ID() string { return w.id }
+
+// Err returns the first mistake made in building the workflow, or nil.
+func (w *Workflow) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// TaskRef is a task of a workflow, whatever its result type: what After
+// takes. Every *Task[R] is one.
+type TaskRef interface {
+	taskNode() *node
+}
+
+// Task is the handle of a task whose result is an R, returned by AddTask.
+// Its methods set the task's options and return the task, so they chain.
+type Task[R any] struct {
+	n *node
+}
+
+func (t *Task[R]) taskNode() *node { return t.n }
+
+// Name returns the task's name.
+func (t *Task[R]) Name() string { return t.n.spec.Name }
+
+// AddTask adds a task named name that runs a job with payload on queue q,
+// and returns its handle. Names match ^[A-Za-z0-9_.-]{1,64}$ and are unique
+// in the workflow; the task's job ID is engine.TaskJobID(workflow, name).
+// A task with no dependency starts at Submit.
+func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task[R] {
+	n := &node{wf: w, index: -1, spec: engine.TaskSpec{Name: name, Queue: q.name}}
+	b, err := q.EncodePayload(payload)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.changeLocked(name) {
+		return &Task[R]{n: n}
+	}
+	if err != nil {
+		w.failLocked(&BuildError{Task: name, Problem: err.Error()})
+	}
+	n.spec.Payload = b
+	n.index = len(w.nodes)
+	w.nodes = append(w.nodes, n)
+	return &Task[R]{n: n}
+}
+
+// changeLocked reports whether the builder may change; if not, it records
+// ErrSubmitted. w.mu must be held.
+func (w *Workflow) changeLocked(task string) bool {
+	if w.plan == nil && !w.opened {
+		return true
+	}
+	problem := "changed after Submit"
+	if w.opened {
+		problem = "a workflow opened by ID cannot be changed"
+	}
+	w.failLocked(&BuildError{Task: task, Problem: problem, Err: ErrSubmitted})
+	return false
+}
+
+func (w *Workflow) failLocked(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// set changes the task's spec under the workflow's lock.
+func (t *Task[R]) set(f func(s *engine.TaskSpec)) *Task[R] {
+	w := t.n.wf
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.changeLocked(t.n.spec.Name) {
+		f(&t.n.spec)
+	}
+	return t
+}
+
+// After makes the task run once deps have completed. Each dependency must
+// be a task of the same workflow added before this one; anything else is a
+// *BuildError returned by Submit. When a dependency fails or is cancelled,
+// the task is cancelled (unless it is Always).
+func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
+	w := t.n.wf
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.changeLocked(t.n.spec.Name) {
+		return t
+	}
+	for _, d := range deps {
+		dn := d.taskNode()
+		switch {
+		case dn.wf != w:
+			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q of another workflow", dn.spec.Name)})
+		case dn == t.n:
+			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: "depends on itself"})
+		case dn.index < 0 || dn.index > t.n.index:
+			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q, which was added after it", dn.spec.Name)})
+		default:
+			t.n.spec.After = append(t.n.spec.After, dn.spec.Name)
+		}
+	}
+	return t
+}
+
+// Always makes the task run once all its dependencies have ended, whether
+// they completed, failed or were cancelled; its handler can read which (see
+// package worker). A failure whose dependents are all Always tasks is
+// absorbed: it does not fail the workflow. Cancelling the workflow cancels
+// Always tasks too.
+func (t *Task[R]) Always() *Task[R] { return t.set(func(s *engine.TaskSpec) { s.Always = true }) }
+
+// Priority orders the task's job (and its undo job) in its queue: lower
+// runs first, from -1000 to 1000.
+func (t *Task[R]) Priority(p int) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.Priority = p })
+}
+
+// MaxAttempts lets the task's job (and its undo job) run up to n times, the
+// first attempt included. The default is 1: no retry.
+func (t *Task[R]) MaxAttempts(n int) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.MaxAttempts = n })
+}
+
+// Backoff is the base delay before a retry (see the Backoff job option).
+func (t *Task[R]) Backoff(d time.Duration) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.Backoff = d })
+}
+
+// Timeout bounds each attempt of the task's job (see the Timeout job
+// option).
+func (t *Task[R]) Timeout(d time.Duration) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.Timeout = d })
+}
+
+// Undo gives task t a compensation job: payload on queue q. It runs only if
+// the workflow compensates (it fails, or is cancelled with undo) after t
+// completed, once the undos of the tasks that ran after t have ended, so
+// undos run in reverse order of the work. Its handler reads t's result as
+// its only dependency (see package worker).
+func Undo[R, UP, UR any](t *Task[R], q Queue[UP, UR], payload UP) *Task[R] {
+	b, err := q.EncodePayload(payload)
+	if err != nil {
+		w := t.n.wf
+		w.mu.Lock()
+		w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: "undo: " + err.Error()})
+		w.mu.Unlock()
+		return t
+	}
+	return t.set(func(s *engine.TaskSpec) { s.Undo = &engine.UndoSpec{Queue: q.name, Payload: b} })
+}
+
+// Submit writes the workflow and starts its tasks that have no dependency.
+// It returns the builder's first mistake, if any, with nothing written, or
+// the store's error (*engine.ValidationError for a plan the store refuses).
+// Submit is idempotent: the first call fixes the plan, and submitting the
+// same workflow again, after an error or not, sends the same plan, which
+// the store accepts once.
+func (c *Client) Submit(ctx context.Context, w *Workflow) error {
+	w.mu.Lock()
+	if w.opened {
+		w.mu.Unlock()
+		return &BuildError{Problem: "a workflow opened by ID has no plan to submit", Err: ErrSubmitted}
+	}
+	if w.err != nil {
+		w.mu.Unlock()
+		return w.err
+	}
+	if w.plan == nil {
+		p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes))}
+		for i, n := range w.nodes {
+			p.Tasks[i] = n.spec
+		}
+		w.plan = &p
+	}
+	w.c = c
+	plan := *w.plan
+	w.mu.Unlock()
+	_, err := c.store.Submit(ctx, engine.SubmitParams{Plan: plan})
+	return err
+}
+
+func (w *Workflow) client() (*Client, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.c == nil {
+		return nil, fmt.Errorf("%w: workflow %q", ErrNotSubmitted, w.id)
+	}
+	return w.c, nil
+}
+
+// Wait blocks until the workflow has ended, or ctx is done, and returns its
+// final snapshot. A workflow that did not complete returns a
+// *WorkflowError as well as the snapshot (errors.Is matches ErrFailed or
+// ErrCancelled); read task results from the snapshot with ResultOf or
+// TaskResult.
+func (w *Workflow) Wait(ctx context.Context) (engine.Workflow, error) {
+	c, err := w.client()
+	if err != nil {
+		return engine.Workflow{}, err
+	}
+	s, err := c.store.AwaitWorkflow(ctx, w.id)
+	if err != nil {
+		return s, err
+	}
+	if s.State != engine.WorkflowCompleted {
+		return s, workflowError(s)
+	}
+	return s, nil
+}
+
+// Status returns a snapshot of the workflow now.
+func (w *Workflow) Status(ctx context.Context) (engine.Workflow, error) {
+	c, err := w.client()
+	if err != nil {
+		return engine.Workflow{}, err
+	}
+	return c.store.GetWorkflow(ctx, w.id)
+}
+
+// CancelOption configures Workflow.Cancel.
+type CancelOption func(*engine.CancelWorkflowParams)
+
+// WithUndo says whether the cancel runs the undo jobs of the tasks that
+// completed, overriding the workflow's UndoOnCancel.
+func WithUndo(undo bool) CancelOption {
+	return func(p *engine.CancelWorkflowParams) { p.Undo = &undo }
+}
+
+// Cancel cancels the workflow, from any process: tasks that have not
+// started never run (Always tasks included); running ones have their
+// handler's context cancelled at their worker's next heartbeat. Once none
+// runs, the workflow compensates (runs the undo jobs of completed tasks) or
+// ends cancelled, as WithUndo or UndoOnCancel say. Cancelling again has no
+// effect; cancelling an ended workflow returns ErrWorkflowEnded.
+func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
+	c, err := w.client()
+	if err != nil {
+		return err
+	}
+	p := engine.CancelWorkflowParams{ID: w.id}
+	for _, o := range opts {
+		o(&p)
+	}
+	_, err = c.store.CancelWorkflow(ctx, p)
+	return err
+}
+
+// ListWorkflows returns one page of workflows, newest first, optionally of
+// one state; pass the page's NextCursor to get the next one.
+func (c *Client) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+	return c.store.ListWorkflows(ctx, p)
+}
+
+// ResultOf returns the result of task t from a workflow snapshot (from Wait
+// or Status), decoded as t's result type. A task that has not completed
+// returns a *JobError saying its state and reason.
+func ResultOf[R any](s engine.Workflow, t *Task[R]) (R, error) {
+	return TaskResult[R](s, t.Name())
+}
+
+// TaskResult is ResultOf by task name, for code that has no task handle
+// (another process): the caller names the result type.
+func TaskResult[R any](s engine.Workflow, name string) (R, error) {
+	var zero R
+	for _, t := range s.Tasks {
+		if t.Name != name {
+			continue
+		}
+		if t.State != engine.Completed {
+			return zero, &JobError{JobID: engine.TaskJobID(s.ID, name), Workflow: s.ID, Task: name, State: t.State, Attempt: t.Attempt, Message: t.Error}
+		}
+		return decode[R](t.Result)
+	}
+	return zero, fmt.Errorf("%w: workflow %q has no task %q", ErrNotFound, s.ID, name)
+}
+
+func workflowError(s engine.Workflow) *WorkflowError {
+	e := &WorkflowError{ID: s.ID, State: s.State, Reason: s.Reason}
+	pick := func(ok func(engine.Task) (bool, string)) bool {
+		for _, t := range s.Tasks {
+			if hit, msg := ok(t); hit {
+				e.Task, e.Message = t.Name, msg
+				return true
+			}
+		}
+		return false
+	}
+	_ = pick(func(t engine.Task) (bool, string) { return t.State == engine.Failed, t.Error }) ||
+		pick(func(t engine.Task) (bool, string) {
+			if t.Undo == nil || (t.Undo.State != engine.Failed && t.Undo.State != engine.Cancelled) {
+				return false, ""
+			}
+			return true, "undo " + string(t.Undo.State) + ": " + t.Undo.Error
+		}) ||
+		pick(func(t engine.Task) (bool, string) { return t.State == engine.Cancelled, t.Error })
+	return e
+}

@@ -1,0 +1,258 @@
+package client_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
+)
+
+func TestBuildErrorsSurfaceAtSubmit(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	other := client.NewWorkflow()
+	foreign := client.AddTask(other, "foreign", strQ, "x")
+
+	cases := map[string]struct {
+		build func(wf *client.Workflow)
+		task  string
+		want  string
+	}{
+		"later": {func(wf *client.Workflow) {
+			a := client.AddTask(wf, "a", strQ, "a")
+			b := client.AddTask(wf, "b", strQ, "b")
+			a.After(b)
+		}, "a", `depends on task "b", which was added after it`},
+		"self": {func(wf *client.Workflow) {
+			a := client.AddTask(wf, "a", strQ, "a")
+			a.After(a)
+		}, "a", "depends on itself"},
+		"foreign": {func(wf *client.Workflow) {
+			client.AddTask(wf, "a", strQ, "a").After(foreign)
+		}, "a", `depends on task "foreign" of another workflow`},
+		"payload": {func(wf *client.Workflow) {
+			client.AddTask(wf, "ch", client.NewQueue[chan int, int]("ch"), make(chan int))
+		}, "ch", "encode"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wf := client.NewWorkflow()
+			tc.build(wf)
+			err := c.Submit(ctx, wf)
+			var be *client.BuildError
+			if !errors.As(err, &be) || be.Task != tc.task || !strings.Contains(be.Problem, tc.want) {
+				t.Fatalf("Submit = %v; want a BuildError on %s saying %q", err, tc.task, tc.want)
+			}
+			if !errors.Is(wf.Err(), err) {
+				t.Fatalf("Err = %v; want %v", wf.Err(), err)
+			}
+			if _, err := c.ListWorkflows(ctx, engine.ListParams{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.OpenWorkflow(wf.ID()).Status(ctx); !errors.Is(err, client.ErrNotFound) {
+				t.Fatalf("a refused workflow was written: %v", err)
+			}
+		})
+	}
+}
+
+// The store checks the rest (names, duplicates, limits) at Submit.
+func TestSubmitValidationFromStore(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	wf := client.NewWorkflow()
+	client.AddTask(wf, "a", strQ, "1")
+	client.AddTask(wf, "a", strQ, "2")
+	err := c.Submit(ctx, wf)
+	var ve *engine.ValidationError
+	if !errors.As(err, &ve) || ve.Task != "a" || !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("Submit with a duplicate name = %v; want a ValidationError on a", err)
+	}
+	if err := c.Submit(ctx, client.NewWorkflow()); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("Submit of an empty workflow = %v; want ErrInvalid", err)
+	}
+}
+
+func TestSubmitIsIdempotentAndFixesThePlan(t *testing.T) {
+	ctx := testCtx(t)
+	store := memstore.New()
+	c := client.New(store)
+	wf := client.NewWorkflow(client.WorkflowID("wf-1"))
+	a := client.AddTask(wf, "a", strQ, "a")
+	client.AddTask(wf, "b", strQ, "b").After(a)
+	for range 2 {
+		if err := c.Submit(ctx, wf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qs, _ := c.Queues(ctx)
+	if len(qs) != 1 || qs[0].Ready != 1 {
+		t.Fatalf("queues = %+v; want the root pushed once", qs)
+	}
+	// The same plan built again under the same ID: no effect.
+	again := client.NewWorkflow(client.WorkflowID("wf-1"))
+	a2 := client.AddTask(again, "a", strQ, "a")
+	client.AddTask(again, "b", strQ, "b").After(a2)
+	if err := client.New(store).Submit(ctx, again); err != nil {
+		t.Fatalf("resubmit of the same plan = %v", err)
+	}
+	// Another plan under that ID is refused.
+	diff := client.NewWorkflow(client.WorkflowID("wf-1"))
+	client.AddTask(diff, "a", strQ, "other")
+	if err := c.Submit(ctx, diff); !errors.Is(err, client.ErrWorkflowExists) {
+		t.Fatalf("another plan under the ID = %v; want ErrWorkflowExists", err)
+	}
+	// Changing the builder after Submit is an error, and the plan stays.
+	client.AddTask(wf, "c", strQ, "c")
+	err := c.Submit(ctx, wf)
+	var be *client.BuildError
+	if !errors.Is(err, client.ErrSubmitted) || !errors.As(err, &be) || be.Task != "c" {
+		t.Fatalf("Submit after a change = %v; want ErrSubmitted on task c", err)
+	}
+	a.Priority(3) // also refused
+	s, err := wf.Status(ctx)
+	if err != nil || len(s.Tasks) != 2 {
+		t.Fatalf("status = %+v, %v; want the 2 submitted tasks", s, err)
+	}
+}
+
+func TestOpenedWorkflowIsNotABuilder(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	h := c.OpenWorkflow("nope")
+	if _, err := h.Status(ctx); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("Status of an unknown workflow = %v; want ErrNotFound", err)
+	}
+	client.AddTask(h, "x", strQ, "x")
+	if err := h.Err(); !errors.Is(err, client.ErrSubmitted) {
+		t.Fatalf("AddTask on an opened workflow: Err = %v; want ErrSubmitted", err)
+	}
+	if err := c.Submit(ctx, h); !errors.Is(err, client.ErrSubmitted) {
+		t.Fatalf("Submit of an opened workflow = %v; want ErrSubmitted", err)
+	}
+}
+
+func TestHandleBeforeSubmit(t *testing.T) {
+	ctx := testCtx(t)
+	wf := client.NewWorkflow()
+	if wf.ID() == "" || !engine.ValidID(wf.ID()) {
+		t.Fatalf("ID = %q", wf.ID())
+	}
+	if _, err := wf.Wait(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+		t.Fatalf("Wait before Submit = %v", err)
+	}
+	if _, err := wf.Status(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+		t.Fatalf("Status before Submit = %v", err)
+	}
+	if err := wf.Cancel(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+		t.Fatalf("Cancel before Submit = %v", err)
+	}
+}
+
+// Options reach the plan: FailFast, UndoOnCancel and every task setting.
+func TestPlanOptions(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	wf := client.NewWorkflow(client.FailFast(), client.UndoOnCancel(false))
+	a := client.AddTask(wf, "a", strQ, "a").Priority(2).MaxAttempts(3).Timeout(5e9).Backoff(2e9)
+	client.Undo(a, argsQ, Args{Name: "undo-a"})
+	client.AddTask(wf, "b", strQ, "b").After(a).Always()
+	if err := c.Submit(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	s, err := wf.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.FailFast || s.UndoOnCancel || s.State != engine.WorkflowRunning {
+		t.Fatalf("workflow = %+v", s)
+	}
+	if ta := s.Tasks[0]; ta.Undo == nil || ta.Undo.Queue != "args" || ta.State != engine.Queued {
+		t.Fatalf("task a = %+v", ta)
+	}
+	if tb := s.Tasks[1]; !tb.Always || fmt.Sprint(tb.After) != "[a]" || tb.State != engine.Waiting {
+		t.Fatalf("task b = %+v", tb)
+	}
+	j, err := client.OpenJob(c, strQ, engine.TaskJobID(wf.ID(), "a")).Status(ctx)
+	if err != nil || j.Priority != 2 || j.MaxAttempts != 3 || j.Timeout != 5e9 || j.Backoff != 2e9 {
+		t.Fatalf("job of a = %+v, %v", j, err)
+	}
+	// Results of unfinished tasks say their state.
+	_, err = client.ResultOf(s, a)
+	var je *client.JobError
+	if !errors.As(err, &je) || je.State != engine.Queued || je.Task != "a" {
+		t.Fatalf("ResultOf an unfinished task = %v", err)
+	}
+	if _, err := client.TaskResult[string](s, "zz"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("TaskResult of an unknown task = %v", err)
+	}
+}
+
+// Cancelling a workflow with nothing running ends it at once; a cancelled
+// workflow's Wait error matches ErrCancelled.
+func TestCancelQueuedWorkflow(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	wf := client.NewWorkflow()
+	a := client.AddTask(wf, "a", strQ, "a")
+	client.AddTask(wf, "b", strQ, "b").After(a)
+	if err := c.Submit(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	if err := wf.Cancel(ctx, client.WithUndo(true)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := wf.Wait(ctx)
+	var we *client.WorkflowError
+	if !errors.As(err, &we) || !errors.Is(err, client.ErrCancelled) || errors.Is(err, client.ErrFailed) ||
+		we.State != engine.WorkflowCancelled || we.Task != "a" || s.State != engine.WorkflowCancelled {
+		t.Fatalf("Wait = %v; want cancelled, first task a", err)
+	}
+	if err := wf.Cancel(ctx); !errors.Is(err, client.ErrWorkflowEnded) {
+		t.Fatalf("second Cancel = %v; want ErrWorkflowEnded", err)
+	}
+}
+
+func TestListWorkflows(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	for i := range 5 {
+		wf := client.NewWorkflow(client.WorkflowID(fmt.Sprint("wf", i)))
+		client.AddTask(wf, "a", strQ, "a")
+		if err := c.Submit(ctx, wf); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := wf.Cancel(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var seen []string
+	cursor := ""
+	for {
+		page, err := c.ListWorkflows(ctx, engine.ListParams{State: engine.WorkflowCancelled, Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range page.Workflows {
+			seen = append(seen, w.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if len(seen) != 3 {
+		t.Fatalf("listed %v; want the 3 cancelled ones", seen)
+	}
+	for _, id := range seen {
+		if id != "wf0" && id != "wf2" && id != "wf4" {
+			t.Fatalf("listed %s, which is running", id)
+		}
+	}
+}

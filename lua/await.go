@@ -1,0 +1,123 @@
+package lua
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// A waiter registers itself by incrementing a waiter key (wait:w:<id>,
+// wait:wj:<wf> for any job of a workflow, wait:j:<id> for a plain job) that
+// the scripts read when a record ends: they PUBLISH its outcome on
+// o:w:<id> / o:j:<id> only when that count is above zero. It also adds
+// itself to the zset wait:any (score: when its registration lapses), so
+// that scripts look up no counter at all while nobody waits. Both are
+// refreshed while the waiter waits, so a crashed waiter costs at most
+// waiterTTL of useless look-ups and publishes.
+const (
+	waiterTTL     = 10 * time.Minute
+	waiterRefresh = time.Minute
+)
+
+// AwaitWorkflow implements engine.Store: it subscribes to the workflow's
+// outcome channel, then reads the stored record, and reads it again after
+// every message, resubscription or refresh, until it has ended.
+func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+	if !engine.ValidID(id) {
+		return s.GetWorkflow(ctx, id)
+	}
+	var w engine.Workflow
+	err := s.await(ctx, s.keys.waitWorkflow(id), s.keys.chanWorkflow(id), func(ctx context.Context) (bool, error) {
+		var err error
+		w, err = s.getWorkflow(ctx, id, true)
+		return err == nil && w.State.Ended(), err
+	})
+	return w, err
+}
+
+// AwaitJob implements engine.Store, as AwaitWorkflow does.
+func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
+	if !validJobID(id) {
+		return s.GetJob(ctx, id)
+	}
+	waitKey := s.keys.waitJob(id)
+	if wf, _, ok := strings.Cut(id, "/"); ok {
+		waitKey = s.keys.waitWorkflowJobs(wf)
+	}
+	var j engine.Job
+	err := s.await(ctx, waitKey, s.keys.chanJob(id), func(ctx context.Context) (bool, error) {
+		var err error
+		j, err = s.getJob(ctx, id, true)
+		return err == nil && j.State.Ended(), err
+	})
+	return j, err
+}
+
+func (s *Store) await(ctx context.Context, waitKey, channel string, check func(context.Context) (bool, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	me := hex.EncodeToString(rnd[:])
+	anyKey := s.keys.waitAny()
+	// refresh (re)registers this waiter until now + waiterTTL.
+	refresh := func(first bool) error {
+		now := time.Now()
+		pipe := s.rdb.Pipeline()
+		pipe.ZRemRangeByScore(ctx, anyKey, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		pipe.ZAdd(ctx, anyKey, redis.Z{Score: float64(now.Add(waiterTTL).UnixMilli()), Member: me})
+		if first {
+			pipe.Incr(ctx, waitKey)
+		}
+		pipe.PExpire(ctx, waitKey, waiterTTL)
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	if err := refresh(true); err != nil {
+		return mapErr(err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		pipe := s.rdb.Pipeline()
+		pipe.Decr(dctx, waitKey)
+		pipe.ZRem(dctx, anyKey, me)
+		_, _ = pipe.Exec(dctx)
+	}()
+	sub := s.rdb.Subscribe(ctx, channel)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return mapErr(err)
+	}
+	for {
+		done, err := check(ctx)
+		if err != nil || done {
+			return err
+		}
+		_, err = sub.ReceiveTimeout(ctx, waiterRefresh)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		var nerr net.Error
+		if errors.As(err, &nerr) && nerr.Timeout() {
+			if err := refresh(false); err != nil {
+				return mapErr(err)
+			}
+		}
+		// Any other error: the subscription reconnects and resubscribes by
+		// itself; the next read shows whether the store is reachable.
+	}
+}

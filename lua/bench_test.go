@@ -1,0 +1,80 @@
+package lua
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// commandCalls sums INFO commandstats calls (commands run inside Lua
+// included), minus the INFO/CONFIG calls of the measurement.
+func commandCalls(b *testing.B, e *testEnv) int64 {
+	info, err := e.rdb.Info(bg, "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info") || strings.HasPrefix(line, "cmdstat_config") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "calls=")
+		v, _, _ := strings.Cut(rest, ",")
+		c, _ := strconv.ParseInt(v, 10, 64)
+		n += c
+	}
+	return n
+}
+
+// BenchmarkPlainJobs runs b.N no-op plain jobs through enqueue, then
+// batched finish+claim, and reports Redis commands per job (INFO
+// commandstats, inside Lua included) and client round trips per job.
+func BenchmarkPlainJobs(b *testing.B) {
+	e := newPrivateEnv(b, engine.DefaultConfig())
+	s := e.store
+	if err := s.Load(bg); err != nil {
+		b.Fatal(err)
+	}
+	e.rdb.ConfigResetStat(bg)
+	trips := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j" + strconv.Itoa(i), Queue: "q"}}); err != nil {
+			b.Fatal(err)
+		}
+		trips++
+	}
+	cp := engine.ClaimParams{Queues: []string{"q"}, Max: 100, Lease: time.Minute}
+	claimed, err := s.Claim(bg, cp)
+	trips++
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := 0
+	for len(claimed) > 0 {
+		var outs []engine.Outcome
+		for _, c := range claimed {
+			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
+		}
+		done += len(outs)
+		res, err := s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
+		trips++
+		if err != nil {
+			b.Fatal(err)
+		}
+		claimed = res.Claimed
+	}
+	b.StopTimer()
+	if done != b.N {
+		b.Fatalf("%d jobs done of %d", done, b.N)
+	}
+	if testing.Verbose() {
+		info, _ := e.rdb.Info(bg, "commandstats").Result()
+		b.Log(info)
+	}
+	b.ReportMetric(float64(commandCalls(b, e))/float64(b.N), "cmds/job")
+	b.ReportMetric(float64(trips)/float64(b.N), "trips/job")
+}

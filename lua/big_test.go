@@ -1,0 +1,176 @@
+package lua
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// bigPlan is a plan at the task limit: each task after the first hundred
+// depends on up to three earlier ones; some have undo jobs.
+func bigPlan(id string, n int) engine.Plan {
+	r := rand.New(rand.NewPCG(1, 2))
+	p := engine.Plan{ID: id, UndoOnCancel: true}
+	for i := 0; i < n; i++ {
+		t := engine.TaskSpec{Name: fmt.Sprintf("task-%05d", i), Queue: fmt.Sprintf("q%d", i%4), Payload: []byte("payload")}
+		if i >= 100 {
+			for k := r.IntN(3) + 1; k > 0; k-- {
+				d := fmt.Sprintf("task-%05d", r.IntN(i))
+				if !strings.Contains(strings.Join(t.After, ","), d) {
+					t.After = append(t.After, d)
+				}
+			}
+		}
+		if i%10 == 0 {
+			t.Undo = &engine.UndoSpec{Queue: "undo", Payload: []byte("u")}
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	return p
+}
+
+// TestLargestWorkflow: submitting and cancelling a workflow at the task
+// limit each stay out of the server's SLOWLOG at 50 ms (real Redis only:
+// the assertion is on SLOWLOG entries, not on wall time).
+func TestLargestWorkflow(t *testing.T) {
+	e := newPrivateEnv(t, engine.DefaultConfig())
+	s := e.store
+	n := engine.DefaultLimits().MaxTasks
+	plan := bigPlan("big", n)
+	if err := s.Load(bg); err != nil {
+		t.Fatal(err)
+	}
+	old, err := e.rdb.ConfigGet(bg, "slowlog-log-slower-than").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.rdb.ConfigSet(bg, "slowlog-log-slower-than", old["slowlog-log-slower-than"])
+	if err := e.rdb.ConfigSet(bg, "slowlog-log-slower-than", "50000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.SlowLogReset(bg)
+	res, err := s.Submit(bg, engine.SubmitParams{Plan: plan})
+	if err != nil || !res.Created || len(res.Pushed) != 100 {
+		t.Fatalf("submit: %v, created %v, %d pushed", err, res.Created, len(res.Pushed))
+	}
+	// Complete a few roots so that cancel has undo work to start.
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q0", "q1", "q2", "q3"}, Max: 50, Lease: time.Minute})
+	if err != nil || len(c) != 50 {
+		t.Fatalf("claim: %v, %d", err, len(c))
+	}
+	var outs []engine.Outcome
+	for _, x := range c[:40] {
+		outs = append(outs, engine.Outcome{JobID: x.Job.ID, Token: x.Lease.Token, Kind: engine.OutcomeCompleted})
+	}
+	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: outs}); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Cancelled)+len(cr.Stopping)+40 != n || len(cr.Stopping) != 10 {
+		t.Fatalf("cancel: %d cancelled, %d stopping", len(cr.Cancelled), len(cr.Stopping))
+	}
+	entries, err := e.rdb.SlowLogGet(bg, 128).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHash := map[string]string{}
+	for _, d := range scriptDefs {
+		byHash[scripts[d.name].rs.Hash()] = d.name
+	}
+	for _, en := range entries {
+		if strings.Contains(fmt.Sprint(en.Args), e.ns) {
+			name := ""
+			if len(en.Args) > 1 {
+				name = byHash[fmt.Sprint(en.Args[1])]
+			}
+			if name == "submit" || name == "cancel_workflow" {
+				t.Errorf("SLOWLOG: %s %v took %v", name, en.Args[:min(len(en.Args), 4)], en.Duration)
+			} else {
+				t.Logf("SLOWLOG (not asserted): %s %v took %v", name, en.Args[:min(len(en.Args), 4)], en.Duration)
+			}
+		}
+	}
+	w, err := s.GetWorkflow(bg, "big")
+	if err != nil || len(w.Tasks) != n || !w.CancelRequested {
+		t.Fatalf("workflow after cancel: %v", err)
+	}
+	for i, task := range w.Tasks {
+		if task.State != engine.Cancelled && task.State != engine.Running && task.State != engine.Completed {
+			t.Fatalf("task %d is %s after the cancel", i, task.State)
+		}
+	}
+}
+
+// TestStagedSubmitMatchesModel: a plan large enough to be staged behaves
+// as the model says, through claims, a failure, a cancel and a repeat.
+func TestStagedSubmitMatchesModel(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	m := engine.NewModel(engine.DefaultConfig())
+	plan := bigPlan("mid", 1500)
+	plan.Tasks[3].Always = true
+	mr, merr := m.Submit(e.clock(), engine.SubmitParams{Plan: plan})
+	sr, serr := s.Submit(bg, engine.SubmitParams{Plan: plan})
+	if merr != nil || serr != nil || !reflect.DeepEqual(mr, sr) {
+		t.Fatalf("submit: %v %v\n%+v\n%+v", merr, serr, mr, sr)
+	}
+	// a repeat is a no-op; a missing stage is staged again
+	if r, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil || r.Created {
+		t.Fatalf("repeat: %+v %v", r, err)
+	}
+	v, err := s.run(bg, "submit", "other", engine.PlanHash(plan), 1500, "s", 0, 0, 0)
+	if a, ok := v.([]any); err != nil || !ok || len(a) != 1 || a[0] != "R" {
+		t.Fatalf("submit of a missing stage: %v %v", v, err)
+	}
+	cp := engine.ClaimParams{Queues: []string{"q0", "q1", "q2", "q3"}, Max: 30, Lease: time.Minute}
+	mc, _ := m.Claim(e.clock(), cp)
+	sc, err := s.Claim(bg, cp)
+	if err != nil || len(mc) != len(sc) {
+		t.Fatalf("claim: %v, %d vs %d", err, len(mc), len(sc))
+	}
+	var mo, so []engine.Outcome
+	for i := range mc {
+		kind := engine.OutcomeCompleted
+		if i%7 == 3 {
+			kind = engine.OutcomeFailed
+		}
+		if i >= 25 {
+			break
+		}
+		mo = append(mo, engine.Outcome{JobID: mc[i].Job.ID, Token: mc[i].Lease.Token, Kind: kind})
+		so = append(so, engine.Outcome{JobID: sc[i].Job.ID, Token: sc[i].Lease.Token, Kind: kind})
+	}
+	e.advance(time.Second)
+	mf, _ := m.Finish(e.clock(), engine.FinishParams{Outcomes: mo})
+	sf, err := s.Finish(bg, engine.FinishParams{Outcomes: so})
+	if err != nil || !reflect.DeepEqual(normSettled(mf.Settled), normSettled(sf.Settled)) {
+		t.Fatalf("finish: %v", err)
+	}
+	e.advance(time.Second)
+	mcr, _ := m.CancelWorkflow(e.clock(), engine.CancelWorkflowParams{ID: "mid"})
+	scr, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "mid"})
+	if err != nil || !reflect.DeepEqual(mcr, scr) {
+		t.Fatalf("cancel: %v\n%+v\n%+v", err, mcr, scr)
+	}
+	mw, _ := m.GetWorkflow(e.clock(), "mid")
+	sw, err := s.GetWorkflow(bg, "mid")
+	if err != nil || !reflect.DeepEqual(mw, sw) {
+		t.Fatalf("workflow differs: %v", err)
+	}
+	for _, name := range []string{"task-00000", "task-00050", "task-01499"} {
+		id := engine.TaskJobID("mid", name)
+		mj, _ := m.GetJob(e.clock(), id)
+		sj, err := s.GetJob(bg, id)
+		if err != nil || mj.State != sj.State || !mj.EndedAt.Equal(sj.EndedAt) || mj.Error != sj.Error {
+			t.Fatalf("job %s: %v\n%+v\n%+v", id, err, mj, sj)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package lua
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var nsSeq atomic.Int64
+
+// testEnv is one store on a fresh namespace, on miniredis or on the
+// redis-server named by WEIR_REDIS_URL.
+type testEnv struct {
+	store *Store
+	rdb   *redis.Client
+	mini  *miniredis.Miniredis // nil on a real server
+	ns    string
+	now   *atomic.Int64 // test clock, ms
+}
+
+func realRedis() bool { return os.Getenv("WEIR_REDIS_URL") != "" }
+
+// newEnv returns a store with a test clock starting at a fixed time.
+func newEnv(t testing.TB, cfg engine.Config) *testEnv {
+	t.Helper()
+	e := &testEnv{now: new(atomic.Int64)}
+	e.now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.rdb = redis.NewClient(opt)
+	} else {
+		e.mini = miniredis.RunT(t)
+		e.rdb = redis.NewClient(&redis.Options{Addr: e.mini.Addr()})
+	}
+	e.ns = fmt.Sprintf("t%d-%d", time.Now().UnixNano(), nsSeq.Add(1))
+	s, err := New(e.rdb, Options{Namespace: e.ns, Config: cfg, Clock: func() time.Time { return time.UnixMilli(e.now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store = s
+	t.Cleanup(func() {
+		if e.mini == nil {
+			ctx := context.Background()
+			iter := e.rdb.Scan(ctx, 0, "weir:{"+e.ns+":*", 1000).Iterator()
+			var ks []string
+			for iter.Next(ctx) {
+				ks = append(ks, iter.Val())
+			}
+			if len(ks) > 0 {
+				e.rdb.Del(ctx, ks...)
+			}
+		}
+		e.rdb.Close()
+	})
+	return e
+}
+
+func (e *testEnv) advance(d time.Duration) { e.now.Add(d.Milliseconds()) }
+func (e *testEnv) clock() time.Time        { return time.UnixMilli(e.now.Load()) }
+
+// privateRedis starts a redis-server of the test's own (for tests that
+// change server-wide settings: maxmemory, the script cache, SLOWLOG), when
+// WEIR_REDIS_URL says a real server is wanted and the binary is installed.
+func privateRedis(t testing.TB) *redis.Client {
+	t.Helper()
+	if !realRedis() {
+		t.Skip("needs a real redis-server (WEIR_REDIS_URL)")
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	t.Cleanup(func() { c.Close() })
+	for i := 0; ; i++ {
+		if err := c.Ping(context.Background()).Err(); err == nil {
+			return c
+		} else if i == 500 {
+			t.Fatalf("private redis-server did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// newPrivateEnv is newEnv on a private redis-server.
+func newPrivateEnv(t testing.TB, cfg engine.Config) *testEnv {
+	t.Helper()
+	rdb := privateRedis(t)
+	e := &testEnv{now: new(atomic.Int64), rdb: rdb, ns: "private"}
+	e.now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	s, err := New(rdb, Options{Namespace: e.ns, Config: cfg, Clock: func() time.Time { return time.UnixMilli(e.now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store = s
+	return e
+}

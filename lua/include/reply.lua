@@ -1,0 +1,142 @@
+-- reply.lua: flat-array encoders for replies (no nil inside arrays; every
+-- scalar a string). Needs core.lua and jobs.lua. Decoded by lua/codec.go.
+
+local function append(out, list)
+  for _, v in ipairs(list) do out[#out + 1] = v end
+end
+
+-- put_snapshot appends a job snapshot: 23 strings, in this order:
+-- id queue workflow task undo hasPayload payload priority maxAttempts
+-- backoff timeout state attempt runAt token deadline cancelRequested
+-- hasResult result error created ended expires
+local function put_snapshot(out, j)
+  local a = jattr(j)
+  local wid, task, undo, pay, created, expires = '', '', '', nil, nil, nil
+  if j.kind == 'j' then
+    pay = hget(j.key, 'p')
+    created = hget(j.key, 'c')
+    expires = hget(j.key, 'x')
+  else
+    local w = j.wf
+    wid = w.id
+    task = tname(w, j.i)
+    if j.kind == 'u' then
+      undo = '1'
+      pay = hget(w.pkey, 'u' .. tostring(j.i))
+      created = jget(j, 'c')
+    else
+      pay = hget(w.pkey, tostring(j.i))
+      created = hget(w.key, 'c')
+    end
+    expires = hget(w.key, 'x')
+  end
+  local res = jget(j, 'r')
+  local t = {j.id, a.q, wid, task, undo, pay and '1' or '', pay or '', fmt(a.pr), fmt(a.ma), fmt(a.bo),
+    fmt(a.to), jstate(j), jget(j, 'a') or '0', jget(j, 'ra') or '0', jget(j, 'tk') or '',
+    jget(j, 'dl') or '0', jget(j, 'cr') or '', res and '1' or '', res or '', jerr(j) or '',
+    created or '0', jended(j) or '0', expires or '0'}
+  append(out, t)
+end
+
+local function put_dep(out, w, i)
+  local r = hget(w.key, 't' .. tostring(i) .. '.r')
+  append(out, {tname(w, i), tstate(w, i), r and '1' or '', r or '', terr(w, i) or ''})
+end
+
+-- put_deps appends the count of a claimed job's dependency outcomes, then
+-- 5 strings each: task state hasResult result error.
+local function put_deps(out, j)
+  if j.kind == 'j' then
+    out[#out + 1] = '0'
+  elseif j.kind == 'u' then
+    out[#out + 1] = '1'
+    put_dep(out, j.wf, j.i)
+  else
+    local deps = spec(j.wf, j.i).deps
+    out[#out + 1] = fmt(#deps)
+    for _, d in ipairs(deps) do put_dep(out, j.wf, d) end
+  end
+end
+
+-- put_list appends a count then the items.
+local function put_list(out, list, per)
+  out[#out + 1] = fmt(#list / per)
+  append(out, list)
+end
+
+-- put_settled appends: id code state runAt wfState wfEnded nPushed (id queue)*
+local function put_settled(out, s)
+  if s.code then
+    append(out, {s.id, s.code, '', '0', '', '', '0'})
+    return
+  end
+  append(out, {s.id, '', s.state, fmt(s.run_at), s.wf_state, s.wf_ended and '1' or ''})
+  put_list(out, s.pushed, 2)
+end
+
+-- lease_job leases a queued job and appends its Claimed to out.
+local function lease_job(j, lease_ms, out)
+  local a = jattr(j)
+  set_state(j, 'running')
+  jset(j, 'a', fmt(num(jget(j, 'a')) + 1))
+  jset(j, 'tk', fmt(next_seq('lease')))
+  local dl = NOW + lease_ms
+  jset(j, 'dl', fmt(dl))
+  zadd(qkey(a.q, 'a'), dl, j.id)
+  put_snapshot(out, j)
+  put_deps(out, j)
+end
+
+-- claim leases up to max jobs from queues, in order, sweeping each queue
+-- first; appends the Claimed to out and returns how many.
+local function claim(queues, max, lease_ms, out)
+  local seen = {}
+  local n = 0
+  for _, q in ipairs(queues) do
+    if not seen[q] then
+      seen[q] = true
+      local p = hget(K_QUEUES, q)
+      if p == '0' then
+        sweep(q, SWEEP_PER_CLAIM, nil)
+        local rk = qkey(q, 'r')
+        while n < max do
+          zflush(rk)
+          local got = redis.call('ZPOPMIN', rk, max - n)
+          if #got == 0 then break end
+          for k = 1, #got, 2 do
+            local j = load_job(got[k])
+            if j and jstate(j) == 'queued' then
+              lease_job(j, lease_ms, out)
+              n = n + 1
+            end
+          end
+        end
+        if n < max then wake_clear(q) end
+      elseif p == '1' then
+        wake_clear(q)
+      end
+      if n == max then break end
+    end
+  end
+  return n
+end
+
+-- next_due returns the earliest delayed job or lease deadline of the known,
+-- unpaused queues, or 0.
+local function next_due(queues)
+  local best = 0
+  for _, q in ipairs(queues) do
+    if hget(K_QUEUES, q) == '0' then
+      for _, kind in ipairs({'d', 'a'}) do
+        local k = qkey(q, kind)
+        zflush(k)
+        local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+        if #r > 0 then
+          local t = tonumber(r[2])
+          if best == 0 or t < best then best = t end
+        end
+      end
+    end
+  end
+  return best
+end

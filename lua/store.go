@@ -1,0 +1,801 @@
+// Package lua is weir's Redis store: engine.Store implemented as one atomic
+// Lua script per transition, over any go-redis UniversalClient (a plain
+// client, a failover client or a cluster client).
+//
+// The scripts (lua/scripts/*.lua, with shared helpers spliced from
+// lua/include/*.lua) port the reference state machine engine.Model: the
+// same states, reasons, pushes and queue order. spec/keys.md lists every key
+// and spec/scripts.md every script's KEYS, ARGV and replies.
+package lua
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var _ engine.Store = (*Store)(nil)
+
+// Options configures a Store.
+type Options struct {
+	// Namespace isolates one engine instance inside a Redis; it must match
+	// ^[A-Za-z0-9_.-]{1,64}$. Empty means "default".
+	Namespace string
+	// Config gives the limits and the retention. The zero Config means
+	// engine.DefaultConfig(); zero Limits alone mean engine.DefaultLimits().
+	// Every store of a namespace must use the same Config.
+	Config engine.Config
+	// Clock, for tests only, replaces the server's clock: each call passes
+	// Clock() to its script as "now" (see spec/scripts.md, "Test clock").
+	// With it set, records get no Redis TTL; ended records are removed by
+	// the scripts' expiry sweep instead.
+	Clock func() time.Time
+}
+
+// Store is an engine.Store on Redis. It is safe for concurrent use; it
+// holds no connection of its own beyond the client's, and starts no
+// goroutine.
+type Store struct {
+	rdb   redis.UniversalClient
+	keys  keys
+	cfg   engine.Config
+	clock func() time.Time
+}
+
+// New returns a Store over client for opts.Namespace (partition 0).
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	k, err := newKeys(ns, 0)
+	if err != nil {
+		return nil, err
+	}
+	cfg := opts.Config
+	if cfg == (engine.Config{}) {
+		cfg = engine.DefaultConfig()
+	}
+	if cfg.Limits == (engine.Limits{}) {
+		cfg.Limits = engine.DefaultLimits()
+	}
+	if cfg.Retention < 0 {
+		return nil, fmt.Errorf("%w: negative retention", engine.ErrInvalid)
+	}
+	return &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock}, nil
+}
+
+// Config returns the store's configuration.
+func (s *Store) Config() engine.Config { return s.cfg }
+
+// Load loads every script into the server's script cache (SCRIPT LOAD).
+// Calls fall back to EVAL by themselves; Load is for callers that pipeline
+// EVALSHA.
+func (s *Store) Load(ctx context.Context) error {
+	for _, d := range scriptDefs {
+		if err := scripts[d.name].rs.Load(ctx, s.rdb).Err(); err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// run runs a script with the common KEYS and ARGV and the given ARGV.
+func (s *Store) run(ctx context.Context, name string, args ...any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sc := scripts[name]
+	now := ""
+	if s.clock != nil {
+		now = strconv.FormatInt(s.clock().UnixMilli(), 10)
+	}
+	argv := make([]any, 0, 3+len(args))
+	argv = append(argv, now, s.cfg.Retention.Milliseconds(), s.cfg.Limits.MaxBackoff.Milliseconds())
+	argv = append(argv, args...)
+	v, err := sc.rs.Run(ctx, s.rdb, s.keys.common(), argv...).Result()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return v, nil
+}
+
+// mapErr turns a Redis or script error into the engine's sentinels: a
+// script's result code into its sentinel, OOM into ErrStoreFull, a busy,
+// read-only, loading or unreachable server into ErrUnavailable. The
+// original error stays in the chain.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		msg := rerr.Error()
+		code, rest, _ := strings.Cut(msg, " ")
+		if e := engine.ErrorForCode(code); e != nil {
+			return &codeErr{code: e, detail: rest}
+		}
+		switch code {
+		case "OOM":
+			return fmt.Errorf("%w: %w", engine.ErrStoreFull, err)
+		case "BUSY", "READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK":
+			return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+		}
+		return fmt.Errorf("%w: %w", engine.ErrProtocol, err)
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+}
+
+// validJobID reports whether id can name a job: a plain ID, "<wf>/<task>"
+// or "<wf>/<task>/undo". Only such IDs reach a key.
+func validJobID(id string) bool {
+	wf, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return engine.ValidID(id)
+	}
+	task, undo, isUndo := strings.Cut(rest, "/")
+	if isUndo && undo != "undo" {
+		return false
+	}
+	return engine.ValidID(wf) && engine.ValidName(task)
+}
+
+func invalid(field, format string, args ...any) error {
+	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+func tooLarge(field, format string, args ...any) error {
+	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
+}
+
+func (s *Store) validateQueues(queues []string) error {
+	if len(queues) == 0 {
+		return invalid("queues", "name at least one queue")
+	}
+	for _, q := range queues {
+		if !engine.ValidName(q) {
+			return invalid("queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+		}
+	}
+	return nil
+}
+
+func (s *Store) validateBatch(field string, n int) error {
+	if n < 1 || n > s.cfg.Limits.MaxBatch {
+		return invalid(field, "%d is outside [1, %d]", n, s.cfg.Limits.MaxBatch)
+	}
+	return nil
+}
+
+func (s *Store) validateLease(d time.Duration) error {
+	if d < time.Millisecond || d > s.cfg.Limits.MaxLease || d%time.Millisecond != 0 {
+		return invalid("lease", "%v must be whole milliseconds in [1ms, %v]", d, s.cfg.Limits.MaxLease)
+	}
+	return nil
+}
+
+func (s *Store) validateClaim(p engine.ClaimParams) error {
+	if err := s.validateQueues(p.Queues); err != nil {
+		return err
+	}
+	if err := s.validateBatch("max", p.Max); err != nil {
+		return err
+	}
+	return s.validateLease(p.Lease)
+}
+
+func invalidQueue(name string) error {
+	return invalid("queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
+}
+
+// Submit implements engine.Store.
+func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
+	if err := engine.ValidatePlan(p.Plan, s.cfg.Limits); err != nil {
+		return engine.SubmitResult{}, err
+	}
+	hash := engine.PlanHash(p.Plan)
+	fields, payloads, index, roots := planArgs(p.Plan, hash)
+	staged := len(fields)+len(payloads)+len(index) > stageAbove
+	var v any
+	var err error
+	for try := 0; ; try++ {
+		if staged {
+			if err := s.stage(ctx, p.Plan.ID, hash, fields, payloads, index); err != nil {
+				return engine.SubmitResult{}, err
+			}
+		}
+		args := make([]any, 0, 8+len(fields)+len(payloads)+len(index)+len(roots))
+		args = append(args, p.Plan.ID, hash, len(p.Plan.Tasks))
+		if staged {
+			args = append(args, "s", 0, 0, 0)
+		} else {
+			args = append(args, "i", len(fields))
+			args = append(args, fields...)
+			args = append(args, len(payloads))
+			args = append(args, payloads...)
+			args = append(args, len(index))
+			args = append(args, index...)
+		}
+		args = append(args, roots...)
+		v, err = s.run(ctx, "submit", args...)
+		if err != nil {
+			return engine.SubmitResult{}, err
+		}
+		if a, ok := v.([]any); !ok || len(a) != 1 || a[0] != "R" || try > 0 {
+			break
+		}
+	}
+	r := newReader(v)
+	res := engine.SubmitResult{Created: r.flag(), Pushed: r.pushed()}
+	return res, r.err
+}
+
+// stageAbove is the number of field and value strings above which a plan
+// is staged before its submit, so that no script call stores a large plan
+// at once.
+const stageAbove = 2000
+
+// stage writes a plan's workflow-hash, payload-hash and index-hash fields
+// into the staging keys stage:<id>:<hash>[:p|:i], 1,000 strings a command,
+// with a TTL;
+// submit.lua renames them into place.
+func (s *Store) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
+	key := s.keys.stage(id, hash)
+	pipe := s.rdb.Pipeline()
+	for _, kv := range []struct {
+		key string
+		v   []any
+	}{{key, fields}, {key + ":p", payloads}, {key + ":i", index}} {
+		for i := 0; i < len(kv.v); i += 1000 {
+			pipe.HSet(ctx, kv.key, kv.v[i:min(i+1000, len(kv.v))]...)
+		}
+		pipe.PExpire(ctx, kv.key, stageTTL)
+	}
+	_, err := pipe.Exec(ctx)
+	return mapErr(err)
+}
+
+// stageTTL bounds how long an abandoned staging key lives.
+const stageTTL = time.Hour
+
+// jobHash is the model's fingerprint of a plain job spec (RunAt excluded).
+func jobHash(j engine.JobSpec) string {
+	return engine.PlanHash(engine.Plan{ID: "job:" + j.ID, Tasks: []engine.TaskSpec{{
+		Name: "job", Queue: j.Queue, Payload: j.Payload, Priority: j.Priority,
+		MaxAttempts: j.MaxAttempts, Backoff: j.Backoff, Timeout: j.Timeout,
+	}}})
+}
+
+// Enqueue implements engine.Store.
+func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
+	j := p.Job
+	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
+		return engine.EnqueueResult{}, err
+	}
+	attempts := max(j.MaxAttempts, 1)
+	backoff := j.Backoff
+	if backoff <= 0 {
+		backoff = engine.DefaultBackoff
+	}
+	var runAt int64
+	if !j.RunAt.IsZero() {
+		runAt = j.RunAt.UnixMilli()
+	}
+	v, err := s.run(ctx, "enqueue", j.ID, j.Queue, flag(j.Payload != nil), j.Payload, j.Priority,
+		attempts, backoff.Milliseconds(), j.Timeout.Milliseconds(), runAt, jobHash(j))
+	if err != nil {
+		return engine.EnqueueResult{}, err
+	}
+	r := newReader(v)
+	res := engine.EnqueueResult{Created: r.flag(), State: engine.State(r.str())}
+	return res, r.err
+}
+
+func claimArgs(p engine.ClaimParams) []any {
+	args := make([]any, 0, 2+len(p.Queues))
+	args = append(args, p.Max, p.Lease.Milliseconds())
+	for _, q := range p.Queues {
+		args = append(args, q)
+	}
+	return args
+}
+
+// claimOnce runs claim.lua once; with wantNext it also returns how long
+// until the next delayed job or lease deadline of those queues (-1: none).
+func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wantNext bool) ([]engine.Claimed, time.Duration, error) {
+	args := []any{p.Max, p.Lease.Milliseconds(), flag(wantNext)}
+	for _, q := range p.Queues {
+		args = append(args, q)
+	}
+	v, err := s.run(ctx, "claim", args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := newReader(v)
+	now := r.int()
+	next := r.int()
+	out := r.claimed()
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	due := time.Duration(-1)
+	if next > 0 {
+		due = max(0, time.Duration(next-now)*time.Millisecond)
+	}
+	return out, due, nil
+}
+
+// maxBlock bounds one blocking wait for a wake-up (a safety net: the
+// claim runs again after it).
+const maxBlock = time.Minute
+
+// Claim implements engine.Store. With p.Wait it blocks on the queues'
+// wake-up lists (BLPOP), never sleeping in a loop: every push into a queue
+// adds a token there; the wait ends no later than the next delayed job or
+// lease deadline the claim saw, then the claim runs again. A cancelled
+// context wakes the wait through a private list of this call.
+func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.validateClaim(p); err != nil {
+		return nil, err
+	}
+	if p.Wait <= 0 {
+		out, _, err := s.claimOnce(ctx, p, false)
+		return out, err
+	}
+	deadline := time.Now().Add(p.Wait)
+	var wakeKeys []string
+	for _, q := range p.Queues {
+		if k := s.keys.wake(q); !slices.Contains(wakeKeys, k) {
+			wakeKeys = append(wakeKeys, k)
+		}
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	private := s.keys.prefix + "wk:" + hex.EncodeToString(rnd[:])
+	wakeKeys = append(wakeKeys, private)
+	stop := context.AfterFunc(ctx, func() {
+		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pipe := s.rdb.Pipeline()
+		pipe.LPush(pctx, private, "1")
+		pipe.PExpire(pctx, private, time.Minute)
+		_, _ = pipe.Exec(pctx)
+	})
+	defer stop()
+	for {
+		out, due, err := s.claimOnce(ctx, p, true)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+		block := time.Until(deadline)
+		if block <= 0 {
+			return nil, nil
+		}
+		if due >= 0 && due < block {
+			block = due
+		}
+		block = min(max(block, time.Millisecond), maxBlock)
+		err = s.blpop(ctx, block, wakeKeys)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		var nerr net.Error
+		if err != nil && !errors.Is(err, redis.Nil) && !(errors.As(err, &nerr) && nerr.Timeout()) {
+			return nil, mapErr(err)
+		}
+	}
+}
+
+// blpop blocks on keys for at most d: whole seconds through go-redis's
+// BLPop (which sets the read timeout for it), less than a second with a
+// decimal timeout (Redis 6 and later).
+func (s *Store) blpop(ctx context.Context, d time.Duration, keys []string) error {
+	if d >= time.Second {
+		return s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Err()
+	}
+	args := make([]any, 0, len(keys)+2)
+	args = append(args, "BLPOP")
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	return s.rdb.Do(ctx, args...).Err()
+}
+
+// Finish implements engine.Store.
+func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
+	lim := s.cfg.Limits
+	if len(p.Outcomes) == 0 && p.Claim == nil {
+		return engine.FinishResult{}, invalid("outcomes", "give at least one outcome or a claim")
+	}
+	if len(p.Outcomes) > lim.MaxBatch {
+		return engine.FinishResult{}, tooLarge("outcomes", "%d outcomes, the limit is %d", len(p.Outcomes), lim.MaxBatch)
+	}
+	for _, o := range p.Outcomes {
+		switch o.Kind {
+		case engine.OutcomeCompleted, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomeReleased:
+		default:
+			return engine.FinishResult{}, invalid("kind", "outcome kind %q of job %q is not completed, failed, cancelled or released", o.Kind, o.JobID)
+		}
+		if len(o.Result) > lim.MaxResult {
+			return engine.FinishResult{}, tooLarge("result", "result of job %q is %d bytes, the limit is %d", o.JobID, len(o.Result), lim.MaxResult)
+		}
+		if o.RetryAfter < 0 || o.RetryAfter > lim.MaxBackoff {
+			return engine.FinishResult{}, invalid("retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, lim.MaxBackoff)
+		}
+	}
+	if p.Claim != nil {
+		if err := s.validateClaim(*p.Claim); err != nil {
+			return engine.FinishResult{}, err
+		}
+	}
+	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
+	// Outcomes whose job ID cannot exist are answered here; the others go
+	// to the script, in order.
+	var sent []int
+	args := []any{0}
+	for i, o := range p.Outcomes {
+		if !validJobID(o.JobID) {
+			res.Settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is unknown", engine.ErrLeaseLost, o.JobID)}
+			continue
+		}
+		sent = append(sent, i)
+		msg := o.Error
+		if len(msg) > lim.MaxError {
+			msg = msg[:lim.MaxError]
+		}
+		// RetryAfter in whole milliseconds, rounded up, as the model does.
+		retryAfter := (o.RetryAfter + time.Millisecond - 1).Milliseconds()
+		args = append(args, o.JobID, o.Token, string(o.Kind), flag(o.Result != nil), o.Result, msg,
+			flag(o.NonRetryable), retryAfter)
+	}
+	args[0] = len(sent)
+	if p.Claim != nil {
+		args = append(args, claimArgs(*p.Claim)...)
+	} else {
+		args = append(args, 0, 0)
+	}
+	v, err := s.run(ctx, "finish", args...)
+	if err != nil {
+		return engine.FinishResult{}, err
+	}
+	r := newReader(v)
+	if n := r.count(); n != len(sent) && r.err == nil {
+		return engine.FinishResult{}, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, len(sent))
+	}
+	for _, i := range sent {
+		res.Settled[i] = r.settled()
+	}
+	res.Claimed = r.claimed()
+	if r.err != nil {
+		return engine.FinishResult{}, r.err
+	}
+	return res, nil
+}
+
+// Heartbeat implements engine.Store.
+func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
+	if err := s.validateBatch("leases", len(p.Leases)); err != nil {
+		return nil, err
+	}
+	if err := s.validateLease(p.Extend); err != nil {
+		return nil, err
+	}
+	out := make([]engine.LeaseStatus, len(p.Leases))
+	args := []any{p.Extend.Milliseconds()}
+	var sent []int
+	for i, l := range p.Leases {
+		out[i] = engine.LeaseStatus{JobID: l.JobID, Lost: true}
+		if validJobID(l.JobID) {
+			sent = append(sent, i)
+			args = append(args, l.JobID, l.Token)
+		}
+	}
+	if len(sent) == 0 {
+		return out, nil
+	}
+	v, err := s.run(ctx, "heartbeat", args...)
+	if err != nil {
+		return nil, err
+	}
+	r := newReader(v)
+	for _, i := range sent {
+		lost, cancel, dl := r.flag(), r.flag(), r.time()
+		if !lost {
+			out[i] = engine.LeaseStatus{JobID: p.Leases[i].JobID, Cancel: cancel, Deadline: dl}
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return out, nil
+}
+
+// ExpireLeases implements engine.Store.
+func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
+	n := p.Max
+	if n == 0 {
+		n = s.cfg.Limits.MaxBatch
+	}
+	if err := s.validateBatch("max", n); err != nil {
+		return engine.ExpireResult{}, err
+	}
+	v, err := s.run(ctx, "expire", n)
+	if err != nil {
+		return engine.ExpireResult{}, err
+	}
+	r := newReader(v)
+	var res engine.ExpireResult
+	if k := r.count(); k > 0 {
+		res.Expired = make([]engine.Settled, k)
+		for i := range res.Expired {
+			res.Expired[i] = r.settled()
+		}
+	}
+	res.Due = r.pushed()
+	return res, r.err
+}
+
+// codeErr is a script's error reply "CODE detail": it matches the code's
+// sentinel with errors.Is.
+type codeErr struct {
+	code   *engine.Error
+	detail string
+}
+
+func (e *codeErr) Error() string { return e.code.Error() + ": " + e.detail }
+func (e *codeErr) Unwrap() error { return e.code }
+
+// cancelError decodes "WFENDED|JOBENDED <state> ..." error replies of the
+// cancel scripts, which carry the state the model returns with the error.
+func cancelError(err error) (string, error) {
+	var ce *codeErr
+	if !errors.As(err, &ce) || (ce.code != engine.ErrWorkflowEnded && ce.code != engine.ErrJobEnded) {
+		return "", err
+	}
+	st, _, _ := strings.Cut(ce.detail, " ")
+	return st, err
+}
+
+// CancelWorkflow implements engine.Store.
+func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
+	if !engine.ValidID(p.ID) {
+		if err := ctx.Err(); err != nil {
+			return engine.CancelResult{}, err
+		}
+		return engine.CancelResult{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, p.ID)
+	}
+	undo := ""
+	if p.Undo != nil {
+		undo = "0"
+		if *p.Undo {
+			undo = "1"
+		}
+	}
+	v, err := s.run(ctx, "cancel_workflow", p.ID, undo)
+	if err != nil {
+		st, err := cancelError(err)
+		return engine.CancelResult{WorkflowState: engine.WorkflowState(st)}, err
+	}
+	r := newReader(v)
+	res := engine.CancelResult{WorkflowState: engine.WorkflowState(r.str())}
+	states, names := r.str(), strings.Split(r.str(), "\n")
+	if states != "" && len(names) != len(states) {
+		return engine.CancelResult{}, fmt.Errorf("%w: %d task states for %d names", engine.ErrProtocol, len(states), len(names))
+	}
+	for i := 0; i < len(states); i++ {
+		if states[i] == 'w' || states[i] == 'q' {
+			res.Cancelled = append(res.Cancelled, engine.TaskJobID(p.ID, names[i]))
+		}
+	}
+	res.Stopping = r.strings()
+	res.Pushed = r.pushed()
+	return res, r.err
+}
+
+// CancelJob implements engine.Store.
+func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
+	if !validJobID(p.ID) {
+		if err := ctx.Err(); err != nil {
+			return engine.CancelResult{}, err
+		}
+		return engine.CancelResult{}, fmt.Errorf("%w: job %q", engine.ErrNotFound, p.ID)
+	}
+	v, err := s.run(ctx, "cancel_job", p.ID)
+	if err != nil {
+		st, err := cancelError(err)
+		return engine.CancelResult{State: engine.State(st)}, err
+	}
+	r := newReader(v)
+	res := engine.CancelResult{State: engine.State(r.str()), WorkflowState: engine.WorkflowState(r.str())}
+	res.Cancelled = r.strings()
+	res.Stopping = r.strings()
+	res.Pushed = r.pushed()
+	return res, r.err
+}
+
+func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (engine.Workflow, error) {
+	if !engine.ValidID(id) {
+		if err := ctx.Err(); err != nil {
+			return engine.Workflow{}, err
+		}
+		return engine.Workflow{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, id)
+	}
+	v, err := s.run(ctx, "get_workflow", id, flag(evenExpired))
+	if err != nil {
+		return engine.Workflow{}, err
+	}
+	flat, ok := v.([]any)
+	if !ok {
+		return engine.Workflow{}, fmt.Errorf("%w: workflow reply is %T", engine.ErrProtocol, v)
+	}
+	return workflowFromHash(flat)
+}
+
+func (s *Store) getJob(ctx context.Context, id string, evenExpired bool) (engine.Job, error) {
+	if !validJobID(id) {
+		if err := ctx.Err(); err != nil {
+			return engine.Job{}, err
+		}
+		return engine.Job{}, fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
+	}
+	v, err := s.run(ctx, "get_job", id, flag(evenExpired))
+	if err != nil {
+		return engine.Job{}, err
+	}
+	r := newReader(v)
+	j := r.job()
+	return j, r.err
+}
+
+// GetWorkflow implements engine.Store.
+func (s *Store) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+	return s.getWorkflow(ctx, id, false)
+}
+
+// GetJob implements engine.Store.
+func (s *Store) GetJob(ctx context.Context, id string) (engine.Job, error) {
+	return s.getJob(ctx, id, false)
+}
+
+var workflowStates = []engine.WorkflowState{
+	engine.WorkflowRunning, engine.WorkflowCompleted, engine.WorkflowFailed, engine.WorkflowCancelled,
+	engine.WorkflowCompensating, engine.WorkflowCompensated, engine.WorkflowCompensationFailed,
+}
+
+// ListWorkflows implements engine.Store. The cursor is the model's,
+// "<created ms>:<id>" of the previous page's last workflow.
+func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return engine.WorkflowPage{}, invalid("limit", "%d is outside [1, 1000]", p.Limit)
+	}
+	if p.State != "" && !slices.Contains(workflowStates, p.State) {
+		return engine.WorkflowPage{}, invalid("state", "unknown workflow state %q", p.State)
+	}
+	cursor := ""
+	if p.Cursor != "" {
+		c, id, ok := strings.Cut(p.Cursor, ":")
+		created, err := strconv.ParseInt(c, 10, 64)
+		if !ok || err != nil || !engine.ValidID(id) {
+			return engine.WorkflowPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
+		}
+		switch {
+		case created < 0:
+			return engine.WorkflowPage{}, ctx.Err()
+		case created > 999_999_999_999_999:
+			cursor = ""
+		default:
+			cursor = fmt.Sprintf("%015d:%s", created, id)
+		}
+	}
+	v, err := s.run(ctx, "list", string(p.State), limit, cursor)
+	if err != nil {
+		return engine.WorkflowPage{}, err
+	}
+	r := newReader(v)
+	next := r.str()
+	n := r.count()
+	var page engine.WorkflowPage
+	for i := 0; i < n && r.err == nil; i++ {
+		k := r.count()
+		if r.i+k > len(r.v) {
+			return engine.WorkflowPage{}, fmt.Errorf("%w: short list reply", engine.ErrProtocol)
+		}
+		w, err := workflowFromHash(r.v[r.i : r.i+k])
+		if err != nil {
+			return engine.WorkflowPage{}, err
+		}
+		r.i += k
+		page.Workflows = append(page.Workflows, w)
+	}
+	if r.err != nil {
+		return engine.WorkflowPage{}, r.err
+	}
+	if next != "" {
+		c, id, _ := strings.Cut(next, ":")
+		created, _ := strconv.ParseInt(strings.TrimLeft(c, "0"), 10, 64)
+		page.NextCursor = strconv.FormatInt(created, 10) + ":" + id
+	}
+	return page, nil
+}
+
+// PauseQueue implements engine.Store.
+func (s *Store) PauseQueue(ctx context.Context, queue string) error { return s.pause(ctx, queue, "1") }
+
+// ResumeQueue implements engine.Store.
+func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	return s.pause(ctx, queue, "0")
+}
+
+func (s *Store) pause(ctx context.Context, queue, v string) error {
+	if !engine.ValidName(queue) {
+		return invalidQueue(queue)
+	}
+	_, err := s.run(ctx, "pause", queue, v)
+	return err
+}
+
+// PurgeQueue implements engine.Store.
+func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
+	if !engine.ValidName(queue) {
+		return engine.PurgeResult{}, invalidQueue(queue)
+	}
+	v, err := s.run(ctx, "purge", queue)
+	if err != nil {
+		return engine.PurgeResult{}, err
+	}
+	r := newReader(v)
+	res := engine.PurgeResult{Purged: r.strings(), Pushed: r.pushed()}
+	return res, r.err
+}
+
+// Queues implements engine.Store.
+func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+	v, err := s.run(ctx, "queues")
+	if err != nil {
+		return nil, err
+	}
+	r := newReader(v)
+	out := make([]engine.QueueInfo, r.count())
+	for i := range out {
+		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int())}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return out, nil
+}

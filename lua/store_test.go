@@ -1,0 +1,481 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var bg = context.Background()
+
+func claimOne(t *testing.T, s *Store, queue string) engine.Claimed {
+	t.Helper()
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{queue}, Max: 1, Lease: time.Minute})
+	if err != nil || len(c) != 1 {
+		t.Fatalf("claim %s: %v, %d jobs", queue, err, len(c))
+	}
+	return c[0]
+}
+
+func TestErrorsAreSentinels(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	plan := engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	other := plan
+	other.Tasks = []engine.TaskSpec{{Name: "b", Queue: "q"}}
+	_, err := s.Submit(bg, engine.SubmitParams{Plan: other})
+	check := func(name string, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Errorf("%s: got %v, want %v", name, err, want)
+		}
+	}
+	check("other plan", err, engine.ErrWorkflowExists)
+	_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
+	check("enqueue", err, nil)
+	_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q2"}})
+	check("other spec", err, engine.ErrJobExists)
+	_, err = s.GetWorkflow(bg, "nope")
+	check("get workflow", err, engine.ErrNotFound)
+	_, err = s.GetJob(bg, "w/zz")
+	check("get job", err, engine.ErrNotFound)
+	_, err = s.GetJob(bg, "bad id")
+	check("get bad job", err, engine.ErrNotFound)
+	_, err = s.CancelJob(bg, engine.CancelJobParams{ID: "nope"})
+	check("cancel job", err, engine.ErrNotFound)
+	c := claimOne(t, s, "q")
+	f, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{
+		{JobID: c.Job.ID, Token: "stale", Kind: engine.OutcomeCompleted},
+		{JobID: "no/such/job", Token: "x", Kind: engine.OutcomeCompleted},
+		{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted},
+	}})
+	check("finish", err, nil)
+	check("stale token", f.Settled[0].Err, engine.ErrLeaseLost)
+	check("bad job ID", f.Settled[1].Err, engine.ErrLeaseLost)
+	check("good finish", f.Settled[2].Err, nil)
+	if f.Settled[2].WorkflowState != engine.WorkflowCompleted || !f.Settled[2].WorkflowEnded {
+		t.Errorf("settled %+v", f.Settled[2])
+	}
+	r, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "w"})
+	check("cancel ended", err, engine.ErrWorkflowEnded)
+	if r.WorkflowState != engine.WorkflowCompleted {
+		t.Errorf("cancel ended workflow: state %q", r.WorkflowState)
+	}
+	cr, err := s.CancelJob(bg, engine.CancelJobParams{ID: "w/a"})
+	check("cancel ended job", err, engine.ErrJobEnded)
+	if cr.State != engine.Completed {
+		t.Errorf("cancel ended job: state %q", cr.State)
+	}
+	_, err = s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 0, Lease: time.Minute})
+	check("claim max 0", err, engine.ErrInvalid)
+	_, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "j", Kind: engine.OutcomeCompleted, Result: make([]byte, 1<<20)}}})
+	check("result too large", err, engine.ErrTooLarge)
+	_, err = s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "bad{id}", Tasks: plan.Tasks}})
+	check("bad workflow ID", err, engine.ErrInvalid)
+	if err := s.PauseQueue(bg, "a:b"); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("pause with a bad name: %v", err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err = s.GetWorkflow(ctx, "w")
+	check("cancelled context", err, context.Canceled)
+}
+
+// fakeRedisErr is a server error reply, as go-redis returns them.
+type fakeRedisErr string
+
+func (e fakeRedisErr) Error() string { return string(e) }
+func (fakeRedisErr) RedisError()     {}
+
+func TestMapErr(t *testing.T) {
+	for _, c := range []struct {
+		in   error
+		want error
+	}{
+		{fakeRedisErr("OOM command not allowed when used memory > 'maxmemory'. script: x"), engine.ErrStoreFull},
+		{fakeRedisErr("BUSY Redis is busy running a script."), engine.ErrUnavailable},
+		{fakeRedisErr("READONLY You can't write against a read only replica."), engine.ErrUnavailable},
+		{fakeRedisErr("LOADING Redis is loading the dataset in memory"), engine.ErrUnavailable},
+		{fakeRedisErr("NOTFOUND workflow \"x\""), engine.ErrNotFound},
+		{fakeRedisErr("LEASELOST x"), engine.ErrLeaseLost},
+		{fakeRedisErr("ERR user_script:1: attempt to index a nil value"), engine.ErrProtocol},
+		{redis.ErrClosed, engine.ErrUnavailable},
+		{fmt.Errorf("dial tcp: %w", errors.New("connection refused")), engine.ErrUnavailable},
+	} {
+		got := mapErr(c.in)
+		if !errors.Is(got, c.want) {
+			t.Errorf("mapErr(%v) = %v, want %v", c.in, got, c.want)
+		}
+		if c.want == engine.ErrStoreFull || c.want == engine.ErrUnavailable {
+			if !errors.Is(got, c.in) {
+				t.Errorf("mapErr(%v) lost the original error", c.in)
+			}
+		}
+	}
+	for _, e := range engine.Errors {
+		if got := mapErr(fakeRedisErr(e.Code + " detail")); !errors.Is(got, e) {
+			t.Errorf("code %s maps to %v", e.Code, got)
+		}
+	}
+}
+
+// TestOOM: a full server refuses the write with ErrStoreFull and keeps
+// nothing of it.
+func TestOOM(t *testing.T) {
+	e := newPrivateEnv(t, engine.DefaultConfig())
+	old, err := e.rdb.ConfigGet(bg, "maxmemory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rdb.ConfigSet(bg, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.store.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
+	e.rdb.ConfigSet(bg, "maxmemory", old["maxmemory"])
+	if !errors.Is(err, engine.ErrStoreFull) {
+		t.Fatalf("enqueue on a full server: %v", err)
+	}
+	if _, err := e.store.GetJob(bg, "j"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("the refused job exists: %v", err)
+	}
+}
+
+// TestLostReply: a finish run twice (its first reply lost) promotes once
+// and answers the same.
+func TestLostReply(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	_, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "q"},
+		{Name: "b", Queue: "q", After: []string{"a"}},
+		{Name: "c", Queue: "q", After: []string{"a", "b"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claimOne(t, s, "q")
+	p := engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted, Result: []byte("r")}}}
+	first, err := s.Finish(bg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Finish(bg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(first, second) {
+		t.Fatalf("repeat differs:\n%+v\n%+v", first, second)
+	}
+	if len(first.Settled[0].Pushed) != 1 || first.Settled[0].Pushed[0].JobID != "w/b" {
+		t.Fatalf("first finish pushed %+v", first.Settled[0].Pushed)
+	}
+	qs, _ := s.Queues(bg)
+	if qs[0].Ready != 1 {
+		t.Fatalf("queue after a repeated finish: %+v", qs)
+	}
+	// b completes; c (after a and b) must be pushed exactly once, by b.
+	cb := claimOne(t, s, "q")
+	pb := engine.FinishParams{Outcomes: []engine.Outcome{{JobID: cb.Job.ID, Token: cb.Lease.Token, Kind: engine.OutcomeCompleted}}}
+	fb, _ := s.Finish(bg, pb)
+	if _, err := s.Finish(bg, p); err != nil {
+		t.Fatal(err)
+	}
+	fb2, _ := s.Finish(bg, pb)
+	if !reflect.DeepEqual(fb, fb2) || len(fb.Settled[0].Pushed) != 1 {
+		t.Fatalf("finish of b: %+v then %+v", fb, fb2)
+	}
+	cc := claimOne(t, s, "q")
+	if cc.Job.ID != "w/c" || len(cc.Deps) != 2 || string(cc.Deps[0].Result) != "r" {
+		t.Fatalf("claimed %+v", cc)
+	}
+	if more, _ := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 5, Lease: time.Minute}); len(more) != 0 {
+		t.Fatalf("a second promotion: %+v", more)
+	}
+}
+
+// TestScriptFlush: flushing the server's script cache mid-run reaches no
+// caller.
+func TestScriptFlush(t *testing.T) {
+	var e *testEnv
+	if realRedis() {
+		e = newPrivateEnv(t, engine.DefaultConfig())
+	} else {
+		e = newEnv(t, engine.DefaultConfig())
+	}
+	s := e.store
+	for i := range 20 {
+		if i%5 == 2 {
+			if err := e.rdb.ScriptFlush(bg).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id := "j" + strconv.Itoa(i)
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatalf("enqueue after flush: %v", err)
+		}
+		c := claimOne(t, s, "q")
+		if i%5 == 3 {
+			e.rdb.ScriptFlush(bg)
+		}
+		if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+			t.Fatalf("finish after flush: %v", err)
+		}
+		if _, err := s.GetJob(bg, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A pipeline of EVALSHA works once Load has run.
+	e.rdb.ScriptFlush(bg)
+	if err := s.Load(bg); err != nil {
+		t.Fatal(err)
+	}
+	pipe := e.rdb.Pipeline()
+	cmd := pipe.EvalSha(bg, scripts["queues"].rs.Hash(), s.keys.common(), "", 0, 0)
+	if _, err := pipe.Exec(bg); err != nil || cmd.Err() != nil {
+		t.Fatalf("pipelined EVALSHA after Load: %v", err)
+	}
+}
+
+// TestClockNeverGoesBack: a call given an earlier time uses the last one.
+func TestClockNeverGoesBack(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	e.advance(time.Hour)
+	later := e.clock()
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.advance(-30 * time.Minute)
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := s.GetJob(bg, "b")
+	if !j.CreatedAt.Equal(later) {
+		t.Fatalf("created %v, want %v", j.CreatedAt, later)
+	}
+}
+
+// TestRetention: ended records expire logically at ended+retention, are
+// then removed by the scripts' sweep, and get a TTL with the server clock.
+func TestRetention(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Retention = time.Hour
+	e := newEnv(t, cfg)
+	s := e.store
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := claimOne(t, s, "q")
+	s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}})
+	j, err := s.GetJob(bg, "a")
+	if err != nil || !j.ExpiresAt.Equal(j.EndedAt.Add(time.Hour)) {
+		t.Fatalf("job %+v, %v", j, err)
+	}
+	e.advance(time.Hour)
+	if _, err := s.GetJob(bg, "a"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("after retention: %v", err)
+	}
+	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 1 {
+		t.Fatal("removed before any write")
+	}
+	s.Queues(bg) // reads do not sweep
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 0 {
+		t.Fatal("the expired job's key is still there after a write")
+	}
+	if n, _ := e.rdb.ZCard(bg, s.keys.expiry).Result(); n != 0 {
+		t.Fatalf("expiry index has %d entries", n)
+	}
+
+	// With the server's clock, ended records get a TTL.
+	srv, err := New(e.rdb, Options{Namespace: e.ns + "-srv", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-srv") })
+	if _, err := srv.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	c = claimOne(t, srv, "q")
+	srv.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeFailed}}})
+	ttl, err := e.rdb.PTTL(bg, srv.keys.job("a")).Result()
+	if err != nil || ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("TTL %v, %v", ttl, err)
+	}
+}
+
+// TestClaimWaitWakes: a blocked claim returns the job pushed while it
+// waits; an empty wait returns nothing and no error; a cancelled context
+// returns its error.
+func TestClaimWaitWakes(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	got := make(chan []engine.Claimed, 1)
+	errc := make(chan error, 1)
+	go func() {
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q", "q2"}, Max: 2, Lease: time.Minute, Wait: time.Minute})
+		got <- c
+		errc <- err
+	}()
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q2"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := <-got
+	if err := <-errc; err != nil || len(c) != 1 || c[0].Job.ID != "a" {
+		t.Fatalf("woken claim: %+v, %v", c, err)
+	}
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute, Wait: 20 * time.Millisecond})
+	if err != nil || c != nil {
+		t.Fatalf("empty wait: %+v, %v", c, err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	go cancel()
+	if _, err := s.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute, Wait: time.Minute}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+}
+
+// TestAwait: AwaitJob and AwaitWorkflow return the final snapshot, also
+// with retention 0.
+func TestAwait(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Retention = 0
+	e := newEnv(t, cfg)
+	s := e.store
+	_, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
+	type res struct {
+		state string
+		err   error
+	}
+	ch := make(chan res, 3)
+	ready := make(chan struct{}, 3)
+	go func() {
+		ready <- struct{}{}
+		w, err := s.AwaitWorkflow(bg, "w")
+		ch <- res{string(w.State), err}
+	}()
+	go func() {
+		ready <- struct{}{}
+		j, err := s.AwaitJob(bg, "w/a")
+		ch <- res{string(j.State), err}
+	}()
+	go func() {
+		ready <- struct{}{}
+		j, err := s.AwaitJob(bg, "j")
+		ch <- res{string(j.State), err}
+	}()
+	for range 3 {
+		<-ready
+	}
+	// Wait until the three are registered, so that the finish publishes.
+	for {
+		n1, _ := e.rdb.Get(bg, s.keys.waitWorkflow("w")).Int()
+		n2, _ := e.rdb.Get(bg, s.keys.waitWorkflowJobs("w")).Int()
+		n3, _ := e.rdb.Get(bg, s.keys.waitJob("j")).Int()
+		if n1+n2+n3 == 3 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 2, Lease: time.Minute})
+	if err != nil || len(c) != 2 {
+		t.Fatal(err, len(c))
+	}
+	_, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{
+		{JobID: c[0].Job.ID, Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted},
+		{JobID: c[1].Job.ID, Token: c[1].Lease.Token, Kind: engine.OutcomeFailed},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r := <-ch
+		if r.err != nil || (r.state != "completed" && r.state != "failed") {
+			t.Errorf("await: %+v", r)
+		}
+	}
+	// retention 0: gone for readers at once
+	if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("workflow with retention 0: %v", err)
+	}
+	// an await of an ended record returns at once
+	ctx, cancel := context.WithTimeout(bg, time.Minute)
+	defer cancel()
+	if _, err := s.AwaitJob(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("await unknown: %v", err)
+	}
+}
+
+// TestCancelledPendingUndoKeepsOrder: an undo cancelled while it waits for
+// its descendants' undos releases its ancestors only once those ended, as
+// the model does.
+func TestCancelledPendingUndoKeepsOrder(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	m := engine.NewModel(engine.DefaultConfig())
+	u := &engine.UndoSpec{Queue: "undo"}
+	plan := engine.Plan{ID: "saga", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "q", Undo: u},
+		{Name: "b", Queue: "q", After: []string{"a"}, Undo: u},
+		{Name: "c", Queue: "q", After: []string{"b"}, Undo: u},
+		{Name: "d", Queue: "q", After: []string{"c"}},
+	}}
+	if _, err := m.Submit(e.clock(), engine.SubmitParams{Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	// run a, b, c to completion and fail d, on both
+	step := func(queue string, kind engine.OutcomeKind) {
+		t.Helper()
+		cp := engine.ClaimParams{Queues: []string{queue}, Max: 1, Lease: time.Minute}
+		mc, _ := m.Claim(e.clock(), cp)
+		sc, err := s.Claim(bg, cp)
+		if err != nil || len(mc) != 1 || len(sc) != 1 || mc[0].Job.ID != sc[0].Job.ID {
+			t.Fatalf("claim: %v %+v %+v", err, mc, sc)
+		}
+		mf, _ := m.Finish(e.clock(), engine.FinishParams{Outcomes: []engine.Outcome{{JobID: mc[0].Job.ID, Token: mc[0].Lease.Token, Kind: kind}}})
+		sf, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: sc[0].Job.ID, Token: sc[0].Lease.Token, Kind: kind}}})
+		if err != nil || !reflect.DeepEqual(normSettled(mf.Settled), normSettled(sf.Settled)) {
+			t.Fatalf("finish %s: %v\n%+v\n%+v", mc[0].Job.ID, err, mf.Settled, sf.Settled)
+		}
+	}
+	step("q", engine.OutcomeCompleted)
+	step("q", engine.OutcomeCompleted)
+	step("q", engine.OutcomeCompleted)
+	step("q", engine.OutcomeFailed)
+	// compensating: c's undo is queued, b's and a's wait
+	mr, _ := m.CancelJob(e.clock(), engine.CancelJobParams{ID: "saga/b/undo"})
+	sr, err := s.CancelJob(bg, engine.CancelJobParams{ID: "saga/b/undo"})
+	if err != nil || !reflect.DeepEqual(mr, sr) {
+		t.Fatalf("cancel pending undo: %v\n%+v\n%+v", err, mr, sr)
+	}
+	if len(sr.Pushed) != 0 {
+		t.Fatalf("a's undo overtook c's: %+v", sr.Pushed)
+	}
+	step("undo", engine.OutcomeCompleted) // c's undo: releases a's through b's
+	step("undo", engine.OutcomeCompleted) // a's undo: the workflow ends
+	mw, _ := m.GetWorkflow(e.clock(), "saga")
+	sw, err := s.GetWorkflow(bg, "saga")
+	if err != nil || !reflect.DeepEqual(mw, sw) || sw.State != engine.WorkflowCompensationFailed {
+		t.Fatalf("workflow: %v\n%+v\n%+v", err, mw, sw)
+	}
+}

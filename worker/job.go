@@ -1,0 +1,139 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+)
+
+// JobInfo is what a handler knows about the job it runs, whatever its
+// payload type. Middleware sees it; typed handlers see it inside Job.
+type JobInfo struct {
+	ID    string
+	Queue string
+	// Workflow and Task are set for a workflow task's job and for an undo
+	// job (Task is then the task it undoes).
+	Workflow string
+	Task     string
+	// Undo is set for an undo job.
+	Undo bool
+	// Attempt is this attempt's number, 1 for the first.
+	Attempt     int
+	MaxAttempts int
+	// Deps are the outcomes of a task's dependencies, in its After order; an
+	// undo job has one: the task it undoes, with its result. Read them typed
+	// with DepResult.
+	Deps []engine.DepOutcome
+	// RawPayload is the payload as stored (msgpack).
+	RawPayload []byte
+
+	result []byte
+}
+
+// Job is a job as a typed handler gets it: its JobInfo and its decoded
+// payload.
+type Job[P any] struct {
+	JobInfo
+	Payload P
+}
+
+// Handler runs one job, untyped: the form that Middleware wraps. The typed
+// function given to Handle sits innermost.
+type Handler func(ctx context.Context, j *JobInfo) error
+
+// Middleware wraps every handler of a worker, outermost first (for logging,
+// metrics, tracing, limits). It must call next to run the job, and return
+// its error (or another one).
+type Middleware func(next Handler) Handler
+
+// Handle registers fn as the handler of queue q's jobs on w. The payload
+// arrives decoded; fn's result is stored as the job's result. fn's context
+// is cancelled when the job or its workflow is cancelled, when the job's
+// timeout passes, when the worker loses the job's lease and when a graceful
+// shutdown runs out of time; context.Cause tells which (ErrJobCancelled,
+// ErrTimeout, ErrLeaseLost, ErrShutdown). fn should return soon after.
+//
+// What fn returns decides the attempt: nil completes the job; an error
+// fails the attempt, retried with backoff while attempts remain, unless it
+// is NonRetryable; an error returned because the job was cancelled ends it
+// cancelled; one returned because of a shutdown hands the job back without
+// counting the attempt. A panic fails the attempt, with its stack as the
+// reason.
+//
+// Handle panics when q already has a handler or w is running: handlers are
+// registered once, before Start.
+func Handle[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) {
+	w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
+		p, err := q.DecodePayload(info.RawPayload)
+		if err != nil {
+			return NonRetryable(fmt.Errorf("payload: %w", err))
+		}
+		r, err := fn(ctx, &Job[P]{JobInfo: *info, Payload: p})
+		if err != nil {
+			return err
+		}
+		b, err := q.EncodeResult(r)
+		if err != nil {
+			return NonRetryable(fmt.Errorf("result: %w", err))
+		}
+		info.result = b
+		return nil
+	})
+}
+
+// ErrNoDependency: DepResult was asked for a task that is not a dependency
+// of the job.
+var ErrNoDependency = errors.New("weir: not a dependency of this job")
+
+// DepResult returns the result of the dependency named task of job j,
+// decoded as an R (the result type of that task's queue). A dependency that
+// failed or was cancelled (which an Always task, or an undo job, may see)
+// returns a *client.JobError with its state and reason: errors.Is matches
+// client.ErrFailed or client.ErrCancelled.
+//
+//	thumb, err := worker.DepResult[Thumbnail](j, "resize")
+func DepResult[R, P any](j *Job[P], task string) (R, error) {
+	var zero R
+	for _, d := range j.Deps {
+		if d.Task != task {
+			continue
+		}
+		if d.State != engine.Completed {
+			return zero, &client.JobError{JobID: engine.TaskJobID(j.Workflow, task), Workflow: j.Workflow, Task: task, State: d.State, Message: d.Error}
+		}
+		return client.Decode[R](d.Result)
+	}
+	return zero, fmt.Errorf("%w: %q (job %s)", ErrNoDependency, task, j.ID)
+}
+
+// NonRetryable marks err so that the attempt that returns it ends the job
+// failed at once, whatever attempts remain. It returns nil for nil.
+func NonRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &nonRetryable{err}
+}
+
+type nonRetryable struct{ err error }
+
+func (e *nonRetryable) Error() string { return e.err.Error() }
+func (e *nonRetryable) Unwrap() error { return e.err }
+
+// Causes of a handler's context being cancelled, for context.Cause.
+var (
+	// ErrJobCancelled: the job, or its workflow, was cancelled.
+	ErrJobCancelled = errors.New("weir: job cancelled")
+	// ErrTimeout: the job's timeout passed.
+	ErrTimeout = errors.New("weir: job timed out")
+	// ErrShutdown: the worker is shutting down and the grace period ended;
+	// the job is handed back to its queue without counting the attempt.
+	ErrShutdown = errors.New("weir: worker shutting down")
+	// ErrLeaseLost: the worker no longer holds the job's lease (it expired,
+	// for example after a long pause of this process); the job may already
+	// run elsewhere, and nothing this attempt returns is stored.
+	ErrLeaseLost = engine.ErrLeaseLost
+)

@@ -1,0 +1,743 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Config configures a Worker. Zero fields take the defaults below.
+type Config struct {
+	// Queues maps the queues to claim from to their weights. Every queue
+	// listed needs a handler. Nil means every queue with a handler, weight 1.
+	// Each claim tries the queues in an order drawn at random by weight
+	// (a queue of weight 3 comes first three times as often as one of
+	// weight 1), or, with StrictPriority, by weight, highest first (then by
+	// name), so a queue is served only when those above it are empty.
+	Queues         map[string]int
+	StrictPriority bool
+	// Concurrency is how many jobs run at once. Default 10.
+	Concurrency int
+	// Lease is how long the store holds a claimed job for this worker
+	// without news from it; heartbeats extend it. A worker that dies loses
+	// its jobs to another after at most this long. Default 30s.
+	Lease time.Duration
+	// HeartbeatInterval is how often the worker extends the leases of all
+	// its running jobs, in one store call, and learns which were cancelled.
+	// It is also how soon a cancel reaches a running handler. Default
+	// Lease/3.
+	HeartbeatInterval time.Duration
+	// SweepInterval is how often (with ±20% jitter) the worker asks the
+	// store to expire overdue leases and ready the delayed jobs that came
+	// due, in every queue. Default 1s.
+	SweepInterval time.Duration
+	// ShutdownTimeout is how long Run lets running jobs finish after its
+	// context is done, before cancelling them. Default 30s.
+	ShutdownTimeout time.Duration
+	// Limits are the store's limits (result size, backoff cap, batch size).
+	// Zero means engine.DefaultLimits().
+	Limits engine.Limits
+	// Middleware wraps every handler, the first outermost.
+	Middleware []Middleware
+	// Observer, when set, receives the worker's events.
+	Observer Observer
+	// Logger gets the store errors the worker retries. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// claimWait bounds how long one blocking claim waits for a job before the
+// worker claims again (a claim returns as soon as a job comes).
+const claimWait = 5 * time.Second
+
+// Errors of Start.
+var (
+	// ErrRunning: Start was called on a running worker.
+	ErrRunning = errors.New("weir: worker already running")
+	// ErrNoHandlers: Start was called with no handler registered.
+	ErrNoHandlers = errors.New("weir: worker has no handlers")
+)
+
+// Worker claims jobs from a store and runs them with the handlers
+// registered by Handle. Any number of workers, in any number of processes,
+// can share a store; together with the store they are all that runs: there
+// is no scheduler (each worker expires leases and readies due jobs itself).
+//
+// A worker holds its jobs by lease, and extends the leases of all its
+// running jobs in one heartbeat call per interval. Finishing a job and
+// claiming the next one is one store call. Stop (or the end of Run's
+// context) shuts it down gracefully: no more claims, running jobs get a
+// deadline, and the jobs still unfinished then are handed back to their
+// queues without counting an attempt.
+type Worker struct {
+	store engine.Store
+	cfg   Config
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	handlers map[string]Handler
+	cur      *run
+}
+
+// New returns a worker of store with cfg (defaults filled in). Register
+// handlers with Handle, then Start or Run it.
+func New(store engine.Store, cfg Config) *Worker {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	cfg.Lease = max(cfg.Lease.Truncate(time.Millisecond), time.Millisecond)
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = max(cfg.Lease/3, time.Millisecond)
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.Limits == (engine.Limits{}) {
+		cfg.Limits = engine.DefaultLimits()
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Worker{store: store, cfg: cfg, log: log, handlers: map[string]Handler{}}
+}
+
+func (w *Worker) register(queue string, h Handler) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cur != nil {
+		panic("weir: Handle called on a running worker")
+	}
+	if _, dup := w.handlers[queue]; dup {
+		panic(fmt.Sprintf("weir: queue %q already has a handler", queue))
+	}
+	w.handlers[queue] = h
+}
+
+// Run starts the worker, runs it until ctx is done, then stops it
+// gracefully, giving running jobs Config.ShutdownTimeout to finish. It
+// returns nil after a graceful stop, or Start's error.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+	defer cancel()
+	return w.Stop(stopCtx)
+}
+
+// Start starts claiming and running jobs in the background and returns. The
+// values of ctx (not its cancellation) are passed on to the handlers'
+// contexts; stop the worker with Stop. A stopped worker can be started
+// again.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cur != nil {
+		return ErrRunning
+	}
+	if len(w.handlers) == 0 {
+		return ErrNoHandlers
+	}
+	weights := w.cfg.Queues
+	if weights == nil {
+		weights = map[string]int{}
+		for q := range w.handlers {
+			weights[q] = 1
+		}
+	}
+	var queues []queueWeight
+	for q, wt := range weights {
+		if _, ok := w.handlers[q]; !ok {
+			return fmt.Errorf("weir: queue %q is in Config.Queues but has no handler", q)
+		}
+		if wt <= 0 {
+			return fmt.Errorf("weir: queue %q has weight %d; weights are positive", q, wt)
+		}
+		queues = append(queues, queueWeight{q, wt})
+	}
+	slices.SortFunc(queues, func(a, b queueWeight) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.name, b.name))
+	})
+	handlers := make(map[string]Handler, len(w.handlers))
+	for q, h := range w.handlers {
+		for i := len(w.cfg.Middleware) - 1; i >= 0; i-- {
+			h = w.cfg.Middleware[i](h)
+		}
+		handlers[q] = h
+	}
+	r := &run{
+		w: w, cfg: &w.cfg, store: w.store, log: w.log,
+		queues: queues, handlers: handlers,
+		slots:     make(chan struct{}, w.cfg.Concurrency),
+		active:    map[string]*active{},
+		fetchDone: make(chan struct{}),
+		stopped:   make(chan struct{}),
+	}
+	r.claimCtx, r.stopClaims = context.WithCancel(context.WithoutCancel(ctx))
+	r.loopCtx, r.stopLoops = context.WithCancel(context.WithoutCancel(ctx))
+	r.jobCtx = context.WithoutCancel(ctx)
+	r.loops.Add(2)
+	go r.fetch()
+	go r.heartbeat()
+	go r.sweep()
+	w.cur = r
+	return nil
+}
+
+// Stop stops the worker gracefully: it stops claiming at once, lets the
+// running jobs finish until ctx is done, then cancels their contexts (with
+// cause ErrShutdown) and hands back to their queues, without counting an
+// attempt, the jobs whose handlers then return an error. It returns once
+// every handler has returned and every goroutine of the worker has ended,
+// so a handler that ignores its context delays it. Stop of a worker that is
+// not running does nothing.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	r := w.cur
+	w.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.stop(ctx)
+	w.mu.Lock()
+	if w.cur == r {
+		w.cur = nil
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+type queueWeight struct {
+	name   string
+	weight int
+}
+
+// run is one Start..Stop of a worker.
+type run struct {
+	w        *Worker
+	cfg      *Config
+	store    engine.Store
+	log      *slog.Logger
+	queues   []queueWeight // by weight, highest first
+	handlers map[string]Handler
+
+	claimCtx   context.Context // the fetcher's claims; done when Stop begins
+	stopClaims context.CancelFunc
+	loopCtx    context.Context // heartbeats, sweeps, finishes; done at the end
+	stopLoops  context.CancelFunc
+	jobCtx     context.Context // the parent of the handlers' contexts
+
+	slots     chan struct{} // one token per running job (or slot being claimed)
+	fetchDone chan struct{}
+	loops     sync.WaitGroup // heartbeat and sweep
+	runners   sync.WaitGroup
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when stop has ended
+
+	mu       sync.Mutex
+	stopping bool
+	active   map[string]*active
+}
+
+// active is a running job.
+type active struct {
+	token  string
+	cancel context.CancelCauseFunc
+}
+
+// stop runs once; a concurrent second call waits for the first.
+func (r *run) stop(ctx context.Context) {
+	r.stopOnce.Do(func() {
+		r.stopNow(ctx)
+		close(r.stopped)
+	})
+	<-r.stopped
+}
+
+func (r *run) stopNow(ctx context.Context) {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
+	r.stopClaims()
+	<-r.fetchDone // no runner is added after this
+	done := make(chan struct{})
+	go func() {
+		r.runners.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		r.mu.Lock()
+		for _, a := range r.active {
+			a.cancel(ErrShutdown)
+		}
+		r.mu.Unlock()
+		<-done
+	}
+	r.stopLoops()
+	r.loops.Wait()
+}
+
+// claimParams returns a claim of up to n jobs, with the queues in this
+// claim's order.
+func (r *run) claimParams(n int, wait time.Duration) engine.ClaimParams {
+	return engine.ClaimParams{Queues: r.order(), Max: n, Lease: r.cfg.Lease, Wait: wait}
+}
+
+// order returns the queues in the order one claim tries them.
+func (r *run) order() []string {
+	out := make([]string, 0, len(r.queues))
+	if r.cfg.StrictPriority || len(r.queues) == 1 {
+		for _, q := range r.queues {
+			out = append(out, q.name)
+		}
+		return out
+	}
+	left := slices.Clone(r.queues)
+	total := 0
+	for _, q := range left {
+		total += q.weight
+	}
+	for len(left) > 0 {
+		x := rand.IntN(total)
+		i := 0
+		for ; x >= left[i].weight; i++ {
+			x -= left[i].weight
+		}
+		out = append(out, left[i].name)
+		total -= left[i].weight
+		left = slices.Delete(left, i, i+1)
+	}
+	return out
+}
+
+// fetch claims jobs while slots are free, blocking in the store while there
+// is nothing to claim, and starts a runner per claimed job.
+func (r *run) fetch() {
+	defer close(r.fetchDone)
+	retry := newBackoff()
+	for {
+		select {
+		case r.slots <- struct{}{}:
+		case <-r.claimCtx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < r.cfg.Limits.MaxBatch {
+			select {
+			case r.slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		claimed, err := r.store.Claim(r.claimCtx, r.claimParams(n, claimWait))
+		if err != nil {
+			claimed = nil
+		}
+		for range n - len(claimed) {
+			<-r.slots
+		}
+		for _, c := range claimed {
+			r.runners.Add(1)
+			go r.runner(c)
+		}
+		if err != nil {
+			if r.claimCtx.Err() != nil {
+				return
+			}
+			r.log.Warn("weir: claim failed", "error", err)
+			if !retry.sleep(r.claimCtx) {
+				return
+			}
+			continue
+		}
+		retry.reset()
+	}
+}
+
+// runner runs claimed jobs on one slot: the claimed one, then each job
+// that finishing the last one claimed.
+func (r *run) runner(c engine.Claimed) {
+	defer r.runners.Done()
+	defer func() { <-r.slots }()
+	for {
+		o, start, ok := r.execute(c)
+		if !ok {
+			return // lease lost: nothing to finish
+		}
+		next := r.finish(c, o, start)
+		if next == nil {
+			return
+		}
+		c = *next
+	}
+}
+
+// execute runs one claimed job and returns its outcome; ok is false when
+// the lease was lost, so there is nothing to finish.
+func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok bool) {
+	j := &c.Job
+	o = engine.Outcome{JobID: j.ID, Token: c.Lease.Token}
+	h := r.handlers[j.Queue]
+	ctx, cancel := context.WithCancelCause(r.jobCtx)
+	defer cancel(nil)
+	a := &active{token: c.Lease.Token, cancel: cancel}
+	r.mu.Lock()
+	if r.stopping || h == nil {
+		r.mu.Unlock()
+		o.Kind = engine.OutcomeReleased
+		return o, time.Now(), true
+	}
+	r.active[j.ID] = a
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.active[j.ID] == a {
+			delete(r.active, j.ID)
+		}
+		r.mu.Unlock()
+	}()
+
+	hctx := ctx
+	if j.Timeout > 0 {
+		var cancelT context.CancelFunc
+		hctx, cancelT = context.WithTimeoutCause(ctx, j.Timeout, ErrTimeout)
+		defer cancelT()
+	}
+	info := &JobInfo{
+		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
+		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Deps: c.Deps, RawPayload: j.Payload,
+	}
+	r.observe(Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt})
+	start = time.Now()
+	err := call(hctx, h, info)
+	var pe *panicError
+	panicked := errors.As(err, &pe)
+	cause := context.Cause(hctx)
+	switch {
+	case errors.Is(context.Cause(ctx), ErrLeaseLost):
+		r.observe(Event{Kind: EventLeaseLost, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: time.Since(start)})
+		return o, start, false
+	case err == nil:
+		o.Kind = engine.OutcomeCompleted
+		o.Result = info.result
+		if len(o.Result) > r.cfg.Limits.MaxResult {
+			o = failNow(o, fmt.Sprintf("result is %d bytes, over the limit of %d", len(o.Result), r.cfg.Limits.MaxResult))
+		}
+	case panicked:
+		o.Kind = engine.OutcomeFailed
+		o.Error = err.Error()
+		o.RetryAfter = r.retryAfter(j)
+	case errors.Is(cause, ErrJobCancelled):
+		o.Kind = engine.OutcomeCancelled
+		o.Error = engine.ReasonTextJobCancelled
+		if !errors.Is(err, context.Canceled) {
+			o.Error = err.Error()
+		}
+	case errors.Is(cause, ErrShutdown):
+		o.Kind = engine.OutcomeReleased
+	default:
+		o.Kind = engine.OutcomeFailed
+		o.Error = err.Error()
+		if errors.Is(cause, ErrTimeout) && errors.Is(err, context.DeadlineExceeded) {
+			o.Error = fmt.Sprintf("timeout after %v", j.Timeout)
+		}
+		var nr *nonRetryable
+		if errors.As(err, &nr) {
+			o.NonRetryable = true
+		} else {
+			o.RetryAfter = r.retryAfter(j)
+		}
+	}
+	return o, start, true
+}
+
+func failNow(o engine.Outcome, reason string) engine.Outcome {
+	return engine.Outcome{JobID: o.JobID, Token: o.Token, Kind: engine.OutcomeFailed, Error: reason, NonRetryable: true}
+}
+
+// call runs h, turning a panic into a *panicError that carries the stack.
+func call(ctx context.Context, h Handler, info *JobInfo) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{fmt.Sprintf("panic: %v\n\n%s", v, debug.Stack())}
+		}
+	}()
+	return h(ctx, info)
+}
+
+type panicError struct{ msg string }
+
+func (e *panicError) Error() string { return e.msg }
+
+// retryAfter is the delay before retrying j: its backoff doubled per
+// attempt made, capped, with jitter (between half and all of it); zero when
+// no attempt remains.
+func (r *run) retryAfter(j *engine.Job) time.Duration {
+	if j.Attempt >= j.MaxAttempts {
+		return 0
+	}
+	limit := r.cfg.Limits.MaxBackoff
+	d := j.Backoff
+	if d <= 0 {
+		d = engine.DefaultBackoff
+	}
+	for i := 1; i < j.Attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	d = d/2 + rand.N(d/2+1)
+	return min(max(d.Truncate(time.Millisecond), time.Millisecond), limit)
+}
+
+// finish stores o and, unless the worker is stopping, claims the next job
+// in the same call. A store error is retried (without the claim) until the
+// lease would have expired.
+func (r *run) finish(c engine.Claimed, o engine.Outcome, start time.Time) *engine.Claimed {
+	p := engine.FinishParams{Outcomes: []engine.Outcome{o}}
+	r.mu.Lock()
+	if !r.stopping {
+		cp := r.claimParams(1, 0)
+		p.Claim = &cp
+	}
+	r.mu.Unlock()
+	retry := newBackoff()
+	giveUp := time.Now().Add(r.cfg.Lease)
+	for {
+		res, err := r.store.Finish(r.loopCtx, p)
+		if err == nil {
+			r.settled(c, o, res.Settled[0], time.Since(start))
+			if len(res.Claimed) == 0 {
+				return nil
+			}
+			for _, extra := range res.Claimed[1:] { // a store may hand out more
+				r.release(extra)
+			}
+			return &res.Claimed[0]
+		}
+		if errors.Is(err, engine.ErrInvalid) && p.Outcomes[0].Kind == engine.OutcomeCompleted {
+			// The store refused the result (a lower limit than ours).
+			p.Outcomes[0] = failNow(o, "result refused by the store: "+err.Error())
+			o = p.Outcomes[0]
+			continue
+		}
+		p.Claim = nil // a claim whose reply was lost must not be repeated
+		if errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrProtocol) || time.Now().After(giveUp) {
+			r.log.Error("weir: finish failed; the job's lease will expire", "job", o.JobID, "error", err)
+			return nil
+		}
+		r.log.Warn("weir: finish failed, retrying", "job", o.JobID, "error", err)
+		if !retry.sleep(r.loopCtx) {
+			return nil
+		}
+	}
+}
+
+// release hands a job back unrun.
+func (r *run) release(c engine.Claimed) {
+	o := engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeReleased}
+	_ = r.finishNoClaim(c, o)
+}
+
+func (r *run) finishNoClaim(c engine.Claimed, o engine.Outcome) error {
+	res, err := r.store.Finish(r.loopCtx, engine.FinishParams{Outcomes: []engine.Outcome{o}})
+	if err != nil {
+		r.log.Warn("weir: release failed; the job's lease will expire", "job", o.JobID, "error", err)
+		return err
+	}
+	r.settled(c, o, res.Settled[0], 0)
+	return nil
+}
+
+// settled reports what finishing c did.
+func (r *run) settled(c engine.Claimed, o engine.Outcome, s engine.Settled, d time.Duration) {
+	if r.cfg.Observer == nil {
+		return
+	}
+	j := &c.Job
+	e := Event{JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: d}
+	switch {
+	case s.Err != nil:
+		e.Kind = EventLeaseLost
+	case o.Kind == engine.OutcomeReleased && s.State == engine.Queued:
+		e.Kind = EventReleased
+	default:
+		e.Kind, e.Err, e.RunAt = stateEvent(s), o.Error, s.RunAt
+	}
+	r.observe(e)
+	r.consequences(s)
+}
+
+func stateEvent(s engine.Settled) EventKind {
+	switch s.State {
+	case engine.Completed:
+		return EventSucceeded
+	case engine.Queued:
+		return EventRetried
+	case engine.Failed:
+		return EventFailed
+	default:
+		return EventCancelled
+	}
+}
+
+// consequences reports the pushes and the workflow end of a settle.
+func (r *run) consequences(s engine.Settled) {
+	for _, p := range s.Pushed {
+		r.observe(Event{Kind: EventPromoted, JobID: p.JobID, Queue: p.Queue})
+	}
+	if s.WorkflowEnded {
+		wf, _, _ := cutTaskJobID(s.JobID)
+		r.observe(Event{Kind: EventWorkflowEnded, Workflow: wf, WorkflowState: s.WorkflowState})
+	}
+}
+
+// cutTaskJobID splits a task or undo job ID (engine.TaskJobID,
+// engine.UndoJobID) into workflow and task; plain job IDs have no '/'.
+func cutTaskJobID(id string) (wf, task string, ok bool) {
+	wf, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return "", "", false
+	}
+	task, _, _ = strings.Cut(rest, "/")
+	return wf, task, true
+}
+
+func (r *run) observe(e Event) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer(e)
+	}
+}
+
+// heartbeat extends the leases of every running job, one call per interval
+// (split by the batch limit), and cancels the handlers of the jobs that
+// were cancelled or whose lease was lost.
+func (r *run) heartbeat() {
+	defer r.loops.Done()
+	t := time.NewTicker(r.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.loopCtx.Done():
+			return
+		case <-t.C:
+		}
+		r.beat()
+	}
+}
+
+func (r *run) beat() {
+	r.mu.Lock()
+	refs := make([]engine.LeaseRef, 0, len(r.active))
+	for id, a := range r.active {
+		refs = append(refs, engine.LeaseRef{JobID: id, Token: a.token})
+	}
+	r.mu.Unlock()
+	for len(refs) > 0 {
+		n := min(len(refs), r.cfg.Limits.MaxBatch)
+		chunk := refs[:n]
+		refs = refs[n:]
+		st, err := r.store.Heartbeat(r.loopCtx, engine.HeartbeatParams{Leases: chunk, Extend: r.cfg.Lease})
+		if err != nil {
+			if r.loopCtx.Err() == nil {
+				r.log.Warn("weir: heartbeat failed", "leases", len(chunk), "error", err)
+			}
+			continue
+		}
+		r.mu.Lock()
+		for i, s := range st {
+			if i >= len(chunk) {
+				break
+			}
+			a := r.active[chunk[i].JobID]
+			if a == nil || a.token != chunk[i].Token {
+				continue // finished meanwhile
+			}
+			switch {
+			case s.Lost:
+				a.cancel(ErrLeaseLost)
+			case s.Cancel:
+				a.cancel(ErrJobCancelled)
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// sweep expires overdue leases and readies due delayed jobs, in every
+// queue, once per SweepInterval (jittered), in bounded calls.
+func (r *run) sweep() {
+	defer r.loops.Done()
+	const perCall, callsPerSweep = 100, 10
+	for {
+		d := r.cfg.SweepInterval
+		d = d*4/5 + rand.N(d*2/5+1)
+		t := time.NewTimer(d)
+		select {
+		case <-r.loopCtx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		for range callsPerSweep {
+			res, err := r.store.ExpireLeases(r.loopCtx, engine.ExpireParams{Max: perCall})
+			if err != nil {
+				if r.loopCtx.Err() == nil {
+					r.log.Warn("weir: lease sweep failed", "error", err)
+				}
+				break
+			}
+			for _, s := range res.Expired {
+				wf, task, _ := cutTaskJobID(s.JobID)
+				r.observe(Event{Kind: stateEvent(s), JobID: s.JobID, Workflow: wf, Task: task, Err: engine.ReasonTextLeaseExpired, RunAt: s.RunAt})
+				r.consequences(s)
+			}
+			if len(res.Expired) < perCall && len(res.Due) < perCall {
+				break
+			}
+		}
+	}
+}
+
+// backoff spaces the retries of a failing store call: 50ms doubling to 5s,
+// with jitter.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{} }
+
+func (b *backoff) reset() { b.d = 0 }
+
+// sleep waits for the next retry; false when ctx ended first.
+func (b *backoff) sleep(ctx context.Context) bool {
+	b.d = min(max(2*b.d, 50*time.Millisecond), 5*time.Second)
+	t := time.NewTimer(b.d/2 + rand.N(b.d/2+1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
