@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// weirBin is the weir binary, built once by TestMain (with -race when
+// the tests run with it).
+var (
+	weirBin    string
+	buildFlags []string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "weir-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	weirBin = filepath.Join(dir, "weir")
+	if runtime.GOOS == "windows" {
+		weirBin += ".exe"
+	}
+	build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", weirBin, ".")...)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build weir:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one run of the binary did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// weir runs the binary with args in dir (the repository root when empty),
+// with env added to the environment (WEIR_REDIS_URL cleared unless env sets
+// it), and returns its exit status and output.
+func weir(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), weirBin, args...)
+	cmd.Dir = dir
+	if dir == "" {
+		cmd.Dir = repoRoot(t)
+	}
+	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("weir %v: %v", args, err)
+	}
+	return r
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// wantCode fails the test when r did not exit with code.
+func (r result) wantCode(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// decodeRecord decodes a --json workflow record strictly.
+func decodeRecord(t *testing.T, r result) record {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	var rec record
+	if err := dec.Decode(&rec); err != nil {
+		t.Fatalf("decode the record: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	if dec.More() {
+		t.Fatalf("more than one JSON value on stdout:\n%s", r.stdout)
+	}
+	return rec
+}
+
+func (rec record) task(t *testing.T, name string) taskRec {
+	t.Helper()
+	for _, tr := range rec.Tasks {
+		if tr.Name == name {
+			return tr
+		}
+	}
+	t.Fatalf("record has no task %q: %+v", name, rec)
+	return taskRec{}
+}
+
+// writeFile writes a workflow file named name in a new temporary directory
+// and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func wantTask(t *testing.T, tr taskRec, state string, attempts int) {
+	t.Helper()
+	if tr.State != state || tr.Attempts != attempts {
+		t.Errorf("task %s: state %s after %d attempts, want %s after %d (error %v)", tr.Name, tr.State, tr.Attempts, state, attempts, deref(tr.Error))
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// The commands that drive a shared Redis (--redis or WEIR_REDIS_URL).
+
+func withStore(g *globalFlags, f func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		cn, err := g.open(c.Context(), false)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		return f(c.Context(), cn.store, c, args)
+	}
+}
+
+// storeErr turns a store error into a command error: not found and ended
+// are the caller's mistake (status 1 with a plain message).
+func storeErr(what string, err error) error {
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return failErr(fmt.Errorf("%s: not found", what))
+	case errors.Is(err, engine.ErrInvalid):
+		return usageErr(fmt.Errorf("%s: %w", what, err))
+	}
+	return failErr(fmt.Errorf("%s: %w", what, err))
+}
+
+func newSubmitCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "submit FILE",
+		Short: "Submit a workflow file to a shared Redis and print its ID",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			limits := s.(interface{ Config() engine.Config }).Config().Limits
+			lf, err := loadFile(args[0], limits)
+			if err != nil {
+				return usageErr(err)
+			}
+			if _, err := submitPlan(ctx, s, lf); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), lf.Plan.ID)
+			return nil
+		}),
+	}
+}
+
+func newStatusCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status ID",
+		Short: "Show a workflow's state",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			w, err := s.GetWorkflow(ctx, args[0])
+			if err != nil {
+				return storeErr("workflow "+args[0], err)
+			}
+			return show(c.OutOrStdout(), w, asJSON)
+		}),
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record as JSON")
+	return c
+}
+
+func show(out io.Writer, w engine.Workflow, asJSON bool) error {
+	if asJSON {
+		return printJSON(out, toRecord(w))
+	}
+	printSummary(out, w)
+	return nil
+}
+
+func newWaitCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "wait ID",
+		Short: "Wait for a workflow to end; exit 0 if it completed, 1 otherwise",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			w, err := awaitWorkflow(ctx, s, args[0])
+			if err != nil {
+				return storeErr("workflow "+args[0], err)
+			}
+			if err := show(c.OutOrStdout(), w, asJSON); err != nil {
+				return failErr(err)
+			}
+			if w.State != engine.WorkflowCompleted {
+				return &exitError{exitEnded, errQuiet}
+			}
+			return nil
+		}),
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the final workflow record as JSON")
+	return c
+}
+
+func newCancelCmd(g *globalFlags) *cobra.Command {
+	var noUndo bool
+	c := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a workflow (its undos run unless --no-undo or the file said undo_on_cancel: false)",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			p := engine.CancelWorkflowParams{ID: args[0]}
+			if noUndo {
+				f := false
+				p.Undo = &f
+			}
+			r, err := s.CancelWorkflow(ctx, p)
+			if err != nil {
+				if errors.Is(err, engine.ErrWorkflowEnded) {
+					return failErr(fmt.Errorf("workflow %s has already ended", args[0]))
+				}
+				return storeErr("workflow "+args[0], err)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "workflow %s %s\n", args[0], r.WorkflowState)
+			return nil
+		}),
+	}
+	c.Flags().BoolVar(&noUndo, "no-undo", false, "do not run the undos of completed tasks")
+	return c
+}
+
+func newLsCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	var state string
+	c := &cobra.Command{
+		Use:   "ls",
+		Short: "List workflows, newest first",
+		Args:  exactArgs(0),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			var all []engine.Workflow
+			p := engine.ListParams{State: engine.WorkflowState(state), Limit: 1000}
+			for {
+				page, err := s.ListWorkflows(ctx, p)
+				if err != nil {
+					return storeErr("list", err)
+				}
+				all = append(all, page.Workflows...)
+				if page.NextCursor == "" {
+					break
+				}
+				p.Cursor = page.NextCursor
+			}
+			out := c.OutOrStdout()
+			if asJSON {
+				recs := make([]record, len(all))
+				for i, w := range all {
+					recs[i] = toRecord(w)
+				}
+				return printJSON(out, recs)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tTASKS\tCREATED")
+			for _, w := range all {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", w.ID, w.State, len(w.Tasks), w.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+			}
+			return tw.Flush()
+		}),
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow records as a JSON array")
+	c.Flags().StringVar(&state, "state", "", "only workflows in this state (running, completed, failed, cancelled, compensating, compensated, compensation_failed)")
+	return c
+}
+
+func newQueuesCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "queues",
+		Short: "List queues with their job counts",
+		Args:  exactArgs(0),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			qs, err := s.Queues(ctx)
+			if err != nil {
+				return storeErr("queues", err)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING")
+			for _, q := range qs {
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running)
+			}
+			return tw.Flush()
+		}),
+	}
+}
+
+func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
+	name, verb := "resume", "Resume"
+	if pause {
+		name, verb = "pause", "Pause"
+	}
+	return &cobra.Command{
+		Use:   name + " QUEUE",
+		Short: verb + " claims from a queue (every worker obeys)",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			if !engine.ValidName(args[0]) {
+				return usageErr(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
+			}
+			f := s.ResumeQueue
+			if pause {
+				f = s.PauseQueue
+			}
+			if err := f(ctx, args[0]); err != nil {
+				return storeErr("queue "+args[0], err)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "queue %s %sd\n", args[0], name)
+			return nil
+		}),
+	}
+}
+
+func newWorkerCmd(g *globalFlags) *cobra.Command {
+	var queues string
+	var concurrency int
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
+		Args:  exactArgs(0),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			if concurrency < 1 {
+				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+			}
+			var qs []string
+			for _, q := range strings.Split(queues, ",") {
+				q = strings.TrimSpace(q)
+				if !engine.ValidName(q) {
+					return usageErr(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+				}
+				if !slices.Contains(qs, q) {
+					qs = append(qs, q)
+				}
+			}
+			limits := s.(interface{ Config() engine.Config }).Config().Limits
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil)
+			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d\n", strings.Join(qs, ","), concurrency)
+			if err := w.Run(ctx); err != nil {
+				return failErr(err)
+			}
+			fmt.Fprintln(c.ErrOrStderr(), "weir worker: stopped")
+			return nil
+		}),
+	}
+	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run tasks from")
+	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	return c
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+)
+
+// The commands that drive a shared Redis, against a miniredis of the test:
+// submit, status, queues, ls, pause/resume, a worker process, wait, cancel.
+func TestSharedRedisCommands(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	env := []string{"WEIR_REDIS_URL=redis://" + m.Addr()}
+	ns := []string{"--namespace", "clitest"}
+	cli := func(args ...string) result {
+		t.Helper()
+		return weir(t, "", env, append(args, ns...)...)
+	}
+
+	// Submit with workers paused: the workflow waits in its queue.
+	cli("pause", "default").wantCode(t, 0)
+	r := cli("submit", "examples/pipeline.yaml")
+	r.wantCode(t, 0)
+	id := strings.TrimSpace(r.stdout)
+	if id == "" || strings.Contains(id, "\n") {
+		t.Fatalf("submit printed %q", r.stdout)
+	}
+	r = cli("status", id, "--json")
+	r.wantCode(t, 0)
+	rec := decodeRecord(t, r)
+	if rec.ID != id || rec.State != "running" || rec.task(t, "fetch").State != "queued" || rec.task(t, "report").State != "waiting" {
+		t.Errorf("status of a new workflow: %+v", rec)
+	}
+	r = cli("queues")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "default") || !strings.Contains(strings.Fields(strings.Split(r.stdout, "\n")[1])[1], "true") {
+		t.Errorf("queues:\n%s", r.stdout)
+	}
+	r = cli("ls", "--json")
+	r.wantCode(t, 0)
+	var recs []record
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != id {
+		t.Errorf("ls --json: %v\n%s", err, r.stdout)
+	}
+	r = cli("ls", "--state", "completed", "--json")
+	r.wantCode(t, 0)
+	if strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("ls --state completed: %s", r.stdout)
+	}
+
+	// A worker in another process, with the saga's log path in its
+	// environment.
+	logPath := filepath.Join(t.TempDir(), "saga.log")
+	w := exec.Command(weirBin, append([]string{"worker", "--queues", "default,default", "--concurrency", "4"}, ns...)...)
+	w.Dir = repoRoot(t)
+	w.Env = append(append(os.Environ(), env...), "SAGA_LOG="+logPath)
+	var wout bytes.Buffer
+	w.Stdout, w.Stderr = &wout, &wout
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			w.Process.Kill()
+			w.Wait()
+		}
+	})
+	cli("resume", "default").wantCode(t, 0)
+
+	r = cli("wait", id, "--json")
+	r.wantCode(t, 0)
+	rec = decodeRecord(t, r)
+	if rec.State != "completed" || rec.task(t, "words").Result != "24\n" {
+		t.Errorf("waited record: %+v", rec)
+	}
+	r = cli("status", id)
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "workflow "+id+" completed") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+
+	// A saga run by the worker process: wait exits 1.
+	r = cli("submit", "examples/saga.yaml")
+	r.wantCode(t, 0)
+	saga := strings.TrimSpace(r.stdout)
+	r = cli("wait", saga)
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stdout, "workflow "+saga+" compensated") {
+		t.Errorf("wait on the saga:\n%s", r.stdout)
+	}
+	if log, _ := os.ReadFile(logPath); string(log) != "book flight\nbook hotel\nbook car\npay\ncancel car CA-3\ncancel hotel HO-2\ncancel flight FL-1\n" {
+		t.Errorf("saga.log:\n%s", log)
+	}
+
+	// Cancel a workflow that has not started.
+	cli("pause", "default").wantCode(t, 0)
+	r = cli("submit", "examples/failfast.yaml")
+	r.wantCode(t, 0)
+	ff := strings.TrimSpace(r.stdout)
+	r = cli("cancel", ff, "--no-undo")
+	r.wantCode(t, 0)
+	if strings.TrimSpace(r.stdout) != "workflow "+ff+" cancelled" {
+		t.Errorf("cancel: %q", r.stdout)
+	}
+	r = cli("cancel", ff)
+	if r.code != 1 || !strings.Contains(r.stderr, "has already ended") {
+		t.Errorf("second cancel: %d %q", r.code, r.stderr)
+	}
+	r = cli("wait", ff, "--json")
+	r.wantCode(t, 1)
+	if rec := decodeRecord(t, r); rec.State != "cancelled" || !rec.CancelRequested {
+		t.Errorf("cancelled record %+v", rec)
+	}
+	r = cli("ls", "--state", "cancelled")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, ff) || strings.Contains(r.stdout, id) {
+		t.Errorf("ls --state cancelled:\n%s", r.stdout)
+	}
+	cli("resume", "default").wantCode(t, 0)
+
+	// Submitting the same file with its fixed ID twice is fine; another
+	// plan under that ID is not.
+	p1 := writeFile(t, "a.yaml", "id: fixed\ntasks:\n  - name: a\n    run: echo a\n")
+	p2 := writeFile(t, "a.yaml", "id: fixed\ntasks:\n  - name: a\n    run: echo b\n")
+	cli("submit", p1).wantCode(t, 0)
+	cli("submit", p1).wantCode(t, 0)
+	r = cli("submit", p2)
+	if r.code != 1 || !strings.Contains(r.stderr, `field id: a workflow "fixed" exists with a different plan`) {
+		t.Errorf("submit of another plan: %d %q", r.code, r.stderr)
+	}
+	cli("wait", "fixed").wantCode(t, 0)
+
+	r = cli("status", "nope")
+	if r.code != 1 || !strings.Contains(r.stderr, "workflow nope: not found") {
+		t.Errorf("status of a missing workflow: %d %q", r.code, r.stderr)
+	}
+
+	// SIGTERM drains the worker: it exits 0.
+	if err := w.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := w.Wait()
+	stopped = true
+	if err != nil || !strings.Contains(wout.String(), "weir worker: stopped") {
+		t.Errorf("worker after SIGTERM: %v\n%s", err, wout.String())
+	}
+}
+
+// weir run against a Redis URL runs the workflow there, in the namespace
+// given, and leaves its record for the other commands.
+func TestRunAgainstRedis(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	url := "redis://" + m.Addr()
+	r := weir(t, "", nil, "run", "--redis", url, "--namespace", "other", "--json", "examples/pipeline.yaml")
+	r.wantCode(t, 0)
+	id := decodeRecord(t, r).ID
+	r = weir(t, "", []string{"WEIR_REDIS_URL=" + url}, "status", "--namespace", "other", id, "--json")
+	r.wantCode(t, 0)
+	if rec := decodeRecord(t, r); rec.State != "completed" {
+		t.Errorf("status after run: %+v", rec)
+	}
+	r = weir(t, "", []string{"WEIR_REDIS_URL=" + url}, "status", id)
+	if r.code != 1 {
+		t.Errorf("status in the default namespace: %d %q", r.code, r.stderr)
+	}
+}

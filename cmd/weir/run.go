@@ -1,0 +1,390 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/worker"
+)
+
+// pollInterval is how often progress reads the workflow's state.
+const pollInterval = 100 * time.Millisecond
+
+// shutdownTimeout is how long running commands get to finish when weir is
+// interrupted, before they are killed.
+const shutdownTimeout = 5 * time.Second
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	var concurrency int
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a workflow file to its end, with workers in this process",
+		Long: "run submits the workflow of FILE, runs workers for every queue it names, shows\n" +
+			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
+			"in-process server. Exit status: 0 completed, 1 ended another way, 2 usage or\n" +
+			"validation error.",
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if concurrency < 1 {
+				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+			}
+			return runFile(c.Context(), g, args[0], concurrency, asJSON, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the final workflow record as JSON instead of progress and summary")
+	return c
+}
+
+func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, asJSON bool, stdout, stderr io.Writer) error {
+	// Validate before starting anything: a bad file is status 2 at once.
+	if _, err := loadFile(path, engine.DefaultLimits()); err != nil {
+		return usageErr(err)
+	}
+	cn, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	limits := cn.store.Config().Limits
+	lf, err := loadFile(path, limits)
+	if err != nil {
+		return usageErr(err)
+	}
+	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
+		return err
+	}
+	nudge := make(chan struct{}, 1)
+	w := newShellWorker(cn.store, limits, lf.Queues, concurrency, stderr, func(worker.Event) {
+		select {
+		case nudge <- struct{}{}:
+		default:
+		}
+	})
+	if err := w.Start(ctx); err != nil {
+		return failErr(err)
+	}
+	defer func() {
+		// After the end, nothing runs; after an interrupt, running commands
+		// are killed at once and their jobs handed back.
+		grace := shutdownTimeout
+		if ctx.Err() != nil {
+			grace = 0
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+		defer cancel()
+		_ = w.Stop(sctx)
+	}()
+
+	var progress func(engine.Workflow)
+	if !asJSON {
+		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
+		if isTerminal(stdout) {
+			progress = newLiveProgress(stdout)
+		} else {
+			progress = newProgress(stdout)
+		}
+	}
+	final, err := follow(ctx, cn.store, lf.Plan.ID, progress, nudge)
+	if err != nil {
+		if ctx.Err() != nil {
+			return failErr(fmt.Errorf("interrupted: workflow %s is still %s", lf.Plan.ID, final.State))
+		}
+		return failErr(err)
+	}
+	if asJSON {
+		if err := printJSON(stdout, toRecord(final)); err != nil {
+			return failErr(err)
+		}
+	} else {
+		printSummary(stdout, final)
+	}
+	if final.State != engine.WorkflowCompleted {
+		return &exitError{exitEnded, errQuiet}
+	}
+	return nil
+}
+
+// submitPlan submits the file's plan; a plan the store refuses is a usage
+// error naming the file.
+func submitPlan(ctx context.Context, s engine.Store, lf *loadedFile) (bool, error) {
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan})
+	if err != nil {
+		var ve *engine.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			return false, usageErr(&FileError{File: lf.Path, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
+		case errors.Is(err, engine.ErrWorkflowExists):
+			return false, failErr(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Path, lf.Plan.ID))
+		}
+		return false, failErr(fmt.Errorf("submit %s: %w", lf.Path, err))
+	}
+	return res.Created, nil
+}
+
+func taskWhere(name string) string {
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf("task %q", name)
+}
+
+// newShellWorker returns a worker of shell tasks for queues.
+func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer) *worker.Worker {
+	w := worker.New(s, worker.Config{
+		Observer:        observer,
+		Concurrency:     concurrency,
+		SweepInterval:   100 * time.Millisecond,
+		ShutdownTimeout: shutdownTimeout,
+		Limits:          limits,
+		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	registerShell(w, queues, limits.MaxResult)
+	return w
+}
+
+// follow waits for the workflow to end, calling progress (when not nil)
+// with each snapshot read while it runs (every pollInterval, and at once
+// after each receive on nudge), and returns the final snapshot.
+func follow(ctx context.Context, s engine.Store, id string, progress func(engine.Workflow), nudge <-chan struct{}) (engine.Workflow, error) {
+	type res struct {
+		w   engine.Workflow
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		w, err := awaitWorkflow(ctx, s, id)
+		done <- res{w, err}
+	}()
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	var last engine.Workflow
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				return last, r.err
+			}
+			if progress != nil {
+				progress(r.w)
+			}
+			return r.w, nil
+		case <-nudge:
+		case <-t.C:
+		}
+		if progress == nil {
+			continue
+		}
+		if w, err := s.GetWorkflow(ctx, id); err == nil { // the await reports lasting errors
+			last = w
+			progress(w)
+		}
+	}
+}
+
+// awaitWorkflow is s.AwaitWorkflow that returns as soon as ctx is done.
+// The Redis store's await notices a cancelled context only at its next
+// refresh (up to a minute later); its goroutine then ends by itself, or
+// when the client is closed.
+func awaitWorkflow(ctx context.Context, s engine.Store, id string) (engine.Workflow, error) {
+	type res struct {
+		w   engine.Workflow
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		w, err := s.AwaitWorkflow(ctx, id)
+		done <- res{w, err}
+	}()
+	select {
+	case r := <-done:
+		return r.w, r.err
+	case <-ctx.Done():
+		return engine.Workflow{}, ctx.Err()
+	}
+}
+
+// newProgress returns a function that prints one line per change of a
+// task's (or its undo's) state or attempt, and of the workflow's state.
+func newProgress(out io.Writer) func(engine.Workflow) {
+	start := time.Now()
+	type key struct {
+		task string
+		undo bool
+	}
+	type seen struct {
+		state   engine.State
+		attempt int
+	}
+	tasks := map[key]seen{}
+	var wfState engine.WorkflowState
+	return func(w engine.Workflow) {
+		stamp := fmt.Sprintf("%6.1fs", time.Since(start).Seconds())
+		for _, t := range w.Tasks {
+			k := key{t.Name, false}
+			if s := (seen{t.State, t.Attempt}); tasks[k] != s {
+				tasks[k] = s
+				fmt.Fprintf(out, "%s  %-20s %s%s\n", stamp, t.Name, t.State, attemptNote(t.State, t.Attempt, t.Error))
+			}
+			if t.Undo != nil && t.Undo.State != "" {
+				k := key{t.Name, true}
+				if s := (seen{t.Undo.State, t.Undo.Attempt}); tasks[k] != s {
+					tasks[k] = s
+					fmt.Fprintf(out, "%s  %-20s undo %s%s\n", stamp, t.Name, t.Undo.State, attemptNote(t.Undo.State, t.Undo.Attempt, t.Undo.Error))
+				}
+			}
+		}
+		if w.State != wfState {
+			if wfState != "" {
+				fmt.Fprintf(out, "%s  workflow %s\n", stamp, w.State)
+			}
+			wfState = w.State
+		}
+	}
+}
+
+// isTerminal reports whether w is a terminal that understands cursor
+// movement.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newLiveProgress returns a function that keeps one line per task (and one
+// for the workflow) on screen, rewritten in place with ANSI cursor
+// movement whenever one changes.
+func newLiveProgress(out io.Writer) func(engine.Workflow) {
+	start := time.Now()
+	var shown []string
+	return func(w engine.Workflow) {
+		lines := liveLines(w, time.Since(start))
+		var b strings.Builder
+		if len(shown) > 0 {
+			fmt.Fprintf(&b, "\x1b[%dA", len(shown)) // back to the block's first line
+		}
+		for _, l := range lines {
+			b.WriteString("\r\x1b[2K")
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+		io.WriteString(out, b.String())
+		shown = lines
+	}
+}
+
+// liveLines renders the live block: one line per task, then the workflow's
+// line.
+func liveLines(w engine.Workflow, elapsed time.Duration) []string {
+	width := 4
+	for _, t := range w.Tasks {
+		width = max(width, len(t.Name))
+	}
+	lines := make([]string, 0, len(w.Tasks)+1)
+	counts := map[engine.State]int{}
+	for _, t := range w.Tasks {
+		counts[t.State]++
+		l := fmt.Sprintf("  %-*s  %-9s%s", width, t.Name, t.State, attemptNote(t.State, t.Attempt, t.Error))
+		if t.Undo != nil && t.Undo.State != "" {
+			l += fmt.Sprintf("  [undo %s%s]", t.Undo.State, attemptNote(t.Undo.State, t.Undo.Attempt, t.Undo.Error))
+		}
+		lines = append(lines, truncate(l, 160))
+	}
+	lines = append(lines, fmt.Sprintf("workflow %s  %d/%d completed  %.1fs", w.State, counts[engine.Completed], len(w.Tasks), elapsed.Seconds()))
+	return lines
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func attemptNote(s engine.State, attempt int, errText string) string {
+	var b strings.Builder
+	if attempt > 0 && s != engine.Waiting && s != engine.Pending {
+		fmt.Fprintf(&b, " (attempt %d)", attempt)
+	}
+	if errText != "" && (s == engine.Queued || s.Ended()) {
+		fmt.Fprintf(&b, ": %s", oneLine(errText))
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		// the last line of a stderr tail says most
+		first, _, _ := strings.Cut(s, ":")
+		s = first + ": …" + s[i+1:]
+	}
+	return s
+}
+
+// printSummary prints the workflow's end and one line per task.
+func printSummary(out io.Writer, w engine.Workflow) {
+	took := ""
+	if !w.EndedAt.IsZero() && !w.CreatedAt.IsZero() {
+		took = " in " + w.EndedAt.Sub(w.CreatedAt).Round(time.Millisecond).String()
+	}
+	reason := ""
+	if w.Reason != "" {
+		reason = fmt.Sprintf(" (reason: %s)", w.Reason)
+	}
+	fmt.Fprintf(out, "\nworkflow %s %s%s%s\n", w.ID, w.State, reason, took)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TASK\tSTATE\tATTEMPTS\tUNDO\tDETAIL")
+	for _, t := range w.Tasks {
+		undo := "-"
+		if t.Undo != nil {
+			undo = "not run"
+			if t.Undo.State != "" {
+				undo = string(t.Undo.State)
+			}
+		}
+		detail := ""
+		switch {
+		case t.Error != "":
+			detail = oneLine(t.Error)
+		case t.State == engine.Completed:
+			if s, ok := decodeResult(t.Result).(string); ok {
+				detail = "result: " + quoteShort(s)
+			}
+		}
+		if t.Undo != nil && t.Undo.Error != "" {
+			detail += " undo: " + oneLine(t.Undo.Error)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", t.Name, t.State, t.Attempt, undo, detail)
+	}
+	tw.Flush()
+}
+
+func quoteShort(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
