@@ -96,6 +96,9 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 	}()
 	sub := s.rdb.Subscribe(ctx, channel)
 	defer sub.Close()
+	// A blocked read does not watch ctx: closing the subscription ends it.
+	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+	defer stop()
 	if _, err := sub.Receive(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -479,3 +479,36 @@ func TestCancelledPendingUndoKeepsOrder(t *testing.T) {
 		t.Fatalf("workflow: %v\n%+v\n%+v", err, mw, sw)
 	}
 }
+
+// TestAwaitEndsWhenItsContextIsCancelled: a blocked await returns the
+// context's error when the context is cancelled, not at its next refresh.
+func TestAwaitEndsWhenItsContextIsCancelled(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.AwaitWorkflow(ctx, "w")
+		done <- err
+	}()
+	for { // wait until the await is registered, then cancel it
+		if n, _ := e.rdb.Get(bg, s.keys.waitWorkflow("w")).Int(); n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	guard := time.NewTimer(waiterRefresh / 2)
+	defer guard.Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("await returned %v, want context.Canceled", err)
+		}
+	case <-guard.C:
+		t.Fatal("await did not return after its context was cancelled")
+	}
+}

@@ -179,10 +179,20 @@ local function flush_hashes()
   DK = {}
 end
 
--- Sorted-set adds are buffered per key and flushed before any read of it.
+-- Sorted-set adds, and removals whose reply is not needed, are buffered
+-- per key and flushed before any read of it. A key has pending adds or
+-- pending removals, never both, so the flush keeps their order.
 local ZB, ZBK = {}, {}
+local ZR, ZRK = {}, {}
 
 local function zflush(k)
+  local r = ZR[k]
+  if r then
+    ZR[k] = nil
+    for i = 1, #r, 1000 do
+      redis.call('ZREM', k, unpack(r, i, math.min(i + 999, #r)))
+    end
+  end
   local b = ZB[k]
   if not b then return end
   ZB[k] = nil
@@ -191,7 +201,20 @@ local function zflush(k)
   end
 end
 
+-- zrem_later removes m from k by the next flush of k.
+local function zrem_later(k, m)
+  if ZB[k] then zflush(k) end
+  local r = ZR[k]
+  if not r then
+    r = {}
+    ZR[k] = r
+    ZRK[#ZRK + 1] = k
+  end
+  r[#r + 1] = m
+end
+
 local function zadd(k, score, m)
+  if ZR[k] then zflush(k) end
   local b = ZB[k]
   if not b then
     b = {}

@@ -3,6 +3,7 @@
 -- expired records. Needs core.lua and jobs.lua.
 
 local PUB = {}
+local UNLINK = {} -- plain jobs ended with retention 0 that nobody awaits
 
 -- note_gc lowers the seq hash's "gc" (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -39,15 +40,23 @@ local function expire_records()
     if j.kind == 'j' then
       local st = hget(j.key, 's')
       local at = num(hget(j.key, 'x'))
-      if awaited(P .. 'wait:j:' .. j.id) then
+      local waited = awaited(P .. 'wait:j:' .. j.id)
+      if waited then
         PUB[#PUB + 1] = P .. 'o:j:' .. j.id
         PUB[#PUB + 1] = st
         if at < NOW + GRACE then at = NOW + GRACE end
       end
-      zadd(K_EXPIRY, at, 'j:' .. j.id)
-      note_gc(at)
-      ttl[#ttl + 1] = j.key
-      ttl[#ttl + 1] = at
+      if RETENTION == 0 and not waited then
+        -- retention 0, nobody waits: delete now instead of writing the
+        -- job's last fields and an expiry entry that gc would remove
+        D[j.key] = nil
+        UNLINK[#UNLINK + 1] = j.key
+      else
+        zadd(K_EXPIRY, at, 'j:' .. j.id)
+        note_gc(at)
+        ttl[#ttl + 1] = j.key
+        ttl[#ttl + 1] = at
+      end
     elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
       PUB[#PUB + 1] = P .. 'o:j:' .. j.id
       PUB[#PUB + 1] = jstate(j)
@@ -124,6 +133,9 @@ local function finalize()
   local ttl = expire_records()
   flush_states()
   flush_hashes()
+  for i = 1, #UNLINK, 1000 do redis.call('UNLINK', unpack(UNLINK, i, math.min(i + 999, #UNLINK))) end
+  for _, k in ipairs(ZRK) do zflush(k) end
+  ZRK = {}
   for _, k in ipairs(ZBK) do zflush(k) end
   ZBK = {}
   for q in pairs(WAKE_DEL) do redis.call('DEL', qkey(q, 'w')) end
@@ -134,7 +146,7 @@ local function finalize()
       local toks = {}
       for i = 1, n do toks[i] = '1' end
       local k = qkey(q, 'w')
-      if redis.call('LPUSH', k, unpack(toks)) > 1000 then redis.call('LTRIM', k, 0, 999) end
+      if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
     end
   end
   if TEST_NOW == '' then

@@ -21,11 +21,24 @@ local function expired(key)
   return tonumber(x) <= NOW
 end
 
+-- The scalar fields of a workflow hash and of a task / undo job, read with
+-- one HMGET when the workflow or job is first used (the fields a finish or
+-- a claim reads anyway; see spec/keys.md).
+local WF_FIELDS = {'st', 'n', 'x', 'c', 'rs', 'ff', 'uoc', 'cr', 'cu', 'cat', 'en', 'rem', 'ua', 'fbc', 'fff', 'urem', 'ufail', 'alw', 'und'}
+local JOB_FIELDS = {'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e', 'en', 'o', 'lt', 'ls'}
+local UNDO_FIELDS = {'s', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e', 'en', 'lt', 'ls', 'c', 'b', 'pa'}
+local function prefetch_job(w, pre, i, fields)
+  local want = {'t' .. tostring(i)}
+  for _, f in ipairs(fields) do want[#want + 1] = pre .. f end
+  prefetch(w.key, want)
+end
+
 local WFS = {}
 local function load_wf(id)
   local w = WFS[id]
   if w ~= nil then return w or nil end
   local key = P .. 'w:' .. id
+  prefetch(key, WF_FIELDS)
   if not hget(key, 'st') or expired(key) then
     WFS[id] = false
     return nil
@@ -64,7 +77,9 @@ local JOBS = {}
 local function tjob(w, i)
   local j = w.tj[i]
   if j then return j end
-  j = {id = w.id .. '/' .. tname(w, i), kind = 't', key = w.key, pre = 't' .. tostring(i) .. '.', wf = w, i = i}
+  local pre = 't' .. tostring(i) .. '.'
+  prefetch_job(w, pre, i, JOB_FIELDS)
+  j = {id = w.id .. '/' .. tname(w, i), kind = 't', key = w.key, pre = pre, wf = w, i = i}
   w.tj[i] = j
   JOBS[j.id] = j
   return j
@@ -72,7 +87,9 @@ end
 local function ujob(w, i)
   local j = w.uj[i]
   if j then return j end
-  j = {id = w.id .. '/' .. tname(w, i) .. '/undo', kind = 'u', key = w.key, pre = 'u' .. tostring(i) .. '.', wf = w, i = i}
+  local pre = 'u' .. tostring(i) .. '.'
+  prefetch_job(w, pre, i, UNDO_FIELDS)
+  j = {id = w.id .. '/' .. tname(w, i) .. '/undo', kind = 'u', key = w.key, pre = pre, wf = w, i = i}
   w.uj[i] = j
   JOBS[j.id] = j
   return j
@@ -261,7 +278,7 @@ end
 -- {id, state, run_at, pushed, wf_state, wf_ended}.
 local function settle(j, kind, result, err, nonretry, retry_after)
   local a = jattr(j)
-  zrem(qkey(a.q, 'a'), j.id)
+  zrem_later(qkey(a.q, 'a'), j.id)
   jset(j, 'tk', nil)
   jset(j, 'dl', nil)
   local fx = new_fx()

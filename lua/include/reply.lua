@@ -101,8 +101,8 @@ local function claim(queues, max, lease_ms, out)
         local rk = qkey(q, 'r')
         while n < max do
           zflush(rk)
-          local got = redis.call('ZPOPMIN', rk, max - n)
-          if #got == 0 then break end
+          local want = max - n
+          local got = redis.call('ZPOPMIN', rk, want)
           for k = 1, #got, 2 do
             local j = load_job(got[k])
             if j and jstate(j) == 'queued' then
@@ -110,6 +110,8 @@ local function claim(queues, max, lease_ms, out)
               n = n + 1
             end
           end
+          -- fewer than asked: the queue is empty, no second ZPOPMIN
+          if #got < 2 * want then break end
         end
         if n < max then wake_clear(q) end
       elseif p == '1' then

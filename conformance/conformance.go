@@ -1,0 +1,129 @@
+// Package conformance holds any engine.Store to engine.Model: one call,
+// Run, replays the golden scenarios of spec/testdata, the contract's error
+// cases, concurrency cases and random operation sequences against a store
+// and the model, comparing replies and observable state after every step.
+//
+// Time is an input of the model, so the suite owns the clock: the
+// constructor gets a func() time.Time that the store must use as "now" for
+// every call (lua.Options.Clock, memstore.WithClock). See
+// spec/conformance.md.
+//
+// Stability: this package, like the engine.Store contract it checks, is
+// unstable (pre-1.0); its API may change in any release.
+package conformance
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// NewStore returns a fresh store, isolated from every other store it
+// returned (its own namespace), configured with cfg and reading the
+// current time from clock only. It may register cleanups with t.Cleanup.
+// When the store implements io.Closer the suite closes it as soon as it is
+// done with it (the random sequences make thousands of stores).
+type NewStore func(t *testing.T, cfg engine.Config, clock func() time.Time) engine.Store
+
+// QueueInspector is an optional capability: a store that implements it has
+// its queue contents (ready, delayed and running job IDs in their order)
+// compared with the model's. engine.QueueContents uses nil for empty lists.
+type QueueInspector interface {
+	QueueContents(ctx context.Context, queue string) (engine.QueueContents, error)
+}
+
+// SequencesEnv raises (or lowers) the number of random sequences.
+const SequencesEnv = "WEIR_CONFORMANCE_SEQUENCES"
+
+// DefaultSequences is the number of random operation sequences Run drives
+// when SequencesEnv is unset and no Sequences option is given.
+const DefaultSequences = 1000
+
+// Option changes what Run does.
+type Option func(*options)
+
+type options struct {
+	sequences int
+	scenarios string // directory of golden scenarios
+}
+
+// Sequences sets the default number of random sequences (SequencesEnv
+// still overrides it).
+func Sequences(n int) Option { return func(o *options) { o.sequences = n } }
+
+// ScenarioDir replays the *.txt scenarios of dir instead of the module's
+// spec/testdata.
+func ScenarioDir(dir string) Option { return func(o *options) { o.scenarios = dir } }
+
+// Run holds the stores newStore makes to engine.Model. Its subtests run in
+// parallel.
+func Run(t *testing.T, newStore NewStore, opts ...Option) {
+	o := options{sequences: DefaultSequences}
+	for _, f := range opts {
+		f(&o)
+	}
+	if v := os.Getenv(SequencesEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("%s=%q: want a count", SequencesEnv, v)
+		}
+		o.sequences = n
+	}
+	t.Run("Scenarios", func(t *testing.T) {
+		t.Parallel()
+		runScenarios(t, newStore, o)
+	})
+	t.Run("Errors", func(t *testing.T) {
+		t.Parallel()
+		runErrors(t, newStore)
+	})
+	t.Run("Concurrency", func(t *testing.T) {
+		t.Parallel()
+		runConcurrency(t, newStore)
+	})
+	t.Run("QueueContents", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t, engine.DefaultConfig(), newClock().Now)
+		defer closeStore(s)
+		if _, ok := s.(QueueInspector); !ok {
+			t.Skip("the store does not implement conformance.QueueInspector: queue contents are not compared, only Queues() counts")
+		}
+	})
+	t.Run("Sequences", func(t *testing.T) {
+		t.Parallel()
+		runSequences(t, newStore, o.sequences)
+	})
+}
+
+// Clock is the suite's test clock: a millisecond count that only the suite
+// moves.
+type Clock struct{ ms atomic.Int64 }
+
+// epoch is where every clock of the suite starts.
+var epoch = time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+
+func newClock() *Clock {
+	c := &Clock{}
+	c.ms.Store(epoch.UnixMilli())
+	return c
+}
+
+// Now is the clock's time; pass it to the store.
+func (c *Clock) Now() time.Time { return time.UnixMilli(c.ms.Load()).UTC() }
+
+// Set moves the clock to t (whole milliseconds).
+func (c *Clock) Set(t time.Time) { c.ms.Store(t.UnixMilli()) }
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+func closeStore(s engine.Store) {
+	if c, ok := s.(interface{ Close() error }); ok {
+		c.Close()
+	}
+}

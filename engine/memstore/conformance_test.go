@@ -1,0 +1,128 @@
+package memstore
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/conformance"
+	"github.com/weirflow/weir/engine"
+)
+
+// inspectable adds conformance.QueueInspector to the store.
+type inspectable struct{ *Store }
+
+func (s inspectable) QueueContents(ctx context.Context, q string) (c engine.QueueContents, err error) {
+	err = s.read(ctx, func(now time.Time) error {
+		c = s.m.QueueContents(now, q)
+		return nil
+	})
+	return c, err
+}
+
+func newConformanceStore(_ *testing.T, cfg engine.Config, clock func() time.Time) engine.Store {
+	return inspectable{New(WithConfig(cfg), WithClock(clock))}
+}
+
+// TestConformance holds the in-process store to the model.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, newConformanceStore)
+}
+
+// doublePush is a broken store: every finish reports each job it pushed
+// twice (as a store that promotes a dependent twice would).
+type doublePush struct{ engine.Store }
+
+func (s doublePush) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
+	r, err := s.Store.Finish(ctx, p)
+	for i := range r.Settled {
+		for _, ps := range r.Settled[i].Pushed {
+			if !strings.HasSuffix(ps.JobID, "/undo") {
+				r.Settled[i].Pushed = append(r.Settled[i].Pushed, ps)
+				break
+			}
+		}
+	}
+	return r, err
+}
+
+// keepsDependents is a broken store: a task cancelled because a dependency
+// did not complete (a non-Always dependent) still looks waiting.
+type keepsDependents struct{ engine.Store }
+
+func (s keepsDependents) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+	w, err := s.Store.GetWorkflow(ctx, id)
+	for i, t := range w.Tasks {
+		if t.State == engine.Cancelled && !t.Always && strings.HasPrefix(t.Error, "dependency ") {
+			w.Tasks[i].State = engine.Waiting
+			w.Tasks[i].Error = ""
+		}
+	}
+	return w, err
+}
+
+// TestBrokenStoreHelper runs the suite on the broken store named by
+// WEIR_BROKEN_STORE; it is run in a child process by
+// TestConformanceCatchesBrokenStores.
+func TestBrokenStoreHelper(t *testing.T) {
+	var wrap func(engine.Store) engine.Store
+	switch os.Getenv("WEIR_BROKEN_STORE") {
+	case "":
+		t.Skip("run by TestConformanceCatchesBrokenStores")
+	case "double_push":
+		wrap = func(s engine.Store) engine.Store { return doublePush{s} }
+	case "keeps_dependents":
+		wrap = func(s engine.Store) engine.Store { return keepsDependents{s} }
+	default:
+		t.Fatalf("unknown broken store %q", os.Getenv("WEIR_BROKEN_STORE"))
+	}
+	conformance.Run(t, func(t *testing.T, cfg engine.Config, clock func() time.Time) engine.Store {
+		return wrap(New(WithConfig(cfg), WithClock(clock)))
+	})
+}
+
+// TestConformanceCatchesBrokenStores: the suite fails on stores that break
+// the contract, and says where.
+func TestConformanceCatchesBrokenStores(t *testing.T) {
+	if os.Getenv("WEIR_BROKEN_STORE") != "" {
+		t.Skip("in the child")
+	}
+	if testing.Short() {
+		t.Skip("runs the suite in child processes")
+	}
+	for _, c := range []struct{ name, want string }{
+		{"double_push", "--- FAIL: TestBrokenStoreHelper/Sequences"},
+		{"keeps_dependents", "--- FAIL: TestBrokenStoreHelper/Sequences"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStoreHelper$", "-test.count=1", "-test.v",
+				"-rapid.nofailfile")
+			cmd.Env = append(os.Environ(), "WEIR_BROKEN_STORE="+c.name, conformance.SequencesEnv+"=200")
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a broken store:\n%s", tail(out))
+			}
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), c.want) {
+				t.Fatalf("output lacks %q:\n%s", c.want, tail(out))
+			}
+			if !strings.Contains(string(out), "QueueContents") || !strings.Contains(string(out), "does not implement conformance.QueueInspector") {
+				t.Fatalf("the missing QueueInspector was not skipped with a reason:\n%s", tail(out))
+			}
+		})
+	}
+}
+
+func tail(b []byte) string {
+	const n = 6000
+	if len(b) > n {
+		return "...\n" + string(b[len(b)-n:])
+	}
+	return string(b)
+}
