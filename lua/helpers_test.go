@@ -2,10 +2,12 @@ package lua
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -122,4 +124,62 @@ func newPrivateEnv(t testing.TB, cfg engine.Config) *testEnv {
 	}
 	e.store = s
 	return e
+}
+
+// sentinel returns the engine sentinel an error matches (nil for nil).
+func sentinel(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ve *engine.ValidationError
+	if errors.As(err, &ve) {
+		if ve.TooLarge {
+			return engine.ErrTooLarge
+		}
+		return engine.ErrInvalid
+	}
+	var e *engine.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return err
+}
+
+func normSettled(ss []engine.Settled) []engine.Settled {
+	if ss == nil {
+		return nil
+	}
+	out := slices.Clone(ss)
+	for i := range out {
+		out[i].Err = sentinel(out[i].Err)
+	}
+	return out
+}
+
+// diffClient is one Redis for every rapid run of a test.
+func diffClient(t *testing.T) redis.UniversalClient {
+	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := redis.NewClient(opt)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func cleanNamespace(ctx context.Context, rdb redis.UniversalClient, ns string) {
+	iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
+	var ks []string
+	for iter.Next(ctx) {
+		ks = append(ks, iter.Val())
+	}
+	if len(ks) > 0 {
+		rdb.Del(ctx, ks...)
+	}
 }
