@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -19,18 +18,7 @@ import (
 
 // sentinel returns the engine sentinel an error matches (nil for nil).
 func sentinel(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ve *engine.ValidationError
-	if errors.As(err, &ve) {
-		if ve.TooLarge {
-			return engine.ErrTooLarge
-		}
-		return engine.ErrInvalid
-	}
-	var e *engine.Error
-	if errors.As(err, &e) {
+	if e := engine.Sentinel(err); e != nil {
 		return e
 	}
 	return err

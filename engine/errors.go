@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -102,4 +103,22 @@ func tooLarge(task, field, format string, args ...any) error {
 // wrap adds the ID it concerns to a sentinel, keeping errors.Is working.
 func wrap(err *Error, format string, args ...any) error {
 	return fmt.Errorf("%w: %s", err, fmt.Sprintf(format, args...))
+}
+
+// Sentinel returns the sentinel that err carries: the *Error it wraps, or
+// ErrTooLarge / ErrInvalid for a *ValidationError. It returns nil for nil
+// and for an error that carries no result code.
+func Sentinel(err error) *Error {
+	var v *ValidationError
+	if errors.As(err, &v) {
+		if v.TooLarge {
+			return ErrTooLarge
+		}
+		return ErrInvalid
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
 }

@@ -426,3 +426,20 @@ func TestSpecPlanHashExampleMatchesPlanHash(t *testing.T) {
 		t.Error("a different payload byte gave the same hash")
 	}
 }
+
+func TestSentinelFindsTheCodeAnErrorCarries(t *testing.T) {
+	for _, e := range Errors {
+		if got := Sentinel(wrap(e, "x")); got != e {
+			t.Errorf("Sentinel(wrapped %s) = %v", e.Code, got)
+		}
+	}
+	if got := Sentinel(invalid("t", "f", "bad")); got != ErrInvalid {
+		t.Errorf("Sentinel(validation error) = %v, want ErrInvalid", got)
+	}
+	if got := Sentinel(tooLarge("t", "f", "big")); got != ErrTooLarge {
+		t.Errorf("Sentinel(limit error) = %v, want ErrTooLarge", got)
+	}
+	if got := Sentinel(fmt.Errorf("plain")); got != nil {
+		t.Errorf("Sentinel(plain error) = %v, want nil", got)
+	}
+}

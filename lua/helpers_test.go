@@ -2,7 +2,6 @@ package lua
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -128,18 +127,7 @@ func newPrivateEnv(t testing.TB, cfg engine.Config) *testEnv {
 
 // sentinel returns the engine sentinel an error matches (nil for nil).
 func sentinel(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ve *engine.ValidationError
-	if errors.As(err, &ve) {
-		if ve.TooLarge {
-			return engine.ErrTooLarge
-		}
-		return engine.ErrInvalid
-	}
-	var e *engine.Error
-	if errors.As(err, &e) {
+	if e := engine.Sentinel(err); e != nil {
 		return e
 	}
 	return err

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -179,15 +178,7 @@ func gotLines(ls []line) []string {
 // *engine.Error, INVALID or TOOLARGE for an *engine.ValidationError, and
 // "" for an error that carries no code.
 func ErrorCode(err error) string {
-	var v *engine.ValidationError
-	if errors.As(err, &v) {
-		if v.TooLarge {
-			return engine.ErrTooLarge.Code
-		}
-		return engine.ErrInvalid.Code
-	}
-	var e *engine.Error
-	if errors.As(err, &e) {
+	if e := engine.Sentinel(err); e != nil {
 		return e.Code
 	}
 	return ""
