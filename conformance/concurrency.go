@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -13,8 +12,8 @@ import (
 // runConcurrency checks atomicity where the model cannot: the model is
 // sequential, so these cases check the outcome every interleaving must
 // have.
-func runConcurrency(t *testing.T, newStore NewStore) {
-	t.Run("JoinPromotedOnce", func(t *testing.T) {
+func runConcurrency(t suiteT, newStore NewStore) {
+	t.Run("JoinPromotedOnce", func(t suiteT) {
 		t.Parallel()
 		const parents = 8
 		for round := range 5 {
@@ -94,7 +93,7 @@ func runConcurrency(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("ClaimRaceOneWinner", func(t *testing.T) {
+	t.Run("ClaimRaceOneWinner", func(t suiteT) {
 		t.Parallel()
 		const racers = 4
 		for round := range 10 {

@@ -14,6 +14,7 @@ package conformance
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -28,7 +29,7 @@ import (
 // current time from clock only. It may register cleanups with t.Cleanup.
 // When the store implements io.Closer the suite closes it as soon as it is
 // done with it (the random sequences make thousands of stores).
-type NewStore func(t *testing.T, cfg engine.Config, clock func() time.Time) engine.Store
+type NewStore func(t TB, cfg engine.Config, clock func() time.Time) engine.Store
 
 // QueueInspector is an optional capability: a store that implements it has
 // its queue contents (ready, delayed and running job IDs in their order)
@@ -48,8 +49,9 @@ const DefaultSequences = 1000
 type Option func(*options)
 
 type options struct {
-	sequences int
-	scenarios string // directory of golden scenarios
+	sequences   int
+	scenarios   string // directory of golden scenarios
+	regressions fs.FS  // regression tapes; nil: the suite's own
 }
 
 // Sequences sets the default number of random sequences (SequencesEnv
@@ -60,9 +62,17 @@ func Sequences(n int) Option { return func(o *options) { o.sequences = n } }
 // spec/testdata.
 func ScenarioDir(dir string) Option { return func(o *options) { o.scenarios = dir } }
 
+// Regressions replays the regression tapes (*.txt) of dir instead of the
+// suite's own conformance/testdata/regressions (embedded in the package).
+func Regressions(dir fs.FS) Option { return func(o *options) { o.regressions = dir } }
+
 // Run holds the stores newStore makes to engine.Model. Its subtests run in
-// parallel.
+// parallel. RunReport runs the same tests outside go test.
 func Run(t *testing.T, newStore NewStore, opts ...Option) {
+	run(goT{t}, newStore, opts)
+}
+
+func run(t suiteT, newStore NewStore, opts []Option) {
 	o := options{sequences: DefaultSequences}
 	for _, f := range opts {
 		f(&o)
@@ -74,19 +84,19 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 		}
 		o.sequences = n
 	}
-	t.Run("Scenarios", func(t *testing.T) {
+	t.Run("Scenarios", func(t suiteT) {
 		t.Parallel()
 		runScenarios(t, newStore, o)
 	})
-	t.Run("Errors", func(t *testing.T) {
+	t.Run("Errors", func(t suiteT) {
 		t.Parallel()
 		runErrors(t, newStore)
 	})
-	t.Run("Concurrency", func(t *testing.T) {
+	t.Run("Concurrency", func(t suiteT) {
 		t.Parallel()
 		runConcurrency(t, newStore)
 	})
-	t.Run("QueueContents", func(t *testing.T) {
+	t.Run("QueueContents", func(t suiteT) {
 		t.Parallel()
 		s := newStore(t, engine.DefaultConfig(), newClock().Now)
 		defer closeStore(s)
@@ -94,9 +104,13 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 			t.Skip("the store does not implement conformance.QueueInspector: queue contents are not compared, only Queues() counts")
 		}
 	})
-	t.Run("Sequences", func(t *testing.T) {
+	t.Run("Sequences", func(t suiteT) {
 		t.Parallel()
 		runSequences(t, newStore, o.sequences)
+	})
+	t.Run("Regressions", func(t suiteT) {
+		t.Parallel()
+		runRegressions(t, newStore, o.regressions)
 	})
 }
 

@@ -2,16 +2,11 @@ package conformance
 
 import (
 	"context"
-	"math"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
-	"sync/atomic"
-	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -32,6 +27,9 @@ type differ struct {
 	m     *engine.Model
 	s     engine.Store
 	qi    QueueInspector // nil when the store has none
+	obs   Observer       // nil when the store has none, or for per-call reads
+	src   source         // the random choices of a sequence (nil outside sequences)
+	tape  []int          // the choices drawn so far
 	clk   *Clock
 	toks  map[string]string // store token -> model token
 	plans map[string]engine.Plan
@@ -58,6 +56,10 @@ func (d *differ) clock() time.Time { return d.clk.Now() }
 
 func (d *differ) fatalf(format string, args ...any) {
 	d.t.Helper()
+	if d.src != nil {
+		format += "\n" + regressionHint
+		args = append(args, formatTape(d.tape))
+	}
 	d.t.Fatalf("step %d: "+format, append([]any{d.step}, args...)...)
 }
 
@@ -128,8 +130,20 @@ func normSettled(ss []engine.Settled) []engine.Settled {
 	return out
 }
 
-// check compares the whole observable state.
+// check compares the whole observable state: in one call when the store
+// is an Observer, else by the store's own reads.
 func (d *differ) check() {
+	d.t.Helper()
+	if d.obs != nil {
+		d.checkObserved()
+		return
+	}
+	d.checkEach()
+}
+
+// checkEach compares the whole observable state read by the store's
+// Queues, QueueContents, GetWorkflow and GetJob, one call each.
+func (d *differ) checkEach() {
 	d.t.Helper()
 	now := d.clock()
 	mq := d.m.Queues(now)
@@ -181,32 +195,32 @@ func (d *differ) check() {
 	}
 }
 
-func genPlan(t *rapid.T, id string) engine.Plan {
-	n := rapid.IntRange(1, 6).Draw(t, "tasks")
-	p := engine.Plan{ID: id, FailFast: rapid.Bool().Draw(t, "failfast"), UndoOnCancel: rapid.Bool().Draw(t, "undoOnCancel")}
+func (d *differ) genPlan(id string) engine.Plan {
+	n := d.intRange(1, 6, "tasks")
+	p := engine.Plan{ID: id, FailFast: d.bool("failfast"), UndoOnCancel: d.bool("undoOnCancel")}
 	for i := 0; i < n; i++ {
 		ts := engine.TaskSpec{
 			Name:        "t" + strconv.Itoa(i),
-			Queue:       rapid.SampledFrom([]string{"q1", "q2"}).Draw(t, "queue"),
-			Always:      rapid.IntRange(0, 3).Draw(t, "always") == 0,
-			Priority:    rapid.IntRange(-1, 1).Draw(t, "prio"),
-			MaxAttempts: rapid.IntRange(0, 3).Draw(t, "attempts"),
-			Backoff:     time.Duration(rapid.SampledFrom([]int{0, 10, 300}).Draw(t, "backoff")) * time.Millisecond,
+			Queue:       sampled(d, []string{"q1", "q2"}, "queue"),
+			Always:      d.intRange(0, 3, "always") == 0,
+			Priority:    d.intRange(-1, 1, "prio"),
+			MaxAttempts: d.intRange(0, 3, "attempts"),
+			Backoff:     time.Duration(sampled(d, []int{0, 10, 300}, "backoff")) * time.Millisecond,
 		}
-		if rapid.Bool().Draw(t, "payload") {
-			ts.Payload = []byte(rapid.SampledFrom([]string{"", "p", "\x00\xff"}).Draw(t, "payloadv"))
+		if d.bool("payload") {
+			ts.Payload = []byte(sampled(d, []string{"", "p", "\x00\xff"}, "payloadv"))
 		}
 		for k := 0; k < i; k++ {
-			if rapid.IntRange(0, 2).Draw(t, "dep") == 0 {
+			if d.intRange(0, 2, "dep") == 0 {
 				ts.After = append(ts.After, "t"+strconv.Itoa(k))
 			}
 		}
-		if ts.After == nil && rapid.IntRange(0, 4).Draw(t, "emptyAfter") == 0 {
+		if ts.After == nil && d.intRange(0, 4, "emptyAfter") == 0 {
 			ts.After = []string{}
 		}
-		if rapid.IntRange(0, 2).Draw(t, "undo") == 0 {
-			ts.Undo = &engine.UndoSpec{Queue: rapid.SampledFrom([]string{"q1", "q3"}).Draw(t, "undoq")}
-			if rapid.Bool().Draw(t, "undopayload") {
+		if d.intRange(0, 2, "undo") == 0 {
+			ts.Undo = &engine.UndoSpec{Queue: sampled(d, []string{"q1", "q3"}, "undoq")}
+			if d.bool("undopayload") {
 				ts.Undo.Payload = []byte("u")
 			}
 		}
@@ -215,24 +229,24 @@ func genPlan(t *rapid.T, id string) engine.Plan {
 	return p
 }
 
-func (d *differ) queues(t *rapid.T) []string {
+func (d *differ) queues() []string {
 	all := []string{"q1", "q2", "q3", "nope"}
-	n := rapid.IntRange(1, 3).Draw(t, "nqueues")
+	n := d.intRange(1, 3, "nqueues")
 	var qs []string
 	for i := 0; i < n; i++ {
-		qs = append(qs, rapid.SampledFrom(all).Draw(t, "q"))
+		qs = append(qs, sampled(d, all, "q"))
 	}
 	return qs
 }
 
-func (d *differ) claimParams(t *rapid.T) engine.ClaimParams {
+func (d *differ) claimParams() engine.ClaimParams {
 	return engine.ClaimParams{
-		Queues: d.queues(t), Max: rapid.IntRange(1, 3).Draw(t, "max"),
-		Lease: time.Duration(rapid.SampledFrom([]int{50, 1000}).Draw(t, "lease")) * time.Millisecond,
+		Queues: d.queues(), Max: d.intRange(1, 3, "max"),
+		Lease: time.Duration(sampled(d, []int{50, 1000}, "lease")) * time.Millisecond,
 	}
 }
 
-func (d *differ) anyJobID(t *rapid.T) string {
+func (d *differ) anyJobID() string {
 	var ids []string
 	for id, p := range d.plans {
 		for _, ts := range p.Tasks {
@@ -242,17 +256,17 @@ func (d *differ) anyJobID(t *rapid.T) string {
 	ids = append(ids, d.jobs...)
 	ids = append(ids, "unknown", "w1/zz", "bad id")
 	sort.Strings(ids)
-	return rapid.SampledFrom(ids).Draw(t, "job")
+	return sampled(d, ids, "job")
 }
 
-func (d *differ) doStep(t *rapid.T) {
+func (d *differ) doStep() {
 	now := d.clock()
-	switch op := rapid.IntRange(0, 16).Draw(t, "op"); op {
+	switch op := d.intRange(0, 16, "op"); op {
 	case 0, 1: // submit
-		id := rapid.SampledFrom([]string{"w1", "w2", "w3"}).Draw(t, "wf")
+		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
-		if !ok || rapid.IntRange(0, 3).Draw(t, "newplan") == 0 {
-			p = genPlan(t, id)
+		if !ok || d.intRange(0, 3, "newplan") == 0 {
+			p = d.genPlan(id)
 		}
 		do := func() {
 			now := d.clock()
@@ -267,20 +281,20 @@ func (d *differ) doStep(t *rapid.T) {
 		d.last = do
 		do()
 	case 2: // enqueue
-		id := rapid.SampledFrom([]string{"j1", "j2", "j3"}).Draw(t, "jobid")
+		id := sampled(d, []string{"j1", "j2", "j3"}, "jobid")
 		js, ok := d.specs[id]
-		if !ok || rapid.IntRange(0, 3).Draw(t, "newspec") == 0 {
+		if !ok || d.intRange(0, 3, "newspec") == 0 {
 			js = engine.JobSpec{
-				ID: id, Queue: rapid.SampledFrom([]string{"q1", "q2"}).Draw(t, "queue"),
-				Priority:    rapid.IntRange(-1, 1).Draw(t, "prio"),
-				MaxAttempts: rapid.IntRange(0, 3).Draw(t, "attempts"),
+				ID: id, Queue: sampled(d, []string{"q1", "q2"}, "queue"),
+				Priority:    d.intRange(-1, 1, "prio"),
+				MaxAttempts: d.intRange(0, 3, "attempts"),
 			}
-			if rapid.Bool().Draw(t, "payload") {
+			if d.bool("payload") {
 				js.Payload = []byte("x")
 			}
 		}
-		if rapid.Bool().Draw(t, "delayed") {
-			js.RunAt = now.Add(time.Duration(rapid.IntRange(-100, 1000).Draw(t, "runat")) * time.Millisecond)
+		if d.bool("delayed") {
+			js.RunAt = now.Add(time.Duration(d.intRange(-100, 1000, "runat")) * time.Millisecond)
 		} else {
 			js.RunAt = time.Time{}
 		}
@@ -300,7 +314,7 @@ func (d *differ) doStep(t *rapid.T) {
 		d.last = do
 		do()
 	case 3, 4: // claim
-		p := d.claimParams(t)
+		p := d.claimParams()
 		mc, merr := d.m.Claim(now, p)
 		sc, serr := d.s.Claim(d.ctx, p)
 		d.sameErr("claim", merr, serr)
@@ -309,23 +323,23 @@ func (d *differ) doStep(t *rapid.T) {
 		if len(d.leases) == 0 {
 			return
 		}
-		n := rapid.IntRange(0, 3).Draw(t, "noutcomes")
+		n := d.intRange(0, 3, "noutcomes")
 		var mp, sp engine.FinishParams
 		for i := 0; i < n; i++ {
 			// mostly the latest leases
-			k := len(d.leases) - 1 - rapid.IntRange(0, min(len(d.leases)-1, 4)).Draw(t, "lease")
+			k := len(d.leases) - 1 - d.intRange(0, min(len(d.leases)-1, 4), "lease")
 			l := d.leases[k]
 			o := engine.Outcome{
 				JobID: l.job,
-				Kind: rapid.SampledFrom([]engine.OutcomeKind{engine.OutcomeCompleted, engine.OutcomeCompleted,
-					engine.OutcomeFailed, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomeReleased}).Draw(t, "kind"),
-				NonRetryable: rapid.IntRange(0, 3).Draw(t, "nonretry") == 0,
-				Error:        rapid.SampledFrom([]string{"", "boom"}).Draw(t, "err"),
+				Kind: sampled(d, []engine.OutcomeKind{engine.OutcomeCompleted, engine.OutcomeCompleted,
+					engine.OutcomeFailed, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomeReleased}, "kind"),
+				NonRetryable: d.intRange(0, 3, "nonretry") == 0,
+				Error:        sampled(d, []string{"", "boom"}, "err"),
 			}
-			if rapid.Bool().Draw(t, "result") {
-				o.Result = []byte(rapid.SampledFrom([]string{"", "r1"}).Draw(t, "resultv"))
+			if d.bool("result") {
+				o.Result = []byte(sampled(d, []string{"", "r1"}, "resultv"))
 			}
-			switch rapid.IntRange(0, 5).Draw(t, "retryafter") {
+			switch d.intRange(0, 5, "retryafter") {
 			case 0:
 				o.RetryAfter = 20 * time.Millisecond
 			case 1:
@@ -336,8 +350,8 @@ func (d *differ) doStep(t *rapid.T) {
 			mp.Outcomes = append(mp.Outcomes, mo)
 			sp.Outcomes = append(sp.Outcomes, so)
 		}
-		if n == 0 || rapid.Bool().Draw(t, "andclaim") {
-			c := d.claimParams(t)
+		if n == 0 || d.bool("andclaim") {
+			c := d.claimParams()
 			mp.Claim, sp.Claim = &c, &c
 		}
 		d.finish(mp, sp)
@@ -345,17 +359,17 @@ func (d *differ) doStep(t *rapid.T) {
 		if len(d.finishes) == 0 {
 			return
 		}
-		f := d.finishes[rapid.IntRange(0, len(d.finishes)-1).Draw(t, "past")]
+		f := d.finishes[d.intRange(0, len(d.finishes)-1, "past")]
 		d.finish(f.m, f.s)
 	case 9: // heartbeat
 		if len(d.leases) == 0 {
 			return
 		}
 		var mp, sp engine.HeartbeatParams
-		mp.Extend = time.Duration(rapid.SampledFrom([]int{10, 500}).Draw(t, "extend")) * time.Millisecond
+		mp.Extend = time.Duration(sampled(d, []int{10, 500}, "extend")) * time.Millisecond
 		sp.Extend = mp.Extend
-		for i := rapid.IntRange(1, 3).Draw(t, "nleases"); i > 0; i-- {
-			l := d.leases[rapid.IntRange(0, len(d.leases)-1).Draw(t, "lease")]
+		for i := d.intRange(1, 3, "nleases"); i > 0; i-- {
+			l := d.leases[d.intRange(0, len(d.leases)-1, "lease")]
 			mp.Leases = append(mp.Leases, engine.LeaseRef{JobID: l.job, Token: l.mtok})
 			sp.Leases = append(sp.Leases, engine.LeaseRef{JobID: l.job, Token: l.stok})
 		}
@@ -364,18 +378,18 @@ func (d *differ) doStep(t *rapid.T) {
 		d.sameErr("heartbeat", merr, serr)
 		d.same("heartbeat", mr, sr)
 	case 10, 11: // time passes
-		d.clk.Advance(time.Millisecond * time.Duration(rapid.SampledFrom([]int{0, 5, 30, 200, 1500}).Draw(t, "advance")))
+		d.clk.Advance(time.Millisecond * time.Duration(sampled(d, []int{0, 5, 30, 200, 1500}, "advance")))
 	case 12: // expire
-		p := engine.ExpireParams{Max: rapid.IntRange(0, 2).Draw(t, "max")}
+		p := engine.ExpireParams{Max: d.intRange(0, 2, "max")}
 		mr, merr := d.m.ExpireLeases(now, p)
 		sr, serr := d.s.ExpireLeases(d.ctx, p)
 		d.sameErr("expire", merr, serr)
 		mr.Expired, sr.Expired = normSettled(mr.Expired), normSettled(sr.Expired)
 		d.same("expire", mr, sr)
 	case 13: // cancel workflow or job
-		if rapid.Bool().Draw(t, "wfcancel") {
-			p := engine.CancelWorkflowParams{ID: rapid.SampledFrom([]string{"w1", "w2", "w3", "b/d"}).Draw(t, "wf")}
-			switch rapid.IntRange(0, 2).Draw(t, "undo") {
+		if d.bool("wfcancel") {
+			p := engine.CancelWorkflowParams{ID: sampled(d, []string{"w1", "w2", "w3", "b/d"}, "wf")}
+			switch d.intRange(0, 2, "undo") {
 			case 1:
 				p.Undo = new(bool)
 			case 2:
@@ -391,7 +405,7 @@ func (d *differ) doStep(t *rapid.T) {
 			}
 			d.last()
 		} else {
-			p := engine.CancelJobParams{ID: d.anyJobID(t)}
+			p := engine.CancelJobParams{ID: d.anyJobID()}
 			d.last = func() {
 				now := d.clock()
 				mr, merr := d.m.CancelJob(now, p)
@@ -402,8 +416,8 @@ func (d *differ) doStep(t *rapid.T) {
 			d.last()
 		}
 	case 14: // pause, resume, purge
-		q := rapid.SampledFrom([]string{"q1", "q2", "q3"}).Draw(t, "queue")
-		qop := rapid.IntRange(0, 2).Draw(t, "qop")
+		q := sampled(d, []string{"q1", "q2", "q3"}, "queue")
+		qop := d.intRange(0, 2, "qop")
 		d.last = func() {
 			now := d.clock()
 			switch qop {
@@ -420,10 +434,10 @@ func (d *differ) doStep(t *rapid.T) {
 		}
 		d.last()
 	case 15: // list, following cursors
-		p := engine.ListParams{Limit: rapid.IntRange(1, 2).Draw(t, "limit")}
-		if rapid.Bool().Draw(t, "filter") {
-			p.State = rapid.SampledFrom([]engine.WorkflowState{engine.WorkflowRunning, engine.WorkflowCompleted,
-				engine.WorkflowFailed, engine.WorkflowCompensated, engine.WorkflowCancelled}).Draw(t, "state")
+		p := engine.ListParams{Limit: d.intRange(1, 2, "limit")}
+		if d.bool("filter") {
+			p.State = sampled(d, []engine.WorkflowState{engine.WorkflowRunning, engine.WorkflowCompleted,
+				engine.WorkflowFailed, engine.WorkflowCompensated, engine.WorkflowCancelled}, "state")
 		}
 		for range 5 {
 			mr, merr := d.m.ListWorkflows(now, p)
@@ -456,71 +470,5 @@ func (d *differ) finish(mp, sp engine.FinishParams) {
 		if len(mp.Outcomes) > 0 {
 			d.finishes = append(d.finishes, finishCall{mp, sp})
 		}
-	}
-}
-
-// batches is how many subtests share the random sequences; they run in
-// parallel. The count is rounded up to a multiple of -rapid.checks.
-const batches = 4
-
-// runSequences drives n random operation sequences, each on a fresh store
-// and a fresh model sharing one clock, in parallel batches. rapid.Check
-// runs -rapid.checks sequences per call (100 unless set), so each batch
-// calls it until its share is done; each call first replays the fail files
-// kept in testdata/rapid/<test name>/ (the regression cases of past
-// failures).
-func runSequences(t *testing.T, newStore NewStore, n int) {
-	if n == 0 {
-		t.Skip(SequencesEnv + "=0")
-	}
-	per := 100
-	if f := flagInt("rapid.checks"); f > 0 {
-		per = f
-	}
-	var done atomic.Int64
-	start := time.Now()
-	t.Run("batches", func(t *testing.T) {
-		calls := (n + per - 1) / per // rapid.Check calls in all
-		nb := min(batches, calls)
-		for b := range nb {
-			share := calls / nb // this batch's calls
-			if b < calls%nb {
-				share++
-			}
-			t.Run(strconv.Itoa(b), func(t *testing.T) {
-				t.Parallel()
-				prop := func(rt *rapid.T) {
-					done.Add(1)
-					runSequence(rt, t, newStore)
-				}
-				for i := 0; i < share && !t.Failed(); i++ {
-					rapid.Check(t, prop)
-				}
-			})
-		}
-	})
-	el := time.Since(start)
-	t.Logf("%d sequences (counting fail-file replays and shrinking) in %v: %.1f sequences/s",
-		done.Load(), el.Round(time.Millisecond), float64(done.Load())/math.Max(el.Seconds(), 1e-9))
-}
-
-// runSequence is one random sequence: a fresh store and model, 10 to 80
-// random steps, the whole state compared after each.
-func runSequence(rt *rapid.T, t *testing.T, newStore NewStore) {
-	cfg := engine.DefaultConfig()
-	cfg.Limits.MaxBackoff = 700 * time.Millisecond
-	cfg.Retention = time.Duration(rapid.SampledFrom([]int{0, 800, 7 * 24 * 3600 * 1000}).Draw(rt, "retention")) * time.Millisecond
-	clk := newClock()
-	s := newStore(t, cfg, clk.Now)
-	defer closeStore(s)
-	d := &differ{
-		t: rt, ctx: context.Background(), m: engine.NewModel(cfg), s: s, clk: clk, toks: map[string]string{},
-		plans: map[string]engine.Plan{}, specs: map[string]engine.JobSpec{},
-	}
-	d.qi, _ = s.(QueueInspector)
-	steps := rapid.IntRange(10, 80).Draw(rt, "steps")
-	for d.step = 0; d.step < steps; d.step++ {
-		d.doStep(rt)
-		d.check()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -26,7 +25,7 @@ func smallConfig() engine.Config {
 
 // newPair is a fresh store and model on one clock, compared by a differ
 // reporting to t.
-func newPair(t *testing.T, newStore NewStore, cfg engine.Config) *differ {
+func newPair(t suiteT, newStore NewStore, cfg engine.Config) *differ {
 	clk := newClock()
 	s := newStore(t, cfg, clk.Now)
 	t.Cleanup(func() { closeStore(s) })
@@ -118,14 +117,14 @@ func (d *differ) finishOne(o engine.Outcome) engine.Settled {
 	return sr.Settled[0]
 }
 
-func runErrors(t *testing.T, newStore NewStore) {
+func runErrors(t suiteT, newStore NewStore) {
 	q := "q"
 	task := func(name string, after ...string) engine.TaskSpec {
 		return engine.TaskSpec{Name: name, Queue: q, After: after}
 	}
 	big := bytes.Repeat([]byte("x"), 17)
 
-	t.Run("BadInputsWriteNothing", func(t *testing.T) {
+	t.Run("BadInputsWriteNothing", func(t suiteT) {
 		t.Parallel()
 		d := newPair(t, newStore, smallConfig())
 		// Some state first, so that "nothing written" means something.
@@ -225,7 +224,7 @@ func runErrors(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("UnknownIDs", func(t *testing.T) {
+	t.Run("UnknownIDs", func(t suiteT) {
 		t.Parallel()
 		d := newPair(t, newStore, smallConfig())
 		d.submit("submit", nil, engine.Plan{ID: "w", Tasks: []engine.TaskSpec{task("a")}})
@@ -247,7 +246,7 @@ func runErrors(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("StaleLease", func(t *testing.T) {
+	t.Run("StaleLease", func(t suiteT) {
 		t.Parallel()
 		d := newPair(t, newStore, smallConfig())
 		d.enqueue("enqueue", nil, engine.JobSpec{ID: "j", Queue: q, MaxAttempts: 3})
@@ -282,7 +281,7 @@ func runErrors(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("EndedWorkflowAndJob", func(t *testing.T) {
+	t.Run("EndedWorkflowAndJob", func(t suiteT) {
 		t.Parallel()
 		d := newPair(t, newStore, smallConfig())
 		d.submit("submit", nil, engine.Plan{ID: "w", Tasks: []engine.TaskSpec{task("a")}})

@@ -5,12 +5,12 @@ import (
 	"strconv"
 )
 
-// flagInt reads an integer command-line flag (0 when absent).
-func flagInt(name string) int {
+// flagInt reads an integer flag of the default flag set.
+func flagInt(name string) (int, bool) {
 	f := flag.Lookup(name)
 	if f == nil {
-		return 0
+		return 0, false
 	}
-	n, _ := strconv.Atoi(f.Value.String())
-	return n
+	n, err := strconv.Atoi(f.Value.String())
+	return n, err == nil
 }

@@ -1,16 +1,29 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"embed"
 	"errors"
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"runtime"
-	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
 )
+
+// scenarioFS is a copy of spec/testdata/*.txt, for binaries built away
+// from the source tree (weir conformance): go:embed cannot reach outside
+// the package's directory. TestScenarioCopyIsCurrent fails when the copy
+// differs from spec/testdata; `go generate ./conformance` refreshes it.
+//
+//go:generate sh -c "rm -f testdata/scenarios/*.txt && cp ../spec/testdata/*.txt testdata/scenarios/"
+//go:embed testdata/scenarios/*.txt
+var scenarioFS embed.FS
 
 // scenarioDir is spec/testdata of the module this package was built from.
 func scenarioDir() string {
@@ -21,20 +34,53 @@ func scenarioDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "spec", "testdata")
 }
 
-func runScenarios(t *testing.T, newStore NewStore, o options) {
-	dir := o.scenarios
+// loadScenarios parses the golden scenarios: those of dir when given, else
+// of spec/testdata in the source tree when there is one, else the
+// embedded copy.
+func loadScenarios(dir string) ([]*scenario.Scenario, error) {
 	if dir == "" {
-		dir = scenarioDir()
+		if d := scenarioDir(); d != "" {
+			if _, err := os.Stat(d); err == nil {
+				dir = d
+			}
+		}
 	}
-	all, err := scenario.Glob(filepath.Join(dir, "*.txt"))
+	if dir != "" {
+		return scenario.Glob(filepath.Join(dir, "*.txt"))
+	}
+	return embeddedScenarios()
+}
+
+func embeddedScenarios() ([]*scenario.Scenario, error) {
+	names, err := fs.Glob(scenarioFS, "testdata/scenarios/*.txt")
+	if err != nil {
+		return nil, err
+	}
+	var out []*scenario.Scenario
+	for _, n := range names {
+		b, err := scenarioFS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := scenario.Parse(path.Base(n), bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+func runScenarios(t suiteT, newStore NewStore, o options) {
+	all, err := loadScenarios(o.scenarios)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all) == 0 {
-		t.Fatalf("no golden scenarios in %s", dir)
+		t.Fatalf("no golden scenarios (dir %q)", o.scenarios)
 	}
 	for _, sc := range all {
-		t.Run(sc.Name, func(t *testing.T) {
+		t.Run(sc.Name, func(t suiteT) {
 			t.Parallel()
 			clk := newClock()
 			s := newStore(t, sc.Config, clk.Now)

@@ -99,23 +99,39 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
 	defer stop()
-	if _, err := sub.Receive(ctx); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return mapErr(err)
-	}
+	// The first read confirms the subscription. When it fails (the
+	// connection was killed), the loop below goes on: the next read
+	// reconnects and resubscribes, and the record is read again after it,
+	// so an outcome published meanwhile is not missed.
+	_, err := sub.Receive(ctx)
+	pause := time.Duration(0)
 	for {
-		done, err := check(ctx)
-		if err != nil || done {
-			return err
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if err != nil && !isTimeout(err) {
+			// Not a refresh timeout: wait a little before reading again, so
+			// a subscription that cannot reconnect does not spin.
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		} else {
+			pause = 0
+		}
+		done, cerr := check(ctx)
+		if cerr != nil || done {
+			return cerr
 		}
 		_, err = sub.ReceiveTimeout(ctx, waiterRefresh)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		var nerr net.Error
-		if errors.As(err, &nerr) && nerr.Timeout() {
+		if isTimeout(err) {
 			if err := refresh(false); err != nil {
 				return mapErr(err)
 			}
@@ -123,4 +139,10 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 		// Any other error: the subscription reconnects and resubscribes by
 		// itself; the next read shows whether the store is reachable.
 	}
+}
+
+// isTimeout reports whether err is a read that timed out.
+func isTimeout(err error) bool {
+	var nerr net.Error
+	return errors.As(err, &nerr) && nerr.Timeout()
 }

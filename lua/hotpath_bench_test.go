@@ -71,17 +71,33 @@ func TestHotPathCommands(t *testing.T) {
 		t.Skip("set WEIR_HOTPATH_REPORT=1 (and WEIR_REDIS_URL) to print the report")
 	}
 	for _, ret := range []time.Duration{7 * 24 * time.Hour, 0} {
-		cfg := engine.DefaultConfig()
-		cfg.Retention = ret
-		t.Run("plain/retention="+ret.String(), func(t *testing.T) { hotPlain(t, cfg, 20000, 100) })
+		for _, server := range []bool{false, true} {
+			cfg := engine.DefaultConfig()
+			cfg.Retention = ret
+			name := "plain/test-clock/retention=" + ret.String()
+			if server {
+				name = "plain/server-clock/retention=" + ret.String()
+			}
+			t.Run(name, func(t *testing.T) { hotPlain(t, cfg, 20000, 100, server) })
+		}
 	}
 	t.Run("chain1000", func(t *testing.T) { hotDAG(t, "chain", 1000) })
 	t.Run("fanin1000", func(t *testing.T) { hotDAG(t, "fanin", 1000) })
 }
 
-func hotPlain(t *testing.T, cfg engine.Config, n, batch int) {
+// hotPlain runs n plain jobs: enqueued one by one, then finished and
+// claimed batch at a time. serverClock runs the store as in production
+// (the server's TIME, TTLs on ended records, wake-up tokens only while a
+// claim may wait); else the test clock.
+func hotPlain(t *testing.T, cfg engine.Config, n, batch int, serverClock bool) {
 	e := newPrivateEnv(t, cfg)
 	s := e.store
+	if serverClock {
+		var err error
+		if s, err = New(e.rdb, Options{Namespace: "private-srv", Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.Load(bg); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ var scriptDefs = []scriptDef{
 	{name: "get_job", keys: 5, readOnly: true},
 	{name: "list", keys: 5, readOnly: true},
 	{name: "queues", keys: 5, readOnly: true},
+	{name: "observe", keys: 5, readOnly: true},
 }
 
 // script is a loaded script: its versioned name, its spliced source and
@@ -68,8 +69,12 @@ func mustLoadScripts() map[string]*script {
 	return out
 }
 
-// buildScript reads scripts/<name>.lua and splices every "--!include f"
-// line with include/f (one level: includes do not include).
+// buildScript reads scripts/<name>.lua and replaces its "--!include f"
+// lines (one level: includes do not include) with the top-level
+// definitions of those files that the script uses, directly or through
+// other definitions, in the files' order (see splice.go). Unused helpers
+// are left out: Redis runs a cached script's whole body on every call, so
+// each definition spliced costs CPU on every call.
 func buildScript(name string) (string, error) {
 	b, err := luaFS.ReadFile("scripts/" + name + ".lua")
 	if err != nil {
@@ -77,20 +82,37 @@ func buildScript(name string) (string, error) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "-- weir%d_%s\n", ProtocolVersion, name)
+	var body strings.Builder
+	var incs []string
+	at := -1 // where the spliced definitions go: the first include line
 	for _, line := range strings.SplitAfter(string(b), "\n") {
 		inc, ok := strings.CutPrefix(strings.TrimSpace(line), "--!include ")
 		if !ok {
-			out.WriteString(line)
+			body.WriteString(line)
 			continue
 		}
-		body, err := luaFS.ReadFile("include/" + strings.TrimSpace(inc))
+		if at < 0 {
+			at = body.Len()
+		}
+		incs = append(incs, strings.TrimSpace(inc))
+	}
+	src := body.String()
+	if at < 0 {
+		out.WriteString(src)
+		return out.String(), nil
+	}
+	var chunks []chunk
+	for _, inc := range incs {
+		cs, err := includeChunks(inc)
 		if err != nil {
 			return "", fmt.Errorf("lua: script %s: %w", name, err)
 		}
-		out.Write(body)
-		if len(body) > 0 && body[len(body)-1] != '\n' {
-			out.WriteByte('\n')
-		}
+		chunks = append(chunks, cs...)
 	}
+	out.WriteString(src[:at])
+	for _, c := range needed(chunks, luaNames(src)) {
+		out.WriteString(c.text)
+	}
+	out.WriteString(src[at:])
 	return out.String(), nil
 }

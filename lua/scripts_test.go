@@ -53,7 +53,7 @@ func TestScriptHeaders(t *testing.T) {
 		if sc.name != "weir1_"+d.name || strings.Contains(sc.src, "--!include") {
 			t.Errorf("%s: name %q, or an include was not spliced", d.name, sc.name)
 		}
-		if !strings.Contains(sc.src, "local function finalize()") {
+		if !strings.Contains(sc.src, "local function read_clock(") {
 			t.Errorf("%s: core.lua missing", d.name)
 		}
 	}

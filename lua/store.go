@@ -327,10 +327,17 @@ func claimArgs(p engine.ClaimParams) []any {
 	return args
 }
 
-// claimOnce runs claim.lua once; with wantNext it also returns how long
-// until the next delayed job or lease deadline of those queues (-1: none).
-func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wantNext bool) ([]engine.Claimed, time.Duration, error) {
-	args := []any{p.Max, p.Lease.Milliseconds(), flag(wantNext)}
+// claimOnce runs claim.lua once. With wait > 0, when it claims nothing it
+// also returns how long until the next delayed job or lease deadline of
+// those queues (-1: none), and registers the caller as waiting on them for
+// wait plus a second (pushes write wake-up tokens only while someone may
+// wait; see spec/keys.md, P seq).
+func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
+	waitArg := ""
+	if wait > 0 {
+		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
+	}
+	args := []any{p.Max, p.Lease.Milliseconds(), waitArg}
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
@@ -369,7 +376,7 @@ func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claim
 		return nil, err
 	}
 	if p.Wait <= 0 {
-		out, _, err := s.claimOnce(ctx, p, false)
+		out, _, err := s.claimOnce(ctx, p, 0)
 		return out, err
 	}
 	deadline := time.Now().Add(p.Wait)
@@ -393,7 +400,7 @@ func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claim
 	})
 	defer stop()
 	for {
-		out, due, err := s.claimOnce(ctx, p, true)
+		out, due, err := s.claimOnce(ctx, p, max(time.Until(deadline), time.Millisecond))
 		if err != nil || len(out) > 0 {
 			return out, err
 		}

@@ -512,3 +512,72 @@ func TestAwaitEndsWhenItsContextIsCancelled(t *testing.T) {
 		t.Fatal("await did not return after its context was cancelled")
 	}
 }
+
+// TestWakeTokensWhileWaiting (server clock): a push writes a wake-up token
+// when its queue is new or a claim may be blocked on it, and none
+// otherwise; a claim blocked on a known queue is woken by the next push.
+func TestWakeTokensWhileWaiting(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	ns := e.ns + "-wake"
+	s, err := New(e.rdb, Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	enq := func(id string) {
+		t.Helper()
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := func() int64 {
+		t.Helper()
+		n, err := e.rdb.LLen(bg, s.keys.wake("q")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	enq("a")
+	if n := tokens(); n != 1 {
+		t.Fatalf("first push into a new queue: %d tokens, want 1", n)
+	}
+	if c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v, %d", err, len(c))
+	}
+	if n := tokens(); n != 0 {
+		t.Fatalf("a claim that emptied the queue left %d tokens", n)
+	}
+	enq("b")
+	if n := tokens(); n != 0 {
+		t.Fatalf("push with nobody waiting: %d tokens, want 0", n)
+	}
+	if c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v, %d", err, len(c))
+	}
+	// An empty wait registers the caller: pushes meanwhile write tokens.
+	if c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute, Wait: 5 * time.Millisecond}); err != nil || len(c) != 0 {
+		t.Fatalf("empty wait: %v, %d", err, len(c))
+	}
+	enq("c")
+	if n := tokens(); n != 1 {
+		t.Fatalf("push while a claim may wait: %d tokens, want 1", n)
+	}
+	if c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v, %d", err, len(c))
+	}
+	got := make(chan []engine.Claimed, 1)
+	errc := make(chan error, 1)
+	go func() {
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute, Wait: time.Minute})
+		got <- c
+		errc <- err
+	}()
+	enq("d")
+	if c := <-got; len(c) != 1 || c[0].Job.ID != "d" {
+		t.Fatalf("blocked claim got %+v, %v", c, <-errc)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -13,7 +13,9 @@
 //   - claims from its queues (in strict or weighted order), blocking in the
 //     store while there is nothing to do, so an idle fleet wakes as soon as
 //     a job is pushed or a delayed one comes due;
-//   - finishes a job and claims the next one in a single store call;
+//   - finishes a job and claims the next one in a single store call, and
+//     when busy batches the outcomes of the jobs that end together (at most
+//     two such calls in flight), claiming a job for every freed slot;
 //   - holds its jobs by lease and extends all its leases in one heartbeat
 //     call per interval, which also tells it which jobs were cancelled;
 //   - sweeps expired leases (of crashed workers) and due delayed jobs

@@ -303,6 +303,10 @@ func jsonProblem(err error) string {
 }
 
 // parseFile parses and validates data (the file at path) into a plan.
+// MaxFileCommands is the most bytes of shell commands (undos included) one
+// workflow file may hold once its YAML aliases are expanded.
+const MaxFileCommands = 16 << 20
+
 func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loadedFile, error) {
 	f, err := decodeFile(path, data)
 	if err != nil {
@@ -332,6 +336,7 @@ func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loa
 		}
 	}
 	index := map[string]int{}
+	total := 0 // bytes of every command, undos included
 	for i, t := range f.Tasks {
 		where := fmt.Sprintf("tasks[%d]", i)
 		if t.Name == "" {
@@ -383,6 +388,7 @@ func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loa
 		if len(spec.Payload) > limits.MaxPayload {
 			return nil, fail(where, "run", "the command is %d bytes, over the limit of %d", len(t.Run), limits.MaxPayload)
 		}
+		total += len(t.Run)
 		addQueue(spec.Queue)
 		if t.Undo != nil {
 			if strings.TrimSpace(t.Undo.Run) == "" {
@@ -401,8 +407,14 @@ func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loa
 			if len(u.Payload) > limits.MaxPayload {
 				return nil, fail(where, "undo.run", "the command is %d bytes, over the limit of %d", len(t.Undo.Run), limits.MaxPayload)
 			}
+			total += len(t.Undo.Run)
 			spec.Undo = u
 			addQueue(u.Queue)
+		}
+		if total > MaxFileCommands {
+			// YAML aliases can repeat one long command into every task: the
+			// plan, not the file, is what is bounded.
+			return nil, fail(where, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file)", MaxFileCommands)
 		}
 		index[t.Name] = i
 		p.Tasks = append(p.Tasks, spec)

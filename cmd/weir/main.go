@@ -94,7 +94,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "", "weir namespace in Redis (default \"default\")")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
-		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newWorkerCmd(g))
+		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newWorkerCmd(g),
+		newDevCmd(g), newServeCmd(g), newConformanceCmd(g), newBenchCmd(g))
 	return root
 }
 

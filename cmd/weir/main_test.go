@@ -10,35 +10,53 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// weirBin is the weir binary, built once by TestMain (with -race when
-// the tests run with it).
+// weirBin is the weir binary, built on first use by binary (with -race
+// when the tests run with it); fuzz workers and tests that do not run the
+// binary never build it.
 var (
 	weirBin    string
 	buildFlags []string
+	buildOnce  sync.Once
+	buildErr   error
+	binDir     string
 )
 
+// binary returns the path of the weir binary, building it once.
+func binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weir-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir = dir
+		weirBin = filepath.Join(dir, "weir")
+		if runtime.GOOS == "windows" {
+			weirBin += ".exe"
+		}
+		build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", weirBin, ".")...)
+		var out bytes.Buffer
+		build.Stdout, build.Stderr = &out, &out
+		if err := build.Run(); err != nil {
+			buildErr = fmt.Errorf("build weir: %v\n%s", err, out.String())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return weirBin
+}
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "weir-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	weirBin = filepath.Join(dir, "weir")
-	if runtime.GOOS == "windows" {
-		weirBin += ".exe"
-	}
-	build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", weirBin, ".")...)
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build weir:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 
@@ -53,7 +71,7 @@ type result struct {
 // it), and returns its exit status and output.
 func weir(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), weirBin, args...)
+	cmd := exec.CommandContext(t.Context(), binary(t), args...)
 	cmd.Dir = dir
 	if dir == "" {
 		cmd.Dir = repoRoot(t)

@@ -59,7 +59,7 @@ func TestSharedRedisCommands(t *testing.T) {
 	// A worker in another process, with the saga's log path in its
 	// environment.
 	logPath := filepath.Join(t.TempDir(), "saga.log")
-	w := exec.Command(weirBin, append([]string{"worker", "--queues", "default,default", "--concurrency", "4"}, ns...)...)
+	w := exec.Command(binary(t), append([]string{"worker", "--queues", "default,default", "--concurrency", "4"}, ns...)...)
 	w.Dir = repoRoot(t)
 	w.Env = append(append(os.Environ(), env...), "SAGA_LOG="+logPath)
 	var wout bytes.Buffer

@@ -404,7 +404,7 @@ func TestRunInterrupted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := writeFile(t, "sleep.yaml", "tasks:\n  - name: nap\n    run: echo $$ > "+filepath.Join(dir, "pid")+"; exec sleep 600\n")
-	cmd := exec.Command(weirBin, "run", p)
+	cmd := exec.Command(binary(t), "run", p)
 	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -22,6 +22,10 @@ const clockTick = 250 * time.Millisecond
 type conn struct {
 	store  *lua.Store
 	closer func()
+	// ping checks that the server answers (for GET /healthz).
+	ping func(context.Context) error
+	// url is the Redis URL of the embedded server; empty for a shared Redis.
+	url string
 }
 
 // redisURL returns the URL of the flag, else of WEIR_REDIS_URL.
@@ -59,15 +63,21 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		rdb.Close()
 		return nil, usageErr(err)
 	}
-	return &conn{store: s, closer: func() { rdb.Close() }}, nil
+	return &conn{store: s, closer: func() { rdb.Close() }, ping: pinger(rdb)}, nil
 }
 
 // openEmbedded starts miniredis on a loopback port and a goroutine that
 // advances its TTLs with the wall clock (miniredis does not expire keys by
 // itself), so retention behaves as on Redis.
 func (g *globalFlags) openEmbedded() (*conn, error) {
+	return g.openEmbeddedAt("127.0.0.1:0")
+}
+
+// openEmbeddedAt is openEmbedded listening on addr ("127.0.0.1:0" picks a
+// free port); the conn's url is the server's Redis URL.
+func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 	m := miniredis.NewMiniRedis()
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+	if err := m.StartAddr(addr); err != nil {
 		return nil, failErr(fmt.Errorf("start the embedded server: %w", err))
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
@@ -95,12 +105,17 @@ func (g *globalFlags) openEmbedded() (*conn, error) {
 			}
 		}
 	}()
-	return &conn{store: s, closer: func() {
+	return &conn{store: s, ping: pinger(rdb), url: "redis://" + m.Addr() + "/0", closer: func() {
 		close(stop)
 		wg.Wait()
 		rdb.Close()
 		m.Close()
 	}}, nil
+}
+
+// pinger returns a function that pings rdb.
+func pinger(rdb *redis.Client) func(context.Context) error {
+	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 }
 
 func (c *conn) Close() { c.closer() }

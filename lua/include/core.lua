@@ -111,7 +111,9 @@ local function hset(k, f, v)
     C[k] = c
   end
   if v == nil then
-    if c[f] == false and not (D[k] and D[k][f]) then return end
+    -- deleting a field known absent (and not written here) is a no-op
+    local cur = c[f]
+    if (cur == false or (cur == nil and FULL[k])) and not (D[k] and D[k][f]) then return end
     v = false
   end
   c[f] = v
@@ -221,8 +223,9 @@ local function zadd(k, score, m)
     ZB[k] = b
     ZBK[#ZBK + 1] = k
   end
-  b[#b + 1] = fmt(score)
-  b[#b + 1] = m
+  local n = #b
+  b[n + 1] = fmt(score)
+  b[n + 2] = m
 end
 
 local function zrem(k, m)
@@ -239,8 +242,9 @@ end
 
 -- read_clock sets NOW: the test clock or the server's TIME, never less
 -- than the last now stored (field "now" of the seq hash, read with the
--- counters in one call).
-local function read_clock()
+-- counters in one call). extra, when given, lists more fields of the seq
+-- hash to read in that call (queues' waiter fields, see wq; at most 100).
+local function read_clock(extra)
   local now
   if TEST_NOW ~= '' then
     now = tonumber(TEST_NOW)
@@ -248,8 +252,17 @@ local function read_clock()
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'push', 'lease', 'gc')
+  local v
+  if extra and #extra > 0 and #extra <= 100 then
+    v = redis.call('HMGET', K_SEQ, 'now', 'push', 'lease', 'gc', unpack(extra))
+  else
+    extra = nil
+    v = redis.call('HMGET', K_SEQ, 'now', 'push', 'lease', 'gc')
+  end
   C[K_SEQ] = {now = v[1], push = v[2], lease = v[3], gc = v[4]}
+  if extra then
+    for i, f in ipairs(extra) do C[K_SEQ][f] = v[4 + i] end
+  end
   CLOCK_LAST = num(v[1])
   if CLOCK_LAST > now then now = CLOCK_LAST end
   NOW = now
@@ -265,8 +278,25 @@ local function save_clock()
   end
 end
 
+-- allow_full lets the rest of this script write on a server above its
+-- maxmemory. Redis refuses a script only when its first write is a command
+-- that may grow memory (HSET, ZADD, ...); PERSIST of the seq hash, which
+-- never has a TTL, is a write that changes nothing and is not replicated.
+-- Called first by the transitions that end or keep running work
+-- (heartbeat, finish, expire, cancels, purge): a full store refuses new
+-- work, never the work already running.
+local function allow_full()
+  redis.call('PERSIST', K_SEQ)
+end
+
+-- wq names queue q's field in the seq hash: present once q is registered
+-- in the queues hash; its value is the time (ms) until which a blocked
+-- claim may wait on q's wake-up list ("0": none), so that pushes write
+-- wake-up tokens only while someone may be waiting.
+local function wq(q) return 'w:' .. q end
+
 -- Wake-up lists: WAKE[q] tokens to push, WAKE_DEL[q] to clear first.
-local WAKE, WAKEQ, WAKE_DEL = {}, {}, {}
+local WAKE, WAKEQ, WAKE_DEL, WAKE_NEW = {}, {}, {}, {}
 local function wake(q, n)
   if not WAKE[q] then
     WAKE[q] = 0

@@ -141,6 +141,9 @@ local function finalize()
   for q in pairs(WAKE_DEL) do redis.call('DEL', qkey(q, 'w')) end
   for _, q in ipairs(WAKEQ) do
     local n = WAKE[q]
+    -- tokens only while a claim may be blocked on q (always with the test
+    -- clock, whose now need not follow real time)
+    if n > 0 and TEST_NOW == '' and not WAKE_NEW[q] and num(hget(K_SEQ, wq(q))) < NOW then n = 0 end
     if n > 0 then
       if n > 1000 then n = 1000 end
       local toks = {}

@@ -210,7 +210,13 @@ end
 local function push(j, fx)
   set_state(j, 'queued')
   local a = jattr(j)
-  if not hget(K_QUEUES, a.q) then hset(K_QUEUES, a.q, '0') end
+  if not hget(K_SEQ, wq(a.q)) then
+    -- first push seen by the seq hash: register the queue, and wake
+    -- whoever waits on it (claims register as waiters on known queues only)
+    if not hget(K_QUEUES, a.q) then hset(K_QUEUES, a.q, '0') end
+    hset(K_SEQ, wq(a.q), '0')
+    WAKE_NEW[a.q] = true
+  end
   local ra = num(jget(j, 'ra'))
   if ra > NOW then
     zadd(qkey(a.q, 'd'), ra, j.id)
@@ -279,8 +285,7 @@ end
 local function settle(j, kind, result, err, nonretry, retry_after)
   local a = jattr(j)
   zrem_later(qkey(a.q, 'a'), j.id)
-  jset(j, 'tk', nil)
-  jset(j, 'dl', nil)
+  -- tk and dl stay: they mean something only while running (no HDEL)
   local fx = new_fx()
   if err == '' then err = nil end
   if kind == 'completed' then

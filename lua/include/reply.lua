@@ -1,8 +1,11 @@
 -- reply.lua: flat-array encoders for replies (no nil inside arrays; every
 -- scalar a string). Needs core.lua and jobs.lua. Decoded by lua/codec.go.
 
+-- append adds list's items to out; one length look-up per call (# on a
+-- large table being grown costs a search each time).
 local function append(out, list)
-  for _, v in ipairs(list) do out[#out + 1] = v end
+  local n = #out
+  for i = 1, #list do out[n + i] = list[i] end
 end
 
 -- put_snapshot appends a job snapshot: 23 strings, in this order:
@@ -31,9 +34,13 @@ local function put_snapshot(out, j)
     expires = hget(w.key, 'x')
   end
   local res = jget(j, 'r')
+  local st = jstate(j)
+  -- tk and dl are left in place when a lease ends: shown while running only
+  local tk, dl = '', '0'
+  if st == 'running' then tk, dl = jget(j, 'tk') or '', jget(j, 'dl') or '0' end
   local t = {j.id, a.q, wid, task, undo, pay and '1' or '', pay or '', fmt(a.pr), fmt(a.ma), fmt(a.bo),
-    fmt(a.to), jstate(j), jget(j, 'a') or '0', jget(j, 'ra') or '0', jget(j, 'tk') or '',
-    jget(j, 'dl') or '0', jget(j, 'cr') or '', res and '1' or '', res or '', jerr(j) or '',
+    fmt(a.to), st, jget(j, 'a') or '0', jget(j, 'ra') or '0', tk,
+    dl, jget(j, 'cr') or '', res and '1' or '', res or '', jerr(j) or '',
     created or '0', jended(j) or '0', expires or '0'}
   append(out, t)
 end

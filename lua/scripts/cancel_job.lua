@@ -21,6 +21,7 @@
 --!include finalize.lua
 
 read_clock()
+allow_full()
 local id = ARGV[4]
 local j = load_job(id)
 if not j then

@@ -25,6 +25,7 @@
 --!include finalize.lua
 
 read_clock()
+allow_full()
 local id = ARGV[4]
 local w = load_wf(id)
 if not w then

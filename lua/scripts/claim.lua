@@ -12,7 +12,10 @@
 -- ARGV[3] largest backoff in ms
 -- ARGV[4] max jobs
 -- ARGV[5] lease ms
--- ARGV[6] "1": when nothing is claimed, also return the next due time
+-- ARGV[6] wait ms, or "" / "0": when nothing is claimed and it is positive,
+--         also return the next due time, and register the caller as waiting
+--         on each known queue until now + wait (seq field w:<queue>), so
+--         that pushes write wake-up tokens meanwhile
 -- ARGV[7 ..] queue names
 -- Reply: {now, next due ms or "0", nClaimed, Claimed*}
 --   Claimed = job snapshot (23 strings, see reply.lua) + nDeps + 5 strings per dep
@@ -23,13 +26,23 @@
 --!include reply.lua
 --!include finalize.lua
 
-read_clock()
-local queues = {}
-for i = 7, #ARGV do queues[#queues + 1] = ARGV[i] end
+local queues, wfields = {}, {}
+for i = 7, #ARGV do
+  queues[#queues + 1] = ARGV[i]
+  wfields[#wfields + 1] = wq(ARGV[i])
+end
+read_clock(wfields)
 local out = {}
 local n = claim(queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
-if n == 0 and ARGV[6] == '1' then nd = next_due(queues) end
+local wait = tonumber(ARGV[6]) or 0
+if n == 0 and wait > 0 then
+  nd = next_due(queues)
+  local till = NOW + wait
+  for _, q in ipairs(queues) do
+    if hget(K_QUEUES, q) and num(hget(K_SEQ, wq(q))) < till then hset(K_SEQ, wq(q), fmt(till)) end
+  end
+end
 finalize()
 local r = {NOW_S, fmt(nd), fmt(n)}
 append(r, out)

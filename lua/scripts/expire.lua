@@ -20,6 +20,7 @@
 --!include finalize.lua
 
 read_clock()
+allow_full()
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
 table.sort(names)

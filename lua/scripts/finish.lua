@@ -22,8 +22,12 @@
 --!include reply.lua
 --!include finalize.lua
 
-read_clock()
 local k = tonumber(ARGV[4])
+-- the claim's queues: their waiter fields come with the clock (pushes read them)
+local wfields = {}
+for i = 7 + 8 * k, #ARGV do wfields[#wfields + 1] = wq(ARGV[i]) end
+read_clock(wfields)
+allow_full()
 local settled = {}
 for x = 0, k - 1 do
   local b = 5 + 8 * x

@@ -20,6 +20,7 @@
 --!include finalize.lua
 
 read_clock()
+allow_full()
 local ext = tonumber(ARGV[4])
 local out = {}
 for b = 5, #ARGV, 2 do

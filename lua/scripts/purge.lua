@@ -20,6 +20,7 @@
 --!include finalize.lua
 
 read_clock()
+allow_full()
 local q = ARGV[4]
 if not hget(K_QUEUES, q) then
   save_clock()

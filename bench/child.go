@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/worker"
+)
+
+// WorkerConfig configures one worker process of a multi-process plain run.
+type WorkerConfig struct {
+	RedisURL    string
+	Namespace   string
+	Queue       string
+	Concurrency int
+}
+
+// Args returns cfg as the arguments ParseWorkerArgs reads. An empty
+// RedisURL is left out: the process then reads WEIR_REDIS_URL (the bench
+// passes the URL, which may hold a password, in the environment rather
+// than on the command line).
+func (cfg WorkerConfig) Args() []string {
+	var args []string
+	if cfg.RedisURL != "" {
+		args = append(args, "--redis", cfg.RedisURL)
+	}
+	return append(args, "--namespace", cfg.Namespace, "--queue", cfg.Queue,
+		"--concurrency", strconv.Itoa(cfg.Concurrency))
+}
+
+// ParseWorkerArgs reads the arguments of WorkerConfig.Args; with no
+// --redis, the URL is WEIR_REDIS_URL's.
+func ParseWorkerArgs(args []string) (WorkerConfig, error) {
+	var cfg WorkerConfig
+	fs := flag.NewFlagSet("bench-worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.RedisURL, "redis", "", "")
+	fs.StringVar(&cfg.Namespace, "namespace", "", "")
+	fs.StringVar(&cfg.Queue, "queue", "", "")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return cfg, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if cfg.RedisURL == "" {
+		cfg.RedisURL = os.Getenv("WEIR_REDIS_URL")
+	}
+	if cfg.RedisURL == "" || cfg.Namespace == "" || cfg.Queue == "" || cfg.Concurrency < 1 || fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: bench worker needs --redis, --namespace, --queue and --concurrency ≥ 1", ErrUsage)
+	}
+	return cfg, nil
+}
+
+// childMsg is one line a worker process writes: ready once connected, then
+// its count of completed jobs as it grows, then a final line once stopped.
+type childMsg struct {
+	Ready      bool   `json:"ready,omitempty"`
+	Done       int64  `json:"done"`
+	LastNs     int64  `json:"last_ns,omitempty"`
+	RoundTrips int64  `json:"round_trips,omitempty"`
+	Final      bool   `json:"final,omitempty"`
+	Err        string `json:"error,omitempty"`
+}
+
+// reportEvery is how often a worker process reports its count.
+const reportEvery = 5 * time.Millisecond
+
+// RunWorkerProcess is the worker side of a multi-process plain run, run by
+// the program of Options.WorkerCommand: it connects, writes a ready line
+// to out, waits for the line "go" on in, runs no-op jobs of cfg.Queue at
+// cfg.Concurrency and writes its completed count as it grows, until the
+// line "stop", the end of in or the end of ctx; then it stops the worker
+// gracefully and writes a final line with its count, the time of its last
+// completion and its client round trips since "go".
+func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out io.Writer) error {
+	enc := json.NewEncoder(out)
+	fail := func(err error) error {
+		enc.Encode(childMsg{Err: err.Error(), Final: true})
+		return err
+	}
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fail(fmt.Errorf("%w: redis URL: %w", ErrUsage, err))
+	}
+	opt.PoolSize = max(opt.PoolSize, poolSize)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	var trips atomic.Int64
+	rdb.AddHook(tripHook{&trips})
+	store, err := lua.New(rdb, lua.Options{Namespace: cfg.Namespace})
+	if err != nil {
+		return fail(err)
+	}
+	if err := store.Load(ctx); err != nil {
+		return fail(fmt.Errorf("load scripts: %w", err))
+	}
+	p := newProgress(worker.EventSucceeded, int(^uint(0)>>1))
+	w := worker.New(store, worker.Config{Concurrency: cfg.Concurrency, Observer: p.observe,
+		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
+	worker.Handle(w, noopQueue(cfg.Queue), noop)
+
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
+	if err := enc.Encode(childMsg{Ready: true}); err != nil {
+		return err
+	}
+	select {
+	case l, ok := <-lines:
+		if !ok || l != "go" {
+			return fail(errors.New("bench-worker: expected go"))
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	trips0 := trips.Load()
+	if err := w.Start(ctx); err != nil {
+		return fail(err)
+	}
+	t := time.NewTicker(reportEvery)
+	defer t.Stop()
+	var sent int64
+	running := true
+	for running {
+		select {
+		case l, ok := <-lines:
+			running = ok && l != "stop"
+		case <-ctx.Done():
+			running = false
+		case <-t.C:
+			if n := p.done.Load(); n != sent {
+				sent = n
+				if err := enc.Encode(childMsg{Done: n}); err != nil {
+					running = false
+				}
+			}
+		}
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	w.Stop(stopCtx)
+	return enc.Encode(childMsg{Final: true, Done: p.done.Load(), LastNs: p.last.Load(), RoundTrips: trips.Load() - trips0})
+}

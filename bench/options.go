@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scenario names, in the order Run runs them.
+const (
+	ScenarioPlain  = "plain"
+	ScenarioChain  = "chain"
+	ScenarioFanin  = "fanin"
+	ScenarioSubmit = "submit"
+)
+
+// AllScenarios lists every scenario, in run order.
+var AllScenarios = []string{ScenarioPlain, ScenarioChain, ScenarioFanin, ScenarioSubmit}
+
+// Options configures a Run. Zero sizes take the defaults of Defaults.
+type Options struct {
+	// RedisURL is the Redis to measure; empty starts an embedded miniredis.
+	RedisURL string
+	// Scenarios to run, a subset of AllScenarios; empty means all. The
+	// ceiling always runs.
+	Scenarios []string
+	// Jobs is the number of plain jobs of each plain run.
+	Jobs int
+	// Concurrencies are the plain runs in this process; nil takes the
+	// defaults, an empty slice runs none.
+	Concurrencies []int
+	// Processes are the plain runs with that many worker processes, each at
+	// ProcessConcurrency (nil takes the defaults, empty runs none). They
+	// need WorkerCommand.
+	Processes          []int
+	ProcessConcurrency int
+	// ChainTasks is the length of the chain.
+	ChainTasks int
+	// FaninWorkflows workflows of FaninWidth parallel tasks joined by one,
+	// run at FaninConcurrency.
+	FaninWorkflows   int
+	FaninWidth       int
+	FaninConcurrency int
+	// SubmitTasks is the size of the submitted DAG.
+	SubmitTasks int
+	// CeilingClients call the ceiling script in parallel for
+	// CeilingDuration, before the scenarios and again after them.
+	CeilingClients  int
+	CeilingDuration time.Duration
+	// Producers enqueue plain jobs and submit fan-in workflows in parallel.
+	Producers int
+	// WorkerCommand returns the command of one worker process, given the
+	// arguments its program parses with ParseWorkerArgs before calling
+	// RunWorkerProcess; the Redis URL is added to the command's environment
+	// as WEIR_REDIS_URL. Nil skips the multi-process runs.
+	WorkerCommand func(args []string) *exec.Cmd
+	// Log, when set, gets one line per step.
+	Log io.Writer
+}
+
+// Defaults returns the sizes of a default run: the scenarios, about
+// a minute against a local redis-server.
+func Defaults() Options {
+	return Options{
+		Jobs:               20_000,
+		Concurrencies:      []int{1, 10, 50},
+		Processes:          []int{2, 4},
+		ProcessConcurrency: 50,
+		ChainTasks:         1_000,
+		FaninWorkflows:     1_000,
+		FaninWidth:         10,
+		FaninConcurrency:   50,
+		SubmitTasks:        10_000,
+		CeilingClients:     50,
+		CeilingDuration:    2 * time.Second,
+		Producers:          50,
+	}
+}
+
+// Quick returns tiny sizes that run in seconds, even on the embedded
+// server: for tests and smoke runs, not for figures.
+func Quick() Options {
+	return Options{
+		Jobs:               200,
+		Concurrencies:      []int{1, 10, 50},
+		Processes:          []int{2},
+		ProcessConcurrency: 10,
+		ChainTasks:         30,
+		FaninWorkflows:     20,
+		FaninWidth:         10,
+		FaninConcurrency:   50,
+		SubmitTasks:        500,
+		CeilingClients:     50,
+		CeilingDuration:    100 * time.Millisecond,
+		Producers:          20,
+	}
+}
+
+// withDefaults fills the zero sizes of o from d and checks them.
+func (o Options) withDefaults(d Options) (Options, error) {
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = AllScenarios
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return o, fmt.Errorf("%w: unknown scenario %q (have %s)", ErrUsage, s, strings.Join(AllScenarios, ","))
+		}
+	}
+	fill := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	fill(&o.Jobs, d.Jobs)
+	fill(&o.ProcessConcurrency, d.ProcessConcurrency)
+	fill(&o.ChainTasks, d.ChainTasks)
+	fill(&o.FaninWorkflows, d.FaninWorkflows)
+	fill(&o.FaninWidth, d.FaninWidth)
+	fill(&o.FaninConcurrency, d.FaninConcurrency)
+	fill(&o.SubmitTasks, d.SubmitTasks)
+	fill(&o.CeilingClients, d.CeilingClients)
+	fill(&o.Producers, d.Producers)
+	if o.CeilingDuration == 0 {
+		o.CeilingDuration = d.CeilingDuration
+	}
+	if o.Concurrencies == nil {
+		o.Concurrencies = d.Concurrencies
+	}
+	if o.Processes == nil {
+		o.Processes = d.Processes
+	}
+	for name, v := range map[string]int{
+		"jobs": o.Jobs, "process concurrency": o.ProcessConcurrency, "chain tasks": o.ChainTasks,
+		"fan-in workflows": o.FaninWorkflows, "fan-in width": o.FaninWidth, "fan-in concurrency": o.FaninConcurrency,
+		"submit tasks": o.SubmitTasks, "ceiling clients": o.CeilingClients, "producers": o.Producers,
+	} {
+		if v < 1 {
+			return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)
+		}
+	}
+	for _, c := range o.Concurrencies {
+		if c < 1 {
+			return o, fmt.Errorf("%w: concurrency must be at least 1, got %d", ErrUsage, c)
+		}
+	}
+	for _, p := range o.Processes {
+		if p < 1 {
+			return o, fmt.Errorf("%w: processes must be at least 1, got %d", ErrUsage, p)
+		}
+	}
+	if o.CeilingDuration < 0 {
+		return o, fmt.Errorf("%w: negative ceiling duration", ErrUsage)
+	}
+	if o.FaninWidth+1 > 10_000 || o.ChainTasks > 10_000 || o.SubmitTasks > 10_000 {
+		return o, fmt.Errorf("%w: a workflow has at most 10,000 tasks", ErrUsage)
+	}
+	return o, nil
+}
+
+func (o Options) has(scenario string) bool { return slices.Contains(o.Scenarios, scenario) }
+
+func (o Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "bench: "+format+"\n", args...)
+	}
+}

@@ -1,0 +1,302 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/worker"
+)
+
+// enqueue enqueues n no-op jobs into q from the Producers in parallel and
+// fills res's enqueue figures.
+func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n int, res *Result) error {
+	a, err := r.snap(ctx, false)
+	if err != nil {
+		return err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, r.opts.Producers)
+	for p := range r.opts.Producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, err := client.Enqueue(ctx, r.client, q, empty{}); err != nil {
+					errs[p] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	end := time.Now()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	b, err := r.snap(ctx, false)
+	if err != nil {
+		return err
+	}
+	res.EnqueuePerS = float64(n) / end.Sub(a.at).Seconds()
+	res.EnqueueCommandsPerJob, res.EnqueueRoundTripsPerJob = perJob(a, b, n)
+	return nil
+}
+
+// plain enqueues Jobs no-op jobs, then runs them with one worker of this
+// process at concurrency conc.
+func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
+	n := r.opts.Jobs
+	res := Result{Name: ScenarioPlain, Concurrency: conc, Processes: 1, Jobs: n}
+	q := noopQueue("plain-c" + strconv.Itoa(conc))
+	m0, err := r.snap(ctx, true)
+	if err != nil {
+		return res, err
+	}
+	if err := r.enqueue(ctx, q, n, &res); err != nil {
+		return res, err
+	}
+	p := newProgress(worker.EventSucceeded, n)
+	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
+		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
+	worker.Handle(w, q, noop)
+	a, err := r.snap(ctx, false)
+	if err != nil {
+		return res, err
+	}
+	if err := w.Start(ctx); err != nil {
+		return res, err
+	}
+	werr := p.wait(ctx)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	w.Stop(stopCtx)
+	if werr != nil {
+		return res, werr
+	}
+	b, err := r.snap(ctx, true)
+	if err != nil {
+		return res, err
+	}
+	res.Seconds = p.lastTime().Sub(a.at).Seconds()
+	res.JobsPerS = float64(n) / res.Seconds
+	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, n)
+	res.MemoryPerJobBytes = memPer(m0, b, n)
+	return res, nil
+}
+
+// proc is one worker process of a multi-process run.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr bytes.Buffer
+	ready  chan error
+	exited chan struct{}
+	done   atomic.Int64
+	final  childMsg // set before exited closes
+}
+
+// startProc starts one worker process and reads its lines.
+func (r *runner) startProc(cfg WorkerConfig, notify chan<- struct{}) (*proc, error) {
+	pr := &proc{cmd: r.opts.WorkerCommand(cfg.Args()), ready: make(chan error, 1), exited: make(chan struct{})}
+	pr.cmd.Stderr = &pr.stderr
+	if pr.cmd.Env == nil {
+		pr.cmd.Env = os.Environ()
+	}
+	pr.cmd.Env = append(pr.cmd.Env, "WEIR_REDIS_URL="+r.srv.url)
+	stdin, err := pr.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := pr.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	pr.stdin = stdin
+	if err := pr.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker process: %w", err)
+	}
+	go func() {
+		defer close(pr.exited)
+		sc := bufio.NewScanner(stdout)
+		readySent := false
+		for sc.Scan() {
+			var m childMsg
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				continue // not one of ours
+			}
+			switch {
+			case m.Ready && !readySent:
+				readySent = true
+				pr.ready <- nil
+			case m.Final:
+				pr.final = m
+			}
+			pr.done.Store(m.Done)
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		}
+		if !readySent {
+			pr.ready <- errors.New("worker process ended before it was ready")
+		}
+	}()
+	return pr, nil
+}
+
+// fail ends a worker process that went wrong and describes it.
+func (pr *proc) fail(err error) error {
+	pr.cmd.Process.Kill()
+	<-pr.exited
+	pr.cmd.Wait()
+	msg := pr.final.Err
+	if msg == "" {
+		msg = lastLine(pr.stderr.String())
+	}
+	if msg != "" {
+		return fmt.Errorf("%w: %s", err, msg)
+	}
+	return err
+}
+
+// lastLine is the last non-blank line of s.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// plainProcesses enqueues Jobs no-op jobs, then runs them with procs
+// worker processes at concurrency conc each.
+func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Result, err error) {
+	n := r.opts.Jobs
+	res = Result{Name: ScenarioPlain, Concurrency: conc, Processes: procs, Jobs: n}
+	qname := "plain-p" + strconv.Itoa(procs)
+	m0, err := r.snap(ctx, true)
+	if err != nil {
+		return res, err
+	}
+	if err := r.enqueue(ctx, noopQueue(qname), n, &res); err != nil {
+		return res, err
+	}
+	notify := make(chan struct{}, 1)
+	var ps []*proc
+	defer func() {
+		for _, pr := range ps {
+			pr.stdin.Close()
+			if err != nil {
+				pr.cmd.Process.Kill()
+			}
+			<-pr.exited
+			pr.cmd.Wait()
+		}
+	}()
+	cfg := WorkerConfig{Namespace: r.srv.namespace, Queue: qname, Concurrency: conc}
+	for range procs {
+		pr, err := r.startProc(cfg, notify)
+		if err != nil {
+			return res, err
+		}
+		ps = append(ps, pr)
+	}
+	for _, pr := range ps {
+		select {
+		case err := <-pr.ready:
+			if err != nil {
+				return res, pr.fail(err)
+			}
+		case <-time.After(stallTimeout):
+			return res, pr.fail(errors.New("worker process not ready"))
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	a, err := r.snap(ctx, false)
+	if err != nil {
+		return res, err
+	}
+	for _, pr := range ps {
+		if _, err := io.WriteString(pr.stdin, "go\n"); err != nil {
+			return res, pr.fail(err)
+		}
+	}
+	if err := waitProcs(ctx, ps, notify, int64(n)); err != nil {
+		return res, err
+	}
+	var last, trips int64
+	for _, pr := range ps {
+		io.WriteString(pr.stdin, "stop\n")
+		pr.stdin.Close()
+	}
+	for _, pr := range ps {
+		select {
+		case <-pr.exited:
+		case <-time.After(stallTimeout):
+			return res, pr.fail(errors.New("worker process did not stop"))
+		}
+		if err := pr.cmd.Wait(); err != nil {
+			return res, pr.fail(fmt.Errorf("worker process: %w", err))
+		}
+		if !pr.final.Final || pr.final.Err != "" {
+			return res, pr.fail(errors.New("worker process ended without its figures"))
+		}
+		last = max(last, pr.final.LastNs)
+		trips += pr.final.RoundTrips
+	}
+	ps = nil
+	b, err := r.snap(ctx, true)
+	if err != nil {
+		return res, err
+	}
+	res.Seconds = time.Unix(0, last).Sub(a.at).Seconds()
+	res.JobsPerS = float64(n) / res.Seconds
+	res.CommandsPerJob, _ = perJob(a, b, n)
+	res.RoundTripsPerJob = float64(trips) / float64(n)
+	res.MemoryPerJobBytes = memPer(m0, b, n)
+	return res, nil
+}
+
+// waitProcs waits until the processes completed n jobs together.
+func waitProcs(ctx context.Context, ps []*proc, notify <-chan struct{}, n int64) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	seen, since := int64(-1), time.Now()
+	for {
+		var sum int64
+		for _, pr := range ps {
+			sum += pr.done.Load()
+			select {
+			case <-pr.exited:
+				return pr.fail(errors.New("worker process ended early"))
+			default:
+			}
+		}
+		if sum >= n {
+			return nil
+		}
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-t.C:
+			if sum != seen {
+				seen, since = sum, now
+			} else if now.Sub(since) > stallTimeout {
+				return fmt.Errorf("%w: %d of %d jobs after %s", errStalled, sum, n, stallTimeout)
+			}
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/bench"
+)
+
+// newBenchCmd is `weir bench`: the measurements of package bench, as a
+// table or JSON. Its hidden subcommand `weir bench worker` is the worker
+// process of the multi-process runs.
+func newBenchCmd(g *globalFlags) *cobra.Command {
+	var (
+		asJSON, quick, noProcs bool
+		jobs                   int
+		scenarios, concs, pros string
+	)
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands and round trips per job",
+		Long: "weir bench runs the scenarios plain, chain, fanin and submit against the Redis of --redis or\n" +
+			"WEIR_REDIS_URL (the embedded miniredis when neither is set: its figures say nothing about Redis),\n" +
+			"in a namespace of its own that it deletes at the end. See docs/benchmarks.md.",
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if g.namespace != "" {
+				return usageErr(errors.New("bench uses a namespace of its own (bench-<random>); --namespace does not apply"))
+			}
+			defaults := bench.Defaults()
+			if quick {
+				defaults = bench.Quick()
+			}
+			opts := bench.Options{RedisURL: g.url(), Jobs: jobs}
+			if scenarios != "" {
+				opts.Scenarios = splitList(scenarios)
+			}
+			var err error
+			if opts.Concurrencies, err = intList("--concurrency", concs); err != nil {
+				return usageErr(err)
+			}
+			if opts.Processes, err = intList("--processes", pros); err != nil {
+				return usageErr(err)
+			}
+			if noProcs {
+				opts.Processes = []int{}
+			}
+			if !asJSON {
+				opts.Log = c.ErrOrStderr()
+			}
+			opts.WorkerCommand = benchWorkerCommand(c.Context())
+			rep, err := bench.RunWith(c.Context(), opts, defaults)
+			if err != nil {
+				if errors.Is(err, bench.ErrUsage) {
+					return usageErr(err)
+				}
+				return failErr(err)
+			}
+			if asJSON {
+				return printJSON(c.OutOrStdout(), rep)
+			}
+			return rep.WriteTable(c.OutOrStdout())
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
+	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick)")
+	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit (default all)")
+	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
+	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
+	f.BoolVar(&noProcs, "no-processes", false, "skip the multi-process plain runs")
+	c.AddCommand(newBenchWorkerCmd())
+	return c
+}
+
+// benchWorkerCommand starts `weir bench worker` of this very binary.
+func benchWorkerCommand(ctx context.Context) func(args []string) *exec.Cmd {
+	return func(args []string) *exec.Cmd {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		return exec.CommandContext(ctx, exe, append([]string{"bench", "worker"}, args...)...)
+	}
+}
+
+// newBenchWorkerCmd is the hidden worker process of `weir bench`: it talks
+// to its parent on stdin and stdout (bench.RunWorkerProcess).
+func newBenchWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "worker",
+		Short:              "A worker process of weir bench (started by weir bench itself)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := bench.ParseWorkerArgs(args)
+			if err != nil {
+				return usageErr(err)
+			}
+			if err := bench.RunWorkerProcess(c.Context(), cfg, c.InOrStdin(), c.OutOrStdout()); err != nil {
+				return failErr(err)
+			}
+			return nil
+		},
+	}
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// intList parses a comma-separated list of integers; empty is nil.
+func intList(flag, s string) ([]int, error) {
+	var out []int
+	for _, v := range splitList(s) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a number", flag, v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/conformance"
+)
+
+// decodeConformance decodes `weir conformance --json` strictly.
+func decodeConformance(t *testing.T, r result) conformanceReport {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	var rep conformanceReport
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("decode the report: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	return rep
+}
+
+func keysOf(t *testing.T, rdb *redis.Client, prefix string) []string {
+	t.Helper()
+	ks, err := rdb.Keys(context.Background(), "weir:{"+prefix+"-*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+var confPrefixSeq int
+
+func confPrefix() string {
+	confPrefixSeq++
+	return fmt.Sprintf("clitest%d-%d", time.Now().UnixNano()%1e9, confPrefixSeq)
+}
+
+// checkPassingRun runs the suite on url and checks the report and that
+// the run's namespaces are gone.
+func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
+	prefix := confPrefix()
+	r := weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "20", "--json")
+	r.wantCode(t, 0)
+	rep := decodeConformance(t, r)
+	if rep.Failed != 0 || rep.Passed < 50 || !rep.Removed || rep.Namespace != prefix {
+		t.Fatalf("report: %d passed, %d failed, removed %v, namespace %q:\n%s", rep.Passed, rep.Failed, rep.Removed, rep.Namespace, r.stdout)
+	}
+	if rep.Sequences < 20 {
+		t.Errorf("%d sequences ran, want at least 20", rep.Sequences)
+	}
+	if strings.Contains(r.stdout, "@") || strings.Contains(r.stdout, "redis://") {
+		t.Errorf("the report shows the URL:\n%s", r.stdout)
+	}
+	names := map[string]conformance.Status{}
+	for _, res := range rep.Results {
+		names[res.Name] = res.Status
+	}
+	for _, n := range []string{"Scenarios/chain.txt", "Errors/StaleLease", "Concurrency/JoinPromotedOnce", "Sequences/batches/0", "QueueContents"} {
+		if names[n] != conformance.Passed {
+			t.Errorf("%s: %q, want passed", n, names[n])
+		}
+	}
+	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
+		t.Fatalf("%d keys left in the run's namespaces: %v", len(ks), ks[:min(5, len(ks))])
+	}
+	// Text output: the counts and a line per test.
+	prefix = confPrefix()
+	r = weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "5")
+	r.wantCode(t, 0)
+	for _, want := range []string{"PASS Scenarios/chain.txt", "PASS Sequences/batches/0", "failed 0,", "namespaces removed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
+		t.Fatalf("%d keys left in the run's namespaces", len(ks))
+	}
+}
+
+// TestConformanceCmdMiniredis: weir conformance passes on miniredis and
+// removes its namespaces.
+func TestConformanceCmdMiniredis(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	checkPassingRun(t, "redis://"+m.Addr()+"/0", rdb)
+}
+
+// TestConformanceCmdRedis: the same on the redis-server of WEIR_REDIS_URL.
+func TestConformanceCmdRedis(t *testing.T) {
+	url := os.Getenv("WEIR_REDIS_URL")
+	if url == "" {
+		t.Skip("WEIR_REDIS_URL is not set")
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	checkPassingRun(t, url, rdb)
+}
+
+// TestConformanceCmdCatchesBrokenServer: on a server whose data changes
+// behind the store's back (a goroutine deletes the run's keys at random),
+// weir conformance exits 1 and reports failures with the sequence, and
+// still removes its namespaces.
+func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	prefix := confPrefix()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			ks, _ := rdb.Keys(ctx, "weir:{"+prefix+"-*").Result()
+			for i, k := range ks {
+				if i%3 == 0 && !strings.HasSuffix(k, ":seq") {
+					rdb.Del(ctx, k)
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	r := weir(t, t.TempDir(), nil, "conformance", "--redis", "redis://"+m.Addr(), "--namespace", prefix, "--sequences", "300", "--json")
+	cancel()
+	wg.Wait()
+	r.wantCode(t, 1)
+	rep := decodeConformance(t, r)
+	if rep.Failed == 0 || rep.OK() {
+		t.Fatalf("a broken server passed: %d passed, %d failed", rep.Passed, rep.Failed)
+	}
+	var seqFail bool
+	for _, res := range rep.Results {
+		if res.Status == conformance.Failed && strings.HasPrefix(res.Name, "Sequences/batches/") {
+			out := strings.Join(res.Output, "\n")
+			if !strings.Contains(out, "regression tape") {
+				t.Errorf("%s failed without the reproducing tape:\n%s", res.Name, out)
+			}
+			seqFail = true
+		}
+	}
+	if !seqFail {
+		t.Errorf("no random sequence failed:\n%s", r.stdout)
+	}
+	if !rep.Removed {
+		t.Errorf("the run's namespaces were not removed")
+	}
+	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
+		t.Fatalf("%d keys left in the run's namespaces", len(ks))
+	}
+}
+
+// TestConformanceCmdUsage: bad flags are usage errors.
+func TestConformanceCmdUsage(t *testing.T) {
+	weir(t, "", nil, "conformance").wantCode(t, exitUsage)
+	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").wantCode(t, exitUsage)
+	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").wantCode(t, exitUsage)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/engine"
+)
+
+func newDevCmd(g *globalFlags) *cobra.Command {
+	var af apiFlags
+	var redisAddr, queues string
+	var concurrency int
+	c := &cobra.Command{
+		Use:   "dev",
+		Short: "Run an embedded Redis server, the REST API and shell workers in one process",
+		Long: "dev starts an embedded Redis-protocol server on a loopback port, the REST API\n" +
+			"(spec/rest.md) and workers of shell tasks for --queues, so that other terminals\n" +
+			"(weir submit/worker/status... with --redis) and programs can use it. It prints\n" +
+			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready. Its data lives in\n" +
+			"memory and is gone when it stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if g.redisURL != "" {
+				return usageErr(fmt.Errorf("dev runs its own embedded server: --redis is for the other commands (use --redis-addr to choose its address)"))
+			}
+			if !isLoopback(redisAddr) {
+				return usageErr(fmt.Errorf("--redis-addr %q must be a loopback host:port (the embedded server has no password)", redisAddr))
+			}
+			if concurrency < 1 {
+				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+			}
+			qs, err := parseQueues(queues)
+			if err != nil {
+				return err
+			}
+			token, err := af.check()
+			if err != nil {
+				return err
+			}
+			return runDev(c, g, &af, token, redisAddr, qs, concurrency)
+		},
+	}
+	af.register(c, "127.0.0.1:0")
+	c.Flags().StringVar(&redisAddr, "redis-addr", "127.0.0.1:0", "loopback address of the embedded Redis server (port 0 picks a free one)")
+	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run shell tasks from")
+	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	return c
+}
+
+// runDev runs the embedded server, the workers and the API until the
+// command's context is done, then stops them in reverse order.
+func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token, redisAddr string, qs []string, concurrency int) error {
+	ctx := c.Context()
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	if g.namespace != "" && !engine.ValidName(g.namespace) {
+		return usageErr(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+	}
+	cn, err := g.openEmbeddedAt(redisAddr)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	ln, err := af.listen()
+	if err != nil {
+		return err
+	}
+	limits := cn.store.Config().Limits
+	h := newAPI(cn.store, apiConfig{
+		Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping,
+		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, nil)
+	if err := w.Start(ctx); err != nil {
+		ln.Close()
+		return failErr(err)
+	}
+	fmt.Fprintf(stdout, "WEIR_REDIS_URL=%s\nWEIR_HTTP_URL=http://%s\n", cn.url, ln.Addr())
+	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
+	serveErr := serveAPI(ctx, ln, h)
+	// Running commands get shutdownTimeout to finish; then they are killed
+	// and their jobs handed back.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	stopErr := w.Stop(sctx)
+	if serveErr != nil {
+		return failErr(serveErr)
+	}
+	if stopErr != nil {
+		return failErr(fmt.Errorf("stop the workers: %w", stopErr))
+	}
+	fmt.Fprintln(stderr, "weir dev: stopped")
+	return nil
+}
+
+// parseQueues parses the --queues list: valid names, duplicates dropped.
+func parseQueues(list string) ([]string, error) {
+	var qs []string
+	for _, q := range strings.Split(list, ",") {
+		q = strings.TrimSpace(q)
+		if !engine.ValidName(q) {
+			return nil, usageErr(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+		}
+		if !slices.Contains(qs, q) {
+			qs = append(qs, q)
+		}
+	}
+	return qs, nil
+}

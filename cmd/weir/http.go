@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// The REST API of spec/rest.md: routing, bearer-token auth, body limits and
+// JSON errors. The handlers are in http_handlers.go.
+
+// defaultMaxBody is the default limit of a request body, in bytes.
+const defaultMaxBody = 4 << 20
+
+// apiConfig configures the REST API.
+type apiConfig struct {
+	// Token, when set, is the bearer token every /v1 route requires.
+	Token string
+	// MaxBody bounds a request body in bytes; a larger one is refused with
+	// 413. 0 means defaultMaxBody.
+	MaxBody int64
+	// Limits are the store's limits (a submitted workflow is checked
+	// against them).
+	Limits engine.Limits
+	// Ping checks the store for GET /healthz; nil lists the queues instead.
+	Ping func(context.Context) error
+	// Logger, when set, logs requests that failed on the server's side.
+	Logger *slog.Logger
+}
+
+// api serves the REST API on a store.
+type api struct {
+	store    engine.Store
+	cfg      apiConfig
+	tokenSum [sha256.Size]byte
+	mux      *http.ServeMux
+}
+
+// route is one route of the API. Every route under /v1 requires the token.
+type route struct {
+	method, pattern string
+	handle          func(a *api, w http.ResponseWriter, r *http.Request)
+}
+
+// routes lists every route; spec/openapi.yaml documents each one (a test
+// checks that both list the same).
+var routes = []route{
+	{"GET", "/healthz", (*api).healthz},
+	{"GET", "/v1/openapi.yaml", (*api).openAPI},
+	{"GET", "/v1/workflows", (*api).listWorkflows},
+	{"POST", "/v1/workflows", (*api).submitWorkflow},
+	{"GET", "/v1/workflows/{id}", (*api).getWorkflow},
+	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow},
+	{"GET", "/v1/jobs/{id...}", (*api).getJob},
+	{"GET", "/v1/queues", (*api).listQueues},
+	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue},
+	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue},
+}
+
+// newAPI returns the REST API on s as an http.Handler.
+func newAPI(s engine.Store, cfg apiConfig) http.Handler {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = defaultMaxBody
+	}
+	if cfg.Limits == (engine.Limits{}) {
+		cfg.Limits = engine.DefaultLimits()
+	}
+	a := &api{store: s, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), mux: http.NewServeMux()}
+	for _, rt := range routes {
+		h := rt.handle
+		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
+	}
+	a.mux.HandleFunc("/", a.noRoute)
+	return a
+}
+
+// ServeHTTP checks the token of /v1 routes, then routes the request.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !a.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
+		writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
+		return
+	}
+	if !cleanPath(r.URL.Path) {
+		// The mux would redirect to the cleaned path with an HTML body.
+		writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s: the path is not in canonical form", r.Method, r.URL.Path)})
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is in the canonical form the mux routes
+// without a redirect: no empty, "." or ".." segments.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// authorized reports whether r carries the API's token, comparing in
+// constant time (over SHA-256 sums, so the length does not show either).
+// With no token configured every request is authorized.
+func (a *api) authorized(r *http.Request) bool {
+	if a.cfg.Token == "" {
+		return true
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	match := subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) == 1
+	return ok && strings.EqualFold(scheme, "Bearer") && match
+}
+
+// noRoute answers a request no route matched: 405 when the path has a route
+// for another method, else 404.
+func (a *api) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := a.mux.Handler(r2); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, apiError{Code: codeMethod, Message: fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		return
+	}
+	writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s (the routes are in /v1/openapi.yaml)", r.Method, r.URL.Path)})
+}
+
+// Codes of the REST API beyond the engine's result codes (spec/errors.md).
+const (
+	codeUnauthorized = "UNAUTHORIZED" // no or wrong bearer token
+	codeMethod       = "METHOD"       // the route does not take that method
+	codeInternal     = "INTERNAL"     // an error with no result code
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	// Code is an engine result code (spec/errors.md) or one of the REST
+	// codes above.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Field names the wrong input: a query parameter, or a path in the
+	// request body such as tasks[1].after.
+	Field string `json:"field,omitempty"`
+	// Task is the name of the task the wrong input is in, when known.
+	Task string `json:"task,omitempty"`
+}
+
+// statusOf is the HTTP status of each engine result code.
+var statusOf = map[string]int{
+	engine.ErrNotFound.Code:       http.StatusNotFound,
+	engine.ErrWorkflowExists.Code: http.StatusConflict,
+	engine.ErrJobExists.Code:      http.StatusConflict,
+	engine.ErrWorkflowEnded.Code:  http.StatusConflict,
+	engine.ErrJobEnded.Code:       http.StatusConflict,
+	engine.ErrLeaseLost.Code:      http.StatusConflict,
+	engine.ErrInvalid.Code:        http.StatusBadRequest,
+	engine.ErrTooLarge.Code:       http.StatusRequestEntityTooLarge,
+	engine.ErrStoreFull.Code:      http.StatusInsufficientStorage,
+	engine.ErrUnavailable.Code:    http.StatusServiceUnavailable,
+	engine.ErrProtocol.Code:       http.StatusBadGateway,
+}
+
+// storeError writes the response for an error of the store.
+func (a *api) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := apiError{Code: codeInternal, Message: err.Error()}
+	status := http.StatusInternalServerError
+	if s := engine.Sentinel(err); s != nil {
+		e.Code, status = s.Code, statusOf[s.Code]
+	}
+	var ve *engine.ValidationError
+	if errors.As(err, &ve) {
+		e.Field, e.Task = ve.Field, ve.Task
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away
+	}
+	if status >= 500 && a.cfg.Logger != nil {
+		a.cfg.Logger.Error("weir api", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeError(w, status, e)
+}
+
+func writeError(w http.ResponseWriter, status int, e apiError) {
+	writeJSON(w, status, e)
+}
+
+// writeJSON writes v as the JSON body of a response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(apiError{Code: codeInternal, Message: "encode the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// isLoopback reports whether the listen address addr (host:port) only
+// accepts connections from this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkListen refuses to serve the API on a non-loopback address without a
+// token.
+func checkListen(flag, addr, token string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageErr(fmt.Errorf("%s %q: %w", flag, addr, err))
+	}
+	if token == "" && !isLoopback(addr) {
+		return usageErr(fmt.Errorf("%s %s is not a loopback address: set a token (--token or WEIR_TOKEN) to serve the API there", flag, addr))
+	}
+	return nil
+}
+
+// serveAPI serves h on ln until ctx is done, then shuts the server down
+// gracefully: it stops accepting, lets requests in flight finish (up to
+// shutdownTimeout) and returns once every connection is closed.
+func serveAPI(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		srv.Close()
+	}
+	<-errc // http.ErrServerClosed
+	return err
+}

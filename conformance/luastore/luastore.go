@@ -1,0 +1,121 @@
+// Package luastore wires lua.Store into the conformance suite: every
+// store it makes lives in a namespace of its own, shows its queues
+// (conformance.QueueInspector), reads a whole state in one script
+// (conformance.Observer) and deletes its keys when the suite closes it.
+// The lua package's tests and `weir conformance` use it.
+//
+// Stability: unstable, like package conformance.
+package luastore
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/conformance"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/lua"
+)
+
+// NewStore returns a conformance.NewStore making lua.Stores on rdb (a
+// plain, failover or cluster client), each in the namespace
+// "<prefix>-<n>"; prefix must be a valid namespace of at most 40 bytes,
+// unique to the run (Clean removes whatever the run left). With more
+// clients (say, one per miniredis, whose Lua runs one script at a time),
+// the stores go to them in turn.
+func NewStore(prefix string, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+	var seq atomic.Int64
+	all := append([]redis.UniversalClient{rdb}, more...)
+	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
+		n := seq.Add(1)
+		rdb := all[int(n)%len(all)]
+		ns := prefix + "-" + strconv.FormatInt(n, 10)
+		s, err := lua.New(rdb, lua.Options{Namespace: ns, Config: cfg, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Store{Store: s, rdb: rdb, ns: ns}
+	}
+}
+
+// Store is a lua.Store made by NewStore.
+type Store struct {
+	*lua.Store
+	rdb redis.UniversalClient
+	ns  string
+}
+
+var (
+	_ conformance.QueueInspector = (*Store)(nil)
+	_ conformance.Observer       = (*Store)(nil)
+)
+
+// Observe is lua.Store.Observe as a conformance.Observer.
+func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (conformance.Observation, error) {
+	o, err := s.Store.Observe(ctx, workflows, jobs, queues)
+	return conformance.Observation(o), err
+}
+
+// Close deletes the keys of the store's namespace.
+func (s *Store) Close() error {
+	return deleteKeys(context.Background(), s.rdb, "weir:{"+s.ns+":*", true)
+}
+
+// Clean deletes the keys of every namespace NewStore(rdb, prefix) made.
+func Clean(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
+	return deleteKeys(ctx, rdb, "weir:{"+prefix+"-*", false)
+}
+
+// Count returns how many keys the namespaces of NewStore(rdb, prefix)
+// hold.
+func Count(ctx context.Context, rdb redis.UniversalClient, prefix string) (int, error) {
+	var n atomic.Int64
+	err := forEachNode(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, "weir:{"+prefix+"-*", 1000).Iterator()
+		for iter.Next(ctx) {
+			n.Add(1)
+		}
+		return iter.Err()
+	})
+	return int(n.Load()), err
+}
+
+// deleteKeys deletes the keys matching pattern on every master. A
+// namespace's keys share one hash slot (oneSlot), so one DEL takes them
+// all even on a cluster; keys of many namespaces go one DEL each there.
+func deleteKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, oneSlot bool) error {
+	return forEachNode(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		var ks []string
+		for iter.Next(ctx) {
+			ks = append(ks, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			return err
+		}
+		for len(ks) > 0 {
+			n := len(ks)
+			if _, ok := rdb.(*redis.ClusterClient); ok && !oneSlot {
+				n = 1
+			}
+			if err := c.Del(ctx, ks[:n]...).Err(); err != nil {
+				return err
+			}
+			ks = ks[n:]
+		}
+		return nil
+	})
+}
+
+func forEachNode(ctx context.Context, rdb redis.UniversalClient, f func(context.Context, *redis.Client) error) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, f)
+	case *redis.Client:
+		return f(ctx, c)
+	}
+	return nil
+}

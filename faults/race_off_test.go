@@ -1,0 +1,6 @@
+//go:build faults && !race
+
+package faults
+
+// raceEnabled is set when the suite runs under the race detector.
+const raceEnabled = false

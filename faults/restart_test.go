@@ -1,0 +1,293 @@
+//go:build faults
+
+package faults
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/worker"
+)
+
+// TestRedisRestartEverysec kills Redis (SIGKILL) and restarts it from its
+// AOF (appendfsync everysec) 10 times during a 10,000-task run: the
+// invariants hold after every restart, workers and clients recover by
+// themselves (empty script cache included), every workflow ends, and any
+// acknowledged transition that was lost was acknowledged less than 2 s
+// before a kill.
+func TestRedisRestartEverysec(t *testing.T) {
+	runRestart(t, "everysec", scaled(10), scaled(500), 2*time.Second, false)
+}
+
+// TestRedisRestartAlways is the same with appendfsync always: nothing
+// acknowledged is lost (no rerun, no doubled promotion, no lost submit).
+func TestRedisRestartAlways(t *testing.T) {
+	runRestart(t, "always", scaled(10), scaled(300), 0, false)
+}
+
+// TestRedisCrashRollback simulates what appendfsync everysec may lose in
+// a machine crash: before each of 10 kills it copies the AOF as it is on
+// disk, lets the run go on for up to 800 ms, kills Redis and restarts it
+// from the copy, so the acknowledged transitions of the last moments are
+// really lost. The invariants hold after each restart, every lost
+// transition was acknowledged within the window before the kill, and the
+// engine recovers them (lost leases expire, lost submits are repeated):
+// every workflow ends with every task completed, at least once.
+func TestRedisCrashRollback(t *testing.T) {
+	runRestart(t, "everysec", scaled(10), scaled(300), 2*time.Second, true)
+}
+
+func runRestart(t *testing.T, policy string, restarts, workflows int, window time.Duration, rollback bool) {
+	if raceEnabled {
+		t.Logf("race detector on: %d workflows instead of %d", workflows/3, workflows)
+		workflows /= 3
+	}
+	proc := StartRedisT(t, "--appendonly", "yes", "--appendfsync", policy)
+	rdb := newRedisClient(t, proc.Addr())
+	const ns = "restart"
+	store := newStore(t, rdb, ns)
+	wl := newWorkload(t, "r", workflows, 20, 5)
+	obs := NewObservations()
+	logs := &logCounter{}
+	var mu sync.Mutex
+	succeeded := map[string]bool{}
+	var lastSuccess time.Time
+	startWorkers(t, store, 2, worker.Config{
+		Concurrency: 16, Lease: 3 * time.Second, SweepInterval: 250 * time.Millisecond,
+		Logger: slog.New(logs),
+	}, obs, nil, func(e worker.Event) {
+		if e.Kind == worker.EventSucceeded {
+			mu.Lock()
+			succeeded[e.JobID] = true
+			lastSuccess = time.Now()
+			mu.Unlock()
+		}
+	})
+	progress := func() (int, time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(succeeded), lastSuccess
+	}
+
+	// The submitter keeps about 60 workflows in flight, so submits go on
+	// during the whole run; it retries a failed submit (safe to repeat).
+	submitAck := map[string]time.Time{}
+	var submitErrs, untypedErrs int
+	var firstUntyped error
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	submit := func(id string) {
+		for ctx.Err() == nil {
+			_, err := store.Submit(ctx, engine.SubmitParams{Plan: wl.plans[id]})
+			if err == nil {
+				mu.Lock()
+				submitAck[id] = time.Now()
+				mu.Unlock()
+				return
+			}
+			mu.Lock()
+			submitErrs++
+			if !typedError(err) || errors.Is(err, engine.ErrProtocol) {
+				untypedErrs++
+				if firstUntyped == nil {
+					firstUntyped = err
+				}
+			}
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// Workflows come in restarts+1 batches: batch r may be submitted once
+	// r restarts happened, and restart r comes when half of batch r-1 is
+	// done, so every kill hits a run in full flow.
+	perBatch := max(1, len(wl.ids)/(restarts+1))
+	var restartsDone atomicInt
+	subDone := make(chan struct{})
+	go func() {
+		defer close(subDone)
+		for i, id := range wl.ids {
+			for ctx.Err() == nil {
+				n, _ := progress()
+				done := int(restartsDone.Load())
+				if i*20-n < 60*20 && (done >= restarts || i < (done+1)*perBatch) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			submit(id)
+		}
+	}()
+
+	var kills []time.Time
+	var recover []time.Duration
+	lostSubmits := 0
+	for r := 1; r <= restarts; r++ {
+		target := ((r-1)*perBatch + perBatch/2) * 20
+		deadline := time.Now().Add(90 * time.Second)
+		for n, _ := progress(); n < target; n, _ = progress() {
+			if time.Now().After(deadline) {
+				t.Fatalf("restart %d: %d of %d tasks succeeded, waited for %d", r, n, wl.tasks, target)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rand.IntN(50)) * time.Millisecond)
+		var aofCopy string
+		if rollback {
+			var err error
+			if aofCopy, err = proc.CopyAOF(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
+		}
+		killAt := time.Now()
+		if err := proc.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		kills = append(kills, killAt)
+		if rollback {
+			if err := proc.RestoreAOF(aofCopy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := proc.Start(); err != nil {
+			t.Fatalf("restart %d: %v", r, err)
+		}
+		up := time.Now()
+		restartsDone.Store(int64(r))
+		checkInvariants(t, rdb, ns, "after restart "+itoa(r))
+		// Acknowledged submits that the restart lost are submitted again
+		// (and counted, with their age at the kill).
+		mu.Lock()
+		acked := make(map[string]time.Time, len(submitAck))
+		for id, at := range submitAck {
+			if at.Before(killAt) {
+				acked[id] = at
+			}
+		}
+		mu.Unlock()
+		for id, at := range acked {
+			_, err := store.GetWorkflow(ctx, id)
+			if errors.Is(err, engine.ErrNotFound) {
+				lostSubmits++
+				if age := killAt.Sub(at); age > window {
+					t.Errorf("restart %d lost the submit of %s acknowledged %v before the kill (allowed %v)", r, id, age, window)
+				}
+				submit(id)
+			} else if err != nil {
+				t.Fatalf("restart %d: GetWorkflow %s: %v", r, id, err)
+			}
+		}
+		// Recovery: the first success after the restart.
+		for {
+			n, last := progress()
+			if last.After(up) {
+				recover = append(recover, last.Sub(up))
+				break
+			}
+			if n == wl.tasks {
+				break // nothing left to run: no recovery to measure
+			}
+			if time.Since(up) > 30*time.Second {
+				qs, qerr := store.Queues(ctx)
+				n, _ := progress()
+				logs.mu.Lock()
+				tail := logs.msgs[max(0, len(logs.msgs)-10):]
+				logs.mu.Unlock()
+				t.Fatalf("restart %d: no task succeeded within 30s of the restart (succeeded %d/%d; queues %+v %v; last logs %q)", r, n, wl.tasks, qs, qerr, tail)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	<-subDone
+	waitEnded(t, store, wl.ids, 90*time.Second)
+	rep := checkInvariants(t, rdb, ns, "at the end")
+	if rep.Ended != len(wl.ids) || rep.TaskStates["completed"] != wl.tasks {
+		t.Errorf("end: %s; want %d workflows and %d tasks completed", rep, len(wl.ids), wl.tasks)
+	}
+
+	// Lost acknowledged transitions: a job whose handler started again after
+	// its first attempt had started (and usually succeeded and promoted its
+	// dependents) was taken back by a restart. Each must be explained by a
+	// kill that came after the job's last observation and before its rerun,
+	// within the window.
+	starts, rets := obs.Times("started"), obs.Times("succeeded")
+	lost, worstAge := 0, time.Duration(0)
+	explain := func(what string, last, again time.Time) {
+		i := sort.Search(len(kills), func(i int) bool { return !kills[i].Before(last) })
+		if i == len(kills) || kills[i].After(again) {
+			t.Errorf("%s: rerun at %s not preceded by a kill after %s", what, again.Format(time.StampMilli), last.Format(time.StampMilli))
+			return
+		}
+		age := kills[i].Sub(last)
+		worstAge = max(worstAge, age)
+		if age > window {
+			t.Errorf("%s: lost a transition acknowledged %v before a kill (allowed %v)", what, age, window)
+		}
+	}
+	for id, s := range starts {
+		if len(s) < 2 {
+			continue
+		}
+		lost++
+		last := s[0]
+		for _, x := range rets[id] {
+			if x.Before(s[1]) && x.After(last) {
+				last = x
+			}
+		}
+		explain(id, last, s[1])
+	}
+	or := obs.Check(wl.deps)
+	for _, v := range or.Violations {
+		// Doubles are checked against the kills below; a start before a
+		// dependency ended is never allowed.
+		if strings.Contains(v, "before dependency") || strings.Contains(v, "started with dependency") {
+			t.Errorf("observed: %s", v)
+		}
+	}
+	// Doubled promotions and workflow ends may only follow a loss.
+	for kind, m := range map[string]map[string][]time.Time{"promotion": obs.Times("promoted"), "workflow end": obs.Times("ended")} {
+		for id, ts := range m {
+			if len(ts) > 1 {
+				explain(kind+" "+id, ts[0], ts[1])
+			}
+		}
+	}
+	nlogs, noscript, ex := logs.count("NOSCRIPT")
+	_, protocol, exp := logs.count("protocol")
+	if noscript > 0 || protocol > 0 {
+		t.Errorf("workers met %d NOSCRIPT and %d protocol errors (e.g. %q %q)", noscript, protocol, ex, exp)
+	}
+	if untypedErrs > 0 {
+		t.Errorf("submit surfaced %d errors that are not typed or are ErrProtocol, first: %v", untypedErrs, firstUntyped)
+	}
+	if window == 0 && (lost > 0 || lostSubmits > 0 || or.DupPromotions > 0 || or.DupWorkflowEnd > 0) {
+		t.Errorf("appendfsync %s lost %d transitions and %d submits (%s)", policy, lost, lostSubmits, or)
+	}
+	var maxRecover time.Duration
+	for _, d := range recover {
+		maxRecover = max(maxRecover, d)
+	}
+	acked := len(wl.ids) + lostSubmits // acknowledged submits
+	for _, ts := range obs.Times("succeeded") {
+		acked += len(ts) // acknowledged finishes
+	}
+	t.Logf("%s; %s; submit errors retried=%d; worker log lines=%d; recovery after restart max=%v", rep, or, submitErrs, nlogs, maxRecover)
+	name := "redis-restart-" + policy
+	if rollback {
+		name = "redis-crash-rollback"
+		if lost+lostSubmits == 0 {
+			t.Errorf("the rollbacks lost nothing: the test tested nothing")
+		}
+	}
+	t.Logf("FAULT %s: restarts=%d tasks=%d acked=%d lost=%d lost_submits=%d dup_promotions=%d dup_wf_ends=%d worst_lost_age=%v (allowed window %v) recovered_within=%v",
+		name, len(kills), wl.tasks, acked, lost, lostSubmits, or.DupPromotions, or.DupWorkflowEnd, worstAge, window, maxRecover)
+}

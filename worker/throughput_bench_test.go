@@ -1,0 +1,192 @@
+package worker_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/worker"
+)
+
+// tripHook counts a client's round trips (a pipeline is one).
+type tripHook struct{ n atomic.Int64 }
+
+func (h *tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// benchStore is a store for the throughput benchmarks, with its round
+// trips counted and, on a real server, its commands.
+type benchStore struct {
+	store engine.Store
+	rdb   *redis.Client // nil for memstore
+	trips *tripHook
+	real  bool
+}
+
+// commands returns the server's command count and the µs it spent in
+// scripts (INFO commandstats; zero off a real server).
+func (s *benchStore) commands(b *testing.B) (int64, float64) {
+	if !s.real {
+		return 0, 0
+	}
+	info, err := s.rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	var us float64
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info") || strings.HasPrefix(line, "cmdstat_config") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "calls=")
+		v, _, _ := strings.Cut(rest, ",")
+		c, _ := strconv.ParseInt(v, 10, 64)
+		n += c
+		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") {
+			_, rest, _ := strings.Cut(line, "usec=")
+			v, _, _ := strings.Cut(rest, ",")
+			f, _ := strconv.ParseFloat(v, 64)
+			us += f
+		}
+	}
+	return n, us
+}
+
+// eachThroughputStore runs f on memstore, miniredis and, with
+// WEIR_REDIS_URL, that server (a fresh namespace; its command counts
+// include whatever else runs on the server meanwhile).
+func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
+	b.Run("memstore", func(b *testing.B) { f(b, &benchStore{store: memstore.New(), trips: &tripHook{}}) })
+	open := func(b *testing.B, opt *redis.Options, real bool) *benchStore {
+		rdb := redis.NewClient(opt)
+		h := &tripHook{}
+		rdb.AddHook(h)
+		ns := newNamespace()
+		st, err := lua.New(rdb, lua.Options{Namespace: ns})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Load(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			ctx := context.Background()
+			iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
+			var ks []string
+			for iter.Next(ctx) {
+				ks = append(ks, iter.Val())
+			}
+			for len(ks) > 0 {
+				n := min(len(ks), 1000)
+				rdb.Del(ctx, ks[:n]...)
+				ks = ks[n:]
+			}
+			rdb.Close()
+		})
+		return &benchStore{store: st, rdb: rdb, trips: h, real: real}
+	}
+	b.Run("miniredis", func(b *testing.B) {
+		m := miniredis.RunT(b)
+		f(b, open(b, &redis.Options{Addr: m.Addr()}, false))
+	})
+	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("redis", func(b *testing.B) { f(b, open(b, opt, true)) })
+	}
+}
+
+// BenchmarkWorkerThroughput: one op is one no-op plain job run by one
+// worker of the given concurrency, from a queue filled beforehand (so the
+// worker is saturated). It reports client round trips per job and, on a
+// real server, Redis commands per job (inside Lua included) of the
+// worker's calls.
+func BenchmarkWorkerThroughput(b *testing.B) {
+	for _, conc := range []int{1, 10, 50} {
+		b.Run("c="+strconv.Itoa(conc), func(b *testing.B) {
+			eachThroughputStore(b, func(b *testing.B, s *benchStore) {
+				ctx := context.Background()
+				// Fill the queue, 8 enqueuers at a time.
+				q := client.NewQueue[string, string]("bench")
+				payload, err := q.EncodePayload("x")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				var failed atomic.Value
+				for g := range 8 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := g; i < b.N; i += 8 {
+							_, err := s.store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "j" + strconv.Itoa(i), Queue: "bench", Payload: payload}})
+							if err != nil {
+								failed.Store(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				if err := failed.Load(); err != nil {
+					b.Fatal(err)
+				}
+				var left atomic.Int64
+				left.Store(int64(b.N))
+				done := make(chan struct{})
+				w := worker.New(s.store, worker.Config{Concurrency: conc})
+				worker.Handle(w, q, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+					if left.Add(-1) == 0 {
+						close(done)
+					}
+					return "", nil
+				})
+				cmds0, us0 := s.commands(b)
+				trips0 := s.trips.n.Load()
+				b.ReportAllocs()
+				b.ResetTimer()
+				if err := w.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
+				<-done
+				if err := w.Stop(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if s.rdb != nil {
+					b.ReportMetric(float64(s.trips.n.Load()-trips0)/float64(b.N), "trips/job")
+				}
+				if s.real {
+					cmds, us := s.commands(b)
+					b.ReportMetric(float64(cmds-cmds0)/float64(b.N), "cmds/job")
+					b.ReportMetric((us-us0)/float64(b.N), "lua-us/job")
+				}
+			})
+		})
+	}
+}
