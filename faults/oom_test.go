@@ -50,7 +50,6 @@ func TestOOM(t *testing.T) { runOOM(t, "oom", 20*time.Second, 300*time.Milliseco
 // their heartbeats must keep their leases, so that no running job fails
 // with lease_expired because Redis is full.
 func TestOOMHeartbeat(t *testing.T) {
-	knownBug(t, "on a full server (used_memory > maxmemory, noeviction) the heartbeat script is refused with ErrStoreFull (its first write grows memory), so every job running longer than its lease fails with lease_expired")
 	runOOM(t, "oom-heartbeat", time.Second, 2500*time.Millisecond)
 }
 

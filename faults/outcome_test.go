@@ -40,7 +40,6 @@ func outcomeJobs() int {
 // wait again: one Wait call must learn its outcome whatever happens to the
 // pub/sub connection.
 func TestOutcomeDeliveryNoRetry(t *testing.T) {
-	knownBug(t, "AwaitJob/AwaitWorkflow (lua/await.go) return ErrUnavailable (EOF) when the pub/sub connection is killed before the subscription is confirmed, instead of resubscribing as they do later in the wait")
 	runOutcome(t, false, outcomeJobs(), scaled(100))
 }
 
