@@ -1,0 +1,179 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/worker"
+)
+
+// roundTrips is a go-redis hook that logs every round trip of a client: a
+// single command by name (with whether it failed with NOSCRIPT), a pipeline
+// as "pipeline".
+type roundTrips struct {
+	mu  sync.Mutex
+	log []trip
+}
+
+type trip struct {
+	name     string
+	noScript bool
+}
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.mu.Lock()
+		h.log = append(h.log, trip{name: cmd.Name(), noScript: err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")})
+		h.mu.Unlock()
+		return err
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.mu.Lock()
+		h.log = append(h.log, trip{name: "pipeline"})
+		h.mu.Unlock()
+		return err
+	}
+}
+
+// mark returns how many round trips were logged so far.
+func (h *roundTrips) mark() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.log)
+}
+
+func (h *roundTrips) between(a, b int) []trip {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]trip(nil), h.log[a:b]...)
+}
+
+// redisOptions lists the Redis servers of the Redis tests: a miniredis
+// and, when WEIR_REDIS_URL is set, that server.
+func redisOptions(t *testing.T) map[string]*redis.Options {
+	t.Helper()
+	out := map[string]*redis.Options{"miniredis": {Addr: miniredis.RunT(t).Addr()}}
+	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatalf("WEIR_REDIS_URL: %v", err)
+		}
+		out["redis"] = opt
+	}
+	return out
+}
+
+// A chain step on the Redis store is one round trip: the finish of a task
+// promotes the next one and claims it in the same script call, and the
+// worker runs the claimed task on the slot it holds (no wake-up, no second
+// claim). Midway a handler flushes the server's script cache: the next
+// finish gets NOSCRIPT and is sent again with EVAL (one extra round trip of
+// that step, no error), and the chain goes on.
+func TestChainStepIsOneRoundTrip(t *testing.T) {
+	const n, flushAt = 40, 20
+	for name, opt := range redisOptions(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			ns := newNamespace()
+			hook := &roundTrips{}
+			rdb := redis.NewClient(opt)
+			t.Cleanup(func() { rdb.Close() })
+			rdb.AddHook(hook)
+			ls, err := lua.New(rdb, lua.Options{Namespace: ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ls.Load(ctx); err != nil { // no NOSCRIPT before the flush
+				t.Fatal(err)
+			}
+			other := openLua(t, opt, ns) // the producer: another connection pool
+			admin := redis.NewClient(opt)
+			t.Cleanup(func() { admin.Close() })
+
+			spy := newSpy(ls)
+			w := worker.New(spy, worker.Config{
+				Concurrency:       1,
+				Lease:             time.Minute,
+				HeartbeatInterval: time.Hour, // no heartbeat or sweep between steps
+				SweepInterval:     time.Hour,
+			})
+			chain := client.NewQueue[int, int]("chain")
+			var mu sync.Mutex
+			marks := make([]int, n) // round trips logged when task i started
+			worker.Handle(w, chain, func(ctx context.Context, j *worker.Job[int]) (int, error) {
+				mu.Lock()
+				marks[j.Payload] = hook.mark()
+				mu.Unlock()
+				if j.Payload == flushAt {
+					if err := admin.ScriptFlush(ctx).Err(); err != nil {
+						return 0, err
+					}
+				}
+				return j.Payload, nil
+			})
+			start(t, w)
+
+			wf := client.NewWorkflow()
+			var prev *client.Task[int]
+			for i := range n {
+				tk := client.AddTask(wf, fmt.Sprint("t", i), chain, i)
+				if prev != nil {
+					tk.After(prev)
+				}
+				prev = tk
+			}
+			if err := client.New(other).Submit(ctx, wf); err != nil {
+				t.Fatal(err)
+			}
+			final, err := wf.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final.State != engine.WorkflowCompleted {
+				t.Fatalf("workflow %s: %+v", final.State, final)
+			}
+
+			spy.mu.Lock()
+			defer spy.mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			for i := 1; i < n; i++ {
+				id := engine.TaskJobID(wf.ID(), fmt.Sprint("t", i))
+				if got := spy.claimedBy[id]; got != "Finish" {
+					t.Errorf("task %d was claimed by %q; want the finish of task %d", i, got, i-1)
+				}
+				step := hook.between(marks[i-1], marks[i])
+				var calls []string
+				for _, tr := range step {
+					if !tr.noScript {
+						calls = append(calls, tr.name)
+					}
+				}
+				if len(calls) != 1 || (calls[0] != "evalsha" && calls[0] != "eval") {
+					t.Errorf("step %d→%d made round trips %v; want one script call", i-1, i, step)
+				}
+				if i == flushAt+1 && (len(step) != 2 || !step[0].noScript || step[1].name != "eval") {
+					t.Errorf("step after the script flush made %v; want EVALSHA (NOSCRIPT), then EVAL", step)
+				}
+			}
+		})
+	}
+}
