@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -50,16 +51,40 @@ func (q Queue[P, R]) EncodeResult(r R) ([]byte, error) { return encode(r) }
 // DecodeResult decodes a stored result.
 func (q Queue[P, R]) DecodeResult(b []byte) (R, error) { return decode[R](b) }
 
+// codec is a pooled msgpack encoder and decoder with the buffer and the
+// reader they use, so that encoding or decoding a value allocates little
+// more than the value's own bytes.
+type codec struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+	rd  bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var codecs = sync.Pool{New: func() any {
+	return &codec{enc: msgpack.NewEncoder(nil), dec: msgpack.NewDecoder(nil)}
+}}
+
+// maxPooledBuf bounds the buffer a pooled codec keeps.
+const maxPooledBuf = 64 << 10
+
 func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := msgpack.GetEncoder()
-	defer msgpack.PutEncoder(enc)
-	enc.Reset(&buf)
-	enc.SetCustomStructTag("json")
-	if err := enc.Encode(v); err != nil {
+	c := codecs.Get().(*codec)
+	c.buf.Reset()
+	c.enc.Reset(&c.buf)
+	c.enc.SetCustomStructTag("json")
+	err := c.enc.Encode(v)
+	var out []byte
+	if err == nil {
+		out = bytes.Clone(c.buf.Bytes())
+	}
+	if c.buf.Cap() <= maxPooledBuf {
+		codecs.Put(c)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("weir: encode %T: %w", v, err)
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }
 
 func decode[T any](b []byte) (T, error) {
@@ -68,11 +93,15 @@ func decode[T any](b []byte) (T, error) {
 		// Nothing stored (an empty result): the zero value.
 		return v, nil
 	}
-	dec := msgpack.GetDecoder()
-	defer msgpack.PutDecoder(dec)
-	dec.Reset(bytes.NewReader(b))
-	dec.SetCustomStructTag("json")
-	if err := dec.Decode(&v); err != nil {
+	c := codecs.Get().(*codec)
+	c.rd.Reset(b)
+	c.dec.Reset(&c.rd)
+	c.dec.SetCustomStructTag("json")
+	err := c.dec.Decode(&v)
+	c.rd.Reset(nil)
+	c.dec.Reset(&c.rd)
+	codecs.Put(c)
+	if err != nil {
 		return v, fmt.Errorf("weir: decode %T: %w", v, err)
 	}
 	return v, nil

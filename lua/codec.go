@@ -9,20 +9,26 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// reader walks a script's flat reply.
+// reader walks a script's flat reply: the []any of run, or the []string
+// of runFlat.
 type reader struct {
 	v   []any
+	s   []string
+	n   int // len(v) or len(s)
 	i   int
 	err error
 }
 
 func newReader(v any) *reader {
 	r := &reader{}
-	a, ok := v.([]any)
-	if !ok {
+	switch a := v.(type) {
+	case []any:
+		r.v, r.n = a, len(a)
+	case []string:
+		r.s, r.n = a, len(a)
+	default:
 		r.err = fmt.Errorf("%w: reply is %T, not an array", engine.ErrProtocol, v)
 	}
-	r.v = a
 	return r
 }
 
@@ -30,9 +36,13 @@ func (r *reader) str() string {
 	if r.err != nil {
 		return ""
 	}
-	if r.i >= len(r.v) {
-		r.err = fmt.Errorf("%w: reply too short (%d values)", engine.ErrProtocol, len(r.v))
+	if r.i >= r.n {
+		r.err = fmt.Errorf("%w: reply too short (%d values)", engine.ErrProtocol, r.n)
 		return ""
+	}
+	if r.s != nil {
+		r.i++
+		return r.s[r.i-1]
 	}
 	x := r.v[r.i]
 	r.i++
@@ -63,7 +73,7 @@ func (r *reader) int() int64 {
 
 func (r *reader) count() int {
 	n := r.int()
-	if n < 0 || n > int64(len(r.v)) {
+	if n < 0 || n > int64(r.n) {
 		if r.err == nil {
 			r.err = fmt.Errorf("%w: bad count %d", engine.ErrProtocol, n)
 		}

@@ -52,6 +52,10 @@ type Store struct {
 	keys  keys
 	cfg   engine.Config
 	clock func() time.Time
+	// keyArgs and limitArgs are the common KEYS and the ARGV after "now",
+	// boxed once so that a call does not box them again.
+	keyArgs   []any
+	limitArgs []any
 }
 
 // New returns a Store over client for opts.Namespace (partition 0).
@@ -74,7 +78,12 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if cfg.Retention < 0 {
 		return nil, fmt.Errorf("%w: negative retention", engine.ErrInvalid)
 	}
-	return &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock}, nil
+	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock}
+	for _, key := range k.common() {
+		st.keyArgs = append(st.keyArgs, key)
+	}
+	st.limitArgs = []any{cfg.Retention.Milliseconds(), cfg.Limits.MaxBackoff.Milliseconds()}
+	return st, nil
 }
 
 // Config returns the store's configuration.
@@ -295,9 +304,21 @@ func jobHash(j engine.JobSpec) string {
 
 // Enqueue implements engine.Store.
 func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
-	j := p.Job
-	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
+	argv, err := s.enqueueArgv(p.Job)
+	if err != nil {
 		return engine.EnqueueResult{}, err
+	}
+	v, err := s.runFlat(ctx, "enqueue", argv)
+	if err != nil {
+		return engine.EnqueueResult{}, err
+	}
+	return enqueueReply(v)
+}
+
+// enqueueArgv validates j and returns its enqueue call.
+func (s *Store) enqueueArgv(j engine.JobSpec) ([]any, error) {
+	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
+		return nil, err
 	}
 	attempts := max(j.MaxAttempts, 1)
 	backoff := j.Backoff
@@ -308,18 +329,20 @@ func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.Enq
 	if !j.RunAt.IsZero() {
 		runAt = j.RunAt.UnixMilli()
 	}
-	v, err := s.run(ctx, "enqueue", j.ID, j.Queue, flag(j.Payload != nil), j.Payload, j.Priority,
-		attempts, backoff.Milliseconds(), j.Timeout.Milliseconds(), runAt, jobHash(j))
-	if err != nil {
-		return engine.EnqueueResult{}, err
-	}
+	argv := s.argv("enqueue", 10)
+	return append(argv, j.ID, j.Queue, flagArg(j.Payload != nil), bytesArg(j.Payload), j.Priority,
+		attempts, backoff.Milliseconds(), j.Timeout.Milliseconds(), runAt, jobHash(j)), nil
+}
+
+// enqueueReply decodes enqueue's reply.
+func enqueueReply(v []string) (engine.EnqueueResult, error) {
 	r := newReader(v)
 	res := engine.EnqueueResult{Created: r.flag(), State: engine.State(r.str())}
 	return res, r.err
 }
 
-func claimArgs(p engine.ClaimParams) []any {
-	args := make([]any, 0, 2+len(p.Queues))
+// appendClaimArgs appends a claim's ARGV (max, lease, queues...) to args.
+func appendClaimArgs(args []any, p engine.ClaimParams) []any {
 	args = append(args, p.Max, p.Lease.Milliseconds())
 	for _, q := range p.Queues {
 		args = append(args, q)
@@ -337,11 +360,12 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
 	}
-	args := []any{p.Max, p.Lease.Milliseconds(), waitArg}
+	args := s.argv("claim", 3+len(p.Queues))
+	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg)
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
-	v, err := s.run(ctx, "claim", args...)
+	v, err := s.runFlat(ctx, "claim", args)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -468,39 +492,66 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	}
 	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
 	// Outcomes whose job ID cannot exist are answered here; the others go
-	// to the script, in order.
+	// to the script, in order. sent lists those sent, or is nil when all
+	// are.
 	var sent []int
-	args := []any{0}
 	for i, o := range p.Outcomes {
-		if !validJobID(o.JobID) {
-			res.Settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is unknown", engine.ErrLeaseLost, o.JobID)}
+		if validJobID(o.JobID) {
+			if sent != nil {
+				sent = append(sent, i)
+			}
 			continue
 		}
-		sent = append(sent, i)
+		if sent == nil {
+			sent = make([]int, i, len(p.Outcomes))
+			for k := range sent {
+				sent[k] = k
+			}
+		}
+		res.Settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is unknown", engine.ErrLeaseLost, o.JobID)}
+	}
+	nSent := len(p.Outcomes)
+	if sent != nil {
+		nSent = len(sent)
+	}
+	nq := 0
+	if p.Claim != nil {
+		nq = len(p.Claim.Queues)
+	}
+	args := s.argv("finish", 1+8*nSent+2+nq)
+	args = append(args, nSent)
+	for k := range nSent {
+		o := &p.Outcomes[k]
+		if sent != nil {
+			o = &p.Outcomes[sent[k]]
+		}
 		msg := o.Error
 		if len(msg) > lim.MaxError {
 			msg = msg[:lim.MaxError]
 		}
 		// RetryAfter in whole milliseconds, rounded up, as the model does.
 		retryAfter := (o.RetryAfter + time.Millisecond - 1).Milliseconds()
-		args = append(args, o.JobID, o.Token, string(o.Kind), flag(o.Result != nil), o.Result, msg,
-			flag(o.NonRetryable), retryAfter)
+		args = append(args, o.JobID, o.Token, kindArg(o.Kind), flagArg(o.Result != nil), bytesArg(o.Result), msg,
+			flagArg(o.NonRetryable), retryAfter)
 	}
-	args[0] = len(sent)
 	if p.Claim != nil {
-		args = append(args, claimArgs(*p.Claim)...)
+		args = appendClaimArgs(args, *p.Claim)
 	} else {
 		args = append(args, 0, 0)
 	}
-	v, err := s.run(ctx, "finish", args...)
+	v, err := s.runFlat(ctx, "finish", args)
 	if err != nil {
 		return engine.FinishResult{}, err
 	}
 	r := newReader(v)
-	if n := r.count(); n != len(sent) && r.err == nil {
-		return engine.FinishResult{}, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, len(sent))
+	if n := r.count(); n != nSent && r.err == nil {
+		return engine.FinishResult{}, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, nSent)
 	}
-	for _, i := range sent {
+	for k := range nSent {
+		i := k
+		if sent != nil {
+			i = sent[k]
+		}
 		res.Settled[i] = r.settled()
 	}
 	res.Claimed = r.claimed()
@@ -519,7 +570,8 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 		return nil, err
 	}
 	out := make([]engine.LeaseStatus, len(p.Leases))
-	args := []any{p.Extend.Milliseconds()}
+	args := s.argv("heartbeat", 1+2*len(p.Leases))
+	args = append(args, p.Extend.Milliseconds())
 	var sent []int
 	for i, l := range p.Leases {
 		out[i] = engine.LeaseStatus{JobID: l.JobID, Lost: true}
@@ -531,7 +583,7 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 	if len(sent) == 0 {
 		return out, nil
 	}
-	v, err := s.run(ctx, "heartbeat", args...)
+	v, err := s.runFlat(ctx, "heartbeat", args)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +609,7 @@ func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine
 	if err := s.validateBatch("max", n); err != nil {
 		return engine.ExpireResult{}, err
 	}
-	v, err := s.run(ctx, "expire", n)
+	v, err := s.runFlat(ctx, "expire", append(s.argv("expire", 1), n))
 	if err != nil {
 		return engine.ExpireResult{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -168,6 +169,7 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 				})
 				cmds0, us0 := s.commands(b)
 				trips0 := s.trips.n.Load()
+				cpu0 := processCPU(b)
 				b.ReportAllocs()
 				b.ResetTimer()
 				if err := w.Start(ctx); err != nil {
@@ -178,6 +180,12 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
+				if s.real {
+					// The worker's process CPU (user and system) per
+					// job; on memstore and miniredis the store runs in
+					// the process too.
+					b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Microsecond)/float64(b.N), "go-cpu-us/job")
+				}
 				if s.rdb != nil {
 					b.ReportMetric(float64(s.trips.n.Load()-trips0)/float64(b.N), "trips/job")
 				}

@@ -195,6 +195,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		fetchDone: make(chan struct{}),
 		stopped:   make(chan struct{}),
 	}
+	if w.cfg.StrictPriority || len(queues) == 1 {
+		for _, q := range queues {
+			r.fixed = append(r.fixed, q.name)
+		}
+	}
 	r.claimCtx, r.stopClaims = context.WithCancel(context.WithoutCancel(ctx))
 	r.loopCtx, r.stopLoops = context.WithCancel(context.WithoutCancel(ctx))
 	r.jobCtx = context.WithoutCancel(ctx)
@@ -241,6 +246,7 @@ type run struct {
 	store    engine.Store
 	log      *slog.Logger
 	queues   []queueWeight // by weight, highest first
+	fixed    []string      // the order of every claim, when it never changes
 	handlers map[string]Handler
 
 	claimCtx   context.Context // the fetcher's claims; done when Stop begins
@@ -312,15 +318,13 @@ func (r *run) claimParams(n int, wait time.Duration) engine.ClaimParams {
 	return engine.ClaimParams{Queues: r.order(), Max: n, Lease: r.cfg.Lease, Wait: wait}
 }
 
-// order returns the queues in the order one claim tries them.
+// order returns the queues in the order one claim tries them; the caller
+// must not change it.
 func (r *run) order() []string {
-	out := make([]string, 0, len(r.queues))
-	if r.cfg.StrictPriority || len(r.queues) == 1 {
-		for _, q := range r.queues {
-			out = append(out, q.name)
-		}
-		return out
+	if r.fixed != nil {
+		return r.fixed
 	}
+	out := make([]string, 0, len(r.queues))
 	left := slices.Clone(r.queues)
 	total := 0
 	for _, q := range left {

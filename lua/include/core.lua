@@ -253,7 +253,7 @@ local function read_clock(extra)
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local v
-  if extra and #extra > 0 and #extra <= 100 then
+  if extra and #extra > 0 and #extra <= 300 then
     v = redis.call('HMGET', K_SEQ, 'now', 'push', 'lease', 'gc', unpack(extra))
   else
     extra = nil
@@ -292,7 +292,11 @@ end
 -- wq names queue q's field in the seq hash: present once q is registered
 -- in the queues hash; its value is the time (ms) until which a blocked
 -- claim may wait on q's wake-up list ("0": none), so that pushes write
--- wake-up tokens only while someone may be waiting.
+-- wake-up tokens only while someone may be waiting. Two more fields per
+-- queue, written inline (no helper: each top-level function is a closure
+-- made on every call): n:<queue> its due hint (note_due, jobs.lua) and
+-- k:<queue> "1" while its wake-up list may hold tokens, "0" once a claim
+-- deleted the list (absent: unknown; finalize.lua).
 local function wq(q) return 'w:' .. q end
 
 -- Wake-up lists: WAKE[q] tokens to push, WAKE_DEL[q] to clear first.

@@ -114,14 +114,26 @@ local function apply_overlay(S, SO)
   return join(parts, '')
 end
 
--- flush_states writes the task-state strings that changed: byte by byte
--- when few did, else whole.
+-- flush_states writes the task-state strings that changed: one SETRANGE
+-- per run of adjacent changed bytes when few changed (a chain step changes
+-- tasks i and i+1: one command), else whole.
 local function flush_states()
   for _, w in ipairs(SDIRTY) do
     if w.sfull or w.SN > 32 then
       redis.call('SET', w.skey, apply_overlay(w.S, w.SO))
     else
-      for i, c in pairs(w.SO) do redis.call('SETRANGE', w.skey, i - 1, c) end
+      local pos = {}
+      for i in pairs(w.SO) do pos[#pos + 1] = i end
+      table.sort(pos)
+      local x = 1
+      while x <= #pos do
+        local y = x
+        while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+        local run = w.SO[pos[x]]
+        for z = x + 1, y do run = run .. w.SO[pos[z]] end
+        redis.call('SETRANGE', w.skey, pos[x] - 1, run)
+        x = y + 1
+      end
     end
   end
   SDIRTY = {}
@@ -131,14 +143,14 @@ end
 local function finalize()
   if NOW > CLOCK_LAST then hset(K_SEQ, 'now', NOW_S) end
   local ttl = expire_records()
-  flush_states()
-  flush_hashes()
-  for i = 1, #UNLINK, 1000 do redis.call('UNLINK', unpack(UNLINK, i, math.min(i + 999, #UNLINK))) end
-  for _, k in ipairs(ZRK) do zflush(k) end
-  ZRK = {}
-  for _, k in ipairs(ZBK) do zflush(k) end
-  ZBK = {}
-  for q in pairs(WAKE_DEL) do redis.call('DEL', qkey(q, 'w')) end
+  -- wake-up lists: decided before the hash flush, which writes their flags
+  local dels, pushes = {}, {}
+  for q in pairs(WAKE_DEL) do
+    if hget(K_SEQ, 'k:' .. q) ~= '0' then
+      dels[#dels + 1] = q
+      hset(K_SEQ, 'k:' .. q, '0')
+    end
+  end
   for _, q in ipairs(WAKEQ) do
     local n = WAKE[q]
     -- tokens only while a claim may be blocked on q (always with the test
@@ -146,11 +158,24 @@ local function finalize()
     if n > 0 and TEST_NOW == '' and not WAKE_NEW[q] and num(hget(K_SEQ, wq(q))) < NOW then n = 0 end
     if n > 0 then
       if n > 1000 then n = 1000 end
-      local toks = {}
-      for i = 1, n do toks[i] = '1' end
-      local k = qkey(q, 'w')
-      if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
+      WAKE[q] = n
+      pushes[#pushes + 1] = q
+      hset(K_SEQ, 'k:' .. q, '1') -- no read: the seq hash is written anyway
     end
+  end
+  flush_states()
+  flush_hashes()
+  for i = 1, #UNLINK, 1000 do redis.call('UNLINK', unpack(UNLINK, i, math.min(i + 999, #UNLINK))) end
+  for _, k in ipairs(ZRK) do zflush(k) end
+  ZRK = {}
+  for _, k in ipairs(ZBK) do zflush(k) end
+  ZBK = {}
+  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes) do
+    local toks = {}
+    for i = 1, WAKE[q] do toks[i] = '1' end
+    local k = qkey(q, 'w')
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
   end
   if TEST_NOW == '' then
     for i = 1, #ttl, 2 do redis.call('PEXPIREAT', ttl[i], fmt(ttl[i + 1])) end

@@ -206,6 +206,19 @@ local function mark_ended(j)
   end
 end
 
+-- note_due lowers queue q's due hint (seq field n:<queue>) to t when it
+-- is known and later. The hint is a time before which no lease of q ends
+-- and no delayed job of q falls due ("none": neither set has a member;
+-- absent: unknown); a sweep that finds it ahead of now reads nothing, and
+-- a sweep stores the next due time it saw. Every lease taken or shortened
+-- and every job delayed calls this; removals leave the hint low, which
+-- costs at most one read too many. (Helpers are defined late in the files
+-- when they can: each top-level function is a closure made on every call.)
+local function note_due(q, t)
+  local h = hget(K_SEQ, 'n:' .. q)
+  if h and (h == 'none' or t < tonumber(h)) then hset(K_SEQ, 'n:' .. q, fmt(t)) end
+end
+
 -- push puts a job in its queue: ready now, or delayed until its runAt.
 local function push(j, fx)
   set_state(j, 'queued')
@@ -220,6 +233,7 @@ local function push(j, fx)
   local ra = num(jget(j, 'ra'))
   if ra > NOW then
     zadd(qkey(a.q, 'd'), ra, j.id)
+    note_due(a.q, ra)
     return
   end
   if ra ~= 0 then jset(j, 'ra', nil) end
@@ -341,11 +355,28 @@ end
 
 -- sweep expires q's overdue leases, then makes its due delayed jobs ready,
 -- each in (time, ID) order and at most max of each. res, when given,
--- collects {expired = {Settled...}, due = {id, queue, ...}}.
+-- collects {expired = {Settled...}, due = {id, queue, ...}}. It reads
+-- nothing when q's due hint (seq field n:<queue>, see note_due) lies ahead
+-- of now, and stores the next hint after a sweep.
 local function sweep(q, max, res)
+  local h = hget(K_SEQ, 'n:' .. q)
+  if h and (h == 'none' or tonumber(h) > NOW) then return end
+  -- due_until reads the first max + 1 members of sorted set k with their
+  -- scores and returns those due by now (at most max), and the score of
+  -- the first one not taken (nil when there is none)
+  local function due_until(k, max)
+    zflush(k)
+    local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, max + 1)
+    local due = {}
+    for x = 1, #r, 2 do
+      local t = tonumber(r[x + 1])
+      if t > NOW or #due == max then return due, t end
+      due[#due + 1] = r[x]
+    end
+    return due, nil
+  end
   local ak = qkey(q, 'a')
-  zflush(ak)
-  local due = redis.call('ZRANGEBYSCORE', ak, '-inf', NOW_S, 'LIMIT', 0, max)
+  local due, na = due_until(ak, max)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j then
@@ -356,8 +387,16 @@ local function sweep(q, max, res)
     end
   end
   local dk = qkey(q, 'd')
-  zflush(dk)
-  due = redis.call('ZRANGEBYSCORE', dk, '-inf', NOW_S, 'LIMIT', 0, max)
+  local nd
+  due, nd = due_until(dk, max)
+  -- leases taken and jobs delayed later in this call lower it again
+  if na and nd then
+    hset(K_SEQ, 'n:' .. q, fmt(math.min(na, nd)))
+  elseif na or nd then
+    hset(K_SEQ, 'n:' .. q, fmt(na or nd))
+  else
+    hset(K_SEQ, 'n:' .. q, 'none')
+  end
   for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
   for _, id in ipairs(due) do
     local j = load_job(id)

@@ -94,6 +94,59 @@ local function lease_job(j, lease_ms, out)
   put_deps(out, j)
 end
 
+-- zpopmin removes and returns (members only, lowest score first) up to n
+-- members of k, as a flush then ZPOPMIN would. With adds of k buffered
+-- (a job pushed earlier in this call, as in a chain step's finish and
+-- claim), it reads the set's first n members, takes the lowest n of both,
+-- removes those taken from the set (none when the set had nothing lower)
+-- and keeps the rest buffered: one command instead of ZADD + ZPOPMIN.
+local function zpopmin(k, n)
+  local b = ZB[k]
+  local out = {}
+  if not b or ZR[k] then
+    zflush(k)
+    local got = redis.call('ZPOPMIN', k, n)
+    for i = 1, #got, 2 do out[#out + 1] = got[i] end
+    return out
+  end
+  local r = redis.call('ZRANGE', k, 0, n - 1, 'WITHSCORES')
+  local all, inb = {}, {}
+  for i = 1, #b, 2 do
+    all[#all + 1] = {tonumber(b[i]), b[i + 1], true}
+    inb[b[i + 1]] = true
+  end
+  for i = 1, #r, 2 do
+    if inb[r[i]] then
+      -- a buffered member also in the set: let Redis decide its score
+      zflush(k)
+      local got = redis.call('ZPOPMIN', k, n)
+      for x = 1, #got, 2 do out[#out + 1] = got[x] end
+      return out
+    end
+    all[#all + 1] = {tonumber(r[i + 1]), r[i], false}
+  end
+  table.sort(all, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    return a[2] < b[2]
+  end)
+  local fromset, taken = 0, {}
+  for i = 1, math.min(n, #all) do
+    local e = all[i]
+    out[i] = e[2]
+    if e[3] then taken[e[2]] = true else fromset = fromset + 1 end
+  end
+  if fromset > 0 then redis.call('ZPOPMIN', k, fromset) end
+  local rest = {}
+  for i = 1, #b, 2 do
+    if not taken[b[i + 1]] then
+      rest[#rest + 1] = b[i]
+      rest[#rest + 1] = b[i + 1]
+    end
+  end
+  if #rest > 0 then ZB[k] = rest else ZB[k] = nil end
+  return out
+end
+
 -- claim leases up to max jobs from queues, in order, sweeping each queue
 -- first; appends the Claimed to out and returns how many.
 local function claim(queues, max, lease_ms, out)
@@ -106,11 +159,11 @@ local function claim(queues, max, lease_ms, out)
       if p == '0' then
         sweep(q, SWEEP_PER_CLAIM, nil)
         local rk = qkey(q, 'r')
+        local n0 = n
         while n < max do
-          zflush(rk)
           local want = max - n
-          local got = redis.call('ZPOPMIN', rk, want)
-          for k = 1, #got, 2 do
+          local got = zpopmin(rk, want)
+          for k = 1, #got do
             local j = load_job(got[k])
             if j and jstate(j) == 'queued' then
               lease_job(j, lease_ms, out)
@@ -118,8 +171,10 @@ local function claim(queues, max, lease_ms, out)
             end
           end
           -- fewer than asked: the queue is empty, no second ZPOPMIN
-          if #got < 2 * want then break end
+          if #got < want then break end
         end
+        -- every lease taken here ends at now + lease_ms: one hint update
+        if n > n0 then note_due(q, NOW + lease_ms) end
         if n < max then wake_clear(q) end
       elseif p == '1' then
         wake_clear(q)

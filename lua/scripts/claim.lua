@@ -30,6 +30,8 @@ local queues, wfields = {}, {}
 for i = 7, #ARGV do
   queues[#queues + 1] = ARGV[i]
   wfields[#wfields + 1] = wq(ARGV[i])
+  wfields[#wfields + 1] = 'n:' .. ARGV[i]
+  wfields[#wfields + 1] = 'k:' .. ARGV[i]
 end
 read_clock(wfields)
 local out = {}

@@ -27,7 +27,7 @@
 --!include reply.lua
 --!include finalize.lua
 
-read_clock({wq(ARGV[5])})
+read_clock({wq(ARGV[5]), 'n:' .. ARGV[5]})
 local id, hash = ARGV[4], ARGV[13]
 local key = P .. 'j:' .. id
 if hload(key) then

@@ -23,9 +23,14 @@
 --!include finalize.lua
 
 local k = tonumber(ARGV[4])
--- the claim's queues: their waiter fields come with the clock (pushes read them)
+-- the claim's queues: their waiter fields, due hints and wake-list flags come
+-- with the clock (pushes, the claim's sweeps and its wake-list clears read them)
 local wfields = {}
-for i = 7 + 8 * k, #ARGV do wfields[#wfields + 1] = wq(ARGV[i]) end
+for i = 7 + 8 * k, #ARGV do
+  wfields[#wfields + 1] = wq(ARGV[i])
+  wfields[#wfields + 1] = 'n:' .. ARGV[i]
+  wfields[#wfields + 1] = 'k:' .. ARGV[i]
+end
 read_clock(wfields)
 allow_full()
 local settled = {}

@@ -29,6 +29,8 @@ for b = 5, #ARGV, 2 do
     append(out, {'1', '', '0'})
   else
     local dl = NOW + ext
+    -- a shorter lease than before lowers the queue's due hint
+    if dl < num(jget(j, 'dl')) then note_due(jattr(j).q, dl) end
     jset(j, 'dl', fmt(dl))
     zadd(qkey(jattr(j).q, 'a'), dl, j.id)
     append(out, {'', jget(j, 'cr') or '', fmt(dl)})
