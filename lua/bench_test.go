@@ -9,6 +9,33 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
+// drain claims up to cp.Max jobs of cp's queues, then finishes each batch
+// as completed with the next claim attached, until a claim comes back
+// empty; it returns the jobs finished and the store calls made.
+func drain(tb testing.TB, s *Store, cp engine.ClaimParams) (done, calls int) {
+	tb.Helper()
+	claimed, err := s.Claim(bg, cp)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	calls = 1
+	outs := make([]engine.Outcome, 0, cp.Max)
+	for len(claimed) > 0 {
+		outs = outs[:0]
+		for _, c := range claimed {
+			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
+		}
+		done += len(outs)
+		res, err := s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
+		calls++
+		if err != nil {
+			tb.Fatal(err)
+		}
+		claimed = res.Claimed
+	}
+	return done, calls
+}
+
 // commandCalls sums INFO commandstats calls (commands run inside Lua
 // included), minus the INFO/CONFIG calls of the measurement.
 func commandCalls(b *testing.B, e *testEnv) int64 {
@@ -47,26 +74,8 @@ func BenchmarkPlainJobs(b *testing.B) {
 		}
 		trips++
 	}
-	cp := engine.ClaimParams{Queues: []string{"q"}, Max: 100, Lease: time.Minute}
-	claimed, err := s.Claim(bg, cp)
-	trips++
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := 0
-	for len(claimed) > 0 {
-		var outs []engine.Outcome
-		for _, c := range claimed {
-			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
-		}
-		done += len(outs)
-		res, err := s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
-		trips++
-		if err != nil {
-			b.Fatal(err)
-		}
-		claimed = res.Claimed
-	}
+	done, calls := drain(b, s, engine.ClaimParams{Queues: []string{"q"}, Max: 100, Lease: time.Minute})
+	trips += calls
 	b.StopTimer()
 	if done != b.N {
 		b.Fatalf("%d jobs done of %d", done, b.N)

@@ -179,26 +179,7 @@ func hotDAG(t *testing.T, shape string, n int) {
 		tasks += len(p.Tasks)
 	}
 	s1 := cmdStats(t, e)
-	cp := engine.ClaimParams{Queues: []string{"q"}, Max: 50, Lease: time.Minute}
-	trips := 1
-	claimed, err := s.Claim(bg, cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := 0
-	for len(claimed) > 0 {
-		var outs []engine.Outcome
-		for _, c := range claimed {
-			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
-		}
-		done += len(outs)
-		res, err := s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
-		trips++
-		if err != nil {
-			t.Fatal(err)
-		}
-		claimed = res.Claimed
-	}
+	done, trips := drain(t, s, engine.ClaimParams{Queues: []string{"q"}, Max: 50, Lease: time.Minute})
 	s2 := cmdStats(t, e)
 	if done != tasks {
 		t.Fatalf("%d of %d done", done, tasks)

@@ -256,24 +256,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	// run finishes and claims (max k) until the queue is empty; returns the
 	// jobs finished.
 	run := func(b *testing.B, e *benchEnv, k int) int {
-		cp := engine.ClaimParams{Queues: []string{"q"}, Max: k, Lease: time.Minute}
-		claimed, err := e.store.Claim(bg, cp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		done := 0
-		for len(claimed) > 0 {
-			var outs []engine.Outcome
-			for _, c := range claimed {
-				outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
-			}
-			done += len(outs)
-			res, err := e.store.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
-			if err != nil {
-				b.Fatal(err)
-			}
-			claimed = res.Claimed
-		}
+		done, _ := drain(b, e.store, engine.ClaimParams{Queues: []string{"q"}, Max: k, Lease: time.Minute})
 		return done
 	}
 	for _, sc := range []struct {

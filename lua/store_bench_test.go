@@ -185,24 +185,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 				e.counters(b)
 				b.ReportAllocs()
 				b.ResetTimer()
-				claimed, err := e.store.Claim(bg, cp)
-				if err != nil {
-					b.Fatal(err)
-				}
-				done := 0
-				outs := make([]engine.Outcome, 0, k)
-				for len(claimed) > 0 {
-					outs = outs[:0]
-					for _, c := range claimed {
-						outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
-					}
-					done += len(outs)
-					res, err := e.store.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
-					if err != nil {
-						b.Fatal(err)
-					}
-					claimed = res.Claimed
-				}
+				done, _ := drain(b, e.store, cp)
 				b.StopTimer()
 				if done != b.N {
 					b.Fatalf("%d of %d jobs done", done, b.N)
