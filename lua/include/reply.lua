@@ -204,3 +204,17 @@ local function next_due(queues)
   end
   return best
 end
+
+-- queues_reply is the reply of queues (and the first item of observe's):
+-- the number of known queues, then per queue in name order its name, "1"
+-- when paused (else ""), and its ready, delayed and running counts.
+local function queues_reply()
+  local names = redis.call('HKEYS', K_QUEUES)
+  table.sort(names)
+  local out = {fmt(#names)}
+  for _, q in ipairs(names) do
+    append(out, {q, hget(K_QUEUES, q) == '1' and '1' or '', fmt(redis.call('ZCARD', qkey(q, 'r'))),
+      fmt(redis.call('ZCARD', qkey(q, 'd'))), fmt(redis.call('ZCARD', qkey(q, 'a')))})
+  end
+  return out
+end

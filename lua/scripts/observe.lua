@@ -29,14 +29,7 @@ IGNORE_EXPIRY = false
 local a = 4
 local function nextarg() local v = ARGV[a]; a = a + 1; return v end
 local res = {}
-local names = redis.call('HKEYS', K_QUEUES)
-table.sort(names)
-local qs = {fmt(#names)}
-for _, q in ipairs(names) do
-  append(qs, {q, hget(K_QUEUES, q) == '1' and '1' or '', fmt(redis.call('ZCARD', qkey(q, 'r'))),
-    fmt(redis.call('ZCARD', qkey(q, 'd'))), fmt(redis.call('ZCARD', qkey(q, 'a')))})
-end
-res[#res + 1] = qs
+res[#res + 1] = queues_reply()
 for _ = 1, tonumber(nextarg()) do
   local w = load_wf(nextarg())
   if not w then

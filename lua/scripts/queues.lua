@@ -19,11 +19,4 @@
 
 read_clock()
 save_clock()
-local names = redis.call('HKEYS', K_QUEUES)
-table.sort(names)
-local out = {fmt(#names)}
-for _, q in ipairs(names) do
-  append(out, {q, hget(K_QUEUES, q) == '1' and '1' or '', fmt(redis.call('ZCARD', qkey(q, 'r'))),
-    fmt(redis.call('ZCARD', qkey(q, 'd'))), fmt(redis.call('ZCARD', qkey(q, 'a')))})
-end
-return out
+return queues_reply()
