@@ -157,7 +157,7 @@ func runSequences(t suiteT, newStore NewStore, n int) {
 	if nd, ok := t.(*node); ok {
 		nd.r.sequences.Add(done.Load())
 	}
-	t.Logf("%d sequences (counting shrinking) in %v: %.1f sequences/s",
+	t.Logf("%s: %d sequences (counting shrinking) in %v: %.1f sequences/s", t.Name(),
 		done.Load(), el.Round(time.Millisecond), float64(done.Load())/math.Max(el.Seconds(), 1e-9))
 }
 
