@@ -23,15 +23,14 @@ import (
 func BenchmarkChainStepTwoScripts(b *testing.B) {
 	for _, mode := range []string{"finish-claims", "finish-then-claim"} {
 		b.Run(mode, func(b *testing.B) {
-			eachBenchEnv(b, func(b *testing.B, e *benchEnv) { chainSteps(b, e, mode == "finish-then-claim") })
+			eachBenchEnv(b, func(b *testing.B, e *benchEnv) { chainSteps(b, e, 100, mode == "finish-then-claim") })
 		})
 	}
 }
 
-// chainSteps runs b.N steps of 100-task chains (a new chain, outside the
+// chainSteps runs b.N steps of n-task chains (a new chain, outside the
 // measurement, whenever one ends); pipelined selects finish-then-claim.
-func chainSteps(b *testing.B, e *benchEnv, pipelined bool) {
-	const n = 100
+func chainSteps(b *testing.B, e *benchEnv, n int, pipelined bool) {
 	plan := func(id string) engine.Plan {
 		p := engine.Plan{ID: id}
 		for i := range n {

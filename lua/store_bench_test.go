@@ -203,56 +203,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 func BenchmarkChainStep(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		b.Run("tasks="+strconv.Itoa(n), func(b *testing.B) {
-			eachBenchEnv(b, func(b *testing.B, e *benchEnv) {
-				plan := func(id string) engine.Plan {
-					p := engine.Plan{ID: id}
-					for i := 0; i < n; i++ {
-						ts := engine.TaskSpec{Name: "t" + strconv.Itoa(i), Queue: "q"}
-						if i > 0 {
-							ts.After = []string{"t" + strconv.Itoa(i-1)}
-						}
-						p.Tasks = append(p.Tasks, ts)
-					}
-					return p
-				}
-				cp := engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute}
-				var claimed []engine.Claimed
-				next := func(wf int) {
-					b.StopTimer()
-					e.skip(b, func() {
-						if _, err := e.store.Submit(bg, engine.SubmitParams{Plan: plan("c" + strconv.Itoa(wf))}); err != nil {
-							b.Fatal(err)
-						}
-						var err error
-						if claimed, err = e.store.Claim(bg, cp); err != nil || len(claimed) != 1 {
-							b.Fatalf("claim: %v, %d claimed", err, len(claimed))
-						}
-					})
-					b.StartTimer()
-				}
-				wf := 0
-				e.counters(b)
-				next(wf)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if len(claimed) == 0 {
-						wf++
-						next(wf)
-					}
-					c := claimed[0]
-					res, err := e.store.Finish(bg, engine.FinishParams{
-						Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}},
-						Claim:    &cp,
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-					claimed = res.Claimed
-				}
-				b.StopTimer()
-				e.report(b, b.N, "step")
-			})
+			eachBenchEnv(b, func(b *testing.B, e *benchEnv) { chainSteps(b, e, n, false) })
 		})
 	}
 }
