@@ -77,15 +77,8 @@ func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := w.Start(ctx); err != nil {
+	if err := p.runUntil(ctx, w); err != nil {
 		return res, err
-	}
-	werr := p.wait(ctx)
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	w.Stop(stopCtx)
-	if werr != nil {
-		return res, werr
 	}
 	b, err := r.snap(ctx, true)
 	if err != nil {

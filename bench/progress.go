@@ -95,3 +95,17 @@ func (p *progress) wait(ctx context.Context) error {
 
 // lastTime is when the latest counted event came.
 func (p *progress) lastTime() time.Time { return time.Unix(0, p.last.Load()) }
+
+// runUntil starts w, waits until p reaches its target (or fails to move),
+// then stops w, giving its handlers up to 15 s to return even when ctx is
+// done.
+func (p *progress) runUntil(ctx context.Context, w *worker.Worker) error {
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	werr := p.wait(ctx)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	w.Stop(stopCtx)
+	return werr
+}

@@ -136,15 +136,8 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
 	worker.Handle(w, q, noop)
 	start := time.Now()
-	if err := w.Start(ctx); err != nil {
+	if err := p.runUntil(ctx, w); err != nil {
 		return res, err
-	}
-	werr := p.wait(ctx)
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	w.Stop(stopCtx)
-	if werr != nil {
-		return res, werr
 	}
 	b, err := r.snap(ctx, true)
 	if err != nil {
