@@ -46,9 +46,15 @@ func newRedisClient(t testing.TB, addr string) *redis.Client {
 	return rdb
 }
 
-func newStore(t testing.TB, rdb redis.UniversalClient, ns string) *lua.Store {
+// newStore returns a lua.Store on rdb in namespace ns, with cfg when
+// given (else the default config).
+func newStore(t testing.TB, rdb redis.UniversalClient, ns string, cfg ...engine.Config) *lua.Store {
 	t.Helper()
-	s, err := lua.New(rdb, lua.Options{Namespace: ns})
+	opts := lua.Options{Namespace: ns}
+	if len(cfg) > 0 {
+		opts.Config = cfg[0]
+	}
+	s, err := lua.New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
 )
 
 // TestPoisonJob runs a job whose handler SIGKILLs its own worker process
@@ -28,12 +25,8 @@ func TestPoisonJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const ns = "poison"
-	rdb := redis.NewClient(&redis.Options{Addr: rp.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	store, err := lua.New(rdb, lua.Options{Namespace: ns, Config: killConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb := newRedisClient(t, rp.Addr())
+	store := newStore(t, rdb, ns, killConfig())
 	cl := client.New(store)
 	poison, err := client.Enqueue(ctx, cl, queuePoison, "boom", client.ID("poison"),
 		client.MaxAttempts(attempts), client.Backoff(time.Millisecond))

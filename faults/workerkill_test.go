@@ -18,7 +18,6 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
 )
 
 // Worker-kill settings: short leases and sweeps so that a killed worker's
@@ -67,12 +66,8 @@ func TestWorkerKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(FaultScale())*5*time.Minute)
 	defer cancel()
 	const ns = "wk"
-	rdb := redis.NewClient(&redis.Options{Addr: rp.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	store, err := lua.New(rdb, lua.Options{Namespace: ns, Config: killConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb := newRedisClient(t, rp.Addr())
+	store := newStore(t, rdb, ns, killConfig())
 	cl := client.New(store)
 	opts := workerOpts{addr: rp.Addr(), ns: ns, lease: killLease, sweep: killSweep, conc: 4, stderr: &childLog{}}
 	defer opts.stderr.check(t)

@@ -9,16 +9,23 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// drain claims up to cp.Max jobs of cp's queues, then finishes each batch
-// as completed with the next claim attached, until a claim comes back
-// empty; it returns the jobs finished and the store calls made.
+// drain claims up to cp.Max jobs of cp's queues, then finishes them as
+// finishAll does; it returns the jobs finished and the store calls made.
 func drain(tb testing.TB, s *Store, cp engine.ClaimParams) (done, calls int) {
 	tb.Helper()
 	claimed, err := s.Claim(bg, cp)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	calls = 1
+	done, calls = finishAll(tb, s, cp, claimed)
+	return done, calls + 1
+}
+
+// finishAll finishes claimed as completed with the next claim of cp
+// attached, batch after batch, until a claim comes back empty; it returns
+// the jobs finished and the store calls made.
+func finishAll(tb testing.TB, s *Store, cp engine.ClaimParams, claimed []engine.Claimed) (done, calls int) {
+	tb.Helper()
 	outs := make([]engine.Outcome, 0, cp.Max)
 	for len(claimed) > 0 {
 		outs = outs[:0]

@@ -115,20 +115,8 @@ func hotPlain(t *testing.T, cfg engine.Config, n, batch int, serverClock bool) {
 		t.Fatal(err)
 	}
 	s2 := cmdStats(t, e)
-	done := 0
-	for len(claimed) > 0 {
-		var outs []engine.Outcome
-		for _, c := range claimed {
-			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
-		}
-		done += len(outs)
-		res, err := s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: &cp})
-		trips++
-		if err != nil {
-			t.Fatal(err)
-		}
-		claimed = res.Claimed
-	}
+	done, calls := finishAll(t, s, cp, claimed)
+	trips += calls
 	s3 := cmdStats(t, e)
 	if done != n {
 		t.Fatalf("%d of %d done", done, n)
