@@ -414,7 +414,7 @@ func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loa
 		if total > MaxFileCommands {
 			// YAML aliases can repeat one long command into every task: the
 			// plan, not the file, is what is bounded.
-			return nil, fail(where, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file)", MaxFileCommands)
+			return nil, fail(where, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file, YAML aliases expanded): put long commands in script files and run those", MaxFileCommands)
 		}
 		index[t.Name] = i
 		p.Tasks = append(p.Tasks, spec)
