@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// The strict decoding of file_decode.go: each looseness of issue 20 is
+// refused in JSON and in YAML, naming the field by its full path.
+func TestDecodeStrict(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		format     fileFormat
+		doc        string
+		path, want string // want: a substring of the problem
+	}{
+		// Keys match by exact name.
+		{formatJSON, `{"Tasks":[{"name":"a","run":"x"}]}`, "Tasks", "unknown field"},
+		{formatJSON, `{"tasks":[{"Name":"a","RUN":"true"}]}`, "tasks[0].Name", "unknown field"},
+		{formatYAML, "TASKS: [{name: a, run: x}]\n", "TASKS", "unknown field"},
+		// A key given twice.
+		{formatJSON, `{"id":"a","id":"b","tasks":[{"name":"a","run":"x"}]}`, "id", `"id" is given twice`},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","run":"y"}]}`, "tasks[0].run", "given twice"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","undo":{"run":"y","run":"z"}}]}`, "tasks[0].undo.run", "given twice"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","na\u006de":"b"}]}`, "tasks[0].name", "given twice"},
+		{formatYAML, "id: a\nid: b\ntasks: [{name: a, run: x}]\n", "id", "line 2: the key \"id\" is given twice (also line 1)"},
+		{formatYAML, "tasks:\n  - name: a\n    run: x\n    name: b\n", "tasks[0].name", "given twice"},
+		// null for a field that is not nullable (none is).
+		{formatJSON, `{"id":null,"tasks":[{"name":"a","run":"x"}]}`, "id", "null is not allowed"},
+		{formatJSON, `{"fail_fast":null,"tasks":[{"name":"a","run":"x"}]}`, "fail_fast", "null is not allowed"},
+		{formatJSON, `{"undo_on_cancel":null,"tasks":[{"name":"a","run":"x"}]}`, "undo_on_cancel", "null is not allowed"},
+		{formatJSON, `{"tasks":null}`, "tasks", "null is not allowed"},
+		{formatJSON, `{"tasks":[null]}`, "tasks[0]", "null is not a task"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","after":null}]}`, "tasks[0].after", "null is not allowed"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x"},{"name":"b","run":"x","after":["a",null]}]}`, "tasks[1].after[1]", "null is not a string"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","undo":null}]}`, "tasks[0].undo", "null is not an undo"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","retries":null}]}`, "tasks[0].retries", "null is not allowed"},
+		{formatJSON, `{"tasks":[{"name":null,"run":"x"}]}`, "tasks[0].name", "null is not allowed"},
+		{formatYAML, "id: ~\ntasks: [{name: a, run: x}]\n", "id", "line 1: null is not allowed"},
+		{formatYAML, "fail_fast:\ntasks: [{name: a, run: x}]\n", "fail_fast", "null is not allowed"},
+		{formatYAML, "tasks:\n  - name: a\n    run: x\n    after: [~]\n", "tasks[0].after[0]", "null is not a string"},
+		{formatYAML, "tasks: [~]\n", "tasks[0]", "null is not a task"},
+		{formatYAML, "tasks:\n  - name: a\n    run: x\n    undo:\n", "tasks[0].undo", "null is not an undo"},
+		// Unknown fields, at their full path.
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","undo":{"run":"y","colour":1}}]}`, "tasks[0].undo.colour", "unknown field"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x"},{"name":"b","run":"x","colour":"red"}]}`, "tasks[1].colour", "unknown field"},
+		{formatJSON, `{"colour":1,"tasks":[{"name":"a","run":"x"}]}`, "colour", "unknown field"},
+		{formatYAML, "tasks:\n  - name: a\n    run: x\n    undo:\n      run: y\n      colour: red\n", "tasks[0].undo.colour", "line 6: unknown field"},
+		// Types.
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","retries":3.0}]}`, "tasks[0].retries", "the JSON number 3.0 is not an integer"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","retries":1e2}]}`, "tasks[0].retries", "is not an integer"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","retries":99999999999}]}`, "tasks[0].retries", "out of range"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","retries":"3"}]}`, "tasks[0].retries", "a JSON string is not an integer"},
+		{formatJSON, `{"tasks":[{"name":"a","run":1}]}`, "tasks[0].run", "is not a string"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x","after":"b"}]}`, "tasks[0].after", "is not a list of task names"},
+		{formatJSON, `{"tasks":{}}`, "tasks", "a JSON object is not a list of tasks"},
+		{formatJSON, `[1,2]`, "", "a JSON array is not a workflow (an object)"},
+		{formatYAML, "fail_fast: yes\ntasks: [{name: a, run: x}]\n", "fail_fast", "`yes` is not true or false"},
+		{formatYAML, "tasks: [{name: a, run: x, retries: 3.0}]\n", "tasks[0].retries", "`3.0` is not an integer"},
+		{formatYAML, "tasks: [{name: a, run: !!binary aGk=}]\n", "tasks[0].run", "tag !!binary is not supported"},
+		{formatYAML, "- a\n", "", "a list is not a workflow (a mapping)"},
+		// Syntax and shape.
+		{formatJSON, `{"tasks":[{"name":"a","run":"x"}]} {}`, "", "more than one JSON value"},
+		{formatJSON, `{"tasks":[{"name":"a","run":"x"}]} x`, "", "data after the JSON value"},
+		{formatJSON, `{"tasks":[`, "", "ends in the middle"},
+		{formatJSON, `{"tasks":[}`, "", "invalid character"},
+		{formatJSON, "{\"id\":\"\xff\"}", "", "not UTF-8"},
+		{formatJSON, strings.Repeat("[", 100) + strings.Repeat("]", 100), "", "nested more than 64 deep"},
+		{formatJSON, "  ", "", "the file is empty"},
+		{formatYAML, "tasks: [a\n", "", "invalid YAML"},
+		{formatYAML, "tasks: []\n---\nid: x\n", "", "more than one document"},
+	} {
+		_, err := parseFileAs("w", []byte(c.doc), c.format, "/d", engine.DefaultLimits())
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: error %v, want a FileError at %q", c.doc, err, c.path)
+			continue
+		}
+		if fe.Path != c.path || !strings.Contains(fe.Problem, c.want) {
+			t.Errorf("%s: error at %q: %q, want at %q: %q", c.doc, fe.Path, fe.Problem, c.path, c.want)
+		}
+		for _, leak := range []string{"main.", "[]string", "*bool", "interface {}"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: the error shows a Go type (%q): %v", c.doc, leak, err)
+			}
+		}
+	}
+}
+
+// A task with a valid name is named in the error, whatever the order of
+// its fields.
+func TestDecodeNamesTheTask(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		`{"tasks":[{"retries":"x","name":"fetch","run":"x"}]}`,
+		"tasks:\n  - retries: x\n    name: fetch\n    run: x\n",
+	} {
+		_, err := parseFile("w", []byte(doc), "/d", engine.DefaultLimits())
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.TaskName != "fetch" || fe.Task != `task "fetch"` || fe.Path != "tasks[0].retries" {
+			t.Errorf("%s: %#v", doc, err)
+		}
+	}
+}
+
+// A file reads the same in JSON and in YAML; YAML's anchors, aliases and
+// merge keys still work.
+func TestDecodeJSONAndYAMLAgree(t *testing.T) {
+	t.Parallel()
+	limits := engine.DefaultLimits()
+	j := `{"id":"w","fail_fast":true,"undo_on_cancel":false,"tasks":[
+		{"name":"a","run":"echo a","queue":"q","retries":2,"backoff":"250ms","timeout":"1m30s"},
+		{"name":"b","run":"echo b","after":["a"],"always":true,"undo":{"run":"echo u","queue":"u"}}]}`
+	y := `id: w
+fail_fast: true
+undo_on_cancel: false
+tasks:
+  - &a {name: a, run: echo a, queue: q, retries: 2, backoff: 250ms, timeout: 1m30s}
+  - <<: *a
+    name: b
+    run: echo b
+    queue: default
+    retries: 0
+    backoff: "0"
+    timeout: "0"
+    after: [a]
+    always: true
+    undo: {run: echo u, queue: u}
+`
+	fj, err := decodeFile("w", []byte(j), formatJSON, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fy, err := decodeFile("w", []byte(y), formatYAML, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The merge key gave b nothing it set itself.
+	fj.Tasks[1].Queue, fj.Tasks[1].Backoff, fj.Tasks[1].Timeout = "default", "0", "0"
+	if !reflect.DeepEqual(fj, fy) {
+		t.Errorf("JSON %+v\nYAML %+v", fj, fy)
+	}
+}
+
+// Aliases of aliases cannot make the decoder visit more values than its
+// budget: each task merges (<<) ten aliases of the previous task, so the
+// last one expands to 10^12 mappings.
+func TestDecodeAliasBomb(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("tasks:\n  - &t0 {name: t0, run: x}\n")
+	for i := 1; i < 13; i++ {
+		fmt.Fprintf(&b, "  - &t%d\n    name: t%d\n    <<: [", i, i)
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*t%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	_, err := decodeFile("w", []byte(b.String()), formatYAML, engine.DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), "too many values") {
+		t.Fatalf("an alias bomb: %v", err)
+	}
+}
