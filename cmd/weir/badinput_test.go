@@ -58,7 +58,7 @@ func newBadEnv(t *testing.T) *badEnv {
 		t.Fatal(err)
 	}
 	e.store = s
-	e.api = newAPI(s, apiConfig{Limits: s.Config().Limits})
+	e.api = newAPI(s, apiConfig{Token: testToken, Limits: s.Config().Limits})
 
 	// "live": one task, claimed (running); "done": one task, completed.
 	ctx := t.Context()
@@ -368,6 +368,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			if method != "" {
 				req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+testToken)
 				rec := httptest.NewRecorder()
 				e.api.ServeHTTP(rec, req)
 				var ae apiError

@@ -35,7 +35,13 @@ type apiConfig struct {
 	Limits engine.Limits
 	// Ping checks the store for GET /healthz; nil lists the queues instead.
 	Ping func(context.Context) error
-	// Logger, when set, logs requests that failed on the server's side.
+	// Origins are the web origins (scheme://host[:port]) besides the
+	// API's own whose pages may call it (--origin): the public address of
+	// a proxy in front of it, say. A request with another Origin header is
+	// refused (http_guard.go).
+	Origins []string
+	// Logger, when set, logs requests that failed on the server's side
+	// with the details their answer leaves out.
 	Logger *slog.Logger
 }
 
@@ -44,6 +50,7 @@ type api struct {
 	store    engine.Store
 	cfg      apiConfig
 	tokenSum [sha256.Size]byte
+	origins  map[string]bool // canonicalOrigin of each of cfg.Origins
 	mux      *http.ServeMux
 }
 
@@ -51,24 +58,31 @@ type api struct {
 type route struct {
 	method, pattern string
 	handle          func(a *api, w http.ResponseWriter, r *http.Request)
+	// body: the route takes a request body (JSON or YAML); the others
+	// refuse one.
+	body bool
+	// query lists the query parameters the route takes; any other is
+	// refused.
+	query []string
 }
 
 // routes lists every route; spec/openapi.yaml documents each one (a test
 // checks that both list the same).
 var routes = []route{
-	{"GET", "/healthz", (*api).healthz},
-	{"GET", "/v1/openapi.yaml", (*api).openAPI},
-	{"GET", "/v1/workflows", (*api).listWorkflows},
-	{"POST", "/v1/workflows", (*api).submitWorkflow},
-	{"GET", "/v1/workflows/{id}", (*api).getWorkflow},
-	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow},
-	{"GET", "/v1/jobs/{id...}", (*api).getJob},
-	{"GET", "/v1/queues", (*api).listQueues},
-	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue},
-	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue},
+	{"GET", "/healthz", (*api).healthz, false, nil},
+	{"GET", "/v1/openapi.yaml", (*api).openAPI, false, nil},
+	{"GET", "/v1/workflows", (*api).listWorkflows, false, []string{"state", "limit", "cursor"}},
+	{"POST", "/v1/workflows", (*api).submitWorkflow, true, nil},
+	{"GET", "/v1/workflows/{id}", (*api).getWorkflow, false, nil},
+	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow, false, []string{"undo"}},
+	{"GET", "/v1/jobs/{id...}", (*api).getJob, false, nil},
+	{"GET", "/v1/queues", (*api).listQueues, false, nil},
+	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue, false, nil},
+	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue, false, nil},
 }
 
-// newAPI returns the REST API on s as an http.Handler.
+// newAPI returns the REST API on s as an http.Handler. An origin of
+// cfg.Origins that does not parse is left out (the flags check them).
 func newAPI(s engine.Store, cfg apiConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = defaultMaxBody
@@ -76,19 +90,39 @@ func newAPI(s engine.Store, cfg apiConfig) http.Handler {
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()
 	}
-	a := &api{store: s, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), mux: http.NewServeMux()}
+	a := &api{store: s, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), origins: map[string]bool{}, mux: http.NewServeMux()}
+	for _, o := range cfg.Origins {
+		if c, err := canonicalOrigin(o); err == nil {
+			a.origins[c] = true
+		}
+	}
 	for _, rt := range routes {
-		h := rt.handle
-		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) { h(a, w, r) })
+		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if !checkQuery(w, r, rt.query) {
+				return
+			}
+			if rt.body {
+				if checkBodyType(w, r) == "" {
+					return
+				}
+			} else if !a.noBody(w, r) {
+				return
+			}
+			rt.handle(a, w, r)
+		})
 	}
 	a.mux.HandleFunc("/", a.noRoute)
 	return a
 }
 
-// ServeHTTP checks the token of /v1 routes, then routes the request.
+// ServeHTTP refuses what a web page could have sent (http_guard.go),
+// checks the token of /v1 routes, then routes the request.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !a.guardRequest(w, r) {
+		return
+	}
 	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !a.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
 		writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
@@ -182,24 +216,56 @@ var statusOf = map[string]int{
 	engine.ErrProtocol.Code:       http.StatusBadGateway,
 }
 
-// storeError writes the response for an error of the store.
+// genericMessage is the message of each error of the server's side: the
+// error itself (which may name the Redis address, or a Go type) is logged,
+// not sent.
+var genericMessage = map[string]string{
+	codeInternal:                  "internal error (the server's log has the details)",
+	engine.ErrUnavailable.Code:    "the store does not answer now; retry later",
+	engine.ErrProtocol.Code:       "the store replied something this server does not understand (the server's log has the details)",
+	engine.ErrStoreFull.Code:      "the store is out of memory: nothing was written",
+	engine.ErrLeaseLost.Code:      "the job's lease was lost",
+	engine.ErrJobExists.Code:      "the job exists",
+	engine.ErrJobEnded.Code:       "the job has ended",
+	engine.ErrWorkflowEnded.Code:  "the workflow has already ended",
+	engine.ErrWorkflowExists.Code: "a workflow with that ID exists with a different plan",
+}
+
+// storeError writes the response for an error of the store. Only the
+// errors about the request (invalid input, no such workflow) carry the
+// store's message; the others get a fixed one, and are logged.
 func (a *api) storeError(w http.ResponseWriter, r *http.Request, err error) {
-	e := apiError{Code: codeInternal, Message: err.Error()}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away
+	}
+	e := apiError{Code: codeInternal}
 	status := http.StatusInternalServerError
 	if s := engine.Sentinel(err); s != nil {
 		e.Code, status = s.Code, statusOf[s.Code]
 	}
 	var ve *engine.ValidationError
-	if errors.As(err, &ve) {
-		e.Field, e.Task = ve.Field, ve.Task
+	switch {
+	case errors.As(err, &ve):
+		e.Field, e.Task, e.Message = ve.Field, ve.Task, err.Error()
+	case e.Code == engine.ErrNotFound.Code || e.Code == engine.ErrInvalid.Code || e.Code == engine.ErrTooLarge.Code:
+		e.Message = err.Error()
+	default:
+		e.Message = genericMessage[e.Code]
+		if e.Message == "" {
+			e.Message = genericMessage[codeInternal]
+		}
 	}
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return // the client went away
-	}
-	if status >= 500 && a.cfg.Logger != nil {
-		a.cfg.Logger.Error("weir api", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	if status >= 500 {
+		a.logError(r, status, err)
 	}
 	writeError(w, status, e)
+}
+
+// logError logs an error answered with status, with its details.
+func (a *api) logError(r *http.Request, status int, err error) {
+	if a.cfg.Logger != nil {
+		a.cfg.Logger.Error("weir api", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, e apiError) {
@@ -211,7 +277,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(apiError{Code: codeInternal, Message: "encode the response: " + err.Error()})
+		b, _ = json.Marshal(apiError{Code: codeInternal, Message: "internal error: the response could not be encoded"})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"strconv"
-	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -94,7 +90,8 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 		_, err = a.store.Queues(r.Context())
 	}
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, apiError{Code: engine.ErrUnavailable.Code, Message: "the store does not answer: " + err.Error()})
+		a.logError(r, http.StatusServiceUnavailable, err)
+		writeError(w, http.StatusServiceUnavailable, apiError{Code: engine.ErrUnavailable.Code, Message: genericMessage[engine.ErrUnavailable.Code]})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -110,7 +107,7 @@ func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	p := engine.ListParams{State: engine.WorkflowState(q.Get("state")), Cursor: q.Get("cursor")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
+		if err != nil || n < 1 || !decimal.MatchString(s) {
 			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to 1000", s)})
 			return
 		}
@@ -128,6 +125,10 @@ func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
+// decimal is the form of an integer query parameter: digits, no sign, no
+// leading zero.
+var decimal = regexp.MustCompile(`^[1-9][0-9]*$`)
+
 func (a *api) getWorkflow(w http.ResponseWriter, r *http.Request) {
 	wf, err := a.store.GetWorkflow(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -141,22 +142,20 @@ func (a *api) getWorkflow(w http.ResponseWriter, r *http.Request) {
 // as YAML with a YAML content type. Its commands have no file directory:
 // they run in the working directory of the worker that claims them.
 func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
+	format := formatJSON
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/yaml" {
+		format = formatYAML // the route checked it is one of the two
+	}
 	body, ok := a.readBody(w, r)
 	if !ok {
 		return
 	}
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	yamlBody := ct == "application/yaml" || ct == "application/x-yaml" || ct == "text/yaml"
-	if !yamlBody && !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Message: "the body must be a JSON object: the workflow file as JSON (spec/workflow-file.md)"})
-		return
-	}
-	lf, err := parseFile("workflow", body, "", a.cfg.Limits)
+	lf, err := parseFileAs("workflow", body, format, "", a.cfg.Limits)
 	if err != nil {
 		e := apiError{Code: engine.ErrInvalid.Code, Message: err.Error()}
 		var fe *FileError
 		if errors.As(err, &fe) {
-			e.Field, e.Task = fileErrorField(fe, body)
+			e.Field, e.Task = fe.Path, fe.TaskName
 		}
 		writeError(w, http.StatusBadRequest, e)
 		return
@@ -193,77 +192,14 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, toRecord(wf))
 }
 
-// readBody reads the request body up to the API's limit; past it, it
-// answers 413 and returns false.
-func (a *api) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	tooLarge := apiError{Code: engine.ErrTooLarge.Code, Message: fmt.Sprintf("the request body is over the limit of %d bytes", a.cfg.MaxBody)}
-	if r.ContentLength > a.cfg.MaxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
-		return nil, false
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
-		} else {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Message: "read the request body: " + err.Error()})
-		}
-		return nil, false
-	}
-	return body, true
-}
-
-// fileErrorField returns the path in the body of a FileError's field
-// (tasks[1].after, id) and the name of its task when it has one.
-func fileErrorField(fe *FileError, body []byte) (field, task string) {
-	join := func(prefix string) string {
-		if fe.Field == "" {
-			return prefix
-		}
-		return prefix + "." + fe.Field
-	}
-	switch {
-	case fe.Task == "":
-		return fe.Field, ""
-	case strings.HasPrefix(fe.Task, "tasks["):
-		return join(fe.Task), ""
-	}
-	name, err := strconv.Unquote(strings.TrimPrefix(fe.Task, "task "))
-	if err != nil {
-		return fe.Field, ""
-	}
-	// YAML reads JSON too: find the task's index by its name.
-	var doc struct {
-		Tasks []any `yaml:"tasks"`
-	}
-	// A duplicate name is reported at its second use.
-	skip := 0
-	if fe.Field == "name" && strings.HasPrefix(fe.Problem, "duplicate") {
-		skip = 1
-	}
-	if yaml.Unmarshal(body, &doc) == nil {
-		for i, t := range doc.Tasks {
-			if m, ok := t.(map[string]any); ok && m["name"] == name {
-				if skip > 0 {
-					skip--
-					continue
-				}
-				return join(fmt.Sprintf("tasks[%d]", i)), name
-			}
-		}
-	}
-	return fe.Field, name
-}
-
 func (a *api) cancelWorkflow(w http.ResponseWriter, r *http.Request) {
 	p := engine.CancelWorkflowParams{ID: r.PathValue("id")}
 	if s := r.URL.Query().Get("undo"); s != "" {
-		undo, err := strconv.ParseBool(s)
-		if err != nil {
+		if s != "true" && s != "false" {
 			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "undo", Message: fmt.Sprintf("undo %q is not true or false", s)})
 			return
 		}
+		undo := s == "true"
 		p.Undo = &undo
 	}
 	res, err := a.store.CancelWorkflow(r.Context(), p)

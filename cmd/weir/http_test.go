@@ -65,15 +65,23 @@ type apiT struct {
 	store *lua.Store
 }
 
-const testToken = "s3cret-token"
+const testToken = "s3cret-token-of-the-tests"
 
+// newTestAPI serves the API on a store of its own, with testToken unless
+// cfg has a token.
 func newTestAPI(t *testing.T, cfg apiConfig) *apiT {
 	t.Helper()
-	s := testStore(t)
-	cfg.Limits = s.Config().Limits
 	if cfg.Token == "" {
 		cfg.Token = testToken
 	}
+	return newTokenlessAPI(t, cfg)
+}
+
+// newTokenlessAPI serves the API with cfg's token, none when empty.
+func newTokenlessAPI(t *testing.T, cfg apiConfig) *apiT {
+	t.Helper()
+	s := testStore(t)
+	cfg.Limits = s.Config().Limits
 	srv := httptest.NewServer(newAPI(s, cfg))
 	t.Cleanup(srv.Close)
 	return &apiT{t: t, url: srv.URL, token: cfg.Token, store: s}
@@ -86,8 +94,9 @@ type resp struct {
 	body   []byte
 }
 
-// do sends a request with the API's token; body is sent as is when a
-// string, else as JSON.
+// do sends a request with the API's token (when it has one); body is sent
+// as is when a string, else as JSON. header is pairs of a name and a value
+// to set ("" deletes it); "Host" sets the request's Host.
 func (a *apiT) do(method, path string, body any, header ...string) resp {
 	a.t.Helper()
 	var rd io.Reader
@@ -111,8 +120,14 @@ func (a *apiT) do(method, path string, body any, header ...string) resp {
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		if header[i+1] == "" {
 			req.Header.Del(header[i])
 		} else {
