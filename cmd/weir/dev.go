@@ -22,8 +22,10 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 		Long: "dev starts an embedded Redis-protocol server on a loopback port, the REST API\n" +
 			"(spec/rest.md) and workers of shell tasks for --queues, so that other terminals\n" +
 			"(weir submit/worker/status... with --redis) and programs can use it. It prints\n" +
-			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready. Its data lives in\n" +
-			"memory and is gone when it stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
+			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready, and\n" +
+			"WEIR_TOKEN=<token> when it generated the API's bearer token (it does unless given\n" +
+			"--token or WEIR_TOKEN, or --no-token). Its data lives in memory and is gone when\n" +
+			"it stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if g.redisURL != "" {
@@ -39,14 +41,15 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			token, err := af.check()
+			token, generated, err := af.check(c, true)
 			if err != nil {
 				return err
 			}
-			return runDev(c, g, &af, token, redisAddr, qs, concurrency)
+			return runDev(c, g, &af, token, generated, redisAddr, qs, concurrency)
 		},
 	}
 	af.register(c, "127.0.0.1:0")
+	c.Flags().BoolVar(&af.noToken, "no-token", false, "serve the REST API without a token (loopback only; by default dev generates one)")
 	c.Flags().StringVar(&redisAddr, "redis-addr", "127.0.0.1:0", "loopback address of the embedded Redis server (port 0 picks a free one)")
 	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run shell tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
@@ -55,7 +58,7 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 
 // runDev runs the embedded server, the workers and the API until the
 // command's context is done, then stops them in reverse order.
-func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token, redisAddr string, qs []string, concurrency int) error {
+func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, generated bool, redisAddr string, qs []string, concurrency int) error {
 	ctx := c.Context()
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
@@ -72,7 +75,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token, redisAddr str
 	}
 	limits := cn.store.Config().Limits
 	h := newAPI(cn.store, apiConfig{
-		Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping,
+		Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
 		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	})
 	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, nil)
@@ -81,6 +84,9 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token, redisAddr str
 		return failErr(err)
 	}
 	fmt.Fprintf(stdout, "WEIR_REDIS_URL=%s\nWEIR_HTTP_URL=http://%s\n", cn.url, ln.Addr())
+	if generated {
+		fmt.Fprintf(stdout, "WEIR_TOKEN=%s\n", token)
+	}
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
 	serveErr := serveAPI(ctx, ln, h)
 	// Running commands get shutdownTimeout to finish; then they are killed

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,17 +27,20 @@ import (
 func TestDevInProcess(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	func() {
-		p := startInProcess(t, "dev", "--concurrency", "2", "--queues", "default,other", "--token", "dev-token")
+		p := startInProcess(t, "dev", "--concurrency", "2", "--queues", "default,other", "--token", "dev-token-0123456789")
 		redisURL := p.printed(t, "WEIR_REDIS_URL")
 		httpURL := p.printed(t, "WEIR_HTTP_URL")
 		if !strings.HasPrefix(redisURL, "redis://127.0.0.1:") || !strings.HasPrefix(httpURL, "http://127.0.0.1:") {
 			t.Fatalf("printed %q and %q", redisURL, httpURL)
 		}
+		if strings.Contains(p.stdout.String(), "WEIR_TOKEN=") {
+			t.Errorf("dev printed the token it was given:\n%s", p.stdout.String())
+		}
 
 		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 		body := `{"id":"dev-1","tasks":[{"name":"a","run":"echo a"},{"name":"b","queue":"other","after":["a"],"run":"cat \"$WEIR_DEPS_DIR/a\"; echo b"}]}`
 		req, _ := http.NewRequestWithContext(t.Context(), "POST", httpURL+"/v1/workflows", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer dev-token")
+		req.Header.Set("Authorization", "Bearer dev-token-0123456789")
 		req.Header.Set("Content-Type", "application/json")
 		res, err := hc.Do(req)
 		if err != nil {
@@ -48,7 +53,7 @@ func TestDevInProcess(t *testing.T) {
 		}
 		var rec record
 		for deadline := time.Now().Add(30 * time.Second); ; { // a hang guard
-			code, b := get(t, "GET", httpURL+"/v1/workflows/dev-1", "dev-token")
+			code, b := get(t, "GET", httpURL+"/v1/workflows/dev-1", "dev-token-0123456789")
 			if code != 200 {
 				t.Fatalf("get: %d %s", code, b)
 			}
@@ -103,7 +108,14 @@ func TestDevUsageErrors(t *testing.T) {
 	}{
 		{[]string{"dev", "--redis", "redis://127.0.0.1:1"}, "--redis is for the other commands"},
 		{[]string{"dev", "--redis-addr", "0.0.0.0:0"}, "must be a loopback"},
-		{[]string{"dev", "--http", "0.0.0.0:0"}, "is not a loopback address: set a token"},
+		{[]string{"dev", "--no-token", "--http", "0.0.0.0:0"}, "is not a loopback address: set a token"},
+		{[]string{"dev", "--token", ""}, "--token is blank"},
+		{[]string{"dev", "--token", "   "}, "--token is blank"},
+		{[]string{"dev", "--token", "short-token"}, "--token is 11 characters: a token needs at least 16"},
+		{[]string{"dev", "--token", "a token with spaces in it"}, "printable ASCII"},
+		{[]string{"dev", "--no-token", "--token", "0123456789abcdef"}, "--no-token, and a token in --token"},
+		{[]string{"dev", "--origin", "evil.example"}, "--origin \"evil.example\""},
+		{[]string{"dev", "--origin", "http://a.example/path"}, "is not an origin"},
 		{[]string{"dev", "--queues", "a,b c"}, `queue name "b c"`},
 		{[]string{"dev", "--concurrency", "0"}, "--concurrency must be at least 1"},
 		{[]string{"dev", "--max-body", "0"}, "--max-body must be at least 1"},
@@ -174,15 +186,15 @@ func TestDevTwoProcesses(t *testing.T) {
 	dev := startWeir(t, pw, "dev", "--concurrency", "4")
 	printed := map[string]string{}
 	sc := bufio.NewScanner(pr)
-	for len(printed) < 2 && sc.Scan() {
+	for len(printed) < 3 && sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
 			printed[k] = v
 		}
 	}
 	go io.Copy(io.Discard, pr) // keep dev's stdout drained
 	t.Cleanup(func() { pw.Close() })
-	redisURL, httpURL := printed["WEIR_REDIS_URL"], printed["WEIR_HTTP_URL"]
-	if redisURL == "" || httpURL == "" {
+	redisURL, httpURL, token := printed["WEIR_REDIS_URL"], printed["WEIR_HTTP_URL"], printed["WEIR_TOKEN"]
+	if redisURL == "" || httpURL == "" || len(token) < minTokenLen {
 		t.Fatalf("dev printed %v\nstderr:\n%s", printed, dev.stderr.String())
 	}
 	env := []string{"WEIR_REDIS_URL=" + redisURL}
@@ -195,8 +207,12 @@ func TestDevTwoProcesses(t *testing.T) {
 	if rec := decodeRecord(t, r); rec.State != "completed" || rec.task(t, "words").Result != "24\n" {
 		t.Errorf("pipeline run by dev: %+v", rec)
 	}
-	// The REST API of dev shows the same record.
-	code, body := get(t, "GET", httpURL+"/v1/workflows/"+id, "")
+	// The REST API of dev shows the same record, with the token it
+	// printed (and only with it).
+	if code, _ := get(t, "GET", httpURL+"/v1/workflows/"+id, ""); code != http.StatusUnauthorized {
+		t.Errorf("dev's API without its generated token: %d", code)
+	}
+	code, body := get(t, "GET", httpURL+"/v1/workflows/"+id, token)
 	if code != 200 || strings.TrimSpace(body) != strings.TrimSpace(compactJSON(t, r.stdout)) {
 		t.Errorf("REST record %d:\n%s\nwant\n%s", code, body, r.stdout)
 	}
@@ -240,4 +256,107 @@ func compactJSON(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// The reproduction of issue 20 against weir dev, with its generated token
+// and with --no-token: a page's text/plain POST of a workflow, a foreign
+// Origin, a rebinding Host. Each is refused, and the command never runs,
+// though dev's workers run a workflow submitted properly afterwards.
+func TestDevRefusesCrossSite(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("WEIR_TOKEN") != "" {
+		t.Skip("WEIR_TOKEN is set: dev would use it")
+	}
+	for _, noToken := range []bool{false, true} {
+		args := []string{"dev", "--concurrency", "2"}
+		if noToken {
+			args = append(args, "--no-token")
+		}
+		p := startInProcess(t, args...)
+		httpURL := p.printed(t, "WEIR_HTTP_URL")
+		token := ""
+		if !noToken {
+			token = p.printed(t, "WEIR_TOKEN")
+			if len(token) < minTokenLen || checkToken("printed", token) != nil {
+				t.Fatalf("generated token %q", token)
+			}
+		} else if strings.Contains(p.stdout.String(), "WEIR_TOKEN") {
+			t.Fatalf("--no-token printed a token:\n%s", p.stdout.String())
+		}
+		proof := filepath.Join(t.TempDir(), "proof")
+		attack := fmt.Sprintf(`{"tasks":[{"name":"x","run":"id > %s"}]}`, proof)
+		port := httpURL[strings.LastIndex(httpURL, ":")+1:]
+		send := func(header ...string) (int, string) {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", httpURL+"/v1/workflows", strings.NewReader(attack))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i+1 < len(header); i += 2 {
+				if header[i] == "Host" {
+					req.Host = header[i+1]
+				} else {
+					req.Header.Set(header[i], header[i+1])
+				}
+			}
+			hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			res, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			return res.StatusCode, string(b)
+		}
+		for _, c := range []struct {
+			name   string
+			header []string
+			want   int
+		}{
+			{"a page's text/plain POST", []string{"Content-Type", "text/plain", "Origin", "http://evil.example"}, 403},
+			{"text/plain without Origin", []string{"Content-Type", "text/plain"}, map[bool]int{false: 401, true: 415}[noToken]},
+			{"JSON from a foreign Origin", []string{"Content-Type", "application/json", "Origin", "http://evil.example"}, 403},
+			{"DNS rebinding", []string{"Content-Type", "application/json", "Host", "evil.example:" + port}, map[bool]int{false: 401, true: 421}[noToken]},
+		} {
+			code, body := send(c.header...)
+			if code != c.want {
+				t.Errorf("no-token %t, %s: %d %s, want %d", noToken, c.name, code, body, c.want)
+			}
+		}
+		// A proper submit runs: the workers are there.
+		canary := filepath.Join(t.TempDir(), "canary")
+		body := fmt.Sprintf(`{"id":"canary","tasks":[{"name":"c","run":"touch %s"}]}`, canary)
+		hdr := []string{"Content-Type", "application/json"}
+		if token != "" {
+			hdr = append(hdr, "Authorization", "Bearer "+token)
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", httpURL+"/v1/workflows", strings.NewReader(body))
+		for i := 0; i < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("the proper submit: %d", res.StatusCode)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard
+			if _, err := os.Stat(canary); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the proper workflow did not run")
+			}
+		}
+		if code, body := get(t, "GET", httpURL+"/v1/workflows", token); code != 200 || strings.Count(body, `"id"`) != 1 {
+			t.Errorf("workflows after the attacks: %d %s", code, body)
+		}
+		if _, err := os.Stat(proof); err == nil {
+			t.Errorf("no-token %t: the cross-site command ran", noToken)
+		}
+		if code := p.stop(t); code != 0 {
+			t.Errorf("dev ended with status %d\n%s", code, p.stderr.String())
+		}
+	}
 }

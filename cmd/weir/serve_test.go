@@ -132,7 +132,7 @@ func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 func TestServe(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
-	p := startInProcess(t, "serve", "--redis", "redis://"+m.Addr(), "--namespace", "served", "--http", "0.0.0.0:0", "--token", "tok")
+	p := startInProcess(t, "serve", "--redis", "redis://"+m.Addr(), "--namespace", "served", "--http", "0.0.0.0:0", "--token", "tok-0123456789abcdef")
 	u := p.printed(t, "WEIR_HTTP_URL")
 	if !strings.HasPrefix(u, "http://") {
 		t.Fatalf("printed URL %q", u)
@@ -144,7 +144,7 @@ func TestServe(t *testing.T) {
 	if code, _ := get(t, "GET", u+"/v1/queues", ""); code != 401 {
 		t.Errorf("/v1/queues without the token: %d", code)
 	}
-	if code, body := get(t, "POST", u+"/v1/queues/q/pause", "tok"); code != 200 {
+	if code, body := get(t, "POST", u+"/v1/queues/q/pause", "tok-0123456789abcdef"); code != 200 {
 		t.Errorf("pause: %d %s", code, body)
 	}
 	// It used the namespace given.
@@ -158,5 +158,54 @@ func TestServe(t *testing.T) {
 	}
 	if code := p.stop(t); code != 0 || !strings.Contains(p.stderr.String(), "weir serve: stopped") {
 		t.Errorf("serve ended with status %d\nstderr:\n%s", code, p.stderr.String())
+	}
+}
+
+// A blank, short or unprintable token is refused at start, from the flag
+// and from WEIR_TOKEN alike; dev and serve refuse the same ones.
+func TestServeRefusesWeakTokens(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--token", ""}, "--token is blank"},
+		{nil, []string{"--token", "0123456789abcde"}, "--token is 15 characters: a token needs at least 16"},
+		{nil, []string{"--token", "0123456789abcdef\x01"}, "printable ASCII"},
+		{[]string{"WEIR_TOKEN=short"}, nil, "WEIR_TOKEN is 5 characters"},
+		{[]string{"WEIR_TOKEN=   "}, nil, "WEIR_TOKEN is blank"},
+		{[]string{"WEIR_TOKEN=é0123456789abcdef"}, nil, "printable ASCII"},
+		{nil, []string{"--origin", "null"}, "--origin"},
+	} {
+		for _, cmd := range [][]string{{"serve", "--redis", "redis://" + m.Addr()}, {"dev"}} {
+			args := append(append(append([]string{}, cmd...), "--http", "127.0.0.1:0"), c.args...)
+			r := weir(t, "", append([]string{"WEIR_TOKEN="}, c.env...), args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("%v %v: status %d, stderr %q; want 2 and %q", c.env, args, r.code, r.stderr, c.want)
+			}
+		}
+	}
+}
+
+// A token in WEIR_TOKEN is the API's (serve off loopback accepts it). Not
+// parallel: it sets the environment.
+func TestServeTokenFromEnv(t *testing.T) {
+	t.Setenv("WEIR_TOKEN", "env-token-0123456789")
+	m := miniredis.RunT(t)
+	p := startInProcess(t, "serve", "--redis", "redis://"+m.Addr(), "--http", "0.0.0.0:0")
+	u := strings.Replace(p.printed(t, "WEIR_HTTP_URL"), "0.0.0.0", "127.0.0.1", 1)
+	if code, _ := get(t, "GET", u+"/v1/queues", ""); code != 401 {
+		t.Errorf("without the token: %d", code)
+	}
+	if code, body := get(t, "GET", u+"/v1/queues", "env-token-0123456789"); code != 200 {
+		t.Errorf("with WEIR_TOKEN's token: %d %s", code, body)
+	}
+	if strings.Contains(p.stdout.String(), "env-token") {
+		t.Errorf("serve printed the token:\n%s", p.stdout.String())
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("serve ended with status %d\n%s", code, p.stderr.String())
 	}
 }
