@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"time"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -41,26 +40,26 @@ type queueRec struct {
 
 // jobRec is the body of GET /v1/jobs/{id}.
 type jobRec struct {
-	ID              string     `json:"id"`
-	Queue           string     `json:"queue"`
-	Workflow        *string    `json:"workflow"`
-	Task            *string    `json:"task"`
-	Undo            bool       `json:"undo"`
-	State           string     `json:"state"`
-	Attempts        int        `json:"attempts"`
-	MaxAttempts     int        `json:"max_attempts"`
-	Priority        int        `json:"priority"`
-	BackoffMS       int64      `json:"backoff_ms"`
-	TimeoutMS       int64      `json:"timeout_ms"`
-	Payload         any        `json:"payload"`
-	Result          any        `json:"result"`
-	Error           *string    `json:"error"`
-	CancelRequested bool       `json:"cancel_requested"`
-	RunAt           *time.Time `json:"run_at"`
-	LeaseDeadline   *time.Time `json:"lease_deadline"`
-	CreatedAt       *time.Time `json:"created_at"`
-	EndedAt         *time.Time `json:"ended_at"`
-	ExpiresAt       *time.Time `json:"expires_at"`
+	ID              string  `json:"id"`
+	Queue           string  `json:"queue"`
+	Workflow        *string `json:"workflow"`
+	Task            *string `json:"task"`
+	Undo            bool    `json:"undo"`
+	State           string  `json:"state"`
+	Attempts        int     `json:"attempts"`
+	MaxAttempts     int     `json:"max_attempts"`
+	Priority        int     `json:"priority"`
+	BackoffMS       int64   `json:"backoff_ms"`
+	TimeoutMS       int64   `json:"timeout_ms"`
+	Payload         any     `json:"payload"`
+	Result          any     `json:"result"`
+	Error           *string `json:"error"`
+	CancelRequested bool    `json:"cancel_requested"`
+	RunAt           *stamp  `json:"run_at"`
+	LeaseDeadline   *stamp  `json:"lease_deadline"`
+	CreatedAt       *stamp  `json:"created_at"`
+	EndedAt         *stamp  `json:"ended_at"`
+	ExpiresAt       *stamp  `json:"expires_at"`
 }
 
 // toJobRec converts a job snapshot into its record. The lease token is left

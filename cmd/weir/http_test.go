@@ -283,7 +283,7 @@ func TestAPISubmitAndGet(t *testing.T) {
 
 	// The same plan again: 200, the same record.
 	r = a.want(http.StatusOK, "POST", "/v1/workflows", f)
-	if again := strict[record](t, r.body); again.ID != rec.ID || !again.CreatedAt.Equal(*rec.CreatedAt) {
+	if again := strict[record](t, r.body); again.ID != rec.ID || !again.CreatedAt.Equal(rec.CreatedAt.Time) {
 		t.Errorf("second submit %+v", again)
 	}
 	// Another plan under that ID: 409 naming the id.
@@ -420,7 +420,7 @@ func ids(recs []record) []string {
 // descending.
 func newestFirst(recs []record) bool {
 	return slices.IsSortedFunc(recs, func(x, y record) int {
-		if c := y.CreatedAt.Compare(*x.CreatedAt); c != 0 {
+		if c := y.CreatedAt.Compare(x.CreatedAt.Time); c != 0 {
 			return c
 		}
 		return strings.Compare(y.ID, x.ID)

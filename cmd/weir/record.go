@@ -9,15 +9,15 @@ import (
 // record is the workflow record of issue 6: the JSON that `--json` prints
 // (and the body of the REST API's GET /v1/workflows/{id}).
 type record struct {
-	ID              string     `json:"id"`
-	State           string     `json:"state"`
-	Reason          *string    `json:"reason"`
-	FailFast        bool       `json:"fail_fast"`
-	UndoOnCancel    bool       `json:"undo_on_cancel"`
-	CancelRequested bool       `json:"cancel_requested"`
-	CreatedAt       *time.Time `json:"created_at"`
-	EndedAt         *time.Time `json:"ended_at"`
-	Tasks           []taskRec  `json:"tasks"`
+	ID              string    `json:"id"`
+	State           string    `json:"state"`
+	Reason          *string   `json:"reason"`
+	FailFast        bool      `json:"fail_fast"`
+	UndoOnCancel    bool      `json:"undo_on_cancel"`
+	CancelRequested bool      `json:"cancel_requested"`
+	CreatedAt       *stamp    `json:"created_at"`
+	EndedAt         *stamp    `json:"ended_at"`
+	Tasks           []taskRec `json:"tasks"`
 }
 
 type taskRec struct {
@@ -46,12 +46,24 @@ func optString(s string) *string {
 	return &s
 }
 
-func optTime(t time.Time) *time.Time {
+// stamp is a time as the records show it: RFC 3339 in UTC with exactly
+// three fraction digits (the store keeps milliseconds), so that stamps of
+// one length sort as strings in time order. spec/openapi.yaml's Timestamp
+// has the pattern.
+type stamp struct{ time.Time }
+
+// stampLayout is the layout of a stamp.
+const stampLayout = "2006-01-02T15:04:05.000Z"
+
+func (s stamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + s.UTC().Format(stampLayout) + `"`), nil
+}
+
+func optTime(t time.Time) *stamp {
 	if t.IsZero() {
 		return nil
 	}
-	t = t.UTC()
-	return &t
+	return &stamp{t.UTC()}
 }
 
 // toRecord converts a workflow snapshot into its record.

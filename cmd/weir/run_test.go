@@ -41,7 +41,7 @@ func TestRunPipelineJSON(t *testing.T) {
 	r := weir(t, "", nil, "run", "--json", "examples/pipeline.yaml")
 	r.wantCode(t, 0)
 	rec := decodeRecord(t, r)
-	if rec.State != "completed" || rec.ID == "" || rec.CreatedAt == nil || rec.EndedAt == nil || rec.EndedAt.Before(*rec.CreatedAt) {
+	if rec.State != "completed" || rec.ID == "" || rec.CreatedAt == nil || rec.EndedAt == nil || rec.EndedAt.Before(rec.CreatedAt.Time) {
 		t.Fatalf("record: %+v", rec)
 	}
 	names := []string{}
@@ -271,8 +271,8 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 		t.Errorf("slow's error %q", deref(slow.Error))
 	}
 	wantTask(t, rec.task(t, "after"), "completed", 1)
-	if rec.EndedAt.Sub(*rec.CreatedAt).Seconds() > 30 {
-		t.Errorf("the run took %v: the process group was not killed", rec.EndedAt.Sub(*rec.CreatedAt))
+	if rec.EndedAt.Sub(rec.CreatedAt.Time).Seconds() > 30 {
+		t.Errorf("the run took %v: the process group was not killed", rec.EndedAt.Sub(rec.CreatedAt.Time))
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -140,5 +141,29 @@ func TestBuffers(t *testing.T) {
 	tb.Write([]byte("cdef"))
 	if tb.String() != "cdef" {
 		t.Errorf("tailBuffer %q", tb.String())
+	}
+}
+
+// A stamp has exactly three fraction digits in UTC, whatever the time's
+// zone and milliseconds, and reads back as the same instant.
+func TestStamp(t *testing.T) {
+	t.Parallel()
+	zone := time.FixedZone("x", 5*3600)
+	for in, want := range map[time.Time]string{
+		time.UnixMilli(1_700_000_000_000):          "2023-11-14T22:13:20.000Z",
+		time.UnixMilli(1_700_000_000_100).In(zone): "2023-11-14T22:13:20.100Z",
+		time.UnixMilli(1_700_000_000_123):          "2023-11-14T22:13:20.123Z",
+	} {
+		b, err := json.Marshal(optTime(in))
+		if err != nil || string(b) != `"`+want+`"` {
+			t.Errorf("%v: %s %v, want %q", in, b, err, want)
+		}
+		var back stamp
+		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(in) {
+			t.Errorf("%s read back as %v %v", b, back, err)
+		}
+	}
+	if b, _ := json.Marshal(record{}); !strings.Contains(string(b), `"created_at":null`) {
+		t.Errorf("a zero time is not null: %s", b)
 	}
 }
