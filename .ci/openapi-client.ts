@@ -1,0 +1,27 @@
+// Compiled by .ci/openapi against the types openapi-typescript generates
+// from spec/openapi.yaml (weir.ts beside this file there): a client can
+// build the requests and read the responses the spec describes.
+import type { components, paths } from "./weir";
+
+type Schemas = components["schemas"];
+
+// A task needs only a name and a command: queue, after, retries... are
+// optional (a default in the spec would make openapi-typescript require
+// them).
+export const file: Schemas["WorkflowFile"] = { tasks: [{ name: "a", run: "echo a" }] };
+export const yamlBody: paths["/v1/workflows"]["post"]["requestBody"]["content"]["application/yaml"] = file;
+
+// The list's query parameters are all optional.
+export const query: NonNullable<paths["/v1/workflows"]["get"]["parameters"]["query"]> = {};
+
+// Records: a task's undo and its state may be null, a result any value.
+export function undoState(w: Schemas["Workflow"]): Schemas["TaskState"] | null {
+  const undo = w.tasks[0].undo;
+  return undo === null ? null : undo.state;
+}
+export const result: Schemas["Value"] = { lines: ["a", 1, true, null, { nested: null }] };
+export const created: Schemas["Time"] = "2026-12-02T18:07:15.500Z";
+
+// Every operation has an Error body for any status.
+export type SubmitError = paths["/v1/workflows"]["post"]["responses"]["default"]["content"]["application/json"];
+export const refused: SubmitError = { code: "MEDIATYPE", message: "send application/json", field: "Content-Type" };
