@@ -173,10 +173,14 @@ func jsonValue(dec *json.Decoder, depth int) (*yaml.Node, error) {
 
 // fileDecoder maps nodes onto the fields of a workflow file.
 type fileDecoder struct {
-	path   string
-	json   bool
-	budget int // nodes that may still be visited
+	path    string
+	json    bool
+	budget  int                 // nodes that may still be visited
+	merging map[*yaml.Node]bool // the mappings whose merge keys are being expanded
 }
+
+// maxMergeDepth bounds merge keys within merged mappings.
+const maxMergeDepth = 16
 
 // fileErr is a decoding error at a path; task is the index of the task it
 // is in (-1 for none) and name that task's name when it has a valid one.
@@ -402,6 +406,19 @@ func (d *fileDecoder) mapping(w where, n *yaml.Node, kind string) ([]*yaml.Node,
 		out = append(out, k, v)
 	}
 	// A merge key adds the fields of its mappings that are not given.
+	if len(merged) > 0 {
+		if d.merging[n] {
+			return nil, d.fail(w, n, "a merge key (<<) takes the fields of the mapping it is in")
+		}
+		if len(d.merging) >= maxMergeDepth {
+			return nil, d.fail(w, n, "merge keys (<<) nested more than %d deep", maxMergeDepth)
+		}
+		if d.merging == nil {
+			d.merging = map[*yaml.Node]bool{}
+		}
+		d.merging[n] = true
+		defer delete(d.merging, n)
+	}
 	for _, m := range merged {
 		m, err := d.visit(w, m)
 		if err != nil {

@@ -64,6 +64,8 @@ func TestDecodeStrict(t *testing.T) {
 		{formatYAML, "tasks: [{name: a, run: x, retries: 3.0}]\n", "tasks[0].retries", "`3.0` is not an integer"},
 		{formatYAML, "tasks: [{name: a, run: !!binary aGk=}]\n", "tasks[0].run", "tag !!binary is not supported"},
 		{formatYAML, "- a\n", "", "a list is not a workflow (a mapping)"},
+		{formatYAML, "tasks:\n  - &t\n    name: a\n    <<: *t\n", "tasks[0]", "takes the fields of the mapping it is in"},
+		{formatYAML, "tasks:\n  - name: a\n    run: x\n    undo: &u {run: x, <<: [{q: 1}, *u]}\n", "tasks[0].undo", "takes the fields of the mapping it is in"},
 		// Syntax and shape.
 		{formatJSON, `{"tasks":[{"name":"a","run":"x"}]} {}`, "", "more than one JSON value"},
 		{formatJSON, `{"tasks":[{"name":"a","run":"x"}]} x`, "", "data after the JSON value"},
