@@ -40,6 +40,8 @@ type Report struct {
 	// CallPath is the path of the store's calls: CallPathFunctions or
 	// CallPathScripts.
 	CallPath string `json:"call_path"`
+	// Compare is this run next to a saved one (`weir bench --compare`).
+	Compare *Comparison `json:"compare,omitempty"`
 }
 
 // Result is one row: one scenario at one concurrency and process count.
