@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 
@@ -32,6 +33,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // or Quick).
 func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, err error) {
 	began := time.Now()
+	machine := thisMachine(os.ReadFile)
 	opts, err = opts.withDefaults(defaults)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,8 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 	defer srv.close()
 	rep = &Report{Server: RedisServer, RedisVersion: srv.version, Namespace: srv.namespace,
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CeilingClients: opts.CeilingClients,
-		CommandsSource: "INFO commandstats (commands inside scripts included, INFO excluded)"}
+		CommandsSource: "INFO commandstats (commands inside scripts included, INFO excluded)",
+		Machine:        machine, CallPath: CallPathScripts}
 	if srv.lite {
 		rep.Server = LiteServer
 		if srv.embedded != nil {
@@ -52,6 +55,7 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 		rep.CommandsSource = "INFO stats total_commands_processed of miniredis (commands inside scripts included, INFO excluded)"
 	}
 	defer func() {
+		rep.Machine.LoadAfter = currentLoad(os.ReadFile)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		cerr := srv.clean(cctx)
@@ -74,7 +78,9 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 		return rep, fmt.Errorf("load scripts: %w", err)
 	}
 	r := &runner{opts: opts, srv: srv, store: store, client: client.New(store), rep: rep}
-	return rep, r.run(ctx)
+	err = r.run(ctx)
+	rep.CallPath = callPath(store)
+	return rep, err
 }
 
 func (r *runner) run(ctx context.Context) error {

@@ -109,6 +109,7 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 	if !strings.HasPrefix(rep.Namespace, "bench-") {
 		t.Errorf("namespace %q", rep.Namespace)
 	}
+	checkMachine(t, rep)
 	type key struct {
 		name        string
 		conc, procs int

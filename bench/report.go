@@ -35,6 +35,13 @@ type Report struct {
 	// cleanup (0 unless the cleanup failed).
 	KeysLeft    int     `json:"keys_left"`
 	WallSeconds float64 `json:"wall_s"`
+	// Machine is the machine of the run: CPU, cores, load before and after.
+	Machine Machine `json:"machine"`
+	// CallPath is the path of the store's calls: CallPathFunctions or
+	// CallPathScripts.
+	CallPath string `json:"call_path"`
+	// Compare is this run next to a saved one (`weir bench --compare`).
+	Compare *Comparison `json:"compare,omitempty"`
 }
 
 // Result is one row: one scenario at one concurrency and process count.

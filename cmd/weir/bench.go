@@ -22,17 +22,33 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		asJSON, quick, noProcs bool
 		jobs                   int
 		scenarios, concs, pros string
+		compare, against       string
 	)
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands and round trips per job",
 		Long: "weir bench runs the scenarios plain, chain, fanin and submit against the Redis of --redis or\n" +
 			"WEIR_REDIS_URL (the embedded miniredis when neither is set: its figures say nothing about Redis),\n" +
-			"in a namespace of its own that it deletes at the end. See docs/benchmarks.md.",
+			"in a namespace of its own that it deletes at the end. --compare OLD.json prints each figure next\n" +
+			"to a saved --json report's, as new/old ratios; with --against NEW.json it compares two saved\n" +
+			"reports without running. See docs/benchmarks.md.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {
 				return usageErr(errors.New("bench uses a namespace of its own (bench-<random>); --namespace does not apply"))
+			}
+			var old *bench.Report
+			if against != "" && compare == "" {
+				return usageErr(errors.New("--against NEW.json needs --compare OLD.json"))
+			}
+			if compare != "" {
+				var err error
+				if old, err = bench.ReadReport(compare); err != nil {
+					return usageErr(fmt.Errorf("--compare: %w", err))
+				}
+			}
+			if against != "" {
+				return compareSaved(c, old, compare, against, asJSON)
 			}
 			defaults := bench.Defaults()
 			if quick {
@@ -63,10 +79,19 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 				}
 				return failErr(err)
 			}
+			var cmp *bench.Comparison
+			if old != nil {
+				cmp = bench.Compare(old, rep, compare, "this run")
+			}
 			if asJSON {
+				rep.Compare = cmp
 				return printJSON(c.OutOrStdout(), rep)
 			}
-			return rep.WriteTable(c.OutOrStdout())
+			if err := rep.WriteTable(c.OutOrStdout()); err != nil || cmp == nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout())
+			return cmp.WriteTable(c.OutOrStdout())
 		},
 	}
 	f := c.Flags()
@@ -77,8 +102,34 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
 	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
 	f.BoolVar(&noProcs, "no-processes", false, "skip the multi-process plain runs")
+	f.StringVar(&compare, "compare", "", "after the run, print each figure next to those of `OLD.json` (a saved --json report), as new/old ratios")
+	f.StringVar(&against, "against", "", "with --compare, compare with the saved report `NEW.json` instead of running (no Redis needed)")
 	c.AddCommand(newBenchWorkerCmd())
 	return c
+}
+
+// runFlags are the flags of `weir bench` that only a run uses.
+var runFlags = []string{"redis", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes"}
+
+// compareSaved is `weir bench --compare OLD.json --against NEW.json`: two
+// saved reports compared, nothing run. With --json it prints the new
+// report with its comparison.
+func compareSaved(c *cobra.Command, old *bench.Report, oldPath, newPath string, asJSON bool) error {
+	for _, name := range runFlags {
+		if c.Flags().Changed(name) {
+			return usageErr(fmt.Errorf("--against compares two saved reports without running: --%s does not apply", name))
+		}
+	}
+	cur, err := bench.ReadReport(newPath)
+	if err != nil {
+		return usageErr(fmt.Errorf("--against: %w", err))
+	}
+	cmp := bench.Compare(old, cur, oldPath, newPath)
+	if asJSON {
+		cur.Compare = cmp
+		return printJSON(c.OutOrStdout(), cur)
+	}
+	return cmp.WriteTable(c.OutOrStdout())
 }
 
 // benchWorkerCommand starts `weir bench worker` of this very binary.

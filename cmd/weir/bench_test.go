@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,7 +33,7 @@ func TestBenchQuickJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{"server", "ceiling_per_s", "scenarios", "namespace", "keys_left"} {
+			for _, f := range []string{"server", "ceiling_per_s", "scenarios", "namespace", "keys_left", "machine", "call_path"} {
 				if _, ok := raw[f]; !ok {
 					t.Errorf("no %q in the report", f)
 				}
@@ -39,6 +41,9 @@ func TestBenchQuickJSON(t *testing.T) {
 			want := map[string]string{"embedded": bench.EmbeddedServer, "redis": bench.RedisServer}[name]
 			if rep.Server != want || (name == "redis") != (rep.RedisVersion != "") {
 				t.Errorf("server %q version %q, want %q", rep.Server, rep.RedisVersion, want)
+			}
+			if m := rep.Machine; m.Cores < 1 || m.OS == "" || m.GoVersion == "" || (rep.CallPath != bench.CallPathScripts && rep.CallPath != bench.CallPathFunctions) {
+				t.Errorf("machine %+v, call path %q", m, rep.CallPath)
 			}
 			if rep.KeysLeft != 0 || rep.CeilingPerS <= 0 {
 				t.Errorf("keys left %d, ceiling %v", rep.KeysLeft, rep.CeilingPerS)
@@ -92,5 +97,136 @@ func TestBenchUsage(t *testing.T) {
 	} {
 		r := weir(t, "", nil, args...)
 		r.wantCode(t, exitUsage)
+	}
+}
+
+// savedReport writes a report as `weir bench --json` saves it and returns
+// its path.
+func savedReport(t *testing.T, dir, name string, rep *bench.Report) string {
+	t.Helper()
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// reportPair is an old and a new saved report: plain at concurrency 10 went
+// from 1,000 to 2,500 jobs/s and from 9 to 6 commands per job; the chain
+// row is in the old one only, the fan-in row in the new one only.
+func reportPair(t *testing.T) (oldPath, newPath string) {
+	dir := t.TempDir()
+	machine := bench.Machine{CPUModel: "AMD EPYC", Cores: 2, OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", LoadBefore: &bench.Load{One: 0.4}}
+	old := &bench.Report{Server: bench.RedisServer, RedisVersion: "7.0.15", CallPath: bench.CallPathScripts, Machine: machine, CeilingPerS: 40_000,
+		Scenarios: []bench.Result{
+			{Name: bench.ScenarioPlain, Concurrency: 10, Processes: 1, Jobs: 20_000, JobsPerS: 1_000, CommandsPerJob: 9, RoundTripsPerJob: 0.3},
+			{Name: bench.ScenarioChain, Concurrency: 1, Processes: 1, Jobs: 1_000, JobsPerS: 2_000, PromotionP50Ms: 0.5},
+		}}
+	cur := *old
+	cur.RedisVersion, cur.CallPath = "7.2.4", bench.CallPathFunctions
+	cur.Scenarios = []bench.Result{
+		{Name: bench.ScenarioPlain, Concurrency: 10, Processes: 1, Jobs: 20_000, JobsPerS: 2_500, CommandsPerJob: 6, RoundTripsPerJob: 0.3},
+		{Name: bench.ScenarioFanin, Concurrency: 50, Processes: 1, Jobs: 11_000, Workflows: 1_000, JobsPerS: 5_000},
+	}
+	return savedReport(t, dir, "old.json", old), savedReport(t, dir, "new.json", &cur)
+}
+
+// TestBenchCompareSaved compares two saved reports with --against: no
+// Redis, no run.
+func TestBenchCompareSaved(t *testing.T) {
+	oldPath, newPath := reportPair(t)
+	r := weir(t, "", []string{"WEIR_REDIS_URL=redis://127.0.0.1:1/0"}, "bench", "--compare", oldPath, "--against", newPath)
+	r.wantCode(t, exitOK)
+	for _, re := range []string{
+		`(?m)^old: ` + regexp.QuoteMeta(oldPath) + `: redis 7\.0\.15, scripts; AMD EPYC, 2 cores`,
+		`(?m)^new: ` + regexp.QuoteMeta(newPath) + `: redis 7\.2\.4, functions;`,
+		`(?m)^WARNING: the runs differ in server \(redis 7\.0\.15 → redis 7\.2\.4\), path \(scripts → functions\)`,
+		`(?m)^plain +10 +1 +jobs/s +higher +1,000 +2,500 +2\.500× +better$`,
+		`(?m)^plain +10 +1 +cmds/job +lower +9\.00 +6\.00 +0\.667× +better$`,
+		`(?m)^plain +10 +1 +trips/job +lower +0\.300 +0\.300 +1\.000× +same$`,
+		`(?m)^only in the old run \(.*old\.json\): chain conc 1 procs 1$`,
+		`(?m)^only in the new run \(.*new\.json\): fanin conc 50 procs 1$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("no match for %s in:\n%s", re, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "weir bench on") {
+		t.Errorf("--against ran a benchmark:\n%s", r.stdout)
+	}
+
+	// --json: the new report, with its comparison.
+	r = weir(t, "", nil, "bench", "--compare", oldPath, "--against", newPath, "--json")
+	r.wantCode(t, exitOK)
+	var rep bench.Report
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("decode: %v\n%s", err, r.stdout)
+	}
+	c := rep.Compare
+	if rep.RedisVersion != "7.2.4" || c == nil || len(c.Scenarios) != 1 || len(c.OnlyOld) != 1 || len(c.OnlyNew) != 1 || len(c.Warnings) != 1 {
+		t.Fatalf("report %s, compare %+v", rep.RedisVersion, c)
+	}
+	f := c.Scenarios[0].Figures[0]
+	if f.Figure != "jobs_per_s" || f.Ratio == nil || *f.Ratio != 2.5 || f.Change != bench.Better || c.Old.Source != oldPath {
+		t.Errorf("figure %+v, old %+v", f, c.Old)
+	}
+}
+
+// TestBenchCompareRun runs a quick bench on the embedded server and
+// compares it with a saved run of a Redis.
+func TestBenchCompareRun(t *testing.T) {
+	oldPath, _ := reportPair(t)
+	r := weir(t, "", nil, "bench", "--quick", "--scenarios", "chain", "--compare", oldPath)
+	r.wantCode(t, exitOK)
+	for _, re := range []string{
+		`(?m)^weir bench on embedded miniredis`, // the run's own table first
+		`(?m)^new: this run: embedded miniredis, scripts; .*, \d+ cores, .*; load \S+ before, \S+ after$`,
+		`(?m)^WARNING: the runs differ in server \(redis 7\.0\.15 → embedded miniredis\)`,
+		`(?m)^WARNING: the runs differ in size .*chain conc 1 procs 1: 1,000 jobs → 30 jobs`,
+		`(?m)^chain +1 +1 +jobs/s +higher +2,000 +\S+ +\d+\.\d{3}× +(better|worse|same)$`,
+		`(?m)^chain +1 +1 +promotion p50 ms +lower +0\.500 `,
+		`(?m)^only in the old run \(.*\): plain conc 10 procs 1$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("no match for %s in:\n%s", re, r.stdout)
+		}
+	}
+}
+
+func TestBenchCompareBadInput(t *testing.T) {
+	oldPath, newPath := reportPair(t)
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "table.txt")
+	os.WriteFile(notJSON, []byte("weir bench on redis 7.0.15\n"), 0o644)
+	other := filepath.Join(dir, "bullmq.json")
+	os.WriteFile(other, []byte(`{"lib":"bullmq","suite":"plain","jobs_per_s":9000}`), 0o644)
+	missing := filepath.Join(dir, "missing.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--compare", missing}, "--compare: read saved report: open " + missing + ": no such file or directory"},
+		{[]string{"--compare", notJSON}, "--compare: " + notJSON + ": not JSON"},
+		{[]string{"--compare", other, "--against", newPath}, "--compare: " + other + `: not a weir bench report: no "server"`},
+		{[]string{"--compare", oldPath, "--against", missing}, "--against: read saved report"},
+		{[]string{"--compare", oldPath, "--against", notJSON}, "--against: " + notJSON + ": not JSON"},
+		{[]string{"--against", newPath}, "--against NEW.json needs --compare OLD.json"},
+		{[]string{"--compare", oldPath, "--against", newPath, "--quick"}, "--quick does not apply"},
+		{[]string{"--compare", oldPath, "--against", newPath, "--redis", "redis://127.0.0.1:1/0"}, "--redis does not apply"},
+	} {
+		r := weir(t, "", nil, append([]string{"bench"}, c.args...)...)
+		r.wantCode(t, exitUsage)
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, r.stderr, c.want)
+		}
+		if r.stdout != "" {
+			t.Errorf("%v: stdout %q", c.args, r.stdout)
+		}
 	}
 }
