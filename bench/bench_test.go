@@ -153,7 +153,7 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 				t.Errorf("%v: enqueue %v/s, ratio %v", k, s.EnqueuePerS, s.EnqueueCeilingRatio)
 			}
 			// One Enqueue is one script call: at least one round trip and
-			// one command (the EVALSHA) per job.
+			// one command (the FCALL or EVALSHA) per job.
 			if s.EnqueueRoundTripsPerJob < 1 || s.EnqueueCommandsPerJob < 1 {
 				t.Errorf("%v: enqueue %v round trips, %v commands per job", k, s.EnqueueRoundTripsPerJob, s.EnqueueCommandsPerJob)
 			}

@@ -8,10 +8,9 @@ const (
 	CallPathScripts = "scripts"
 )
 
-// callPather is a store that says which path its calls take. The Redis
-// store (lua.Store) gains it with item 1 of issue 13, which runs the same
-// Lua as a Redis Functions library through FCALL where the server has
-// Functions and as scripts through EVALSHA elsewhere, choosing on first
+// callPather is a store that says which path its calls take: lua.Store
+// runs its Lua as a Redis Functions library through FCALL where the server
+// has Functions and as scripts through EVALSHA elsewhere, choosing on first
 // use. A store without it runs scripts.
 type callPather interface{ CallPath() string }
 

@@ -83,7 +83,7 @@ type Result struct {
 	TasksPerS           float64 `json:"tasks_per_s,omitempty"`
 	SubmitWorkflowsPerS float64 `json:"submit_workflows_per_s,omitempty"`
 	// Submit: the Submit call, and the server time of its script calls
-	// (INFO commandstats usec of EVALSHA and EVAL; null on miniredis).
+	// (INFO commandstats usec of FCALL, FCALL_RO, EVALSHA and EVAL; null on miniredis).
 	SubmitMs    float64  `json:"submit_ms,omitempty"`
 	ScriptMs    *float64 `json:"script_ms,omitempty"`
 	ScriptCalls int64    `json:"script_calls,omitempty"`

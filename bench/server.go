@@ -160,7 +160,7 @@ func (s *server) commandStats(ctx context.Context) (cmdStats, error) {
 		}
 		calls, usec := statField(v, "calls"), statField(v, "usec")
 		st.calls += calls
-		if name == "evalsha" || name == "eval" {
+		if name == "evalsha" || name == "eval" || name == "fcall" || name == "fcall_ro" {
 			st.scriptCall += calls
 			st.scriptUsec += usec
 		}

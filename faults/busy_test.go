@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,7 +98,8 @@ func (r *busyRig) stop() {
 }
 
 // slowScripts stops the pinger, reads SLOWLOG and returns the scripts
-// (EVAL, EVALSHA) run so far, slowest first, and the slowest other command.
+// (FCALL, FCALL_RO, EVAL, EVALSHA) run so far, slowest first, and
+// the slowest other command.
 func (r *busyRig) slowScripts() (scripts []redis.SlowLog, other redis.SlowLog) {
 	r.stop()
 	entries, err := r.admin.SlowLogGet(context.Background(), -1).Result()
@@ -109,7 +111,7 @@ func (r *busyRig) slowScripts() (scripts []redis.SlowLog, other redis.SlowLog) {
 			continue
 		}
 		switch strings.ToUpper(e.Args[0]) {
-		case "EVAL", "EVALSHA":
+		case "EVAL", "EVALSHA", "FCALL", "FCALL_RO":
 			scripts = append(scripts, e)
 		case "SLOWLOG", "CONFIG":
 		default:
@@ -153,10 +155,10 @@ func (r *busyRig) report(name string, extra string) time.Duration {
 // describe names a slowlog entry of a weir script: the script, then its
 // first ARGV after the three common ones.
 func describe(e redis.SlowLog) string {
-	// EVAL(SHA) script numkeys k1..k5 now retention maxbackoff args...
+	// FCALL|EVAL(SHA) function|script numkeys prefix now retention maxbackoff args...
 	args := e.Args
-	if len(args) > 11 {
-		args = args[11:min(len(args), 16)]
+	if len(args) > 7 {
+		args = args[7:min(len(args), 12)]
 	} else {
 		args = nil
 	}
@@ -164,7 +166,7 @@ func describe(e redis.SlowLog) string {
 }
 
 // phaseMax runs f between SLOWLOG RESET and SLOWLOG GET and returns the
-// longest script f ran (EVAL/EVALSHA) and its name.
+// longest transition f ran (FCALL, EVAL, EVALSHA) and its name.
 func (r *busyRig) phaseMax(f func()) (time.Duration, string) {
 	ctx := context.Background()
 	if err := r.admin.SlowLogReset(ctx).Err(); err != nil {
@@ -178,7 +180,7 @@ func (r *busyRig) phaseMax(f func()) (time.Duration, string) {
 	var d time.Duration
 	name := ""
 	for _, e := range entries {
-		if len(e.Args) > 0 && (strings.EqualFold(e.Args[0], "EVAL") || strings.EqualFold(e.Args[0], "EVALSHA")) && e.Duration > d {
+		if len(e.Args) > 0 && slices.Contains([]string{"EVAL", "EVALSHA", "FCALL", "FCALL_RO"}, strings.ToUpper(e.Args[0])) && e.Duration > d {
 			d, name = e.Duration, describe(e)
 		}
 	}
@@ -321,17 +323,23 @@ func TestBusyBudgetFanOut(t *testing.T) {
 	checkInvariants(t, r.rdb, "fan", "at the end")
 }
 
-// scriptName returns the weir script an EVALSHA/EVAL slowlog entry ran:
-// the "-- weir1_<name>" line of an EVAL, or the sha of an EVALSHA.
+// scriptName returns the weir transition a slowlog entry ran: the name
+// after the library's in an FCALL ("weir2_<hash>_<name>"), the
+// "-- weir2_<name>:" line of an EVAL, or the sha of an EVALSHA.
 func scriptName(e redis.SlowLog) string {
-	if len(e.Args) > 1 {
-		a := e.Args[1]
-		if strings.HasPrefix(a, "-- ") {
-			if i := strings.IndexByte(a, '\n'); i > 0 {
-				return a[3:i]
-			}
-		}
-		return a[:min(len(a), 12)]
+	if len(e.Args) < 2 {
+		return ""
 	}
-	return ""
+	a := e.Args[1]
+	switch {
+	case strings.HasPrefix(strings.ToUpper(e.Args[0]), "FCALL"):
+		if f := strings.SplitN(a, "_", 3); len(f) == 3 {
+			return f[2]
+		}
+	case strings.HasPrefix(a, "-- "):
+		if i := strings.IndexAny(a, ":\n"); i > 0 {
+			return a[3:i]
+		}
+	}
+	return a[:min(len(a), 12)]
 }

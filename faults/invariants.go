@@ -51,20 +51,21 @@ var stateByte = map[byte]string{
 
 var wfStates = []string{"running", "completed", "failed", "cancelled", "compensating", "compensated", "compensation_failed"}
 
-// taskSpec is the static spec t<i> of a workflow hash (spec/keys.md).
+// taskSpec is the static spec t<i> of a workflow hash (spec/keys.md) with
+// its dependencies (field t<i>.dp).
 type taskSpec struct {
 	name, queue, flags, undoQueue string
 	deps                          []int
 }
 
-func parseSpec(s string) (taskSpec, error) {
+func parseSpec(s, dp string) (taskSpec, error) {
 	f := strings.Split(s, "|")
-	if len(f) != 10 {
-		return taskSpec{}, fmt.Errorf("spec %q has %d fields, want 10", s, len(f))
+	if len(f) != 8 {
+		return taskSpec{}, fmt.Errorf("spec %q has %d fields, want 8", s, len(f))
 	}
 	t := taskSpec{name: f[0], queue: f[1], flags: f[6], undoQueue: f[7]}
-	if f[8] != "" {
-		for _, d := range strings.Split(f[8], ",") {
+	if dp != "" {
+		for _, d := range strings.Split(dp, ",") {
 			n, err := strconv.Atoi(d)
 			if err != nil {
 				return taskSpec{}, fmt.Errorf("spec %q: dep %q", s, d)
@@ -133,8 +134,9 @@ type qsets struct{ r, d, a map[string]float64 }
 //   - no waiting task has all its dependencies satisfied, and no started
 //     task has an unsatisfied dependency (the store side of "no task
 //     started before its dependencies ended");
-//   - every ended workflow and plain job has en and x, a Redis TTL on each of
-//     its keys, and an entry in the expiry set; a live record has no TTL.
+//   - every ended workflow and plain job has en and x and a Redis TTL on
+//     each of its keys, a workflow also an entry in the expiry set; a live
+//     record has no TTL.
 //
 // It returns an error only when Redis cannot be read.
 func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*InvariantReport, error) {
@@ -303,13 +305,11 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 			if h["en"] == "" || h["x"] == "" {
 				rep.addf("plain job %s ended without en/x", id)
 			}
-			if !expiry["j:"+id] {
-				rep.addf("plain job %s ended without an expiry entry", id)
-			}
 		default:
 			rep.addf("plain job %s has state %q", id, st)
 		}
-		checkJob(id, h["q"], st, func(f string) (string, bool) { v, ok := h[f]; return v, ok })
+		queue, _, _ := strings.Cut(h["spec"], "|")
+		checkJob(id, queue, st, func(f string) (string, bool) { v, ok := h[f]; return v, ok })
 	}
 	for q, s := range qs {
 		for id := range s.a {
@@ -391,7 +391,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 	ended := engine.WorkflowState(st).Ended()
 	specs := make([]taskSpec, n+1)
 	for i := 1; i <= n; i++ {
-		sp, err := parseSpec(h["t"+strconv.Itoa(i)])
+		sp, err := parseSpec(h["t"+strconv.Itoa(i)], h["t"+strconv.Itoa(i)+".dp"])
 		if err != nil {
 			rep.addf("workflow %s task %d: %v", id, i, err)
 			return

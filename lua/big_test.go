@@ -83,7 +83,8 @@ func TestLargestWorkflow(t *testing.T) {
 	}
 	byHash := map[string]string{}
 	for _, d := range scriptDefs {
-		byHash[scripts[d.name].rs.Hash()] = d.name
+		byHash[scripts[d.name].sha] = d.name
+		byHash[scripts[d.name].fn] = d.name
 	}
 	for _, en := range entries {
 		if strings.Contains(fmt.Sprint(en.Args), e.ns) {
@@ -127,7 +128,7 @@ func TestStagedSubmitMatchesModel(t *testing.T) {
 		t.Fatalf("repeat: %+v %v", r, err)
 	}
 	v, err := s.run(bg, "submit", "other", engine.PlanHash(plan), 1500, "s", 0, 0, 0)
-	if a, ok := v.([]any); err != nil || !ok || len(a) != 1 || a[0] != "R" {
+	if err != nil || len(v) != 1 || v[0] != "R" {
 		t.Fatalf("submit of a missing stage: %v %v", v, err)
 	}
 	cp := engine.ClaimParams{Queues: []string{"q0", "q1", "q2", "q3"}, Max: 30, Lease: time.Minute}

@@ -9,54 +9,34 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// reader walks a script's flat reply: the []any of run, or the []string
-// of runFlat.
+// reader walks a script's flat reply (lua/include/reply.lua). Every reply
+// is a flat array of strings; what Lua can leave to Go (a job's queue,
+// priority and retry policy from its spec, the parts of a snapshot a state
+// implies) is decoded here, so the server does less.
 type reader struct {
-	v   []any
-	s   []string
-	n   int // len(v) or len(s)
+	v   []string
 	i   int
 	err error
 }
 
-func newReader(v any) *reader {
-	r := &reader{}
-	switch a := v.(type) {
-	case []any:
-		r.v, r.n = a, len(a)
-	case []string:
-		r.s, r.n = a, len(a)
-	default:
-		r.err = fmt.Errorf("%w: reply is %T, not an array", engine.ErrProtocol, v)
+func newReader(v []string) *reader { return &reader{v: v} }
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: "+format, append([]any{engine.ErrProtocol}, args...)...)
 	}
-	return r
 }
 
 func (r *reader) str() string {
 	if r.err != nil {
 		return ""
 	}
-	if r.i >= r.n {
-		r.err = fmt.Errorf("%w: reply too short (%d values)", engine.ErrProtocol, r.n)
+	if r.i >= len(r.v) {
+		r.fail("reply too short (%d values)", len(r.v))
 		return ""
 	}
-	if r.s != nil {
-		r.i++
-		return r.s[r.i-1]
-	}
-	x := r.v[r.i]
 	r.i++
-	switch t := x.(type) {
-	case string:
-		return t
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case nil:
-		return ""
-	default:
-		r.err = fmt.Errorf("%w: reply value %d is %T", engine.ErrProtocol, r.i-1, x)
-		return ""
-	}
+	return r.v[r.i-1]
 }
 
 func (r *reader) int() int64 {
@@ -66,25 +46,22 @@ func (r *reader) int() int64 {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		r.err = fmt.Errorf("%w: %q is not an integer", engine.ErrProtocol, s)
+		r.fail("%q is not an integer", s)
 	}
 	return n
 }
 
 func (r *reader) count() int {
 	n := r.int()
-	if n < 0 || n > int64(r.n) {
-		if r.err == nil {
-			r.err = fmt.Errorf("%w: bad count %d", engine.ErrProtocol, n)
-		}
+	if n < 0 || n > int64(len(r.v)) {
+		r.fail("bad count %d", n)
 		return 0
 	}
 	return int(n)
 }
 
-func (r *reader) flag() bool        { return r.str() == "1" }
-func (r *reader) time() time.Time   { return toTime(r.int()) }
-func (r *reader) ms() time.Duration { return time.Duration(r.int()) * time.Millisecond }
+func (r *reader) flag() bool      { return r.str() == "1" }
+func (r *reader) time() time.Time { return toTime(r.int()) }
 
 // bytes reads a presence flag and a value: nil when absent.
 func (r *reader) bytes() []byte {
@@ -128,19 +105,58 @@ func toTime(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-// job reads a job snapshot (reply.lua put_snapshot).
+// applySpec fills a job's identity and static attributes from its ID and
+// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs" for a plain
+// job, the task spec "name|queue|priority|maxAttempts|backoffMs|timeoutMs|
+// flags|undoQueue" for a task or undo job (an undo runs on undoQueue).
+func applySpec(j *engine.Job, id, spec string) error {
+	j.ID = id
+	f := strings.Split(spec, "|")
+	wf, rest, isTask := strings.Cut(id, "/")
+	var q string
+	if isTask {
+		if len(f) != 8 {
+			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
+		}
+		task, _, undo := strings.Cut(rest, "/")
+		j.Workflow, j.Task, j.Undo = wf, task, undo
+		q, f = f[1], f[2:6]
+		if undo {
+			q = spec[strings.LastIndexByte(spec, '|')+1:]
+		}
+	} else {
+		if len(f) != 5 {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		q, f = f[0], f[1:5]
+	}
+	var n [4]int64
+	for i, s := range f {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		n[i] = v
+	}
+	j.Queue = q
+	j.Priority, j.MaxAttempts = int(n[0]), int(n[1])
+	j.Backoff, j.Timeout = time.Duration(n[2])*time.Millisecond, time.Duration(n[3])*time.Millisecond
+	return nil
+}
+
+// job reads a job snapshot (reply.lua put_snapshot): id spec created
+// hasPayload payload state attempt runAt token deadline cancelRequested
+// hasResult result error ended expires.
 func (r *reader) job() engine.Job {
 	var j engine.Job
-	j.ID = r.str()
-	j.Queue = r.str()
-	j.Workflow = r.str()
-	j.Task = r.str()
-	j.Undo = r.flag()
+	id, spec := r.str(), r.str()
+	if r.err == nil {
+		if err := applySpec(&j, id, spec); err != nil {
+			r.err = err
+		}
+	}
+	j.CreatedAt = r.time()
 	j.Payload = r.bytes()
-	j.Priority = int(r.int())
-	j.MaxAttempts = int(r.int())
-	j.Backoff = r.ms()
-	j.Timeout = r.ms()
 	j.State = engine.State(r.str())
 	j.Attempt = int(r.int())
 	j.RunAt = r.time()
@@ -149,7 +165,6 @@ func (r *reader) job() engine.Job {
 	j.CancelRequested = r.flag()
 	j.Result = r.bytes()
 	j.Error = r.str()
-	j.CreatedAt = r.time()
 	j.EndedAt = r.time()
 	j.ExpiresAt = r.time()
 	if j.State == engine.Running {
@@ -158,6 +173,10 @@ func (r *reader) job() engine.Job {
 	return j
 }
 
+// claimed reads a claim's count and its Claimed (lease.lua lease_job): id
+// spec created hasPayload payload attempt token deadline error nDeps, then
+// per dependency spec state hasResult result error. The job is running;
+// the rest of its snapshot is zero.
 func (r *reader) claimed() []engine.Claimed {
 	n := r.count()
 	if n == 0 {
@@ -165,14 +184,27 @@ func (r *reader) claimed() []engine.Claimed {
 	}
 	out := make([]engine.Claimed, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
-		c := engine.Claimed{Job: r.job()}
-		if c.Job.Lease != nil {
-			c.Lease = *c.Job.Lease
+		var c engine.Claimed
+		id, spec := r.str(), r.str()
+		if r.err == nil {
+			if err := applySpec(&c.Job, id, spec); err != nil {
+				r.err = err
+			}
 		}
+		c.Job.CreatedAt = r.time()
+		c.Job.Payload = r.bytes()
+		c.Job.State = engine.Running
+		c.Job.Attempt = int(r.int())
+		c.Lease.Token = r.str()
+		c.Lease.Deadline = r.time()
+		c.Job.Error = r.str()
+		lease := c.Lease
+		c.Job.Lease = &lease
 		if nd := r.count(); nd > 0 {
 			c.Deps = make([]engine.DepOutcome, nd)
 			for k := range c.Deps {
-				c.Deps[k] = engine.DepOutcome{Task: r.str(), State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
+				name, _, _ := strings.Cut(r.str(), "|")
+				c.Deps[k] = engine.DepOutcome{Task: name, State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
 			}
 		}
 		out = append(out, c)
@@ -203,16 +235,15 @@ func codeError(code, msg string) error {
 	return fmt.Errorf("%w: %s", e, msg)
 }
 
-// workflowFromHash builds a snapshot from a workflow hash's fields.
-func workflowFromHash(flat []any) (engine.Workflow, error) {
+// workflowFromHash builds a snapshot from a workflow hash's fields (a
+// field/value list ending with "S" and the task-state string).
+func workflowFromHash(flat []string) (engine.Workflow, error) {
 	if len(flat)%2 != 0 {
 		return engine.Workflow{}, fmt.Errorf("%w: odd hash reply", engine.ErrProtocol)
 	}
 	m := make(map[string]string, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
-		k, _ := flat[i].(string)
-		v, _ := flat[i+1].(string)
-		m[k] = v
+		m[flat[i]] = flat[i+1]
 	}
 	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	w := engine.Workflow{
@@ -229,7 +260,7 @@ func workflowFromHash(flat []any) (engine.Workflow, error) {
 	specs := make([][]string, n)
 	for i := range specs {
 		f := strings.Split(m["t"+strconv.Itoa(i+1)], "|")
-		if len(f) != 10 {
+		if len(f) != 8 {
 			return engine.Workflow{}, fmt.Errorf("%w: bad task spec %d", engine.ErrProtocol, i+1)
 		}
 		specs[i] = f
@@ -247,8 +278,8 @@ func workflowFromHash(flat []any) (engine.Workflow, error) {
 		if r, ok := m[p+"r"]; ok {
 			t.Result = []byte(r)
 		}
-		if f[8] != "" {
-			for _, d := range strings.Split(f[8], ",") {
+		if dp := m[p+"dp"]; dp != "" {
+			for _, d := range strings.Split(dp, ",") {
 				k := int(atoi(d))
 				if k < 1 || k > n {
 					return engine.Workflow{}, fmt.Errorf("%w: bad dependency index", engine.ErrProtocol)
@@ -272,9 +303,17 @@ func workflowFromHash(flat []any) (engine.Workflow, error) {
 	return w, nil
 }
 
+// jobSpec is a plain job's spec field: "queue|priority|maxAttempts|
+// backoffMs|timeoutMs", defaults applied.
+func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duration) string {
+	return queue + "|" + strconv.Itoa(priority) + "|" + strconv.Itoa(attempts) + "|" +
+		strconv.FormatInt(backoff.Milliseconds(), 10) + "|" + strconv.FormatInt(timeout.Milliseconds(), 10)
+}
+
 // planArgs encodes a validated plan for submit.lua: the workflow-hash
-// fields, the payload-hash fields, the name-index fields and the root
-// indices (1-based).
+// fields (the workflow's, then per task its spec t<i>, its dependencies
+// t<i>.dp, dependents t<i>.dn and open count t<i>.o), the payload-hash
+// fields, the name-index fields and the root indices (1-based).
 func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any) {
 	n := len(p.Tasks)
 	pos := make(map[string]int, n)
@@ -287,13 +326,10 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 	}
 	names := make([]string, n)
-	for i, t := range p.Tasks {
-		names[i] = t.Name
-	}
 	alw := make([]byte, n)
 	und := make([]byte, n)
-	fields = make([]any, 0, 18+8*n)
 	for i, t := range p.Tasks {
+		names[i] = t.Name
 		alw[i], und[i] = '0', '0'
 		if t.Always {
 			alw[i] = '1'
@@ -308,13 +344,22 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 		return "0"
 	}
+	fields = make([]any, 0, 22+8*n)
 	fields = append(fields, "id", p.ID, "st", string(engine.WorkflowRunning), "n", strconv.Itoa(n),
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
-	var sb strings.Builder
+	indices := func(list []int) string {
+		var sb strings.Builder
+		for k, d := range list {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Itoa(d + 1))
+		}
+		return sb.String()
+	}
 	for i, t := range p.Tasks {
 		is := strconv.Itoa(i + 1)
-		sb.Reset()
 		flags := ""
 		if t.Always {
 			flags += "A"
@@ -336,30 +381,23 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if t.After != nil && len(t.After) == 0 {
 			flags += "E"
 		}
-		attempts := t.MaxAttempts
-		if attempts <= 0 {
-			attempts = 1
-		}
+		attempts := max(t.MaxAttempts, 1)
 		backoff := t.Backoff
 		if backoff <= 0 {
 			backoff = engine.DefaultBackoff
 		}
-		fmt.Fprintf(&sb, "%s|%s|%d|%d|%d|%d|%s|%s|", t.Name, t.Queue, t.Priority, attempts,
-			backoff.Milliseconds(), t.Timeout.Milliseconds(), flags, uq)
-		for k, a := range t.After {
-			if k > 0 {
-				sb.WriteByte(',')
+		spec := t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
+		fields = append(fields, "t"+is, spec)
+		if len(t.After) > 0 {
+			deps := make([]int, len(t.After))
+			for k, a := range t.After {
+				deps[k] = pos[a]
 			}
-			sb.WriteString(strconv.Itoa(pos[a] + 1))
+			fields = append(fields, "t"+is+".dp", indices(deps), "t"+is+".o", strconv.Itoa(len(deps)))
 		}
-		sb.WriteByte('|')
-		for k, d := range dependents[i] {
-			if k > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(strconv.Itoa(d + 1))
+		if len(dependents[i]) > 0 {
+			fields = append(fields, "t"+is+".dn", indices(dependents[i]))
 		}
-		fields = append(fields, "t"+is, sb.String())
 		index = append(index, t.Name, is)
 		if len(t.After) == 0 {
 			roots = append(roots, is)

@@ -4,32 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/weirflow/weir/engine"
 )
 
-// fuzzReply turns fuzz bytes into a script reply: values separated by 0x1f;
-// a value starting with 0x01 is an integer (when the rest parses), 0x02 is
-// nil, 0x03 a float (a type no script returns), anything else a string.
-func fuzzReply(data []byte) []any {
-	var out []any
+// fuzzReply turns fuzz bytes into a script reply: values separated by
+// 0x1f (every reply is a flat array of strings).
+func fuzzReply(data []byte) []string {
+	var out []string
 	for _, f := range bytes.Split(data, []byte{0x1f}) {
-		switch {
-		case len(f) > 0 && f[0] == 1:
-			if n, err := strconv.ParseInt(string(f[1:]), 10, 64); err == nil {
-				out = append(out, n)
-				continue
-			}
-			out = append(out, string(f))
-		case len(f) > 0 && f[0] == 2:
-			out = append(out, nil)
-		case len(f) > 0 && f[0] == 3:
-			out = append(out, 1.5)
-		default:
-			out = append(out, string(f))
-		}
+		out = append(out, string(f))
 	}
 	return out
 }
@@ -54,15 +39,17 @@ func protocolErr(err error) bool { return err == nil || errors.Is(err, engine.Er
 // returns is bounded by the reply (a count never allocates past the values
 // that follow it).
 func FuzzReplyDecoders(f *testing.F) {
-	job := []string{"j1", "q", "", "", "", "1", "payload", "0", "3", "1000", "0", "running", "1", "0",
-		"tok", "1700000000000", "", "", "", "", "1700000000000", "0", "0"}
-	f.Add(replySeed(append([]string{"1"}, append(job, "1", "a", "completed", "1", "r", "")...)...))
+	job := []string{"j1", "q|0|3|1000|0", "1700000000000", "1", "payload", "running", "1", "0",
+		"tok", "1700000060000", "", "", "", "", "0", "0"}
 	f.Add(replySeed(job...))
+	f.Add(replySeed("1", "w/b", "b|q|0|1|1000|0|A|", "1700000000000", "", "", "1", "5", "1700000060000", "", "1",
+		"a|q|0|1|1000|0||", "completed", "1", "r", ""))
 	f.Add(replySeed("j1", "", "completed", "0", "completed", "1", "2", "w/b", "q", "w/c", "q"))
 	f.Add(replySeed("j1", "LEASELOST", "", "0", "", "", "0"))
 	f.Add(replySeed("2", "a", "b", "1", "x", "q"))
-	f.Add(replySeed("id", "w1", "st", "running", "n", "2", "S", "cw", "t1", "a|q|0|1|1000|0||||2",
-		"t2", "b|q|0|1|1000|0|AU|u|1|", "t1.r", "ok", "u2.s", "pending", "c", "1700000000000"))
+	f.Add(replySeed("id", "w1", "st", "running", "n", "2", "S", "cw", "t1", "a|q|0|1|1000|0||",
+		"t2", "b|q|0|1|1000|0|AU|u", "t2.dp", "1", "t1.r", "ok", "u2.s", "pending", "c", "1700000000000"))
+	f.Add(replySeed("1", "q", "", "3", "0", "0"))
 	f.Add(replySeed("\x01999999999999", "\x02", "\x03", "-1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
@@ -101,6 +88,12 @@ func FuzzReplyDecoders(f *testing.F) {
 		ss := r.strings()
 		if !protocolErr(r.err) || len(ss) > limit {
 			t.Fatalf("strings: %d from %d values, %v", len(ss), limit, r.err)
+		}
+
+		r = newReader(v)
+		qs := queuesReply(r)
+		if !protocolErr(r.err) || len(qs) > limit {
+			t.Fatalf("queues: %d from %d values, %v", len(qs), limit, r.err)
 		}
 
 		r = newReader(v)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/lua"
 )
 
 // Default numbers of random sequences under go test (the README's
@@ -27,13 +28,28 @@ const (
 )
 
 func confRun(t *testing.T, sequences int, rdb redis.UniversalClient, more ...redis.UniversalClient) {
+	confRunOn(t, lua.PathAuto, sequences, rdb, more...)
+}
+
+// confRunPaths runs the suite on the function library and on the scripts,
+// as subtests.
+func confRunPaths(t *testing.T, sequences int, rdb redis.UniversalClient) {
+	for _, p := range []lua.CallPath{lua.PathFunctions, lua.PathScripts} {
+		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
+			confRunOn(t, p, sequences, rdb)
+		})
+	}
+}
+
+func confRunOn(t *testing.T, path lua.CallPath, sequences int, rdb redis.UniversalClient, more ...redis.UniversalClient) {
 	prefix := fmt.Sprintf("conf%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		for _, c := range append([]redis.UniversalClient{rdb}, more...) {
 			luastore.Clean(context.Background(), c, prefix)
 		}
 	})
-	conformance.Run(t, luastore.NewStore(prefix, rdb, more...), conformance.Sequences(sequences))
+	conformance.Run(t, luastore.NewStoreOn(prefix, path, rdb, more...), conformance.Sequences(sequences))
 }
 
 // TestConformanceMiniredis holds lua.Store on miniredis to the model. A
@@ -65,7 +81,7 @@ func TestConformanceRedis(t *testing.T) {
 	}
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
-	confRun(t, redisSequences, rdb)
+	confRunPaths(t, redisSequences, rdb)
 }
 
 // TestConformanceCluster holds lua.Store on the Redis Cluster whose seed
@@ -81,5 +97,5 @@ func TestConformanceCluster(t *testing.T) {
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	confRun(t, clusterSequences, rdb)
+	confRunPaths(t, clusterSequences, rdb)
 }

@@ -3,8 +3,6 @@ package lua
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/weirflow/weir/engine"
 )
 
@@ -15,63 +13,65 @@ type EnqueueResult struct {
 	Err error
 }
 
+// enqueuePerCall bounds the jobs of one enqueue call of EnqueueBatch.
+const enqueuePerCall = 100
+
 // EnqueueBatch enqueues each of ps exactly as Enqueue would (the same
-// script call, the same validation, results and errors), but sends the
-// calls together in one pipeline: one round trip for the whole batch
-// instead of one per job (two right after a SCRIPT FLUSH). Each job is
-// still its own atomic script call, so one job's error does not affect
-// the others. It returns one EnqueueResult per job, in order (a job whose
-// reply was lost, for example to a broken connection, has an
-// ErrUnavailable or context error: like Enqueue, it is safe to repeat,
-// since a job's ID makes its enqueue idempotent). The error is ctx's when
-// it is done before the batch is sent.
+// validation, results and errors), up to 100 jobs in one call of the
+// enqueue transition and every call in one pipeline: one round trip for
+// the whole batch. A job that fails validation gets its error and is not
+// sent; a job whose ID exists with another spec gets ErrJobExists; the
+// others are unaffected. A call whose reply was lost (a broken connection)
+// gives ErrUnavailable or the context's error to its jobs: like Enqueue it
+// is safe to repeat, since a job's ID makes its enqueue idempotent. The
+// error is ctx's when it is done before the batch is sent.
 func (s *Store) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]EnqueueResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]EnqueueResult, len(ps))
-	cmds := make([]*redis.StringSliceCmd, len(ps))
-	pipe := s.rdb.Pipeline()
+	sc := scripts["enqueue"]
+	var argvs [][]any
+	var jobs [][]int // per call, the indices of its jobs
 	for i, p := range ps {
-		argv, err := s.enqueueArgv(p.Job)
+		if len(jobs) == 0 || len(jobs[len(jobs)-1]) == enqueuePerCall {
+			argvs = append(argvs, append(s.argv(sc, 1+enqueuePerCall*enqueueArgs), 0))
+			jobs = append(jobs, nil)
+		}
+		k := len(argvs) - 1
+		args, err := s.appendEnqueue(argvs[k], p.Job)
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
-		cmds[i] = redis.NewStringSliceCmd(ctx, argv...)
-		_ = pipe.Process(ctx, cmds[i])
+		argvs[k] = args
+		jobs[k] = append(jobs[k], i)
 	}
-	if pipe.Len() == 0 {
+	for k := len(argvs) - 1; k >= 0; k-- {
+		if len(jobs[k]) == 0 {
+			argvs = append(argvs[:k], argvs[k+1:]...)
+			jobs = append(jobs[:k], jobs[k+1:]...)
+			continue
+		}
+		argvs[k][7] = len(jobs[k]) // the job count, after the common ARGV
+	}
+	if len(argvs) == 0 {
 		return out, nil
 	}
-	_, _ = pipe.Exec(ctx) // each command's error is read below
-	// Scripts missing from the server's cache (a flush, a restart): run
-	// those calls again with EVAL, in one more round trip.
-	var again []int
-	for i, c := range cmds {
-		if c != nil && redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			again = append(again, i)
+	for k, r := range s.callMany(ctx, sc, argvs) {
+		rd := newReader(r.v)
+		for _, i := range jobs[k] {
+			if r.err != nil {
+				out[i].Err = r.err
+				continue
+			}
+			out[i].EnqueueResult, out[i].Err = enqueueReply(rd, ps[i].Job.ID)
 		}
-	}
-	if len(again) > 0 {
-		pipe := s.rdb.Pipeline()
-		for _, i := range again {
-			argv := cmds[i].Args()
-			argv[0], argv[1] = "eval", scripts["enqueue"].src
-			cmds[i] = redis.NewStringSliceCmd(ctx, argv...)
-			_ = pipe.Process(ctx, cmds[i])
+		if rd.err != nil {
+			for _, i := range jobs[k] {
+				out[i] = EnqueueResult{Err: rd.err}
+			}
 		}
-		_, _ = pipe.Exec(ctx)
-	}
-	for i, c := range cmds {
-		if c == nil {
-			continue
-		}
-		if err := c.Err(); err != nil {
-			out[i].Err = mapErr(err)
-			continue
-		}
-		out[i].EnqueueResult, out[i].Err = enqueueReply(c.Val())
 	}
 	return out, nil
 }

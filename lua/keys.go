@@ -9,7 +9,7 @@ import (
 
 // ProtocolVersion is the version of the key layout and of the scripts; every
 // script is registered as "weir<ProtocolVersion>_<name>".
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // keys names the keys of one partition of a namespace. Every key starts with
 // the partition's prefix "weir:{<ns>:<p>}:", whose hash tag "<ns>:<p>" puts

@@ -3,7 +3,6 @@ package lua
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -62,12 +61,9 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 			o.JobErrs[i] = fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
 		}
 	}
-	now := ""
-	if s.clock != nil {
-		now = strconv.FormatInt(s.clock().UnixMilli(), 10)
-	}
-	argv := make([]any, 0, 6+len(wAsk)+len(jAsk)+len(queues))
-	argv = append(argv, now, s.cfg.Retention.Milliseconds(), s.cfg.Limits.MaxBackoff.Milliseconds(), len(wAsk))
+	sc := scripts["observe"]
+	argv := s.argv(sc, 3+len(wAsk)+len(jAsk)+len(queues))
+	argv = append(argv, len(wAsk))
 	for _, i := range wAsk {
 		argv = append(argv, workflows[i])
 	}
@@ -79,61 +75,41 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 	for _, q := range queues {
 		argv = append(argv, q)
 	}
-	v, err := scripts["observe"].rs.Run(ctx, s.rdb, s.keys.common(), argv...).Result()
+	v, err := s.call(ctx, sc, argv)
 	if err != nil {
-		return Observation{}, mapErr(err)
+		return Observation{}, err
 	}
-	items, ok := v.([]any)
-	if !ok || len(items) != 1+len(wAsk)+len(jAsk)+3*len(queues) {
-		return Observation{}, fmt.Errorf("%w: observe reply is %T of unexpected length", engine.ErrProtocol, v)
+	r := newReader(v)
+	o.Queues = queuesReply(r)
+	for _, i := range wAsk {
+		n := r.count()
+		if n == 0 {
+			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", engine.ErrNotFound, workflows[i])
+			continue
+		}
+		if r.err != nil || r.i+n > len(r.v) {
+			return Observation{}, fmt.Errorf("%w: short observe reply", engine.ErrProtocol)
+		}
+		if o.Workflows[i], err = workflowFromHash(r.v[r.i : r.i+n]); err != nil {
+			return Observation{}, err
+		}
+		r.i += n
 	}
-	r := newReader(items[0])
-	o.Queues = make([]engine.QueueInfo, r.count())
-	for i := range o.Queues {
-		o.Queues[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int())}
+	for _, i := range jAsk {
+		if !r.flag() {
+			o.JobErrs[i] = fmt.Errorf("%w: job %q", engine.ErrNotFound, jobs[i])
+			continue
+		}
+		o.Jobs[i] = r.job()
+	}
+	for i := range queues {
+		o.Contents[i] = engine.QueueContents{Ready: r.strings(), Delayed: r.strings(), Running: r.strings()}
 	}
 	if r.err != nil {
 		return Observation{}, r.err
 	}
-	k := 1
-	for _, i := range wAsk {
-		switch it := items[k].(type) {
-		case int64:
-			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", engine.ErrNotFound, workflows[i])
-		case []any:
-			if o.Workflows[i], err = workflowFromHash(it); err != nil {
-				return Observation{}, err
-			}
-		default:
-			return Observation{}, fmt.Errorf("%w: observe workflow reply is %T", engine.ErrProtocol, it)
-		}
-		k++
-	}
-	for _, i := range jAsk {
-		if _, ok := items[k].(int64); ok {
-			o.JobErrs[i] = fmt.Errorf("%w: job %q", engine.ErrNotFound, jobs[i])
-		} else {
-			r := newReader(items[k])
-			o.Jobs[i] = r.job()
-			if r.err != nil {
-				return Observation{}, r.err
-			}
-		}
-		k++
-	}
-	for i := range queues {
-		var lists [3][]string
-		for n := range lists {
-			r := newReader(items[k])
-			for range r.v {
-				lists[n] = append(lists[n], r.str())
-			}
-			if r.err != nil {
-				return Observation{}, r.err
-			}
-			k++
-		}
-		o.Contents[i] = engine.QueueContents{Ready: lists[0], Delayed: lists[1], Running: lists[2]}
+	if r.i != len(r.v) {
+		return Observation{}, fmt.Errorf("%w: observe reply has %d values, %d read", engine.ErrProtocol, len(r.v), r.i)
 	}
 	return o, nil
 }

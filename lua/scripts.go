@@ -1,118 +1,96 @@
 package lua
 
 import (
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
-//go:embed scripts/*.lua include/*.lua
-var luaFS embed.FS
+// The transitions run as Redis runs them: lua/build holds, committed, one
+// script per transition (build/<name>.lua, for EVALSHA) and one function
+// library with all of them (build/library.lua, for FUNCTION LOAD and
+// FCALL), both built from lua/scripts and lua/include by
+// `go test ./lua -run TestBuiltIsCurrent -update` (build_test.go).
+//
+//go:embed build/*.lua
+var builtFS embed.FS
 
-// scriptDef registers one transition's script.
+// scriptDef registers one transition.
 type scriptDef struct {
 	name string // file name under scripts/, without ".lua"
-	// keys is how many KEYS the Go caller passes; a test checks it
-	// against the script's header.
-	keys int
-	// readOnly scripts write nothing but the clock.
+	// readOnly scripts write nothing (FCALL_RO and the function flag
+	// no-writes; replicas can serve them).
 	readOnly bool
+	// allowFull scripts run on a server above its maxmemory (the function
+	// flag allow-oom; as scripts, allow_full in call.lua): the transitions
+	// that end, keep or hand out work already stored.
+	allowFull bool
 }
 
-// scriptDefs is the table of every script. Each one gets the partition's
-// common keys (keys.common).
+// scriptDefs lists every transition.
 var scriptDefs = []scriptDef{
-	{name: "submit", keys: 5},
-	{name: "enqueue", keys: 5},
-	{name: "claim", keys: 5},
-	{name: "finish", keys: 5},
-	{name: "heartbeat", keys: 5},
-	{name: "expire", keys: 5},
-	{name: "cancel_workflow", keys: 5},
-	{name: "cancel_job", keys: 5},
-	{name: "pause", keys: 5},
-	{name: "purge", keys: 5},
-	{name: "get_workflow", keys: 5, readOnly: true},
-	{name: "get_job", keys: 5, readOnly: true},
-	{name: "list", keys: 5, readOnly: true},
-	{name: "queues", keys: 5, readOnly: true},
-	{name: "observe", keys: 5, readOnly: true},
+	{name: "submit"},
+	{name: "enqueue"},
+	{name: "claim", allowFull: true},
+	{name: "finish", allowFull: true},
+	{name: "heartbeat", allowFull: true},
+	{name: "expire", allowFull: true},
+	{name: "cancel_workflow", allowFull: true},
+	{name: "cancel_job", allowFull: true},
+	{name: "pause", allowFull: true},
+	{name: "purge", allowFull: true},
+	{name: "get_workflow", readOnly: true},
+	{name: "get_job", readOnly: true},
+	{name: "list", readOnly: true},
+	{name: "queues", readOnly: true},
+	{name: "observe", readOnly: true},
 }
 
-// script is a loaded script: its versioned name, its spliced source and
-// the go-redis Script that runs it (EVALSHA, EVAL on NOSCRIPT).
+// script is one transition as the server runs it.
 type script struct {
-	def  scriptDef
-	name string // weir1_<name>
-	src  string
-	rs   *redis.Script
+	def scriptDef
+	src string // build/<name>.lua
+	sha string // SHA1 of src, lower case
+	fn  string // its function in the library: <library>_<name>
+	// the command names of each path, boxed once
+	fcall, evalsha, eval any
 }
 
-// scripts holds every script, by file name; built once at init from the
-// table above.
+// library is build/library.lua: its name (weir<protocol>_<hash of its
+// source>) and its source.
+var library struct{ name, src string }
+
+// scripts holds every transition, by name.
 var scripts = mustLoadScripts()
 
 func mustLoadScripts() map[string]*script {
+	b, err := builtFS.ReadFile("build/library.lua")
+	if err != nil {
+		panic(err)
+	}
+	library.src = string(b)
+	first, _, _ := strings.Cut(library.src, "\n")
+	name, ok := strings.CutPrefix(first, "#!lua name=")
+	if !ok || !strings.HasPrefix(name, fmt.Sprintf("weir%d_", ProtocolVersion)) {
+		panic(fmt.Sprintf("lua: build/library.lua starts with %q", first))
+	}
+	library.name = name
 	out := make(map[string]*script, len(scriptDefs))
 	for _, d := range scriptDefs {
-		src, err := buildScript(d.name)
+		src, err := builtFS.ReadFile("build/" + d.name + ".lua")
 		if err != nil {
 			panic(err)
 		}
-		out[d.name] = &script{
-			def: d, name: fmt.Sprintf("weir%d_%s", ProtocolVersion, d.name),
-			src: src, rs: redis.NewScript(src),
+		sum := sha1.Sum(src)
+		sc := &script{def: d, src: string(src), sha: hex.EncodeToString(sum[:]), fn: library.name + "_" + d.name,
+			fcall: "fcall", evalsha: "evalsha", eval: "eval"}
+		if d.readOnly {
+			// EVALSHA_RO would do for Redis, but miniredis refuses TIME in it
+			sc.fcall = "fcall_ro"
 		}
+		out[d.name] = sc
 	}
 	return out
-}
-
-// buildScript reads scripts/<name>.lua and replaces its "--!include f"
-// lines (one level: includes do not include) with the top-level
-// definitions of those files that the script uses, directly or through
-// other definitions, in the files' order (see splice.go). Unused helpers
-// are left out: Redis runs a cached script's whole body on every call, so
-// each definition spliced costs CPU on every call.
-func buildScript(name string) (string, error) {
-	b, err := luaFS.ReadFile("scripts/" + name + ".lua")
-	if err != nil {
-		return "", fmt.Errorf("lua: script %s: %w", name, err)
-	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "-- weir%d_%s\n", ProtocolVersion, name)
-	var body strings.Builder
-	var incs []string
-	at := -1 // where the spliced definitions go: the first include line
-	for _, line := range strings.SplitAfter(string(b), "\n") {
-		inc, ok := strings.CutPrefix(strings.TrimSpace(line), "--!include ")
-		if !ok {
-			body.WriteString(line)
-			continue
-		}
-		if at < 0 {
-			at = body.Len()
-		}
-		incs = append(incs, strings.TrimSpace(inc))
-	}
-	src := body.String()
-	if at < 0 {
-		out.WriteString(src)
-		return out.String(), nil
-	}
-	var chunks []chunk
-	for _, inc := range incs {
-		cs, err := includeChunks(inc)
-		if err != nil {
-			return "", fmt.Errorf("lua: script %s: %w", name, err)
-		}
-		chunks = append(chunks, cs...)
-	}
-	out.WriteString(src[:at])
-	for _, c := range needed(chunks, luaNames(src)) {
-		out.WriteString(c.text)
-	}
-	out.WriteString(src[at:])
-	return out.String(), nil
 }

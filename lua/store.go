@@ -2,10 +2,13 @@
 // Lua script per transition, over any go-redis UniversalClient (a plain
 // client, a failover client or a cluster client).
 //
-// The scripts (lua/scripts/*.lua, with shared helpers spliced from
-// lua/include/*.lua) port the reference state machine engine.Model: the
-// same states, reasons, pushes and queue order. spec/keys.md lists every key
-// and spec/scripts.md every script's KEYS, ARGV and replies.
+// The transitions (lua/scripts/*.lua, with their helpers from
+// lua/include/*.lua, built into lua/build/) port the reference state
+// machine engine.Model: the same states, reasons, pushes and queue order.
+// On servers with Redis Functions they run as one function library, loaded
+// once and called with FCALL; elsewhere (miniredis, Redis before 7) as
+// scripts with EVALSHA. spec/keys.md lists every key and spec/scripts.md
+// every transition's arguments and replies.
 package lua
 
 import (
@@ -19,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,6 +46,9 @@ type Options struct {
 	// With it set, records get no Redis TTL; ended records are removed by
 	// the scripts' expiry sweep instead.
 	Clock func() time.Time
+	// Path chooses how transitions run on the server: PathAuto (the zero
+	// value) uses functions where the server has them, else scripts.
+	Path CallPath
 }
 
 // Store is an engine.Store on Redis. It is safe for concurrent use; it
@@ -52,10 +59,12 @@ type Store struct {
 	keys  keys
 	cfg   engine.Config
 	clock func() time.Time
-	// keyArgs and limitArgs are the common KEYS and the ARGV after "now",
-	// boxed once so that a call does not box them again.
-	keyArgs   []any
+	// prefixArg (the one key of every call) and limitArgs (the ARGV after
+	// "now") are boxed once so that a call does not box them again.
+	prefixArg any
 	limitArgs []any
+	path      atomic.Int32 // a CallPath
+	fixedPath bool         // Options.Path chose it: no fallback
 }
 
 // New returns a Store over client for opts.Namespace (partition 0).
@@ -78,10 +87,12 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if cfg.Retention < 0 {
 		return nil, fmt.Errorf("%w: negative retention", engine.ErrInvalid)
 	}
-	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock}
-	for _, key := range k.common() {
-		st.keyArgs = append(st.keyArgs, key)
+	if opts.Path < PathAuto || opts.Path > PathScripts {
+		return nil, fmt.Errorf("%w: unknown call path %d", engine.ErrInvalid, opts.Path)
 	}
+	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock, prefixArg: k.prefix}
+	st.path.Store(int32(opts.Path))
+	st.fixedPath = opts.Path != PathAuto
 	st.limitArgs = []any{cfg.Retention.Milliseconds(), cfg.Limits.MaxBackoff.Milliseconds()}
 	return st, nil
 }
@@ -89,36 +100,10 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 // Config returns the store's configuration.
 func (s *Store) Config() engine.Config { return s.cfg }
 
-// Load loads every script into the server's script cache (SCRIPT LOAD).
-// Calls fall back to EVAL by themselves; Load is for callers that pipeline
-// EVALSHA.
-func (s *Store) Load(ctx context.Context) error {
-	for _, d := range scriptDefs {
-		if err := scripts[d.name].rs.Load(ctx, s.rdb).Err(); err != nil {
-			return mapErr(err)
-		}
-	}
-	return nil
-}
-
-// run runs a script with the common KEYS and ARGV and the given ARGV.
-func (s *Store) run(ctx context.Context, name string, args ...any) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// run calls script name with args after the common ones.
+func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, error) {
 	sc := scripts[name]
-	now := ""
-	if s.clock != nil {
-		now = strconv.FormatInt(s.clock().UnixMilli(), 10)
-	}
-	argv := make([]any, 0, 3+len(args))
-	argv = append(argv, now, s.cfg.Retention.Milliseconds(), s.cfg.Limits.MaxBackoff.Milliseconds())
-	argv = append(argv, args...)
-	v, err := sc.rs.Run(ctx, s.rdb, s.keys.common(), argv...).Result()
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	return v, nil
+	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
 }
 
 // mapErr turns a Redis or script error into the engine's sentinels: a
@@ -232,7 +217,7 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 	hash := engine.PlanHash(p.Plan)
 	fields, payloads, index, roots := planArgs(p.Plan, hash)
 	staged := len(fields)+len(payloads)+len(index) > stageAbove
-	var v any
+	var v []string
 	var err error
 	for try := 0; ; try++ {
 		if staged {
@@ -240,7 +225,7 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 				return engine.SubmitResult{}, err
 			}
 		}
-		args := make([]any, 0, 8+len(fields)+len(payloads)+len(index)+len(roots))
+		args := s.argv(scripts["submit"], 8+len(fields)+len(payloads)+len(index)+len(roots))
 		args = append(args, p.Plan.ID, hash, len(p.Plan.Tasks))
 		if staged {
 			args = append(args, "s", 0, 0, 0)
@@ -253,11 +238,11 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 			args = append(args, index...)
 		}
 		args = append(args, roots...)
-		v, err = s.run(ctx, "submit", args...)
+		v, err = s.call(ctx, scripts["submit"], args)
 		if err != nil {
 			return engine.SubmitResult{}, err
 		}
-		if a, ok := v.([]any); !ok || len(a) != 1 || a[0] != "R" || try > 0 {
+		if len(v) != 1 || v[0] != "R" || try > 0 {
 			break
 		}
 	}
@@ -304,19 +289,29 @@ func jobHash(j engine.JobSpec) string {
 
 // Enqueue implements engine.Store.
 func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
-	argv, err := s.enqueueArgv(p.Job)
+	args := s.argv(scripts["enqueue"], 1+enqueueArgs)
+	args = append(args, 1)
+	args, err := s.appendEnqueue(args, p.Job)
 	if err != nil {
 		return engine.EnqueueResult{}, err
 	}
-	v, err := s.runFlat(ctx, "enqueue", argv)
+	v, err := s.call(ctx, scripts["enqueue"], args)
 	if err != nil {
 		return engine.EnqueueResult{}, err
 	}
-	return enqueueReply(v)
+	r := newReader(v)
+	res, err := enqueueReply(r, p.Job.ID)
+	if r.err != nil {
+		return engine.EnqueueResult{}, r.err
+	}
+	return res, err
 }
 
-// enqueueArgv validates j and returns its enqueue call.
-func (s *Store) enqueueArgv(j engine.JobSpec) ([]any, error) {
+// enqueueArgs is the number of enqueue.lua arguments per job.
+const enqueueArgs = 8
+
+// appendEnqueue validates j and appends its enqueue arguments to args.
+func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
 		return nil, err
 	}
@@ -329,16 +324,18 @@ func (s *Store) enqueueArgv(j engine.JobSpec) ([]any, error) {
 	if !j.RunAt.IsZero() {
 		runAt = j.RunAt.UnixMilli()
 	}
-	argv := s.argv("enqueue", 10)
-	return append(argv, j.ID, j.Queue, flagArg(j.Payload != nil), bytesArg(j.Payload), j.Priority,
-		attempts, backoff.Milliseconds(), j.Timeout.Milliseconds(), runAt, jobHash(j)), nil
+	return append(args, j.ID, j.Queue, j.Priority, jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout),
+		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, jobHash(j)), nil
 }
 
-// enqueueReply decodes enqueue's reply.
-func enqueueReply(v []string) (engine.EnqueueResult, error) {
-	r := newReader(v)
-	res := engine.EnqueueResult{Created: r.flag(), State: engine.State(r.str())}
-	return res, r.err
+// enqueueReply reads one job's part of enqueue's reply: created, state.
+func enqueueReply(r *reader, id string) (engine.EnqueueResult, error) {
+	created, state := r.str(), r.str()
+	switch created {
+	case "1", "":
+		return engine.EnqueueResult{Created: created == "1", State: engine.State(state)}, nil
+	}
+	return engine.EnqueueResult{}, codeError(created, fmt.Sprintf("job %q exists with a different spec", id))
 }
 
 // appendClaimArgs appends a claim's ARGV (max, lease, queues...) to args.
@@ -360,12 +357,12 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
 	}
-	args := s.argv("claim", 3+len(p.Queues))
+	args := s.argv(scripts["claim"], 3+len(p.Queues))
 	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg)
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
-	v, err := s.runFlat(ctx, "claim", args)
+	v, err := s.call(ctx, scripts["claim"], args)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -518,7 +515,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if p.Claim != nil {
 		nq = len(p.Claim.Queues)
 	}
-	args := s.argv("finish", 1+8*nSent+2+nq)
+	args := s.argv(scripts["finish"], 1+8*nSent+2+nq)
 	args = append(args, nSent)
 	for k := range nSent {
 		o := &p.Outcomes[k]
@@ -539,7 +536,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	} else {
 		args = append(args, 0, 0)
 	}
-	v, err := s.runFlat(ctx, "finish", args)
+	v, err := s.call(ctx, scripts["finish"], args)
 	if err != nil {
 		return engine.FinishResult{}, err
 	}
@@ -570,7 +567,7 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 		return nil, err
 	}
 	out := make([]engine.LeaseStatus, len(p.Leases))
-	args := s.argv("heartbeat", 1+2*len(p.Leases))
+	args := s.argv(scripts["heartbeat"], 1+2*len(p.Leases))
 	args = append(args, p.Extend.Milliseconds())
 	var sent []int
 	for i, l := range p.Leases {
@@ -583,7 +580,7 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 	if len(sent) == 0 {
 		return out, nil
 	}
-	v, err := s.runFlat(ctx, "heartbeat", args)
+	v, err := s.call(ctx, scripts["heartbeat"], args)
 	if err != nil {
 		return nil, err
 	}
@@ -609,7 +606,7 @@ func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine
 	if err := s.validateBatch("max", n); err != nil {
 		return engine.ExpireResult{}, err
 	}
-	v, err := s.runFlat(ctx, "expire", append(s.argv("expire", 1), n))
+	v, err := s.call(ctx, scripts["expire"], append(s.argv(scripts["expire"], 1), n))
 	if err != nil {
 		return engine.ExpireResult{}, err
 	}
@@ -714,11 +711,7 @@ func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (e
 	if err != nil {
 		return engine.Workflow{}, err
 	}
-	flat, ok := v.([]any)
-	if !ok {
-		return engine.Workflow{}, fmt.Errorf("%w: workflow reply is %T", engine.ErrProtocol, v)
-	}
-	return workflowFromHash(flat)
+	return workflowFromHash(v)
 }
 
 func (s *Store) getJob(ctx context.Context, id string, evenExpired bool) (engine.Job, error) {
@@ -849,12 +842,18 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 		return nil, err
 	}
 	r := newReader(v)
-	out := make([]engine.QueueInfo, r.count())
-	for i := range out {
-		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int())}
-	}
+	out := queuesReply(r)
 	if r.err != nil {
 		return nil, r.err
 	}
 	return out, nil
+}
+
+// queuesReply reads the queues reply (reply.lua queues_reply).
+func queuesReply(r *reader) []engine.QueueInfo {
+	out := make([]engine.QueueInfo, r.count())
+	for i := range out {
+		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int())}
+	}
+	return out
 }

@@ -106,7 +106,8 @@ func (e *benchEnv) scriptUsec(b *testing.B) float64 {
 	}
 	var us float64
 	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") &&
+			!strings.HasPrefix(line, "cmdstat_fcall:") && !strings.HasPrefix(line, "cmdstat_fcall_ro:") {
 			continue
 		}
 		_, rest, _ := strings.Cut(line, "usec=")
@@ -138,21 +139,22 @@ func (e *benchEnv) report(b *testing.B, units int, unit string) {
 	b.ReportMetric(float64(trips)/float64(units), "trips/"+unit)
 }
 
-// enqueueN enqueues n plain jobs on queue q, pipelined 500 a call.
+// enqueueN enqueues n plain jobs on queue q, 500 a pipeline.
 func (e *benchEnv) enqueueN(b *testing.B, prefix string, n int) {
 	ctx := context.Background()
 	for i := 0; i < n; {
-		pipe := e.rdb.Pipeline()
+		var ps []engine.EnqueueParams
 		for k := 0; k < 500 && i < n; k, i = k+1, i+1 {
-			sc := scripts["enqueue"]
-			id := prefix + strconv.Itoa(i)
-			spec := engine.JobSpec{ID: id, Queue: "q"}
-			sc.rs.EvalSha(ctx, pipe, e.store.keys.common(), "", e.store.cfg.Retention.Milliseconds(),
-				e.store.cfg.Limits.MaxBackoff.Milliseconds(), id, "q", "", "", 0, 1,
-				engine.DefaultBackoff.Milliseconds(), 0, 0, jobHash(spec))
+			ps = append(ps, engine.EnqueueParams{Job: engine.JobSpec{ID: prefix + strconv.Itoa(i), Queue: "q"}})
 		}
-		if _, err := pipe.Exec(ctx); err != nil {
+		rs, err := e.store.EnqueueBatch(ctx, ps)
+		if err != nil {
 			b.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
 		}
 	}
 }
@@ -203,7 +205,60 @@ func BenchmarkClaimFinish(b *testing.B) {
 func BenchmarkChainStep(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		b.Run("tasks="+strconv.Itoa(n), func(b *testing.B) {
-			eachBenchEnv(b, func(b *testing.B, e *benchEnv) { chainSteps(b, e, n, false) })
+			eachBenchEnv(b, func(b *testing.B, e *benchEnv) { chainSteps(b, e, n) })
 		})
 	}
+}
+
+// chainSteps runs b.N steps of n-task chains (a new chain, outside the
+// measurement, whenever one ends).
+func chainSteps(b *testing.B, e *benchEnv, n int) {
+	plan := func(id string) engine.Plan {
+		p := engine.Plan{ID: id}
+		for i := range n {
+			ts := engine.TaskSpec{Name: "t" + strconv.Itoa(i), Queue: "q"}
+			if i > 0 {
+				ts.After = []string{"t" + strconv.Itoa(i-1)}
+			}
+			p.Tasks = append(p.Tasks, ts)
+		}
+		return p
+	}
+	cp := engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute}
+	var claimed []engine.Claimed
+	next := func(wf int) {
+		b.StopTimer()
+		e.skip(b, func() {
+			if _, err := e.store.Submit(bg, engine.SubmitParams{Plan: plan("c" + strconv.Itoa(wf))}); err != nil {
+				b.Fatal(err)
+			}
+			var err error
+			if claimed, err = e.store.Claim(bg, cp); err != nil || len(claimed) != 1 {
+				b.Fatalf("claim: %v, %d claimed", err, len(claimed))
+			}
+		})
+		b.StartTimer()
+	}
+	wf := 0
+	e.counters(b)
+	next(wf)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(claimed) == 0 {
+			wf++
+			next(wf)
+		}
+		c := claimed[0]
+		res, err := e.store.Finish(bg, engine.FinishParams{
+			Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}},
+			Claim:    &cp,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		claimed = res.Claimed
+	}
+	b.StopTimer()
+	e.report(b, b.N, "step")
 }

@@ -204,8 +204,9 @@ func TestLostReply(t *testing.T) {
 	}
 }
 
-// TestScriptFlush: flushing the server's script cache mid-run reaches no
-// caller.
+// TestScriptFlush: flushing the server's scripts and functions mid-run
+// (a restart, a failover to a server that never had them) reaches no
+// caller, pipelined calls included.
 func TestScriptFlush(t *testing.T) {
 	var e *testEnv
 	if realRedis() {
@@ -214,11 +215,19 @@ func TestScriptFlush(t *testing.T) {
 		e = newEnv(t, engine.DefaultConfig())
 	}
 	s := e.store
-	for i := range 20 {
-		if i%5 == 2 {
-			if err := e.rdb.ScriptFlush(bg).Err(); err != nil {
+	flush := func() {
+		if err := e.rdb.ScriptFlush(bg).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if e.mini == nil {
+			if err := e.rdb.FunctionFlush(bg).Err(); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	for i := range 20 {
+		if i%5 == 2 {
+			flush()
 		}
 		id := "j" + strconv.Itoa(i)
 		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
@@ -226,7 +235,7 @@ func TestScriptFlush(t *testing.T) {
 		}
 		c := claimOne(t, s, "q")
 		if i%5 == 3 {
-			e.rdb.ScriptFlush(bg)
+			flush()
 		}
 		if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
 			t.Fatalf("finish after flush: %v", err)
@@ -235,15 +244,26 @@ func TestScriptFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A pipeline of EVALSHA works once Load has run.
-	e.rdb.ScriptFlush(bg)
-	if err := s.Load(bg); err != nil {
+	flush()
+	var ps []engine.EnqueueParams
+	for i := range 250 {
+		ps = append(ps, engine.EnqueueParams{Job: engine.JobSpec{ID: "b" + strconv.Itoa(i), Queue: "q"}})
+	}
+	rs, err := s.EnqueueBatch(bg, ps)
+	if err != nil {
 		t.Fatal(err)
 	}
-	pipe := e.rdb.Pipeline()
-	cmd := pipe.EvalSha(bg, scripts["queues"].rs.Hash(), s.keys.common(), "", 0, 0)
-	if _, err := pipe.Exec(bg); err != nil || cmd.Err() != nil {
-		t.Fatalf("pipelined EVALSHA after Load: %v", err)
+	for i, r := range rs {
+		if r.Err != nil || !r.Created {
+			t.Fatalf("pipelined enqueue %d after a flush: %+v", i, r)
+		}
+	}
+	want := "scripts"
+	if e.mini == nil {
+		want = "functions"
+	}
+	if s.CallPath() != want {
+		t.Errorf("call path %s, want %s", s.CallPath(), want)
 	}
 }
 

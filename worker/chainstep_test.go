@@ -19,8 +19,8 @@ import (
 )
 
 // roundTrips is a go-redis hook that logs every round trip of a client: a
-// single command by name (with whether it failed with NOSCRIPT), a pipeline
-// as "pipeline".
+// single command by name (with whether it failed because the server did not
+// have the script or function), a pipeline as "pipeline".
 type roundTrips struct {
 	mu  sync.Mutex
 	log []trip
@@ -37,7 +37,8 @@ func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		h.mu.Lock()
-		h.log = append(h.log, trip{name: cmd.Name(), noScript: err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")})
+		missing := err != nil && (strings.HasPrefix(err.Error(), "NOSCRIPT") || strings.HasPrefix(err.Error(), "ERR Function not found"))
+		h.log = append(h.log, trip{name: cmd.Name(), noScript: missing})
 		h.mu.Unlock()
 		return err
 	}
@@ -84,9 +85,11 @@ func redisOptions(t *testing.T) map[string]*redis.Options {
 // A chain step on the Redis store is one round trip: the finish of a task
 // promotes the next one and claims it in the same script call, and the
 // worker runs the claimed task on the slot it holds (no wake-up, no second
-// claim). Midway a handler flushes the server's script cache: the next
-// finish gets NOSCRIPT and is sent again with EVAL (one extra round trip of
-// that step, no error), and the chain goes on.
+// claim). Midway a handler flushes the server's scripts and functions: the
+// next finish gets NOSCRIPT and is sent again with EVAL (miniredis), or
+// "function not found", loads the library and is sent again (redis-server):
+// one or two extra round trips of that step, no error, and the chain goes
+// on.
 func TestChainStepIsOneRoundTrip(t *testing.T) {
 	const n, flushAt = 40, 20
 	for name, opt := range redisOptions(t) {
@@ -125,6 +128,11 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 				if j.Payload == flushAt {
 					if err := admin.ScriptFlush(ctx).Err(); err != nil {
 						return 0, err
+					}
+					if name != "miniredis" {
+						if err := admin.FunctionFlush(ctx).Err(); err != nil {
+							return 0, err
+						}
 					}
 				}
 				return j.Payload, nil
@@ -167,11 +175,21 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 						calls = append(calls, tr.name)
 					}
 				}
-				if len(calls) != 1 || (calls[0] != "evalsha" && calls[0] != "eval") {
-					t.Errorf("step %d→%d made round trips %v; want one script call", i-1, i, step)
+				want := "fcall" // redis-server: the function library
+				if name == "miniredis" {
+					want = "evalsha"
 				}
-				if i == flushAt+1 && (len(step) != 2 || !step[0].noScript || step[1].name != "eval") {
-					t.Errorf("step after the script flush made %v; want EVALSHA (NOSCRIPT), then EVAL", step)
+				if i == flushAt+1 {
+					if name == "miniredis" && (len(step) != 2 || !step[0].noScript || step[1].name != "eval") {
+						t.Errorf("step after the flush made %v; want EVALSHA (NOSCRIPT), then EVAL", step)
+					}
+					if name != "miniredis" && (len(step) != 3 || !step[0].noScript || step[1].name != "function" || step[2].name != "fcall") {
+						t.Errorf("step after the flush made %v; want FCALL (function not found), FUNCTION LOAD, FCALL", step)
+					}
+					continue
+				}
+				if len(calls) != 1 || calls[0] != want {
+					t.Errorf("step %d→%d made round trips %v; want one %s", i-1, i, step, want)
 				}
 			}
 		})

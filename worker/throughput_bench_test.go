@@ -66,7 +66,7 @@ func (s *benchStore) commands(b *testing.B) (int64, float64) {
 		v, _, _ := strings.Cut(rest, ",")
 		c, _ := strconv.ParseInt(v, 10, 64)
 		n += c
-		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") {
+		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") || strings.HasPrefix(line, "cmdstat_fcall:") || strings.HasPrefix(line, "cmdstat_fcall_ro:") {
 			_, rest, _ := strings.Cut(line, "usec=")
 			v, _, _ := strings.Cut(rest, ",")
 			f, _ := strconv.ParseFloat(v, 64)

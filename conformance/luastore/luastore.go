@@ -27,13 +27,19 @@ import (
 // clients (say, one per miniredis, whose Lua runs one script at a time),
 // the stores go to them in turn.
 func NewStore(prefix string, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+	return NewStoreOn(prefix, lua.PathAuto, rdb, more...)
+}
+
+// NewStoreOn is NewStore with the stores' call path (lua.Options.Path):
+// the suite holds the function library and the scripts to the model alike.
+func NewStoreOn(prefix string, path lua.CallPath, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
 	var seq atomic.Int64
 	all := append([]redis.UniversalClient{rdb}, more...)
 	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
 		n := seq.Add(1)
 		rdb := all[int(n)%len(all)]
 		ns := prefix + "-" + strconv.FormatInt(n, 10)
-		s, err := lua.New(rdb, lua.Options{Namespace: ns, Config: cfg, Clock: clock})
+		s, err := lua.New(rdb, lua.Options{Namespace: ns, Config: cfg, Clock: clock, Path: path})
 		if err != nil {
 			t.Fatal(err)
 		}

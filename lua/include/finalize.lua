@@ -1,90 +1,87 @@
--- finalize.lua: the end of every write script: publish outcomes that are
--- awaited, give ended records their removal time, write the buffers, sweep
--- expired records. Needs core.lua and jobs.lua.
+-- finalize.lua: the end of every write call: ended records get their
+-- removal time and their waiters a message, wake-up lists their tokens,
+-- the gathered writes are written, and a few expired records are removed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include waiters.lua
 
-local PUB = {}
-local UNLINK = {} -- plain jobs ended with retention 0 that nobody awaits
-
--- note_gc lowers the seq hash's "gc" (the earliest removal time in the
+-- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
 local function note_gc(at)
-  local g = hget(K_SEQ, 'gc')
-  if g and (g == 'none' or at < tonumber(g)) then hset(K_SEQ, 'gc', fmt(at)) end
+  local g = seq_get('gc')
+  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
 end
 
--- expire_records registers the removal of every record ended by this
--- script; called by finalize before the flushes.
+-- expire_records gives every record this call ended its removal time:
+-- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
+-- in the expiry index (which removes its listing entries), and a plain job
+-- one only with the test clock (the index is then the only removal). An
+-- awaited record is published and kept GRACE past its retention. Returns
+-- the publishes (channel, message, ...).
 local function expire_records()
-  local ttl = {}
-  for _, w in ipairs(ENDED_W) do
-    local x = num(hget(w.key, 'x'))
-    local st = hget(w.key, 'st')
-    local at = x
+  local pub = {}
+  for _, w in ipairs(CALL.ended_w or {}) do
+    local st = w.m[W_STATE]
+    local at = tonumber(w.m[W_EXPIRES])
     if awaited(P .. 'wait:w:' .. w.id) then
-      PUB[#PUB + 1] = P .. 'o:w:' .. w.id
-      PUB[#PUB + 1] = st
-      if at < NOW + GRACE then at = NOW + GRACE end
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
     end
-    zadd(K_EXPIRY, at, 'w:' .. st .. ':' .. pad15(num(hget(w.key, 'c'))) .. ':' .. w.id)
+    redis.call('ZADD', K_EXPIRY, at, 'w:' .. st .. ':' .. wf_member(w))
     note_gc(at)
-    ttl[#ttl + 1] = w.key
-    ttl[#ttl + 1] = at
-    ttl[#ttl + 1] = w.pkey
-    ttl[#ttl + 1] = at
-    ttl[#ttl + 1] = w.skey
-    ttl[#ttl + 1] = at
-    ttl[#ttl + 1] = w.ikey
-    ttl[#ttl + 1] = at
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+    end
   end
-  for _, j in ipairs(ENDED_J) do
+  for _, j in ipairs(CALL.ended_j or {}) do
     if j.kind == 'j' then
-      local st = hget(j.key, 's')
-      local at = num(hget(j.key, 'x'))
-      local waited = awaited(P .. 'wait:j:' .. j.id)
-      if waited then
-        PUB[#PUB + 1] = P .. 'o:j:' .. j.id
-        PUB[#PUB + 1] = st
-        if at < NOW + GRACE then at = NOW + GRACE end
-      end
-      if RETENTION == 0 and not waited then
-        -- retention 0, nobody waits: delete now instead of writing the
-        -- job's last fields and an expiry entry that gc would remove
-        D[j.key] = nil
-        UNLINK[#UNLINK + 1] = j.key
-      else
-        zadd(K_EXPIRY, at, 'j:' .. j.id)
-        note_gc(at)
-        ttl[#ttl + 1] = j.key
-        ttl[#ttl + 1] = at
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'wait:j:' .. j.id) then
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        if TEST_NOW == '' then
+          redis.call('PEXPIREAT', j.key, fmt(at))
+        else
+          redis.call('ZADD', K_EXPIRY, at, 'j:' .. j.id)
+          note_gc(at)
+        end
       end
     elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
-      PUB[#PUB + 1] = P .. 'o:j:' .. j.id
-      PUB[#PUB + 1] = jstate(j)
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
     end
   end
-  return ttl
+  return pub
 end
 
--- gc removes up to GC_MAX records whose removal time passed: their keys and
--- their index entries. A record re-created under the same ID is left alone.
+-- gc removes up to GC_MAX records whose removal time passed: their keys
+-- and their listing entries. A record created again under the same ID
+-- since is left alone.
 local function gc()
-  local g = hget(K_SEQ, 'gc')
+  local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  zflush(K_EXPIRY)
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', 0, GC_MAX)
   for _, m in ipairs(due) do
-    local kind = string.sub(m, 1, 1)
-    if kind == 'j' then
+    if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local x = redis.call('HGET', key, 'x')
-      if x and x ~= '' and x ~= '0' and tonumber(x) <= NOW then redis.call('UNLINK', key) end
+      local x = redis.call('HGET', key, F_EXPIRES)
+      if x and x ~= '' and tonumber(x) <= NOW then redis.call('UNLINK', key) end
     else
-      local f = split(m, ':')
-      local st, c, id = f[2], f[3], f[4]
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
-      local x = redis.call('HGET', key, 'x')
+      local x = redis.call('HGET', key, W_EXPIRES)
       local gone = redis.call('EXISTS', key) == 0
-      if gone or (x and x ~= '' and x ~= '0' and tonumber(x) <= NOW) then
+      if gone or (x and x ~= '' and tonumber(x) <= NOW) then
         if not gone then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
@@ -93,93 +90,49 @@ local function gc()
     redis.call('ZREM', K_EXPIRY, m)
   end
   local first = redis.call('ZRANGE', K_EXPIRY, 0, 0, 'WITHSCORES')
-  local next_gc = 'none'
-  if #first > 0 then next_gc = first[2] end
-  redis.call('HSET', K_SEQ, 'gc', next_gc)
-  C[K_SEQ].gc = next_gc
+  seq_set('gc', first[2] or 'none')
 end
 
--- apply_overlay returns S with the overlay's bytes put in place.
-local function apply_overlay(S, SO)
-  local pos = {}
-  for i in pairs(SO) do pos[#pos + 1] = i end
-  table.sort(pos)
-  local parts, prev = {}, 1
-  for _, i in ipairs(pos) do
-    parts[#parts + 1] = string.sub(S, prev, i - 1)
-    parts[#parts + 1] = SO[i]
-    prev = i + 1
-  end
-  parts[#parts + 1] = string.sub(S, prev)
-  return join(parts, '')
-end
-
--- flush_states writes the task-state strings that changed: one SETRANGE
--- per run of adjacent changed bytes when few changed (a chain step changes
--- tasks i and i+1: one command), else whole.
-local function flush_states()
-  for _, w in ipairs(SDIRTY) do
-    if w.sfull or w.SN > 32 then
-      redis.call('SET', w.skey, apply_overlay(w.S, w.SO))
-    else
-      local pos = {}
-      for i in pairs(w.SO) do pos[#pos + 1] = i end
-      table.sort(pos)
-      local x = 1
-      while x <= #pos do
-        local y = x
-        while pos[y + 1] == pos[y] + 1 do y = y + 1 end
-        local run = w.SO[pos[x]]
-        for z = x + 1, y do run = run .. w.SO[pos[z]] end
-        redis.call('SETRANGE', w.skey, pos[x] - 1, run)
-        x = y + 1
-      end
-    end
-  end
-  SDIRTY = {}
-end
-
--- finalize writes everything buffered; every write script ends with it.
+-- finalize writes everything the call gathered; every write call ends
+-- with it, and publishes last.
 local function finalize()
-  if NOW > CLOCK_LAST then hset(K_SEQ, 'now', NOW_S) end
-  local ttl = expire_records()
-  -- wake-up lists: decided before the hash flush, which writes their flags
+  -- the writes first: a SET of a state string would drop a TTL given before
+  states_flush()
+  active_flush_all()
+  local pub = expire_records()
+  -- wake-up lists: a clear is needed only while the list may hold tokens
+  -- (seq field k:<q>); tokens only while a claim may be blocked on the
+  -- queue (w:<q> ahead of now), for its first push, or with the test clock
+  -- (whose now need not follow real time)
   local dels, pushes = {}, {}
-  for q in pairs(WAKE_DEL) do
-    if hget(K_SEQ, 'k:' .. q) ~= '0' then
+  for q in pairs(CALL.wake_del or {}) do
+    if seq_get('k:' .. q) ~= '0' then
       dels[#dels + 1] = q
-      hset(K_SEQ, 'k:' .. q, '0')
+      seq_set('k:' .. q, '0')
     end
   end
-  for _, q in ipairs(WAKEQ) do
-    local n = WAKE[q]
-    -- tokens only while a claim may be blocked on q (always with the test
-    -- clock, whose now need not follow real time)
-    if n > 0 and TEST_NOW == '' and not WAKE_NEW[q] and num(hget(K_SEQ, wq(q))) < NOW then n = 0 end
+  local wake, new = CALL.wake or {}, CALL.wake_new or {}
+  for _, q in ipairs(CALL.wakeq or {}) do
+    local n = wake[q]
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(seq_get('w:' .. q)) or 0) < NOW then n = 0 end
     if n > 0 then
-      if n > 1000 then n = 1000 end
-      WAKE[q] = n
       pushes[#pushes + 1] = q
-      hset(K_SEQ, 'k:' .. q, '1') -- no read: the seq hash is written anyway
+      pushes[q] = math.min(n, 1000)
+      seq_set('k:' .. q, '1')
     end
   end
-  flush_states()
-  flush_hashes()
-  for i = 1, #UNLINK, 1000 do redis.call('UNLINK', unpack(UNLINK, i, math.min(i + 999, #UNLINK))) end
-  for _, k in ipairs(ZRK) do zflush(k) end
-  ZRK = {}
-  for _, k in ipairs(ZBK) do zflush(k) end
-  ZBK = {}
+  gc()
+  seq_flush()
+  local u = CALL.unlink
+  if u then
+    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
+  end
   for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
   for _, q in ipairs(pushes) do
     local toks = {}
-    for i = 1, WAKE[q] do toks[i] = '1' end
+    for i = 1, pushes[q] do toks[i] = '1' end
     local k = qkey(q, 'w')
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
   end
-  if TEST_NOW == '' then
-    for i = 1, #ttl, 2 do redis.call('PEXPIREAT', ttl[i], fmt(ttl[i + 1])) end
-  end
-  gc()
-  for i = 1, #PUB, 2 do redis.call('PUBLISH', PUB[i], PUB[i + 1]) end
+  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end

@@ -1,221 +1,159 @@
--- workflow.lua: a task's end and its cascade, FailFast, the workflow's end,
--- compensation, cancel. Needs core.lua and jobs.lua. Workflow fields (hash
--- weir:{..}:w:<id>): st state, rs reason, ff, uoc, cr, cu, h plan hash,
--- c created, en ended, x expires, n tasks, rem tasks not ended, ua
--- unabsorbed failure, fbc failed before cancel, fff FailFast fired, urem
--- undos not ended, ufail an undo did not complete, alw/und one '0'/'1' per
--- task (Always, has undo), t<i> task spec, names all
--- names (newline-separated), cat when CancelWorkflow ran. Task states: the
--- string key w:<id>:s (jobs.lua).
+-- workflow.lua: loading a workflow, its fields, its task-state string, and
+-- moving it between states.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--
+-- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- once per call by load_wf:
+--   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
+--   skey  w:<id>:s  string: one state byte per task, in plan order
+--   ikey  w:<id>:i  hash: task name -> index
+--   pkey  w:<id>:p  hash: payloads
+--   m[f]  the workflow fields read so far (false: absent)
+--   so[i] task i's state byte as this call changed it; states_flush writes
+--         these at the end of the call, one SETRANGE per run of adjacent
+--         bytes (or one SET of the whole string)
+--   sc[i] task i's byte as read; S the whole string, once read
 
-local function wf_member(w) return pad15(num(hget(w.key, 'c'))) .. ':' .. w.id end
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
 
--- set_wf_state moves a workflow to a state and its listing index entry.
-local function set_wf_state(w, st)
-  local old = hget(w.key, 'st')
-  local m = wf_member(w)
-  zrem(P .. 'wf:' .. old, m)
-  zadd(P .. 'wf:' .. st, 0, m)
-  hset(w.key, 'st', st)
+-- expired_at: whether a record whose expiry field holds x is gone for
+-- this call (its retention passed).
+local function expired_at(x)
+  if IGNORE_EXPIRY or not x or x == '' or x == '0' then return false end
+  return tonumber(x) <= NOW
 end
 
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local wfs = bag('wfs')
+  local w = wfs[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
+  if not v[1] or expired_at(v[2]) then
+    wfs[id] = false
+    return nil
+  end
+  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  wfs[id] = w
+  return w
+end
+
+-- wget returns field f of workflow w (nil when absent), read once.
+local function wget(w, f)
+  local v = w.m[f]
+  if v == nil then
+    v = redis.call('HGET', w.key, f)
+    w.m[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- wset writes field f of workflow w at once.
+local function wset(w, f, v)
+  w.m[f] = v
+  redis.call('HSET', w.key, f, v)
+end
+
+-- wflag reports whether a "1" flag of workflow w is set.
+local function wflag(w, f) return wget(w, f) == '1' end
+
+-- task_byte returns task i's state byte.
+local function task_byte(w, i)
+  local c = w.so[i]
+  if c then return c end
+  if w.S then return string.sub(w.S, i, i) end
+  c = w.sc[i]
+  if not c then
+    c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
+    w.sc[i] = c
+  end
+  return c
+end
+
+local function task_state(w, i) return TASK_STATE[task_byte(w, i)] end
+
+-- states_read reads workflow w's whole state string, for calls that go
+-- through every task.
+local function states_read(w)
+  if not w.S then w.S = redis.call('GET', w.skey) or '' end
+  return w.S
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  if not w.sdirty then
+    w.sdirty = true
+    local d = bag('sdirty')
+    d[#d + 1] = w
+  end
+  w.so[i] = TASK_BYTE[st]
+end
+
+-- states_flush writes the state bytes this call changed: the whole string
+-- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
+-- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
+-- i and i+1: one command).
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or {}) do
+    local pos = {}
+    for i in pairs(w.so) do pos[#pos + 1] = i end
+    table.sort(pos)
+    local runs = {}
+    local x = 1
+    while x <= #pos do
+      local y = x
+      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+      runs[#runs + 1] = {x, y}
+      x = y + 1
+    end
+    if w.sfull or #runs > 32 then
+      local S = states_read(w)
+      local parts, prev = {}, 1
+      for _, i in ipairs(pos) do
+        parts[#parts + 1] = string.sub(S, prev, i - 1)
+        parts[#parts + 1] = w.so[i]
+        prev = i + 1
+      end
+      parts[#parts + 1] = string.sub(S, prev)
+      redis.call('SET', w.skey, join(parts, ''))
+    else
+      for _, r in ipairs(runs) do
+        local bytes = {}
+        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+      end
+    end
+  end
+end
+
+-- wf_member is workflow w's member in the listing indexes.
+local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+
+-- set_wf_state moves workflow w to state st and its index entry with it.
+local function set_wf_state(w, st)
+  local m = wf_member(w)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  wset(w, W_STATE, st)
+end
+
+local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
+
+-- end_wf ends workflow w in state st: its end and removal times, and its
+-- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
-  hset(w.key, 'en', NOW_S)
-  hset(w.key, 'x', fmt(NOW + RETENTION))
+  w.m[W_ENDED] = NOW_S
+  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
   fx.wf_ended = true
-  ENDED_W[#ENDED_W + 1] = w
-end
-
--- undo_tasks lists, in plan order, the tasks that have an undo job.
-local function undo_tasks(w)
-  local und, out = hget(w.key, 'und'), {}
-  local pos = string.find(und, '1', 1, true)
-  while pos do
-    out[#out + 1] = pos
-    pos = string.find(und, '1', pos + 1, true)
-  end
-  return out
-end
-local function spec_fields(w)
-  local f = {}
-  for i = 1, w.n do f[i] = 't' .. tostring(i) end
-  return f
-end
-
--- start_compensation creates the undo job of every completed task that has
--- one and pushes, in reverse plan order, those whose nearest compensated
--- descendants are all done (none yet).
-local function start_compensation(w, reason, fx)
-  set_wf_state(w, 'compensating')
-  hset(w.key, 'rs', reason)
-  local n = w.n
-  local has = {}
-  local urem = 0
-  for _, i in ipairs(undo_tasks(w)) do
-    if tstate(w, i) == 'completed' then
-      local u = ujob(w, i)
-      set_state(u, 'pending')
-      jset(u, 'c', NOW_S)
-      has[i] = true
-      urem = urem + 1
-    end
-  end
-  hset(w.key, 'urem', fmt(urem))
-  local seen, blockers, parents = {}, {}, {}
-  for x = n, 1, -1 do
-    if has[x] then
-      local stack = {}
-      for _, d in ipairs(spec(w, x).dnts) do stack[#stack + 1] = d end
-      while #stack > 0 do
-        local y = stack[#stack]
-        stack[#stack] = nil
-        if seen[y] ~= x then
-          seen[y] = x
-          if has[y] then
-            blockers[x] = (blockers[x] or 0) + 1
-            local pl = parents[y]
-            if not pl then
-              pl = {}
-              parents[y] = pl
-            end
-            pl[#pl + 1] = x
-          else
-            for _, d in ipairs(spec(w, y).dnts) do stack[#stack + 1] = d end
-          end
-        end
-      end
-    end
-  end
-  for x = n, 1, -1 do
-    if has[x] then
-      if blockers[x] then jset(ujob(w, x), 'b', fmt(blockers[x])) end
-      if parents[x] then jset(ujob(w, x), 'pa', join(parents[x], ',')) end
-    end
-  end
-  for x = n, 1, -1 do
-    if has[x] and not blockers[x] then push(ujob(w, x), fx) end
-  end
-end
-
--- tasks_all_ended decides a workflow's end once every task ended.
-local function tasks_all_ended(w, fx)
-  local compensable = false
-  for _, i in ipairs(undo_tasks(w)) do
-    if tstate(w, i) == 'completed' then
-      compensable = true
-      break
-    end
-  end
-  local cr = hget(w.key, 'cr') == '1'
-  local cu = hget(w.key, 'cu') == '1'
-  local fbc = hget(w.key, 'fbc') == '1'
-  local ua = hget(w.key, 'ua') == '1'
-  if cr and (cu or fbc) and compensable then
-    if fbc then start_compensation(w, 'failure', fx) else start_compensation(w, 'cancel', fx) end
-  elseif cr then
-    end_wf(w, 'cancelled', fx)
-  elseif ua and compensable then
-    start_compensation(w, 'failure', fx)
-  elseif ua then
-    end_wf(w, 'failed', fx)
-  else
-    end_wf(w, 'completed', fx)
-  end
-end
-
--- task_ended: promotion of dependents, cancellation of non-Always
--- dependents of a failed or cancelled task (and of theirs), FailFast, and
--- the workflow's end once every task ended. First in, first out; each
--- task's dependents in plan order.
-task_ended = function(w, i, fx)
-  local work, head = {i}, 1
-  local rem = num(hget(w.key, 'rem'))
-  while head <= #work do
-    local k = work[head]
-    head = head + 1
-    rem = rem - 1
-    local ts = tstate(w, k)
-    if ts == 'failed' and not spec(w, k).absorb then
-      hset(w.key, 'ua', '1')
-      if hget(w.key, 'cr') ~= '1' then
-        hset(w.key, 'fbc', '1')
-        if hget(w.key, 'ff') == '1' and hget(w.key, 'fff') ~= '1' then
-          hset(w.key, 'fff', '1')
-          prefetch(w.key, spec_fields(w))
-          for x = 1, w.n do
-            local sx = tstate(w, x)
-            if (sx == 'waiting' or sx == 'queued') and not always(w, x) then
-              cancel_task(tjob(w, x), 'fail_fast', fx)
-              work[#work + 1] = x
-            end
-          end
-        end
-      end
-    end
-    local dn = spec(w, k).dnts
-    for _, d in ipairs(dn) do
-      if tstate(w, d) == 'waiting' then
-        local td = tjob(w, d)
-        if ts == 'completed' or always(w, d) then
-          local o = jget(td, 'o')
-          if o then o = tonumber(o) - 1 else o = #spec(w, d).deps - 1 end
-          jset(td, 'o', fmt(o))
-          if o == 0 then push(td, fx) end
-        else
-          cancel_task(td, 'dependency ' .. spec(w, k).name .. ' ' .. ts, fx)
-          work[#work + 1] = d
-        end
-      end
-    end
-  end
-  hset(w.key, 'rem', fmt(rem))
-  if rem == 0 then tasks_all_ended(w, fx) end
-end
-
--- release_undo_parents counts task i's undo, ended and no longer waiting
--- for its descendants, as done for its nearest compensated ancestors; an
--- ancestor's undo that ended while it still waited (cancelled) passes the
--- count on in turn, depth first (the model's recursion, with a stack).
-local function release_undo_parents(w, i, fx)
-  local stack = {{ilist(jget(ujob(w, i), 'pa')), 1}}
-  while #stack > 0 do
-    local fr = stack[#stack]
-    local p = fr[1][fr[2]]
-    if not p then
-      stack[#stack] = nil
-    else
-      fr[2] = fr[2] + 1
-      local up = ujob(w, p)
-      local b = num(jget(up, 'b')) - 1
-      jset(up, 'b', fmt(b))
-      if b == 0 then
-        local st = jstate(up)
-        if st == 'pending' then
-          push(up, fx)
-        elseif st == 'completed' or st == 'failed' or st == 'cancelled' then
-          stack[#stack + 1] = {ilist(jget(up, 'pa')), 1}
-        end
-      end
-    end
-  end
-end
-
-undo_ended = function(w, i, fx)
-  local urem = num(hget(w.key, 'urem')) - 1
-  hset(w.key, 'urem', fmt(urem))
-  local u = ujob(w, i)
-  if jstate(u) ~= 'completed' then hset(w.key, 'ufail', '1') end
-  if num(jget(u, 'b')) == 0 then release_undo_parents(w, i, fx) end
-  if urem == 0 then
-    if hget(w.key, 'ufail') == '1' then
-      end_wf(w, 'compensation_failed', fx)
-    else
-      end_wf(w, 'compensated', fx)
-    end
-  end
-end
-
-local function wf_ended_state(st)
-  return st ~= 'running' and st ~= 'compensating'
+  local e = bag('ended_w')
+  e[#e + 1] = w
 end

@@ -1,58 +1,72 @@
--- weir1_enqueue: Writes a plain job and pushes it, or delays it until its runAt.
+-- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
+-- run-at; each job as Enqueue would (a batch is several in one call).
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] job ID (no '/')
--- ARGV[5] queue
--- ARGV[6] "1" when a payload is given (even empty), else ""
--- ARGV[7] payload bytes
--- ARGV[8] priority
--- ARGV[9] max attempts (default applied)
--- ARGV[10] backoff ms (default applied)
--- ARGV[11] timeout ms
--- ARGV[12] runAt ms, 0 for now
--- ARGV[13] spec hash (RunAt excluded)
--- Reply: {created "1" | "", state}
--- Errors: JOBEXISTS (another spec under this ID)
-
---!include core.lua
---!include jobs.lua
---!include workflow.lua
---!include reply.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  k: number of jobs, then per job 8 values:
+--          job ID (no '/'), queue, priority, spec "queue|priority|
+--          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
+--          payload is given (even empty) else "", payload, run-at ms (0:
+--          now), spec fingerprint (run-at excluded)
+-- Reply:   per job: created, state; created is "1" (written), "" (the
+--          same spec existed: no effect) or "JOBEXISTS" (another spec
+--          exists under the ID: no effect, state "")
+--
+--!include call.lua
+--!include job.lua
+--!include queue.lua
 --!include finalize.lua
 
-read_clock({wq(ARGV[5]), 'n:' .. ARGV[5]})
-local id, hash = ARGV[4], ARGV[13]
-local key = P .. 'j:' .. id
-if hload(key) then
-  if not expired(key) then
-    save_clock()
-    if hget(key, 'h') == hash then return {'', hget(key, 's')} end
-    return redis.error_reply('JOBEXISTS job "' .. id .. '" exists with a different spec')
+begin(KEYS, ARGV)
+local k = tonumber(ARGV[4])
+local fields, seen = {'push', 'gc'}, {}
+for x = 0, k - 1 do
+  local q = ARGV[6 + 8 * x]
+  if not seen[q] then
+    seen[q] = true
+    fields[#fields + 1] = 'w:' .. q
+    fields[#fields + 1] = 'n:' .. q
   end
-  redis.call('ZREM', K_EXPIRY, 'j:' .. id)
-  redis.call('UNLINK', key)
-  forget(key)
-  C[key] = {}
-  FULL[key] = true
 end
-JOBS[id] = nil
-local fields = {'q', ARGV[5], 'pr', ARGV[8], 'ma', ARGV[9], 'bo', ARGV[10], 'to', ARGV[11], 'h', hash, 'c', NOW_S}
-if ARGV[6] == '1' then
-  fields[#fields + 1] = 'p'
-  fields[#fields + 1] = ARGV[7]
+read_clock(fields)
+local out = {}
+local fx = {pushed = {}}
+for x = 0, k - 1 do
+  local b = 5 + 8 * x
+  local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
+  local key = P .. 'j:' .. id
+  local v = redis.call('HMGET', key, F_STATE, F_EXPIRES, F_HASH)
+  if v[1] and not expired_at(v[2]) then
+    if v[3] == hash then
+      out[#out + 1] = ''
+      out[#out + 1] = v[1]
+    else
+      out[#out + 1] = 'JOBEXISTS'
+      out[#out + 1] = ''
+    end
+  else
+    if v[1] then
+      -- the old record's retention passed: it goes first
+      redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+      redis.call('UNLINK', key)
+    end
+    local j = {id = id, kind = 'j', key = key, pre = '', spec = spec, attr = {q, tonumber(ARGV[b + 2])}}
+    bag('jobs')[id] = j
+    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S}
+    if ARGV[b + 4] == '1' then
+      hs[#hs + 1] = F_PAYLOAD
+      hs[#hs + 1] = ARGV[b + 5]
+    end
+    local ra = tonumber(ARGV[b + 6])
+    if ra > NOW then
+      hs[#hs + 1] = F_RUN_AT
+      hs[#hs + 1] = ARGV[b + 6]
+    end
+    push(j, ra, fx, hs)
+    redis.call('HSET', key, unpack(hs))
+    out[#out + 1] = '1'
+    out[#out + 1] = 'queued'
+  end
 end
-for i = 1, #fields, 2 do hset(key, fields[i], fields[i + 1]) end
-if tonumber(ARGV[12]) ~= 0 then hset(key, 'ra', ARGV[12]) end
-local j = {id = id, kind = 'j', key = key, pre = ''}
-JOBS[id] = j
-push(j, new_fx())
-local st = jstate(j)
 finalize()
-return {'1', st}
+return out

@@ -1,26 +1,18 @@
--- weir1_get_job: Reads one job's snapshot.
+-- weir2_get_job: Reads one job's snapshot. Read-only.
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] job ID
--- ARGV[5] "1": return it even when its retention passed (awaits)
--- Reply: job snapshot (23 strings, see reply.lua)
--- Errors: NOTFOUND
-
---!include core.lua
---!include jobs.lua
---!include workflow.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  job ID
+-- ARGV[5]  "1": return it even when its retention passed (awaits)
+-- Reply:   job snapshot (16 strings, reply.lua)
+-- Errors:  NOTFOUND
+--
+--!include call.lua
+--!include job.lua
 --!include reply.lua
---!include finalize.lua
 
+begin(KEYS, ARGV)
 read_clock()
-save_clock()
 IGNORE_EXPIRY = ARGV[5] == '1'
 local j = load_job(ARGV[4])
 if not j then return redis.error_reply('NOTFOUND job "' .. ARGV[4] .. '"') end

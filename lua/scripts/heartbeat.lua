@@ -1,39 +1,43 @@
--- weir1_heartbeat: Extends many leases to now + extend and says, per lease, whether it
--- is lost and whether its job should stop.
+-- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
+-- whether it is lost and whether its job should stop.
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] extend ms
--- ARGV[5 ..] jobID, token, ...
--- Reply: per lease {lost "1"|"", cancel "1"|"", deadline ms}
-
---!include core.lua
---!include jobs.lua
---!include workflow.lua
---!include reply.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  extend ms
+-- ARGV[5 ..] job ID, token, ...
+-- Reply:   per lease: lost "1" | "", cancel "1" | "", deadline ms
+--
+--!include call.lua
+--!include job.lua
+--!include queue.lua
 --!include finalize.lua
 
-read_clock()
+begin(KEYS, ARGV)
+read_clock({'gc'})
 allow_full()
 local ext = tonumber(ARGV[4])
 local out = {}
 for b = 5, #ARGV, 2 do
-  local j = load_job(ARGV[b])
-  if not j or jstate(j) ~= 'running' or jget(j, 'tk') ~= ARGV[b + 1] then
-    append(out, {'1', '', '0'})
+  local id = ARGV[b]
+  local j = load_job(id)
+  local tk, dl, cr
+  if j then tk, dl, cr = jget(j, F_TOKEN, F_DEADLINE, F_CANCEL) end
+  local n = #out
+  if not j or tk ~= ARGV[b + 1] or job_state(j) ~= 'running' then
+    out[n + 1] = '1'
+    out[n + 2] = ''
+    out[n + 3] = '0'
   else
-    local dl = NOW + ext
+    local q = job_queue(j)
+    local nd = NOW + ext
     -- a shorter lease than before lowers the queue's due hint
-    if dl < num(jget(j, 'dl')) then note_due(jattr(j).q, dl) end
-    jset(j, 'dl', fmt(dl))
-    zadd(qkey(jattr(j).q, 'a'), dl, j.id)
-    append(out, {'', jget(j, 'cr') or '', fmt(dl)})
+    if nd < (tonumber(dl) or 0) then note_due(q, nd) end
+    local nds = fmt(nd)
+    jset(j, F_DEADLINE, nds)
+    active_add_later(q, nd, id)
+    out[n + 1] = ''
+    out[n + 2] = cr or ''
+    out[n + 3] = nds
   end
 end
 finalize()

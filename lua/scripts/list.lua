@@ -1,27 +1,21 @@
--- weir1_list: Pages through workflows, newest first (created, then ID, both
--- descending), optionally of one state; skips records whose retention passed.
+-- weir2_list: Pages through workflows, newest first (created, then ID, both
+-- descending), optionally of one state; skips records whose retention
+-- passed. Read-only.
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] state, or "" for all
--- ARGV[5] page size
--- ARGV[6] cursor member <created15>:<id> of the previous page's last, or ""
--- Reply: {next cursor member or "", n, (fieldCount, field/value list of the workflow hash)*}
-
---!include core.lua
---!include jobs.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  state, or "" for all
+-- ARGV[5]  page size
+-- ARGV[6]  cursor member <created15>:<id> of the previous page's last, or ""
+-- Reply:   next cursor member or "", n, (count, field/value list of the
+--          workflow hash, "S", task states)*
+--
+--!include call.lua
+--!include text.lua
 --!include workflow.lua
---!include reply.lua
---!include finalize.lua
 
+begin(KEYS, ARGV)
 read_clock()
-save_clock()
 local st, limit, cursor = ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local idx = K_WF
 if st ~= '' then idx = P .. 'wf:' .. st end
@@ -33,9 +27,8 @@ while #found <= limit do
   local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', 0, batch)
   for _, m in ipairs(ms) do
     local c = string.sub(m, 1, 15)
-    local id = string.sub(m, 17)
-    local w = load_wf(id)
-    if w and pad15(num(hget(w.key, 'c'))) == c and (st == '' or hget(w.key, 'st') == st) then
+    local w = load_wf(string.sub(m, 17))
+    if w and pad15(tonumber(wget(w, F_CREATED)) or 0) == c and (st == '' or wget(w, W_STATE) == st) then
       found[#found + 1] = {m, w}
       if #found > limit then break end
     end
@@ -52,7 +45,7 @@ for x, f in ipairs(found) do
   end
   local h = redis.call('HGETALL', f[2].key)
   h[#h + 1] = 'S'
-  h[#h + 1] = wS(f[2])
+  h[#h + 1] = states_read(f[2])
   out[#out + 1] = fmt(#h)
   append(out, h)
   n = n + 1

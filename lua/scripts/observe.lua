@@ -1,64 +1,58 @@
--- weir1_observe: Reads, at one instant, what queues, get_workflow and
--- get_job read, for many IDs and queues (the conformance suite's reads; not
--- a transition).
+-- weir2_observe: Reads, at one instant, what queues, get_workflow and
+-- get_job read, for many IDs and queues (the conformance suite's reads,
+-- Store.Observe; not a transition). Read-only.
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] number of workflow IDs, then the IDs; then the number of job IDs,
---         then the IDs; then the number of queues, then their names
--- Reply: {queues reply}; then per workflow 0 (not found) or its hash
---        followed by "S" and the task states; then per job 0 or its
---        snapshot; then per queue its ready, delayed and running sets
--- Errors: none of its own
-
---!include core.lua
---!include jobs.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4 ..] the number of workflow IDs, then the IDs; the number of job
+--          IDs, then the IDs; the number of queues, then their names
+-- Reply:   the queues reply (reply.lua); per workflow "0" (not found) or
+--          the count of what follows, get_workflow's reply; per job "0" or
+--          "1" and its snapshot; per queue its ready, delayed and running
+--          job IDs, each list a count and the IDs, in claim, due and
+--          deadline order
+--
+--!include call.lua
 --!include workflow.lua
+--!include job.lua
 --!include reply.lua
---!include finalize.lua
 
+begin(KEYS, ARGV)
 read_clock()
-save_clock()
-IGNORE_EXPIRY = false
 local a = 4
-local function nextarg() local v = ARGV[a]; a = a + 1; return v end
-local res = {}
-res[#res + 1] = queues_reply()
+local function nextarg()
+  a = a + 1
+  return ARGV[a - 1]
+end
+local out = {}
+queues_reply(out)
 for _ = 1, tonumber(nextarg()) do
   local w = load_wf(nextarg())
   if not w then
-    res[#res + 1] = 0
+    out[#out + 1] = '0'
   else
-    -- the whole hashes at once: the snapshots of its jobs read them all
-    hload(w.key)
-    hload(w.pkey)
-    hload(w.ikey)
-    local out = redis.call('HGETALL', w.key)
-    out[#out + 1] = 'S'
-    out[#out + 1] = wS(w)
-    res[#res + 1] = out
+    local h = redis.call('HGETALL', w.key)
+    h[#h + 1] = 'S'
+    h[#h + 1] = states_read(w)
+    out[#out + 1] = fmt(#h)
+    append(out, h)
   end
 end
 for _ = 1, tonumber(nextarg()) do
   local j = load_job(nextarg())
   if not j then
-    res[#res + 1] = 0
+    out[#out + 1] = '0'
   else
-    local out = {}
+    out[#out + 1] = '1'
     put_snapshot(out, j)
-    res[#res + 1] = out
   end
 end
 for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
-    res[#res + 1] = redis.call('ZRANGE', qkey(q, kind), 0, -1)
+    local ids = redis.call('ZRANGE', qkey(q, kind), 0, -1)
+    out[#out + 1] = fmt(#ids)
+    append(out, ids)
   end
 end
-return res
+return out

@@ -1,30 +1,28 @@
--- weir1_pause: Pauses or resumes a queue (creating it when unknown). Resuming pushes
--- wake-up tokens for the jobs ready in it.
+-- weir2_pause: Pauses or resumes a queue (making it known when it is not).
+-- Resuming pushes wake-up tokens for the jobs ready in it.
 --
--- KEYS[1] weir:{<ns>:<p>}:         partition prefix; other keys derive from it
--- KEYS[2] weir:{<ns>:<p>}:seq      hash: now (last now, ms), push and lease counters
--- KEYS[3] weir:{<ns>:<p>}:queues   hash: queue name -> "0" | "1" (paused)
--- KEYS[4] weir:{<ns>:<p>}:wf       zset: every workflow, member <created15>:<id>
--- KEYS[5] weir:{<ns>:<p>}:expiry   zset: ended records by removal time
--- ARGV[1] test clock now in ms, or "" for the server's TIME
--- ARGV[2] retention in ms
--- ARGV[3] largest backoff in ms
--- ARGV[4] queue name
--- ARGV[5] "1" pause, "0" resume
--- Reply: "OK"
-
---!include core.lua
---!include jobs.lua
---!include workflow.lua
---!include reply.lua
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  "1" pause, "0" resume
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
 --!include finalize.lua
 
-read_clock()
+begin(KEYS, ARGV)
 local q = ARGV[4]
-hset(K_QUEUES, q, ARGV[5])
-if ARGV[5] == '0' then
+read_clock({'gc', 'w:' .. q, 'k:' .. q})
+allow_full()
+register_queue(q)
+redis.call('HSET', K_QUEUES, q, ARGV[5])
+if ARGV[5] == '1' then
+  seq_set('p:' .. q, '1')
+else
+  redis.call('HDEL', K_SEQ, 'p:' .. q)
   local n = redis.call('ZCARD', qkey(q, 'r'))
   if n > 0 then wake(q, n) end
 end
 finalize()
-return 'OK'
+return {'OK'}

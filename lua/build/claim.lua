@@ -1,0 +1,1578 @@
+-- weir2_claim: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- edit those files, not this one.
+
+local IS_FUNCTION = false
+
+-- ---- include/call.lua
+-- call.lua: what one call knows about itself: its partition's keys, its
+-- clock, its limits, the seq hash's fields it read or changed, and the bags
+-- in which it collects what finalize writes at its end.
+--
+-- Every transition starts with begin(KEYS, ARGV). A function library runs
+-- its top level once, when FUNCTION LOAD loads it, and keeps these locals
+-- from one call to the next: begin sets every one of them again, so that
+-- nothing one call left behind is seen by the next.
+--
+-- KEYS[1] weir:{<ns>:<p>}:  the partition prefix. Every key a call touches
+--         is this prefix followed by a fixed name or by a name that Go
+--         validated (spec/keys.md), so every call stays in one slot.
+-- ARGV[1] the test clock's now in ms, or "" for the server's TIME
+-- ARGV[2] retention in ms
+-- ARGV[3] largest backoff in ms (Limits.MaxBackoff)
+-- ARGV[4 ..] the transition's own arguments
+
+local P, K_SEQ, K_QUEUES, K_WF, K_EXPIRY
+local TEST_NOW, RETENTION, MAX_BACKOFF
+-- NOW is the call's now in ms, NOW_S the same formatted once; CLOCK_LAST
+-- the now the seq hash held.
+local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+-- IGNORE_EXPIRY: this read also sees ended records whose retention passed
+-- (awaits read the outcome they were woken for).
+local IGNORE_EXPIRY = false
+-- SEQ: fields of the seq hash read (false: absent) or written by this call;
+-- SEQ_DIRTY: the names written, in order, for seq_flush.
+local SEQ, SEQ_DIRTY = {}, {}
+-- CALL: the call's bags, each made on first use by bag(name).
+local CALL = {}
+
+local GRACE = 60000 -- ms an ended record is kept past retention while awaited
+local GC_MAX = 20 -- expired records removed per call
+local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
+
+local function begin(keys, argv)
+  P = keys[1]
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  TEST_NOW = argv[1]
+  RETENTION = tonumber(argv[2])
+  MAX_BACKOFF = tonumber(argv[3])
+  NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+  IGNORE_EXPIRY = false
+  SEQ, SEQ_DIRTY = {}, {}
+  CALL = {}
+end
+
+-- bag returns the call's collection name, made empty on first use.
+local function bag(name)
+  local b = CALL[name]
+  if not b then
+    b = {}
+    CALL[name] = b
+  end
+  return b
+end
+
+local function fmt(n) return string.format('%d', n) end
+
+-- read_clock sets NOW: the test clock, else the server's TIME, and never
+-- before the now the seq hash holds (so time does not go back when the
+-- server's clock does). fields, when given, names more fields of the seq
+-- hash to read with it, in the same HMGET (at most 300).
+local function read_clock(fields)
+  local now
+  if TEST_NOW ~= '' then
+    now = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local last
+  if fields and #fields > 0 then
+    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
+    last = v[1]
+    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
+  else
+    last = redis.call('HGET', K_SEQ, 'now')
+  end
+  SEQ.now = last
+  CLOCK_LAST = tonumber(last) or 0
+  if CLOCK_LAST > now then now = CLOCK_LAST end
+  NOW = now
+  NOW_S = fmt(now)
+end
+
+-- seq_get returns a field of the seq hash (nil when absent), read once.
+local function seq_get(f)
+  local v = SEQ[f]
+  if v == nil then
+    v = redis.call('HGET', K_SEQ, f)
+    SEQ[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- seq_set changes a field of the seq hash in this call's copy; seq_flush
+-- writes the copy back. v is a string or an integer.
+local function seq_set(f, v)
+  if not SEQ_DIRTY[f] then
+    SEQ_DIRTY[f] = true
+    SEQ_DIRTY[#SEQ_DIRTY + 1] = f
+  end
+  SEQ[f] = v
+end
+
+-- seq_next increments a counter of the seq hash (push, lease) and returns
+-- its new value.
+local function seq_next(f)
+  local v = (tonumber(seq_get(f)) or 0) + 1
+  seq_set(f, v)
+  return v
+end
+
+-- seq_flush writes the changed fields of the seq hash, with now when it
+-- moved, in one HSET.
+local function seq_flush()
+  if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
+  if #SEQ_DIRTY == 0 then return end
+  local args = {}
+  for _, f in ipairs(SEQ_DIRTY) do
+    local v = SEQ[f]
+    if type(v) == 'number' then v = fmt(v) end
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+  redis.call('HSET', K_SEQ, unpack(args))
+  SEQ_DIRTY = {}
+end
+
+-- allow_full lets the rest of a script write on a server above its
+-- maxmemory: Redis refuses a script only when its first write is a command
+-- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
+-- a write that changes nothing. Called first by the transitions that end
+-- or keep running work. As a function, the library's allow-oom flag does
+-- this, and the call is skipped.
+local function allow_full()
+  if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
+end
+
+-- ---- include/fields.lua
+-- fields.lua: the names of the stored fields (spec/keys.md), one constant
+-- each. A job's field is its prefix (a plain job: none; task i of a
+-- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
+-- names; a workflow's own fields are the W_ names.
+
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
+local F_CREATED = 'c' -- plain job, undo job, workflow
+local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
+local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
+local F_ATTEMPT = 'a'
+local F_RUN_AT = 'ra'
+local F_TOKEN = 'tk'
+local F_DEADLINE = 'dl'
+local F_CANCEL = 'cr'
+local F_RESULT = 'r'
+local F_ERROR = 'e'
+local F_ENDED = 'en'
+local F_EXPIRES = 'x' -- plain job (tasks and undos expire with their workflow)
+local F_LAST_TOKEN = 'lt'
+local F_LAST_SETTLED = 'ls'
+local F_OPEN = 'o' -- task: dependencies not ended yet
+local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
+local F_DEPENDENTS = 'dn' -- task: indices of its dependents, ascending
+local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
+local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
+
+local W_STATE = 'st'
+local W_REASON = 'rs'
+local W_FAIL_FAST = 'ff'
+local W_UNDO_ON_CANCEL = 'uoc'
+local W_CANCEL = 'cr'
+local W_CANCEL_UNDO = 'cu'
+local W_CANCEL_AT = 'cat'
+local W_ENDED = 'en'
+local W_EXPIRES = 'x'
+local W_TASKS = 'n'
+local W_REMAINING = 'rem'
+local W_UNABSORBED = 'ua'
+local W_FAILED_BEFORE_CANCEL = 'fbc'
+local W_FAIL_FAST_FIRED = 'fff'
+local W_UNDOS_REMAINING = 'urem'
+local W_UNDO_FAILED = 'ufail'
+local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
+local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
+local W_NAMES = 'names'
+
+-- ---- include/text.lua
+-- text.lua: string helpers that keep within what Redis 7 and miniredis both
+-- run (shared/lua-compat.md: table.concat and unpack in chunks of 1,000).
+
+-- join concatenates list with sep, 1,000 items a table.concat.
+local function join(list, sep)
+  if #list <= 1000 then return table.concat(list, sep) end
+  local parts = {}
+  for i = 1, #list, 1000 do
+    parts[#parts + 1] = table.concat(list, sep, i, math.min(i + 999, #list))
+  end
+  return join(parts, sep)
+end
+
+-- ilist parses "1,5,7" into {1, 5, 7}; nil or "" is {}.
+local function ilist(s)
+  local out = {}
+  if not s or s == '' then return out end
+  for x in string.gmatch(s, '[^,]+') do out[#out + 1] = tonumber(x) end
+  return out
+end
+
+-- pad15 formats a creation time as the 15 digits of listing members.
+local function pad15(c) return string.format('%015d', c) end
+
+-- append adds list's items to out.
+local function append(out, list)
+  local n = #out
+  for i = 1, #list do out[n + i] = list[i] end
+end
+
+-- bytes_less orders strings byte by byte, as Go does: Lua's < follows the
+-- server's locale (strcoll), which Redis takes from its environment.
+local function bytes_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- ---- include/workflow.lua
+-- workflow.lua: loading a workflow, its fields, its task-state string, and
+-- moving it between states.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--
+-- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- once per call by load_wf:
+--   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
+--   skey  w:<id>:s  string: one state byte per task, in plan order
+--   ikey  w:<id>:i  hash: task name -> index
+--   pkey  w:<id>:p  hash: payloads
+--   m[f]  the workflow fields read so far (false: absent)
+--   so[i] task i's state byte as this call changed it; states_flush writes
+--         these at the end of the call, one SETRANGE per run of adjacent
+--         bytes (or one SET of the whole string)
+--   sc[i] task i's byte as read; S the whole string, once read
+
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+
+-- expired_at: whether a record whose expiry field holds x is gone for
+-- this call (its retention passed).
+local function expired_at(x)
+  if IGNORE_EXPIRY or not x or x == '' or x == '0' then return false end
+  return tonumber(x) <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local wfs = bag('wfs')
+  local w = wfs[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
+  if not v[1] or expired_at(v[2]) then
+    wfs[id] = false
+    return nil
+  end
+  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  wfs[id] = w
+  return w
+end
+
+-- wget returns field f of workflow w (nil when absent), read once.
+local function wget(w, f)
+  local v = w.m[f]
+  if v == nil then
+    v = redis.call('HGET', w.key, f)
+    w.m[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- wset writes field f of workflow w at once.
+local function wset(w, f, v)
+  w.m[f] = v
+  redis.call('HSET', w.key, f, v)
+end
+
+-- wflag reports whether a "1" flag of workflow w is set.
+local function wflag(w, f) return wget(w, f) == '1' end
+
+-- task_byte returns task i's state byte.
+local function task_byte(w, i)
+  local c = w.so[i]
+  if c then return c end
+  if w.S then return string.sub(w.S, i, i) end
+  c = w.sc[i]
+  if not c then
+    c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
+    w.sc[i] = c
+  end
+  return c
+end
+
+local function task_state(w, i) return TASK_STATE[task_byte(w, i)] end
+
+-- states_read reads workflow w's whole state string, for calls that go
+-- through every task.
+local function states_read(w)
+  if not w.S then w.S = redis.call('GET', w.skey) or '' end
+  return w.S
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  if not w.sdirty then
+    w.sdirty = true
+    local d = bag('sdirty')
+    d[#d + 1] = w
+  end
+  w.so[i] = TASK_BYTE[st]
+end
+
+-- states_flush writes the state bytes this call changed: the whole string
+-- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
+-- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
+-- i and i+1: one command).
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or {}) do
+    local pos = {}
+    for i in pairs(w.so) do pos[#pos + 1] = i end
+    table.sort(pos)
+    local runs = {}
+    local x = 1
+    while x <= #pos do
+      local y = x
+      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+      runs[#runs + 1] = {x, y}
+      x = y + 1
+    end
+    if w.sfull or #runs > 32 then
+      local S = states_read(w)
+      local parts, prev = {}, 1
+      for _, i in ipairs(pos) do
+        parts[#parts + 1] = string.sub(S, prev, i - 1)
+        parts[#parts + 1] = w.so[i]
+        prev = i + 1
+      end
+      parts[#parts + 1] = string.sub(S, prev)
+      redis.call('SET', w.skey, join(parts, ''))
+    else
+      for _, r in ipairs(runs) do
+        local bytes = {}
+        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+      end
+    end
+  end
+end
+
+-- wf_member is workflow w's member in the listing indexes.
+local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+
+-- set_wf_state moves workflow w to state st and its index entry with it.
+local function set_wf_state(w, st)
+  local m = wf_member(w)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  wset(w, W_STATE, st)
+end
+
+local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
+
+-- end_wf ends workflow w in state st: its end and removal times, and its
+-- removal registered by finalize.
+local function end_wf(w, st, fx)
+  set_wf_state(w, st)
+  w.m[W_ENDED] = NOW_S
+  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  fx.wf_ended = true
+  local e = bag('ended_w')
+  e[#e + 1] = w
+end
+
+-- ---- include/job.lua
+-- job.lua: finding a job by ID, reading and writing its fields, and its
+-- static attributes (queue, priority, retry policy).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--
+-- A job is a table {id, kind, key, pre, wf, i, is}:
+--   kind 'j': a plain job; key j:<id>, its fields unprefixed
+--   kind 't': task i of workflow wf; key w:<wf>, fields "t<i>.<f>"
+--   kind 'u': the undo of task i; key w:<wf>, fields "u<i>.<f>"
+-- is is i as a string (the index hash's value). A task's state is in the
+-- workflow's state string (task_state); plain and undo jobs have F_STATE.
+
+-- task_job returns task i (is: the same as a string) of workflow w, once
+-- per call.
+local function task_job(w, i, is)
+  local j = w.tj and w.tj[i]
+  if j then return j end
+  is = is or fmt(i)
+  j = {kind = 't', key = w.key, pre = 't' .. is .. '.', wf = w, i = i, is = is}
+  if not w.tj then w.tj = {} end
+  w.tj[i] = j
+  return j
+end
+
+-- task_spec returns task i's spec string
+-- "name|queue|priority|maxAttempts|backoffMs|timeoutMs|flags|undoQueue".
+local function task_spec(w, i, is)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  local s = specs[i]
+  if not s then
+    s = redis.call('HGET', w.key, 't' .. (is or fmt(i)))
+    specs[i] = s
+  end
+  return s
+end
+
+-- job_id returns a job's ID; a task loaded by index learns its name from
+-- its spec.
+local function job_id(j)
+  if not j.id then
+    j.id = j.wf.id .. '/' .. string.match(task_spec(j.wf, j.i, j.is), '^[^|]*')
+    if j.kind == 'u' then j.id = j.id .. '/undo' end
+    bag('jobs')[j.id] = j
+  end
+  return j.id
+end
+
+-- undo_job returns the undo of task i of workflow w.
+local function undo_job(w, i)
+  local j = w.uj and w.uj[i]
+  if j then return j end
+  local is = fmt(i)
+  j = {kind = 'u', key = w.key, pre = 'u' .. is .. '.', wf = w, i = i, is = is}
+  if not w.uj then w.uj = {} end
+  w.uj[i] = j
+  return j
+end
+
+-- load_job finds a live job by ID (validated in Go: a plain ID,
+-- "<wf>/<task>" or "<wf>/<task>/undo"), or nil.
+local function load_job(id)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j ~= nil then return j or nil end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    local v = redis.call('HMGET', key, F_STATE, F_EXPIRES)
+    if not v[1] or expired_at(v[2]) then
+      jobs[id] = false
+      return nil
+    end
+    j = {id = id, kind = 'j', key = key, pre = '', st = v[1]}
+    jobs[id] = j
+    return j
+  end
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then
+    name, undo = string.sub(name, 1, s2 - 1), true
+  end
+  local w = load_wf(string.sub(id, 1, s1 - 1))
+  local is = w and redis.call('HGET', w.ikey, name)
+  if not is then
+    jobs[id] = false
+    return nil
+  end
+  local i = tonumber(is)
+  if not undo then
+    j = task_job(w, i, is)
+  else
+    j = undo_job(w, i)
+    j.st = redis.call('HGET', w.key, j.pre .. F_STATE)
+    if not j.st then
+      jobs[id] = false
+      return nil
+    end
+  end
+  j.id = id
+  jobs[id] = j
+  return j
+end
+
+-- job_state returns a job's state.
+local function job_state(j)
+  if j.kind == 't' then return task_state(j.wf, j.i) end
+  if j.st == nil then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) or nil end
+  return j.st
+end
+
+-- set_job_state changes a job's state: a task's in its workflow's overlay;
+-- a plain or undo job's among the fields hs gathers when given (the caller
+-- writes them), else at once.
+local function set_job_state(j, st, hs)
+  if j.kind == 't' then
+    set_task_state(j.wf, j.i, st)
+    return
+  end
+  j.st = st
+  if hs then
+    hs[#hs + 1] = F_STATE
+    hs[#hs + 1] = st
+  else
+    redis.call('HSET', j.key, j.pre .. F_STATE, st)
+  end
+end
+
+-- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
+-- when absent) in one HMGET, or one value in one HGET.
+local function jget(j, f, ...)
+  local n = select('#', ...)
+  if n == 0 then return redis.call('HGET', j.key, j.pre .. f) end
+  local args = {j.pre .. f, ...}
+  for x = 2, n + 1 do args[x] = j.pre .. args[x] end
+  return unpack(redis.call('HMGET', j.key, unpack(args)))
+end
+
+-- jset writes job fields: jset(j, f1, v1, f2, v2, ...) in one HSET.
+local function jset(j, ...)
+  local args = {...}
+  for x = 1, #args, 2 do args[x] = j.pre .. args[x] end
+  redis.call('HSET', j.key, unpack(args))
+end
+
+-- jdel removes job fields in one HDEL.
+local function jdel(j, ...)
+  local args = {...}
+  for x = 1, #args do args[x] = j.pre .. args[x] end
+  redis.call('HDEL', j.key, unpack(args))
+end
+
+-- job_spec returns a job's spec string: a plain job's F_SPEC, a task's or
+-- undo's task spec.
+local function job_spec(j)
+  if not j.spec then
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, F_SPEC) else j.spec = task_spec(j.wf, j.i, j.is) end
+  end
+  return j.spec
+end
+
+-- job_attr returns a job's queue, priority, max attempts and backoff (ms),
+-- parsed from its spec once.
+local function job_attr(j)
+  local a = j.attr
+  if a then return a[1], a[2], a[3], a[4] end
+  local q, pr, ma, bo
+  if j.kind == 'j' then
+    q, pr, ma, bo = string.match(job_spec(j), '^([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+  else
+    local s = job_spec(j)
+    q, pr, ma, bo = string.match(s, '^[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+    if j.kind == 'u' then q = string.match(s, '([^|]*)$') end
+  end
+  a = {q, tonumber(pr), tonumber(ma), tonumber(bo)}
+  j.attr = a
+  return a[1], a[2], a[3], a[4]
+end
+
+local function job_queue(j) return (job_attr(j)) end
+
+-- ended_state: whether a job state is terminal.
+local function ended_state(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end
+
+-- mark_ended registers a job that ended in this call, for finalize
+-- (publish to waiters, removal time of a plain job).
+local function mark_ended(j)
+  local set = bag('ended_set')
+  if set[j] then return end
+  set[j] = true
+  local e = bag('ended_j')
+  e[#e + 1] = j
+end
+
+-- ---- include/queue.lua
+-- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
+-- wake-up tokens and lease-set writes that finalize and claim write late.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
+-- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
+-- deadline ms), q:<q>:w wake-up tokens. Its seq-hash fields: w:<q> (present
+-- once the queue is known; until when a blocked claim may wait on it),
+-- p:<q> ("1" while paused), n:<q> (due hint), k:<q> (whether its wake-up
+-- list may hold tokens). spec/keys.md says more.
+
+local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+
+-- register_queue makes q known: in the queues hash and in the seq hash.
+local function register_queue(q)
+  if seq_get('w:' .. q) then return end
+  redis.call('HSETNX', K_QUEUES, q, '0')
+  seq_set('w:' .. q, '0')
+  bag('wake_new')[q] = true
+end
+
+-- note_due lowers queue q's due hint (seq field n:<q>) to t when the hint
+-- is known and later. The hint is a time before which no lease of q ends
+-- and no delayed job of q falls due ("none": both sets were empty; absent:
+-- unknown); a sweep that finds it ahead of now reads nothing.
+local function note_due(q, t)
+  local h = seq_get('n:' .. q)
+  if h and (h == 'none' or t < tonumber(h)) then seq_set('n:' .. q, t) end
+end
+
+-- wake asks finalize for n wake-up tokens on q; wake_clear for clearing
+-- q's wake-up list instead (a claim left it empty, or it is paused).
+local function wake(q, n)
+  local w = bag('wake')
+  if not w[q] then
+    w[q] = 0
+    local order = bag('wakeq')
+    order[#order + 1] = q
+  end
+  w[q] = w[q] + n
+end
+
+local function wake_clear(q)
+  bag('wake_del')[q] = true
+  local w = CALL.wake
+  if w and w[q] then w[q] = 0 end
+end
+
+-- push puts job j into its queue: delayed until ra when ra is after now,
+-- else ready (and listed in fx.pushed). The caller has stored or cleared
+-- j's F_RUN_AT; hs, when given, gathers the state field for the caller to
+-- write (set_job_state).
+local function push(j, ra, fx, hs)
+  set_job_state(j, 'queued', hs)
+  local q, pr = job_attr(j)
+  register_queue(q)
+  local id = job_id(j)
+  if ra > NOW then
+    redis.call('ZADD', qkey(q, 'd'), ra, id)
+    note_due(q, ra)
+    return
+  end
+  redis.call('ZADD', qkey(q, 'r'), (pr + 1000) * PRIO_UNIT + seq_next('push'), id)
+  wake(q, 1)
+  local p = fx.pushed
+  p[#p + 1] = id
+  p[#p + 1] = q
+end
+
+-- unqueue takes a queued job out of its ready or delayed set.
+local function unqueue(j)
+  local q, id = job_queue(j), job_id(j)
+  if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- Lease-set writes of many jobs are gathered per queue and written in one
+-- ZREM and one ZADD: active_remove_later and active_add_later gather,
+-- active_flush(q) writes q's (removals first), before any read of the set
+-- and at the end of the call.
+local function active_flush(q)
+  local rm = CALL.arm and CALL.arm[q]
+  if rm then
+    CALL.arm[q] = nil
+    for i = 1, #rm, 1000 do redis.call('ZREM', qkey(q, 'a'), unpack(rm, i, math.min(i + 999, #rm))) end
+  end
+  local add = CALL.aadd and CALL.aadd[q]
+  if add then
+    CALL.aadd[q] = nil
+    for i = 1, #add, 1000 do redis.call('ZADD', qkey(q, 'a'), unpack(add, i, math.min(i + 999, #add))) end
+  end
+end
+
+local function active_later(kind, q)
+  local per = bag(kind)
+  local list = per[q]
+  if not list then
+    list = {}
+    per[q] = list
+    local order = bag('aq')
+    if not order[q] then
+      order[q] = true
+      order[#order + 1] = q
+    end
+  end
+  return list
+end
+
+local function active_remove_later(q, id)
+  local list = active_later('arm', q)
+  list[#list + 1] = id
+end
+
+local function active_add_later(q, deadline, id)
+  local list = active_later('aadd', q)
+  list[#list + 1] = deadline
+  list[#list + 1] = id
+end
+
+-- active_flush_all writes every queue's gathered lease-set writes.
+local function active_flush_all()
+  for _, q in ipairs(CALL.aq or {}) do active_flush(q) end
+end
+
+-- ---- include/compensate.lua
+-- compensate.lua: a workflow's compensation: creating its undo jobs in the
+-- order the DAG allows, and what the end of each undo releases.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- dependents_of returns the dependents lists of every task of workflow w
+-- (index -> list), read 1,000 fields an HMGET.
+local function dependents_of(w, n)
+  local out = {}
+  for first = 1, n, 1000 do
+    local last = math.min(first + 999, n)
+    local f = {}
+    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. F_DEPENDENTS end
+    local v = redis.call('HMGET', w.key, unpack(f))
+    for i = first, last do out[i] = ilist(v[i - first + 1]) end
+  end
+  return out
+end
+
+-- start_compensation moves workflow w to compensating: every completed
+-- task that has an undo gets its undo job, pending; the undo of task X
+-- waits for the undos of its nearest compensated descendants (those reached
+-- from X through tasks without one); the undos that wait for none are
+-- pushed, in reverse plan order.
+local function start_compensation(w, reason, fx)
+  set_wf_state(w, 'compensating')
+  wset(w, W_REASON, reason)
+  local n = tonumber(wget(w, W_TASKS))
+  local und = wget(w, W_HAS_UNDO)
+  states_read(w)
+  local has, urem = {}, 0
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      local u = undo_job(w, pos)
+      u.st = 'pending'
+      jset(u, F_STATE, 'pending', F_CREATED, NOW_S)
+      has[pos] = true
+      urem = urem + 1
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  wset(w, W_UNDOS_REMAINING, fmt(urem))
+  local dn = dependents_of(w, n)
+  -- below[v]: some descendant of v is compensated; the searches skip the
+  -- rest, so a large region without undos is not walked once per undo
+  local below = {}
+  for v = n, 1, -1 do
+    for _, d in ipairs(dn[v]) do
+      if has[d] or below[d] then
+        below[v] = true
+        break
+      end
+    end
+  end
+  local seen, blockers, parents = {}, {}, {}
+  for x = n, 1, -1 do
+    if has[x] and below[x] then
+      local stack = {}
+      for _, d in ipairs(dn[x]) do stack[#stack + 1] = d end
+      while #stack > 0 do
+        local y = stack[#stack]
+        stack[#stack] = nil
+        if seen[y] ~= x then
+          seen[y] = x
+          if has[y] then
+            blockers[x] = (blockers[x] or 0) + 1
+            local pl = parents[y]
+            if not pl then
+              pl = {}
+              parents[y] = pl
+            end
+            pl[#pl + 1] = x
+          elseif below[y] then
+            for _, d in ipairs(dn[y]) do stack[#stack + 1] = d end
+          end
+        end
+      end
+    end
+  end
+  for x = n, 1, -1 do
+    if blockers[x] then jset(undo_job(w, x), F_BLOCKERS, fmt(blockers[x])) end
+    if parents[x] then jset(undo_job(w, x), F_PARENTS, join(parents[x], ',')) end
+  end
+  for x = n, 1, -1 do
+    if has[x] and not blockers[x] then push(undo_job(w, x), 0, fx) end
+  end
+end
+
+-- release_undo_parents counts task i's undo, ended and no longer waiting
+-- for its descendants, as done for its nearest compensated ancestors; an
+-- ancestor's undo that ended while it still waited (cancelled) passes the
+-- count on in turn, depth first.
+local function release_undo_parents(w, i, fx)
+  local stack = {{ilist(jget(undo_job(w, i), F_PARENTS)), 1}}
+  while #stack > 0 do
+    local fr = stack[#stack]
+    local p = fr[1][fr[2]]
+    if not p then
+      stack[#stack] = nil
+    else
+      fr[2] = fr[2] + 1
+      local up = undo_job(w, p)
+      local b = redis.call('HINCRBY', w.key, up.pre .. F_BLOCKERS, -1)
+      if b == 0 then
+        local st = job_state(up)
+        if st == 'pending' then
+          push(up, 0, fx)
+        elseif ended_state(st) then
+          stack[#stack + 1] = {ilist(jget(up, F_PARENTS)), 1}
+        end
+      end
+    end
+  end
+end
+
+-- undo_ended runs the consequences of the end of task i's undo: its
+-- ancestors' undos released, and the workflow's end after the last one.
+local function undo_ended(w, i, fx)
+  local urem = redis.call('HINCRBY', w.key, W_UNDOS_REMAINING, -1)
+  w.m[W_UNDOS_REMAINING] = fmt(urem)
+  local u = undo_job(w, i)
+  if job_state(u) ~= 'completed' then wset(w, W_UNDO_FAILED, '1') end
+  if (tonumber(jget(u, F_BLOCKERS)) or 0) == 0 then release_undo_parents(w, i, fx) end
+  if urem == 0 then
+    if wflag(w, W_UNDO_FAILED) then
+      end_wf(w, 'compensation_failed', fx)
+    else
+      end_wf(w, 'compensated', fx)
+    end
+  end
+end
+
+-- ---- include/cascade.lua
+-- cascade.lua: what the end of a task does to its workflow: promotion of
+-- its dependents, cancellation of the dependents a failure or cancel
+-- reaches, FailFast, and the workflow's end once every task ended.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include compensate.lua
+
+-- cancel_task ends a waiting, queued or pending job as cancelled with
+-- reason, without its consequences (the caller runs those).
+local function cancel_task(j, reason, fx)
+  if job_state(j) == 'queued' then
+    unqueue(j)
+    jdel(j, F_RUN_AT)
+  end
+  set_job_state(j, 'cancelled')
+  jset(j, F_ERROR, reason, F_ENDED, NOW_S)
+  local c = fx.cancelled
+  c[#c + 1] = job_id(j)
+  mark_ended(j)
+end
+
+-- task_flags returns the flags of task i's spec: A Always, B a failure is
+-- absorbed, U has an undo, E After given empty.
+local function task_flags(w, i)
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+end
+
+local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
+
+local function always(w, i) return string.byte(wget(w, W_ALWAYS), i) == 49 end
+
+-- tasks_all_ended decides a workflow's end once every task ended.
+local function tasks_all_ended(w, fx)
+  local und = wget(w, W_HAS_UNDO)
+  local compensable = false
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      compensable = true
+      break
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  local cr, fbc = wflag(w, W_CANCEL), wflag(w, W_FAILED_BEFORE_CANCEL)
+  if cr and (wflag(w, W_CANCEL_UNDO) or fbc) and compensable then
+    start_compensation(w, fbc and 'failure' or 'cancel', fx)
+  elseif cr then
+    end_wf(w, 'cancelled', fx)
+  elseif wflag(w, W_UNABSORBED) and compensable then
+    start_compensation(w, 'failure', fx)
+  elseif wflag(w, W_UNABSORBED) then
+    end_wf(w, 'failed', fx)
+  else
+    end_wf(w, 'completed', fx)
+  end
+end
+
+-- fail_fast cancels every task of w that has not started, except Always
+-- ones, and adds them to the work list.
+local function fail_fast(w, work, fx)
+  wset(w, W_FAIL_FAST_FIRED, '1')
+  local S = states_read(w)
+  local alw = wget(w, W_ALWAYS)
+  for x = 1, #S do
+    local b = task_byte(w, x)
+    if (b == 'w' or b == 'q') and string.byte(alw, x) ~= 49 then
+      cancel_task(task_job(w, x), 'fail_fast', fx)
+      work[#work + 1] = x
+    end
+  end
+end
+
+-- task_ended runs the consequences of task i's end, as engine.Model does:
+-- ended tasks first in, first out, each one's dependents in plan order. A
+-- completed task decrements each dependent's open count and pushes those
+-- it brings to zero; a failed or cancelled one does that for Always
+-- dependents and cancels the others, which end in turn.
+local function task_ended(w, i, fx)
+  local work, head = {i}, 1
+  while head <= #work do
+    local k = work[head]
+    head = head + 1
+    local kb = task_byte(w, k)
+    if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+      if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
+      if not wflag(w, W_CANCEL) then
+        if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
+        if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then fail_fast(w, work, fx) end
+      end
+    end
+    local kj = task_job(w, k)
+    local dn = jget(kj, F_DEPENDENTS)
+    if dn then
+      for ds in string.gmatch(dn, '[^,]+') do
+        local d = tonumber(ds)
+        if kb == 'c' then
+          -- a decrement of a dependent that no longer waits changes nothing
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, -1) == 0 and task_byte(w, d) == 'w' then
+            push(task_job(w, d, ds), 0, fx)
+          end
+        elseif task_byte(w, d) == 'w' then
+          if always(w, d) then
+            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, -1) == 0 then push(task_job(w, d, ds), 0, fx) end
+          else
+            cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+            work[#work + 1] = d
+          end
+        end
+      end
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-#work))
+  w.m[W_REMAINING] = fmt(rem)
+  if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter counter key is above zero. The zset
+-- wait:any (one member per waiting call) spares the look-up while nobody
+-- waits at all; both answers are kept for the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = (tonumber(redis.call('GET', key)) or 0) > 0
+    c[key] = v
+  end
+  return v
+end
+
+-- ---- include/settle.lua
+-- settle.lua: applying a finished attempt's outcome to a running job, and
+-- what a job's end does next.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include compensate.lua
+--!include waiters.lua
+
+-- after_end runs the consequences of a job that just ended: a plain job's
+-- removal time, a task's cascade, an undo's release.
+local function after_end(j, fx, hs)
+  mark_ended(j)
+  if j.kind == 'j' then
+    local x = fmt(NOW + RETENTION)
+    j.x = x
+    if hs then
+      hs[#hs + 1] = F_EXPIRES
+      hs[#hs + 1] = x
+    else
+      jset(j, F_EXPIRES, x)
+    end
+  elseif j.kind == 'u' then
+    undo_ended(j.wf, j.i, fx)
+  else
+    task_ended(j.wf, j.i, fx)
+  end
+end
+
+local function end_job(j, st, fx, hs)
+  set_job_state(j, st, hs)
+  hs[#hs + 1] = F_ENDED
+  hs[#hs + 1] = NOW_S
+  after_end(j, fx, hs)
+end
+
+-- backoff_delay: the delay before retry n (n attempts made): backoff
+-- doubled n - 1 times, at most MAX_BACKOFF.
+local function backoff_delay(bo, n)
+  local d = bo
+  local i = 1
+  while i < n and d < MAX_BACKOFF do
+    d = d * 2
+    i = i + 1
+  end
+  return math.min(d, MAX_BACKOFF)
+end
+
+-- settle applies an outcome (kind completed, failed, cancelled or released)
+-- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
+-- caller read. It returns the Settled {id, state, run_at, pushed, wf_state,
+-- wf_ended} and the job's fields to write (field, value, ...), which the
+-- caller writes in one HSET with its own. The lease token and deadline
+-- stay: they mean something only while the job runs.
+local function settle(j, kind, result, err, nonretry, retry_after)
+  local q, _, ma, bo = job_attr(j)
+  active_remove_later(q, j.id)
+  local fx = {pushed = {}, cancelled = {}}
+  local hs = {}
+  local ra = 0
+  if kind == 'completed' then
+    if result then
+      hs[1] = F_RESULT
+      hs[2] = result
+    end
+    -- only a failed attempt leaves an error, and then a later one counts 2
+    if j.att > 1 then
+      hs[#hs + 1] = F_ERROR
+      hs[#hs + 1] = ''
+    end
+    end_job(j, 'completed', fx, hs)
+  elseif kind == 'cancelled' then
+    hs[1] = F_ERROR
+    hs[2] = err
+    end_job(j, 'cancelled', fx, hs)
+  elseif kind == 'released' then
+    hs[1] = F_ATTEMPT
+    hs[2] = fmt(j.att - 1)
+    if j.cr then
+      hs[3] = F_ERROR
+      hs[4] = 'cancelled'
+      end_job(j, 'cancelled', fx, hs)
+    else
+      push(j, 0, fx, hs)
+    end
+  else
+    hs[1] = F_ERROR
+    hs[2] = err
+    if j.cr then
+      end_job(j, 'cancelled', fx, hs)
+    elseif not nonretry and j.att < ma then
+      local delay = retry_after
+      if delay == 0 then delay = backoff_delay(bo, j.att) end
+      ra = NOW + delay
+      hs[3] = F_RUN_AT
+      hs[4] = fmt(ra)
+      push(j, ra, fx, hs)
+    else
+      end_job(j, 'failed', fx, hs)
+    end
+  end
+  local s = {id = j.id, state = job_state(j), run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
+  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  return s, hs
+end
+
+-- encode_settled / decode_settled: the Settled kept with a job for a
+-- repeated finish, "state runAt wfState ended id queue id queue ...".
+local function encode_settled(s)
+  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
+  append(t, s.pushed)
+  return join(t, ' ')
+end
+
+local function decode_settled(id, str)
+  local t = {}
+  for v in string.gmatch(str, '[^ ]+') do t[#t + 1] = v end
+  local s = {id = id, state = t[1], run_at = tonumber(t[2]), wf_state = t[3], wf_ended = t[4] == '1', pushed = {}}
+  if s.wf_state == '-' then s.wf_state = '' end
+  for i = 5, #t do s.pushed[#s.pushed + 1] = t[i] end
+  return s
+end
+
+-- write_settled writes what settle gathered for job j (and the caller's
+-- fields with it). A plain job that ended with retention 0 while nobody
+-- awaits it is removed instead, by finalize, with nothing written.
+local function write_settled(j, hs)
+  if j.kind == 'j' and RETENTION == 0 and ended_state(j.st) and not awaited(P .. 'wait:j:' .. j.id) then
+    j.unlink = true
+    local u = bag('unlink')
+    u[#u + 1] = j.key
+    return
+  end
+  if #hs > 0 then jset(j, unpack(hs)) end
+end
+
+-- ---- include/sweep.lua
+-- sweep.lua: a queue's overdue leases and due delayed jobs.
+--
+--!include call.lua
+--!include job.lua
+--!include queue.lua
+--!include settle.lua
+
+-- due_until reads the first max + 1 members of sorted set k with their
+-- scores and returns those due by now (at most max), and the score of the
+-- first one not taken (nil when there is none).
+local function due_until(k, max)
+  local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, max + 1)
+  local due = {}
+  for x = 1, #r, 2 do
+    local t = tonumber(r[x + 1])
+    if t > NOW or #due == max then return due, t end
+    due[#due + 1] = r[x]
+  end
+  return due, nil
+end
+
+-- sweep ends q's overdue leases (their attempt failed, "lease_expired"),
+-- then makes its due delayed jobs ready, each in (time, ID) order and at
+-- most max of each. res, when given, collects {expired = {Settled...},
+-- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
+-- of now, and stores the next hint after a sweep.
+local function sweep(q, max, res)
+  local h = seq_get('n:' .. q)
+  if h and (h == 'none' or tonumber(h) > NOW) then return end
+  local ak = qkey(q, 'a')
+  active_flush(q)
+  local due, na = due_until(ak, max)
+  for _, id in ipairs(due) do
+    local j = load_job(id)
+    if j and job_state(j) == 'running' then
+      local a, cr = jget(j, F_ATTEMPT, F_CANCEL)
+      j.att, j.cr = tonumber(a) or 0, cr == '1'
+      local s, hs = settle(j, 'failed', nil, 'lease_expired', false, 0)
+      write_settled(j, hs)
+      if res then res.expired[#res.expired + 1] = s end
+    else
+      redis.call('ZREM', ak, id)
+    end
+  end
+  active_flush(q)
+  local dk = qkey(q, 'd')
+  local nd
+  due, nd = due_until(dk, max)
+  -- leases taken and jobs delayed later in this call lower it again
+  if na and nd then
+    seq_set('n:' .. q, math.min(na, nd))
+  elseif na or nd then
+    seq_set('n:' .. q, na or nd)
+  else
+    seq_set('n:' .. q, 'none')
+  end
+  for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
+  for _, id in ipairs(due) do
+    local j = load_job(id)
+    if j and job_state(j) == 'queued' then
+      jdel(j, F_RUN_AT)
+      local fx = {pushed = {}}
+      push(j, 0, fx)
+      if res then append(res.due, fx.pushed) end
+    end
+  end
+end
+
+-- ---- include/lease.lua
+-- lease.lua: leasing queued jobs to a claim, and what the claim hands the
+-- worker with each (its Claimed).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include sweep.lua
+
+-- put_dep appends a dependency outcome: its task's spec, state, hasResult,
+-- result, error (the values of one HMGET: spec, result, error).
+local function put_dep(out, w, d, spec, r, e)
+  local n = #out
+  out[n + 1] = spec
+  out[n + 2] = task_state(w, d)
+  out[n + 3] = r and '1' or ''
+  out[n + 4] = r or ''
+  out[n + 5] = e or ''
+  if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
+end
+
+-- put_deps appends the count and the outcomes of the tasks listed in dp
+-- ("1,5,7", or nil), in that order.
+local function put_deps(out, w, dp)
+  local deps = ilist(dp)
+  out[#out + 1] = fmt(#deps)
+  if #deps > 4 then states_read(w) end
+  for first = 1, #deps, 300 do
+    local last = math.min(first + 299, #deps)
+    local f = {}
+    for x = first, last do
+      local t = 't' .. fmt(deps[x])
+      f[#f + 1] = t
+      f[#f + 1] = t .. '.' .. F_RESULT
+      f[#f + 1] = t .. '.' .. F_ERROR
+    end
+    local v = redis.call('HMGET', w.key, unpack(f))
+    for x = first, last do
+      local b = 3 * (x - first)
+      put_dep(out, w, deps[x], v[b + 1], v[b + 2], v[b + 3])
+    end
+  end
+end
+
+-- lease_job leases queued job j until now + lease_ms and appends its
+-- Claimed to out: id spec created hasPayload payload attempt token
+-- deadline error nDeps (spec state hasResult result error)*. The rest of
+-- a snapshot is implied: state running, no run-at, result or end, no
+-- cancel request (a queued job has none), and Go reads queue, priority
+-- and retry policy from the spec.
+local function lease_job(j, lease_ms, out)
+  local spec, a, e, pay, created, dp
+  if j.kind == 'j' then
+    spec, a, e, pay, created = jget(j, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    j.spec = spec
+  elseif j.kind == 't' then
+    local w = j.wf
+    local v = redis.call('HMGET', w.key, 't' .. j.is, j.pre .. F_ATTEMPT, j.pre .. F_DEPS)
+    spec, a, dp = v[1], v[2], v[3]
+    j.spec = spec
+    w.specs = w.specs or {}
+    w.specs[j.i] = spec
+    -- an error is left only by a failed attempt, so never before attempt 1
+    if a and a ~= '0' then e = jget(j, F_ERROR) end
+    pay = redis.call('HGET', w.pkey, j.is)
+    created = wget(w, F_CREATED)
+  else
+    spec = job_spec(j)
+    a, e, created = jget(j, F_ATTEMPT, F_ERROR, F_CREATED)
+    pay = redis.call('HGET', j.wf.pkey, 'u' .. j.is)
+  end
+  local attempt = fmt((tonumber(a) or 0) + 1)
+  local token = fmt(seq_next('lease'))
+  local dl = NOW + lease_ms
+  local dls = fmt(dl)
+  if j.kind == 't' then
+    set_task_state(j.wf, j.i, 'running')
+    jset(j, F_ATTEMPT, attempt, F_TOKEN, token, F_DEADLINE, dls)
+  else
+    j.st = 'running'
+    jset(j, F_STATE, 'running', F_ATTEMPT, attempt, F_TOKEN, token, F_DEADLINE, dls)
+  end
+  active_add_later(job_queue(j), dl, j.id)
+  local n = #out
+  out[n + 1] = j.id
+  out[n + 2] = spec
+  out[n + 3] = created or '0'
+  out[n + 4] = pay and '1' or ''
+  out[n + 5] = pay or ''
+  out[n + 6] = attempt
+  out[n + 7] = token
+  out[n + 8] = dls
+  out[n + 9] = e or ''
+  if j.kind == 'j' then
+    out[n + 10] = '0'
+  elseif j.kind == 'u' then
+    out[n + 10] = '1'
+    local t = 't' .. j.is
+    local v = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
+    put_dep(out, j.wf, j.i, v[1], v[2], v[3])
+  else
+    put_deps(out, j.wf, dp)
+  end
+end
+
+-- claim leases up to max jobs from queues, in order, skipping paused and
+-- unknown queues; sweeps each queue first (at most SWEEP_PER_CLAIM expired
+-- leases and due delayed jobs); a job popped that is no longer queued
+-- (cancelled, its workflow gone) is dropped. Appends the Claimed to out and
+-- returns how many. The claim's queues' seq fields (w:, p:, n:, k:) were
+-- read with the clock.
+local function claim(queues, max, lease_ms, out)
+  local seen = {}
+  local n = 0
+  for _, q in ipairs(queues) do
+    if not seen[q] then
+      seen[q] = true
+      if seq_get('w:' .. q) then
+        if seq_get('p:' .. q) == '1' then
+          wake_clear(q)
+        else
+          sweep(q, SWEEP_PER_CLAIM, nil)
+          local rk = qkey(q, 'r')
+          local n0 = n
+          while n < max do
+            local want = max - n
+            local got = redis.call('ZPOPMIN', rk, want)
+            for k = 1, #got, 2 do
+              local j = load_job(got[k])
+              if j and job_state(j) == 'queued' then
+                lease_job(j, lease_ms, out)
+                n = n + 1
+              end
+            end
+            -- fewer than asked: the queue is empty, no second ZPOPMIN
+            if #got < 2 * want then break end
+          end
+          -- every lease taken here ends at now + lease_ms: one hint update
+          if n > n0 then note_due(q, NOW + lease_ms) end
+          if n < max then wake_clear(q) end
+          active_flush(q)
+        end
+      end
+      if n == max then break end
+    end
+  end
+  return n
+end
+
+-- next_due returns the earliest delayed job or lease deadline of the
+-- known, unpaused queues, or 0.
+local function next_due(queues)
+  local best = 0
+  for _, q in ipairs(queues) do
+    if seq_get('w:' .. q) and seq_get('p:' .. q) ~= '1' then
+      active_flush(q)
+      for _, kind in ipairs({'d', 'a'}) do
+        local r = redis.call('ZRANGE', qkey(q, kind), 0, 0, 'WITHSCORES')
+        if #r > 0 then
+          local t = tonumber(r[2])
+          if best == 0 or t < best then best = t end
+        end
+      end
+    end
+  end
+  return best
+end
+
+-- ---- include/finalize.lua
+-- finalize.lua: the end of every write call: ended records get their
+-- removal time and their waiters a message, wake-up lists their tokens,
+-- the gathered writes are written, and a few expired records are removed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include waiters.lua
+
+-- note_gc lowers the seq hash's gc (the earliest removal time in the
+-- expiry index: a time, "none", or absent for unknown) to at.
+local function note_gc(at)
+  local g = seq_get('gc')
+  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
+end
+
+-- expire_records gives every record this call ended its removal time:
+-- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
+-- in the expiry index (which removes its listing entries), and a plain job
+-- one only with the test clock (the index is then the only removal). An
+-- awaited record is published and kept GRACE past its retention. Returns
+-- the publishes (channel, message, ...).
+local function expire_records()
+  local pub = {}
+  for _, w in ipairs(CALL.ended_w or {}) do
+    local st = w.m[W_STATE]
+    local at = tonumber(w.m[W_EXPIRES])
+    if awaited(P .. 'wait:w:' .. w.id) then
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
+    end
+    redis.call('ZADD', K_EXPIRY, at, 'w:' .. st .. ':' .. wf_member(w))
+    note_gc(at)
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+    end
+  end
+  for _, j in ipairs(CALL.ended_j or {}) do
+    if j.kind == 'j' then
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'wait:j:' .. j.id) then
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        if TEST_NOW == '' then
+          redis.call('PEXPIREAT', j.key, fmt(at))
+        else
+          redis.call('ZADD', K_EXPIRY, at, 'j:' .. j.id)
+          note_gc(at)
+        end
+      end
+    elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
+    end
+  end
+  return pub
+end
+
+-- gc removes up to GC_MAX records whose removal time passed: their keys
+-- and their listing entries. A record created again under the same ID
+-- since is left alone.
+local function gc()
+  local g = seq_get('gc')
+  if g == 'none' or (g and tonumber(g) > NOW) then return end
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', 0, GC_MAX)
+  for _, m in ipairs(due) do
+    if string.sub(m, 1, 1) == 'j' then
+      local key = P .. 'j:' .. string.sub(m, 3)
+      local x = redis.call('HGET', key, F_EXPIRES)
+      if x and x ~= '' and tonumber(x) <= NOW then redis.call('UNLINK', key) end
+    else
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      local key = P .. 'w:' .. id
+      local x = redis.call('HGET', key, W_EXPIRES)
+      local gone = redis.call('EXISTS', key) == 0
+      if gone or (x and x ~= '' and tonumber(x) <= NOW) then
+        if not gone then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        redis.call('ZREM', K_WF, c .. ':' .. id)
+        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
+      end
+    end
+    redis.call('ZREM', K_EXPIRY, m)
+  end
+  local first = redis.call('ZRANGE', K_EXPIRY, 0, 0, 'WITHSCORES')
+  seq_set('gc', first[2] or 'none')
+end
+
+-- finalize writes everything the call gathered; every write call ends
+-- with it, and publishes last.
+local function finalize()
+  -- the writes first: a SET of a state string would drop a TTL given before
+  states_flush()
+  active_flush_all()
+  local pub = expire_records()
+  -- wake-up lists: a clear is needed only while the list may hold tokens
+  -- (seq field k:<q>); tokens only while a claim may be blocked on the
+  -- queue (w:<q> ahead of now), for its first push, or with the test clock
+  -- (whose now need not follow real time)
+  local dels, pushes = {}, {}
+  for q in pairs(CALL.wake_del or {}) do
+    if seq_get('k:' .. q) ~= '0' then
+      dels[#dels + 1] = q
+      seq_set('k:' .. q, '0')
+    end
+  end
+  local wake, new = CALL.wake or {}, CALL.wake_new or {}
+  for _, q in ipairs(CALL.wakeq or {}) do
+    local n = wake[q]
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(seq_get('w:' .. q)) or 0) < NOW then n = 0 end
+    if n > 0 then
+      pushes[#pushes + 1] = q
+      pushes[q] = math.min(n, 1000)
+      seq_set('k:' .. q, '1')
+    end
+  end
+  gc()
+  seq_flush()
+  local u = CALL.unlink
+  if u then
+    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
+  end
+  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes) do
+    local toks = {}
+    for i = 1, pushes[q] do toks[i] = '1' end
+    local k = qkey(q, 'w')
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
+  end
+  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+end
+
+-- ---- scripts/claim.lua
+-- weir2_claim: Leases up to max jobs from the queues, in order, skipping
+-- paused and unknown queues; sweeps each queue first (expired leases, due
+-- delayed jobs, at most 100 of each). Clears the wake-up list of a queue it
+-- empties.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  max jobs
+-- ARGV[5]  lease ms
+-- ARGV[6]  wait ms, or "": when nothing is claimed and it is positive, also
+--          return the next due time, and register the caller as waiting on
+--          each known queue until now + wait (seq field w:<queue>), so that
+--          pushes write wake-up tokens meanwhile
+-- ARGV[7 ..] queue names
+-- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
+--
+--!include call.lua
+--!include lease.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local queues, fields = {}, {'lease', 'gc'}
+for i = 7, #ARGV do
+  local q = ARGV[i]
+  queues[#queues + 1] = q
+  fields[#fields + 1] = 'w:' .. q
+  fields[#fields + 1] = 'p:' .. q
+  fields[#fields + 1] = 'n:' .. q
+  fields[#fields + 1] = 'k:' .. q
+end
+read_clock(fields)
+allow_full()
+local out = {}
+local n = claim(queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
+local nd = 0
+local wait = tonumber(ARGV[6]) or 0
+if n == 0 and wait > 0 then
+  nd = next_due(queues)
+  local till = NOW + wait
+  for _, q in ipairs(queues) do
+    local w = seq_get('w:' .. q)
+    if w and tonumber(w) < till then seq_set('w:' .. q, till) end
+  end
+end
+finalize()
+local r = {NOW_S, fmt(nd), fmt(n)}
+append(r, out)
+return r

@@ -1,0 +1,423 @@
+-- weir2_get_workflow: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- edit those files, not this one.
+
+local IS_FUNCTION = false
+
+-- ---- include/call.lua
+-- call.lua: what one call knows about itself: its partition's keys, its
+-- clock, its limits, the seq hash's fields it read or changed, and the bags
+-- in which it collects what finalize writes at its end.
+--
+-- Every transition starts with begin(KEYS, ARGV). A function library runs
+-- its top level once, when FUNCTION LOAD loads it, and keeps these locals
+-- from one call to the next: begin sets every one of them again, so that
+-- nothing one call left behind is seen by the next.
+--
+-- KEYS[1] weir:{<ns>:<p>}:  the partition prefix. Every key a call touches
+--         is this prefix followed by a fixed name or by a name that Go
+--         validated (spec/keys.md), so every call stays in one slot.
+-- ARGV[1] the test clock's now in ms, or "" for the server's TIME
+-- ARGV[2] retention in ms
+-- ARGV[3] largest backoff in ms (Limits.MaxBackoff)
+-- ARGV[4 ..] the transition's own arguments
+
+local P, K_SEQ, K_QUEUES, K_WF, K_EXPIRY
+local TEST_NOW, RETENTION, MAX_BACKOFF
+-- NOW is the call's now in ms, NOW_S the same formatted once; CLOCK_LAST
+-- the now the seq hash held.
+local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+-- IGNORE_EXPIRY: this read also sees ended records whose retention passed
+-- (awaits read the outcome they were woken for).
+local IGNORE_EXPIRY = false
+-- SEQ: fields of the seq hash read (false: absent) or written by this call;
+-- SEQ_DIRTY: the names written, in order, for seq_flush.
+local SEQ, SEQ_DIRTY = {}, {}
+-- CALL: the call's bags, each made on first use by bag(name).
+local CALL = {}
+
+local GRACE = 60000 -- ms an ended record is kept past retention while awaited
+local GC_MAX = 20 -- expired records removed per call
+local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
+
+local function begin(keys, argv)
+  P = keys[1]
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  TEST_NOW = argv[1]
+  RETENTION = tonumber(argv[2])
+  MAX_BACKOFF = tonumber(argv[3])
+  NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+  IGNORE_EXPIRY = false
+  SEQ, SEQ_DIRTY = {}, {}
+  CALL = {}
+end
+
+-- bag returns the call's collection name, made empty on first use.
+local function bag(name)
+  local b = CALL[name]
+  if not b then
+    b = {}
+    CALL[name] = b
+  end
+  return b
+end
+
+local function fmt(n) return string.format('%d', n) end
+
+-- read_clock sets NOW: the test clock, else the server's TIME, and never
+-- before the now the seq hash holds (so time does not go back when the
+-- server's clock does). fields, when given, names more fields of the seq
+-- hash to read with it, in the same HMGET (at most 300).
+local function read_clock(fields)
+  local now
+  if TEST_NOW ~= '' then
+    now = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local last
+  if fields and #fields > 0 then
+    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
+    last = v[1]
+    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
+  else
+    last = redis.call('HGET', K_SEQ, 'now')
+  end
+  SEQ.now = last
+  CLOCK_LAST = tonumber(last) or 0
+  if CLOCK_LAST > now then now = CLOCK_LAST end
+  NOW = now
+  NOW_S = fmt(now)
+end
+
+-- seq_get returns a field of the seq hash (nil when absent), read once.
+local function seq_get(f)
+  local v = SEQ[f]
+  if v == nil then
+    v = redis.call('HGET', K_SEQ, f)
+    SEQ[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- seq_set changes a field of the seq hash in this call's copy; seq_flush
+-- writes the copy back. v is a string or an integer.
+local function seq_set(f, v)
+  if not SEQ_DIRTY[f] then
+    SEQ_DIRTY[f] = true
+    SEQ_DIRTY[#SEQ_DIRTY + 1] = f
+  end
+  SEQ[f] = v
+end
+
+-- seq_next increments a counter of the seq hash (push, lease) and returns
+-- its new value.
+local function seq_next(f)
+  local v = (tonumber(seq_get(f)) or 0) + 1
+  seq_set(f, v)
+  return v
+end
+
+-- seq_flush writes the changed fields of the seq hash, with now when it
+-- moved, in one HSET.
+local function seq_flush()
+  if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
+  if #SEQ_DIRTY == 0 then return end
+  local args = {}
+  for _, f in ipairs(SEQ_DIRTY) do
+    local v = SEQ[f]
+    if type(v) == 'number' then v = fmt(v) end
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+  redis.call('HSET', K_SEQ, unpack(args))
+  SEQ_DIRTY = {}
+end
+
+-- allow_full lets the rest of a script write on a server above its
+-- maxmemory: Redis refuses a script only when its first write is a command
+-- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
+-- a write that changes nothing. Called first by the transitions that end
+-- or keep running work. As a function, the library's allow-oom flag does
+-- this, and the call is skipped.
+local function allow_full()
+  if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
+end
+
+-- ---- include/fields.lua
+-- fields.lua: the names of the stored fields (spec/keys.md), one constant
+-- each. A job's field is its prefix (a plain job: none; task i of a
+-- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
+-- names; a workflow's own fields are the W_ names.
+
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
+local F_CREATED = 'c' -- plain job, undo job, workflow
+local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
+local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
+local F_ATTEMPT = 'a'
+local F_RUN_AT = 'ra'
+local F_TOKEN = 'tk'
+local F_DEADLINE = 'dl'
+local F_CANCEL = 'cr'
+local F_RESULT = 'r'
+local F_ERROR = 'e'
+local F_ENDED = 'en'
+local F_EXPIRES = 'x' -- plain job (tasks and undos expire with their workflow)
+local F_LAST_TOKEN = 'lt'
+local F_LAST_SETTLED = 'ls'
+local F_OPEN = 'o' -- task: dependencies not ended yet
+local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
+local F_DEPENDENTS = 'dn' -- task: indices of its dependents, ascending
+local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
+local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
+
+local W_STATE = 'st'
+local W_REASON = 'rs'
+local W_FAIL_FAST = 'ff'
+local W_UNDO_ON_CANCEL = 'uoc'
+local W_CANCEL = 'cr'
+local W_CANCEL_UNDO = 'cu'
+local W_CANCEL_AT = 'cat'
+local W_ENDED = 'en'
+local W_EXPIRES = 'x'
+local W_TASKS = 'n'
+local W_REMAINING = 'rem'
+local W_UNABSORBED = 'ua'
+local W_FAILED_BEFORE_CANCEL = 'fbc'
+local W_FAIL_FAST_FIRED = 'fff'
+local W_UNDOS_REMAINING = 'urem'
+local W_UNDO_FAILED = 'ufail'
+local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
+local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
+local W_NAMES = 'names'
+
+-- ---- include/text.lua
+-- text.lua: string helpers that keep within what Redis 7 and miniredis both
+-- run (shared/lua-compat.md: table.concat and unpack in chunks of 1,000).
+
+-- join concatenates list with sep, 1,000 items a table.concat.
+local function join(list, sep)
+  if #list <= 1000 then return table.concat(list, sep) end
+  local parts = {}
+  for i = 1, #list, 1000 do
+    parts[#parts + 1] = table.concat(list, sep, i, math.min(i + 999, #list))
+  end
+  return join(parts, sep)
+end
+
+-- ilist parses "1,5,7" into {1, 5, 7}; nil or "" is {}.
+local function ilist(s)
+  local out = {}
+  if not s or s == '' then return out end
+  for x in string.gmatch(s, '[^,]+') do out[#out + 1] = tonumber(x) end
+  return out
+end
+
+-- pad15 formats a creation time as the 15 digits of listing members.
+local function pad15(c) return string.format('%015d', c) end
+
+-- append adds list's items to out.
+local function append(out, list)
+  local n = #out
+  for i = 1, #list do out[n + i] = list[i] end
+end
+
+-- bytes_less orders strings byte by byte, as Go does: Lua's < follows the
+-- server's locale (strcoll), which Redis takes from its environment.
+local function bytes_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- ---- include/workflow.lua
+-- workflow.lua: loading a workflow, its fields, its task-state string, and
+-- moving it between states.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--
+-- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- once per call by load_wf:
+--   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
+--   skey  w:<id>:s  string: one state byte per task, in plan order
+--   ikey  w:<id>:i  hash: task name -> index
+--   pkey  w:<id>:p  hash: payloads
+--   m[f]  the workflow fields read so far (false: absent)
+--   so[i] task i's state byte as this call changed it; states_flush writes
+--         these at the end of the call, one SETRANGE per run of adjacent
+--         bytes (or one SET of the whole string)
+--   sc[i] task i's byte as read; S the whole string, once read
+
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+
+-- expired_at: whether a record whose expiry field holds x is gone for
+-- this call (its retention passed).
+local function expired_at(x)
+  if IGNORE_EXPIRY or not x or x == '' or x == '0' then return false end
+  return tonumber(x) <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local wfs = bag('wfs')
+  local w = wfs[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
+  if not v[1] or expired_at(v[2]) then
+    wfs[id] = false
+    return nil
+  end
+  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  wfs[id] = w
+  return w
+end
+
+-- wget returns field f of workflow w (nil when absent), read once.
+local function wget(w, f)
+  local v = w.m[f]
+  if v == nil then
+    v = redis.call('HGET', w.key, f)
+    w.m[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- wset writes field f of workflow w at once.
+local function wset(w, f, v)
+  w.m[f] = v
+  redis.call('HSET', w.key, f, v)
+end
+
+-- wflag reports whether a "1" flag of workflow w is set.
+local function wflag(w, f) return wget(w, f) == '1' end
+
+-- task_byte returns task i's state byte.
+local function task_byte(w, i)
+  local c = w.so[i]
+  if c then return c end
+  if w.S then return string.sub(w.S, i, i) end
+  c = w.sc[i]
+  if not c then
+    c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
+    w.sc[i] = c
+  end
+  return c
+end
+
+local function task_state(w, i) return TASK_STATE[task_byte(w, i)] end
+
+-- states_read reads workflow w's whole state string, for calls that go
+-- through every task.
+local function states_read(w)
+  if not w.S then w.S = redis.call('GET', w.skey) or '' end
+  return w.S
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  if not w.sdirty then
+    w.sdirty = true
+    local d = bag('sdirty')
+    d[#d + 1] = w
+  end
+  w.so[i] = TASK_BYTE[st]
+end
+
+-- states_flush writes the state bytes this call changed: the whole string
+-- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
+-- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
+-- i and i+1: one command).
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or {}) do
+    local pos = {}
+    for i in pairs(w.so) do pos[#pos + 1] = i end
+    table.sort(pos)
+    local runs = {}
+    local x = 1
+    while x <= #pos do
+      local y = x
+      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+      runs[#runs + 1] = {x, y}
+      x = y + 1
+    end
+    if w.sfull or #runs > 32 then
+      local S = states_read(w)
+      local parts, prev = {}, 1
+      for _, i in ipairs(pos) do
+        parts[#parts + 1] = string.sub(S, prev, i - 1)
+        parts[#parts + 1] = w.so[i]
+        prev = i + 1
+      end
+      parts[#parts + 1] = string.sub(S, prev)
+      redis.call('SET', w.skey, join(parts, ''))
+    else
+      for _, r in ipairs(runs) do
+        local bytes = {}
+        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+      end
+    end
+  end
+end
+
+-- wf_member is workflow w's member in the listing indexes.
+local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+
+-- set_wf_state moves workflow w to state st and its index entry with it.
+local function set_wf_state(w, st)
+  local m = wf_member(w)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  wset(w, W_STATE, st)
+end
+
+local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
+
+-- end_wf ends workflow w in state st: its end and removal times, and its
+-- removal registered by finalize.
+local function end_wf(w, st, fx)
+  set_wf_state(w, st)
+  w.m[W_ENDED] = NOW_S
+  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  fx.wf_ended = true
+  local e = bag('ended_w')
+  e[#e + 1] = w
+end
+
+-- ---- scripts/get_workflow.lua
+-- weir2_get_workflow: Reads a workflow record (every field of its hash).
+-- Read-only.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  workflow ID
+-- ARGV[5]  "1": return it even when its retention passed (awaits)
+-- Reply:   field/value list of the workflow hash (spec/keys.md), then "S"
+--          and the task-state string
+-- Errors:  NOTFOUND
+--
+--!include call.lua
+--!include workflow.lua
+
+begin(KEYS, ARGV)
+read_clock()
+IGNORE_EXPIRY = ARGV[5] == '1'
+local w = load_wf(ARGV[4])
+if not w then return redis.error_reply('NOTFOUND workflow "' .. ARGV[4] .. '"') end
+local out = redis.call('HGETALL', w.key)
+out[#out + 1] = 'S'
+out[#out + 1] = states_read(w)
+return out

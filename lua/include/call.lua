@@ -1,0 +1,141 @@
+-- call.lua: what one call knows about itself: its partition's keys, its
+-- clock, its limits, the seq hash's fields it read or changed, and the bags
+-- in which it collects what finalize writes at its end.
+--
+-- Every transition starts with begin(KEYS, ARGV). A function library runs
+-- its top level once, when FUNCTION LOAD loads it, and keeps these locals
+-- from one call to the next: begin sets every one of them again, so that
+-- nothing one call left behind is seen by the next.
+--
+-- KEYS[1] weir:{<ns>:<p>}:  the partition prefix. Every key a call touches
+--         is this prefix followed by a fixed name or by a name that Go
+--         validated (spec/keys.md), so every call stays in one slot.
+-- ARGV[1] the test clock's now in ms, or "" for the server's TIME
+-- ARGV[2] retention in ms
+-- ARGV[3] largest backoff in ms (Limits.MaxBackoff)
+-- ARGV[4 ..] the transition's own arguments
+
+local P, K_SEQ, K_QUEUES, K_WF, K_EXPIRY
+local TEST_NOW, RETENTION, MAX_BACKOFF
+-- NOW is the call's now in ms, NOW_S the same formatted once; CLOCK_LAST
+-- the now the seq hash held.
+local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+-- IGNORE_EXPIRY: this read also sees ended records whose retention passed
+-- (awaits read the outcome they were woken for).
+local IGNORE_EXPIRY = false
+-- SEQ: fields of the seq hash read (false: absent) or written by this call;
+-- SEQ_DIRTY: the names written, in order, for seq_flush.
+local SEQ, SEQ_DIRTY = {}, {}
+-- CALL: the call's bags, each made on first use by bag(name).
+local CALL = {}
+
+local GRACE = 60000 -- ms an ended record is kept past retention while awaited
+local GC_MAX = 20 -- expired records removed per call
+local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
+
+local function begin(keys, argv)
+  P = keys[1]
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  TEST_NOW = argv[1]
+  RETENTION = tonumber(argv[2])
+  MAX_BACKOFF = tonumber(argv[3])
+  NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+  IGNORE_EXPIRY = false
+  SEQ, SEQ_DIRTY = {}, {}
+  CALL = {}
+end
+
+-- bag returns the call's collection name, made empty on first use.
+local function bag(name)
+  local b = CALL[name]
+  if not b then
+    b = {}
+    CALL[name] = b
+  end
+  return b
+end
+
+local function fmt(n) return string.format('%d', n) end
+
+-- read_clock sets NOW: the test clock, else the server's TIME, and never
+-- before the now the seq hash holds (so time does not go back when the
+-- server's clock does). fields, when given, names more fields of the seq
+-- hash to read with it, in the same HMGET (at most 300).
+local function read_clock(fields)
+  local now
+  if TEST_NOW ~= '' then
+    now = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local last
+  if fields and #fields > 0 then
+    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
+    last = v[1]
+    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
+  else
+    last = redis.call('HGET', K_SEQ, 'now')
+  end
+  SEQ.now = last
+  CLOCK_LAST = tonumber(last) or 0
+  if CLOCK_LAST > now then now = CLOCK_LAST end
+  NOW = now
+  NOW_S = fmt(now)
+end
+
+-- seq_get returns a field of the seq hash (nil when absent), read once.
+local function seq_get(f)
+  local v = SEQ[f]
+  if v == nil then
+    v = redis.call('HGET', K_SEQ, f)
+    SEQ[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- seq_set changes a field of the seq hash in this call's copy; seq_flush
+-- writes the copy back. v is a string or an integer.
+local function seq_set(f, v)
+  if not SEQ_DIRTY[f] then
+    SEQ_DIRTY[f] = true
+    SEQ_DIRTY[#SEQ_DIRTY + 1] = f
+  end
+  SEQ[f] = v
+end
+
+-- seq_next increments a counter of the seq hash (push, lease) and returns
+-- its new value.
+local function seq_next(f)
+  local v = (tonumber(seq_get(f)) or 0) + 1
+  seq_set(f, v)
+  return v
+end
+
+-- seq_flush writes the changed fields of the seq hash, with now when it
+-- moved, in one HSET.
+local function seq_flush()
+  if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
+  if #SEQ_DIRTY == 0 then return end
+  local args = {}
+  for _, f in ipairs(SEQ_DIRTY) do
+    local v = SEQ[f]
+    if type(v) == 'number' then v = fmt(v) end
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+  redis.call('HSET', K_SEQ, unpack(args))
+  SEQ_DIRTY = {}
+end
+
+-- allow_full lets the rest of a script write on a server above its
+-- maxmemory: Redis refuses a script only when its first write is a command
+-- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
+-- a write that changes nothing. Called first by the transitions that end
+-- or keep running work. As a function, the library's allow-oom flag does
+-- this, and the call is skipped.
+local function allow_full()
+  if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
+end

@@ -1,0 +1,198 @@
+-- job.lua: finding a job by ID, reading and writing its fields, and its
+-- static attributes (queue, priority, retry policy).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--
+-- A job is a table {id, kind, key, pre, wf, i, is}:
+--   kind 'j': a plain job; key j:<id>, its fields unprefixed
+--   kind 't': task i of workflow wf; key w:<wf>, fields "t<i>.<f>"
+--   kind 'u': the undo of task i; key w:<wf>, fields "u<i>.<f>"
+-- is is i as a string (the index hash's value). A task's state is in the
+-- workflow's state string (task_state); plain and undo jobs have F_STATE.
+
+-- task_job returns task i (is: the same as a string) of workflow w, once
+-- per call.
+local function task_job(w, i, is)
+  local j = w.tj and w.tj[i]
+  if j then return j end
+  is = is or fmt(i)
+  j = {kind = 't', key = w.key, pre = 't' .. is .. '.', wf = w, i = i, is = is}
+  if not w.tj then w.tj = {} end
+  w.tj[i] = j
+  return j
+end
+
+-- task_spec returns task i's spec string
+-- "name|queue|priority|maxAttempts|backoffMs|timeoutMs|flags|undoQueue".
+local function task_spec(w, i, is)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  local s = specs[i]
+  if not s then
+    s = redis.call('HGET', w.key, 't' .. (is or fmt(i)))
+    specs[i] = s
+  end
+  return s
+end
+
+-- job_id returns a job's ID; a task loaded by index learns its name from
+-- its spec.
+local function job_id(j)
+  if not j.id then
+    j.id = j.wf.id .. '/' .. string.match(task_spec(j.wf, j.i, j.is), '^[^|]*')
+    if j.kind == 'u' then j.id = j.id .. '/undo' end
+    bag('jobs')[j.id] = j
+  end
+  return j.id
+end
+
+-- undo_job returns the undo of task i of workflow w.
+local function undo_job(w, i)
+  local j = w.uj and w.uj[i]
+  if j then return j end
+  local is = fmt(i)
+  j = {kind = 'u', key = w.key, pre = 'u' .. is .. '.', wf = w, i = i, is = is}
+  if not w.uj then w.uj = {} end
+  w.uj[i] = j
+  return j
+end
+
+-- load_job finds a live job by ID (validated in Go: a plain ID,
+-- "<wf>/<task>" or "<wf>/<task>/undo"), or nil.
+local function load_job(id)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j ~= nil then return j or nil end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    local v = redis.call('HMGET', key, F_STATE, F_EXPIRES)
+    if not v[1] or expired_at(v[2]) then
+      jobs[id] = false
+      return nil
+    end
+    j = {id = id, kind = 'j', key = key, pre = '', st = v[1]}
+    jobs[id] = j
+    return j
+  end
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then
+    name, undo = string.sub(name, 1, s2 - 1), true
+  end
+  local w = load_wf(string.sub(id, 1, s1 - 1))
+  local is = w and redis.call('HGET', w.ikey, name)
+  if not is then
+    jobs[id] = false
+    return nil
+  end
+  local i = tonumber(is)
+  if not undo then
+    j = task_job(w, i, is)
+  else
+    j = undo_job(w, i)
+    j.st = redis.call('HGET', w.key, j.pre .. F_STATE)
+    if not j.st then
+      jobs[id] = false
+      return nil
+    end
+  end
+  j.id = id
+  jobs[id] = j
+  return j
+end
+
+-- job_state returns a job's state.
+local function job_state(j)
+  if j.kind == 't' then return task_state(j.wf, j.i) end
+  if j.st == nil then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) or nil end
+  return j.st
+end
+
+-- set_job_state changes a job's state: a task's in its workflow's overlay;
+-- a plain or undo job's among the fields hs gathers when given (the caller
+-- writes them), else at once.
+local function set_job_state(j, st, hs)
+  if j.kind == 't' then
+    set_task_state(j.wf, j.i, st)
+    return
+  end
+  j.st = st
+  if hs then
+    hs[#hs + 1] = F_STATE
+    hs[#hs + 1] = st
+  else
+    redis.call('HSET', j.key, j.pre .. F_STATE, st)
+  end
+end
+
+-- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
+-- when absent) in one HMGET, or one value in one HGET.
+local function jget(j, f, ...)
+  local n = select('#', ...)
+  if n == 0 then return redis.call('HGET', j.key, j.pre .. f) end
+  local args = {j.pre .. f, ...}
+  for x = 2, n + 1 do args[x] = j.pre .. args[x] end
+  return unpack(redis.call('HMGET', j.key, unpack(args)))
+end
+
+-- jset writes job fields: jset(j, f1, v1, f2, v2, ...) in one HSET.
+local function jset(j, ...)
+  local args = {...}
+  for x = 1, #args, 2 do args[x] = j.pre .. args[x] end
+  redis.call('HSET', j.key, unpack(args))
+end
+
+-- jdel removes job fields in one HDEL.
+local function jdel(j, ...)
+  local args = {...}
+  for x = 1, #args do args[x] = j.pre .. args[x] end
+  redis.call('HDEL', j.key, unpack(args))
+end
+
+-- job_spec returns a job's spec string: a plain job's F_SPEC, a task's or
+-- undo's task spec.
+local function job_spec(j)
+  if not j.spec then
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, F_SPEC) else j.spec = task_spec(j.wf, j.i, j.is) end
+  end
+  return j.spec
+end
+
+-- job_attr returns a job's queue, priority, max attempts and backoff (ms),
+-- parsed from its spec once.
+local function job_attr(j)
+  local a = j.attr
+  if a then return a[1], a[2], a[3], a[4] end
+  local q, pr, ma, bo
+  if j.kind == 'j' then
+    q, pr, ma, bo = string.match(job_spec(j), '^([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+  else
+    local s = job_spec(j)
+    q, pr, ma, bo = string.match(s, '^[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+    if j.kind == 'u' then q = string.match(s, '([^|]*)$') end
+  end
+  a = {q, tonumber(pr), tonumber(ma), tonumber(bo)}
+  j.attr = a
+  return a[1], a[2], a[3], a[4]
+end
+
+local function job_queue(j) return (job_attr(j)) end
+
+-- ended_state: whether a job state is terminal.
+local function ended_state(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end
+
+-- mark_ended registers a job that ended in this call, for finalize
+-- (publish to waiters, removal time of a plain job).
+local function mark_ended(j)
+  local set = bag('ended_set')
+  if set[j] then return end
+  set[j] = true
+  local e = bag('ended_j')
+  e[#e + 1] = j
+end

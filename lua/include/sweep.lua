@@ -1,0 +1,67 @@
+-- sweep.lua: a queue's overdue leases and due delayed jobs.
+--
+--!include call.lua
+--!include job.lua
+--!include queue.lua
+--!include settle.lua
+
+-- due_until reads the first max + 1 members of sorted set k with their
+-- scores and returns those due by now (at most max), and the score of the
+-- first one not taken (nil when there is none).
+local function due_until(k, max)
+  local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, max + 1)
+  local due = {}
+  for x = 1, #r, 2 do
+    local t = tonumber(r[x + 1])
+    if t > NOW or #due == max then return due, t end
+    due[#due + 1] = r[x]
+  end
+  return due, nil
+end
+
+-- sweep ends q's overdue leases (their attempt failed, "lease_expired"),
+-- then makes its due delayed jobs ready, each in (time, ID) order and at
+-- most max of each. res, when given, collects {expired = {Settled...},
+-- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
+-- of now, and stores the next hint after a sweep.
+local function sweep(q, max, res)
+  local h = seq_get('n:' .. q)
+  if h and (h == 'none' or tonumber(h) > NOW) then return end
+  local ak = qkey(q, 'a')
+  active_flush(q)
+  local due, na = due_until(ak, max)
+  for _, id in ipairs(due) do
+    local j = load_job(id)
+    if j and job_state(j) == 'running' then
+      local a, cr = jget(j, F_ATTEMPT, F_CANCEL)
+      j.att, j.cr = tonumber(a) or 0, cr == '1'
+      local s, hs = settle(j, 'failed', nil, 'lease_expired', false, 0)
+      write_settled(j, hs)
+      if res then res.expired[#res.expired + 1] = s end
+    else
+      redis.call('ZREM', ak, id)
+    end
+  end
+  active_flush(q)
+  local dk = qkey(q, 'd')
+  local nd
+  due, nd = due_until(dk, max)
+  -- leases taken and jobs delayed later in this call lower it again
+  if na and nd then
+    seq_set('n:' .. q, math.min(na, nd))
+  elseif na or nd then
+    seq_set('n:' .. q, na or nd)
+  else
+    seq_set('n:' .. q, 'none')
+  end
+  for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
+  for _, id in ipairs(due) do
+    local j = load_job(id)
+    if j and job_state(j) == 'queued' then
+      jdel(j, F_RUN_AT)
+      local fx = {pushed = {}}
+      push(j, 0, fx)
+      if res then append(res.due, fx.pushed) end
+    end
+  end
+end
