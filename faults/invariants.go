@@ -134,8 +134,8 @@ type qsets struct{ r, d, a map[string]float64 }
 //   - no waiting task has all its dependencies satisfied, and no started
 //     task has an unsatisfied dependency (the store side of "no task
 //     started before its dependencies ended");
-//   - every ended workflow and plain job has en and x and a Redis TTL on
-//     each of its keys, a workflow also an entry in the expiry set; a live
+//   - every ended workflow and plain job has en and a Redis TTL on each of
+//     its keys, a workflow also x and an entry in the expiry set; a live
 //     record has no TTL.
 //
 // It returns an error only when Redis cannot be read.
@@ -288,9 +288,6 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		if len(h) == 0 {
 			continue
 		}
-		if xv, _ := strconv.ParseInt(h["x"], 10, 64); xv > 0 && xv <= now {
-			continue
-		}
 		rep.PlainJobs++
 		st := h["s"]
 		switch st {
@@ -302,8 +299,8 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 			if ttl, _ := j[2].(int64); ttl <= 0 {
 				rep.addf("plain job %s ended %s without a TTL (%d)", id, st, ttl)
 			}
-			if h["en"] == "" || h["x"] == "" {
-				rep.addf("plain job %s ended without en/x", id)
+			if h["en"] == "" {
+				rep.addf("plain job %s ended without en", id)
 			}
 		default:
 			rep.addf("plain job %s has state %q", id, st)

@@ -312,7 +312,7 @@ func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duratio
 
 // planArgs encodes a validated plan for submit.lua: the workflow-hash
 // fields (the workflow's, then per task its spec t<i>, its dependencies
-// t<i>.dp, dependents t<i>.dn and open count t<i>.o), the payload-hash
+// t<i>.dp, dependents t<i>.dn (dependentsField) and open count t<i>.o), the payload-hash
 // fields, the name-index fields and the root indices (1-based).
 func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any) {
 	n := len(p.Tasks)
@@ -396,7 +396,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 			fields = append(fields, "t"+is+".dp", indices(deps), "t"+is+".o", strconv.Itoa(len(deps)))
 		}
 		if len(dependents[i]) > 0 {
-			fields = append(fields, "t"+is+".dn", indices(dependents[i]))
+			fields = append(fields, "t"+is+".dn", dependentsField(p.Tasks, dependents[i]))
 		}
 		index = append(index, t.Name, is)
 		if len(t.After) == 0 {
@@ -409,7 +409,42 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 			payloads = append(payloads, "u"+is, t.Undo.Payload)
 		}
 	}
+	if n >= hashTableTasks {
+		fields = append(fields, ":ht", hashTableMarker)
+		index = append(index, ":ht", hashTableMarker)
+	}
 	return fields, payloads, index, roots
+}
+
+// A workflow of hashTableTasks tasks or more gets the field ":ht" in its
+// hash and in its name index, whose value is longer than Redis's default
+// hash-max-listpack-value (64): that keeps both hash tables, whose field
+// look-ups cost the same whatever the workflow's size, instead of
+// listpacks, which Redis searches from the start for every field (a
+// 100-task workflow's index scanned ~50 entries per look-up).
+const hashTableTasks = 8
+
+var hashTableMarker = strings.Repeat("-", 65)
+
+// dependentsField is a task's t<i>.dn: per dependent (ascending)
+// "<index> <name> <queue> <priority>", joined by ";", so that a promotion
+// reads nothing but the open count.
+func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
+	var sb strings.Builder
+	for k, d := range dependents {
+		if k > 0 {
+			sb.WriteByte(';')
+		}
+		t := tasks[d]
+		sb.WriteString(strconv.Itoa(d + 1))
+		sb.WriteByte(' ')
+		sb.WriteString(t.Name)
+		sb.WriteByte(' ')
+		sb.WriteString(t.Queue)
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.Itoa(t.Priority))
+	}
+	return sb.String()
 }
 
 // taskState decodes one byte of a workflow's task-state string.

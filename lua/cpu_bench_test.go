@@ -1,6 +1,9 @@
 package lua
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,8 +133,8 @@ const cpuClients = 16
 // Redis commands per unit (those inside Lua included). With -benchtime,
 // also ±15% flat in workflow size: see BenchmarkChainStep.
 func BenchmarkServerCPU(b *testing.B) {
-	if !realRedis() {
-		b.Skip("set WEIR_REDIS_URL to measure on a private redis-server")
+	if !realRedis() && callgrindFromEnv() == nil {
+		b.Skip("set WEIR_REDIS_URL to measure on a private redis-server (or WEIR_CALLGRIND)")
 	}
 	plan := func(id string, n int, fanin bool) engine.Plan {
 		p := engine.Plan{ID: id}
@@ -183,7 +186,17 @@ func BenchmarkServerCPU(b *testing.B) {
 	for _, path := range []CallPath{PathFunctions, PathScripts} {
 		for _, sc := range scenarios {
 			b.Run(path.String()+"/"+sc.name, func(b *testing.B) {
-				rdb := privateRedis(b)
+				var rdb *redis.Client
+				cg := callgrindFromEnv()
+				if cg != nil {
+					rdb = redis.NewClient(&redis.Options{Addr: cg.addr})
+					b.Cleanup(func() { rdb.FlushAll(bg); rdb.Close() })
+					if err := rdb.FlushAll(bg).Err(); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					rdb = privateRedis(b)
+				}
 				s, err := New(rdb, Options{Namespace: "cpu", Path: path})
 				if err != nil {
 					b.Fatal(err)
@@ -202,6 +215,9 @@ func BenchmarkServerCPU(b *testing.B) {
 					b.Fatal(err)
 				}
 				cpu0 := serverCPU(b, rdb)
+				if cg != nil {
+					cg.zero(b)
+				}
 				var mu sync.Mutex
 				units := 0
 				var wg sync.WaitGroup
@@ -238,6 +254,9 @@ func BenchmarkServerCPU(b *testing.B) {
 				}
 				wg.Wait()
 				b.StopTimer()
+				if cg != nil {
+					b.ReportMetric(cg.instructions(b)/float64(units), "instr")
+				}
 				cpu := serverCPU(b, rdb) - cpu0
 				_, usec := usecOf(b, rdb, scriptCommands...)
 				var cmds int64
@@ -250,4 +269,65 @@ func BenchmarkServerCPU(b *testing.B) {
 			})
 		}
 	}
+}
+
+// callgrindServer is a redis-server run under valgrind --tool=callgrind,
+// named by WEIR_CALLGRIND (its address and pid, "127.0.0.1:6398,1234"):
+// BenchmarkServerCPU then also reports the server's instructions per unit
+// (metric instr), which, unlike times, repeat from run to run whatever
+// else the machine does.
+type callgrindServer struct {
+	addr string
+	pid  string
+	dir  string // where its callgrind.out files are
+}
+
+func callgrindFromEnv() *callgrindServer {
+	v := os.Getenv("WEIR_CALLGRIND")
+	addr, pid, ok := strings.Cut(v, ",")
+	if !ok {
+		return nil
+	}
+	dir := os.Getenv("WEIR_CALLGRIND_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	return &callgrindServer{addr: addr, pid: pid, dir: dir}
+}
+
+// zero resets the counters; instructions dumps them and returns the total
+// since the last zero.
+func (c *callgrindServer) zero(tb testing.TB) {
+	if out, err := exec.Command("callgrind_control", "-z", c.pid).CombinedOutput(); err != nil {
+		tb.Fatalf("callgrind_control -z: %v %s", err, out)
+	}
+}
+
+func (c *callgrindServer) instructions(tb testing.TB) float64 {
+	before, _ := filepath.Glob(filepath.Join(c.dir, "*"))
+	if out, err := exec.Command("callgrind_control", "-d", c.pid).CombinedOutput(); err != nil {
+		tb.Fatalf("callgrind_control -d: %v %s", err, out)
+	}
+	after, _ := filepath.Glob(filepath.Join(c.dir, "*"))
+	for _, f := range after {
+		if slices.Contains(before, f) {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "summary: "); ok {
+				n, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+				return n
+			}
+			if v, ok := strings.CutPrefix(line, "totals: "); ok {
+				n, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+				return n
+			}
+		}
+	}
+	tb.Fatal("callgrind_control -d wrote no new dump with a total")
+	return 0
 }

@@ -29,14 +29,14 @@ local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
 -- IGNORE_EXPIRY: this read also sees ended records whose retention passed
 -- (awaits read the outcome they were woken for).
 local IGNORE_EXPIRY = false
--- SEQ: fields of the seq hash read (false: absent) or written by this call;
--- SEQ_DIRTY: the names written, in order, for seq_flush.
+-- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX = 20 -- expired records removed per call
+local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
@@ -66,9 +66,9 @@ local function fmt(n) return string.format('%d', n) end
 
 -- read_clock sets NOW: the test clock, else the server's TIME, and never
 -- before the now the seq hash holds (so time does not go back when the
--- server's clock does). fields, when given, names more fields of the seq
--- hash to read with it, in the same HMGET (at most 300).
-local function read_clock(fields)
+-- server's clock does). It reads the seq hash's gc and lease counter with
+-- it.
+local function read_clock()
   local now
   if TEST_NOW ~= '' then
     now = tonumber(TEST_NOW)
@@ -76,16 +76,9 @@ local function read_clock(fields)
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local last
-  if fields and #fields > 0 then
-    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
-    last = v[1]
-    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
-  else
-    last = redis.call('HGET', K_SEQ, 'now')
-  end
-  SEQ.now = last
-  CLOCK_LAST = tonumber(last) or 0
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
+  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
+  CLOCK_LAST = tonumber(v[1]) or 0
   if CLOCK_LAST > now then now = CLOCK_LAST end
   NOW = now
   NOW_S = fmt(now)
@@ -112,8 +105,8 @@ local function seq_set(f, v)
   SEQ[f] = v
 end
 
--- seq_next increments a counter of the seq hash (push, lease) and returns
--- its new value.
+-- seq_next increments the seq hash's lease counter (the tokens of every
+-- queue's leases) and returns its new value.
 local function seq_next(f)
   local v = (tonumber(seq_get(f)) or 0) + 1
   seq_set(f, v)
@@ -165,12 +158,15 @@ local F_CANCEL = 'cr'
 local F_RESULT = 'r'
 local F_ERROR = 'e'
 local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- plain job (tasks and undos expire with their workflow)
-local F_LAST_TOKEN = 'lt'
+local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
+-- the token of the job's last finish, then a space and the Settled it
+-- returned (none for a plain job that ended: its state is the answer)
 local F_LAST_SETTLED = 'ls'
 local F_OPEN = 'o' -- task: dependencies not ended yet
 local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
-local F_DEPENDENTS = 'dn' -- task: indices of its dependents, ascending
+-- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
+-- joined by ";" (what a promotion needs, computed at submit)
+local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
@@ -266,21 +262,35 @@ local function expired_at(x)
   return tonumber(x) <= NOW
 end
 
--- load_wf returns the live workflow id, or nil.
-local function load_wf(id)
+-- wf_found makes the workflow table of id from its fields st, x, c and cr
+-- (read by the caller, with other fields of key), or records that it is
+-- gone; returns it or nil.
+local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  local w = wfs[id]
-  if w ~= nil then return w or nil end
-  local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
-  if not v[1] or expired_at(v[2]) then
+  if not st or expired_at(x) then
     wfs[id] = false
     return nil
   end
-  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
+end
+
+-- plain_expired: whether a plain job that ended at en is gone for this
+-- call (its expiry is its end plus the retention).
+local function plain_expired(en)
+  if IGNORE_EXPIRY or not en then return false end
+  return tonumber(en) + RETENTION <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local w = bag('wfs')[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
 -- wget returns field f of workflow w (nil when absent), read once.
@@ -366,7 +376,7 @@ local function states_flush()
       for _, r in ipairs(runs) do
         local bytes = {}
         for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
-        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
       end
     end
   end
@@ -379,7 +389,7 @@ local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. '
 local function set_wf_state(w, st)
   local m = wf_member(w)
   redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
-  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  redis.call('ZADD', P .. 'wf:' .. st, '0', m)
   wset(w, W_STATE, st)
 end
 

@@ -29,14 +29,14 @@ local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
 -- IGNORE_EXPIRY: this read also sees ended records whose retention passed
 -- (awaits read the outcome they were woken for).
 local IGNORE_EXPIRY = false
--- SEQ: fields of the seq hash read (false: absent) or written by this call;
--- SEQ_DIRTY: the names written, in order, for seq_flush.
+-- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX = 20 -- expired records removed per call
+local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
@@ -66,9 +66,9 @@ local function fmt(n) return string.format('%d', n) end
 
 -- read_clock sets NOW: the test clock, else the server's TIME, and never
 -- before the now the seq hash holds (so time does not go back when the
--- server's clock does). fields, when given, names more fields of the seq
--- hash to read with it, in the same HMGET (at most 300).
-local function read_clock(fields)
+-- server's clock does). It reads the seq hash's gc and lease counter with
+-- it.
+local function read_clock()
   local now
   if TEST_NOW ~= '' then
     now = tonumber(TEST_NOW)
@@ -76,16 +76,9 @@ local function read_clock(fields)
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local last
-  if fields and #fields > 0 then
-    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
-    last = v[1]
-    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
-  else
-    last = redis.call('HGET', K_SEQ, 'now')
-  end
-  SEQ.now = last
-  CLOCK_LAST = tonumber(last) or 0
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
+  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
+  CLOCK_LAST = tonumber(v[1]) or 0
   if CLOCK_LAST > now then now = CLOCK_LAST end
   NOW = now
   NOW_S = fmt(now)
@@ -112,8 +105,8 @@ local function seq_set(f, v)
   SEQ[f] = v
 end
 
--- seq_next increments a counter of the seq hash (push, lease) and returns
--- its new value.
+-- seq_next increments the seq hash's lease counter (the tokens of every
+-- queue's leases) and returns its new value.
 local function seq_next(f)
   local v = (tonumber(seq_get(f)) or 0) + 1
   seq_set(f, v)
@@ -165,12 +158,15 @@ local F_CANCEL = 'cr'
 local F_RESULT = 'r'
 local F_ERROR = 'e'
 local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- plain job (tasks and undos expire with their workflow)
-local F_LAST_TOKEN = 'lt'
+local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
+-- the token of the job's last finish, then a space and the Settled it
+-- returned (none for a plain job that ended: its state is the answer)
 local F_LAST_SETTLED = 'ls'
 local F_OPEN = 'o' -- task: dependencies not ended yet
 local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
-local F_DEPENDENTS = 'dn' -- task: indices of its dependents, ascending
+-- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
+-- joined by ";" (what a promotion needs, computed at submit)
+local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
@@ -266,21 +262,35 @@ local function expired_at(x)
   return tonumber(x) <= NOW
 end
 
--- load_wf returns the live workflow id, or nil.
-local function load_wf(id)
+-- wf_found makes the workflow table of id from its fields st, x, c and cr
+-- (read by the caller, with other fields of key), or records that it is
+-- gone; returns it or nil.
+local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  local w = wfs[id]
-  if w ~= nil then return w or nil end
-  local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
-  if not v[1] or expired_at(v[2]) then
+  if not st or expired_at(x) then
     wfs[id] = false
     return nil
   end
-  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
+end
+
+-- plain_expired: whether a plain job that ended at en is gone for this
+-- call (its expiry is its end plus the retention).
+local function plain_expired(en)
+  if IGNORE_EXPIRY or not en then return false end
+  return tonumber(en) + RETENTION <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local w = bag('wfs')[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
 -- wget returns field f of workflow w (nil when absent), read once.
@@ -366,7 +376,7 @@ local function states_flush()
       for _, r in ipairs(runs) do
         local bytes = {}
         for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
-        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
       end
     end
   end
@@ -379,7 +389,7 @@ local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. '
 local function set_wf_state(w, st)
   local m = wf_member(w)
   redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
-  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  redis.call('ZADD', P .. 'wf:' .. st, '0', m)
   wset(w, W_STATE, st)
 end
 
@@ -412,13 +422,22 @@ end
 -- is is i as a string (the index hash's value). A task's state is in the
 -- workflow's state string (task_state); plain and undo jobs have F_STATE.
 
+-- new_job makes a job table. A call may set more fields on it: st (plain
+-- and undo jobs), spec, q, pr, ma, bo (job_attr), att and cr (read by a
+-- finish), last and last_tok (its Settled in this call), x (a plain job's
+-- removal time), unlink. (Every field set costs a table write: Redis's Lua
+-- spends more on those than on most commands.)
+local function new_job(kind, id, key, pre, w, i, is, st, spec)
+  return {kind = kind, id = id, key = key, pre = pre, wf = w, i = i, is = is, st = st, spec = spec}
+end
+
 -- task_job returns task i (is: the same as a string) of workflow w, once
 -- per call.
 local function task_job(w, i, is)
   local j = w.tj and w.tj[i]
   if j then return j end
   is = is or fmt(i)
-  j = {kind = 't', key = w.key, pre = 't' .. is .. '.', wf = w, i = i, is = is}
+  j = new_job('t', false, w.key, 't' .. is .. '.', w, i, is, false, false)
   if not w.tj then w.tj = {} end
   w.tj[i] = j
   return j
@@ -440,6 +459,16 @@ local function task_spec(w, i, is)
   return s
 end
 
+-- remember_spec keeps task i's spec, read with other fields.
+local function remember_spec(w, i, spec)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  specs[i] = spec
+end
+
 -- job_id returns a job's ID; a task loaded by index learns its name from
 -- its spec.
 local function job_id(j)
@@ -456,7 +485,7 @@ local function undo_job(w, i)
   local j = w.uj and w.uj[i]
   if j then return j end
   local is = fmt(i)
-  j = {kind = 'u', key = w.key, pre = 'u' .. is .. '.', wf = w, i = i, is = is}
+  j = new_job('u', false, w.key, 'u' .. is .. '.', w, i, is, false, false)
   if not w.uj then w.uj = {} end
   w.uj[i] = j
   return j
@@ -471,12 +500,12 @@ local function load_job(id)
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_EXPIRES)
-    if not v[1] or expired_at(v[2]) then
+    local v = redis.call('HMGET', key, F_STATE, F_ENDED)
+    if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
     end
-    j = {id = id, kind = 'j', key = key, pre = '', st = v[1]}
+    j = new_job('j', id, key, '', false, false, false, v[1], false)
     jobs[id] = j
     return j
   end
@@ -507,28 +536,90 @@ local function load_job(id)
   return j
 end
 
+-- leased_job finds job id for a call that names one of its leases by its
+-- token tok (finish, heartbeat), reading in the HMGET that finds it what
+-- such calls need; returns j and its token, last settled, attempt, cancel
+-- flag and lease deadline, or nil when the job is unknown. A task's or
+-- undo's token ends with its index (".<i>"), so the job is found without
+-- the name index; its spec's name must be the ID's.
+local function leased_job(id, tok)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j == false then return nil end
+  local v
+  if j then
+    local p = j.pre
+    v = redis.call('HMGET', j.key, p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, p .. F_CANCEL, p .. F_DEADLINE)
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_CANCEL, F_DEADLINE, F_SPEC, F_STATE, F_ENDED)
+    if not v[7] or plain_expired(v[8]) then
+      jobs[id] = false
+      return nil
+    end
+    j = new_job('j', id, key, '', false, false, false, v[7], v[6])
+    jobs[id] = j
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  -- not a token of a task or undo: no lease of this job (nothing cached)
+  local is = string.match(tok, '%.(%d+)$')
+  if not is then return nil end
+  local wid = string.sub(id, 1, s1 - 1)
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then name, undo = string.sub(name, 1, s2 - 1), true end
+  local pre = (undo and 'u' or 't') .. is .. '.'
+  local t = 't' .. is
+  local w = bag('wfs')[wid]
+  local o -- where the job's fields start in v
+  if w == nil then
+    local key = P .. 'w:' .. wid
+    v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, pre .. F_TOKEN, pre .. F_LAST_SETTLED,
+      pre .. F_ATTEMPT, pre .. F_CANCEL, pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    w = wf_found(wid, key, v[1], v[2], v[3], v[4])
+    o = 4
+  elseif w then
+    v = redis.call('HMGET', w.key, pre .. F_TOKEN, pre .. F_LAST_SETTLED, pre .. F_ATTEMPT, pre .. F_CANCEL,
+      pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    o = 0
+  end
+  if not w then return nil end
+  local spec = v[o + 6]
+  if not spec or string.match(spec, '^[^|]*') ~= name or (undo and not v[o + 8]) then return nil end
+  local i = tonumber(is)
+  if undo then
+    j = undo_job(w, i)
+    j.st = v[o + 8]
+  else
+    j = task_job(w, i, is)
+    j.dn = v[o + 7]
+  end
+  j.id, j.spec = id, spec
+  remember_spec(w, i, spec)
+  jobs[id] = j
+  return j, v[o + 1], v[o + 2], v[o + 3], v[o + 4], v[o + 5]
+end
+
 -- job_state returns a job's state.
 local function job_state(j)
   if j.kind == 't' then return task_state(j.wf, j.i) end
-  if j.st == nil then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) or nil end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) end
   return j.st
 end
 
--- set_job_state changes a job's state: a task's in its workflow's overlay;
--- a plain or undo job's among the fields hs gathers when given (the caller
--- writes them), else at once.
-local function set_job_state(j, st, hs)
+-- set_job_state changes a job's state: a task's in its workflow's overlay,
+-- a plain or undo job's at once, or, when later is true, among the fields
+-- the caller writes.
+local function set_job_state(j, st, later)
   if j.kind == 't' then
     set_task_state(j.wf, j.i, st)
     return
   end
   j.st = st
-  if hs then
-    hs[#hs + 1] = F_STATE
-    hs[#hs + 1] = st
-  else
-    redis.call('HSET', j.key, j.pre .. F_STATE, st)
-  end
+  if not later then redis.call('HSET', j.key, j.pre .. F_STATE, st) end
 end
 
 -- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
@@ -564,11 +655,10 @@ local function job_spec(j)
   return j.spec
 end
 
--- job_attr returns a job's queue, priority, max attempts and backoff (ms),
--- parsed from its spec once.
+-- job_attr sets a job's queue, priority, max attempts and backoff (ms) as
+-- j.q, j.pr, j.ma, j.bo, parsed from its spec once, and returns them.
 local function job_attr(j)
-  local a = j.attr
-  if a then return a[1], a[2], a[3], a[4] end
+  if j.ma then return j.q, j.pr, j.ma, j.bo end
   local q, pr, ma, bo
   if j.kind == 'j' then
     q, pr, ma, bo = string.match(job_spec(j), '^([^|]*)|([^|]*)|([^|]*)|([^|]*)')
@@ -577,12 +667,25 @@ local function job_attr(j)
     q, pr, ma, bo = string.match(s, '^[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
     if j.kind == 'u' then q = string.match(s, '([^|]*)$') end
   end
-  a = {q, tonumber(pr), tonumber(ma), tonumber(bo)}
-  j.attr = a
-  return a[1], a[2], a[3], a[4]
+  j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
+  return j.q, j.pr, j.ma, j.bo
 end
 
-local function job_queue(j) return (job_attr(j)) end
+local function job_queue(j)
+  local q = j.q
+  if not q then
+    local s = job_spec(j)
+    if j.kind == 'j' then
+      q = string.match(s, '^[^|]*')
+    elseif j.kind == 't' then
+      q = string.match(s, '^[^|]*|([^|]*)')
+    else
+      q = string.match(s, '([^|]*)$')
+    end
+    j.q = q
+  end
+  return q
+end
 
 -- ended_state: whether a job state is terminal.
 local function ended_state(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end
@@ -607,28 +710,83 @@ end
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
--- deadline ms), q:<q>:w wake-up tokens. Its seq-hash fields: w:<q> (present
--- once the queue is known; until when a blocked claim may wait on it),
--- p:<q> ("1" while paused), n:<q> (due hint), k:<q> (whether its wake-up
--- list may hold tokens). spec/keys.md says more.
+-- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
+-- hash: w (present once the queue is known; until when a blocked claim may
+-- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
+-- list may hold tokens) and push (its push counter). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
--- register_queue makes q known: in the queues hash and in the seq hash.
+-- qstate returns queue q's state, read with one HMGET once per call (a
+-- field absent is false); qs_set changes a field (false: delete it) for
+-- qs_flush, which finalize calls.
+local function qstate(q)
+  local all = bag('qs')
+  local s = all[q]
+  if not s then
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    all[q] = s
+  end
+  return s
+end
+
+local function qs_set(q, f, v)
+  local s = qstate(q)
+  s[f] = v
+  local d = s.dirty
+  if not d then
+    d = {}
+    s.dirty = d
+    local order = bag('qsq')
+    order[#order + 1] = q
+  end
+  d[f] = true
+end
+
+-- qs_next increments a counter of queue q's state (push) and returns its
+-- new value.
+local function qs_next(q, f)
+  local v = (tonumber(qstate(q)[f]) or 0) + 1
+  qs_set(q, f, v)
+  return v
+end
+
+local function qs_flush()
+  for _, q in ipairs(CALL.qsq or {}) do
+    local s = CALL.qs[q]
+    local set, del = {}, nil
+    for f in pairs(s.dirty) do
+      local v = s[f]
+      if v == false then
+        del = del or {}
+        del[#del + 1] = f
+      else
+        if type(v) == 'number' then v = fmt(v) end
+        set[#set + 1] = f
+        set[#set + 1] = v
+      end
+    end
+    if #set > 0 then redis.call('HSET', qkey(q, 's'), unpack(set)) end
+    if del then redis.call('HDEL', qkey(q, 's'), unpack(del)) end
+  end
+end
+
+-- register_queue makes q known: in the queues hash and in its state.
 local function register_queue(q)
-  if seq_get('w:' .. q) then return end
+  if qstate(q).w then return end
   redis.call('HSETNX', K_QUEUES, q, '0')
-  seq_set('w:' .. q, '0')
+  qs_set(q, 'w', '0')
   bag('wake_new')[q] = true
 end
 
--- note_due lowers queue q's due hint (seq field n:<q>) to t when the hint
+-- note_due lowers queue q's due hint (its state's n) to t when the hint
 -- is known and later. The hint is a time before which no lease of q ends
 -- and no delayed job of q falls due ("none": both sets were empty; absent:
 -- unknown); a sweep that finds it ahead of now reads nothing.
 local function note_due(q, t)
-  local h = seq_get('n:' .. q)
-  if h and (h == 'none' or t < tonumber(h)) then seq_set('n:' .. q, t) end
+  local h = qstate(q).n
+  if h and (h == 'none' or t < tonumber(h)) then qs_set(q, 'n', t) end
 end
 
 -- wake asks finalize for n wake-up tokens on q; wake_clear for clearing
@@ -651,21 +809,26 @@ end
 
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed). The caller has stored or cleared
--- j's F_RUN_AT; hs, when given, gathers the state field for the caller to
--- write (set_job_state).
-local function push(j, ra, fx, hs)
-  set_job_state(j, 'queued', hs)
-  local q, pr = job_attr(j)
+-- j's F_RUN_AT, and writes its state itself when later is true
+-- (set_job_state).
+local function push(j, ra, fx, later)
+  set_job_state(j, 'queued', later)
+  local q, pr = j.q, j.pr
+  if not pr then q, pr = job_attr(j) end
   register_queue(q)
   local id = job_id(j)
   if ra > NOW then
-    redis.call('ZADD', qkey(q, 'd'), ra, id)
+    redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), (pr + 1000) * PRIO_UNIT + seq_next('push'), id)
+  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
   wake(q, 1)
   local p = fx.pushed
+  if not p then
+    p = {}
+    fx.pushed = p
+  end
   p[#p + 1] = id
   p[#p + 1] = q
 end
@@ -713,9 +876,9 @@ local function active_remove_later(q, id)
   list[#list + 1] = id
 end
 
-local function active_add_later(q, deadline, id)
+local function active_add_later(q, deadline_s, id)
   local list = active_later('aadd', q)
-  list[#list + 1] = deadline
+  list[#list + 1] = deadline_s
   list[#list + 1] = id
 end
 
@@ -736,9 +899,13 @@ end
 --!include job.lua
 --!include queue.lua
 
--- put_list appends the number of items (list has per strings each), then
--- the items.
+-- put_list appends the number of items (list, nil for none, has per
+-- strings each), then the items.
 local function put_list(out, list, per)
+  if not list then
+    out[#out + 1] = '0'
+    return
+  end
   out[#out + 1] = fmt(#list / per)
   append(out, list)
 end
@@ -774,8 +941,10 @@ local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_EXPIRES, F_STATE)
-    created, pay, expires, st = v[10], v[11], v[12], v[13]
+      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE)
+    created, pay, st = v[10], v[11], v[12]
+    -- a plain job expires its retention after its end
+    if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
@@ -891,7 +1060,7 @@ local function expire_records()
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
     end
-    redis.call('ZADD', K_EXPIRY, at, 'w:' .. st .. ':' .. wf_member(w))
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
     note_gc(at)
     if TEST_NOW == '' then
       local ats = fmt(at)
@@ -910,7 +1079,7 @@ local function expire_records()
         if TEST_NOW == '' then
           redis.call('PEXPIREAT', j.key, fmt(at))
         else
-          redis.call('ZADD', K_EXPIRY, at, 'j:' .. j.id)
+          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
           note_gc(at)
         end
       end
@@ -928,12 +1097,12 @@ end
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', 0, GC_MAX)
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
   for _, m in ipairs(due) do
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local x = redis.call('HGET', key, F_EXPIRES)
-      if x and x ~= '' and tonumber(x) <= NOW then redis.call('UNLINK', key) end
+      local en = redis.call('HGET', key, F_ENDED)
+      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
@@ -947,7 +1116,7 @@ local function gc()
     end
     redis.call('ZREM', K_EXPIRY, m)
   end
-  local first = redis.call('ZRANGE', K_EXPIRY, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
 end
 
@@ -964,22 +1133,23 @@ local function finalize()
   -- (whose now need not follow real time)
   local dels, pushes = {}, {}
   for q in pairs(CALL.wake_del or {}) do
-    if seq_get('k:' .. q) ~= '0' then
+    if qstate(q).k ~= '0' then
       dels[#dels + 1] = q
-      seq_set('k:' .. q, '0')
+      qs_set(q, 'k', '0')
     end
   end
   local wake, new = CALL.wake or {}, CALL.wake_new or {}
   for _, q in ipairs(CALL.wakeq or {}) do
     local n = wake[q]
-    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(seq_get('w:' .. q)) or 0) < NOW then n = 0 end
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
     if n > 0 then
       pushes[#pushes + 1] = q
       pushes[q] = math.min(n, 1000)
-      seq_set('k:' .. q, '1')
+      qs_set(q, 'k', '1')
     end
   end
   gc()
+  qs_flush()
   seq_flush()
   local u = CALL.unlink
   if u then
@@ -990,7 +1160,7 @@ local function finalize()
     local toks = {}
     for i = 1, pushes[q] do toks[i] = '1' end
     local k = qkey(q, 'w')
-    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
@@ -1025,7 +1195,7 @@ end
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'gc'})
+read_clock()
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
@@ -1078,11 +1248,9 @@ end
 a = a + x
 redis.call('HSET', key, F_CREATED, NOW_S)
 local member = pad15(NOW) .. ':' .. id
-redis.call('ZADD', K_WF, 0, member)
-redis.call('ZADD', P .. 'wf:running', 0, member)
-local w = {id = id, key = key, skey = skey, ikey = ikey, pkey = pkey,
-  m = {[W_STATE] = 'running', [F_CREATED] = NOW_S, [W_EXPIRES] = false}, so = {}, sc = {}}
-bag('wfs')[id] = w
+redis.call('ZADD', K_WF, '0', member)
+redis.call('ZADD', P .. 'wf:running', '0', member)
+local w = wf_found(id, key, 'running', false, NOW_S, false)
 w.S = string.rep('w', n)
 w.sfull = true
 w.sdirty = true

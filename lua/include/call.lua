@@ -23,14 +23,14 @@ local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
 -- IGNORE_EXPIRY: this read also sees ended records whose retention passed
 -- (awaits read the outcome they were woken for).
 local IGNORE_EXPIRY = false
--- SEQ: fields of the seq hash read (false: absent) or written by this call;
--- SEQ_DIRTY: the names written, in order, for seq_flush.
+-- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX = 20 -- expired records removed per call
+local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
@@ -60,9 +60,9 @@ local function fmt(n) return string.format('%d', n) end
 
 -- read_clock sets NOW: the test clock, else the server's TIME, and never
 -- before the now the seq hash holds (so time does not go back when the
--- server's clock does). fields, when given, names more fields of the seq
--- hash to read with it, in the same HMGET (at most 300).
-local function read_clock(fields)
+-- server's clock does). It reads the seq hash's gc and lease counter with
+-- it.
+local function read_clock()
   local now
   if TEST_NOW ~= '' then
     now = tonumber(TEST_NOW)
@@ -70,16 +70,9 @@ local function read_clock(fields)
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local last
-  if fields and #fields > 0 then
-    local v = redis.call('HMGET', K_SEQ, 'now', unpack(fields))
-    last = v[1]
-    for i = 1, #fields do SEQ[fields[i]] = v[i + 1] end
-  else
-    last = redis.call('HGET', K_SEQ, 'now')
-  end
-  SEQ.now = last
-  CLOCK_LAST = tonumber(last) or 0
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
+  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
+  CLOCK_LAST = tonumber(v[1]) or 0
   if CLOCK_LAST > now then now = CLOCK_LAST end
   NOW = now
   NOW_S = fmt(now)
@@ -106,8 +99,8 @@ local function seq_set(f, v)
   SEQ[f] = v
 end
 
--- seq_next increments a counter of the seq hash (push, lease) and returns
--- its new value.
+-- seq_next increments the seq hash's lease counter (the tokens of every
+-- queue's leases) and returns its new value.
 local function seq_next(f)
   local v = (tonumber(seq_get(f)) or 0) + 1
   seq_set(f, v)

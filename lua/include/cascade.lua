@@ -10,17 +10,39 @@
 --!include compensate.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
--- reason, without its consequences (the caller runs those).
+-- reason, without its consequences (the caller runs those). A task's open
+-- count goes below zero, so that no later decrement promotes it.
 local function cancel_task(j, reason, fx)
   if job_state(j) == 'queued' then
     unqueue(j)
     jdel(j, F_RUN_AT)
   end
   set_job_state(j, 'cancelled')
-  jset(j, F_ERROR, reason, F_ENDED, NOW_S)
+  if j.kind == 't' then
+    jset(j, F_ERROR, reason, F_ENDED, NOW_S, F_OPEN, '-1')
+  else
+    jset(j, F_ERROR, reason, F_ENDED, NOW_S)
+  end
   local c = fx.cancelled
+  if not c then
+    c = {}
+    fx.cancelled = c
+  end
   c[#c + 1] = job_id(j)
   mark_ended(j)
+end
+
+-- promoted returns dependent d of w (ds: the same as a string) as its
+-- entry in a dependents list names it: with its ID, queue and priority,
+-- so that its push reads nothing.
+local function promoted(w, d, ds, name, q, pr)
+  local j = task_job(w, d, ds)
+  if not j.id then
+    j.id = w.id .. '/' .. name
+    bag('jobs')[j.id] = j
+  end
+  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  return j
 end
 
 -- task_flags returns the flags of task i's spec: A Always, B a failure is
@@ -93,18 +115,22 @@ local function task_ended(w, i, fx)
       end
     end
     local kj = task_job(w, k)
-    local dn = jget(kj, F_DEPENDENTS)
+    local dn = kj.dn -- read with the task by a finish
+    if dn == nil then dn = jget(kj, F_DEPENDENTS) end
     if dn then
-      for ds in string.gmatch(dn, '[^,]+') do
+      for ds, name, q, pr in string.gmatch(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)') do
         local d = tonumber(ds)
         if kb == 'c' then
-          -- a decrement of a dependent that no longer waits changes nothing
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, -1) == 0 and task_byte(w, d) == 'w' then
-            push(task_job(w, d, ds), 0, fx)
+          -- a decrement of a dependent that no longer waits changes nothing:
+          -- cancel_task leaves the open count below zero, and after a
+          -- cancel of the workflow the state byte says
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
+            (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
+            push(promoted(w, d, ds, name, q, pr), 0, fx)
           end
         elseif task_byte(w, d) == 'w' then
           if always(w, d) then
-            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, -1) == 0 then push(task_job(w, d, ds), 0, fx) end
+            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
           else
             cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
             work[#work + 1] = d

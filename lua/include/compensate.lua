@@ -17,7 +17,11 @@ local function dependents_of(w, n)
     local f = {}
     for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. F_DEPENDENTS end
     local v = redis.call('HMGET', w.key, unpack(f))
-    for i = first, last do out[i] = ilist(v[i - first + 1]) end
+    for i = first, last do
+      local l = {}
+      for d in string.gmatch(v[i - first + 1] or '', '(%d+) [^;]*') do l[#l + 1] = tonumber(d) end
+      out[i] = l
+    end
   end
   return out
 end
@@ -106,7 +110,7 @@ local function release_undo_parents(w, i, fx)
     else
       fr[2] = fr[2] + 1
       local up = undo_job(w, p)
-      local b = redis.call('HINCRBY', w.key, up.pre .. F_BLOCKERS, -1)
+      local b = redis.call('HINCRBY', w.key, up.pre .. F_BLOCKERS, '-1')
       if b == 0 then
         local st = job_state(up)
         if st == 'pending' then
@@ -122,7 +126,7 @@ end
 -- undo_ended runs the consequences of the end of task i's undo: its
 -- ancestors' undos released, and the workflow's end after the last one.
 local function undo_ended(w, i, fx)
-  local urem = redis.call('HINCRBY', w.key, W_UNDOS_REMAINING, -1)
+  local urem = redis.call('HINCRBY', w.key, W_UNDOS_REMAINING, '-1')
   w.m[W_UNDOS_REMAINING] = fmt(urem)
   local u = undo_job(w, i)
   if job_state(u) ~= 'completed' then wset(w, W_UNDO_FAILED, '1') end

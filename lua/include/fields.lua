@@ -16,12 +16,15 @@ local F_CANCEL = 'cr'
 local F_RESULT = 'r'
 local F_ERROR = 'e'
 local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- plain job (tasks and undos expire with their workflow)
-local F_LAST_TOKEN = 'lt'
+local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
+-- the token of the job's last finish, then a space and the Settled it
+-- returned (none for a plain job that ended: its state is the answer)
 local F_LAST_SETTLED = 'ls'
 local F_OPEN = 'o' -- task: dependencies not ended yet
 local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
-local F_DEPENDENTS = 'dn' -- task: indices of its dependents, ascending
+-- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
+-- joined by ";" (what a promotion needs, computed at submit)
+local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 

@@ -33,7 +33,7 @@ local function expire_records()
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
     end
-    redis.call('ZADD', K_EXPIRY, at, 'w:' .. st .. ':' .. wf_member(w))
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
     note_gc(at)
     if TEST_NOW == '' then
       local ats = fmt(at)
@@ -52,7 +52,7 @@ local function expire_records()
         if TEST_NOW == '' then
           redis.call('PEXPIREAT', j.key, fmt(at))
         else
-          redis.call('ZADD', K_EXPIRY, at, 'j:' .. j.id)
+          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
           note_gc(at)
         end
       end
@@ -70,12 +70,12 @@ end
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', 0, GC_MAX)
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
   for _, m in ipairs(due) do
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local x = redis.call('HGET', key, F_EXPIRES)
-      if x and x ~= '' and tonumber(x) <= NOW then redis.call('UNLINK', key) end
+      local en = redis.call('HGET', key, F_ENDED)
+      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
@@ -89,7 +89,7 @@ local function gc()
     end
     redis.call('ZREM', K_EXPIRY, m)
   end
-  local first = redis.call('ZRANGE', K_EXPIRY, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
 end
 
@@ -106,22 +106,23 @@ local function finalize()
   -- (whose now need not follow real time)
   local dels, pushes = {}, {}
   for q in pairs(CALL.wake_del or {}) do
-    if seq_get('k:' .. q) ~= '0' then
+    if qstate(q).k ~= '0' then
       dels[#dels + 1] = q
-      seq_set('k:' .. q, '0')
+      qs_set(q, 'k', '0')
     end
   end
   local wake, new = CALL.wake or {}, CALL.wake_new or {}
   for _, q in ipairs(CALL.wakeq or {}) do
     local n = wake[q]
-    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(seq_get('w:' .. q)) or 0) < NOW then n = 0 end
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
     if n > 0 then
       pushes[#pushes + 1] = q
       pushes[q] = math.min(n, 1000)
-      seq_set('k:' .. q, '1')
+      qs_set(q, 'k', '1')
     end
   end
   gc()
+  qs_flush()
   seq_flush()
   local u = CALL.unlink
   if u then
@@ -132,7 +133,7 @@ local function finalize()
     local toks = {}
     for i = 1, pushes[q] do toks[i] = '1' end
     local k = qkey(q, 'w')
-    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, 0, 999) end
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end

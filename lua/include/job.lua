@@ -12,13 +12,22 @@
 -- is is i as a string (the index hash's value). A task's state is in the
 -- workflow's state string (task_state); plain and undo jobs have F_STATE.
 
+-- new_job makes a job table. A call may set more fields on it: st (plain
+-- and undo jobs), spec, q, pr, ma, bo (job_attr), att and cr (read by a
+-- finish), last and last_tok (its Settled in this call), x (a plain job's
+-- removal time), unlink. (Every field set costs a table write: Redis's Lua
+-- spends more on those than on most commands.)
+local function new_job(kind, id, key, pre, w, i, is, st, spec)
+  return {kind = kind, id = id, key = key, pre = pre, wf = w, i = i, is = is, st = st, spec = spec}
+end
+
 -- task_job returns task i (is: the same as a string) of workflow w, once
 -- per call.
 local function task_job(w, i, is)
   local j = w.tj and w.tj[i]
   if j then return j end
   is = is or fmt(i)
-  j = {kind = 't', key = w.key, pre = 't' .. is .. '.', wf = w, i = i, is = is}
+  j = new_job('t', false, w.key, 't' .. is .. '.', w, i, is, false, false)
   if not w.tj then w.tj = {} end
   w.tj[i] = j
   return j
@@ -40,6 +49,16 @@ local function task_spec(w, i, is)
   return s
 end
 
+-- remember_spec keeps task i's spec, read with other fields.
+local function remember_spec(w, i, spec)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  specs[i] = spec
+end
+
 -- job_id returns a job's ID; a task loaded by index learns its name from
 -- its spec.
 local function job_id(j)
@@ -56,7 +75,7 @@ local function undo_job(w, i)
   local j = w.uj and w.uj[i]
   if j then return j end
   local is = fmt(i)
-  j = {kind = 'u', key = w.key, pre = 'u' .. is .. '.', wf = w, i = i, is = is}
+  j = new_job('u', false, w.key, 'u' .. is .. '.', w, i, is, false, false)
   if not w.uj then w.uj = {} end
   w.uj[i] = j
   return j
@@ -71,12 +90,12 @@ local function load_job(id)
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_EXPIRES)
-    if not v[1] or expired_at(v[2]) then
+    local v = redis.call('HMGET', key, F_STATE, F_ENDED)
+    if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
     end
-    j = {id = id, kind = 'j', key = key, pre = '', st = v[1]}
+    j = new_job('j', id, key, '', false, false, false, v[1], false)
     jobs[id] = j
     return j
   end
@@ -107,28 +126,90 @@ local function load_job(id)
   return j
 end
 
+-- leased_job finds job id for a call that names one of its leases by its
+-- token tok (finish, heartbeat), reading in the HMGET that finds it what
+-- such calls need; returns j and its token, last settled, attempt, cancel
+-- flag and lease deadline, or nil when the job is unknown. A task's or
+-- undo's token ends with its index (".<i>"), so the job is found without
+-- the name index; its spec's name must be the ID's.
+local function leased_job(id, tok)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j == false then return nil end
+  local v
+  if j then
+    local p = j.pre
+    v = redis.call('HMGET', j.key, p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, p .. F_CANCEL, p .. F_DEADLINE)
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_CANCEL, F_DEADLINE, F_SPEC, F_STATE, F_ENDED)
+    if not v[7] or plain_expired(v[8]) then
+      jobs[id] = false
+      return nil
+    end
+    j = new_job('j', id, key, '', false, false, false, v[7], v[6])
+    jobs[id] = j
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  -- not a token of a task or undo: no lease of this job (nothing cached)
+  local is = string.match(tok, '%.(%d+)$')
+  if not is then return nil end
+  local wid = string.sub(id, 1, s1 - 1)
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then name, undo = string.sub(name, 1, s2 - 1), true end
+  local pre = (undo and 'u' or 't') .. is .. '.'
+  local t = 't' .. is
+  local w = bag('wfs')[wid]
+  local o -- where the job's fields start in v
+  if w == nil then
+    local key = P .. 'w:' .. wid
+    v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, pre .. F_TOKEN, pre .. F_LAST_SETTLED,
+      pre .. F_ATTEMPT, pre .. F_CANCEL, pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    w = wf_found(wid, key, v[1], v[2], v[3], v[4])
+    o = 4
+  elseif w then
+    v = redis.call('HMGET', w.key, pre .. F_TOKEN, pre .. F_LAST_SETTLED, pre .. F_ATTEMPT, pre .. F_CANCEL,
+      pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    o = 0
+  end
+  if not w then return nil end
+  local spec = v[o + 6]
+  if not spec or string.match(spec, '^[^|]*') ~= name or (undo and not v[o + 8]) then return nil end
+  local i = tonumber(is)
+  if undo then
+    j = undo_job(w, i)
+    j.st = v[o + 8]
+  else
+    j = task_job(w, i, is)
+    j.dn = v[o + 7]
+  end
+  j.id, j.spec = id, spec
+  remember_spec(w, i, spec)
+  jobs[id] = j
+  return j, v[o + 1], v[o + 2], v[o + 3], v[o + 4], v[o + 5]
+end
+
 -- job_state returns a job's state.
 local function job_state(j)
   if j.kind == 't' then return task_state(j.wf, j.i) end
-  if j.st == nil then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) or nil end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) end
   return j.st
 end
 
--- set_job_state changes a job's state: a task's in its workflow's overlay;
--- a plain or undo job's among the fields hs gathers when given (the caller
--- writes them), else at once.
-local function set_job_state(j, st, hs)
+-- set_job_state changes a job's state: a task's in its workflow's overlay,
+-- a plain or undo job's at once, or, when later is true, among the fields
+-- the caller writes.
+local function set_job_state(j, st, later)
   if j.kind == 't' then
     set_task_state(j.wf, j.i, st)
     return
   end
   j.st = st
-  if hs then
-    hs[#hs + 1] = F_STATE
-    hs[#hs + 1] = st
-  else
-    redis.call('HSET', j.key, j.pre .. F_STATE, st)
-  end
+  if not later then redis.call('HSET', j.key, j.pre .. F_STATE, st) end
 end
 
 -- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
@@ -164,11 +245,10 @@ local function job_spec(j)
   return j.spec
 end
 
--- job_attr returns a job's queue, priority, max attempts and backoff (ms),
--- parsed from its spec once.
+-- job_attr sets a job's queue, priority, max attempts and backoff (ms) as
+-- j.q, j.pr, j.ma, j.bo, parsed from its spec once, and returns them.
 local function job_attr(j)
-  local a = j.attr
-  if a then return a[1], a[2], a[3], a[4] end
+  if j.ma then return j.q, j.pr, j.ma, j.bo end
   local q, pr, ma, bo
   if j.kind == 'j' then
     q, pr, ma, bo = string.match(job_spec(j), '^([^|]*)|([^|]*)|([^|]*)|([^|]*)')
@@ -177,12 +257,25 @@ local function job_attr(j)
     q, pr, ma, bo = string.match(s, '^[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
     if j.kind == 'u' then q = string.match(s, '([^|]*)$') end
   end
-  a = {q, tonumber(pr), tonumber(ma), tonumber(bo)}
-  j.attr = a
-  return a[1], a[2], a[3], a[4]
+  j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
+  return j.q, j.pr, j.ma, j.bo
 end
 
-local function job_queue(j) return (job_attr(j)) end
+local function job_queue(j)
+  local q = j.q
+  if not q then
+    local s = job_spec(j)
+    if j.kind == 'j' then
+      q = string.match(s, '^[^|]*')
+    elseif j.kind == 't' then
+      q = string.match(s, '^[^|]*|([^|]*)')
+    else
+      q = string.match(s, '([^|]*)$')
+    end
+    j.q = q
+  end
+  return q
+end
 
 -- ended_state: whether a job state is terminal.
 local function ended_state(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end

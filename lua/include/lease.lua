@@ -21,10 +21,22 @@ local function put_dep(out, w, d, spec, r, e)
 end
 
 -- put_deps appends the count and the outcomes of the tasks listed in dp
--- ("1,5,7", or nil), in that order.
+-- ("1,5,7", or nil), in that order. Tasks completed by this call are
+-- answered from what it knows (a chain step's claim reads nothing more).
 local function put_deps(out, w, dp)
   local deps = ilist(dp)
   out[#out + 1] = fmt(#deps)
+  local done, specs = w.done, w.specs
+  if done and specs and #deps == 1 and done[deps[1]] ~= nil and specs[deps[1]] then
+    local r = done[deps[1]]
+    local n = #out
+    out[n + 1] = specs[deps[1]]
+    out[n + 2] = 'completed'
+    out[n + 3] = r and '1' or ''
+    out[n + 4] = r or ''
+    out[n + 5] = ''
+    return
+  end
   if #deps > 4 then states_read(w) end
   for first = 1, #deps, 300 do
     local last = math.min(first + 299, #deps)
@@ -43,52 +55,65 @@ local function put_deps(out, w, dp)
   end
 end
 
--- lease_job leases queued job j until now + lease_ms and appends its
--- Claimed to out: id spec created hasPayload payload attempt token
--- deadline error nDeps (spec state hasResult result error)*. The rest of
--- a snapshot is implied: state running, no run-at, result or end, no
--- cancel request (a queued job has none), and Go reads queue, priority
--- and retry policy from the spec.
-local function lease_job(j, lease_ms, out)
+-- next_attempt is attempt count a (a string, false for none) plus one.
+local NEXT_ATTEMPT = {['0'] = '1', ['1'] = '2', ['2'] = '3', ['3'] = '4', ['4'] = '5', ['5'] = '6'}
+local function next_attempt(a)
+  if not a then return '1' end
+  return NEXT_ATTEMPT[a] or fmt(tonumber(a) + 1)
+end
+
+-- lease_job leases queued job j (v: for a plain job, the values of
+-- claiming's HMGET) until the deadline dl (dls formatted) and appends its
+-- Claimed to out: id spec created hasPayload payload attempt token deadline
+-- error nDeps (spec state hasResult result error)*. The rest of a snapshot
+-- is implied: state running, no run-at, result or end, no cancel request
+-- (a queued job has none); Go reads queue, priority and retry policy from
+-- the spec.
+local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
-  if j.kind == 'j' then
-    spec, a, e, pay, created = jget(j, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
-    j.spec = spec
-  elseif j.kind == 't' then
-    local w = j.wf
-    local v = redis.call('HMGET', w.key, 't' .. j.is, j.pre .. F_ATTEMPT, j.pre .. F_DEPS)
-    spec, a, dp = v[1], v[2], v[3]
-    j.spec = spec
-    w.specs = w.specs or {}
-    w.specs[j.i] = spec
-    -- an error is left only by a failed attempt, so never before attempt 1
-    if a and a ~= '0' then e = jget(j, F_ERROR) end
-    pay = redis.call('HGET', w.pkey, j.is)
-    created = wget(w, F_CREATED)
-  else
-    spec = job_spec(j)
-    a, e, created = jget(j, F_ATTEMPT, F_ERROR, F_CREATED)
-    pay = redis.call('HGET', j.wf.pkey, 'u' .. j.is)
-  end
-  local attempt = fmt((tonumber(a) or 0) + 1)
+  -- a task's or undo's token carries its index (leased_job)
   local token = fmt(seq_next('lease'))
-  local dl = NOW + lease_ms
-  local dls = fmt(dl)
-  if j.kind == 't' then
-    set_task_state(j.wf, j.i, 'running')
-    jset(j, F_ATTEMPT, attempt, F_TOKEN, token, F_DEADLINE, dls)
-  else
+  if j.kind ~= 'j' then token = token .. '.' .. j.is end
+  if j.kind == 'j' then
+    spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
+    a = next_attempt(a)
     j.st = 'running'
-    jset(j, F_STATE, 'running', F_ATTEMPT, attempt, F_TOKEN, token, F_DEADLINE, dls)
+    redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
+  else
+    local w, p = j.wf, j.pre
+    if j.kind == 't' then
+      local t = 't' .. j.is
+      v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
+      spec, a, dp = v[1], v[2], v[3]
+      remember_spec(w, j.i, spec)
+      created = wget(w, F_CREATED)
+      pay = redis.call('HGET', w.pkey, j.is)
+      set_task_state(w, j.i, 'running')
+    else
+      spec = job_spec(j)
+      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED)
+      a, created = v[1], v[2]
+      pay = redis.call('HGET', w.pkey, 'u' .. j.is)
+      j.st = 'running'
+    end
+    -- an error is left only by a failed attempt, so never before attempt 1
+    if a and a ~= '0' then e = redis.call('HGET', w.key, p .. F_ERROR) end
+    a = next_attempt(a)
+    if j.kind == 't' then
+      redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+    else
+      redis.call('HSET', w.key, p .. F_STATE, 'running', p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+    end
   end
-  active_add_later(job_queue(j), dl, j.id)
+  j.spec = spec
+  active_add_later(job_queue(j), dls, j.id)
   local n = #out
   out[n + 1] = j.id
   out[n + 2] = spec
   out[n + 3] = created or '0'
   out[n + 4] = pay and '1' or ''
   out[n + 5] = pay or ''
-  out[n + 6] = attempt
+  out[n + 6] = a
   out[n + 7] = token
   out[n + 8] = dls
   out[n + 9] = e or ''
@@ -97,27 +122,54 @@ local function lease_job(j, lease_ms, out)
   elseif j.kind == 'u' then
     out[n + 10] = '1'
     local t = 't' .. j.is
-    local v = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
-    put_dep(out, j.wf, j.i, v[1], v[2], v[3])
+    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
+    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
   else
     put_deps(out, j.wf, dp)
   end
+end
+
+-- claiming finds a job popped from a ready set, and whether it is still
+-- queued: a plain job with the fields lease_job hands out, in one HMGET.
+local function claiming(id)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j == nil and not string.find(id, '/', 1, true) then
+    local key = P .. 'j:' .. id
+    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    if not v[1] or plain_expired(v[2]) then
+      jobs[id] = false
+      return nil
+    end
+    j = new_job('j', id, key, '', false, false, false, v[1], v[3])
+    jobs[id] = j
+    return v[1] == 'queued' and j, v
+  end
+  if j == nil then j = load_job(id) end
+  if not j or job_state(j) ~= 'queued' then return nil end
+  if j.kind == 'j' then
+    -- seen earlier in this call (a job released, then claimed again)
+    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+  end
+  return j
 end
 
 -- claim leases up to max jobs from queues, in order, skipping paused and
 -- unknown queues; sweeps each queue first (at most SWEEP_PER_CLAIM expired
 -- leases and due delayed jobs); a job popped that is no longer queued
 -- (cancelled, its workflow gone) is dropped. Appends the Claimed to out and
--- returns how many. The claim's queues' seq fields (w:, p:, n:, k:) were
--- read with the clock.
+-- returns how many.
 local function claim(queues, max, lease_ms, out)
   local seen = {}
   local n = 0
+  local dl = NOW + lease_ms
+  local dls = fmt(dl)
   for _, q in ipairs(queues) do
     if not seen[q] then
       seen[q] = true
-      if seq_get('w:' .. q) then
-        if seq_get('p:' .. q) == '1' then
+      local qs = qstate(q)
+      if qs.w then
+        if qs.p == '1' then
           wake_clear(q)
         else
           sweep(q, SWEEP_PER_CLAIM, nil)
@@ -125,19 +177,19 @@ local function claim(queues, max, lease_ms, out)
           local n0 = n
           while n < max do
             local want = max - n
-            local got = redis.call('ZPOPMIN', rk, want)
+            local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
-              local j = load_job(got[k])
-              if j and job_state(j) == 'queued' then
-                lease_job(j, lease_ms, out)
+              local j, v = claiming(got[k])
+              if j then
+                lease_job(j, v, dl, dls, out)
                 n = n + 1
               end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
             if #got < 2 * want then break end
           end
-          -- every lease taken here ends at now + lease_ms: one hint update
-          if n > n0 then note_due(q, NOW + lease_ms) end
+          -- every lease taken here ends at dl: one hint update
+          if n > n0 then note_due(q, dl) end
           if n < max then wake_clear(q) end
           active_flush(q)
         end
@@ -153,10 +205,11 @@ end
 local function next_due(queues)
   local best = 0
   for _, q in ipairs(queues) do
-    if seq_get('w:' .. q) and seq_get('p:' .. q) ~= '1' then
+    local qs = qstate(q)
+    if qs.w and qs.p ~= '1' then
       active_flush(q)
       for _, kind in ipairs({'d', 'a'}) do
-        local r = redis.call('ZRANGE', qkey(q, kind), 0, 0, 'WITHSCORES')
+        local r = redis.call('ZRANGE', qkey(q, kind), '0', '0', 'WITHSCORES')
         if #r > 0 then
           local t = tonumber(r[2])
           if best == 0 or t < best then best = t end

@@ -7,28 +7,83 @@
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
--- deadline ms), q:<q>:w wake-up tokens. Its seq-hash fields: w:<q> (present
--- once the queue is known; until when a blocked claim may wait on it),
--- p:<q> ("1" while paused), n:<q> (due hint), k:<q> (whether its wake-up
--- list may hold tokens). spec/keys.md says more.
+-- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
+-- hash: w (present once the queue is known; until when a blocked claim may
+-- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
+-- list may hold tokens) and push (its push counter). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
--- register_queue makes q known: in the queues hash and in the seq hash.
+-- qstate returns queue q's state, read with one HMGET once per call (a
+-- field absent is false); qs_set changes a field (false: delete it) for
+-- qs_flush, which finalize calls.
+local function qstate(q)
+  local all = bag('qs')
+  local s = all[q]
+  if not s then
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    all[q] = s
+  end
+  return s
+end
+
+local function qs_set(q, f, v)
+  local s = qstate(q)
+  s[f] = v
+  local d = s.dirty
+  if not d then
+    d = {}
+    s.dirty = d
+    local order = bag('qsq')
+    order[#order + 1] = q
+  end
+  d[f] = true
+end
+
+-- qs_next increments a counter of queue q's state (push) and returns its
+-- new value.
+local function qs_next(q, f)
+  local v = (tonumber(qstate(q)[f]) or 0) + 1
+  qs_set(q, f, v)
+  return v
+end
+
+local function qs_flush()
+  for _, q in ipairs(CALL.qsq or {}) do
+    local s = CALL.qs[q]
+    local set, del = {}, nil
+    for f in pairs(s.dirty) do
+      local v = s[f]
+      if v == false then
+        del = del or {}
+        del[#del + 1] = f
+      else
+        if type(v) == 'number' then v = fmt(v) end
+        set[#set + 1] = f
+        set[#set + 1] = v
+      end
+    end
+    if #set > 0 then redis.call('HSET', qkey(q, 's'), unpack(set)) end
+    if del then redis.call('HDEL', qkey(q, 's'), unpack(del)) end
+  end
+end
+
+-- register_queue makes q known: in the queues hash and in its state.
 local function register_queue(q)
-  if seq_get('w:' .. q) then return end
+  if qstate(q).w then return end
   redis.call('HSETNX', K_QUEUES, q, '0')
-  seq_set('w:' .. q, '0')
+  qs_set(q, 'w', '0')
   bag('wake_new')[q] = true
 end
 
--- note_due lowers queue q's due hint (seq field n:<q>) to t when the hint
+-- note_due lowers queue q's due hint (its state's n) to t when the hint
 -- is known and later. The hint is a time before which no lease of q ends
 -- and no delayed job of q falls due ("none": both sets were empty; absent:
 -- unknown); a sweep that finds it ahead of now reads nothing.
 local function note_due(q, t)
-  local h = seq_get('n:' .. q)
-  if h and (h == 'none' or t < tonumber(h)) then seq_set('n:' .. q, t) end
+  local h = qstate(q).n
+  if h and (h == 'none' or t < tonumber(h)) then qs_set(q, 'n', t) end
 end
 
 -- wake asks finalize for n wake-up tokens on q; wake_clear for clearing
@@ -51,21 +106,26 @@ end
 
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed). The caller has stored or cleared
--- j's F_RUN_AT; hs, when given, gathers the state field for the caller to
--- write (set_job_state).
-local function push(j, ra, fx, hs)
-  set_job_state(j, 'queued', hs)
-  local q, pr = job_attr(j)
+-- j's F_RUN_AT, and writes its state itself when later is true
+-- (set_job_state).
+local function push(j, ra, fx, later)
+  set_job_state(j, 'queued', later)
+  local q, pr = j.q, j.pr
+  if not pr then q, pr = job_attr(j) end
   register_queue(q)
   local id = job_id(j)
   if ra > NOW then
-    redis.call('ZADD', qkey(q, 'd'), ra, id)
+    redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), (pr + 1000) * PRIO_UNIT + seq_next('push'), id)
+  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
   wake(q, 1)
   local p = fx.pushed
+  if not p then
+    p = {}
+    fx.pushed = p
+  end
   p[#p + 1] = id
   p[#p + 1] = q
 end
@@ -113,9 +173,9 @@ local function active_remove_later(q, id)
   list[#list + 1] = id
 end
 
-local function active_add_later(q, deadline, id)
+local function active_add_later(q, deadline_s, id)
   local list = active_later('aadd', q)
-  list[#list + 1] = deadline
+  list[#list + 1] = deadline_s
   list[#list + 1] = id
 end
 

@@ -9,9 +9,13 @@
 --!include job.lua
 --!include queue.lua
 
--- put_list appends the number of items (list has per strings each), then
--- the items.
+-- put_list appends the number of items (list, nil for none, has per
+-- strings each), then the items.
 local function put_list(out, list, per)
+  if not list then
+    out[#out + 1] = '0'
+    return
+  end
   out[#out + 1] = fmt(#list / per)
   append(out, list)
 end
@@ -47,8 +51,10 @@ local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_EXPIRES, F_STATE)
-    created, pay, expires, st = v[10], v[11], v[12], v[13]
+      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE)
+    created, pay, st = v[10], v[11], v[12]
+    -- a plain job expires its retention after its end
+    if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,

@@ -11,30 +11,17 @@
 --!include waiters.lua
 
 -- after_end runs the consequences of a job that just ended: a plain job's
--- removal time, a task's cascade, an undo's release.
-local function after_end(j, fx, hs)
+-- removal time (j.x, for finalize: its end plus the retention), a task's
+-- cascade, an undo's release.
+local function after_end(j, fx)
   mark_ended(j)
   if j.kind == 'j' then
-    local x = fmt(NOW + RETENTION)
-    j.x = x
-    if hs then
-      hs[#hs + 1] = F_EXPIRES
-      hs[#hs + 1] = x
-    else
-      jset(j, F_EXPIRES, x)
-    end
+    j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
   else
     task_ended(j.wf, j.i, fx)
   end
-end
-
-local function end_job(j, st, fx, hs)
-  set_job_state(j, st, hs)
-  hs[#hs + 1] = F_ENDED
-  hs[#hs + 1] = NOW_S
-  after_end(j, fx, hs)
 end
 
 -- backoff_delay: the delay before retry n (n attempts made): backoff
@@ -49,69 +36,12 @@ local function backoff_delay(bo, n)
   return math.min(d, MAX_BACKOFF)
 end
 
--- settle applies an outcome (kind completed, failed, cancelled or released)
--- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
--- caller read. It returns the Settled {id, state, run_at, pushed, wf_state,
--- wf_ended} and the job's fields to write (field, value, ...), which the
--- caller writes in one HSET with its own. The lease token and deadline
--- stay: they mean something only while the job runs.
-local function settle(j, kind, result, err, nonretry, retry_after)
-  local q, _, ma, bo = job_attr(j)
-  active_remove_later(q, j.id)
-  local fx = {pushed = {}, cancelled = {}}
-  local hs = {}
-  local ra = 0
-  if kind == 'completed' then
-    if result then
-      hs[1] = F_RESULT
-      hs[2] = result
-    end
-    -- only a failed attempt leaves an error, and then a later one counts 2
-    if j.att > 1 then
-      hs[#hs + 1] = F_ERROR
-      hs[#hs + 1] = ''
-    end
-    end_job(j, 'completed', fx, hs)
-  elseif kind == 'cancelled' then
-    hs[1] = F_ERROR
-    hs[2] = err
-    end_job(j, 'cancelled', fx, hs)
-  elseif kind == 'released' then
-    hs[1] = F_ATTEMPT
-    hs[2] = fmt(j.att - 1)
-    if j.cr then
-      hs[3] = F_ERROR
-      hs[4] = 'cancelled'
-      end_job(j, 'cancelled', fx, hs)
-    else
-      push(j, 0, fx, hs)
-    end
-  else
-    hs[1] = F_ERROR
-    hs[2] = err
-    if j.cr then
-      end_job(j, 'cancelled', fx, hs)
-    elseif not nonretry and j.att < ma then
-      local delay = retry_after
-      if delay == 0 then delay = backoff_delay(bo, j.att) end
-      ra = NOW + delay
-      hs[3] = F_RUN_AT
-      hs[4] = fmt(ra)
-      push(j, ra, fx, hs)
-    else
-      end_job(j, 'failed', fx, hs)
-    end
-  end
-  local s = {id = j.id, state = job_state(j), run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
-  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
-  return s, hs
-end
-
 -- encode_settled / decode_settled: the Settled kept with a job for a
--- repeated finish, "state runAt wfState ended id queue id queue ...".
+-- repeated finish, "state runAt wfState ended id queue id queue ...". A
+-- plain job that ended keeps "" (its end state is the answer).
 local function encode_settled(s)
   local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
-  append(t, s.pushed)
+  if s.pushed then append(t, s.pushed) end
   return join(t, ' ')
 end
 
@@ -124,15 +54,115 @@ local function decode_settled(id, str)
   return s
 end
 
--- write_settled writes what settle gathered for job j (and the caller's
--- fields with it). A plain job that ended with retention 0 while nobody
--- awaits it is removed instead, by finalize, with nothing written.
-local function write_settled(j, hs)
-  if j.kind == 'j' and RETENTION == 0 and ended_state(j.st) and not awaited(P .. 'wait:j:' .. j.id) then
-    j.unlink = true
-    local u = bag('unlink')
-    u[#u + 1] = j.key
-    return
+-- settle applies an outcome (kind completed, failed, cancelled or released)
+-- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
+-- caller read (retry_after: ms, as a string), writes the job's fields and returns its Settled {id, state,
+-- run_at, pushed, wf_state, wf_ended}. tok is the finish's token, kept
+-- with the Settled for a repeat (nil: the lease expired). The job's token
+-- is cleared, so that only a running job holds one; its lease deadline
+-- stays: it means something only while the job runs. A plain job
+-- that ended with retention 0 while nobody awaits it is removed by
+-- finalize instead, with nothing written.
+local function settle(j, kind, result, err, nonretry, retry_after, tok)
+  active_remove_later(job_queue(j), j.id)
+  if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
+    -- the common case, written straight: a plain job's first attempt
+    -- completes (no error to clear, nothing pushed)
+    j.st = 'completed'
+    mark_ended(j)
+    j.x = NOW + RETENTION
+    local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
+    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+    elseif result then
+      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result)
+    else
+      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
+    end
+    return s
   end
-  if #hs > 0 then jset(j, unpack(hs)) end
+  local fx = {}
+  local p = j.pre
+  local st, ra = 'completed', 0
+  -- hs: the job's fields to write (field, value, ...)
+  local hs
+  if kind == 'completed' then
+    hs = {p .. F_ENDED, NOW_S}
+    if result then
+      hs[3] = p .. F_RESULT
+      hs[4] = result
+    end
+    -- only a failed attempt leaves an error, and a later attempt is then 2
+    if j.att > 1 then
+      hs[#hs + 1] = p .. F_ERROR
+      hs[#hs + 1] = ''
+    end
+  elseif kind == 'cancelled' then
+    st = 'cancelled'
+    hs = {p .. F_ENDED, NOW_S, p .. F_ERROR, err}
+  elseif kind == 'released' then
+    hs = {p .. F_ATTEMPT, fmt(j.att - 1)}
+    if j.cr then
+      st = 'cancelled'
+      hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
+    else
+      st = 'queued'
+    end
+  else
+    hs = {p .. F_ERROR, err}
+    if j.cr then
+      st = 'cancelled'
+    elseif not nonretry and j.att < select(3, job_attr(j)) then
+      st = 'queued'
+      local delay = tonumber(retry_after)
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), j.att) end
+      ra = NOW + delay
+      hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
+    else
+      st = 'failed'
+    end
+    if st ~= 'queued' then
+      hs[#hs + 1] = p .. F_ENDED
+      hs[#hs + 1] = NOW_S
+    end
+  end
+  if j.kind ~= 't' then
+    hs[#hs + 1] = p .. F_STATE
+    hs[#hs + 1] = st
+  end
+  if st == 'queued' then
+    push(j, ra, fx, true)
+  else
+    set_job_state(j, st, true)
+    if st == 'completed' and j.kind == 't' then
+      -- what a claim in this call hands the task's dependents
+      local d = j.wf.done
+      if not d then
+        d = {}
+        j.wf.done = d
+      end
+      d[j.i] = result or false
+    end
+    after_end(j, fx)
+  end
+  local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
+  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  if j.kind == 'j' and st ~= 'queued' then
+    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+      return s
+    end
+  end
+  hs[#hs + 1] = p .. F_TOKEN
+  hs[#hs + 1] = ''
+  if tok then
+    hs[#hs + 1] = p .. F_LAST_SETTLED
+    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
+  end
+  redis.call('HSET', j.key, unpack(hs))
+  return s
 end

@@ -9,7 +9,7 @@
 -- scores and returns those due by now (at most max), and the score of the
 -- first one not taken (nil when there is none).
 local function due_until(k, max)
-  local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, max + 1)
+  local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
   local due = {}
   for x = 1, #r, 2 do
     local t = tonumber(r[x + 1])
@@ -25,7 +25,7 @@ end
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
 -- of now, and stores the next hint after a sweep.
 local function sweep(q, max, res)
-  local h = seq_get('n:' .. q)
+  local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
   active_flush(q)
@@ -35,8 +35,7 @@ local function sweep(q, max, res)
     if j and job_state(j) == 'running' then
       local a, cr = jget(j, F_ATTEMPT, F_CANCEL)
       j.att, j.cr = tonumber(a) or 0, cr == '1'
-      local s, hs = settle(j, 'failed', nil, 'lease_expired', false, 0)
-      write_settled(j, hs)
+      local s = settle(j, 'failed', nil, 'lease_expired', false, '0')
       if res then res.expired[#res.expired + 1] = s end
     else
       redis.call('ZREM', ak, id)
@@ -48,20 +47,20 @@ local function sweep(q, max, res)
   due, nd = due_until(dk, max)
   -- leases taken and jobs delayed later in this call lower it again
   if na and nd then
-    seq_set('n:' .. q, math.min(na, nd))
+    qs_set(q, 'n', math.min(na, nd))
   elseif na or nd then
-    seq_set('n:' .. q, na or nd)
+    qs_set(q, 'n', na or nd)
   else
-    seq_set('n:' .. q, 'none')
+    qs_set(q, 'n', 'none')
   end
   for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'queued' then
       jdel(j, F_RUN_AT)
-      local fx = {pushed = {}}
+      local fx = {}
       push(j, 0, fx)
-      if res then append(res.due, fx.pushed) end
+      if res and fx.pushed then append(res.due, fx.pushed) end
     end
   end
 end

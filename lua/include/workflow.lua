@@ -27,21 +27,35 @@ local function expired_at(x)
   return tonumber(x) <= NOW
 end
 
--- load_wf returns the live workflow id, or nil.
-local function load_wf(id)
+-- wf_found makes the workflow table of id from its fields st, x, c and cr
+-- (read by the caller, with other fields of key), or records that it is
+-- gone; returns it or nil.
+local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  local w = wfs[id]
-  if w ~= nil then return w or nil end
-  local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED)
-  if not v[1] or expired_at(v[2]) then
+  if not st or expired_at(x) then
     wfs[id] = false
     return nil
   end
-  w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3]}, so = {}, sc = {}}
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
+end
+
+-- plain_expired: whether a plain job that ended at en is gone for this
+-- call (its expiry is its end plus the retention).
+local function plain_expired(en)
+  if IGNORE_EXPIRY or not en then return false end
+  return tonumber(en) + RETENTION <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local w = bag('wfs')[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
 -- wget returns field f of workflow w (nil when absent), read once.
@@ -127,7 +141,7 @@ local function states_flush()
       for _, r in ipairs(runs) do
         local bytes = {}
         for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
-        redis.call('SETRANGE', w.skey, pos[r[1]] - 1, table.concat(bytes))
+        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
       end
     end
   end
@@ -140,7 +154,7 @@ local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. '
 local function set_wf_state(w, st)
   local m = wf_member(w)
   redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
-  redis.call('ZADD', P .. 'wf:' .. st, 0, m)
+  redis.call('ZADD', P .. 'wf:' .. st, '0', m)
   wset(w, W_STATE, st)
 end
 

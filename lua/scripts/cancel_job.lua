@@ -16,7 +16,7 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'gc'})
+read_clock()
 allow_full()
 local id = ARGV[4]
 local j = load_job(id)

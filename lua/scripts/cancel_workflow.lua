@@ -23,7 +23,7 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'gc'})
+read_clock()
 allow_full()
 local id = ARGV[4]
 local w = load_wf(id)

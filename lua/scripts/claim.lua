@@ -9,7 +9,7 @@
 -- ARGV[5]  lease ms
 -- ARGV[6]  wait ms, or "": when nothing is claimed and it is positive, also
 --          return the next due time, and register the caller as waiting on
---          each known queue until now + wait (seq field w:<queue>), so that
+--          each known queue until now + wait (its state's w), so that
 --          pushes write wake-up tokens meanwhile
 -- ARGV[7 ..] queue names
 -- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
@@ -19,18 +19,12 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-local queues, fields = {}, {'lease', 'gc'}
-for i = 7, #ARGV do
-  local q = ARGV[i]
-  queues[#queues + 1] = q
-  fields[#fields + 1] = 'w:' .. q
-  fields[#fields + 1] = 'p:' .. q
-  fields[#fields + 1] = 'n:' .. q
-  fields[#fields + 1] = 'k:' .. q
-end
-read_clock(fields)
+local queues = {}
+for i = 7, #ARGV do queues[#queues + 1] = ARGV[i] end
+read_clock()
 allow_full()
-local out = {}
+-- the reply: now, next due, the count, then the Claimed (set below)
+local out = {NOW_S, '0', '0'}
 local n = claim(queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
@@ -38,11 +32,10 @@ if n == 0 and wait > 0 then
   nd = next_due(queues)
   local till = NOW + wait
   for _, q in ipairs(queues) do
-    local w = seq_get('w:' .. q)
-    if w and tonumber(w) < till then seq_set('w:' .. q, till) end
+    local w = qstate(q).w
+    if w and tonumber(w) < till then qs_set(q, 'w', till) end
   end
 end
 finalize()
-local r = {NOW_S, fmt(nd), fmt(n)}
-append(r, out)
-return r
+out[2], out[3] = fmt(nd), fmt(n)
+return out

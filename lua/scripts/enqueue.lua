@@ -19,24 +19,15 @@
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
-local fields, seen = {'push', 'gc'}, {}
-for x = 0, k - 1 do
-  local q = ARGV[6 + 8 * x]
-  if not seen[q] then
-    seen[q] = true
-    fields[#fields + 1] = 'w:' .. q
-    fields[#fields + 1] = 'n:' .. q
-  end
-end
-read_clock(fields)
+read_clock()
 local out = {}
-local fx = {pushed = {}}
+local fx = {}
 for x = 0, k - 1 do
   local b = 5 + 8 * x
   local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
   local key = P .. 'j:' .. id
-  local v = redis.call('HMGET', key, F_STATE, F_EXPIRES, F_HASH)
-  if v[1] and not expired_at(v[2]) then
+  local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)
+  if v[1] and not plain_expired(v[2]) then
     if v[3] == hash then
       out[#out + 1] = ''
       out[#out + 1] = v[1]
@@ -50,9 +41,10 @@ for x = 0, k - 1 do
       redis.call('ZREM', K_EXPIRY, 'j:' .. id)
       redis.call('UNLINK', key)
     end
-    local j = {id = id, kind = 'j', key = key, pre = '', spec = spec, attr = {q, tonumber(ARGV[b + 2])}}
+    local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
+    j.q, j.pr = q, tonumber(ARGV[b + 2])
     bag('jobs')[id] = j
-    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S}
+    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S, F_STATE, 'queued'}
     if ARGV[b + 4] == '1' then
       hs[#hs + 1] = F_PAYLOAD
       hs[#hs + 1] = ARGV[b + 5]
@@ -62,7 +54,7 @@ for x = 0, k - 1 do
       hs[#hs + 1] = F_RUN_AT
       hs[#hs + 1] = ARGV[b + 6]
     end
-    push(j, ra, fx, hs)
+    push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'

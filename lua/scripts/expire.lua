@@ -13,7 +13,7 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'lease', 'gc'})
+read_clock()
 allow_full()
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)

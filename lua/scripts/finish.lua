@@ -20,55 +20,32 @@
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
-local fields = {'lease', 'push', 'gc'}
-for i = c + 2, #ARGV do
-  local q = ARGV[i]
-  fields[#fields + 1] = 'w:' .. q
-  fields[#fields + 1] = 'p:' .. q
-  fields[#fields + 1] = 'n:' .. q
-  fields[#fields + 1] = 'k:' .. q
-end
-read_clock(fields)
+read_clock()
 allow_full()
 local out = {fmt(k)}
 for x = 0, k - 1 do
   local b = 5 + 8 * x
   local id, tok = ARGV[b], ARGV[b + 1]
-  local j = load_job(id)
+  local j, tk, ls, a, cr = leased_job(id, tok)
   local s
-  if j and j.last_tok == tok then
-    -- the same outcome twice in this call: the first one's Settled
-    s = j.last
-  elseif j then
-    local tk, lt, a, cr = jget(j, F_TOKEN, F_LAST_TOKEN, F_ATTEMPT, F_CANCEL)
-    -- settled earlier in this call, perhaps not written (write_settled)
-    if j.last_tok then lt = j.last_tok end
-    if lt == tok then
-      local ls = jget(j, F_LAST_SETTLED)
-      if ls and ls ~= '' then
-        s = decode_settled(id, ls)
-      else
-        -- a plain job that ended keeps no Settled: it is its end state
-        s = {id = id, state = job_state(j), run_at = 0, wf_state = '', pushed = {}}
-      end
-    elseif tk == tok and job_state(j) == 'running' then
-      j.att, j.cr = tonumber(a) or 0, cr == '1'
-      local result = nil
-      if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
-      local hs
-      s, hs = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', tonumber(ARGV[b + 7]))
-      hs[#hs + 1] = F_LAST_TOKEN
-      hs[#hs + 1] = tok
-      -- a plain job that ended keeps an empty Settled: its end state says it
-      hs[#hs + 1] = F_LAST_SETTLED
-      if j.kind == 'j' and ended_state(s.state) then
-        hs[#hs + 1] = ''
-      else
-        hs[#hs + 1] = encode_settled(s)
-      end
-      write_settled(j, hs)
-      j.last_tok, j.last = tok, s
+  if j and j.last_tok then
+    -- finished earlier in this call (and perhaps not written: settle)
+    if j.last_tok == tok then s = j.last end
+  elseif j and ls and string.match(ls, '^[^ ]*') == tok then
+    -- a repeat of the job's last finish: the Settled it returned, or for
+    -- a plain job that ended, its end state
+    if #ls > #tok then
+      s = decode_settled(id, string.sub(ls, #tok + 2))
+    else
+      s = {id = id, state = job_state(j), run_at = 0, wf_state = ''}
     end
+  elseif j and tk == tok then
+    -- only a running job holds its token (settle clears it)
+    j.att, j.cr = tonumber(a) or 0, cr == '1'
+    local result = nil
+    if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
+    s = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', ARGV[b + 7], tok)
+    j.last_tok, j.last = tok, s
   end
   put_settled(out, s or {id = id, code = 'LEASELOST'})
 end
@@ -76,10 +53,9 @@ local max = tonumber(ARGV[c])
 if max > 0 then
   local queues = {}
   for i = c + 2, #ARGV do queues[#queues + 1] = ARGV[i] end
-  local claimed = {}
-  local n = claim(queues, max, tonumber(ARGV[c + 1]), claimed)
-  out[#out + 1] = fmt(n)
-  append(out, claimed)
+  local at = #out + 1
+  out[at] = '0'
+  out[at] = fmt(claim(queues, max, tonumber(ARGV[c + 1]), out))
 else
   out[#out + 1] = '0'
 end

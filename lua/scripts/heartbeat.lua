@@ -13,17 +13,16 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'gc'})
+read_clock()
 allow_full()
 local ext = tonumber(ARGV[4])
 local out = {}
 for b = 5, #ARGV, 2 do
   local id = ARGV[b]
-  local j = load_job(id)
-  local tk, dl, cr
-  if j then tk, dl, cr = jget(j, F_TOKEN, F_DEADLINE, F_CANCEL) end
+  local j, tk, _, _, cr, dl = leased_job(id, ARGV[b + 1])
   local n = #out
-  if not j or tk ~= ARGV[b + 1] or job_state(j) ~= 'running' then
+  -- only a running job holds its token (settle clears an expired one's)
+  if not j or tk ~= ARGV[b + 1] then
     out[n + 1] = '1'
     out[n + 2] = ''
     out[n + 3] = '0'
@@ -34,7 +33,7 @@ for b = 5, #ARGV, 2 do
     if nd < (tonumber(dl) or 0) then note_due(q, nd) end
     local nds = fmt(nd)
     jset(j, F_DEADLINE, nds)
-    active_add_later(q, nd, id)
+    active_add_later(q, nds, id)
     out[n + 1] = ''
     out[n + 2] = cr or ''
     out[n + 3] = nds

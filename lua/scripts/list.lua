@@ -24,7 +24,7 @@ if cursor ~= '' then max = '(' .. cursor end
 local found = {}
 local batch = limit + 1
 while #found <= limit do
-  local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', 0, batch)
+  local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', '0', fmt(batch))
   for _, m in ipairs(ms) do
     local c = string.sub(m, 1, 15)
     local w = load_wf(string.sub(m, 17))

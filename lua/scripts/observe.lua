@@ -50,7 +50,7 @@ end
 for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
-    local ids = redis.call('ZRANGE', qkey(q, kind), 0, -1)
+    local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end

@@ -13,14 +13,14 @@
 
 begin(KEYS, ARGV)
 local q = ARGV[4]
-read_clock({'gc', 'w:' .. q, 'k:' .. q})
+read_clock()
 allow_full()
 register_queue(q)
 redis.call('HSET', K_QUEUES, q, ARGV[5])
 if ARGV[5] == '1' then
-  seq_set('p:' .. q, '1')
+  qs_set(q, 'p', '1')
 else
-  redis.call('HDEL', K_SEQ, 'p:' .. q)
+  qs_set(q, 'p', false)
   local n = redis.call('ZCARD', qkey(q, 'r'))
   if n > 0 then wake(q, n) end
 end

@@ -16,12 +16,12 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'gc'})
+read_clock()
 allow_full()
 local q = ARGV[4]
 if redis.call('HEXISTS', K_QUEUES, q) == 0 then return {'0', '0'} end
-local ids = redis.call('ZRANGE', qkey(q, 'r'), 0, -1)
-append(ids, redis.call('ZRANGE', qkey(q, 'd'), 0, -1))
+local ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 local fx = {pushed = {}, cancelled = {}}
 local purged = {}
 for _, id in ipairs(ids) do

@@ -27,7 +27,7 @@
 --!include finalize.lua
 
 begin(KEYS, ARGV)
-read_clock({'push', 'gc'})
+read_clock()
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
@@ -80,11 +80,9 @@ end
 a = a + x
 redis.call('HSET', key, F_CREATED, NOW_S)
 local member = pad15(NOW) .. ':' .. id
-redis.call('ZADD', K_WF, 0, member)
-redis.call('ZADD', P .. 'wf:running', 0, member)
-local w = {id = id, key = key, skey = skey, ikey = ikey, pkey = pkey,
-  m = {[W_STATE] = 'running', [F_CREATED] = NOW_S, [W_EXPIRES] = false}, so = {}, sc = {}}
-bag('wfs')[id] = w
+redis.call('ZADD', K_WF, '0', member)
+redis.call('ZADD', P .. 'wf:running', '0', member)
+local w = wf_found(id, key, 'running', false, NOW_S, false)
 w.S = string.rep('w', n)
 w.sfull = true
 w.sdirty = true
