@@ -11,6 +11,6 @@
 //
 // Stability: the Store contract and the Model are the protocol level of weir.
 // They follow the protocol version in spec/README.md, not Go semver; until
-// protocol 1 is declared stable they may change between minor releases. Most
+// protocol 2 is declared stable they may change between minor releases. Most
 // programs use packages client and worker instead.
 package engine

@@ -10,20 +10,31 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
 
-// TestScriptFlush empties Redis's script cache (SCRIPT FLUSH) every few
-// milliseconds while workflows are submitted (small ones, and large ones
-// whose plan is staged by a pipeline before the submit script), run by
-// workers and awaited (awaits register through pipelines): no error
-// reaches any caller, and no worker logs a store error.
+// TestScriptFlush empties Redis's function libraries and script cache
+// (FUNCTION FLUSH and SCRIPT FLUSH, in turn) every few milliseconds while
+// workflows are submitted (small ones, and large ones whose plan is staged
+// by a pipeline before the submit), run by workers and awaited (awaits
+// register through pipelines), on the functions path and on the scripts
+// path: no error reaches any caller, and no worker logs a store error.
 func TestScriptFlush(t *testing.T) {
+	for _, path := range []lua.CallPath{lua.PathFunctions, lua.PathScripts} {
+		t.Run(path.String(), func(t *testing.T) { scriptFlush(t, path) })
+	}
+}
+
+func scriptFlush(t *testing.T, path lua.CallPath) {
 	proc := StartRedisT(t)
 	rdb := newRedisClient(t, proc.Addr())
 	admin := newRedisClient(t, proc.Addr())
 	const ns = "flush"
-	store := newStore(t, rdb, ns)
+	store, err := lua.New(rdb, lua.Options{Namespace: ns, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
 	small := newWorkload(t, "s", scaled(100), 20, 1)
 	big := newWorkload(t, "b", scaled(3), 600, 1)
 	obs := NewObservations()
@@ -37,8 +48,12 @@ func TestScriptFlush(t *testing.T) {
 	flushDone := make(chan struct{})
 	go func() {
 		defer close(flushDone)
-		for ctx.Err() == nil {
-			if err := admin.ScriptFlush(ctx).Err(); err == nil {
+		for i := 0; ctx.Err() == nil; i++ {
+			err := admin.ScriptFlush(ctx).Err()
+			if i%2 == 1 {
+				err = admin.FunctionFlush(ctx).Err()
+			}
+			if err == nil {
 				flushes.Add(1)
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -113,6 +128,6 @@ func TestScriptFlush(t *testing.T) {
 		t.Errorf("only %d flushes happened", flushes.Load())
 	}
 	t.Logf("%s; %s", rep, or)
-	t.Logf("FAULT script-flush: flushes=%d workflows=%d (large staged=%d) tasks=%d awaits=%d errors_surfaced=%d worker_errors_logged=%d",
-		flushes.Load(), len(all), len(big.ids), small.tasks+big.tasks, awaited, len(errs), nlogs)
+	t.Logf("FAULT script-flush path=%s: flushes=%d workflows=%d (large staged=%d) tasks=%d awaits=%d errors_surfaced=%d worker_errors_logged=%d",
+		path, flushes.Load(), len(all), len(big.ids), small.tasks+big.tasks, awaited, len(errs), nlogs)
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// ProtocolVersion is the version of the key layout and of the scripts; every
-// script is registered as "weir<ProtocolVersion>_<name>".
+// ProtocolVersion is the version of the key layout and of the transitions;
+// the function library is named "weir<ProtocolVersion>_<hash of its
+// source>", and each script starts with "-- weir<ProtocolVersion>_<name>".
 const ProtocolVersion = 2
 
 // keys names the keys of one partition of a namespace. Every key starts with
@@ -16,7 +17,7 @@ const ProtocolVersion = 2
 // all of them in one Redis Cluster slot. spec/keys.md lists them all.
 type keys struct {
 	prefix string // weir:{<ns>:<p>}:
-	seq    string // hash: now (last now, ms), push and lease counters
+	seq    string // hash: now (last now, ms), lease counter, gc
 	queues string // hash: queue name -> "0" | "1" (paused)
 	wf     string // zset: every workflow, lex member <created15>:<id>
 	expiry string // zset: ended records by removal time
@@ -38,7 +39,8 @@ func newKeys(ns string, part int) (keys, error) {
 	}, nil
 }
 
-// common is the KEYS list every script gets.
+// common lists the partition's fixed keys (a call passes only the prefix,
+// KEYS[1]; the others are derived from it in Lua).
 func (k keys) common() []string {
 	return []string{k.prefix, k.seq, k.queues, k.wf, k.expiry}
 }

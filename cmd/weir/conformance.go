@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/lua"
 )
 
 // conformanceReport is what `weir conformance --json` prints.
@@ -33,6 +34,7 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 		sequences int
 		asJSON    bool
 		cluster   bool
+		path      string
 	)
 	cmd := &cobra.Command{
 		Use:   "conformance",
@@ -45,6 +47,10 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if sequences < 0 {
 				return usageErr(fmt.Errorf("--sequences %d: want a count", sequences))
+			}
+			callPath, ok := map[string]lua.CallPath{"auto": lua.PathAuto, "functions": lua.PathFunctions, "scripts": lua.PathScripts}[path]
+			if !ok {
+				return usageErr(fmt.Errorf("--path %q: want auto, functions or scripts", path))
 			}
 			u := g.url()
 			if u == "" {
@@ -92,7 +98,7 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 			setFlag("rapid.nofailfile", "true")
 			setFlag("rapid.checks", strconv.Itoa(min(100, max(1, (sequences+7)/8))))
 			opts := []conformance.Option{conformance.Sequences(sequences)}
-			rep := conformance.RunReport(ctx, luastore.NewStore(prefix, rdb), opts...)
+			rep := conformance.RunReport(ctx, luastore.NewStoreOn(prefix, callPath, rdb), opts...)
 			// Remove the run's keys even when ctx was canceled.
 			clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
@@ -130,6 +136,7 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&path, "path", "auto", "how the store calls its transitions: auto, functions (Redis Functions, FCALL) or scripts (EVALSHA)")
 	cmd.Flags().BoolVar(&cluster, "cluster", false, "the URL names a Redis Cluster (redis://host:port?addr=host2:port2...)")
 	return cmd
 }

@@ -74,7 +74,7 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	}
 	// Text output: the counts and a line per test.
 	prefix = confPrefix()
-	r = weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "5")
+	r = weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "5", "--path", "scripts")
 	r.wantCode(t, 0)
 	for _, want := range []string{"PASS Scenarios/chain.txt", "PASS Sequences/batches/0", "failed 0,", "namespaces removed"} {
 		if !strings.Contains(r.stdout, want) {
@@ -166,4 +166,9 @@ func TestConformanceCmdUsage(t *testing.T) {
 	weir(t, "", nil, "conformance").wantCode(t, exitUsage)
 	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").wantCode(t, exitUsage)
 	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").wantCode(t, exitUsage)
+	r := weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--path", "eval")
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "auto, functions or scripts") {
+		t.Errorf("--path eval: %q", r.stderr)
+	}
 }
