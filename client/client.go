@@ -48,9 +48,9 @@ func Delay(d time.Duration) JobOption {
 // while its attempts fail. The default is 1: no retry.
 func MaxAttempts(n int) JobOption { return func(s *engine.JobSpec) { s.MaxAttempts = n } }
 
-// Backoff is the base delay before a retry: retry n waits about d·2^(n-1)
-// (workers add jitter), up to the store's maximum. The default is
-// engine.DefaultBackoff. Whole milliseconds.
+// Backoff is the base delay before a retry: retry n waits at least
+// d·2^(n-1) (workers add up to a quarter more as jitter), up to the store's
+// maximum. The default is engine.DefaultBackoff. Whole milliseconds.
 func Backoff(d time.Duration) JobOption { return func(s *engine.JobSpec) { s.Backoff = d } }
 
 // Timeout bounds each attempt: the handler's context is cancelled after d

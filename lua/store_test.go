@@ -601,3 +601,39 @@ func TestWakeTokensWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClaimWaitWakesForADelayedJob: a claim blocked on an empty queue is
+// woken by a delayed push too (a later enqueue with RunAt, a retry), and
+// then waits only until the job is due, not for the rest of its wait.
+func TestClaimWaitWakesForADelayedJob(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s, err := New(e.rdb, Options{Namespace: e.ns + "-rt"}) // the server's clock
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-rt") })
+	const wait = 6 * time.Second
+	type res struct {
+		c   []engine.Claimed
+		err error
+		at  time.Duration
+	}
+	got := make(chan res, 1)
+	start := time.Now()
+	go func() {
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute, Wait: wait})
+		got <- res{c, err, time.Since(start)}
+	}()
+	time.Sleep(200 * time.Millisecond) // the claim is blocked by now
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "later", Queue: "q", RunAt: time.Now().Add(300 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || len(r.c) != 1 || r.c[0].Job.ID != "later" {
+		t.Fatalf("claim: %+v, %v", r.c, r.err)
+	}
+	// due at ~0.5 s; without the wake-up the claim slept through its whole wait
+	if r.at > wait/2 {
+		t.Errorf("the delayed job was claimed %v after the claim began; due after ~0.5 s", r.at)
+	}
+}

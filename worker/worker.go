@@ -507,8 +507,9 @@ type panicError struct{ msg string }
 func (e *panicError) Error() string { return e.msg }
 
 // retryAfter is the delay before retrying j: its backoff doubled per
-// attempt made, capped, with jitter (between half and all of it); zero when
-// no attempt remains.
+// attempt made, capped at MaxBackoff, plus jitter of up to a quarter of it
+// above (never below: the documented delay is the least a retry waits, and
+// the cap still holds); zero when no attempt remains.
 func (r *run) retryAfter(j *engine.Job) time.Duration {
 	if j.Attempt >= j.MaxAttempts {
 		return 0
@@ -522,8 +523,10 @@ func (r *run) retryAfter(j *engine.Job) time.Duration {
 		d *= 2
 	}
 	d = min(d, limit)
-	d = d/2 + rand.N(d/2+1)
-	return min(max(d.Truncate(time.Millisecond), time.Millisecond), limit)
+	d += rand.N(d/4 + 1)
+	// whole milliseconds, rounded up, so that truncation never undercuts d
+	d = (d + time.Millisecond - 1).Truncate(time.Millisecond)
+	return min(max(d, time.Millisecond), limit)
 }
 
 // finished is a job whose handler returned; its outcome waits to be

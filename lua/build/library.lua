@@ -1,4 +1,4 @@
-#!lua name=weir2_0d32e016a95d
+#!lua name=weir2_a654d2195dec
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -809,7 +809,7 @@ local function wake_clear(q)
 end
 
 -- push puts job j into its queue: delayed until ra when ra is after now,
--- else ready (and listed in fx.pushed). The caller has stored or cleared
+-- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
 -- (set_job_state).
 local function push(j, ra, fx, later)
@@ -821,6 +821,8 @@ local function push(j, ra, fx, later)
   if ra > NOW then
     redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
+    -- a claim blocked on q wakes to wait only until this job is due
+    wake(q, 1)
     return
   end
   redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
@@ -1919,7 +1921,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_submit', flags = {},
+redis.register_function{function_name = 'weir2_a654d2195dec_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2020,7 +2022,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_a654d2195dec_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2089,7 +2091,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2135,7 +2137,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2203,7 +2205,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2251,7 +2253,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2283,7 +2285,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2373,7 +2375,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2421,7 +2423,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2454,7 +2456,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a654d2195dec_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2498,7 +2500,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a654d2195dec_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2526,7 +2528,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a654d2195dec_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2552,7 +2554,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a654d2195dec_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2611,7 +2613,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a654d2195dec_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2630,7 +2632,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_0d32e016a95d_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a654d2195dec_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -105,7 +105,7 @@ local function wake_clear(q)
 end
 
 -- push puts job j into its queue: delayed until ra when ra is after now,
--- else ready (and listed in fx.pushed). The caller has stored or cleared
+-- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
 -- (set_job_state).
 local function push(j, ra, fx, later)
@@ -117,6 +117,8 @@ local function push(j, ra, fx, later)
   if ra > NOW then
     redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
+    -- a claim blocked on q wakes to wait only until this job is due
+    wake(q, 1)
     return
   end
   redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
