@@ -637,3 +637,51 @@ func TestClaimWaitWakesForADelayedJob(t *testing.T) {
 		t.Errorf("the delayed job was claimed %v after the claim began; due after ~0.5 s", r.at)
 	}
 }
+
+// TestResubmitAfterTTLLeavesNoStaleIndex: a workflow submitted again under
+// its ID after its record's TTL removed it, but before the expiry sweep
+// came to its entry, leaves no member of the old record in the listing
+// indexes (they would be rescanned by every listing, forever).
+func TestResubmitAfterTTLLeavesNoStaleIndex(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	ns := e.ns + "-ttl"
+	cfg := engine.DefaultConfig()
+	cfg.Retention = 200 * time.Millisecond
+	s, err := New(e.rdb, Options{Namespace: ns, Config: cfg}) // the server's clock: real TTLs
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	plan := engine.Plan{ID: "daily", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
+	run := func() {
+		if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
+			t.Fatal(err)
+		}
+		c := claimOne(t, s, "q")
+		if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, _ := newKeys(ns, 0)
+	for i := range 3 {
+		run()
+		time.Sleep(250 * time.Millisecond)
+		if e.mini != nil {
+			e.mini.FastForward(250 * time.Millisecond) // miniredis expires keys when told
+		}
+		if n, _ := e.rdb.Exists(bg, k.workflow("daily")).Result(); n != 0 {
+			t.Fatalf("round %d: the record outlived its TTL", i)
+		}
+	}
+	run() // its finalize sweeps the entries of the earlier records
+	for _, key := range []string{k.wf, k.wfState("completed")} {
+		ms, err := e.rdb.ZRange(bg, key, 0, -1).Result()
+		if err != nil || len(ms) != 1 {
+			t.Errorf("%s holds %v (%v); want the live record's member only", key, ms, err)
+		}
+	}
+	page, err := s.ListWorkflows(bg, engine.ListParams{})
+	if err != nil || len(page.Workflows) != 1 {
+		t.Fatalf("list: %d workflows, %v", len(page.Workflows), err)
+	}
+}

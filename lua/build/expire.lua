@@ -1623,7 +1623,7 @@ end
 
 -- gc removes up to GC_MAX records whose removal time passed: their keys
 -- and their listing entries. A record created again under the same ID
--- since is left alone.
+-- since is left alone; the old one's listing entries go.
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
@@ -1636,10 +1636,13 @@ local function gc()
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
-      local x = redis.call('HGET', key, W_EXPIRES)
-      local gone = redis.call('EXISTS', key) == 0
-      if gone or (x and x ~= '' and tonumber(x) <= NOW) then
-        if not gone then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v[1] and pad15(tonumber(v[1])) == c
+      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end

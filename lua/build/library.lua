@@ -1,4 +1,4 @@
-#!lua name=weir2_a654d2195dec
+#!lua name=weir2_bb0e5743e9a9
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1096,7 +1096,7 @@ end
 
 -- gc removes up to GC_MAX records whose removal time passed: their keys
 -- and their listing entries. A record created again under the same ID
--- since is left alone.
+-- since is left alone; the old one's listing entries go.
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
@@ -1109,10 +1109,13 @@ local function gc()
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
-      local x = redis.call('HGET', key, W_EXPIRES)
-      local gone = redis.call('EXISTS', key) == 0
-      if gone or (x and x ~= '' and tonumber(x) <= NOW) then
-        if not gone then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v[1] and pad15(tonumber(v[1])) == c
+      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end
@@ -1921,7 +1924,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_submit', flags = {},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2022,7 +2025,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2091,7 +2094,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2137,7 +2140,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2205,7 +2208,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2253,7 +2256,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2285,7 +2288,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2375,7 +2378,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2423,7 +2426,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2456,7 +2459,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2500,7 +2503,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2528,7 +2531,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2554,7 +2557,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2613,7 +2616,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2632,7 +2635,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_a654d2195dec_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_bb0e5743e9a9_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
