@@ -13,8 +13,10 @@ import (
 // no further effect. A repeated Finish returns the same Settled as the first
 // (so no wake-up is lost); a repeated Submit or Enqueue reports Created
 // false; a repeated cancel finds the workflow or job already cancelling or
-// ended. A repeated Claim leases other jobs: those of a claim whose reply was
-// lost come back when their lease expires. Errors are the sentinels of errors.go, possibly wrapped;
+// ended. The same Claim call sent again by the client library (a broken
+// connection) hands out its first run's leases; a new Claim call leases
+// other jobs: those of a claim whose reply was lost come back when their
+// lease expires. Errors are the sentinels of errors.go, possibly wrapped;
 // test them with errors.Is.
 type Store interface {
 	// Submit writes a workflow and pushes its root tasks. The same plan under

@@ -14,10 +14,12 @@ package lua
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -338,9 +340,10 @@ func enqueueReply(r *reader, id string) (engine.EnqueueResult, error) {
 	return engine.EnqueueResult{}, codeError(created, fmt.Sprintf("job %q exists with a different spec", id))
 }
 
-// appendClaimArgs appends a claim's ARGV (max, lease, queues...) to args.
+// appendClaimArgs appends a claim's ARGV (max, lease, nonce, queues...) to
+// args.
 func appendClaimArgs(args []any, p engine.ClaimParams) []any {
-	args = append(args, p.Max, p.Lease.Milliseconds())
+	args = append(args, p.Max, p.Lease.Milliseconds(), nonce())
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
@@ -357,8 +360,8 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
 	}
-	args := s.argv(scripts["claim"], 3+len(p.Queues))
-	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg)
+	args := s.argv(scripts["claim"], 4+len(p.Queues))
+	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg, nonce())
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
@@ -378,6 +381,15 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 		due = max(0, time.Duration(next-now)*time.Millisecond)
 	}
 	return out, due, nil
+}
+
+// nonce names one claim call (claim_once in lua/include/lease.lua): the
+// same when go-redis sends the call again after a broken connection, new
+// for every call.
+func nonce() string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], mrand.Uint64())
+	return hex.EncodeToString(b[:])
 }
 
 // maxBlock bounds one blocking wait for a wake-up (a safety net: the
@@ -515,7 +527,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if p.Claim != nil {
 		nq = len(p.Claim.Queues)
 	}
-	args := s.argv(scripts["finish"], 1+8*nSent+2+nq)
+	args := s.argv(scripts["finish"], 1+8*nSent+3+nq)
 	args = append(args, nSent)
 	for k := range nSent {
 		o := &p.Outcomes[k]
@@ -534,7 +546,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if p.Claim != nil {
 		args = appendClaimArgs(args, *p.Claim)
 	} else {
-		args = append(args, 0, 0)
+		args = append(args, 0, 0, argEmpty)
 	}
 	v, err := s.call(ctx, scripts["finish"], args)
 	if err != nil {

@@ -685,3 +685,54 @@ func TestResubmitAfterTTLLeavesNoStaleIndex(t *testing.T) {
 		t.Fatalf("list: %d workflows, %v", len(page.Workflows), err)
 	}
 }
+
+// TestRepeatedClaimCallHandsOutTheSameLeases: the same claim call run
+// twice (as go-redis sends it again when the connection broke after the
+// request left) hands out the first run's leases again, and leaves the
+// other jobs queued; a finish that claims does the same.
+func TestRepeatedClaimCallHandsOutTheSameLeases(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	for _, id := range []string{"j1", "j2", "j3"} {
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "wq"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(queue string, max int) []engine.Claimed {
+		t.Helper()
+		sc := scripts["claim"]
+		args := append(s.argv(sc, 5), max, 60000, "", "00112233aabbccdd"+queue, queue)
+		v, err := s.call(bg, sc, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newReader(v)
+		r.int()
+		r.int()
+		c := r.claimed()
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return c
+	}
+	for _, q := range []struct {
+		name string
+		max  int
+	}{{"q", 2}, {"wq", 1}} {
+		first, again := call(q.name, q.max), call(q.name, q.max)
+		if len(first) != q.max || !reflect.DeepEqual(first, again) {
+			t.Fatalf("%s: first %+v, again %+v", q.name, first, again)
+		}
+	}
+	if j, err := s.GetJob(bg, "j3"); err != nil || j.State != engine.Queued {
+		t.Fatalf("j3 after the repeated claim: %+v %v", j, err)
+	}
+	// A new call leases the rest.
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 5, Lease: time.Minute})
+	if err != nil || len(c) != 1 || c[0].Job.ID != "j3" {
+		t.Fatalf("a new claim: %+v %v", c, err)
+	}
+}

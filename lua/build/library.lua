@@ -1,4 +1,4 @@
-#!lua name=weir2_bb0e5743e9a9
+#!lua name=weir2_1fe5478aab32
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1709,6 +1709,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include sweep.lua
+--!include text.lua
 
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
 -- result, error (the values of one HMGET: spec, result, error).
@@ -1757,6 +1758,34 @@ local function put_deps(out, w, dp)
   end
 end
 
+-- put_claimed appends job j's Claimed to out: id spec created hasPayload
+-- payload attempt token deadline error nDeps (spec state hasResult result
+-- error)*. The rest of a snapshot is implied: state running, no run-at,
+-- result or end, no cancel request (a queued job has none); Go reads
+-- queue, priority and retry policy from the spec.
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  local n = #out
+  out[n + 1] = j.id
+  out[n + 2] = spec
+  out[n + 3] = created or '0'
+  out[n + 4] = pay and '1' or ''
+  out[n + 5] = pay or ''
+  out[n + 6] = a
+  out[n + 7] = token
+  out[n + 8] = dls
+  out[n + 9] = e or ''
+  if j.kind == 'j' then
+    out[n + 10] = '0'
+  elseif j.kind == 'u' then
+    out[n + 10] = '1'
+    local t = 't' .. j.is
+    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
+    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
+  else
+    put_deps(out, j.wf, dp)
+  end
+end
+
 -- next_attempt is attempt count a (a string, false for none) plus one.
 local NEXT_ATTEMPT = {['0'] = '1', ['1'] = '2', ['2'] = '3', ['3'] = '4', ['4'] = '5', ['5'] = '6'}
 local function next_attempt(a)
@@ -1765,12 +1794,8 @@ local function next_attempt(a)
 end
 
 -- lease_job leases queued job j (v: for a plain job, the values of
--- claiming's HMGET) until the deadline dl (dls formatted) and appends its
--- Claimed to out: id spec created hasPayload payload attempt token deadline
--- error nDeps (spec state hasResult result error)*. The rest of a snapshot
--- is implied: state running, no run-at, result or end, no cancel request
--- (a queued job has none); Go reads queue, priority and retry policy from
--- the spec.
+-- claiming's HMGET) until the deadline dl (dls formatted), appends its
+-- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
   -- a task's or undo's token carries its index (leased_job)
@@ -1809,26 +1834,37 @@ local function lease_job(j, v, dl, dls, out)
   end
   j.spec = spec
   active_add_later(job_queue(j), dls, j.id)
-  local n = #out
-  out[n + 1] = j.id
-  out[n + 2] = spec
-  out[n + 3] = created or '0'
-  out[n + 4] = pay and '1' or ''
-  out[n + 5] = pay or ''
-  out[n + 6] = a
-  out[n + 7] = token
-  out[n + 8] = dls
-  out[n + 9] = e or ''
+  local leased = bag('leased')
+  leased[#leased + 1] = j.id
+  leased[#leased + 1] = token
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+end
+
+-- reclaimed appends the Claimed of a job leased by an earlier run of the
+-- same call (claim_once) when it still holds that lease, reading what
+-- lease_job handed out; returns whether it did.
+local function reclaimed(id, token, out)
+  local j, tk, _, a, _, dls = leased_job(id, token)
+  if not j or tk ~= token then return false end
+  local spec, created, pay, e, dp = j.spec, nil, nil, nil, nil
+  local p = j.pre
   if j.kind == 'j' then
-    out[n + 10] = '0'
-  elseif j.kind == 'u' then
-    out[n + 10] = '1'
-    local t = 't' .. j.is
-    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
-    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR)
+    created, pay, e = v[1], v[2], v[3]
   else
-    put_deps(out, j.wf, dp)
+    local w = j.wf
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS)
+    e = v[2]
+    if j.kind == 't' then
+      created, dp = wget(w, F_CREATED), v[3]
+      pay = redis.call('HGET', w.pkey, j.is)
+    else
+      created = v[1]
+      pay = redis.call('HGET', w.pkey, 'u' .. j.is)
+    end
   end
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  return true
 end
 
 -- claiming finds a job popped from a ready set, and whether it is still
@@ -1902,6 +1938,27 @@ local function claim(queues, max, lease_ms, out)
   return n
 end
 
+-- claim_once is claim for a call named by nonce (random, made by Go for
+-- each call and the same when go-redis sends the call again after a
+-- broken connection): the call's leases are recorded under
+-- claim:<nonce> for the length of a lease, and a run that finds the record
+-- hands out those leases again (those still held) instead of leasing other
+-- jobs, so a resent call orphans no job.
+local function claim_once(nonce, queues, max, lease_ms, out)
+  local key = P .. 'claim:' .. nonce
+  local prev = redis.call('GET', key)
+  if prev then
+    local n = 0
+    for id, token in string.gmatch(prev, '([^ ]+) ([^ ]+)') do
+      if reclaimed(id, token, out) then n = n + 1 end
+    end
+    return n
+  end
+  local n = claim(queues, max, lease_ms, out)
+  if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
+  return n
+end
+
 -- next_due returns the earliest delayed job or lease deadline of the
 -- known, unpaused queues, or 0.
 local function next_due(queues)
@@ -1924,7 +1981,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_submit', flags = {},
+redis.register_function{function_name = 'weir2_1fe5478aab32_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2025,7 +2082,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_1fe5478aab32_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2094,7 +2151,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2109,7 +2166,10 @@ redis.register_function{function_name = 'weir2_bb0e5743e9a9_claim', flags = {'al
 --          return the next due time, and register the caller as waiting on
 --          each known queue until now + wait (its state's w), so that
 --          pushes write wake-up tokens meanwhile
--- ARGV[7 ..] queue names
+-- ARGV[7]  nonce: 16 hex digits, new for each Claim call (claim_once: a
+--          call sent again after a broken connection hands out the leases
+--          of its first run)
+-- ARGV[8 ..] queue names
 -- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
 --
 --!include call.lua
@@ -2118,12 +2178,12 @@ redis.register_function{function_name = 'weir2_bb0e5743e9a9_claim', flags = {'al
 
 begin(KEYS, ARGV)
 local queues = {}
-for i = 7, #ARGV do queues[#queues + 1] = ARGV[i] end
+for i = 8, #ARGV do queues[#queues + 1] = ARGV[i] end
 read_clock()
 allow_full()
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
-local n = claim(queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
+local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
 if n == 0 and wait > 0 then
@@ -2140,7 +2200,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2152,7 +2212,7 @@ redis.register_function{function_name = 'weir2_bb0e5743e9a9_finish', flags = {'a
 -- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
--- then:    claim max ("0": no claim), lease ms, queue names...
+-- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
 -- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua)
 --
 --!include call.lua
@@ -2196,10 +2256,10 @@ end
 local max = tonumber(ARGV[c])
 if max > 0 then
   local queues = {}
-  for i = c + 2, #ARGV do queues[#queues + 1] = ARGV[i] end
+  for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim(queues, max, tonumber(ARGV[c + 1]), out))
+  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out))
 else
   out[#out + 1] = '0'
 end
@@ -2208,7 +2268,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2256,7 +2316,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2288,7 +2348,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2378,7 +2438,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2426,7 +2486,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2459,7 +2519,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2503,7 +2563,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2531,7 +2591,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2557,7 +2617,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2616,7 +2676,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2635,7 +2695,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_bb0e5743e9a9_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1fe5478aab32_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

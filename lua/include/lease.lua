@@ -7,6 +7,7 @@
 --!include job.lua
 --!include queue.lua
 --!include sweep.lua
+--!include text.lua
 
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
 -- result, error (the values of one HMGET: spec, result, error).
@@ -55,6 +56,34 @@ local function put_deps(out, w, dp)
   end
 end
 
+-- put_claimed appends job j's Claimed to out: id spec created hasPayload
+-- payload attempt token deadline error nDeps (spec state hasResult result
+-- error)*. The rest of a snapshot is implied: state running, no run-at,
+-- result or end, no cancel request (a queued job has none); Go reads
+-- queue, priority and retry policy from the spec.
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  local n = #out
+  out[n + 1] = j.id
+  out[n + 2] = spec
+  out[n + 3] = created or '0'
+  out[n + 4] = pay and '1' or ''
+  out[n + 5] = pay or ''
+  out[n + 6] = a
+  out[n + 7] = token
+  out[n + 8] = dls
+  out[n + 9] = e or ''
+  if j.kind == 'j' then
+    out[n + 10] = '0'
+  elseif j.kind == 'u' then
+    out[n + 10] = '1'
+    local t = 't' .. j.is
+    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
+    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
+  else
+    put_deps(out, j.wf, dp)
+  end
+end
+
 -- next_attempt is attempt count a (a string, false for none) plus one.
 local NEXT_ATTEMPT = {['0'] = '1', ['1'] = '2', ['2'] = '3', ['3'] = '4', ['4'] = '5', ['5'] = '6'}
 local function next_attempt(a)
@@ -63,12 +92,8 @@ local function next_attempt(a)
 end
 
 -- lease_job leases queued job j (v: for a plain job, the values of
--- claiming's HMGET) until the deadline dl (dls formatted) and appends its
--- Claimed to out: id spec created hasPayload payload attempt token deadline
--- error nDeps (spec state hasResult result error)*. The rest of a snapshot
--- is implied: state running, no run-at, result or end, no cancel request
--- (a queued job has none); Go reads queue, priority and retry policy from
--- the spec.
+-- claiming's HMGET) until the deadline dl (dls formatted), appends its
+-- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
   -- a task's or undo's token carries its index (leased_job)
@@ -107,26 +132,37 @@ local function lease_job(j, v, dl, dls, out)
   end
   j.spec = spec
   active_add_later(job_queue(j), dls, j.id)
-  local n = #out
-  out[n + 1] = j.id
-  out[n + 2] = spec
-  out[n + 3] = created or '0'
-  out[n + 4] = pay and '1' or ''
-  out[n + 5] = pay or ''
-  out[n + 6] = a
-  out[n + 7] = token
-  out[n + 8] = dls
-  out[n + 9] = e or ''
+  local leased = bag('leased')
+  leased[#leased + 1] = j.id
+  leased[#leased + 1] = token
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+end
+
+-- reclaimed appends the Claimed of a job leased by an earlier run of the
+-- same call (claim_once) when it still holds that lease, reading what
+-- lease_job handed out; returns whether it did.
+local function reclaimed(id, token, out)
+  local j, tk, _, a, _, dls = leased_job(id, token)
+  if not j or tk ~= token then return false end
+  local spec, created, pay, e, dp = j.spec, nil, nil, nil, nil
+  local p = j.pre
   if j.kind == 'j' then
-    out[n + 10] = '0'
-  elseif j.kind == 'u' then
-    out[n + 10] = '1'
-    local t = 't' .. j.is
-    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
-    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR)
+    created, pay, e = v[1], v[2], v[3]
   else
-    put_deps(out, j.wf, dp)
+    local w = j.wf
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS)
+    e = v[2]
+    if j.kind == 't' then
+      created, dp = wget(w, F_CREATED), v[3]
+      pay = redis.call('HGET', w.pkey, j.is)
+    else
+      created = v[1]
+      pay = redis.call('HGET', w.pkey, 'u' .. j.is)
+    end
   end
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  return true
 end
 
 -- claiming finds a job popped from a ready set, and whether it is still
@@ -197,6 +233,27 @@ local function claim(queues, max, lease_ms, out)
       if n == max then break end
     end
   end
+  return n
+end
+
+-- claim_once is claim for a call named by nonce (random, made by Go for
+-- each call and the same when go-redis sends the call again after a
+-- broken connection): the call's leases are recorded under
+-- claim:<nonce> for the length of a lease, and a run that finds the record
+-- hands out those leases again (those still held) instead of leasing other
+-- jobs, so a resent call orphans no job.
+local function claim_once(nonce, queues, max, lease_ms, out)
+  local key = P .. 'claim:' .. nonce
+  local prev = redis.call('GET', key)
+  if prev then
+    local n = 0
+    for id, token in string.gmatch(prev, '([^ ]+) ([^ ]+)') do
+      if reclaimed(id, token, out) then n = n + 1 end
+    end
+    return n
+  end
+  local n = claim(queues, max, lease_ms, out)
+  if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n
 end
 

@@ -11,7 +11,10 @@
 --          return the next due time, and register the caller as waiting on
 --          each known queue until now + wait (its state's w), so that
 --          pushes write wake-up tokens meanwhile
--- ARGV[7 ..] queue names
+-- ARGV[7]  nonce: 16 hex digits, new for each Claim call (claim_once: a
+--          call sent again after a broken connection hands out the leases
+--          of its first run)
+-- ARGV[8 ..] queue names
 -- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
 --
 --!include call.lua
@@ -20,12 +23,12 @@
 
 begin(KEYS, ARGV)
 local queues = {}
-for i = 7, #ARGV do queues[#queues + 1] = ARGV[i] end
+for i = 8, #ARGV do queues[#queues + 1] = ARGV[i] end
 read_clock()
 allow_full()
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
-local n = claim(queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
+local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
 if n == 0 and wait > 0 then

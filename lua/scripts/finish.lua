@@ -8,7 +8,7 @@
 -- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
--- then:    claim max ("0": no claim), lease ms, queue names...
+-- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
 -- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua)
 --
 --!include call.lua
@@ -52,10 +52,10 @@ end
 local max = tonumber(ARGV[c])
 if max > 0 then
   local queues = {}
-  for i = c + 2, #ARGV do queues[#queues + 1] = ARGV[i] end
+  for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim(queues, max, tonumber(ARGV[c + 1]), out))
+  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out))
 else
   out[#out + 1] = '0'
 end
