@@ -12,11 +12,13 @@ import (
 // for concurrent use and not durable; memstore wraps it as a Store.
 //
 // Every transition takes the current time. Time never goes backwards inside
-// a Model: a transition given an earlier time than the last one uses the last
-// one. Times are kept in whole milliseconds, as the Redis store keeps them.
+// a Model, and does not stand still when the time given steps back: see
+// clock. Reads move no clock. Times are kept in whole milliseconds, as the
+// Redis store keeps them.
 type Model struct {
 	cfg       Config
-	now       int64 // last time seen, unix ms
+	now       int64 // time of the last write, unix ms
+	off       int64 // clock offset, ms (clock)
 	pushSeq   int64 // FIFO order among equal priorities
 	leaseSeq  int64 // lease tokens
 	jobs      map[string]*job
@@ -83,15 +85,56 @@ func NewModel(cfg Config) *Model {
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
-// tick advances the model's clock and removes records whose retention passed.
-func (m *Model) tick(now time.Time) int64 {
-	ms := now.UnixMilli()
-	if ms > m.now {
-		m.now = ms
+// StoreTime is the clock rule every store follows (spec/states.md, Time
+// after a step back): a call whose clock source reads source (unix ms), in
+// a store whose last write ran at last with clock offset off, runs at now,
+// and a write leaves the offset newOff. Time is the source's plus the
+// offset, never before last: a source behind last (its clock stepped back,
+// or a failover to a server whose clock is behind) raises the offset, so
+// that time goes on from last at the source's pace instead of standing
+// still; a source that has caught up with last again (a step forward, or
+// no write for longer than the offset) drops the offset.
+func StoreTime(source, last, off int64) (now, newOff int64) {
+	switch {
+	case off > 0 && source >= last:
+		return source, 0
+	case source+off < last:
+		return last, last - source
 	}
+	return source + off, off
+}
+
+// clock is the time a transition given now runs at and the offset it
+// leaves.
+func (m *Model) clock(now time.Time) (t, off int64) {
+	return StoreTime(now.UnixMilli(), m.now, m.off)
+}
+
+// tick moves the model's clock to the time a write given now runs at and
+// removes records whose retention passed by then.
+func (m *Model) tick(now time.Time) int64 {
+	m.now, m.off = m.clock(now)
+	m.expire(m.now)
+	return m.now
+}
+
+// peek is the time a read given now runs at: a read moves no clock (the
+// Redis store's reads write nothing). Records whose retention passed by
+// then are removed, as the next write would remove them.
+func (m *Model) peek(now time.Time) int64 {
+	t, _ := m.clock(now)
+	m.expire(t)
+	return t
+}
+
+// Now is the time of the model's last write (zero before the first).
+func (m *Model) Now() time.Time { return toTime(m.now) }
+
+// expire removes the records whose retention passed by t.
+func (m *Model) expire(t int64) {
 	for {
 		it, ok := m.expiry.min()
-		if !ok || it.a > m.now {
+		if !ok || it.a > t {
 			break
 		}
 		m.expiry.popMin()
@@ -111,7 +154,6 @@ func (m *Model) tick(now time.Time) int64 {
 			delete(m.jobs, id)
 		}
 	}
-	return m.now
 }
 
 func (m *Model) queue(name string) *queue {
@@ -202,7 +244,7 @@ func (j *job) snapshot() Job {
 
 // GetJob returns a job's snapshot, or ErrNotFound.
 func (m *Model) GetJob(now time.Time, id string) (Job, error) {
-	m.tick(now)
+	m.peek(now)
 	j := m.jobs[id]
 	if j == nil {
 		return Job{}, wrap(ErrNotFound, "job %q", id)
@@ -212,7 +254,7 @@ func (m *Model) GetJob(now time.Time, id string) (Job, error) {
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
-	m.tick(now)
+	m.peek(now)
 	w := m.workflows[id]
 	if w == nil {
 		return Workflow{}, wrap(ErrNotFound, "workflow %q", id)
@@ -224,7 +266,7 @@ func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
 // then by ID, both descending). The cursor is "<created ms>:<id>" of the last
 // workflow of the previous page.
 func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error) {
-	m.tick(now)
+	m.peek(now)
 	limit := p.Limit
 	if limit == 0 {
 		limit = 100
@@ -291,7 +333,7 @@ func validWorkflowState(s WorkflowState) bool {
 
 // Queues lists every queue the model knows, by name.
 func (m *Model) Queues(now time.Time) []QueueInfo {
-	m.tick(now)
+	m.peek(now)
 	names := make([]string, 0, len(m.queues))
 	for n := range m.queues {
 		names = append(names, n)
@@ -317,7 +359,7 @@ type QueueContents struct {
 
 // QueueContents returns what a queue holds (empty for an unknown queue).
 func (m *Model) QueueContents(now time.Time, name string) QueueContents {
-	m.tick(now)
+	m.peek(now)
 	q := m.queues[name]
 	if q == nil {
 		return QueueContents{}

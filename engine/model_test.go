@@ -1685,3 +1685,55 @@ func rtDrive(seed uint64, n int) []rtStep {
 	}
 	return steps
 }
+
+func TestStoreTime(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		source, last, off int64
+		wantNow, wantOff  int64
+	}{
+		{"first call", 5000, 0, 0, 5000, 0},
+		{"source ahead", 5000, 4000, 0, 5000, 0},
+		{"source equal", 5000, 5000, 0, 5000, 0},
+		{"step back: time stays, offset is the step", 4000, 5000, 0, 5000, 1000},
+		{"after a step back: time goes on at the source's pace", 4300, 5000, 1000, 5300, 1000},
+		{"a second step back adds to the offset", 3000, 5300, 1000, 5300, 2300},
+		{"source caught up: offset dropped", 5300, 5300, 2300, 5300, 0},
+		{"source stepped forward past: offset dropped", 9000, 5300, 2300, 9000, 0},
+		{"partial correction: jumps by it, keeps the offset", 5000, 5300, 2300, 7300, 2300},
+	} {
+		now, off := StoreTime(c.source, c.last, c.off)
+		if now != c.wantNow || off != c.wantOff {
+			t.Errorf("%s: StoreTime(%d, %d, %d) = %d, %d; want %d, %d", c.name, c.source, c.last, c.off, now, off, c.wantNow, c.wantOff)
+		}
+	}
+}
+
+// TestReadsMoveNoClock: a read after a step back leaves the clock as the
+// last write left it, as the Redis store's reads (which write nothing) do.
+func TestReadsMoveNoClock(t *testing.T) {
+	m := NewModel(DefaultConfig())
+	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
+	if _, err := m.Enqueue(at(10_000), EnqueueParams{Job: JobSpec{ID: "j", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetJob(at(20_000), "j"); err != nil {
+		t.Fatal(err)
+	}
+	m.Queues(at(20_000))
+	if got := m.Now().UnixMilli(); got != 10_000 {
+		t.Fatalf("after reads at 20000: the model's time is %d, want the last write's 10000", got)
+	}
+	// A step back to 4000 then a write at 4500: time goes on from 10000.
+	c, err := m.Claim(at(4_000), ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Second})
+	if err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v %v", c, err)
+	}
+	if got := c[0].Lease.Deadline.UnixMilli(); got != 11_000 {
+		t.Errorf("lease deadline after a step back %d, want 11000", got)
+	}
+	res, err := m.ExpireLeases(at(5_000), ExpireParams{})
+	if err != nil || len(res.Expired) != 1 {
+		t.Errorf("one second of the source after the step back: expired %v (%v), want j", res.Expired, err)
+	}
+}

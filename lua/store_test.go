@@ -736,3 +736,180 @@ func TestRepeatedClaimCallHandsOutTheSameLeases(t *testing.T) {
 		t.Fatalf("a new claim: %+v %v", c, err)
 	}
 }
+
+// TestTimeGoesOnAfterTheClockStepsBack: a namespace whose last write ran an
+// hour ahead of the server's clock (as after a failover to a primary whose
+// clock is an hour behind) keeps its time going from there: a lease taken
+// then still expires after its own length, not an hour later, and no
+// timestamp goes back.
+func TestTimeGoesOnAfterTheClockStepsBack(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	ns := e.ns + "-back"
+	s, err := New(e.rdb, Options{Namespace: ns}) // the server's clock
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	k, _ := newKeys(ns, 0)
+	server, err := e.rdb.Time(bg).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := server.Add(time.Hour).UnixMilli()
+	if err := e.rdb.HSet(bg, k.seq, "now", ahead).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, Backoff: time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 300 * time.Millisecond
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: lease})
+	if err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v, %d jobs", err, len(c))
+	}
+	dl := c[0].Lease.Deadline.UnixMilli()
+	if dl < ahead+lease.Milliseconds() || dl > ahead+lease.Milliseconds()+5000 {
+		t.Fatalf("lease deadline %d: want the last write's time %d + %v (time must not go back to the server's clock)", dl, ahead, lease)
+	}
+	time.Sleep(lease + 200*time.Millisecond)
+	res, err := s.ExpireLeases(bg, engine.ExpireParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Expired) != 1 || res.Expired[0].JobID != "j" {
+		t.Fatalf("after the lease's length: expired %+v, want j (a clock that stands still keeps the lease for an hour)", res.Expired)
+	}
+	j, err := s.GetJob(bg, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != engine.Queued || j.Error != "lease_expired" {
+		t.Errorf("job after its lease expired: %s %q, want queued lease_expired", j.State, j.Error)
+	}
+	off, err := e.rdb.HGet(bg, k.seq, "off").Int64()
+	if err != nil || off < time.Hour.Milliseconds()-5000 || off > time.Hour.Milliseconds()+5000 {
+		t.Errorf("stored clock offset %d (%v), want about an hour", off, err)
+	}
+}
+
+// snapshotNamespace reads every key of a namespace, type by type (miniredis
+// has no DUMP for hashes or sorted sets), and returns a func that puts the
+// namespace back as it was: what a replica that missed the last writes
+// holds when it is promoted.
+func snapshotNamespace(t *testing.T, rdb redis.UniversalClient, ns string) (restore func()) {
+	t.Helper()
+	type saved struct {
+		typ  string
+		str  string
+		hash map[string]string
+		zset []redis.Z
+		list []string
+		set  []string
+		ttl  time.Duration
+	}
+	snap := map[string]saved{}
+	iter := rdb.Scan(bg, 0, "weir:{"+ns+":*", 1000).Iterator()
+	for iter.Next(bg) {
+		k := iter.Val()
+		typ, err := rdb.Type(bg, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := saved{typ: typ}
+		switch typ {
+		case "string":
+			s.str, err = rdb.Get(bg, k).Result()
+		case "hash":
+			s.hash, err = rdb.HGetAll(bg, k).Result()
+		case "zset":
+			s.zset, err = rdb.ZRangeWithScores(bg, k, 0, -1).Result()
+		case "list":
+			s.list, err = rdb.LRange(bg, k, 0, -1).Result()
+		case "set":
+			s.set, err = rdb.SMembers(bg, k).Result()
+		default:
+			t.Fatalf("key %s: type %s not saved", k, typ)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ttl, err = rdb.PTTL(bg, k).Result(); err != nil {
+			t.Fatal(err)
+		}
+		snap[k] = s
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		cleanNamespace(bg, rdb, ns)
+		for k, s := range snap {
+			var err error
+			switch s.typ {
+			case "string":
+				err = rdb.Set(bg, k, s.str, 0).Err()
+			case "hash":
+				err = rdb.HSet(bg, k, s.hash).Err()
+			case "zset":
+				err = rdb.ZAdd(bg, k, s.zset...).Err()
+			case "list":
+				err = rdb.RPush(bg, k, s.list).Err()
+			case "set":
+				err = rdb.SAdd(bg, k, s.set).Err()
+			}
+			if err == nil && s.ttl > 0 {
+				err = rdb.PExpire(bg, k, s.ttl).Err()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestTokensAreNotHandedOutAgainAfterAFailover: a failover to a replica
+// that missed a claim puts the lease counter back; the job is claimed again
+// there, and the first claimer's token must not finish the second
+// claimer's attempt.
+func TestTokensAreNotHandedOutAgainAfterAFailover(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "wq"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	restore := snapshotNamespace(t, e.rdb, e.ns)
+	claim := func() []engine.Claimed {
+		t.Helper()
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q", "wq"}, Max: 2, Lease: time.Minute})
+		if err != nil || len(c) != 2 {
+			t.Fatalf("claim: %v, %d jobs", err, len(c))
+		}
+		return c
+	}
+	before := claim()
+	restore() // the failover: the replica never saw that claim
+	after := claim()
+	for i := range before {
+		if before[i].Job.ID != after[i].Job.ID {
+			t.Fatalf("claimed %s, then %s after the failover", before[i].Job.ID, after[i].Job.ID)
+		}
+		if before[i].Lease.Token == after[i].Lease.Token {
+			t.Fatalf("%s: token %q handed out again after the failover", before[i].Job.ID, after[i].Lease.Token)
+		}
+		res, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: before[i].Job.ID, Token: before[i].Lease.Token, Kind: engine.OutcomeCompleted}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(res.Settled[0].Err, engine.ErrLeaseLost) {
+			t.Fatalf("%s: the first claimer's token finished the second claimer's attempt: %+v", before[i].Job.ID, res.Settled[0])
+		}
+		res, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: after[i].Job.ID, Token: after[i].Lease.Token, Kind: engine.OutcomeCompleted}}})
+		if err != nil || res.Settled[0].Err != nil || res.Settled[0].State != engine.Completed {
+			t.Fatalf("%s: the second claimer's finish: %+v %v", after[i].Job.ID, res.Settled, err)
+		}
+	}
+}

@@ -251,7 +251,7 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 	}
 	dueIn = -1
 	if due := s.m.NextDue(p.Queues); !due.IsZero() {
-		dueIn = max(0, due.Sub(now))
+		dueIn = max(0, due.Sub(s.m.Now())) // both in the model's time
 	}
 	return nil, s.waitChLocked("Claim"), dueIn, nil
 }

@@ -234,6 +234,18 @@ func (p *parser) line(n int, text string) error {
 			return fmt.Errorf("advance: %q is not a duration such as 1500ms, 30s, 2h or 7d", args[0].val)
 		}
 		return p.setClock(p.now + d.Milliseconds())
+	case "stepback":
+		if len(args) != 1 || args[0].key != "" {
+			return fmt.Errorf("usage: stepback <duration>")
+		}
+		d, err := parseDur(args[0].val)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("stepback: %q is not a duration such as 1500ms, 30s, 2h or 7d", args[0].val)
+		}
+		if d.Milliseconds() >= p.now {
+			return fmt.Errorf("stepback %s goes before the epoch (the clock is at %d)", args[0].val, p.now)
+		}
+		return p.setClock(p.now - d.Milliseconds())
 	case "config":
 		if len(p.s.Steps) > 0 {
 			return fmt.Errorf("config must come before the first operation")

@@ -71,6 +71,13 @@ func Run(ctx context.Context, s *Scenario, t Target) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return r.res, err
 		}
+		r.at = st.Now
+		switch st.op.(type) {
+		case *opExpect, *opList, *opQueues:
+		default:
+			t, off := engine.StoreTime(st.Now.UnixMilli(), r.last, r.off)
+			r.last, r.off, r.at = t, off, time.UnixMilli(t).UTC()
+		}
 		if err := st.op.exec(r, st); err != nil {
 			return r.res, err
 		}
@@ -90,6 +97,12 @@ type runner struct {
 	t    Target
 	vars map[string]string
 	res  *Result
+	// last and off follow the store's clock (engine.StoreTime), counting
+	// every operation but list and queues as a write; at is the store time
+	// of the step running, which the checks of what a reply does not show
+	// (a claim's lease deadline) use.
+	last, off int64
+	at        time.Time
 }
 
 func (r *runner) mismatch(st *Step, detail string, want, got []string) *Mismatch {
@@ -327,7 +340,7 @@ func (op *opClaim) exec(r *runner, st *Step) error {
 		return r.compare(st, []line{errLine(err)})
 	}
 	for _, c := range cs {
-		if d := checkClaimed(c, st.Now, op.p.Lease); d != "" {
+		if d := checkClaimed(c, r.at, op.p.Lease); d != "" {
 			return r.mismatch(st, d, nil, nil)
 		}
 	}
@@ -361,7 +374,7 @@ func (op *opFinish) exec(r *runner, st *Step) error {
 	}
 	if op.claim != nil {
 		for _, c := range res.Claimed {
-			if d := checkClaimed(c, st.Now, op.claim.Lease); d != "" {
+			if d := checkClaimed(c, r.at, op.claim.Lease); d != "" {
 				return r.mismatch(st, d, nil, nil)
 			}
 		}

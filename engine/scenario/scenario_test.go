@@ -100,6 +100,8 @@ func TestParseErrors(t *testing.T) {
 		{"reply after expect", "expect job j error NOTFOUND\n> none\n", 2, "must follow a store operation"},
 		{"time goes back", "at 5000\nat 4000\n", 2, "goes back in time"},
 		{"bad duration", "advance soon\n", 1, "not a duration"},
+		{"stepback before the epoch", "stepback 2s\n", 1, "goes before the epoch"},
+		{"stepback zero", "stepback 0s\n", 1, "not a duration"},
 		{"unknown option", "submit w\n  task a q=q colour=red\n> created pushed=w/a\n", 2, `unknown option "colour"`},
 		{"bad int", "claim q max=lots\n> none\n", 1, `option max: bad value "lots"`},
 		{"unterminated quote", "finish j t failed error=\"oops\n> error LEASELOST\n", 1, "unterminated quoted string"},

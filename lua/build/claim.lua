@@ -64,26 +64,6 @@ end
 
 local function fmt(n) return string.format('%d', n) end
 
--- read_clock sets NOW: the test clock, else the server's TIME, and never
--- before the now the seq hash holds (so time does not go back when the
--- server's clock does). It reads the seq hash's gc and lease counter with
--- it.
-local function read_clock()
-  local now
-  if TEST_NOW ~= '' then
-    now = tonumber(TEST_NOW)
-  else
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
-  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
-  CLOCK_LAST = tonumber(v[1]) or 0
-  if CLOCK_LAST > now then now = CLOCK_LAST end
-  NOW = now
-  NOW_S = fmt(now)
-end
-
 -- seq_get returns a field of the seq hash (nil when absent), read once.
 local function seq_get(f)
   local v = SEQ[f]
@@ -103,6 +83,36 @@ local function seq_set(f, v)
     SEQ_DIRTY[#SEQ_DIRTY + 1] = f
   end
   SEQ[f] = v
+end
+
+-- read_clock sets NOW: the source's time (the test clock, else the
+-- server's TIME) plus the clock offset, never before the now the seq hash
+-- holds (engine.Model's clock, spec/states.md Time). A source behind that
+-- now (its clock stepped back, or a failover to a server whose clock is
+-- behind) raises the offset, so time goes on from there at the source's
+-- pace instead of standing still; a source that caught up with it drops
+-- the offset. It reads the seq hash's gc and lease counter with it.
+local function read_clock()
+  local ms
+  if TEST_NOW ~= '' then
+    ms = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  CLOCK_LAST = tonumber(v[1]) or 0
+  local off = tonumber(v[4]) or 0
+  local now = ms + off
+  if off > 0 and ms >= CLOCK_LAST then
+    now, off = ms, 0
+  elseif now < CLOCK_LAST then
+    now, off = CLOCK_LAST, CLOCK_LAST - ms
+  end
+  if off ~= (tonumber(v[4]) or 0) then seq_set('off', off) end
+  NOW = now
+  NOW_S = fmt(now)
 end
 
 -- seq_next increments the seq hash's lease counter (the tokens of every
@@ -1540,8 +1550,10 @@ end
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
-  -- a task's or undo's token carries its index (leased_job)
-  local token = fmt(seq_next('lease'))
+  -- the counter, then the claim call's nonce, so that a token is not
+  -- handed out again after a failover that lost the counter's last
+  -- increments; a task's or undo's token carries its index (leased_job)
+  local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
     spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
@@ -1696,6 +1708,7 @@ local function claim_once(nonce, queues, max, lease_ms, out)
     end
     return n
   end
+  CALL.nonce = nonce
   local n = claim(queues, max, lease_ms, out)
   if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n

@@ -64,26 +64,6 @@ end
 
 local function fmt(n) return string.format('%d', n) end
 
--- read_clock sets NOW: the test clock, else the server's TIME, and never
--- before the now the seq hash holds (so time does not go back when the
--- server's clock does). It reads the seq hash's gc and lease counter with
--- it.
-local function read_clock()
-  local now
-  if TEST_NOW ~= '' then
-    now = tonumber(TEST_NOW)
-  else
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
-  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
-  CLOCK_LAST = tonumber(v[1]) or 0
-  if CLOCK_LAST > now then now = CLOCK_LAST end
-  NOW = now
-  NOW_S = fmt(now)
-end
-
 -- seq_get returns a field of the seq hash (nil when absent), read once.
 local function seq_get(f)
   local v = SEQ[f]
@@ -103,6 +83,36 @@ local function seq_set(f, v)
     SEQ_DIRTY[#SEQ_DIRTY + 1] = f
   end
   SEQ[f] = v
+end
+
+-- read_clock sets NOW: the source's time (the test clock, else the
+-- server's TIME) plus the clock offset, never before the now the seq hash
+-- holds (engine.Model's clock, spec/states.md Time). A source behind that
+-- now (its clock stepped back, or a failover to a server whose clock is
+-- behind) raises the offset, so time goes on from there at the source's
+-- pace instead of standing still; a source that caught up with it drops
+-- the offset. It reads the seq hash's gc and lease counter with it.
+local function read_clock()
+  local ms
+  if TEST_NOW ~= '' then
+    ms = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  CLOCK_LAST = tonumber(v[1]) or 0
+  local off = tonumber(v[4]) or 0
+  local now = ms + off
+  if off > 0 and ms >= CLOCK_LAST then
+    now, off = ms, 0
+  elseif now < CLOCK_LAST then
+    now, off = CLOCK_LAST, CLOCK_LAST - ms
+  end
+  if off ~= (tonumber(v[4]) or 0) then seq_set('off', off) end
+  NOW = now
+  NOW_S = fmt(now)
 end
 
 -- seq_next increments the seq hash's lease counter (the tokens of every

@@ -1,4 +1,4 @@
-#!lua name=weir2_1fe5478aab32
+#!lua name=weir2_01e82b1a62aa
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -65,26 +65,6 @@ end
 
 local function fmt(n) return string.format('%d', n) end
 
--- read_clock sets NOW: the test clock, else the server's TIME, and never
--- before the now the seq hash holds (so time does not go back when the
--- server's clock does). It reads the seq hash's gc and lease counter with
--- it.
-local function read_clock()
-  local now
-  if TEST_NOW ~= '' then
-    now = tonumber(TEST_NOW)
-  else
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease')
-  SEQ.now, SEQ.gc, SEQ.lease = v[1], v[2], v[3]
-  CLOCK_LAST = tonumber(v[1]) or 0
-  if CLOCK_LAST > now then now = CLOCK_LAST end
-  NOW = now
-  NOW_S = fmt(now)
-end
-
 -- seq_get returns a field of the seq hash (nil when absent), read once.
 local function seq_get(f)
   local v = SEQ[f]
@@ -104,6 +84,36 @@ local function seq_set(f, v)
     SEQ_DIRTY[#SEQ_DIRTY + 1] = f
   end
   SEQ[f] = v
+end
+
+-- read_clock sets NOW: the source's time (the test clock, else the
+-- server's TIME) plus the clock offset, never before the now the seq hash
+-- holds (engine.Model's clock, spec/states.md Time). A source behind that
+-- now (its clock stepped back, or a failover to a server whose clock is
+-- behind) raises the offset, so time goes on from there at the source's
+-- pace instead of standing still; a source that caught up with it drops
+-- the offset. It reads the seq hash's gc and lease counter with it.
+local function read_clock()
+  local ms
+  if TEST_NOW ~= '' then
+    ms = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  CLOCK_LAST = tonumber(v[1]) or 0
+  local off = tonumber(v[4]) or 0
+  local now = ms + off
+  if off > 0 and ms >= CLOCK_LAST then
+    now, off = ms, 0
+  elseif now < CLOCK_LAST then
+    now, off = CLOCK_LAST, CLOCK_LAST - ms
+  end
+  if off ~= (tonumber(v[4]) or 0) then seq_set('off', off) end
+  NOW = now
+  NOW_S = fmt(now)
 end
 
 -- seq_next increments the seq hash's lease counter (the tokens of every
@@ -1798,8 +1808,10 @@ end
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
-  -- a task's or undo's token carries its index (leased_job)
-  local token = fmt(seq_next('lease'))
+  -- the counter, then the claim call's nonce, so that a token is not
+  -- handed out again after a failover that lost the counter's last
+  -- increments; a task's or undo's token carries its index (leased_job)
+  local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
     spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
@@ -1954,6 +1966,7 @@ local function claim_once(nonce, queues, max, lease_ms, out)
     end
     return n
   end
+  CALL.nonce = nonce
   local n = claim(queues, max, lease_ms, out)
   if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n
@@ -1981,7 +1994,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_submit', flags = {},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2082,7 +2095,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2151,7 +2164,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2200,7 +2213,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2268,7 +2281,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2316,7 +2329,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2348,7 +2361,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2438,7 +2451,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2486,7 +2499,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2519,7 +2532,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2563,7 +2576,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2591,7 +2604,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2617,7 +2630,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2676,7 +2689,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2695,7 +2708,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_1fe5478aab32_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_01e82b1a62aa_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -96,8 +96,10 @@ end
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
   local spec, a, e, pay, created, dp
-  -- a task's or undo's token carries its index (leased_job)
-  local token = fmt(seq_next('lease'))
+  -- the counter, then the claim call's nonce, so that a token is not
+  -- handed out again after a failover that lost the counter's last
+  -- increments; a task's or undo's token carries its index (leased_job)
+  local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
     spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
@@ -252,6 +254,7 @@ local function claim_once(nonce, queues, max, lease_ms, out)
     end
     return n
   end
+  CALL.nonce = nonce
   local n = claim(queues, max, lease_ms, out)
   if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n
