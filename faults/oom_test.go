@@ -180,6 +180,27 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 			t.Fatalf("cancel %s on a full server: %v", id, err)
 		}
 	}
+	// An operator can still pause and resume a queue (e.g. to stop the
+	// work that fills the server).
+	pausedFull := func() bool {
+		qs, err := store.Queues(ctx)
+		if err != nil {
+			t.Fatalf("queues on a full server: %v", err)
+		}
+		for _, q := range qs {
+			if q.Name == "idle" {
+				return q.Paused
+			}
+		}
+		t.Fatal("queue idle not listed")
+		return false
+	}
+	pauseErr := store.PauseQueue(ctx, "idle")
+	pausedWhenFull := pauseErr == nil && pausedFull()
+	resumeErr := store.ResumeQueue(ctx, "idle")
+	if pauseErr != nil || resumeErr != nil || !pausedWhenFull || pausedFull() {
+		t.Errorf("on a full server: pause %v (paused %v), resume %v (paused after it %v)", pauseErr, pausedWhenFull, resumeErr, pausedFull())
+	}
 	time.Sleep(2 * time.Second) // the workers finish (or retry their finishes)
 	succeededFull := 0
 	for _, ts := range obs.Times("succeeded") {
@@ -216,8 +237,8 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 		t.Errorf("%d tasks failed", rep.TaskStates["failed"])
 	}
 	t.Logf("%s; %s", rep, or)
-	t.Logf("FAULT %s: submits_refused=%d (ErrStoreFull) accepted=%d partial=0 cancels_ok_when_full=%d cancels_refused=%d tasks_ok_when_full=%d (roots %d) heartbeat_failures=%d reruns=%d all_ended_after_memory_back=true",
-		name, refused, accepted, cancelOK, cancelFull, succeededFull, nRun, hbFull, lost)
+	t.Logf("FAULT %s: submits_refused=%d (ErrStoreFull) accepted=%d partial=0 cancels_ok_when_full=%d cancels_refused=%d tasks_ok_when_full=%d (roots %d) heartbeat_failures=%d reruns=%d pause_resume_when_full=%v all_ended_after_memory_back=true",
+		name, refused, accepted, cancelOK, cancelFull, succeededFull, nRun, hbFull, lost, pauseErr == nil && resumeErr == nil && pausedWhenFull)
 }
 
 // stageKeys counts the staging keys of namespace ns and those without a

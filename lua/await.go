@@ -15,14 +15,17 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// A waiter registers itself by incrementing a waiter key (wait:w:<id>,
-// wait:wj:<wf> for any job of a workflow, wait:j:<id> for a plain job) that
-// the scripts read when a record ends: they PUBLISH its outcome on
-// o:w:<id> / o:j:<id> only when that count is above zero. It also adds
-// itself to the zset wait:any (score: when its registration lapses), so
-// that scripts look up no counter at all while nobody waits. Both are
-// refreshed while the waiter waits, so a crashed waiter costs at most
-// waiterTTL of useless look-ups and publishes.
+// A waiter registers itself as a member of a waiter set (await:w:<id>,
+// await:wj:<wf> for any job of a workflow, await:j:<id> for a plain job,
+// each a zset scored with when the member's registration lapses) that the
+// scripts look at when a record ends: they PUBLISH its outcome on
+// o:w:<id> / o:j:<id> only when that set exists. It also adds itself to
+// the zset wait:any, so that scripts look up no set at all while nobody
+// waits. Both are refreshed while the waiter waits (the set's TTL with
+// them), and each refresh drops lapsed members, so a crashed waiter costs
+// at most waiterTTL of useless look-ups and publishes. A member per waiter,
+// not a counter: an unregistration after the TTL lapsed cannot leave a
+// negative count behind, and a set whose last waiter left is gone.
 const (
 	waiterTTL     = 10 * time.Minute
 	waiterRefresh = time.Minute
@@ -75,10 +78,12 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 		now := time.Now()
 		pipe := s.rdb.Pipeline()
 		pipe.ZRemRangeByScore(ctx, anyKey, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
-		pipe.ZAdd(ctx, anyKey, redis.Z{Score: float64(now.Add(waiterTTL).UnixMilli()), Member: me})
-		if first {
-			pipe.Incr(ctx, waitKey)
+		lapse := redis.Z{Score: float64(now.Add(waiterTTL).UnixMilli()), Member: me}
+		pipe.ZAdd(ctx, anyKey, lapse)
+		if !first {
+			pipe.ZRemRangeByScore(ctx, waitKey, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
 		}
+		pipe.ZAdd(ctx, waitKey, lapse)
 		pipe.PExpire(ctx, waitKey, waiterTTL)
 		_, err := pipe.Exec(ctx)
 		return err
@@ -90,7 +95,7 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		pipe := s.rdb.Pipeline()
-		pipe.Decr(dctx, waitKey)
+		pipe.ZRem(dctx, waitKey, me)
 		pipe.ZRem(dctx, anyKey, me)
 		_, _ = pipe.Exec(dctx)
 	}()

@@ -55,10 +55,10 @@ func (k keys) stage(id, hash string) string      { return k.prefix + "stage:" + 
 func (k keys) wfState(st string) string          { return k.prefix + "wf:" + st }
 func (k keys) queue(name, kind string) string    { return k.prefix + "q:" + name + ":" + kind }
 func (k keys) wake(queue string) string          { return k.queue(queue, "w") }
-func (k keys) waitWorkflow(id string) string     { return k.prefix + "wait:w:" + id }
-func (k keys) waitWorkflowJobs(wf string) string { return k.prefix + "wait:wj:" + wf }
+func (k keys) waitWorkflow(id string) string     { return k.prefix + "await:w:" + id }
+func (k keys) waitWorkflowJobs(wf string) string { return k.prefix + "await:wj:" + wf }
 func (k keys) waitAny() string                   { return k.prefix + "wait:any" }
-func (k keys) waitJob(id string) string          { return k.prefix + "wait:j:" + id }
+func (k keys) waitJob(id string) string          { return k.prefix + "await:j:" + id }
 func (k keys) chanWorkflow(id string) string     { return k.prefix + "o:w:" + id }
 func (k keys) chanJob(id string) string          { return k.prefix + "o:j:" + id }
 

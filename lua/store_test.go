@@ -406,9 +406,9 @@ func TestAwait(t *testing.T) {
 	}
 	// Wait until the three are registered, so that the finish publishes.
 	for {
-		n1, _ := e.rdb.Get(bg, s.keys.waitWorkflow("w")).Int()
-		n2, _ := e.rdb.Get(bg, s.keys.waitWorkflowJobs("w")).Int()
-		n3, _ := e.rdb.Get(bg, s.keys.waitJob("j")).Int()
+		n1, _ := e.rdb.ZCard(bg, s.keys.waitWorkflow("w")).Result()
+		n2, _ := e.rdb.ZCard(bg, s.keys.waitWorkflowJobs("w")).Result()
+		n3, _ := e.rdb.ZCard(bg, s.keys.waitJob("j")).Result()
 		if n1+n2+n3 == 3 {
 			break
 		}
@@ -515,7 +515,7 @@ func TestAwaitEndsWhenItsContextIsCancelled(t *testing.T) {
 		done <- err
 	}()
 	for { // wait until the await is registered, then cancel it
-		if n, _ := e.rdb.Get(bg, s.keys.waitWorkflow("w")).Int(); n == 1 {
+		if n, _ := e.rdb.ZCard(bg, s.keys.waitWorkflow("w")).Result(); n == 1 {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -911,5 +911,144 @@ func TestTokensAreNotHandedOutAgainAfterAFailover(t *testing.T) {
 		if err != nil || res.Settled[0].Err != nil || res.Settled[0].State != engine.Completed {
 			t.Fatalf("%s: the second claimer's finish: %+v %v", after[i].Job.ID, res.Settled, err)
 		}
+	}
+}
+
+// TestAwaitAfterItsRegistrationLapsed: an await whose registration lapsed
+// (its set's TTL fired while it was stuck) and that then ends leaves no
+// registration behind, so the next await of the record is told at once when
+// it ends. A counter went to -1 there, with no TTL, and the next await's
+// increment to 0 made the record's end publish nothing.
+func TestAwaitAfterItsRegistrationLapsed(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	key := s.keys.waitWorkflow("w")
+	registered := func() {
+		t.Helper()
+		for i := 0; ; i++ {
+			if n, _ := e.rdb.ZCard(bg, key).Result(); n == 1 {
+				return
+			}
+			if i > 5000 {
+				t.Fatal("the await did not register")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.AwaitWorkflow(ctx, "w")
+		done <- err
+	}()
+	registered()
+	if err := e.rdb.Del(bg, key).Err(); err != nil { // the TTL fired
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first await: %v", err)
+	}
+	if n, err := e.rdb.Exists(bg, key).Result(); err != nil || n != 0 {
+		typ, _ := e.rdb.Type(bg, key).Result()
+		t.Fatalf("after the lapsed await ended, %s is left (%s, %v)", key, typ, err)
+	}
+	// The next await is told when the workflow ends, well before its
+	// minute's refresh would read the record again.
+	ctx2, cancel2 := context.WithTimeout(bg, waiterRefresh/2)
+	defer cancel2()
+	got := make(chan engine.Workflow, 1)
+	go func() {
+		w, err := s.AwaitWorkflow(ctx2, "w")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- w
+	}()
+	registered()
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute})
+	if err != nil || len(c) != 1 {
+		t.Fatal(err, len(c))
+	}
+	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c[0].Job.ID, Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := <-got; w.State != engine.WorkflowCompleted {
+		t.Fatalf("second await: %+v", w)
+	}
+}
+
+// TestPushCounterStaysBounded: a queue's push counter (FIFO among equal
+// priorities in the ready score) goes back to 0 when a claim empties the
+// queue after it passed 2^32, and stops below the value where a ready
+// score would leave the exact integers; there, priority order still holds.
+func TestPushCounterStaysBounded(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	state := s.keys.queue("q", "s")
+	enqueue := func(id string, prio int) {
+		t.Helper()
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q", Priority: prio}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimAll := func(n int) []string {
+		t.Helper()
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: n + 1, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, x := range c {
+			ids = append(ids, x.Job.ID)
+		}
+		return ids
+	}
+	counter := func() int64 {
+		t.Helper()
+		v, err := e.rdb.HGet(bg, state, "push").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	enqueue("first", 0) // the queue is known
+	if err := e.rdb.HSet(bg, state, "push", int64(1)<<32).Err(); err != nil {
+		t.Fatal(err)
+	}
+	enqueue("a", 0)
+	if got := claimAll(2); !reflect.DeepEqual(got, []string{"first", "a"}) {
+		t.Fatalf("claimed %v", got)
+	}
+	if c := counter(); c != 0 {
+		t.Fatalf("push counter %d after a claim emptied the queue, want 0", c)
+	}
+	// Near the cap: the counter stops, scores stay exact, priority holds.
+	const pushMax = 1<<53 - 1 - 2001<<40
+	if err := e.rdb.HSet(bg, state, "push", int64(pushMax-1)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	enqueue("low", 1000)
+	enqueue("mid", 0)
+	enqueue("high", -1000)
+	enqueue("mid2", 0)
+	if c := counter(); c != pushMax {
+		t.Fatalf("push counter %d, want it to stop at %d", c, int64(pushMax))
+	}
+	zs, err := e.rdb.ZRangeWithScores(bg, s.keys.queue("q", "r"), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, z := range zs {
+		if z.Score >= 1<<53 {
+			t.Errorf("%v: score %v past 2^53", z.Member, z.Score)
+		}
+	}
+	got := claimAll(4)
+	if len(got) != 4 || got[0] != "high" || got[3] != "low" {
+		t.Fatalf("claimed %v, want high, the two mid jobs, low", got)
 	}
 }

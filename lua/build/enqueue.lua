@@ -38,6 +38,11 @@ local CALL = {}
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+-- the push counter stops at PUSH_MAX, so that a ready score stays an exact
+-- integer (below 2^53 with priority 1000); a claim that empties a queue
+-- whose counter passed PUSH_RESET sets it back to 0 (spec/keys.md q:<q>:r)
+local PUSH_MAX = 9007199254740991 - 2001 * PRIO_UNIT
+local PUSH_RESET = 4294967296 -- 2^32
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
 local function begin(keys, argv)
@@ -754,12 +759,22 @@ local function qs_set(q, f, v)
   d[f] = true
 end
 
--- qs_next increments a counter of queue q's state (push) and returns its
--- new value.
-local function qs_next(q, f)
-  local v = (tonumber(qstate(q)[f]) or 0) + 1
-  qs_set(q, f, v)
+-- next_push returns queue q's next push counter, which orders a priority's
+-- ready jobs FIFO; at PUSH_MAX it stays there (priority order holds, FIFO
+-- among equals is lost: 2,100 years at 100k pushes/s without the queue
+-- ever running empty).
+local function next_push(q)
+  local v = tonumber(qstate(q).push) or 0
+  if v < PUSH_MAX then v = v + 1 end
+  qs_set(q, 'push', v)
   return v
+end
+
+-- reset_push sets queue q's push counter back to 0 when q's ready set is
+-- empty and the counter passed PUSH_RESET (written only then, so a queue
+-- that runs empty at every claim costs no write for it).
+local function reset_push(q)
+  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
 end
 
 local function qs_flush()
@@ -834,7 +849,7 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
+  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -904,9 +919,11 @@ end
 --
 --!include call.lua
 
--- awaited reports whether the waiter counter key is above zero. The zset
--- wait:any (one member per waiting call) spares the look-up while nobody
--- waits at all; both answers are kept for the call.
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
 local function awaited(key)
   local any = CALL.any_wait
   if any == nil then
@@ -917,7 +934,7 @@ local function awaited(key)
   local c = bag('waitc')
   local v = c[key]
   if v == nil then
-    v = (tonumber(redis.call('GET', key)) or 0) > 0
+    v = redis.call('EXISTS', key) == 1
     c[key] = v
   end
   return v
@@ -954,7 +971,7 @@ local function expire_records()
   for _, w in ipairs(CALL.ended_w or {}) do
     local st = w.m[W_STATE]
     local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'wait:w:' .. w.id) then
+    if awaited(P .. 'await:w:' .. w.id) then
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
@@ -970,7 +987,7 @@ local function expire_records()
     if j.kind == 'j' then
       if not j.unlink then
         local at = tonumber(j.x)
-        if awaited(P .. 'wait:j:' .. j.id) then
+        if awaited(P .. 'await:j:' .. j.id) then
           pub[#pub + 1] = P .. 'o:j:' .. j.id
           pub[#pub + 1] = j.st
           at = math.max(at, NOW + GRACE)
@@ -982,7 +999,7 @@ local function expire_records()
           note_gc(at)
         end
       end
-    elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
       pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
       pub[#pub + 1] = job_state(j)
     end

@@ -1,4 +1,4 @@
-#!lua name=weir2_01e82b1a62aa
+#!lua name=weir2_136282c7b480
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -39,6 +39,11 @@ local CALL = {}
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+-- the push counter stops at PUSH_MAX, so that a ready score stays an exact
+-- integer (below 2^53 with priority 1000); a claim that empties a queue
+-- whose counter passed PUSH_RESET sets it back to 0 (spec/keys.md q:<q>:r)
+local PUSH_MAX = 9007199254740991 - 2001 * PRIO_UNIT
+local PUSH_RESET = 4294967296 -- 2^32
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
 local function begin(keys, argv)
@@ -755,12 +760,22 @@ local function qs_set(q, f, v)
   d[f] = true
 end
 
--- qs_next increments a counter of queue q's state (push) and returns its
--- new value.
-local function qs_next(q, f)
-  local v = (tonumber(qstate(q)[f]) or 0) + 1
-  qs_set(q, f, v)
+-- next_push returns queue q's next push counter, which orders a priority's
+-- ready jobs FIFO; at PUSH_MAX it stays there (priority order holds, FIFO
+-- among equals is lost: 2,100 years at 100k pushes/s without the queue
+-- ever running empty).
+local function next_push(q)
+  local v = tonumber(qstate(q).push) or 0
+  if v < PUSH_MAX then v = v + 1 end
+  qs_set(q, 'push', v)
   return v
+end
+
+-- reset_push sets queue q's push counter back to 0 when q's ready set is
+-- empty and the counter passed PUSH_RESET (written only then, so a queue
+-- that runs empty at every claim costs no write for it).
+local function reset_push(q)
+  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
 end
 
 local function qs_flush()
@@ -835,7 +850,7 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + qs_next(q, 'push')), id)
+  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -1018,9 +1033,11 @@ end
 --
 --!include call.lua
 
--- awaited reports whether the waiter counter key is above zero. The zset
--- wait:any (one member per waiting call) spares the look-up while nobody
--- waits at all; both answers are kept for the call.
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
 local function awaited(key)
   local any = CALL.any_wait
   if any == nil then
@@ -1031,7 +1048,7 @@ local function awaited(key)
   local c = bag('waitc')
   local v = c[key]
   if v == nil then
-    v = (tonumber(redis.call('GET', key)) or 0) > 0
+    v = redis.call('EXISTS', key) == 1
     c[key] = v
   end
   return v
@@ -1068,7 +1085,7 @@ local function expire_records()
   for _, w in ipairs(CALL.ended_w or {}) do
     local st = w.m[W_STATE]
     local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'wait:w:' .. w.id) then
+    if awaited(P .. 'await:w:' .. w.id) then
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
@@ -1084,7 +1101,7 @@ local function expire_records()
     if j.kind == 'j' then
       if not j.unlink then
         local at = tonumber(j.x)
-        if awaited(P .. 'wait:j:' .. j.id) then
+        if awaited(P .. 'await:j:' .. j.id) then
           pub[#pub + 1] = P .. 'o:j:' .. j.id
           pub[#pub + 1] = j.st
           at = math.max(at, NOW + GRACE)
@@ -1096,7 +1113,7 @@ local function expire_records()
           note_gc(at)
         end
       end
-    elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
       pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
       pub[#pub + 1] = job_state(j)
     end
@@ -1546,7 +1563,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
-    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
       local u = bag('unlink')
       u[#u + 1] = j.key
@@ -1624,7 +1641,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end
   if j.kind == 'j' and st ~= 'queued' then
-    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
       local u = bag('unlink')
       u[#u + 1] = j.key
@@ -1940,7 +1957,11 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if n < max then wake_clear(q) end
+          if n < max then
+            -- the ready set is empty (the last ZPOPMIN got fewer than asked)
+            wake_clear(q)
+            reset_push(q)
+          end
           active_flush(q)
         end
       end
@@ -1994,7 +2015,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_submit', flags = {},
+redis.register_function{function_name = 'weir2_136282c7b480_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2095,7 +2116,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_136282c7b480_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2164,7 +2185,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2213,7 +2234,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2281,7 +2302,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2329,7 +2350,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2361,7 +2382,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2429,7 +2450,7 @@ if not w.sdirty then
   local d = bag('sdirty')
   d[#d + 1] = w
 end
-if k > 0 and awaited(P .. 'wait:wj:' .. id) then
+if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do
     mark_ended(task_job(w, pos))
@@ -2451,7 +2472,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2499,7 +2520,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2532,7 +2553,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_136282c7b480_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2576,7 +2597,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_136282c7b480_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2604,7 +2625,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_136282c7b480_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2630,7 +2651,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_136282c7b480_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2689,7 +2710,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_136282c7b480_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2708,7 +2729,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_01e82b1a62aa_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_136282c7b480_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -38,6 +38,11 @@ local CALL = {}
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+-- the push counter stops at PUSH_MAX, so that a ready score stays an exact
+-- integer (below 2^53 with priority 1000); a claim that empties a queue
+-- whose counter passed PUSH_RESET sets it back to 0 (spec/keys.md q:<q>:r)
+local PUSH_MAX = 9007199254740991 - 2001 * PRIO_UNIT
+local PUSH_RESET = 4294967296 -- 2^32
 local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
 local function begin(keys, argv)

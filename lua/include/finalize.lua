@@ -28,7 +28,7 @@ local function expire_records()
   for _, w in ipairs(CALL.ended_w or {}) do
     local st = w.m[W_STATE]
     local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'wait:w:' .. w.id) then
+    if awaited(P .. 'await:w:' .. w.id) then
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
@@ -44,7 +44,7 @@ local function expire_records()
     if j.kind == 'j' then
       if not j.unlink then
         local at = tonumber(j.x)
-        if awaited(P .. 'wait:j:' .. j.id) then
+        if awaited(P .. 'await:j:' .. j.id) then
           pub[#pub + 1] = P .. 'o:j:' .. j.id
           pub[#pub + 1] = j.st
           at = math.max(at, NOW + GRACE)
@@ -56,7 +56,7 @@ local function expire_records()
           note_gc(at)
         end
       end
-    elseif awaited(P .. 'wait:wj:' .. j.wf.id) then
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
       pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
       pub[#pub + 1] = job_state(j)
     end

@@ -228,7 +228,11 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if n < max then wake_clear(q) end
+          if n < max then
+            -- the ready set is empty (the last ZPOPMIN got fewer than asked)
+            wake_clear(q)
+            reset_push(q)
+          end
           active_flush(q)
         end
       end

@@ -72,7 +72,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
-    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
       local u = bag('unlink')
       u[#u + 1] = j.key
@@ -150,7 +150,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end
   if j.kind == 'j' and st ~= 'queued' then
-    if RETENTION == 0 and not awaited(P .. 'wait:j:' .. j.id) then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
       local u = bag('unlink')
       u[#u + 1] = j.key

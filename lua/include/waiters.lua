@@ -2,9 +2,11 @@
 --
 --!include call.lua
 
--- awaited reports whether the waiter counter key is above zero. The zset
--- wait:any (one member per waiting call) spares the look-up while nobody
--- waits at all; both answers are kept for the call.
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
 local function awaited(key)
   local any = CALL.any_wait
   if any == nil then
@@ -15,7 +17,7 @@ local function awaited(key)
   local c = bag('waitc')
   local v = c[key]
   if v == nil then
-    v = (tonumber(redis.call('GET', key)) or 0) > 0
+    v = redis.call('EXISTS', key) == 1
     c[key] = v
   end
   return v

@@ -64,7 +64,7 @@ if not w.sdirty then
   local d = bag('sdirty')
   d[#d + 1] = w
 end
-if k > 0 and awaited(P .. 'wait:wj:' .. id) then
+if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do
     mark_ended(task_job(w, pos))
