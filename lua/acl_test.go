@@ -205,6 +205,12 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	if !cr.WorkflowState.Ended() {
 		t.Fatalf("cancelled workflow is %s", cr.WorkflowState)
 	}
+	// A workflow that large is read with a MULTI of HGETALL and GET.
+	w2, err := s.GetWorkflow(ctx, "w2")
+	must("get large workflow", err)
+	if len(w2.Tasks) != 1500 || w2.State != cr.WorkflowState {
+		t.Fatalf("large workflow read back: %d tasks, %s", len(w2.Tasks), w2.State)
+	}
 
 	// Leases that expire are swept.
 	_, err = s.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "j2", Queue: "jobs"}})

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -173,5 +174,55 @@ func TestStagedSubmitMatchesModel(t *testing.T) {
 		if err != nil || mj.State != sj.State || !mj.EndedAt.Equal(sj.EndedAt) || mj.Error != sj.Error {
 			t.Fatalf("job %s: %v\n%+v\n%+v", id, err, mj, sj)
 		}
+	}
+}
+
+// TestLargeWorkflowRead: a workflow of more than 500 tasks is read in two
+// steps (get_workflow finds it live and answers "L"; one MULTI reads the
+// hash and the task states): the same snapshot as the model's, gone to
+// GetWorkflow once its retention passed, still read by an await then.
+func TestLargeWorkflowRead(t *testing.T) {
+	for _, n := range []int{500, 501, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newEnv(t, engine.DefaultConfig())
+			s := e.store
+			m := engine.NewModel(engine.DefaultConfig())
+			plan := bigPlan("w", n)
+			if _, err := m.Submit(e.clock(), engine.SubmitParams{Plan: plan}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := s.run(bg, "get_workflow", "w", flag(false))
+			if large := len(v) == 1 && v[0] == "L"; err != nil || large != (n > 500) {
+				t.Fatalf("get_workflow of %d tasks: %d strings, %v", n, len(v), err)
+			}
+			e.advance(time.Second)
+			if _, err := m.CancelWorkflow(e.clock(), engine.CancelWorkflowParams{ID: "w"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "w"}); err != nil {
+				t.Fatal(err)
+			}
+			mw, _ := m.GetWorkflow(e.clock(), "w")
+			sw, err := s.GetWorkflow(bg, "w")
+			if err != nil || !reflect.DeepEqual(mw, sw) {
+				t.Fatalf("workflow differs from the model's: %v", err)
+			}
+			if sw.State != engine.WorkflowCancelled || sw.ExpiresAt.IsZero() {
+				t.Fatalf("after the cancel: %s, expires %v", sw.State, sw.ExpiresAt)
+			}
+			e.advance(engine.DefaultConfig().Retention)
+			if _, err := m.GetWorkflow(e.clock(), "w"); !errors.Is(err, engine.ErrNotFound) {
+				t.Fatalf("model: GetWorkflow past retention: %v", err)
+			}
+			if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, engine.ErrNotFound) {
+				t.Fatalf("GetWorkflow past retention: %v, want ErrNotFound", err)
+			}
+			if w, err := s.getWorkflow(bg, "w", true); err != nil || len(w.Tasks) != n || w.State != engine.WorkflowCancelled {
+				t.Fatalf("an await's read past retention: %d tasks, %v", len(w.Tasks), err)
+			}
+		})
 	}
 }
