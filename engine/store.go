@@ -68,6 +68,22 @@ type Store interface {
 	Queues(ctx context.Context) ([]QueueInfo, error)
 }
 
+// StopWatcher is implemented by stores that tell workers at once when a
+// running job is asked to stop (CancelJob, CancelWorkflow), so that its
+// handler's context ends without waiting for the next heartbeat. A notice
+// is a hint: the heartbeat stays the authority, and a worker answers a
+// notice by heartbeating those leases at once. Both stores of this
+// module implement it.
+type StopWatcher interface {
+	// WatchStops calls fn with the IDs of running jobs that a cancel asked
+	// to stop, until ctx is done, and then returns ctx's error. It calls
+	// fn(nil) once it listens and again after every reconnection: a notice
+	// sent while it was not listening is lost, so the caller then checks
+	// every job it runs. fn runs on WatchStops's goroutine, one call at a
+	// time; IDs the caller does not run are for other workers.
+	WatchStops(ctx context.Context, fn func(jobIDs []string)) error
+}
+
 // SubmitParams submits one workflow.
 type SubmitParams struct {
 	Plan Plan

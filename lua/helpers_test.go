@@ -3,11 +3,8 @@ package lua
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 var nsSeq atomic.Int64
@@ -78,37 +76,9 @@ func (e *testEnv) clock() time.Time        { return time.UnixMilli(e.now.Load())
 // WEIR_REDIS_URL says a real server is wanted and the binary is installed.
 func privateRedis(t testing.TB) *redis.Client {
 	t.Helper()
-	if !realRedis() {
-		t.Skip("needs a real redis-server (WEIR_REDIS_URL)")
-	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	c := redis.NewClient(redistest.Private(t))
 	t.Cleanup(func() { c.Close() })
-	for i := 0; ; i++ {
-		if err := c.Ping(context.Background()).Err(); err == nil {
-			return c
-		} else if i == 500 {
-			t.Fatalf("private redis-server did not start: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return c
 }
 
 // newPrivateEnv is newEnv on a private redis-server.

@@ -61,6 +61,7 @@ func (k keys) waitAny() string                   { return k.prefix + "wait:any" 
 func (k keys) waitJob(id string) string          { return k.prefix + "await:j:" + id }
 func (k keys) chanWorkflow(id string) string     { return k.prefix + "o:w:" + id }
 func (k keys) chanJob(id string) string          { return k.prefix + "o:j:" + id }
+func (k keys) chanStop() string                  { return k.prefix + "stop" }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text
 // between the first '{' and the next '}', when not empty; else the key.

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
@@ -68,16 +68,15 @@ func (h *roundTrips) between(a, b int) []trip {
 }
 
 // redisOptions lists the Redis servers of the Redis tests: a miniredis
-// and, when WEIR_REDIS_URL is set, that server.
+// and, when WEIR_REDIS_URL is set, a private redis-server (the test
+// flushes the server's scripts and functions: on the shared server another
+// package's test could load the library again between the flush and the
+// next step).
 func redisOptions(t *testing.T) map[string]*redis.Options {
 	t.Helper()
 	out := map[string]*redis.Options{"miniredis": {Addr: miniredis.RunT(t).Addr()}}
-	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatalf("WEIR_REDIS_URL: %v", err)
-		}
-		out["redis"] = opt
+	if redistest.Wanted() {
+		out["redis"] = redistest.Private(t)
 	}
 	return out
 }

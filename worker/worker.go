@@ -207,6 +207,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	go r.fetch()
 	go r.heartbeat()
 	go r.sweep()
+	if sw, ok := w.store.(engine.StopWatcher); ok {
+		r.loops.Add(1)
+		go r.watchStops(sw)
+	}
 	w.cur = r
 	return nil
 }
@@ -799,6 +803,34 @@ func (r *run) heartbeat() {
 	}
 }
 
+// watchStops answers the store's stop notices (engine.StopWatcher): a
+// cancel of a job this worker runs makes it heartbeat that lease at once,
+// so the handler's context ends now rather than at the next heartbeat; a
+// (re)connection, after which notices may have been missed, makes it
+// heartbeat every lease.
+func (r *run) watchStops(sw engine.StopWatcher) {
+	defer r.loops.Done()
+	err := sw.WatchStops(r.loopCtx, func(ids []string) {
+		if ids == nil {
+			r.beat()
+			return
+		}
+		r.mu.Lock()
+		var refs []engine.LeaseRef
+		for _, id := range ids {
+			if a := r.active[id]; a != nil {
+				refs = append(refs, engine.LeaseRef{JobID: id, Token: a.token})
+			}
+		}
+		r.mu.Unlock()
+		r.beatLeases(refs)
+	})
+	if err != nil && r.loopCtx.Err() == nil {
+		r.log.Warn("weir: watching for cancels stopped; heartbeats still deliver them", "error", err)
+	}
+}
+
+// beat heartbeats every running job's lease.
 func (r *run) beat() {
 	r.mu.Lock()
 	refs := make([]engine.LeaseRef, 0, len(r.active))
@@ -806,6 +838,13 @@ func (r *run) beat() {
 		refs = append(refs, engine.LeaseRef{JobID: id, Token: a.token})
 	}
 	r.mu.Unlock()
+	r.beatLeases(refs)
+}
+
+// beatLeases extends refs (in calls of at most the batch limit) and
+// cancels the handlers of the jobs that were cancelled or whose lease was
+// lost.
+func (r *run) beatLeases(refs []engine.LeaseRef) {
 	for len(refs) > 0 {
 		n := min(len(refs), r.cfg.Limits.MaxBatch)
 		chunk := refs[:n]

@@ -14,7 +14,10 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-var _ engine.Store = (*Store)(nil)
+var (
+	_ engine.Store       = (*Store)(nil)
+	_ engine.StopWatcher = (*Store)(nil)
+)
 
 // Store is an engine.Store that keeps everything in memory, in one
 // engine.Model behind one mutex. Every transition behaves exactly as the
@@ -39,6 +42,13 @@ type Store struct {
 	// state; waiters take it (creating it if nil) under mu before they
 	// sleep. It is nil while nobody waits, so changes cost nothing then.
 	changed chan struct{}
+
+	// stops are the IDs of running jobs asked to stop, in order, the last
+	// maxStops of them; stopSeq counts every ID ever added; stopCh is
+	// closed (and set to nil) when one is added. WatchStops reads them.
+	stops   []string
+	stopSeq int
+	stopCh  chan struct{}
 
 	// waitHook, when set (by tests), is called under mu each time a
 	// blocking call is about to sleep, with the method's name.
@@ -302,6 +312,7 @@ func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (res en
 func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (res engine.CancelResult, err error) {
 	err = s.write(ctx, func(now time.Time) (err error) {
 		res, err = s.m.CancelWorkflow(now, p)
+		s.noteStopsLocked(res.Stopping)
 		return err
 	})
 	return res, err
@@ -311,9 +322,74 @@ func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParam
 func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (res engine.CancelResult, err error) {
 	err = s.write(ctx, func(now time.Time) (err error) {
 		res, err = s.m.CancelJob(now, p)
+		s.noteStopsLocked(res.Stopping)
 		return err
 	})
 	return res, err
+}
+
+// maxStops bounds the stop notices a store keeps for its watchers; a
+// watcher that fell further behind checks every job it runs instead.
+const maxStops = 10_000
+
+// noteStopsLocked records running jobs asked to stop and wakes
+// WatchStops. s.mu must be held.
+func (s *Store) noteStopsLocked(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	s.stops = append(s.stops, ids...)
+	s.stopSeq += len(ids)
+	if over := len(s.stops) - maxStops; over > 0 {
+		s.stops = slices.Delete(s.stops, 0, over)
+	}
+	if s.stopCh != nil {
+		close(s.stopCh)
+		s.stopCh = nil
+	}
+}
+
+// WatchStops implements engine.StopWatcher: it calls fn(nil) at once, then
+// fn with the IDs of running jobs that each later cancel asked to stop,
+// until ctx is done.
+func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	seen := s.stopSeq
+	s.mu.Unlock()
+	fn(nil)
+	for {
+		s.mu.Lock()
+		var ids []string
+		missed := false
+		if n := s.stopSeq - seen; n > 0 {
+			if n > len(s.stops) {
+				missed = true
+			} else {
+				ids = slices.Clone(s.stops[len(s.stops)-n:])
+			}
+			seen = s.stopSeq
+		}
+		if s.stopCh == nil {
+			s.stopCh = make(chan struct{})
+		}
+		ch := s.stopCh
+		s.mu.Unlock()
+		switch {
+		case missed:
+			fn(nil)
+		case len(ids) > 0:
+			fn(ids)
+		default:
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-ch:
+			}
+		}
+	}
 }
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.

@@ -1657,6 +1657,17 @@ local function finalize()
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
 
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
 -- ---- scripts/cancel_job.lua
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -1667,6 +1678,7 @@ end
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
 -- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+-- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include job.lua
@@ -1697,6 +1709,7 @@ end
 local out = {job_state(j), ''}
 if j.wf then out[2] = wget(j.wf, W_STATE) end
 finalize()
+publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)

@@ -1487,6 +1487,17 @@ local function finalize()
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
 
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
 -- ---- scripts/cancel_workflow.lua
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -1502,6 +1513,7 @@ end
 --          cancelled tasks are those that were waiting (w) or queued (q),
 --          in plan order
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state)
+-- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include workflow.lua
@@ -1570,6 +1582,7 @@ if k > 0 then
   out[3] = wget(w, W_NAMES)
 end
 finalize()
+publish_stops(stopping)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
 return out

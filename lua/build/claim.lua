@@ -1899,6 +1899,17 @@ local function finalize()
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
 
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
 -- ---- scripts/claim.lua
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due

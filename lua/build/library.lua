@@ -1,4 +1,4 @@
-#!lua name=weir2_b8a117b2cddc
+#!lua name=weir2_b97e0d44e016
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1198,6 +1198,17 @@ local function finalize()
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
 
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
 -- ---- include/compensate.lua
 -- compensate.lua: a workflow's compensation: creating its undo jobs in the
 -- order the DAG allows, and what the end of each undo releases.
@@ -2015,7 +2026,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_submit', flags = {},
+redis.register_function{function_name = 'weir2_b97e0d44e016_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2116,7 +2127,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_b97e0d44e016_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2185,7 +2196,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2234,7 +2245,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2302,7 +2313,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2350,7 +2361,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2382,7 +2393,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2398,6 +2409,7 @@ redis.register_function{function_name = 'weir2_b8a117b2cddc_cancel_workflow', fl
 --          cancelled tasks are those that were waiting (w) or queued (q),
 --          in plan order
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state)
+-- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include workflow.lua
@@ -2466,13 +2478,14 @@ if k > 0 then
   out[3] = wget(w, W_NAMES)
 end
 finalize()
+publish_stops(stopping)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
 return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2483,6 +2496,7 @@ redis.register_function{function_name = 'weir2_b8a117b2cddc_cancel_job', flags =
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
 -- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+-- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include job.lua
@@ -2513,6 +2527,7 @@ end
 local out = {job_state(j), ''}
 if j.wf then out[2] = wget(j.wf, W_STATE) end
 finalize()
+publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
@@ -2520,7 +2535,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2553,7 +2568,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2597,7 +2612,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2630,7 +2645,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2656,7 +2671,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2715,7 +2730,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2734,7 +2749,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_b8a117b2cddc_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b97e0d44e016_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

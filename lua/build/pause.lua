@@ -1084,6 +1084,17 @@ local function finalize()
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
 end
 
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
 -- ---- scripts/pause.lua
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.

@@ -7,6 +7,7 @@
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
 -- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+-- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include job.lua
@@ -37,6 +38,7 @@ end
 local out = {job_state(j), ''}
 if j.wf then out[2] = wget(j.wf, W_STATE) end
 finalize()
+publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)

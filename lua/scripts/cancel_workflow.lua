@@ -12,6 +12,7 @@
 --          cancelled tasks are those that were waiting (w) or queued (q),
 --          in plan order
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state)
+-- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
 --!include workflow.lua
@@ -80,6 +81,7 @@ if k > 0 then
   out[3] = wget(w, W_NAMES)
 end
 finalize()
+publish_stops(stopping)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
 return out

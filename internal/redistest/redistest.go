@@ -1,0 +1,65 @@
+// Package redistest starts redis-server processes of a test's own, for
+// the tests of weir's packages that change server-wide state (the script
+// cache and function libraries, maxmemory, SLOWLOG) and so must not share
+// the server named by WEIR_REDIS_URL with the other packages' tests, which
+// go test runs at the same time.
+package redistest
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Wanted reports whether the tests should use a real redis-server: when
+// WEIR_REDIS_URL is set.
+func Wanted() bool { return os.Getenv("WEIR_REDIS_URL") != "" }
+
+// Private starts a redis-server of the test's own on a free loopback port
+// (no persistence, args appended to its command line), stops it when the
+// test ends, and returns its options. It skips the test when no real
+// server is wanted (WEIR_REDIS_URL unset) or the binary is not installed.
+func Private(t testing.TB, args ...string) *redis.Options {
+	t.Helper()
+	if !Wanted() {
+		t.Skip("needs a real redis-server (WEIR_REDIS_URL)")
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)
+	cmd := exec.Command(bin, argv...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	opt := &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	for i := 0; ; i++ {
+		err := c.Ping(context.Background()).Err()
+		if err == nil {
+			return opt
+		}
+		if i == 500 {
+			t.Fatalf("private redis-server did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
