@@ -48,6 +48,15 @@ func Delay(d time.Duration) JobOption {
 // while its attempts fail. The default is 1: no retry.
 func MaxAttempts(n int) JobOption { return func(s *engine.JobSpec) { s.MaxAttempts = n } }
 
+// MaxExpiries is how many times the job's lease may expire (its worker
+// was killed, as in a deploy, or lost Redis for a lease's length) without
+// that costing an attempt: the job is queued again at once. Past it, an
+// expiry is a failed attempt, retried while attempts remain, so a job that
+// kills its worker every time still ends. The default (0) is
+// engine.DefaultMaxExpiries, 1; engine.NoExpiries (-1) makes every expiry a
+// failed attempt.
+func MaxExpiries(n int) JobOption { return func(s *engine.JobSpec) { s.MaxExpiries = n } }
+
 // Backoff is the base delay before a retry: retry n waits at least
 // d·2^(n-1) (workers add up to a quarter more as jitter), up to the store's
 // maximum. The default is engine.DefaultBackoff. Whole milliseconds.

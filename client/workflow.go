@@ -204,6 +204,12 @@ func (t *Task[R]) MaxAttempts(n int) *Task[R] {
 	return t.set(func(s *engine.TaskSpec) { s.MaxAttempts = n })
 }
 
+// MaxExpiries is how many lease expiries of the task's job (and its undo
+// job) cost no attempt (see the MaxExpiries job option).
+func (t *Task[R]) MaxExpiries(n int) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.MaxExpiries = n })
+}
+
 // Backoff is the base delay before a retry (see the Backoff job option).
 func (t *Task[R]) Backoff(d time.Duration) *Task[R] {
 	return t.set(func(s *engine.TaskSpec) { s.Backoff = d })

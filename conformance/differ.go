@@ -205,6 +205,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 			Always:      d.intRange(0, 3, "always") == 0,
 			Priority:    d.intRange(-1, 1, "prio"),
 			MaxAttempts: d.intRange(0, 3, "attempts"),
+			MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
 			Backoff:     time.Duration(sampled(d, []int{0, 10, 300}, "backoff")) * time.Millisecond,
 		}
 		if d.bool("payload") {
@@ -288,6 +289,7 @@ func (d *differ) doStep() {
 				ID: id, Queue: sampled(d, []string{"q1", "q2"}, "queue"),
 				Priority:    d.intRange(-1, 1, "prio"),
 				MaxAttempts: d.intRange(0, 3, "attempts"),
+				MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
 			}
 			if d.bool("payload") {
 				js.Payload = []byte("x")

@@ -152,6 +152,7 @@ func runErrors(t suiteT, newStore NewStore) {
 			{"payload too large", engine.ErrTooLarge, engine.Plan{ID: "w11", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Payload: big}}}},
 			{"priority", engine.ErrInvalid, engine.Plan{ID: "w12", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Priority: engine.MaxPriority + 1}}}},
 			{"attempts", engine.ErrInvalid, engine.Plan{ID: "w13", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxAttempts: 6}}}},
+			{"expiries", engine.ErrInvalid, engine.Plan{ID: "w18", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxExpiries: -2}}}},
 			{"backoff", engine.ErrInvalid, engine.Plan{ID: "w14", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Backoff: time.Microsecond}}}},
 			{"timeout", engine.ErrInvalid, engine.Plan{ID: "w15", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Timeout: -time.Millisecond}}}},
 			{"undo queue", engine.ErrInvalid, engine.Plan{ID: "w16", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Undo: &engine.UndoSpec{Queue: "!"}}}}},
@@ -171,6 +172,7 @@ func runErrors(t suiteT, newStore NewStore) {
 			{"job payload", engine.ErrTooLarge, engine.JobSpec{ID: "j2", Queue: q, Payload: big}},
 			{"job priority", engine.ErrInvalid, engine.JobSpec{ID: "j3", Queue: q, Priority: engine.MinPriority - 1}},
 			{"job attempts", engine.ErrInvalid, engine.JobSpec{ID: "j4", Queue: q, MaxAttempts: -1}},
+			{"job expiries", engine.ErrInvalid, engine.JobSpec{ID: "j5", Queue: q, MaxExpiries: 6}},
 			{"other spec under an ID", engine.ErrJobExists, engine.JobSpec{ID: "j", Queue: "other"}},
 		}
 		for _, c := range jobs {

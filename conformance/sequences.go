@@ -49,16 +49,30 @@ func (s rapidSource) draw(lo, hi int, label string) int {
 }
 func (s rapidSource) exhausted() bool { return false }
 
+// tapeVersion is the version of the tapes this suite records: a tape
+// starts with "v<version>"; one without is version 1.
+const tapeVersion = 2
+
+// notOnTape lists, per tape version, the draws its tapes do not hold
+// (added to the generator later) and the value that replays such a tape
+// as it was recorded: version 1 tapes predate max expiries, and index 2 of
+// the "expiries" choices is engine.NoExpiries, the behaviour of that time.
+var notOnTape = map[int]map[string]int{1: {"expiries": 2}}
+
 // tapeSource replays a tape. A tape ends after the step that failed: the
 // sequence ends where the tape does.
 type tapeSource struct {
-	t    TB
-	vals []int
-	i    int
+	t       TB
+	vals    []int
+	i       int
+	version int
 }
 
 func (s *tapeSource) draw(lo, hi int, label string) int {
 	s.t.Helper()
+	if v, ok := notOnTape[s.version][label]; ok {
+		return v
+	}
 	if s.i >= len(s.vals) {
 		s.t.Fatalf("regression tape: ends in the middle of a step (at %s): it was not recorded by this version of the suite", label)
 	}
@@ -87,35 +101,45 @@ func sampled[T any](d *differ, list []T, label string) T {
 
 func formatTape(tape []int) string {
 	var b strings.Builder
-	for i, v := range tape {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
+	b.WriteString("v" + strconv.Itoa(tapeVersion))
+	for _, v := range tape {
+		b.WriteByte(' ')
 		b.WriteString(strconv.Itoa(v))
 	}
 	return b.String()
 }
 
 // parseTape reads a regression file: '#' lines are comments, the rest
-// whitespace-separated integers.
-func parseTape(text string) ([]int, error) {
+// whitespace-separated integers, after an optional "v<version>" (1 when
+// absent).
+func parseTape(text string) (vals []int, version int, err error) {
 	var out []int
+	version = 1
+	versioned := false
 	for ln, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
+			if len(out) == 0 && !versioned && strings.HasPrefix(f, "v") {
+				n, err := strconv.Atoi(f[1:])
+				if err != nil || n < 1 || n > tapeVersion {
+					return nil, 0, fmt.Errorf("line %d: %q is not a tape version this suite knows (1 to %d)", ln+1, f, tapeVersion)
+				}
+				version, versioned = n, true
+				continue
+			}
 			v, err := strconv.Atoi(f)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %q is not an integer", ln+1, f)
+				return nil, 0, fmt.Errorf("line %d: %q is not an integer", ln+1, f)
 			}
 			out = append(out, v)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no tape")
+		return nil, 0, fmt.Errorf("no tape")
 	}
-	return out, nil
+	return out, version, nil
 }
 
 // runSequences drives n random operation sequences, each on a fresh store
@@ -215,11 +239,11 @@ func runRegressions(t suiteT, newStore NewStore, dir fs.FS) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tape, err := parseTape(string(b))
+			tape, version, err := parseTape(string(b))
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			runSequence(t, t, newStore, &tapeSource{t: t, vals: tape})
+			runSequence(t, t, newStore, &tapeSource{t: t, vals: tape, version: version})
 		})
 	}
 }

@@ -343,6 +343,9 @@ func rtOn(queue string, t TaskSpec) TaskSpec { t.Queue = queue; return t }
 
 func rtAttempts(n int, t TaskSpec) TaskSpec { t.MaxAttempts = n; return t }
 
+// rtExpiries sets t's MaxExpiries.
+func rtExpiries(n int, t TaskSpec) TaskSpec { t.MaxExpiries = n; return t }
+
 // rtUndoable gives t an undo job in the queue "undo-<name>".
 func rtUndoable(t TaskSpec) TaskSpec {
 	t.Undo = &UndoSpec{Queue: "undo-" + t.Name, Payload: []byte("u:" + t.Name)}

@@ -25,6 +25,14 @@ const (
 // DefaultBackoff is the base retry delay of a job that gives none.
 const DefaultBackoff = time.Second
 
+// DefaultMaxExpiries is how many lease expiries a job that gives no
+// MaxExpiries is queued again after without losing an attempt: a worker
+// killed during a deploy does not fail its jobs.
+const DefaultMaxExpiries = 1
+
+// NoExpiries, as a MaxExpiries, makes every lease expiry a failed attempt.
+const NoExpiries = -1
+
 // DefaultLimits returns the documented default limits.
 func DefaultLimits() Limits {
 	return Limits{

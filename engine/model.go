@@ -33,6 +33,8 @@ type job struct {
 	payload     []byte
 	priority    int
 	maxAttempts int
+	maxExpiries int   // resolved: 0 is none
+	expiries    int   // lease expiries that cost no attempt
 	backoff     int64 // ms
 	timeout     int64 // ms
 	state       State
@@ -215,7 +217,7 @@ func (m *Model) cutError(s string) string {
 func (m *Model) backoffDelay(j *job) int64 {
 	d := j.backoff
 	limit := ms(m.cfg.Limits.MaxBackoff)
-	for i := 1; i < j.attempt && d < limit; i++ {
+	for i := 1; i < j.attempt-j.expiries && d < limit; i++ {
 		d *= 2
 	}
 	return min(d, limit)
@@ -225,7 +227,7 @@ func (j *job) snapshot() Job {
 	s := Job{
 		ID: j.id, Queue: j.queue, Undo: j.undo,
 		Payload: slices.Clone(j.payload), Priority: j.priority,
-		MaxAttempts: j.maxAttempts, Backoff: time.Duration(j.backoff) * time.Millisecond,
+		MaxAttempts: j.maxAttempts, MaxExpiries: j.maxExpiries, Expiries: j.expiries, Backoff: time.Duration(j.backoff) * time.Millisecond,
 		Timeout: time.Duration(j.timeout) * time.Millisecond,
 		State:   j.state, Attempt: j.attempt, RunAt: toTime(j.runAt),
 		CancelRequested: j.cancelReq, Result: slices.Clone(j.result), Error: j.err,

@@ -17,7 +17,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	if err := ValidateJob(s, m.cfg.Limits); err != nil {
 		return EnqueueResult{}, err
 	}
-	h := jobHash(s)
+	h := JobHash(s)
 	if j := m.jobs[s.ID]; j != nil {
 		if j.hash == h {
 			return EnqueueResult{State: j.state}, nil
@@ -26,7 +26,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	}
 	j := &job{
 		id: s.ID, queue: s.Queue, payload: slices.Clone(s.Payload), priority: s.Priority,
-		maxAttempts: attemptsOrDefault(s.MaxAttempts), backoff: ms(backoffOrDefault(s.Backoff)),
+		maxAttempts: attemptsOrDefault(s.MaxAttempts), maxExpiries: expiriesOrDefault(s.MaxExpiries), backoff: ms(backoffOrDefault(s.Backoff)),
 		timeout: ms(s.Timeout), created: t, hash: h,
 	}
 	if !s.RunAt.IsZero() {
@@ -206,7 +206,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		switch {
 		case j.cancelReq:
 			m.end(j, Cancelled, now, &fx)
-		case !o.NonRetryable && j.attempt < j.maxAttempts:
+		case !o.NonRetryable && j.attempt-j.expiries < j.maxAttempts:
 			delay := m.backoffDelay(j)
 			if o.RetryAfter > 0 {
 				// whole milliseconds, rounded up: never earlier than asked
@@ -219,6 +219,28 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		}
 	}
 	s := Settled{JobID: j.id, State: j.state, RunAt: toTime(j.runAt), Pushed: fx.pushed, WorkflowEnded: fx.wfEnded}
+	if j.wf != nil {
+		s.WorkflowState = j.wf.state
+	}
+	return s
+}
+
+// expireLease ends running job j's attempt when its lease ran out: within
+// its expiry budget (and not asked to cancel) it is queued again at once,
+// reason lease_expired, the attempt not counted; past it, the attempt
+// failed with reason lease_expired.
+func (m *Model) expireLease(now int64, j *job) Settled {
+	if j.cancelReq || j.expiries >= j.maxExpiries {
+		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired})
+	}
+	m.queues[j.queue].active.remove(j.id)
+	j.token = ""
+	j.deadline = 0
+	j.expiries++
+	j.err = ReasonTextLeaseExpired
+	var fx effects
+	m.push(j, now, &fx)
+	s := Settled{JobID: j.id, State: j.state, Pushed: fx.pushed}
 	if j.wf != nil {
 		s.WorkflowState = j.wf.state
 	}
@@ -289,7 +311,7 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 		if !ok || it.a > now {
 			break
 		}
-		s := m.settle(now, m.jobs[it.id], Outcome{JobID: it.id, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired})
+		s := m.expireLease(now, m.jobs[it.id])
 		if res != nil {
 			res.Expired = append(res.Expired, s)
 		}

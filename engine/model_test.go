@@ -924,9 +924,9 @@ func TestRetryRules(t *testing.T) {
 func TestLeaseRules(t *testing.T) {
 	rtRun(t, []rtCase{
 		{
-			name: "an expired lease is a counted attempt with reason lease_expired, final after MaxAttempts",
+			name: "with no expiry budget an expired lease is a counted attempt with reason lease_expired, final after MaxAttempts",
 			run: func(h *rtHarness) {
-				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2})
+				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, MaxExpiries: NoExpiries})
 				c := h.claimJob("q", "j")
 				h.advance(rtLease - time.Millisecond)
 				r := h.expire()
@@ -953,8 +953,32 @@ func TestLeaseRules(t *testing.T) {
 			},
 		},
 		{
+			name: "an expiry within the budget queues the job again at once, uncounted; the next one counts",
+			run: func(h *rtHarness) {
+				h.enqueue(JobSpec{ID: "j", Queue: "q", Backoff: time.Second})
+				c := h.claimJob("q", "j")
+				h.advance(rtLease)
+				r := h.expire()
+				rtEq(h.t, "expired state", r.Expired[0].State, Queued)
+				rtEq(h.t, "expired run at", r.Expired[0].RunAt, time.Time{})
+				rtEq(h.t, "expired pushed", len(r.Expired[0].Pushed), 1)
+				j := h.job("j")
+				rtEq(h.t, "expiries", j.Expiries, 1)
+				rtEq(h.t, "max expiries", j.MaxExpiries, DefaultMaxExpiries)
+				rtEq(h.t, "error", j.Error, ReasonTextLeaseExpired)
+				rtErrIs(h.t, "finish after expiry", h.finish(rtDone(c, "")).Settled[0].Err, ErrLeaseLost)
+				c = h.claimJob("q", "j")
+				rtEq(h.t, "second attempt", c.Job.Attempt, 2)
+				rtEq(h.t, "claimed expiries", c.Job.Expiries, 1)
+				h.advance(rtLease)
+				r = h.expire()
+				rtEq(h.t, "second expiry", r.Expired[0].State, Failed)
+				rtEq(h.t, "expiries after", h.job("j").Expiries, 1)
+			},
+		},
+		{
 			name: "a task that keeps losing its lease ends failed and fails its workflow",
-			plan: rtPlan(rtAttempts(2, rtT("a")), rtT("b", "a")),
+			plan: rtPlan(rtExpiries(NoExpiries, rtAttempts(2, rtT("a"))), rtT("b", "a")),
 			run: func(h *rtHarness) {
 				h.start("a")
 				h.advance(rtLease)
@@ -972,7 +996,7 @@ func TestLeaseRules(t *testing.T) {
 		{
 			name: "a claim expires the overdue leases of its queue before it takes jobs",
 			run: func(h *rtHarness) {
-				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, Backoff: time.Millisecond})
+				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, Backoff: time.Millisecond, MaxExpiries: NoExpiries})
 				h.claimJob("q", "j")
 				h.advance(rtLease)
 				rtSameIDs(h.t, "claim at the deadline", h.claimIDs(1, "q"), nil)

@@ -67,7 +67,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{
 			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
-			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts),
+			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts), maxExpiries: expiriesOrDefault(ts.MaxExpiries),
 			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
 			state: Waiting, created: t, wf: w, task: i,
 		}
@@ -198,7 +198,7 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 			ts := plan.Tasks[i]
 			u := &job{
 				id: UndoJobID(w.id, ts.Name), queue: ts.Undo.Queue, payload: ts.Undo.Payload,
-				priority: ts.Priority, maxAttempts: t.maxAttempts, backoff: t.backoff, timeout: t.timeout,
+				priority: ts.Priority, maxAttempts: t.maxAttempts, maxExpiries: t.maxExpiries, backoff: t.backoff, timeout: t.timeout,
 				state: Pending, created: now, wf: w, task: i, undo: true,
 			}
 			w.undos[i] = u

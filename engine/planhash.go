@@ -53,6 +53,12 @@ func PlanHash(p Plan) string {
 		num(int64(attemptsOrDefault(t.MaxAttempts)))
 		num(backoffOrDefault(t.Backoff).Milliseconds())
 		num(t.Timeout.Milliseconds())
+		// only when not the default, so that a plan's fingerprint did not
+		// change when the field came
+		if x := expiriesOrDefault(t.MaxExpiries); x != DefaultMaxExpiries {
+			str("x")
+			num(int64(x))
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]
@@ -62,13 +68,26 @@ func PlanHash(p Plan) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// jobHash is the same fingerprint for a plain job spec (RunAt excluded, since
-// a retried enqueue computes a new "now").
-func jobHash(s JobSpec) string {
+// JobHash is PlanHash's fingerprint for a plain job spec (RunAt excluded,
+// since a retried enqueue computes a new "now"): an enqueue under an
+// existing ID with another fingerprint is ErrJobExists. Every store uses
+// it, so that they agree on which specs are the same.
+func JobHash(s JobSpec) string {
 	return PlanHash(Plan{ID: "job:" + s.ID, Tasks: []TaskSpec{{
 		Name: "job", Queue: s.Queue, Payload: s.Payload, Priority: s.Priority,
-		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, Timeout: s.Timeout,
+		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, Timeout: s.Timeout, MaxExpiries: s.MaxExpiries,
 	}}})
+}
+
+// expiriesOrDefault resolves a MaxExpiries: 0 is the default, NoExpiries 0.
+func expiriesOrDefault(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxExpiries
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 func attemptsOrDefault(n int) int {

@@ -93,6 +93,7 @@ func ptGenPlan(t *rapid.T, id string) Plan {
 			ts.Undo = &UndoSpec{Queue: rapid.SampledFrom(ptQueueNames).Draw(t, "undoQueue"), Payload: []byte("u")}
 		}
 		ts.MaxAttempts = rapid.IntRange(1, 3).Draw(t, "maxAttempts")
+		ts.MaxExpiries = rapid.SampledFrom([]int{0, 0, NoExpiries, 2}).Draw(t, "maxExpiries")
 		ts.Priority = rapid.IntRange(-1, 1).Draw(t, "priority")
 		ts.Backoff = time.Duration(rapid.SampledFrom([]int{0, 10, 500, 2000}).Draw(t, "backoffMs")) * time.Millisecond
 		p.Tasks = append(p.Tasks, ts)
@@ -382,12 +383,12 @@ func (w *ptWorld) expectSettle(pj Job, o Outcome, s Settled) {
 		switch {
 		case pj.CancelRequested:
 			state = Cancelled
-		case !o.NonRetryable && pj.Attempt < maxAttempts:
+		case !o.NonRetryable && pj.Attempt-pj.Expiries < maxAttempts:
 			state = Queued
 			delay := o.RetryAfter
 			if delay == 0 {
 				delay = backoff
-				for i := 1; i < pj.Attempt; i++ {
+				for i := 1; i < pj.Attempt-pj.Expiries; i++ {
 					delay *= 2
 				}
 				delay = min(delay, DefaultLimits().MaxBackoff)
@@ -468,8 +469,8 @@ func (w *ptWorld) check(prev, cur ptSnap) {
 		if j.Undo != undo {
 			w.fatalf("job %s: Undo=%v", id, j.Undo)
 		}
-		if j.Attempt < 0 || j.Attempt > maxAttempts {
-			w.fatalf("job %s: attempt %d of %d", id, j.Attempt, maxAttempts)
+		if j.Attempt < 0 || j.Expiries < 0 || j.Expiries > j.MaxExpiries || j.Attempt-j.Expiries > maxAttempts {
+			w.fatalf("job %s: attempt %d (%d expiries of %d) of %d", id, j.Attempt, j.Expiries, j.MaxExpiries, maxAttempts)
 		}
 		var want []string
 		switch j.State {
@@ -1093,7 +1094,14 @@ func (w *ptWorld) expire(max int) {
 		if pj.State != Running || pj.Lease.Deadline.After(w.time()) {
 			w.fatalf("expired %s, which was %s with lease %+v", s.JobID, pj.State, pj.Lease)
 		}
-		w.expectSettle(pj, Outcome{JobID: s.JobID, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired}, s)
+		if !pj.CancelRequested && pj.Expiries < pj.MaxExpiries {
+			// within its expiry budget: queued again at once, not counted
+			if s.State != Queued || !s.RunAt.IsZero() || s.Err != nil {
+				w.fatalf("expired %s within its budget (%d of %d expiries): %s runAt %v err %v, want queued at once", s.JobID, pj.Expiries, pj.MaxExpiries, s.State, s.RunAt, s.Err)
+			}
+		} else {
+			w.expectSettle(pj, Outcome{JobID: s.JobID, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired}, s)
+		}
 		w.observePushes(s.Pushed)
 	}
 	for _, p := range res.Due {
@@ -1109,6 +1117,11 @@ func (w *ptWorld) expire(max int) {
 	for _, s := range res.Expired {
 		if j := cur.jobs[s.JobID]; (j.State != s.State || j.Error != ReasonTextLeaseExpired || j.Attempt != pre.jobs[s.JobID].Attempt) && !ptFailFastRetry(s, j) {
 			w.fatalf("expired %s settled %s, now %s error %q attempt %d", s.JobID, s.State, j.State, j.Error, j.Attempt)
+		}
+		pj, j := pre.jobs[s.JobID], cur.jobs[s.JobID]
+		free := !pj.CancelRequested && pj.Expiries < pj.MaxExpiries
+		if want := pj.Expiries + map[bool]int{true: 1}[free]; j.Expiries != want {
+			w.fatalf("expired %s (%d of %d expiries before, cancel=%v): now %d expiries, want %d", s.JobID, pj.Expiries, pj.MaxExpiries, pj.CancelRequested, j.Expiries, want)
 		}
 	}
 	if max == 0 {
@@ -1323,6 +1336,7 @@ func (w *ptWorld) opEnqueue() {
 			Payload:     []byte("p"),
 			Priority:    rapid.IntRange(-1, 1).Draw(w.t, "enqueue.priority"),
 			MaxAttempts: rapid.IntRange(0, 3).Draw(w.t, "enqueue.maxAttempts"),
+			MaxExpiries: rapid.SampledFrom([]int{0, 0, NoExpiries, 2}).Draw(w.t, "enqueue.maxExpiries"),
 			Backoff:     time.Duration(rapid.SampledFrom([]int{0, 10, 500}).Draw(w.t, "enqueue.backoffMs")) * time.Millisecond,
 		}
 		if d := rapid.IntRange(-3, 5000).Draw(w.t, "enqueue.delayMs"); d > 0 {

@@ -83,6 +83,12 @@ type TaskSpec struct {
 	Backoff time.Duration
 	// Timeout bounds one attempt; 0 means none (the lease still applies).
 	Timeout time.Duration
+	// MaxExpiries is how many times the job's lease may expire (its worker
+	// was killed, or lost Redis for a lease's length) without that costing
+	// an attempt: the job is queued again at once, reason lease_expired.
+	// Past it, an expiry is a failed attempt, retried while attempts
+	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
+	MaxExpiries int
 }
 
 // UndoSpec is a task's compensation job.
@@ -105,6 +111,12 @@ type JobSpec struct {
 	MaxAttempts int
 	Backoff     time.Duration
 	Timeout     time.Duration
+	// MaxExpiries is how many times the job's lease may expire (its worker
+	// was killed, or lost Redis for a lease's length) without that costing
+	// an attempt: the job is queued again at once, reason lease_expired.
+	// Past it, an expiry is a failed attempt, retried while attempts
+	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
+	MaxExpiries int
 }
 
 // Lease is a claimed job's hold: only a finish with this token counts.
@@ -129,8 +141,13 @@ type Job struct {
 	Backoff     time.Duration
 	Timeout     time.Duration
 	State       State
+	// MaxExpiries is the job's resolved lease-expiry budget (0: none).
+	MaxExpiries int
 	// Attempt counts the attempts started so far (1 during the first).
 	Attempt int
+	// Expiries counts the lease expiries that cost no attempt so far: the
+	// attempts counted against MaxAttempts are Attempt − Expiries.
+	Expiries int
 	// RunAt is when a queued job becomes ready (zero for a ready job).
 	RunAt time.Time
 	// Lease is set while the job is running.

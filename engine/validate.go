@@ -80,7 +80,7 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, invalid(t.Name, "name", "duplicate task name")
 		}
-		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.Backoff, t.Timeout, l); err != nil {
+		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
 			return nil, err
 		}
 		if t.Undo != nil {
@@ -135,7 +135,7 @@ func clonePlan(p Plan) Plan {
 }
 
 // validateRun checks the fields a task and a plain job share.
-func validateRun(task, queue string, payload []byte, priority, attempts int, backoff, timeout time.Duration, l Limits) error {
+func validateRun(task, queue string, payload []byte, priority, attempts, expiries int, backoff, timeout time.Duration, l Limits) error {
 	if !ValidName(queue) {
 		return invalid(task, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", queue)
 	}
@@ -147,6 +147,9 @@ func validateRun(task, queue string, payload []byte, priority, attempts int, bac
 	}
 	if attempts < 0 || attempts > l.MaxAttempts {
 		return invalid(task, "max_attempts", "%d is outside [0, %d] (0 means 1)", attempts, l.MaxAttempts)
+	}
+	if expiries < NoExpiries || expiries > l.MaxAttempts {
+		return invalid(task, "max_expiries", "%d is outside [-1, %d] (0 means %d, -1 none)", expiries, l.MaxAttempts, DefaultMaxExpiries)
 	}
 	if backoff < 0 || backoff > l.MaxBackoff || backoff%time.Millisecond != 0 {
 		return invalid(task, "backoff", "%v must be whole milliseconds in [0, %v]", backoff, l.MaxBackoff)
@@ -162,7 +165,7 @@ func ValidateJob(s JobSpec, l Limits) error {
 	if !ValidID(s.ID) {
 		return invalid("", "id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", s.ID)
 	}
-	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.Backoff, s.Timeout, l)
+	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.MaxExpiries, s.Backoff, s.Timeout, l)
 }
 
 func validateQueues(queues []string) error {

@@ -15,12 +15,15 @@ import (
 )
 
 // TestPoisonJob runs a job whose handler SIGKILLs its own worker process
-// on every attempt, next to ordinary jobs on the same workers. Each death
-// costs the poison job one attempt (its lease expires); after MaxAttempts it
-// ends failed with reason lease_expired and no worker runs it again, while
-// every other job completes with its result.
+// on every attempt, next to ordinary jobs on the same workers. Its first
+// death costs no attempt (the default expiry budget, DefaultMaxExpiries:
+// a worker killed in a deploy fails nothing); each later one costs one
+// (its lease expires); after MaxAttempts counted attempts it ends failed
+// with reason lease_expired and no worker runs it again, while every other
+// job completes with its result.
 func TestPoisonJob(t *testing.T) {
 	const attempts, others = 3, 40
+	const runsWanted = attempts + engine.DefaultMaxExpiries
 	rp := StartRedisT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -70,8 +73,8 @@ loop:
 		case <-exited:
 			deaths++
 			killInvariants(t, ctx, rdb, ns, fmt.Sprintf("after worker death %d", deaths))
-			if deaths > attempts {
-				t.Fatalf("%d worker deaths for a job of %d attempts", deaths, attempts)
+			if deaths > runsWanted {
+				t.Fatalf("%d worker deaths for a job of %d attempts and %d free expiries", deaths, attempts, engine.DefaultMaxExpiries)
 			}
 		case <-done:
 			if err := p.stop(); err != nil {
@@ -88,9 +91,9 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pj.State != engine.Failed || pj.Attempt != attempts || pj.Error != engine.ReasonTextLeaseExpired {
-		t.Errorf("poison job ended %s after %d attempts (%q), want failed after %d (%q)",
-			pj.State, pj.Attempt, pj.Error, attempts, engine.ReasonTextLeaseExpired)
+	if pj.State != engine.Failed || pj.Attempt != runsWanted || pj.Expiries != engine.DefaultMaxExpiries || pj.Error != engine.ReasonTextLeaseExpired {
+		t.Errorf("poison job ended %s after %d attempts, %d expiries (%q), want failed after %d, %d (%q)",
+			pj.State, pj.Attempt, pj.Expiries, pj.Error, runsWanted, engine.DefaultMaxExpiries, engine.ReasonTextLeaseExpired)
 	}
 	if _, err := poison.Wait(ctx); !errors.Is(err, client.ErrFailed) {
 		t.Errorf("poison Wait: %v, want a failed JobError", err)
@@ -99,8 +102,8 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != attempts || deaths != attempts {
-		t.Errorf("poison ran %d times and killed %d workers, want %d each: %q", len(runs), deaths, attempts, runs)
+	if len(runs) != runsWanted || deaths != runsWanted {
+		t.Errorf("poison ran %d times and killed %d workers, want %d each: %q", len(runs), deaths, runsWanted, runs)
 	}
 	for i, r := range runs {
 		if !strings.HasPrefix(r, fmt.Sprintf("poison|%d|", i+1)) {

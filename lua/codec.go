@@ -106,29 +106,46 @@ func toTime(ms int64) time.Time {
 }
 
 // applySpec fills a job's identity and static attributes from its ID and
-// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs" for a plain
-// job, the task spec "name|queue|priority|maxAttempts|backoffMs|timeoutMs|
-// flags|undoQueue" for a task or undo job (an undo runs on undoQueue).
+// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
+// for a plain job, the task spec "name|queue|priority|maxAttempts|
+// backoffMs|timeoutMs|flags|undoQueue" for a task or undo job (an undo
+// runs on undoQueue; flags carry "X<n>" for max expiries n). Max expiries
+// absent from either is engine.DefaultMaxExpiries.
 func applySpec(j *engine.Job, id, spec string) error {
 	j.ID = id
 	f := strings.Split(spec, "|")
 	wf, rest, isTask := strings.Cut(id, "/")
 	var q string
+	xs := ""
 	if isTask {
 		if len(f) != 8 {
 			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
 		}
 		task, _, undo := strings.Cut(rest, "/")
 		j.Workflow, j.Task, j.Undo = wf, task, undo
+		if _, after, ok := strings.Cut(f[6], "X"); ok {
+			xs = after
+		}
 		q, f = f[1], f[2:6]
 		if undo {
 			q = spec[strings.LastIndexByte(spec, '|')+1:]
 		}
 	} else {
-		if len(f) != 5 {
+		if len(f) != 5 && len(f) != 6 {
 			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
 		}
+		if len(f) == 6 {
+			xs = f[5]
+		}
 		q, f = f[0], f[1:5]
+	}
+	j.MaxExpiries = engine.DefaultMaxExpiries
+	if xs != "" {
+		x, err := strconv.Atoi(xs)
+		if err != nil || x < 0 {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		j.MaxExpiries = x
 	}
 	var n [4]int64
 	for i, s := range f {
@@ -146,7 +163,7 @@ func applySpec(j *engine.Job, id, spec string) error {
 
 // job reads a job snapshot (reply.lua put_snapshot): id spec created
 // hasPayload payload state attempt runAt token deadline cancelRequested
-// hasResult result error ended expires.
+// hasResult result error ended expires expiries.
 func (r *reader) job() engine.Job {
 	var j engine.Job
 	id, spec := r.str(), r.str()
@@ -167,6 +184,7 @@ func (r *reader) job() engine.Job {
 	j.Error = r.str()
 	j.EndedAt = r.time()
 	j.ExpiresAt = r.time()
+	j.Expiries = int(r.int())
 	if j.State == engine.Running {
 		j.Lease = &engine.Lease{Token: token, Deadline: deadline}
 	}
@@ -174,7 +192,8 @@ func (r *reader) job() engine.Job {
 }
 
 // claimed reads a claim's count and its Claimed (lease.lua lease_job): id
-// spec created hasPayload payload attempt token deadline error nDeps, then
+// spec created hasPayload payload attempt token deadline error expiries
+// nDeps, then
 // per dependency spec state hasResult result error. The job is running;
 // the rest of its snapshot is zero.
 func (r *reader) claimed() []engine.Claimed {
@@ -198,6 +217,7 @@ func (r *reader) claimed() []engine.Claimed {
 		c.Lease.Token = r.str()
 		c.Lease.Deadline = r.time()
 		c.Job.Error = r.str()
+		c.Job.Expiries = int(r.int())
 		lease := c.Lease
 		c.Job.Lease = &lease
 		if nd := r.count(); nd > 0 {
@@ -303,8 +323,30 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 	return w, nil
 }
 
+// maxExpiries resolves a MaxExpiries as the model does: 0 is
+// engine.DefaultMaxExpiries, engine.NoExpiries (or any negative) none.
+func maxExpiries(n int) int {
+	switch {
+	case n == 0:
+		return engine.DefaultMaxExpiries
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// expiriesField is the end of a plain job's spec that gives its max
+// expiries: "" for the default, else "|<n>" (resolved).
+func expiriesField(n int) string {
+	if x := maxExpiries(n); x != engine.DefaultMaxExpiries {
+		return "|" + strconv.Itoa(x)
+	}
+	return ""
+}
+
 // jobSpec is a plain job's spec field: "queue|priority|maxAttempts|
-// backoffMs|timeoutMs", defaults applied.
+// backoffMs|timeoutMs", defaults applied; expiriesField appends its max
+// expiries when not the default.
 func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duration) string {
 	return queue + "|" + strconv.Itoa(priority) + "|" + strconv.Itoa(attempts) + "|" +
 		strconv.FormatInt(backoff.Milliseconds(), 10) + "|" + strconv.FormatInt(timeout.Milliseconds(), 10)
@@ -380,6 +422,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 		if t.After != nil && len(t.After) == 0 {
 			flags += "E"
+		}
+		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
+			flags += "X" + strconv.Itoa(x)
 		}
 		attempts := max(t.MaxAttempts, 1)
 		backoff := t.Backoff

@@ -281,14 +281,6 @@ func (s *Store) stage(ctx context.Context, id, hash string, fields, payloads, in
 // stageTTL bounds how long an abandoned staging key lives.
 const stageTTL = time.Hour
 
-// jobHash is the model's fingerprint of a plain job spec (RunAt excluded).
-func jobHash(j engine.JobSpec) string {
-	return engine.PlanHash(engine.Plan{ID: "job:" + j.ID, Tasks: []engine.TaskSpec{{
-		Name: "job", Queue: j.Queue, Payload: j.Payload, Priority: j.Priority,
-		MaxAttempts: j.MaxAttempts, Backoff: j.Backoff, Timeout: j.Timeout,
-	}}})
-}
-
 // Enqueue implements engine.Store.
 func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
 	args := s.argv(scripts["enqueue"], 1+enqueueArgs)
@@ -326,8 +318,8 @@ func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	if !j.RunAt.IsZero() {
 		runAt = j.RunAt.UnixMilli()
 	}
-	return append(args, j.ID, j.Queue, j.Priority, jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout),
-		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, jobHash(j)), nil
+	return append(args, j.ID, j.Queue, j.Priority, jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout)+expiriesField(j.MaxExpiries),
+		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, engine.JobHash(j)), nil
 }
 
 // enqueueReply reads one job's part of enqueue's reply: created, state.

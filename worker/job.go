@@ -23,6 +23,10 @@ type JobInfo struct {
 	// Attempt is this attempt's number, 1 for the first.
 	Attempt     int
 	MaxAttempts int
+	// Expiries counts the earlier attempts whose lease expired (their
+	// worker died) within the job's MaxExpiries: they cost no attempt, so
+	// the attempts counted against MaxAttempts are Attempt − Expiries.
+	Expiries int
 	// Deps are the outcomes of a task's dependencies, in its After order; an
 	// undo job has one: the task it undoes, with its result. Read them typed
 	// with DepResult.

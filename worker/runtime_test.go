@@ -198,7 +198,8 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 		return "finished anyway", nil // must not be stored
 	})
 	start(t, w)
-	job := mustEnqueue(t, c, blockQ, "x")
+	// no expiry budget: the lost lease is the job's failed attempt
+	job := mustEnqueue(t, c, blockQ, "x", client.MaxExpiries(engine.NoExpiries))
 	<-started
 	// The worker's heartbeats are held back while its lease runs out.
 	clock.Advance(2 * time.Minute)

@@ -446,7 +446,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 	}
 	info := &JobInfo{
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
-		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Deps: c.Deps, RawPayload: j.Payload,
+		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
 	}
 	r.observe(Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt})
 	start = time.Now()
@@ -515,7 +515,10 @@ func (e *panicError) Error() string { return e.msg }
 // above (never below: the documented delay is the least a retry waits, and
 // the cap still holds); zero when no attempt remains.
 func (r *run) retryAfter(j *engine.Job) time.Duration {
-	if j.Attempt >= j.MaxAttempts {
+	// the attempts that count: lease expiries within the job's budget
+	// cost none (engine.JobSpec.MaxExpiries)
+	counted := j.Attempt - j.Expiries
+	if counted >= j.MaxAttempts {
 		return 0
 	}
 	limit := r.cfg.Limits.MaxBackoff
@@ -523,7 +526,7 @@ func (r *run) retryAfter(j *engine.Job) time.Duration {
 	if d <= 0 {
 		d = engine.DefaultBackoff
 	}
-	for i := 1; i < j.Attempt && d < limit; i++ {
+	for i := 1; i < counted && d < limit; i++ {
 		d *= 2
 	}
 	d = min(d, limit)
@@ -758,9 +761,15 @@ func stateEvent(s engine.Settled) EventKind {
 	}
 }
 
-// consequences reports the pushes and the workflow end of a settle.
+// consequences reports the pushes and the workflow end of a settle. The
+// settled job's own push (a release, or a lease expiry within its budget,
+// queues it again at once) is its retry, reported as such, not a
+// promotion.
 func (r *run) consequences(s engine.Settled) {
 	for _, p := range s.Pushed {
+		if p.JobID == s.JobID {
+			continue
+		}
 		r.observe(Event{Kind: EventPromoted, JobID: p.JobID, Queue: p.Queue})
 	}
 	if s.WorkflowEnded {

@@ -32,9 +32,11 @@ type fileTask struct {
 	After   []string
 	Always  bool
 	Retries int
-	Backoff string
-	Timeout string
-	Undo    *fileUndo
+	// MaxExpiries is max_expiries when given (nil: the engine's default).
+	MaxExpiries *int
+	Backoff     string
+	Timeout     string
+	Undo        *fileUndo
 }
 
 type fileUndo struct {
@@ -190,6 +192,16 @@ func parseFileAs(path string, data []byte, format fileFormat, dir string, limits
 			return nil, fail(i, t.Name, "retries", "%d is outside [0, %d]", t.Retries, limits.MaxAttempts-1)
 		}
 		spec.MaxAttempts = t.Retries + 1
+		if x := t.MaxExpiries; x != nil {
+			if *x < 0 || *x > limits.MaxAttempts {
+				return nil, fail(i, t.Name, "max_expiries", "%d is outside [0, %d]", *x, limits.MaxAttempts)
+			}
+			// in a file 0 means none; the engine's 0 is its default
+			spec.MaxExpiries = *x
+			if *x == 0 {
+				spec.MaxExpiries = engine.NoExpiries
+			}
+		}
 		if spec.Backoff, err = parseDuration(t.Backoff, limits.MaxBackoff); err != nil {
 			return nil, fail(i, t.Name, "backoff", "%v", err)
 		}

@@ -543,6 +543,11 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			t.Always, err = d.bool(fw, v)
 		case "retries":
 			t.Retries, err = d.int(fw, v)
+		case "max_expiries":
+			var x int
+			if x, err = d.int(fw, v); err == nil {
+				t.MaxExpiries = &x
+			}
 		case "backoff":
 			t.Backoff, err = d.str(fw, v)
 		case "timeout":

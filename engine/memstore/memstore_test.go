@@ -213,7 +213,7 @@ func TestExpiredLeaseRetryReachesWaitingClaimer(t *testing.T) {
 	s := New(WithClock(clk.Now))
 	sleeps := watchSleeps(s, "Claim")
 	ctx := context.Background()
-	enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxAttempts: 2, Backoff: 10 * time.Second})
+	enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxAttempts: 2, Backoff: 10 * time.Second, MaxExpiries: engine.NoExpiries})
 	first, err := s.Claim(ctx, blockingClaim("q"))
 	if err != nil || len(first) != 1 {
 		t.Fatalf("first claim = %v, %v", claimedIDs(first), err)
@@ -251,7 +251,7 @@ func TestLeaseExpiryInsideClaimWakesAwaiters(t *testing.T) {
 			s := New(WithClock(clk.Now))
 			sleeps := watchSleeps(s, "AwaitJob")
 			ctx := context.Background()
-			enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q"})
+			enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxExpiries: engine.NoExpiries})
 			if c, err := s.Claim(ctx, blockingClaim("q")); err != nil || len(c) != 1 {
 				t.Fatalf("claim = %v, %v", claimedIDs(c), err)
 			}

@@ -538,6 +538,7 @@ func parseSubmit(args []word) (operation, error) {
 var taskSpec = map[string]kind{
 	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
 	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
+	"expiries": kInt,
 }
 
 func (op *opSubmit) more(ws []word) error {
@@ -556,6 +557,7 @@ func (op *opSubmit) more(ws []word) error {
 		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
 		Always: o.bool("always", false), Priority: o.int("priority", 0),
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
+		MaxExpiries: o.int("expiries", 0),
 	}
 	if o.has("undo") {
 		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}
@@ -576,13 +578,13 @@ type opEnqueue struct {
 func (*opEnqueue) needsReply() bool { return true }
 
 func parseEnqueue(args []word, now int64) (operation, error) {
-	pos, rest, err := positional(args, 1, "enqueue <id> q=<queue> [payload=] [priority=] [run_at=] [attempts=] [backoff=] [timeout=]")
+	pos, rest, err := positional(args, 1, "enqueue <id> q=<queue> [payload=] [priority=] [run_at=] [attempts=] [backoff=] [timeout=] [expiries=]")
 	if err != nil {
 		return nil, err
 	}
 	o, err := parseOpts(rest, map[string]kind{
 		"q": kStr, "payload": kStr, "priority": kInt, "run_at": kTime,
-		"attempts": kInt, "backoff": kDur, "timeout": kDur,
+		"attempts": kInt, "backoff": kDur, "timeout": kDur, "expiries": kInt,
 	})
 	if err != nil {
 		return nil, err
@@ -590,6 +592,7 @@ func parseEnqueue(args []word, now int64) (operation, error) {
 	j := engine.JobSpec{
 		ID: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), Priority: o.int("priority", 0),
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
+		MaxExpiries: o.int("expiries", 0),
 	}
 	if v := o.str("run_at"); v != "" && v != "-" {
 		j.RunAt = time.UnixMilli(timeValue(v, now)).UTC()

@@ -160,12 +160,15 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
 local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
 local F_CREATED = 'c' -- plain job, undo job, workflow
 local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
 local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
 local F_ATTEMPT = 'a'
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+local F_EXPIRIES = 'xp'
 local F_RUN_AT = 'ra'
 local F_TOKEN = 'tk'
 local F_DEADLINE = 'dl'
@@ -684,6 +687,20 @@ local function job_attr(j)
   end
   j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
   return j.q, j.pr, j.ma, j.bo
+end
+
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
 end
 
 local function job_queue(j)
@@ -1269,6 +1286,26 @@ local function backoff_delay(bo, n)
   return math.min(d, MAX_BACKOFF)
 end
 
+-- requeue_expired queues running job j (its lease ran out, its expiry
+-- budget not spent: xp, its expiries so far, is below its max expiries)
+-- again at once: reason lease_expired, its expiries one more, the attempt
+-- not counted. Returns its Settled.
+local function requeue_expired(j, xp)
+  active_remove_later(job_queue(j), j.id)
+  local p = j.pre
+  local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
+  if j.kind ~= 't' then
+    hs[7] = p .. F_STATE
+    hs[8] = 'queued'
+  end
+  local fx = {}
+  push(j, 0, fx, true)
+  redis.call('HSET', j.key, unpack(hs))
+  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
+  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  return s
+end
+
 -- encode_settled / decode_settled: the Settled kept with a job for a
 -- repeated finish, "state runAt wfState ended id queue id queue ...". A
 -- plain job that ended keeps "" (its end state is the answer).
@@ -1345,12 +1382,16 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     end
   else
     hs = {p .. F_ERROR, err}
+    -- the attempts that count: those started, less the lease expiries
+    -- that cost none (read only here, on the failure path)
+    local counted = j.att
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, F_EXPIRIES)) or 0) end
     if j.cr then
       st = 'cancelled'
-    elseif not nonretry and j.att < select(3, job_attr(j)) then
+    elseif not nonretry and counted < select(3, job_attr(j)) then
       st = 'queued'
       local delay = tonumber(retry_after)
-      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), j.att) end
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
       ra = NOW + delay
       hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
     else
@@ -1445,23 +1486,24 @@ local function put_settled(out, s)
   put_list(out, s.pushed, 2)
 end
 
--- put_snapshot appends job j's snapshot, 16 strings: id spec created
+-- put_snapshot appends job j's snapshot, 17 strings: id spec created
 -- hasPayload payload state attempt runAt token deadline cancelRequested
--- hasResult result error ended expires. Go shows the token and deadline
+-- hasResult result error ended expires expiries. Go shows the token and deadline
 -- only while running, and reads queue, priority and retry policy from the
 -- spec.
 local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE)
+      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES)
     created, pay, st = v[10], v[11], v[12]
+    v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
-      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED)
+      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES)
     expires = wget(w, W_EXPIRES)
     if j.kind == 't' then
       created = wget(w, F_CREATED)
@@ -1494,6 +1536,7 @@ local function put_snapshot(out, j)
   out[n + 14] = v[8] or ''
   out[n + 15] = v[9] or '0'
   out[n + 16] = expires or '0'
+  out[n + 17] = v[11] or '0'
 end
 
 -- queues_reply: the number of known queues, then per queue in name order

@@ -160,12 +160,15 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
 local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
 local F_CREATED = 'c' -- plain job, undo job, workflow
 local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
 local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
 local F_ATTEMPT = 'a'
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+local F_EXPIRIES = 'xp'
 local F_RUN_AT = 'ra'
 local F_TOKEN = 'tk'
 local F_DEADLINE = 'dl'
@@ -684,6 +687,20 @@ local function job_attr(j)
   end
   j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
   return j.q, j.pr, j.ma, j.bo
+end
+
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
 end
 
 local function job_queue(j)
@@ -1269,6 +1286,26 @@ local function backoff_delay(bo, n)
   return math.min(d, MAX_BACKOFF)
 end
 
+-- requeue_expired queues running job j (its lease ran out, its expiry
+-- budget not spent: xp, its expiries so far, is below its max expiries)
+-- again at once: reason lease_expired, its expiries one more, the attempt
+-- not counted. Returns its Settled.
+local function requeue_expired(j, xp)
+  active_remove_later(job_queue(j), j.id)
+  local p = j.pre
+  local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
+  if j.kind ~= 't' then
+    hs[7] = p .. F_STATE
+    hs[8] = 'queued'
+  end
+  local fx = {}
+  push(j, 0, fx, true)
+  redis.call('HSET', j.key, unpack(hs))
+  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
+  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  return s
+end
+
 -- encode_settled / decode_settled: the Settled kept with a job for a
 -- repeated finish, "state runAt wfState ended id queue id queue ...". A
 -- plain job that ended keeps "" (its end state is the answer).
@@ -1345,12 +1382,16 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     end
   else
     hs = {p .. F_ERROR, err}
+    -- the attempts that count: those started, less the lease expiries
+    -- that cost none (read only here, on the failure path)
+    local counted = j.att
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, F_EXPIRIES)) or 0) end
     if j.cr then
       st = 'cancelled'
-    elseif not nonretry and j.att < select(3, job_attr(j)) then
+    elseif not nonretry and counted < select(3, job_attr(j)) then
       st = 'queued'
       local delay = tonumber(retry_after)
-      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), j.att) end
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
       ra = NOW + delay
       hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
     else
@@ -1422,7 +1463,8 @@ local function due_until(k, max)
   return due, nil
 end
 
--- sweep ends q's overdue leases (their attempt failed, "lease_expired"),
+-- sweep ends q's overdue leases (within the job's expiry budget it is
+-- queued again at once, else its attempt failed; "lease_expired" either way),
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
@@ -1436,9 +1478,16 @@ local function sweep(q, max, res)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
-      local a, cr = jget(j, F_ATTEMPT, F_CANCEL)
+      local a, cr, xp = jget(j, F_ATTEMPT, F_CANCEL, F_EXPIRIES)
       j.att, j.cr = tonumber(a) or 0, cr == '1'
-      local s = settle(j, 'failed', nil, 'lease_expired', false, '0')
+      xp = tonumber(xp) or 0
+      local s
+      if not j.cr and xp < job_max_expiries(j) then
+        -- within its expiry budget: queued again at once, not counted
+        s = requeue_expired(j, xp)
+      else
+        s = settle(j, 'failed', nil, 'lease_expired', false, '0')
+      end
       if res then res.expired[#res.expired + 1] = s end
     else
       redis.call('ZREM', ak, id)
@@ -1528,11 +1577,11 @@ local function put_deps(out, w, dp)
 end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
--- payload attempt token deadline error nDeps (spec state hasResult result
--- error)*. The rest of a snapshot is implied: state running, no run-at,
+-- payload attempt token deadline error expiries nDeps (spec state
+-- hasResult result error)*. The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
-local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   local n = #out
   out[n + 1] = j.id
   out[n + 2] = spec
@@ -1543,10 +1592,11 @@ local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
   out[n + 7] = token
   out[n + 8] = dls
   out[n + 9] = e or ''
+  out[n + 10] = xp or '0'
   if j.kind == 'j' then
-    out[n + 10] = '0'
+    out[n + 11] = '0'
   elseif j.kind == 'u' then
-    out[n + 10] = '1'
+    out[n + 11] = '1'
     local t = 't' .. j.is
     local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
     put_dep(out, j.wf, j.i, r[1], r[2], r[3])
@@ -1566,14 +1616,14 @@ end
 -- claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
-  local spec, a, e, pay, created, dp
+  local spec, a, e, pay, created, dp, xp
   -- the counter, then the claim call's nonce, so that a token is not
   -- handed out again after a failover that lost the counter's last
   -- increments; a task's or undo's token carries its index (leased_job)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
+    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
@@ -1594,8 +1644,12 @@ local function lease_job(j, v, dl, dls, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
-    -- an error is left only by a failed attempt, so never before attempt 1
-    if a and a ~= '0' then e = redis.call('HGET', w.key, p .. F_ERROR) end
+    -- an error is left only by a failed attempt, and an expiry only by an
+    -- attempt, so neither before attempt 1
+    if a and a ~= '0' then
+      local ex = redis.call('HMGET', w.key, p .. F_ERROR, p .. F_EXPIRIES)
+      e, xp = ex[1], ex[2]
+    end
     a = next_attempt(a)
     if j.kind == 't' then
       redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
@@ -1608,7 +1662,7 @@ local function lease_job(j, v, dl, dls, out)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
 end
 
 -- reclaimed appends the Claimed of a job leased by an earlier run of the
@@ -1617,15 +1671,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp = j.spec, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR)
-    created, pay, e = v[1], v[2], v[3]
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES)
+    created, pay, e, xp = v[1], v[2], v[3], v[4]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS)
-    e = v[2]
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES)
+    e, xp = v[2], v[4]
     if j.kind == 't' then
       created, dp = wget(w, F_CREATED), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -1634,7 +1688,7 @@ local function reclaimed(id, token, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
     end
   end
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   return true
 end
 
@@ -1645,7 +1699,7 @@ local function claiming(id)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -1658,7 +1712,7 @@ local function claiming(id)
   if not j or job_state(j) ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
   end
   return j
 end

@@ -160,12 +160,15 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
 local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
 local F_CREATED = 'c' -- plain job, undo job, workflow
 local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
 local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
 local F_ATTEMPT = 'a'
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+local F_EXPIRIES = 'xp'
 local F_RUN_AT = 'ra'
 local F_TOKEN = 'tk'
 local F_DEADLINE = 'dl'
@@ -684,6 +687,20 @@ local function job_attr(j)
   end
   j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
   return j.q, j.pr, j.ma, j.bo
+end
+
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
 end
 
 local function job_queue(j)

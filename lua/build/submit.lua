@@ -160,12 +160,15 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
 local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
 local F_CREATED = 'c' -- plain job, undo job, workflow
 local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
 local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
 local F_ATTEMPT = 'a'
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+local F_EXPIRIES = 'xp'
 local F_RUN_AT = 'ra'
 local F_TOKEN = 'tk'
 local F_DEADLINE = 'dl'
@@ -686,6 +689,20 @@ local function job_attr(j)
   return j.q, j.pr, j.ma, j.bo
 end
 
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
+end
+
 local function job_queue(j)
   local q = j.q
   if not q then
@@ -959,23 +976,24 @@ local function put_settled(out, s)
   put_list(out, s.pushed, 2)
 end
 
--- put_snapshot appends job j's snapshot, 16 strings: id spec created
+-- put_snapshot appends job j's snapshot, 17 strings: id spec created
 -- hasPayload payload state attempt runAt token deadline cancelRequested
--- hasResult result error ended expires. Go shows the token and deadline
+-- hasResult result error ended expires expiries. Go shows the token and deadline
 -- only while running, and reads queue, priority and retry policy from the
 -- spec.
 local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE)
+      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES)
     created, pay, st = v[10], v[11], v[12]
+    v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
-      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED)
+      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES)
     expires = wget(w, W_EXPIRES)
     if j.kind == 't' then
       created = wget(w, F_CREATED)
@@ -1008,6 +1026,7 @@ local function put_snapshot(out, j)
   out[n + 14] = v[8] or ''
   out[n + 15] = v[9] or '0'
   out[n + 16] = expires or '0'
+  out[n + 17] = v[11] or '0'
 end
 
 -- queues_reply: the number of known queues, then per queue in name order

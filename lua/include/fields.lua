@@ -3,12 +3,15 @@
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs"
+local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
 local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
 local F_CREATED = 'c' -- plain job, undo job, workflow
 local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
 local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
 local F_ATTEMPT = 'a'
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+local F_EXPIRIES = 'xp'
 local F_RUN_AT = 'ra'
 local F_TOKEN = 'tk'
 local F_DEADLINE = 'dl'

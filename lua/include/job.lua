@@ -261,6 +261,20 @@ local function job_attr(j)
   return j.q, j.pr, j.ma, j.bo
 end
 
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
+end
+
 local function job_queue(j)
   local q = j.q
   if not q then

@@ -57,11 +57,11 @@ local function put_deps(out, w, dp)
 end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
--- payload attempt token deadline error nDeps (spec state hasResult result
--- error)*. The rest of a snapshot is implied: state running, no run-at,
+-- payload attempt token deadline error expiries nDeps (spec state
+-- hasResult result error)*. The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
-local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   local n = #out
   out[n + 1] = j.id
   out[n + 2] = spec
@@ -72,10 +72,11 @@ local function put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
   out[n + 7] = token
   out[n + 8] = dls
   out[n + 9] = e or ''
+  out[n + 10] = xp or '0'
   if j.kind == 'j' then
-    out[n + 10] = '0'
+    out[n + 11] = '0'
   elseif j.kind == 'u' then
-    out[n + 10] = '1'
+    out[n + 11] = '1'
     local t = 't' .. j.is
     local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
     put_dep(out, j.wf, j.i, r[1], r[2], r[3])
@@ -95,14 +96,14 @@ end
 -- claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out)
-  local spec, a, e, pay, created, dp
+  local spec, a, e, pay, created, dp, xp
   -- the counter, then the claim call's nonce, so that a token is not
   -- handed out again after a failover that lost the counter's last
   -- increments; a task's or undo's token carries its index (leased_job)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created = v[3], v[4], v[5], v[6], v[7]
+    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
@@ -123,8 +124,12 @@ local function lease_job(j, v, dl, dls, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
-    -- an error is left only by a failed attempt, so never before attempt 1
-    if a and a ~= '0' then e = redis.call('HGET', w.key, p .. F_ERROR) end
+    -- an error is left only by a failed attempt, and an expiry only by an
+    -- attempt, so neither before attempt 1
+    if a and a ~= '0' then
+      local ex = redis.call('HMGET', w.key, p .. F_ERROR, p .. F_EXPIRIES)
+      e, xp = ex[1], ex[2]
+    end
     a = next_attempt(a)
     if j.kind == 't' then
       redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
@@ -137,7 +142,7 @@ local function lease_job(j, v, dl, dls, out)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
 end
 
 -- reclaimed appends the Claimed of a job leased by an earlier run of the
@@ -146,15 +151,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp = j.spec, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR)
-    created, pay, e = v[1], v[2], v[3]
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES)
+    created, pay, e, xp = v[1], v[2], v[3], v[4]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS)
-    e = v[2]
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES)
+    e, xp = v[2], v[4]
     if j.kind == 't' then
       created, dp = wget(w, F_CREATED), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -163,7 +168,7 @@ local function reclaimed(id, token, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
     end
   end
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   return true
 end
 
@@ -174,7 +179,7 @@ local function claiming(id)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -187,7 +192,7 @@ local function claiming(id)
   if not j or job_state(j) ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED)
+    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
   end
   return j
 end

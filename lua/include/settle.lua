@@ -36,6 +36,26 @@ local function backoff_delay(bo, n)
   return math.min(d, MAX_BACKOFF)
 end
 
+-- requeue_expired queues running job j (its lease ran out, its expiry
+-- budget not spent: xp, its expiries so far, is below its max expiries)
+-- again at once: reason lease_expired, its expiries one more, the attempt
+-- not counted. Returns its Settled.
+local function requeue_expired(j, xp)
+  active_remove_later(job_queue(j), j.id)
+  local p = j.pre
+  local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
+  if j.kind ~= 't' then
+    hs[7] = p .. F_STATE
+    hs[8] = 'queued'
+  end
+  local fx = {}
+  push(j, 0, fx, true)
+  redis.call('HSET', j.key, unpack(hs))
+  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
+  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  return s
+end
+
 -- encode_settled / decode_settled: the Settled kept with a job for a
 -- repeated finish, "state runAt wfState ended id queue id queue ...". A
 -- plain job that ended keeps "" (its end state is the answer).
@@ -112,12 +132,16 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     end
   else
     hs = {p .. F_ERROR, err}
+    -- the attempts that count: those started, less the lease expiries
+    -- that cost none (read only here, on the failure path)
+    local counted = j.att
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, F_EXPIRIES)) or 0) end
     if j.cr then
       st = 'cancelled'
-    elseif not nonretry and j.att < select(3, job_attr(j)) then
+    elseif not nonretry and counted < select(3, job_attr(j)) then
       st = 'queued'
       local delay = tonumber(retry_after)
-      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), j.att) end
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
       ra = NOW + delay
       hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
     else

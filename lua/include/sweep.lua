@@ -19,7 +19,8 @@ local function due_until(k, max)
   return due, nil
 end
 
--- sweep ends q's overdue leases (their attempt failed, "lease_expired"),
+-- sweep ends q's overdue leases (within the job's expiry budget it is
+-- queued again at once, else its attempt failed; "lease_expired" either way),
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
@@ -33,9 +34,16 @@ local function sweep(q, max, res)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
-      local a, cr = jget(j, F_ATTEMPT, F_CANCEL)
+      local a, cr, xp = jget(j, F_ATTEMPT, F_CANCEL, F_EXPIRIES)
       j.att, j.cr = tonumber(a) or 0, cr == '1'
-      local s = settle(j, 'failed', nil, 'lease_expired', false, '0')
+      xp = tonumber(xp) or 0
+      local s
+      if not j.cr and xp < job_max_expiries(j) then
+        -- within its expiry budget: queued again at once, not counted
+        s = requeue_expired(j, xp)
+      else
+        s = settle(j, 'failed', nil, 'lease_expired', false, '0')
+      end
       if res then res.expired[#res.expired + 1] = s end
     else
       redis.call('ZREM', ak, id)
