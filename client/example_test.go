@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/worker"
 )
@@ -109,5 +111,28 @@ func ExampleClient_OpenWorkflow() {
 	fmt.Println(errors.Is(err, client.ErrCancelled))
 	// Output:
 	// <nil>
+	// true
+}
+
+func ExampleMaxExpiries() {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := memstore.New(memstore.WithClock(func() time.Time { return now }))
+	c := client.New(store)
+	job, _ := client.Enqueue(ctx, c, upper, "x", client.MaxAttempts(1), client.MaxExpiries(1))
+	// A worker takes the job and is killed (a deploy): its lease runs out.
+	die := func() engine.State {
+		_, _ = store.Claim(ctx, engine.ClaimParams{Queues: []string{"upper"}, Max: 1, Lease: time.Minute})
+		now = now.Add(time.Minute)
+		res, _ := store.ExpireLeases(ctx, engine.ExpireParams{})
+		return res.Expired[0].State
+	}
+	fmt.Println(die()) // within the budget: queued again at once, no attempt lost
+	fmt.Println(die()) // past it: the one attempt failed
+	_, err := job.Wait(ctx)
+	fmt.Println(errors.Is(err, client.ErrFailed))
+	// Output:
+	// queued
+	// failed
 	// true
 }

@@ -117,13 +117,8 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 		if err != nil && !isTimeout(err) {
 			// Not a refresh timeout: wait a little before reading again, so
 			// a subscription that cannot reconnect does not spin.
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(pause)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := backOff(ctx, &pause); err != nil {
+				return err
 			}
 		} else {
 			pause = 0
@@ -143,6 +138,21 @@ func (s *Store) await(ctx context.Context, waitKey, channel string, check func(c
 		}
 		// Any other error: the subscription reconnects and resubscribes by
 		// itself; the next read shows whether the store is reachable.
+	}
+}
+
+// backOff waits *pause, first doubled (from 5 ms, at most 1 s), or until
+// ctx is done (then it returns ctx's error): the wait of a subscription
+// between two failed reads.
+func backOff(ctx context.Context, pause *time.Duration) error {
+	*pause = min(max(2**pause, 5*time.Millisecond), time.Second)
+	t := time.NewTimer(*pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

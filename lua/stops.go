@@ -36,13 +36,8 @@ func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error 
 		if err != nil {
 			// The next read reconnects and subscribes again; wait a little
 			// first so that a server that cannot be reached is not spun on.
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(pause)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := backOff(ctx, &pause); err != nil {
+				return err
 			}
 			continue
 		}
