@@ -99,7 +99,7 @@ func buildAll() (map[string]string, error) {
 			sb.WriteString(t + "\n")
 		}
 		sb.WriteString("-- ---- scripts/" + d.name + ".lua\n" + body)
-		out[d.name+".lua"] = sb.String()
+		out[d.name+".lua"] = inlineConstants(sb.String())
 
 		if libIncs, err = includeOrder(incs, libDone, libIncs); err != nil {
 			return nil, err
@@ -128,6 +128,40 @@ func buildAll() (map[string]string, error) {
 	name := fmt.Sprintf("weir%d_%s", ProtocolVersion, hex.EncodeToString(sum[:])[:12])
 	out["library.lua"] = "#!lua name=" + name + "\n" + strings.ReplaceAll(lib.String(), "@LIB@", name)
 	return out, nil
+}
+
+// constantLine is the declaration of a string constant (fields.lua).
+var constantLine = regexp.MustCompile(`(?m)^local ([A-Z][A-Z0-9_]*) = ('[^']*').*\n`)
+
+// inlineConstants writes a script's string constants as literals where
+// they are used, outside comments, and drops their declarations: a script
+// is one chunk, each of its top-level locals takes one of a Lua function's
+// 200 registers, and miniredis's gopher-lua refuses a chunk that needs
+// more. The library keeps them as constants (Redis compiles it once).
+func inlineConstants(src string) string {
+	values := map[string]string{}
+	for _, m := range constantLine.FindAllStringSubmatch(src, -1) {
+		values[m[1]] = m[2]
+	}
+	if len(values) == 0 {
+		return src
+	}
+	src = constantLine.ReplaceAllString(src, "")
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
+	use := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+	lines := strings.Split(src, "\n")
+	for i, line := range lines {
+		code, comment := line, ""
+		if c := strings.Index(line, "--"); c >= 0 {
+			code, comment = line[:c], line[c:]
+		}
+		lines[i] = use.ReplaceAllStringFunc(code, func(n string) string { return values[n] }) + comment
+	}
+	return strings.Join(lines, "\n")
 }
 
 // TestBuiltIsCurrent: lua/build holds what buildAll builds from the sources

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -734,6 +735,74 @@ func TestRepeatedClaimCallHandsOutTheSameLeases(t *testing.T) {
 	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 5, Lease: time.Minute})
 	if err != nil || len(c) != 1 || c[0].Job.ID != "j3" {
 		t.Fatalf("a new claim: %+v %v", c, err)
+	}
+}
+
+// resendHook sends every transition call (FCALL, EVALSHA, EVAL) twice while on
+// is set, as go-redis does when a connection breaks after the request
+// left: the caller sees the second run's reply.
+type resendHook struct{ on atomic.Bool }
+
+func (h *resendHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *resendHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *resendHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); h.on.Load() && (n == "fcall" || n == "evalsha" || n == "eval") {
+			if err := next(ctx, cmd); err != nil {
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestResentFinishHandsOutTheSameLeases: a finish that claims, run twice
+// (its reply lost), settles once and hands out its first run's leases
+// again. Its first run looks up no claim record (it settled an outcome, so
+// no run came before it); the second, which settles nothing, must find
+// the record, or it would lease the next job and orphan the first.
+func TestResentFinishHandsOutTheSameLeases(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	h := &resendHook{}
+	e.rdb.AddHook(h)
+	_, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "q"},
+		{Name: "b", Queue: "q", After: []string{"a"}},
+		{Name: "c", Queue: "q"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := claimOne(t, s, "q")
+	if a.Job.ID != "w/a" {
+		t.Fatalf("claimed %s first", a.Job.ID)
+	}
+	h.on.Store(true)
+	fr, err := s.Finish(bg, engine.FinishParams{
+		Outcomes: []engine.Outcome{{JobID: a.Job.ID, Token: a.Lease.Token, Kind: engine.OutcomeCompleted}},
+		Claim:    &engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute},
+	})
+	h.on.Store(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fr.Settled) != 1 || fr.Settled[0].Err != nil || fr.Settled[0].State != engine.Completed {
+		t.Fatalf("settled %+v", fr.Settled)
+	}
+	// c was queued before b (pushed by a's end): the first run leased c
+	if len(fr.Claimed) != 1 || fr.Claimed[0].Job.ID != "w/c" || fr.Claimed[0].Job.Attempt != 1 {
+		t.Fatalf("claimed %+v", fr.Claimed)
+	}
+	if b, err := s.GetJob(bg, "w/b"); err != nil || b.State != engine.Queued {
+		t.Fatalf("b after the resent finish: %+v %v", b, err)
+	}
+	c := fr.Claimed[0]
+	done, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}})
+	if err != nil || done.Settled[0].Err != nil {
+		t.Fatalf("finish with the lease handed out again: %+v %v", done, err)
 	}
 }
 

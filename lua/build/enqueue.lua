@@ -36,7 +36,6 @@ local SEQ, SEQ_DIRTY = {}, {}
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 -- the push counter stops at PUSH_MAX, so that a ready score stays an exact
 -- integer (below 2^53 with priority 1000); a claim that empties a queue
@@ -160,53 +159,13 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
-local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
-local F_CREATED = 'c' -- plain job, undo job, workflow
-local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
-local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
-local F_ATTEMPT = 'a'
 -- lease expiries that cost no attempt (absent: none); the attempts counted
 -- against max attempts are F_ATTEMPT minus these
-local F_EXPIRIES = 'xp'
-local F_RUN_AT = 'ra'
-local F_TOKEN = 'tk'
-local F_DEADLINE = 'dl'
-local F_CANCEL = 'cr'
-local F_RESULT = 'r'
-local F_ERROR = 'e'
-local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
-local F_LAST_SETTLED = 'ls'
-local F_OPEN = 'o' -- task: dependencies not ended yet
-local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
-local F_DEPENDENTS = 'dn'
-local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
-local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
-local W_STATE = 'st'
-local W_REASON = 'rs'
-local W_FAIL_FAST = 'ff'
-local W_UNDO_ON_CANCEL = 'uoc'
-local W_CANCEL = 'cr'
-local W_CANCEL_UNDO = 'cu'
-local W_CANCEL_AT = 'cat'
-local W_ENDED = 'en'
-local W_EXPIRES = 'x'
-local W_TASKS = 'n'
-local W_REMAINING = 'rem'
-local W_UNABSORBED = 'ua'
-local W_FAILED_BEFORE_CANCEL = 'fbc'
-local W_FAIL_FAST_FIRED = 'fff'
-local W_UNDOS_REMAINING = 'urem'
-local W_UNDO_FAILED = 'ufail'
-local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
-local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
-local W_NAMES = 'names'
 
 -- ---- include/text.lua
 -- text.lua: string helpers that keep within what Redis 7 and miniredis both
@@ -290,7 +249,7 @@ local function wf_found(id, key, st, x, c, cr)
     return nil
   end
   local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
 end
@@ -307,7 +266,7 @@ local function load_wf(id)
   local w = bag('wfs')[id]
   if w ~= nil then return w or nil end
   local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  local v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr')
   return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
@@ -401,14 +360,14 @@ local function states_flush()
 end
 
 -- wf_member is workflow w's member in the listing indexes.
-local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+local function wf_member(w) return pad15(tonumber(wget(w, 'c')) or 0) .. ':' .. w.id end
 
 -- set_wf_state moves workflow w to state st and its index entry with it.
 local function set_wf_state(w, st)
   local m = wf_member(w)
-  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, 'st'), m)
   redis.call('ZADD', P .. 'wf:' .. st, '0', m)
-  wset(w, W_STATE, st)
+  wset(w, 'st', st)
 end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
@@ -417,9 +376,9 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
-  w.m[W_ENDED] = NOW_S
-  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
-  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  w.m['en'] = NOW_S
+  w.m['x'] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
@@ -518,7 +477,7 @@ local function load_job(id)
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED)
+    local v = redis.call('HMGET', key, 's', 'en')
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -543,7 +502,7 @@ local function load_job(id)
     j = task_job(w, i, is)
   else
     j = undo_job(w, i)
-    j.st = redis.call('HGET', w.key, j.pre .. F_STATE)
+    j.st = redis.call('HGET', w.key, j.pre .. 's')
     if not j.st then
       jobs[id] = false
       return nil
@@ -567,13 +526,13 @@ local function leased_job(id, tok)
   local v
   if j then
     local p = j.pre
-    v = redis.call('HMGET', j.key, p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, p .. F_CANCEL, p .. F_DEADLINE)
+    v = redis.call('HMGET', j.key, p .. 'tk', p .. 'ls', p .. 'a', p .. 'cr', p .. 'dl')
     return j, v[1], v[2], v[3], v[4], v[5]
   end
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_CANCEL, F_DEADLINE, F_SPEC, F_STATE, F_ENDED)
+    v = redis.call('HMGET', key, 'tk', 'ls', 'a', 'cr', 'dl', 'spec', 's', 'en')
     if not v[7] or plain_expired(v[8]) then
       jobs[id] = false
       return nil
@@ -595,13 +554,13 @@ local function leased_job(id, tok)
   local o -- where the job's fields start in v
   if w == nil then
     local key = P .. 'w:' .. wid
-    v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, pre .. F_TOKEN, pre .. F_LAST_SETTLED,
-      pre .. F_ATTEMPT, pre .. F_CANCEL, pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr', pre .. 'tk', pre .. 'ls',
+      pre .. 'a', pre .. 'cr', pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     w = wf_found(wid, key, v[1], v[2], v[3], v[4])
     o = 4
   elseif w then
-    v = redis.call('HMGET', w.key, pre .. F_TOKEN, pre .. F_LAST_SETTLED, pre .. F_ATTEMPT, pre .. F_CANCEL,
-      pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', w.key, pre .. 'tk', pre .. 'ls', pre .. 'a', pre .. 'cr',
+      pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     o = 0
   end
   if not w then return nil end
@@ -624,7 +583,7 @@ end
 -- job_state returns a job's state.
 local function job_state(j)
   if j.kind == 't' then return task_state(j.wf, j.i) end
-  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. 's') end
   return j.st
 end
 
@@ -637,7 +596,7 @@ local function set_job_state(j, st, later)
     return
   end
   j.st = st
-  if not later then redis.call('HSET', j.key, j.pre .. F_STATE, st) end
+  if not later then redis.call('HSET', j.key, j.pre .. 's', st) end
 end
 
 -- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
@@ -668,7 +627,7 @@ end
 -- undo's task spec.
 local function job_spec(j)
   if not j.spec then
-    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, F_SPEC) else j.spec = task_spec(j.wf, j.i, j.is) end
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, 'spec') else j.spec = task_spec(j.wf, j.i, j.is) end
   end
   return j.spec
 end
@@ -986,8 +945,8 @@ end
 local function expire_records()
   local pub = {}
   for _, w in ipairs(CALL.ended_w or {}) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
+    local st = w.m['st']
+    local at = tonumber(w.m['x'])
     if awaited(P .. 'await:w:' .. w.id) then
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
@@ -1030,16 +989,16 @@ end
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
+      local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      local v = redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
@@ -1141,7 +1100,7 @@ for x = 0, k - 1 do
   local b = 5 + 8 * x
   local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
   local key = P .. 'j:' .. id
-  local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)
+  local v = redis.call('HMGET', key, 's', 'en', 'h')
   if v[1] and not plain_expired(v[2]) then
     if v[3] == hash then
       out[#out + 1] = ''
@@ -1159,14 +1118,14 @@ for x = 0, k - 1 do
     local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
     j.q, j.pr = q, tonumber(ARGV[b + 2])
     bag('jobs')[id] = j
-    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S, F_STATE, 'queued'}
+    local hs = {'spec', spec, 'h', hash, 'c', NOW_S, 's', 'queued'}
     if ARGV[b + 4] == '1' then
-      hs[#hs + 1] = F_PAYLOAD
+      hs[#hs + 1] = 'p'
       hs[#hs + 1] = ARGV[b + 5]
     end
     local ra = tonumber(ARGV[b + 6])
     if ra > NOW then
-      hs[#hs + 1] = F_RUN_AT
+      hs[#hs + 1] = 'ra'
       hs[#hs + 1] = ARGV[b + 6]
     end
     push(j, ra, fx, true)

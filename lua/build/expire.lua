@@ -36,7 +36,6 @@ local SEQ, SEQ_DIRTY = {}, {}
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 -- the push counter stops at PUSH_MAX, so that a ready score stays an exact
 -- integer (below 2^53 with priority 1000); a claim that empties a queue
@@ -160,53 +159,13 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
-local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
-local F_CREATED = 'c' -- plain job, undo job, workflow
-local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
-local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
-local F_ATTEMPT = 'a'
 -- lease expiries that cost no attempt (absent: none); the attempts counted
 -- against max attempts are F_ATTEMPT minus these
-local F_EXPIRIES = 'xp'
-local F_RUN_AT = 'ra'
-local F_TOKEN = 'tk'
-local F_DEADLINE = 'dl'
-local F_CANCEL = 'cr'
-local F_RESULT = 'r'
-local F_ERROR = 'e'
-local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
-local F_LAST_SETTLED = 'ls'
-local F_OPEN = 'o' -- task: dependencies not ended yet
-local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
-local F_DEPENDENTS = 'dn'
-local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
-local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
-local W_STATE = 'st'
-local W_REASON = 'rs'
-local W_FAIL_FAST = 'ff'
-local W_UNDO_ON_CANCEL = 'uoc'
-local W_CANCEL = 'cr'
-local W_CANCEL_UNDO = 'cu'
-local W_CANCEL_AT = 'cat'
-local W_ENDED = 'en'
-local W_EXPIRES = 'x'
-local W_TASKS = 'n'
-local W_REMAINING = 'rem'
-local W_UNABSORBED = 'ua'
-local W_FAILED_BEFORE_CANCEL = 'fbc'
-local W_FAIL_FAST_FIRED = 'fff'
-local W_UNDOS_REMAINING = 'urem'
-local W_UNDO_FAILED = 'ufail'
-local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
-local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
-local W_NAMES = 'names'
 
 -- ---- include/text.lua
 -- text.lua: string helpers that keep within what Redis 7 and miniredis both
@@ -290,7 +249,7 @@ local function wf_found(id, key, st, x, c, cr)
     return nil
   end
   local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
 end
@@ -307,7 +266,7 @@ local function load_wf(id)
   local w = bag('wfs')[id]
   if w ~= nil then return w or nil end
   local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  local v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr')
   return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
@@ -401,14 +360,14 @@ local function states_flush()
 end
 
 -- wf_member is workflow w's member in the listing indexes.
-local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+local function wf_member(w) return pad15(tonumber(wget(w, 'c')) or 0) .. ':' .. w.id end
 
 -- set_wf_state moves workflow w to state st and its index entry with it.
 local function set_wf_state(w, st)
   local m = wf_member(w)
-  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, 'st'), m)
   redis.call('ZADD', P .. 'wf:' .. st, '0', m)
-  wset(w, W_STATE, st)
+  wset(w, 'st', st)
 end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
@@ -417,9 +376,9 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
-  w.m[W_ENDED] = NOW_S
-  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
-  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  w.m['en'] = NOW_S
+  w.m['x'] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
@@ -518,7 +477,7 @@ local function load_job(id)
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED)
+    local v = redis.call('HMGET', key, 's', 'en')
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -543,7 +502,7 @@ local function load_job(id)
     j = task_job(w, i, is)
   else
     j = undo_job(w, i)
-    j.st = redis.call('HGET', w.key, j.pre .. F_STATE)
+    j.st = redis.call('HGET', w.key, j.pre .. 's')
     if not j.st then
       jobs[id] = false
       return nil
@@ -567,13 +526,13 @@ local function leased_job(id, tok)
   local v
   if j then
     local p = j.pre
-    v = redis.call('HMGET', j.key, p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, p .. F_CANCEL, p .. F_DEADLINE)
+    v = redis.call('HMGET', j.key, p .. 'tk', p .. 'ls', p .. 'a', p .. 'cr', p .. 'dl')
     return j, v[1], v[2], v[3], v[4], v[5]
   end
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_CANCEL, F_DEADLINE, F_SPEC, F_STATE, F_ENDED)
+    v = redis.call('HMGET', key, 'tk', 'ls', 'a', 'cr', 'dl', 'spec', 's', 'en')
     if not v[7] or plain_expired(v[8]) then
       jobs[id] = false
       return nil
@@ -595,13 +554,13 @@ local function leased_job(id, tok)
   local o -- where the job's fields start in v
   if w == nil then
     local key = P .. 'w:' .. wid
-    v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, pre .. F_TOKEN, pre .. F_LAST_SETTLED,
-      pre .. F_ATTEMPT, pre .. F_CANCEL, pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr', pre .. 'tk', pre .. 'ls',
+      pre .. 'a', pre .. 'cr', pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     w = wf_found(wid, key, v[1], v[2], v[3], v[4])
     o = 4
   elseif w then
-    v = redis.call('HMGET', w.key, pre .. F_TOKEN, pre .. F_LAST_SETTLED, pre .. F_ATTEMPT, pre .. F_CANCEL,
-      pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', w.key, pre .. 'tk', pre .. 'ls', pre .. 'a', pre .. 'cr',
+      pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     o = 0
   end
   if not w then return nil end
@@ -624,7 +583,7 @@ end
 -- job_state returns a job's state.
 local function job_state(j)
   if j.kind == 't' then return task_state(j.wf, j.i) end
-  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. 's') end
   return j.st
 end
 
@@ -637,7 +596,7 @@ local function set_job_state(j, st, later)
     return
   end
   j.st = st
-  if not later then redis.call('HSET', j.key, j.pre .. F_STATE, st) end
+  if not later then redis.call('HSET', j.key, j.pre .. 's', st) end
 end
 
 -- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
@@ -668,7 +627,7 @@ end
 -- undo's task spec.
 local function job_spec(j)
   if not j.spec then
-    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, F_SPEC) else j.spec = task_spec(j.wf, j.i, j.is) end
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, 'spec') else j.spec = task_spec(j.wf, j.i, j.is) end
   end
   return j.spec
 end
@@ -949,7 +908,7 @@ local function dependents_of(w, n)
   for first = 1, n, 1000 do
     local last = math.min(first + 999, n)
     local f = {}
-    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. F_DEPENDENTS end
+    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. 'dn' end
     local v = redis.call('HMGET', w.key, unpack(f))
     for i = first, last do
       local l = {}
@@ -967,9 +926,9 @@ end
 -- pushed, in reverse plan order.
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
-  wset(w, W_REASON, reason)
-  local n = tonumber(wget(w, W_TASKS))
-  local und = wget(w, W_HAS_UNDO)
+  wset(w, 'rs', reason)
+  local n = tonumber(wget(w, 'n'))
+  local und = wget(w, 'und')
   states_read(w)
   local has, urem = {}, 0
   local pos = string.find(und, '1', 1, true)
@@ -977,13 +936,13 @@ local function start_compensation(w, reason, fx)
     if task_byte(w, pos) == 'c' then
       local u = undo_job(w, pos)
       u.st = 'pending'
-      jset(u, F_STATE, 'pending', F_CREATED, NOW_S)
+      jset(u, 's', 'pending', 'c', NOW_S)
       has[pos] = true
       urem = urem + 1
     end
     pos = string.find(und, '1', pos + 1, true)
   end
-  wset(w, W_UNDOS_REMAINING, fmt(urem))
+  wset(w, 'urem', fmt(urem))
   local dn = dependents_of(w, n)
   -- below[v]: some descendant of v is compensated; the searches skip the
   -- rest, so a large region without undos is not walked once per undo
@@ -1022,8 +981,8 @@ local function start_compensation(w, reason, fx)
     end
   end
   for x = n, 1, -1 do
-    if blockers[x] then jset(undo_job(w, x), F_BLOCKERS, fmt(blockers[x])) end
-    if parents[x] then jset(undo_job(w, x), F_PARENTS, join(parents[x], ',')) end
+    if blockers[x] then jset(undo_job(w, x), 'b', fmt(blockers[x])) end
+    if parents[x] then jset(undo_job(w, x), 'pa', join(parents[x], ',')) end
   end
   for x = n, 1, -1 do
     if has[x] and not blockers[x] then push(undo_job(w, x), 0, fx) end
@@ -1035,7 +994,7 @@ end
 -- ancestor's undo that ended while it still waited (cancelled) passes the
 -- count on in turn, depth first.
 local function release_undo_parents(w, i, fx)
-  local stack = {{ilist(jget(undo_job(w, i), F_PARENTS)), 1}}
+  local stack = {{ilist(jget(undo_job(w, i), 'pa')), 1}}
   while #stack > 0 do
     local fr = stack[#stack]
     local p = fr[1][fr[2]]
@@ -1044,13 +1003,13 @@ local function release_undo_parents(w, i, fx)
     else
       fr[2] = fr[2] + 1
       local up = undo_job(w, p)
-      local b = redis.call('HINCRBY', w.key, up.pre .. F_BLOCKERS, '-1')
+      local b = redis.call('HINCRBY', w.key, up.pre .. 'b', '-1')
       if b == 0 then
         local st = job_state(up)
         if st == 'pending' then
           push(up, 0, fx)
         elseif ended_state(st) then
-          stack[#stack + 1] = {ilist(jget(up, F_PARENTS)), 1}
+          stack[#stack + 1] = {ilist(jget(up, 'pa')), 1}
         end
       end
     end
@@ -1060,13 +1019,13 @@ end
 -- undo_ended runs the consequences of the end of task i's undo: its
 -- ancestors' undos released, and the workflow's end after the last one.
 local function undo_ended(w, i, fx)
-  local urem = redis.call('HINCRBY', w.key, W_UNDOS_REMAINING, '-1')
-  w.m[W_UNDOS_REMAINING] = fmt(urem)
+  local urem = redis.call('HINCRBY', w.key, 'urem', '-1')
+  w.m['urem'] = fmt(urem)
   local u = undo_job(w, i)
-  if job_state(u) ~= 'completed' then wset(w, W_UNDO_FAILED, '1') end
-  if (tonumber(jget(u, F_BLOCKERS)) or 0) == 0 then release_undo_parents(w, i, fx) end
+  if job_state(u) ~= 'completed' then wset(w, 'ufail', '1') end
+  if (tonumber(jget(u, 'b')) or 0) == 0 then release_undo_parents(w, i, fx) end
   if urem == 0 then
-    if wflag(w, W_UNDO_FAILED) then
+    if wflag(w, 'ufail') then
       end_wf(w, 'compensation_failed', fx)
     else
       end_wf(w, 'compensated', fx)
@@ -1092,13 +1051,13 @@ end
 local function cancel_task(j, reason, fx)
   if job_state(j) == 'queued' then
     unqueue(j)
-    jdel(j, F_RUN_AT)
+    jdel(j, 'ra')
   end
   set_job_state(j, 'cancelled')
   if j.kind == 't' then
-    jset(j, F_ERROR, reason, F_ENDED, NOW_S, F_OPEN, '-1')
+    jset(j, 'e', reason, 'en', NOW_S, 'o', '-1')
   else
-    jset(j, F_ERROR, reason, F_ENDED, NOW_S)
+    jset(j, 'e', reason, 'en', NOW_S)
   end
   local c = fx.cancelled
   if not c then
@@ -1130,11 +1089,11 @@ end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
 
-local function always(w, i) return string.byte(wget(w, W_ALWAYS), i) == 49 end
+local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
-  local und = wget(w, W_HAS_UNDO)
+  local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
   while pos do
@@ -1144,14 +1103,14 @@ local function tasks_all_ended(w, fx)
     end
     pos = string.find(und, '1', pos + 1, true)
   end
-  local cr, fbc = wflag(w, W_CANCEL), wflag(w, W_FAILED_BEFORE_CANCEL)
-  if cr and (wflag(w, W_CANCEL_UNDO) or fbc) and compensable then
+  local cr, fbc = wflag(w, 'cr'), wflag(w, 'fbc')
+  if cr and (wflag(w, 'cu') or fbc) and compensable then
     start_compensation(w, fbc and 'failure' or 'cancel', fx)
   elseif cr then
     end_wf(w, 'cancelled', fx)
-  elseif wflag(w, W_UNABSORBED) and compensable then
+  elseif wflag(w, 'ua') and compensable then
     start_compensation(w, 'failure', fx)
-  elseif wflag(w, W_UNABSORBED) then
+  elseif wflag(w, 'ua') then
     end_wf(w, 'failed', fx)
   else
     end_wf(w, 'completed', fx)
@@ -1161,9 +1120,9 @@ end
 -- fail_fast cancels every task of w that has not started, except Always
 -- ones, and adds them to the work list.
 local function fail_fast(w, work, fx)
-  wset(w, W_FAIL_FAST_FIRED, '1')
+  wset(w, 'fff', '1')
   local S = states_read(w)
-  local alw = wget(w, W_ALWAYS)
+  local alw = wget(w, 'alw')
   for x = 1, #S do
     local b = task_byte(w, x)
     if (b == 'w' or b == 'q') and string.byte(alw, x) ~= 49 then
@@ -1185,15 +1144,15 @@ local function task_ended(w, i, fx)
     head = head + 1
     local kb = task_byte(w, k)
     if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
-      if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
-      if not wflag(w, W_CANCEL) then
-        if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
-        if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then fail_fast(w, work, fx) end
+      if not wflag(w, 'ua') then wset(w, 'ua', '1') end
+      if not wflag(w, 'cr') then
+        if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
+        if wflag(w, 'ff') and not wflag(w, 'fff') then fail_fast(w, work, fx) end
       end
     end
     local kj = task_job(w, k)
     local dn = kj.dn -- read with the task by a finish
-    if dn == nil then dn = jget(kj, F_DEPENDENTS) end
+    if dn == nil then dn = jget(kj, 'dn') end
     if dn then
       for ds, name, q, pr in string.gmatch(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)') do
         local d = tonumber(ds)
@@ -1201,13 +1160,13 @@ local function task_ended(w, i, fx)
           -- a decrement of a dependent that no longer waits changes nothing:
           -- cancel_task leaves the open count below zero, and after a
           -- cancel of the workflow the state byte says
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
-            (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
+            (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
             push(promoted(w, d, ds, name, q, pr), 0, fx)
           end
         elseif task_byte(w, d) == 'w' then
           if always(w, d) then
-            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
           else
             cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
             work[#work + 1] = d
@@ -1216,8 +1175,8 @@ local function task_ended(w, i, fx)
       end
     end
   end
-  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-#work))
-  w.m[W_REMAINING] = fmt(rem)
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-#work))
+  w.m['rem'] = fmt(rem)
   if rem == 0 then tasks_all_ended(w, fx) end
 end
 
@@ -1293,16 +1252,16 @@ end
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
   local p = j.pre
-  local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
+  local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
   if j.kind ~= 't' then
-    hs[7] = p .. F_STATE
+    hs[7] = p .. 's'
     hs[8] = 'queued'
   end
   local fx = {}
   push(j, 0, fx, true)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
-  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
   return s
 end
 
@@ -1347,9 +1306,9 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       local u = bag('unlink')
       u[#u + 1] = j.key
     elseif result then
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result)
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok, 'r', result)
     else
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok)
     end
     return s
   end
@@ -1359,33 +1318,33 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   -- hs: the job's fields to write (field, value, ...)
   local hs
   if kind == 'completed' then
-    hs = {p .. F_ENDED, NOW_S}
+    hs = {p .. 'en', NOW_S}
     if result then
-      hs[3] = p .. F_RESULT
+      hs[3] = p .. 'r'
       hs[4] = result
     end
     -- only a failed attempt leaves an error, and a later attempt is then 2
     if j.att > 1 then
-      hs[#hs + 1] = p .. F_ERROR
+      hs[#hs + 1] = p .. 'e'
       hs[#hs + 1] = ''
     end
   elseif kind == 'cancelled' then
     st = 'cancelled'
-    hs = {p .. F_ENDED, NOW_S, p .. F_ERROR, err}
+    hs = {p .. 'en', NOW_S, p .. 'e', err}
   elseif kind == 'released' then
-    hs = {p .. F_ATTEMPT, fmt(j.att - 1)}
+    hs = {p .. 'a', fmt(j.att - 1)}
     if j.cr then
       st = 'cancelled'
-      hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
+      hs[3], hs[4], hs[5], hs[6] = p .. 'e', 'cancelled', p .. 'en', NOW_S
     else
       st = 'queued'
     end
   else
-    hs = {p .. F_ERROR, err}
+    hs = {p .. 'e', err}
     -- the attempts that count: those started, less the lease expiries
     -- that cost none (read only here, on the failure path)
     local counted = j.att
-    if j.att > 1 then counted = j.att - (tonumber(jget(j, F_EXPIRIES)) or 0) end
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, 'xp')) or 0) end
     if j.cr then
       st = 'cancelled'
     elseif not nonretry and counted < select(3, job_attr(j)) then
@@ -1393,17 +1352,17 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       local delay = tonumber(retry_after)
       if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
       ra = NOW + delay
-      hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
+      hs[3], hs[4] = p .. 'ra', fmt(ra)
     else
       st = 'failed'
     end
     if st ~= 'queued' then
-      hs[#hs + 1] = p .. F_ENDED
+      hs[#hs + 1] = p .. 'en'
       hs[#hs + 1] = NOW_S
     end
   end
   if j.kind ~= 't' then
-    hs[#hs + 1] = p .. F_STATE
+    hs[#hs + 1] = p .. 's'
     hs[#hs + 1] = st
   end
   if st == 'queued' then
@@ -1422,7 +1381,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     after_end(j, fx)
   end
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
-  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
   if j.kind == 'j' and st ~= 'queued' then
     if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
@@ -1431,10 +1390,10 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       return s
     end
   end
-  hs[#hs + 1] = p .. F_TOKEN
+  hs[#hs + 1] = p .. 'tk'
   hs[#hs + 1] = ''
   if tok then
-    hs[#hs + 1] = p .. F_LAST_SETTLED
+    hs[#hs + 1] = p .. 'ls'
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
   redis.call('HSET', j.key, unpack(hs))
@@ -1478,7 +1437,7 @@ local function sweep(q, max, res)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
-      local a, cr, xp = jget(j, F_ATTEMPT, F_CANCEL, F_EXPIRIES)
+      local a, cr, xp = jget(j, 'a', 'cr', 'xp')
       j.att, j.cr = tonumber(a) or 0, cr == '1'
       xp = tonumber(xp) or 0
       local s
@@ -1509,7 +1468,7 @@ local function sweep(q, max, res)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'queued' then
-      jdel(j, F_RUN_AT)
+      jdel(j, 'ra')
       local fx = {}
       push(j, 0, fx)
       if res and fx.pushed then append(res.due, fx.pushed) end
@@ -1570,23 +1529,23 @@ end
 local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
-    v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES)
+    v = redis.call('HMGET', j.key, 'spec', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
+      'en', 'c', 'p', 's', 'xp')
     created, pay, st = v[10], v[11], v[12]
     v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
-    v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
-      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES)
-    expires = wget(w, W_EXPIRES)
+    v = redis.call('HMGET', w.key, 't' .. j.is, pre .. 'a', pre .. 'ra', pre .. 'tk', pre .. 'dl',
+      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp')
+    expires = wget(w, 'x')
     if j.kind == 't' then
-      created = wget(w, F_CREATED)
+      created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       if task_byte(w, j.i) == 'W' then
         v[8] = 'workflow cancelled'
-        v[9] = wget(w, W_CANCEL_AT)
+        v[9] = wget(w, 'cat')
       end
     else
       created = v[10]
@@ -1661,8 +1620,8 @@ end
 local function expire_records()
   local pub = {}
   for _, w in ipairs(CALL.ended_w or {}) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
+    local st = w.m['st']
+    local at = tonumber(w.m['x'])
     if awaited(P .. 'await:w:' .. w.id) then
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
@@ -1705,16 +1664,16 @@ end
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
+      local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      local v = redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)

@@ -36,7 +36,6 @@ local SEQ, SEQ_DIRTY = {}, {}
 local CALL = {}
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 -- the push counter stops at PUSH_MAX, so that a ready score stays an exact
 -- integer (below 2^53 with priority 1000); a claim that empties a queue
@@ -160,53 +159,13 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
-local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
-local F_CREATED = 'c' -- plain job, undo job, workflow
-local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
-local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
-local F_ATTEMPT = 'a'
 -- lease expiries that cost no attempt (absent: none); the attempts counted
 -- against max attempts are F_ATTEMPT minus these
-local F_EXPIRIES = 'xp'
-local F_RUN_AT = 'ra'
-local F_TOKEN = 'tk'
-local F_DEADLINE = 'dl'
-local F_CANCEL = 'cr'
-local F_RESULT = 'r'
-local F_ERROR = 'e'
-local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
-local F_LAST_SETTLED = 'ls'
-local F_OPEN = 'o' -- task: dependencies not ended yet
-local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
-local F_DEPENDENTS = 'dn'
-local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
-local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
-local W_STATE = 'st'
-local W_REASON = 'rs'
-local W_FAIL_FAST = 'ff'
-local W_UNDO_ON_CANCEL = 'uoc'
-local W_CANCEL = 'cr'
-local W_CANCEL_UNDO = 'cu'
-local W_CANCEL_AT = 'cat'
-local W_ENDED = 'en'
-local W_EXPIRES = 'x'
-local W_TASKS = 'n'
-local W_REMAINING = 'rem'
-local W_UNABSORBED = 'ua'
-local W_FAILED_BEFORE_CANCEL = 'fbc'
-local W_FAIL_FAST_FIRED = 'fff'
-local W_UNDOS_REMAINING = 'urem'
-local W_UNDO_FAILED = 'ufail'
-local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
-local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
-local W_NAMES = 'names'
 
 -- ---- include/text.lua
 -- text.lua: string helpers that keep within what Redis 7 and miniredis both
@@ -290,7 +249,7 @@ local function wf_found(id, key, st, x, c, cr)
     return nil
   end
   local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
-    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
 end
@@ -307,7 +266,7 @@ local function load_wf(id)
   local w = bag('wfs')[id]
   if w ~= nil then return w or nil end
   local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  local v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr')
   return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
@@ -401,14 +360,14 @@ local function states_flush()
 end
 
 -- wf_member is workflow w's member in the listing indexes.
-local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+local function wf_member(w) return pad15(tonumber(wget(w, 'c')) or 0) .. ':' .. w.id end
 
 -- set_wf_state moves workflow w to state st and its index entry with it.
 local function set_wf_state(w, st)
   local m = wf_member(w)
-  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, 'st'), m)
   redis.call('ZADD', P .. 'wf:' .. st, '0', m)
-  wset(w, W_STATE, st)
+  wset(w, 'st', st)
 end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
@@ -417,9 +376,9 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
-  w.m[W_ENDED] = NOW_S
-  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
-  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  w.m['en'] = NOW_S
+  w.m['x'] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
@@ -449,7 +408,7 @@ read_clock()
 IGNORE_EXPIRY = ARGV[5] == '1'
 local w = load_wf(ARGV[4])
 if not w then return redis.error_reply('NOTFOUND workflow "' .. ARGV[4] .. '"') end
-if (tonumber(wget(w, W_TASKS)) or 0) > 500 then return {'L'} end -- READ_INLINE_TASKS
+if (tonumber(wget(w, 'n')) or 0) > 500 then return {'L'} end -- READ_INLINE_TASKS
 local out = redis.call('HGETALL', w.key)
 out[#out + 1] = 'S'
 out[#out + 1] = states_read(w)

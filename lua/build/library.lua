@@ -1,4 +1,4 @@
-#!lua name=weir2_a048953b0ba5
+#!lua name=weir2_804b240b6514
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2043,10 +2043,12 @@ end
 -- broken connection): the call's leases are recorded under
 -- claim:<nonce> for the length of a lease, and a run that finds the record
 -- hands out those leases again (those still held) instead of leasing other
--- jobs, so a resent call orphans no job.
-local function claim_once(nonce, queues, max, lease_ms, out)
+-- jobs, so a resent call orphans no job. first: the caller knows that no
+-- earlier run of this call happened (a finish that settled an outcome: a
+-- run before it would have settled it), so there is no record to look up.
+local function claim_once(nonce, queues, max, lease_ms, out, first)
   local key = P .. 'claim:' .. nonce
-  local prev = redis.call('GET', key)
+  local prev = not first and redis.call('GET', key)
   if prev then
     local n = 0
     for id, token in string.gmatch(prev, '([^ ]+) ([^ ]+)') do
@@ -2082,7 +2084,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_submit', flags = {},
+redis.register_function{function_name = 'weir2_804b240b6514_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2183,7 +2185,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_804b240b6514_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2252,7 +2254,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2301,7 +2303,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2328,6 +2330,9 @@ local c = 5 + 8 * k
 read_clock()
 allow_full()
 local out = {fmt(k)}
+-- settled: this run settled an outcome, so no earlier run of this call
+-- happened (it would have settled it) and its claim left no record
+local settled = false
 for x = 0, k - 1 do
   local b = 5 + 8 * x
   local id, tok = ARGV[b], ARGV[b + 1]
@@ -2350,6 +2355,7 @@ for x = 0, k - 1 do
     local result = nil
     if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
     s = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', ARGV[b + 7], tok)
+    settled = true
     j.last_tok, j.last = tok, s
   end
   put_settled(out, s or {id = id, code = 'LEASELOST'})
@@ -2360,7 +2366,7 @@ if max > 0 then
   for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out))
+  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out, settled))
 else
   out[#out + 1] = '0'
 end
@@ -2369,7 +2375,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2417,7 +2423,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2449,7 +2455,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2541,7 +2547,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2591,7 +2597,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2624,7 +2630,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_804b240b6514_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2668,7 +2674,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_804b240b6514_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2701,7 +2707,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_804b240b6514_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2727,7 +2733,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_804b240b6514_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2786,7 +2792,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_804b240b6514_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2805,7 +2811,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_a048953b0ba5_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_804b240b6514_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

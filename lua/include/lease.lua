@@ -252,10 +252,12 @@ end
 -- broken connection): the call's leases are recorded under
 -- claim:<nonce> for the length of a lease, and a run that finds the record
 -- hands out those leases again (those still held) instead of leasing other
--- jobs, so a resent call orphans no job.
-local function claim_once(nonce, queues, max, lease_ms, out)
+-- jobs, so a resent call orphans no job. first: the caller knows that no
+-- earlier run of this call happened (a finish that settled an outcome: a
+-- run before it would have settled it), so there is no record to look up.
+local function claim_once(nonce, queues, max, lease_ms, out, first)
   local key = P .. 'claim:' .. nonce
-  local prev = redis.call('GET', key)
+  local prev = not first and redis.call('GET', key)
   if prev then
     local n = 0
     for id, token in string.gmatch(prev, '([^ ]+) ([^ ]+)') do

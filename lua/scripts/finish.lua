@@ -23,6 +23,9 @@ local c = 5 + 8 * k
 read_clock()
 allow_full()
 local out = {fmt(k)}
+-- settled: this run settled an outcome, so no earlier run of this call
+-- happened (it would have settled it) and its claim left no record
+local settled = false
 for x = 0, k - 1 do
   local b = 5 + 8 * x
   local id, tok = ARGV[b], ARGV[b + 1]
@@ -45,6 +48,7 @@ for x = 0, k - 1 do
     local result = nil
     if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
     s = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', ARGV[b + 7], tok)
+    settled = true
     j.last_tok, j.last = tok, s
   end
   put_settled(out, s or {id = id, code = 'LEASELOST'})
@@ -55,7 +59,7 @@ if max > 0 then
   for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out))
+  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out, settled))
 else
   out[#out + 1] = '0'
 end
