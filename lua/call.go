@@ -105,19 +105,36 @@ func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callR
 			cmds[k] = redis.NewStringSliceCmd(ctx, a...)
 			cmds[k].SetFirstKeyPos(3)
 		}
-		if len(cmds) == 1 {
+		// a write call of a durable store waits for its replicas on the
+		// same connection (one pipeline)
+		var wait *redis.IntCmd
+		if s.durable.Replicas > 0 && !sc.def.readOnly {
+			wait = s.durable.waitCmd(ctx)
+		}
+		if len(cmds) == 1 && wait == nil {
 			_ = s.rdb.Process(ctx, cmds[0])
 		} else {
 			pipe := s.rdb.Pipeline()
 			for _, c := range cmds {
 				_ = pipe.Process(ctx, c)
 			}
+			if wait != nil {
+				_ = pipe.Process(ctx, wait)
+			}
 			_, _ = pipe.Exec(ctx) // each command's error is read below
+		}
+		var notReplicated error
+		if wait != nil {
+			notReplicated = s.durable.replicated(wait)
 		}
 		var again []int
 		var first error
 		for k, i := range pending {
 			err := cmds[k].Err()
+			if err == nil && notReplicated != nil {
+				out[i].err = notReplicated
+				continue
+			}
 			if err == nil {
 				out[i].v = cmds[k].Val()
 				if path == PathAuto {

@@ -51,6 +51,9 @@ type Options struct {
 	// Path chooses how transitions run on the server: PathAuto (the zero
 	// value) uses functions where the server has them, else scripts.
 	Path CallPath
+	// Durable, when its Replicas > 0, acknowledges a transition only once
+	// that many replicas have it (Durable, ErrNotReplicated).
+	Durable Durable
 }
 
 // Store is an engine.Store on Redis. It is safe for concurrent use; it
@@ -67,6 +70,7 @@ type Store struct {
 	limitArgs []any
 	path      atomic.Int32 // a CallPath
 	fixedPath bool         // Options.Path chose it: no fallback
+	durable   Durable
 }
 
 // New returns a Store over client for opts.Namespace (partition 0).
@@ -92,7 +96,10 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if opts.Path < PathAuto || opts.Path > PathScripts {
 		return nil, fmt.Errorf("%w: unknown call path %d", engine.ErrInvalid, opts.Path)
 	}
-	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock, prefixArg: k.prefix}
+	if err := opts.Durable.validate(client); err != nil {
+		return nil, err
+	}
+	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock, prefixArg: k.prefix, durable: opts.Durable}
 	st.path.Store(int32(opts.Path))
 	st.fixedPath = opts.Path != PathAuto
 	st.limitArgs = []any{cfg.Retention.Milliseconds(), cfg.Limits.MaxBackoff.Milliseconds()}

@@ -64,6 +64,9 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
 		return usageErr(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
 	}
+	if g.durable.Replicas != 0 {
+		return usageErr(fmt.Errorf("--durable-replicas: dev's embedded server has no replicas"))
+	}
 	cn, err := g.openEmbeddedAt(redisAddr)
 	if err != nil {
 		return err

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/lua"
 )
 
 // Exit statuses.
@@ -42,6 +44,8 @@ var errQuiet = errors.New("")
 type globalFlags struct {
 	redisURL  string
 	namespace string
+	// durable is lua.Options.Durable (--durable-replicas, --durable-timeout)
+	durable lua.Durable
 }
 
 // quietRedisLog drops go-redis's internal log lines (connection pool
@@ -93,6 +97,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	root.PersistentFlags().StringVar(&g.redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "", "weir namespace in Redis (default \"default\")")
+	root.PersistentFlags().IntVar(&g.durable.Replicas, "durable-replicas", 0,
+		"acknowledge a transition only once this many replicas have it (Redis WAIT; 0: off)")
+	root.PersistentFlags().DurationVar(&g.durable.Timeout, "durable-timeout", time.Second,
+		"how long a transition waits for --durable-replicas before it fails as not replicated")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
 		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newWorkerCmd(g),
 		newDevCmd(g), newServeCmd(g), newConformanceCmd(g), newBenchCmd(g))

@@ -47,6 +47,9 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		if !embedded {
 			return nil, usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
 		}
+		if g.durable.Replicas > 0 {
+			return nil, usageErr(fmt.Errorf("--durable-replicas %d: the embedded server has no replicas; give --redis URL", g.durable.Replicas))
+		}
 		return g.openEmbedded()
 	}
 	opt, err := redis.ParseURL(u)
@@ -58,7 +61,7 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		rdb.Close()
 		return nil, failErr(fmt.Errorf("connect to %s: %w", opt.Addr, err))
 	}
-	s, err := lua.New(rdb, lua.Options{Namespace: g.namespace})
+	s, err := lua.New(rdb, lua.Options{Namespace: g.namespace, Durable: g.durable})
 	if err != nil {
 		rdb.Close()
 		return nil, usageErr(err)
