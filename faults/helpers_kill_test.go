@@ -6,13 +6,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +41,10 @@ const (
 	envPause   = "WEIR_FAULT_PAUSE"    // kill point: start, mid or after (empty: none)
 	envPauseAt = "WEIR_FAULT_PAUSE_AT" // pause at the n-th job reaching the point
 	envPoison  = "WEIR_FAULT_POISON"   // "1": the poison queue's handler SIGKILLs its own process
+	// "1": a fleet member (fleet_test.go): handlers take 20-200 ms, one
+	// job in 25 takes 1.5 s on its first try and ignores its context, and
+	// SIGTERM stops the worker gracefully
+	envFleet = "WEIR_FAULT_FLEET"
 )
 
 // Kill points of a worker process.
@@ -128,6 +135,7 @@ func runWorkerProcess() error {
 		_ = rdb.RPush(ctx, recKey(ns, name), v).Err()
 	}
 	pid := os.Getpid()
+	fleet := os.Getenv(envFleet) == "1"
 	w := worker.New(store, worker.Config{
 		Concurrency:   envInt(envConc, 4),
 		Lease:         time.Duration(envInt(envLease, 500)) * time.Millisecond,
@@ -163,6 +171,23 @@ func runWorkerProcess() error {
 		}
 		record("starts", fmt.Sprintf("%s|%d|%d|%t", j.ID, j.Attempt, pid, ok))
 		pause(pointMid, &j.JobInfo)
+		if fleet {
+			h := fnv.New32a()
+			h.Write([]byte(j.ID))
+			n := h.Sum32()
+			if n%25 == 0 && j.Expiries == 0 {
+				// a handler that does not stop when asked: its process
+				// is killed during a restart, and its lease expires
+				time.Sleep(1500 * time.Millisecond)
+				return j.ID, nil
+			}
+			select {
+			case <-time.After(time.Duration(20+n%181) * time.Millisecond):
+			case <-ctx.Done():
+				return "", context.Cause(ctx)
+			}
+			return j.ID, nil
+		}
 		if d := time.Duration(len(j.ID)%7) * time.Millisecond; d > 0 {
 			select {
 			case <-time.After(d):
@@ -186,7 +211,19 @@ func runWorkerProcess() error {
 		return err
 	}
 	say("READY %d", pid)
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin (or dies)
+	// until the parent closes stdin (or dies), or sends SIGTERM
+	ended := make(chan struct{}, 2)
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		ended <- struct{}{}
+	}()
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		ended <- struct{}{}
+	}()
+	<-ended
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return w.Stop(stopCtx)
@@ -210,6 +247,7 @@ type workerOpts struct {
 	point        string
 	pauseAt      int
 	poison       bool
+	fleet        bool      // a fleet member (envFleet)
 	stderr       *childLog // the processes' stderr, checked at the end
 }
 
@@ -254,6 +292,9 @@ func startWorker(t testing.TB, o workerOpts) (*workerProc, error) {
 	)
 	if o.poison {
 		cmd.Env = append(cmd.Env, envPoison+"=1")
+	}
+	if o.fleet {
+		cmd.Env = append(cmd.Env, envFleet+"=1")
 	}
 	if o.stderr != nil {
 		cmd.Stderr = o.stderr
@@ -324,6 +365,31 @@ func (p *workerProc) stop() error {
 	p.ended = true
 	_ = p.stdin.Close()
 	return p.cmd.Wait()
+}
+
+// terminate sends SIGTERM, as a deploy does, and SIGKILL when the process
+// has not exited after grace; it reports whether SIGKILL was needed.
+func (p *workerProc) terminate(grace time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return false
+	}
+	p.ended = true
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return false
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-done
+		return true
+	}
 }
 
 // exited waits for the process to end by itself (a poison job killed it)
