@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -1119,5 +1120,62 @@ func TestPushCounterStaysBounded(t *testing.T) {
 	got := claimAll(4)
 	if len(got) != 4 || got[0] != "high" || got[3] != "low" {
 		t.Fatalf("claimed %v, want high, the two mid jobs, low", got)
+	}
+}
+
+// TestClaimQuarantinesUnreadableRecords: a job in a ready set whose record
+// a claim cannot read (a key of another type, a hash without its spec, a
+// task whose workflow key is of another type or has no spec for it: none
+// written by weir) is moved to the queue's quarantine set q:<q>:x, and the
+// claim leases the good jobs and fails nothing: no error comes after the
+// claim's first write (ZPOPMIN), which Redis would not roll back.
+func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	s := e.store
+	P := "weir:{" + e.ns + ":0}:"
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "q"}, {Name: "b", Queue: "q"},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"good1", "good2"} {
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// break records behind the store's back, ahead of the good jobs
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(e.rdb.Set(bg, P+"j:str", "not a hash", 0).Err())
+	must(e.rdb.HSet(bg, P+"j:nospec", "s", "queued").Err())
+	must(e.rdb.HDel(bg, P+"w:w", "t2").Err()) // task b loses its spec
+	must(e.rdb.Set(bg, P+"w:wx", "not a hash", 0).Err())
+	for _, id := range []string{"str", "nospec", "wx/a"} {
+		must(e.rdb.ZAdd(bg, P+"q:q:r", redis.Z{Score: 0, Member: id}).Err())
+	}
+	got, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	var ids []string
+	for _, c := range got {
+		ids = append(ids, c.Job.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"good1", "good2", "w/a"}) {
+		t.Fatalf("claimed %v", ids)
+	}
+	bad, err := e.rdb.ZRange(bg, P+"q:q:x", 0, -1).Result()
+	must(err)
+	slices.Sort(bad)
+	if !slices.Equal(bad, []string{"nospec", "str", "w/b", "wx/a"}) {
+		t.Fatalf("quarantined %v", bad)
+	}
+	if n, _ := e.rdb.ZCard(bg, P+"q:q:r").Result(); n != 0 {
+		t.Fatalf("%d jobs left in the ready set", n)
 	}
 }

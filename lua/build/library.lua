@@ -1,4 +1,4 @@
-#!lua name=weir2_804b240b6514
+#!lua name=weir2_0985c63acef5
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1800,6 +1800,15 @@ end
 --!include sweep.lua
 --!include text.lua
 
+-- quarantine keeps the ID of a job popped from queue q's ready set whose
+-- record a claim cannot read (a key of another type, a hash without its
+-- spec: written by something other than weir) in q:<q>:x for an operator,
+-- instead of failing the claim after its first write (spec/scripts.md,
+-- Rules).
+local function quarantine(q, id)
+  redis.call('ZADD', qkey(q, 'x'), NOW_S, id)
+end
+
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
 -- result, error (the values of one HMGET: spec, result, error).
 local function put_dep(out, w, d, spec, r, e)
@@ -1883,11 +1892,22 @@ local function next_attempt(a)
   return NEXT_ATTEMPT[a] or fmt(tonumber(a) + 1)
 end
 
--- lease_job leases queued job j (v: for a plain job, the values of
--- claiming's HMGET) until the deadline dl (dls formatted), appends its
+-- lease_job leases queued job j, popped from queue q (v: for a plain job,
+-- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
-local function lease_job(j, v, dl, dls, out)
+local function lease_job(j, v, dl, dls, out, q)
   local spec, a, e, pay, created, dp, xp
+  local w, p = j.wf, j.pre
+  if j.kind == 't' then
+    -- a task without its spec (not written by weir) is quarantined
+    -- before anything of it is written
+    local t = 't' .. j.is
+    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
+    if not v[1] then
+      quarantine(q, j.id)
+      return false
+    end
+  end
   -- the counter, then the claim call's nonce, so that a token is not
   -- handed out again after a failover that lost the counter's last
   -- increments; a task's or undo's token carries its index (leased_job)
@@ -1899,10 +1919,7 @@ local function lease_job(j, v, dl, dls, out)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
   else
-    local w, p = j.wf, j.pre
     if j.kind == 't' then
-      local t = 't' .. j.is
-      v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
       spec, a, dp = v[1], v[2], v[3]
       remember_spec(w, j.i, spec)
       created = wget(w, F_CREATED)
@@ -1934,6 +1951,7 @@ local function lease_job(j, v, dl, dls, out)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  return true
 end
 
 -- reclaimed appends the Claimed of a job leased by an earlier run of the
@@ -1963,14 +1981,20 @@ local function reclaimed(id, token, out)
   return true
 end
 
--- claiming finds a job popped from a ready set, and whether it is still
--- queued: a plain job with the fields lease_job hands out, in one HMGET.
-local function claiming(id)
+-- claiming finds a job popped from queue q's ready set, and whether it is
+-- still queued: a plain job with the fields lease_job hands out, in one
+-- HMGET (a record it cannot read is quarantined).
+local function claiming(id, q)
   local jobs = bag('jobs')
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    if v.err or (v[1] and not v[3]) then
+      quarantine(q, id)
+      jobs[id] = false
+      return nil
+    end
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -1979,8 +2003,25 @@ local function claiming(id)
     jobs[id] = j
     return v[1] == 'queued' and j, v
   end
-  if j == nil then j = load_job(id) end
-  if not j or job_state(j) ~= 'queued' then return nil end
+  if j == nil then
+    -- a task's or undo's workflow keys of another type (not written by
+    -- weir) raise an error: quarantined rather than failing the claim
+    local ok, r = pcall(load_job, id)
+    if not ok then
+      quarantine(q, id)
+      jobs[id] = false
+      return nil
+    end
+    j = r
+  end
+  if not j then return nil end
+  local ok, st = pcall(job_state, j)
+  if not ok then
+    quarantine(q, id)
+    jobs[id] = false
+    return nil
+  end
+  if st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
     return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
@@ -2013,11 +2054,8 @@ local function claim(queues, max, lease_ms, out)
             local want = max - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
-              local j, v = claiming(got[k])
-              if j then
-                lease_job(j, v, dl, dls, out)
-                n = n + 1
-              end
+              local j, v = claiming(got[k], q)
+              if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
             if #got < 2 * want then break end
@@ -2084,7 +2122,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_804b240b6514_submit', flags = {},
+redis.register_function{function_name = 'weir2_0985c63acef5_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2185,7 +2223,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_804b240b6514_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_0985c63acef5_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2254,7 +2292,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_804b240b6514_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2303,7 +2341,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_804b240b6514_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2375,7 +2413,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_804b240b6514_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2423,7 +2461,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_804b240b6514_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2455,7 +2493,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_804b240b6514_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2547,7 +2585,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_804b240b6514_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2597,7 +2635,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_804b240b6514_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2630,7 +2668,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_804b240b6514_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0985c63acef5_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2674,7 +2712,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_804b240b6514_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0985c63acef5_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2707,7 +2745,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_804b240b6514_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0985c63acef5_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2733,7 +2771,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_804b240b6514_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0985c63acef5_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2792,7 +2830,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_804b240b6514_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0985c63acef5_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2811,7 +2849,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_804b240b6514_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0985c63acef5_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -9,6 +9,15 @@
 --!include sweep.lua
 --!include text.lua
 
+-- quarantine keeps the ID of a job popped from queue q's ready set whose
+-- record a claim cannot read (a key of another type, a hash without its
+-- spec: written by something other than weir) in q:<q>:x for an operator,
+-- instead of failing the claim after its first write (spec/scripts.md,
+-- Rules).
+local function quarantine(q, id)
+  redis.call('ZADD', qkey(q, 'x'), NOW_S, id)
+end
+
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
 -- result, error (the values of one HMGET: spec, result, error).
 local function put_dep(out, w, d, spec, r, e)
@@ -92,11 +101,22 @@ local function next_attempt(a)
   return NEXT_ATTEMPT[a] or fmt(tonumber(a) + 1)
 end
 
--- lease_job leases queued job j (v: for a plain job, the values of
--- claiming's HMGET) until the deadline dl (dls formatted), appends its
+-- lease_job leases queued job j, popped from queue q (v: for a plain job,
+-- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
-local function lease_job(j, v, dl, dls, out)
+local function lease_job(j, v, dl, dls, out, q)
   local spec, a, e, pay, created, dp, xp
+  local w, p = j.wf, j.pre
+  if j.kind == 't' then
+    -- a task without its spec (not written by weir) is quarantined
+    -- before anything of it is written
+    local t = 't' .. j.is
+    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
+    if not v[1] then
+      quarantine(q, j.id)
+      return false
+    end
+  end
   -- the counter, then the claim call's nonce, so that a token is not
   -- handed out again after a failover that lost the counter's last
   -- increments; a task's or undo's token carries its index (leased_job)
@@ -108,10 +128,7 @@ local function lease_job(j, v, dl, dls, out)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
   else
-    local w, p = j.wf, j.pre
     if j.kind == 't' then
-      local t = 't' .. j.is
-      v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
       spec, a, dp = v[1], v[2], v[3]
       remember_spec(w, j.i, spec)
       created = wget(w, F_CREATED)
@@ -143,6 +160,7 @@ local function lease_job(j, v, dl, dls, out)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  return true
 end
 
 -- reclaimed appends the Claimed of a job leased by an earlier run of the
@@ -172,14 +190,20 @@ local function reclaimed(id, token, out)
   return true
 end
 
--- claiming finds a job popped from a ready set, and whether it is still
--- queued: a plain job with the fields lease_job hands out, in one HMGET.
-local function claiming(id)
+-- claiming finds a job popped from queue q's ready set, and whether it is
+-- still queued: a plain job with the fields lease_job hands out, in one
+-- HMGET (a record it cannot read is quarantined).
+local function claiming(id, q)
   local jobs = bag('jobs')
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    if v.err or (v[1] and not v[3]) then
+      quarantine(q, id)
+      jobs[id] = false
+      return nil
+    end
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -188,8 +212,25 @@ local function claiming(id)
     jobs[id] = j
     return v[1] == 'queued' and j, v
   end
-  if j == nil then j = load_job(id) end
-  if not j or job_state(j) ~= 'queued' then return nil end
+  if j == nil then
+    -- a task's or undo's workflow keys of another type (not written by
+    -- weir) raise an error: quarantined rather than failing the claim
+    local ok, r = pcall(load_job, id)
+    if not ok then
+      quarantine(q, id)
+      jobs[id] = false
+      return nil
+    end
+    j = r
+  end
+  if not j then return nil end
+  local ok, st = pcall(job_state, j)
+  if not ok then
+    quarantine(q, id)
+    jobs[id] = false
+    return nil
+  end
+  if st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
     return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
@@ -222,11 +263,8 @@ local function claim(queues, max, lease_ms, out)
             local want = max - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
-              local j, v = claiming(got[k])
-              if j then
-                lease_job(j, v, dl, dls, out)
-                n = n + 1
-              end
+              local j, v = claiming(got[k], q)
+              if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
             if #got < 2 * want then break end
