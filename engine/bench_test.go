@@ -215,6 +215,56 @@ func btJoinPlan(id string, n int) Plan {
 	return p
 }
 
+// btUndoChainPlan is the shape of the reliability issue's item 5: roots
+// tasks with an undo, a hub after all of them, a chain of chain tasks
+// without undos after it, a task with an undo at its end, and a last task
+// after that in queue "last" (left queued by btCompleteQueue): every root
+// reaches the undo at the end through the whole chain.
+func btUndoChainPlan(id string, roots, chain int) Plan {
+	p := Plan{ID: id}
+	var all []string
+	for i := range roots {
+		name := "r" + strconv.Itoa(i)
+		all = append(all, name)
+		p.Tasks = append(p.Tasks, TaskSpec{Name: name, Queue: "q", Undo: &UndoSpec{Queue: "undo"}})
+	}
+	p.Tasks = append(p.Tasks, TaskSpec{Name: "hub", Queue: "q", After: all})
+	prev := "hub"
+	for i := range chain {
+		name := "c" + strconv.Itoa(i)
+		p.Tasks = append(p.Tasks, TaskSpec{Name: name, Queue: "q", After: []string{prev}})
+		prev = name
+	}
+	p.Tasks = append(p.Tasks, TaskSpec{Name: "end", Queue: "q", After: []string{prev}, Undo: &UndoSpec{Queue: "undo"}},
+		TaskSpec{Name: "last", Queue: "last", After: []string{"end"}})
+	return p
+}
+
+// btCompleteQueue completes jobs of queue until none is ready.
+func btCompleteQueue(b *testing.B, m *Model, queue string) {
+	for {
+		claimed := btClaimAll(b, m, queue)
+		if len(claimed) == 0 {
+			return
+		}
+		var outs []Outcome
+		for _, c := range claimed {
+			outs = append(outs, Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: OutcomeCompleted})
+			if len(outs) == m.cfg.Limits.MaxBatch {
+				if _, err := m.Finish(btNow, FinishParams{Outcomes: outs}); err != nil {
+					b.Fatal(err)
+				}
+				outs = nil
+			}
+		}
+		if len(outs) > 0 {
+			if _, err := m.Finish(btNow, FinishParams{Outcomes: outs}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // btCompleteAll claims and completes every ready job of queue.
 func btCompleteAll(b *testing.B, m *Model, queue string) {
 	claimed := btClaimAll(b, m, queue)
@@ -239,9 +289,13 @@ func btCompleteAll(b *testing.B, m *Model, queue string) {
 //     completed; the cancel (undo true) cancels the other 9,900 tasks and
 //     starts compensation at once;
 //   - compensate-join: 5,000 completed roots with an undo, a queued join
-//     after all of them and a chain of 4,999 tasks after it; starting
-//     compensation searches each root's descendants for the nearest
-//     compensated ones, 5,000 x 5,000 steps.
+//     after all of them and a chain of 4,999 tasks after it; no root has
+//     a compensated descendant, so nothing below them is searched;
+//   - compensate-chain: 1,000 completed roots with an undo, a hub, a
+//     chain of 2,000 tasks without undos and a task with an undo at its
+//     end, all completed; every root's nearest compensated descendant is
+//     that last undo, 2,000 tasks down (a walk per root: 2,000,000 steps;
+//     one pass: 3,000).
 func BenchmarkCancel(b *testing.B) {
 	const n = 10_000
 	cases := []struct {
@@ -254,6 +308,7 @@ func BenchmarkCancel(b *testing.B) {
 		{"running", btLayeredPlan("w", n, 100, false), false, func(b *testing.B, m *Model) { btClaimAll(b, m, "q") }},
 		{"compensate", btLayeredPlan("w", n, 100, true), true, func(b *testing.B, m *Model) { btCompleteAll(b, m, "q") }},
 		{"compensate-join", btJoinPlan("w", n), true, func(b *testing.B, m *Model) { btCompleteAll(b, m, "q") }},
+		{"compensate-chain", btUndoChainPlan("w", 1000, 2000), true, func(b *testing.B, m *Model) { btCompleteQueue(b, m, "q") }},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

@@ -217,28 +217,20 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 			}
 		}
 	}
-	seen := make([]int, n) // visit mark: x+1 of the current search
-	var stack []int
+	// ncd[v], for v with below[v]: the nearest compensated descendants of
+	// v, each once, made from its dependents' in one pass from the last
+	// task (a task's dependents come after it in plan order). A task whose
+	// one dependent is not compensated shares that dependent's list, so a
+	// chain without undos costs one step a task, however many undos sit
+	// above it.
+	ncd := nearestCompensated(n, w.c.dependents, func(d int) bool { return w.undos[d] != nil }, below)
 	for x := n - 1; x >= 0; x-- {
 		if w.undos[x] == nil || !below[x] {
 			continue
 		}
-		stack = append(stack[:0], w.c.dependents[x]...)
-		for len(stack) > 0 {
-			y := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[y] == x+1 {
-				continue
-			}
-			seen[y] = x + 1
-			if w.undos[y] != nil {
-				w.undoBlockers[x]++
-				w.undoParents[y] = append(w.undoParents[y], x)
-				continue
-			}
-			if below[y] {
-				stack = append(stack, w.c.dependents[y]...)
-			}
+		w.undoBlockers[x] = len(ncd[x])
+		for _, y := range ncd[x] {
+			w.undoParents[y] = append(w.undoParents[y], x)
 		}
 	}
 	for x := n - 1; x >= 0; x-- {
@@ -246,6 +238,44 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 			m.push(w.undos[x], now, fx)
 		}
 	}
+}
+
+// nearestCompensated returns, for every task v with below[v], the tasks
+// with an undo (has) reached from v through tasks without one, each once:
+// ncd[v] is its dependents that have an undo and the lists of those that
+// do not. Lists are shared, not copied, where v has one dependent without
+// an undo; callers only read them.
+func nearestCompensated(n int, dependents [][]int, has func(int) bool, below []bool) [][]int {
+	ncd := make([][]int, n)
+	mark := make([]int, n) // v+1 once y is in ncd[v]
+	for v := n - 1; v >= 0; v-- {
+		if !below[v] {
+			continue
+		}
+		ds := dependents[v]
+		if len(ds) == 1 && !has(ds[0]) {
+			ncd[v] = ncd[ds[0]]
+			continue
+		}
+		var out []int
+		add := func(y int) {
+			if mark[y] != v+1 {
+				mark[y] = v + 1
+				out = append(out, y)
+			}
+		}
+		for _, d := range ds {
+			if has(d) {
+				add(d)
+			} else if below[d] {
+				for _, y := range ncd[d] {
+					add(y)
+				}
+			}
+		}
+		ncd[v] = out
+	}
+	return ncd
 }
 
 // undoEnded runs the consequences of task i's undo ending.

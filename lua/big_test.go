@@ -226,3 +226,92 @@ func TestLargeWorkflowRead(t *testing.T) {
 		})
 	}
 }
+
+// TestCompensationOverAnUndoFreeChain: the shape of the reliability
+// issue's item 5, 1,000 completed roots with an undo, a hub, a chain of
+// 2,000 tasks without undos and a task with an undo at its end: every
+// root's undo waits for that last undo, found for all roots in one pass
+// (a walk per root took 2,000,000 steps in one script). The cancel that
+// starts compensation pushes only the last undo, whose end pushes the
+// 1,000 others; on real Redis the cancel stays out of SLOWLOG at 50 ms.
+func TestCompensationOverAnUndoFreeChain(t *testing.T) {
+	var e *testEnv
+	if realRedis() {
+		e = newPrivateEnv(t, engine.DefaultConfig())
+	} else {
+		e = newEnv(t, engine.DefaultConfig())
+	}
+	s := e.store
+	const roots, chain = 1000, 2000
+	p := engine.Plan{ID: "w"}
+	var all []string
+	for i := range roots {
+		name := fmt.Sprintf("r%04d", i)
+		all = append(all, name)
+		p.Tasks = append(p.Tasks, engine.TaskSpec{Name: name, Queue: "q", Undo: &engine.UndoSpec{Queue: "undo"}})
+	}
+	p.Tasks = append(p.Tasks, engine.TaskSpec{Name: "hub", Queue: "q", After: all})
+	prev := "hub"
+	for i := range chain {
+		name := fmt.Sprintf("c%04d", i)
+		p.Tasks = append(p.Tasks, engine.TaskSpec{Name: name, Queue: "q", After: []string{prev}})
+		prev = name
+	}
+	p.Tasks = append(p.Tasks, engine.TaskSpec{Name: "end", Queue: "q", After: []string{prev}, Undo: &engine.UndoSpec{Queue: "undo"}},
+		engine.TaskSpec{Name: "last", Queue: "last", After: []string{"end"}})
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
+		t.Fatal(err)
+	}
+	// run queue q to its end, one finish-and-claim call a batch
+	cp := &engine.ClaimParams{Queues: []string{"q"}, Max: 100, Lease: time.Hour}
+	claimed, err := s.Claim(bg, *cp)
+	done := 0
+	for err == nil && len(claimed) > 0 {
+		var outs []engine.Outcome
+		for _, c := range claimed {
+			outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
+		}
+		done += len(outs)
+		var fr engine.FinishResult
+		fr, err = s.Finish(bg, engine.FinishParams{Outcomes: outs, Claim: cp})
+		claimed = fr.Claimed
+	}
+	if err != nil || done != roots+chain+2 {
+		t.Fatalf("ran %d tasks: %v", done, err)
+	}
+	if realRedis() {
+		if err := e.rdb.ConfigSet(bg, "slowlog-log-slower-than", "50000").Err(); err != nil {
+			t.Fatal(err)
+		}
+		e.rdb.SlowLogReset(bg)
+	}
+	undo := true
+	cr, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "w", Undo: &undo})
+	if err != nil || cr.WorkflowState != engine.WorkflowCompensating {
+		t.Fatalf("cancel: %+v %v", cr, err)
+	}
+	if len(cr.Pushed) != 1 || cr.Pushed[0].JobID != "w/end/undo" {
+		t.Fatalf("the cancel pushed %+v, want only w/end/undo", cr.Pushed)
+	}
+	if realRedis() {
+		entries, err := e.rdb.SlowLogGet(bg, 16).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			t.Errorf("SLOWLOG: %v took %v", en.Args[:min(len(en.Args), 4)], en.Duration)
+		}
+	}
+	u, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"undo"}, Max: 10, Lease: time.Minute})
+	if err != nil || len(u) != 1 {
+		t.Fatalf("undo claim: %+v %v", u, err)
+	}
+	fr, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: u[0].Job.ID, Token: u[0].Lease.Token, Kind: engine.OutcomeCompleted}}})
+	if err != nil || len(fr.Settled) != 1 || len(fr.Settled[0].Pushed) != roots {
+		t.Fatalf("the end's undo: %+v %v, want %d undos pushed", fr.Settled, err, roots)
+	}
+	// in reverse plan order
+	if fr.Settled[0].Pushed[0].JobID != fmt.Sprintf("w/r%04d/undo", roots-1) || fr.Settled[0].Pushed[roots-1].JobID != "w/r0000/undo" {
+		t.Fatalf("undo order: first %s, last %s", fr.Settled[0].Pushed[0].JobID, fr.Settled[0].Pushed[roots-1].JobID)
+	}
+}

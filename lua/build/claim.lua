@@ -955,28 +955,50 @@ local function start_compensation(w, reason, fx)
       end
     end
   end
-  local seen, blockers, parents = {}, {}, {}
-  for x = n, 1, -1 do
-    if has[x] and below[x] then
-      local stack = {}
-      for _, d in ipairs(dn[x]) do stack[#stack + 1] = d end
-      while #stack > 0 do
-        local y = stack[#stack]
-        stack[#stack] = nil
-        if seen[y] ~= x then
-          seen[y] = x
-          if has[y] then
-            blockers[x] = (blockers[x] or 0) + 1
-            local pl = parents[y]
-            if not pl then
-              pl = {}
-              parents[y] = pl
+  -- ncd[v], for v with below[v]: the nearest compensated descendants of
+  -- v, each once, made from its dependents' lists in one pass from the last
+  -- task (engine.nearestCompensated); a task whose one dependent has no
+  -- undo shares that dependent's list, so a chain without undos costs one
+  -- step a task however many undos sit above it
+  local ncd, mark = {}, {}
+  for v = n, 1, -1 do
+    if below[v] then
+      local ds = dn[v]
+      if #ds == 1 and not has[ds[1]] then
+        ncd[v] = ncd[ds[1]]
+      else
+        local out = {}
+        for _, d in ipairs(ds) do
+          if has[d] then
+            if mark[d] ~= v then
+              mark[d] = v
+              out[#out + 1] = d
             end
-            pl[#pl + 1] = x
-          elseif below[y] then
-            for _, d in ipairs(dn[y]) do stack[#stack + 1] = d end
+          elseif below[d] then
+            for _, y in ipairs(ncd[d]) do
+              if mark[y] ~= v then
+                mark[y] = v
+                out[#out + 1] = y
+              end
+            end
           end
         end
+        ncd[v] = out
+      end
+    end
+  end
+  local blockers, parents = {}, {}
+  for x = n, 1, -1 do
+    if has[x] and below[x] then
+      local l = ncd[x]
+      blockers[x] = #l
+      for _, y in ipairs(l) do
+        local pl = parents[y]
+        if not pl then
+          pl = {}
+          parents[y] = pl
+        end
+        pl[#pl + 1] = x
       end
     end
   end

@@ -1,4 +1,4 @@
-#!lua name=weir2_0985c63acef5
+#!lua name=weir2_3cbc324d8885
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1293,28 +1293,50 @@ local function start_compensation(w, reason, fx)
       end
     end
   end
-  local seen, blockers, parents = {}, {}, {}
-  for x = n, 1, -1 do
-    if has[x] and below[x] then
-      local stack = {}
-      for _, d in ipairs(dn[x]) do stack[#stack + 1] = d end
-      while #stack > 0 do
-        local y = stack[#stack]
-        stack[#stack] = nil
-        if seen[y] ~= x then
-          seen[y] = x
-          if has[y] then
-            blockers[x] = (blockers[x] or 0) + 1
-            local pl = parents[y]
-            if not pl then
-              pl = {}
-              parents[y] = pl
+  -- ncd[v], for v with below[v]: the nearest compensated descendants of
+  -- v, each once, made from its dependents' lists in one pass from the last
+  -- task (engine.nearestCompensated); a task whose one dependent has no
+  -- undo shares that dependent's list, so a chain without undos costs one
+  -- step a task however many undos sit above it
+  local ncd, mark = {}, {}
+  for v = n, 1, -1 do
+    if below[v] then
+      local ds = dn[v]
+      if #ds == 1 and not has[ds[1]] then
+        ncd[v] = ncd[ds[1]]
+      else
+        local out = {}
+        for _, d in ipairs(ds) do
+          if has[d] then
+            if mark[d] ~= v then
+              mark[d] = v
+              out[#out + 1] = d
             end
-            pl[#pl + 1] = x
-          elseif below[y] then
-            for _, d in ipairs(dn[y]) do stack[#stack + 1] = d end
+          elseif below[d] then
+            for _, y in ipairs(ncd[d]) do
+              if mark[y] ~= v then
+                mark[y] = v
+                out[#out + 1] = y
+              end
+            end
           end
         end
+        ncd[v] = out
+      end
+    end
+  end
+  local blockers, parents = {}, {}
+  for x = n, 1, -1 do
+    if has[x] and below[x] then
+      local l = ncd[x]
+      blockers[x] = #l
+      for _, y in ipairs(l) do
+        local pl = parents[y]
+        if not pl then
+          pl = {}
+          parents[y] = pl
+        end
+        pl[#pl + 1] = x
       end
     end
   end
@@ -2122,7 +2144,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_submit', flags = {},
+redis.register_function{function_name = 'weir2_3cbc324d8885_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2223,7 +2245,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_3cbc324d8885_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2292,7 +2314,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2341,7 +2363,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2413,7 +2435,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2461,7 +2483,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2493,7 +2515,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2585,7 +2607,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2635,7 +2657,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2668,7 +2690,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2712,7 +2734,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2745,7 +2767,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2771,7 +2793,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2830,7 +2852,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2849,7 +2871,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_0985c63acef5_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3cbc324d8885_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
