@@ -10,7 +10,7 @@ import (
 )
 
 // The rule tests: each row drives the Model through its exported methods
-// and checks one rule of design §2 / spec/states.md. Helpers are in
+// and checks one rule of spec/states.md. Helpers are in
 // helpers_test.go.
 
 func TestGraphRules(t *testing.T) {

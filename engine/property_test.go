@@ -13,7 +13,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Property tests (design §5): random DAGs driven by random operations in
+// Property tests: random DAGs driven by random operations in
 // random orders. Everything is checked from the outside, through the replies
 // of the transitions and snapshots (GetWorkflow, GetJob, QueueContents,
 // Queues) taken after every step, against invariants and, at the end, against
@@ -1583,7 +1583,7 @@ func TestPropertyWorkflows(t *testing.T) {
 // t0 -> t1 -> ... -> tn (each with an undo) and a failing leaf after tn. The
 // undos run tn first, t0 last. Cancelling the pending undo of a middle task
 // must not let the undos of its ancestors start while the undos of its
-// descendants still run (design §5: compensation order respects the DAG),
+// descendants still run (compensation order respects the DAG),
 // nor keep them from running once those ended.
 func TestPropertyUndoOrderCancelledPending(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
