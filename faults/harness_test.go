@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,6 +247,64 @@ func checkObserved(t testing.TB, obs *Observations, deps map[string][]string) *O
 		t.Errorf("observed invariants: %d violations, first: %v", len(r.Violations), r.Violations[:min(10, len(r.Violations))])
 	}
 	return r
+}
+
+// checkLosses checks, after a run whose server was killed at the times
+// kills (in order), what the kills took back: a job whose handler started
+// again, and a promotion or a workflow end seen twice, must each follow a
+// kill that came after its last observation (its latest success or start
+// before the rerun, the first promotion or end) and at most window after
+// it. With acked, only reruns that followed a success are counted as lost
+// (a rerun after a start alone lost only a lease). It fails the test on an
+// observed violation other than these doubles, and returns the losses
+// counted, the oldest loss's age and the observed report.
+func checkLosses(t testing.TB, obs *Observations, deps map[string][]string, kills []time.Time, window time.Duration, acked bool) (lost int, worst time.Duration, or *ObservedReport) {
+	t.Helper()
+	explain := func(what string, last, again time.Time) {
+		i := sort.Search(len(kills), func(i int) bool { return !kills[i].Before(last) })
+		if i == len(kills) || kills[i].After(again) {
+			t.Errorf("%s: rerun at %s not preceded by a kill after %s", what, again.Format(time.StampMilli), last.Format(time.StampMilli))
+			return
+		}
+		age := kills[i].Sub(last)
+		worst = max(worst, age)
+		if age > window {
+			t.Errorf("%s: lost a transition acknowledged %v before a kill (allowed %v)", what, age, window)
+		}
+	}
+	starts, rets := obs.Times("started"), obs.Times("succeeded")
+	for id, s := range starts {
+		if len(s) < 2 {
+			continue
+		}
+		last := s[0]
+		for _, x := range rets[id] {
+			if x.Before(s[1]) && x.After(last) {
+				last = x
+			}
+		}
+		if acked && !last.After(s[0]) {
+			continue
+		}
+		lost++
+		explain(id, last, s[1])
+	}
+	or = obs.Check(deps)
+	for _, v := range or.Violations {
+		// doubles are checked against the kills below; a start before a
+		// dependency ended is never allowed
+		if strings.Contains(v, "before dependency") || strings.Contains(v, "started with dependency") {
+			t.Errorf("observed: %s", v)
+		}
+	}
+	for kind, m := range map[string]map[string][]time.Time{"promotion": obs.Times("promoted"), "workflow end": obs.Times("ended")} {
+		for id, ts := range m {
+			if len(ts) > 1 {
+				explain(kind+" "+id, ts[0], ts[1])
+			}
+		}
+	}
+	return lost, worst, or
 }
 
 // typedError reports whether err is one the API promises: an engine

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -219,49 +217,7 @@ func runRestart(t *testing.T, policy string, restarts, workflows int, window tim
 	// dependents) was taken back by a restart. Each must be explained by a
 	// kill that came after the job's last observation and before its rerun,
 	// within the window.
-	starts, rets := obs.Times("started"), obs.Times("succeeded")
-	lost, worstAge := 0, time.Duration(0)
-	explain := func(what string, last, again time.Time) {
-		i := sort.Search(len(kills), func(i int) bool { return !kills[i].Before(last) })
-		if i == len(kills) || kills[i].After(again) {
-			t.Errorf("%s: rerun at %s not preceded by a kill after %s", what, again.Format(time.StampMilli), last.Format(time.StampMilli))
-			return
-		}
-		age := kills[i].Sub(last)
-		worstAge = max(worstAge, age)
-		if age > window {
-			t.Errorf("%s: lost a transition acknowledged %v before a kill (allowed %v)", what, age, window)
-		}
-	}
-	for id, s := range starts {
-		if len(s) < 2 {
-			continue
-		}
-		lost++
-		last := s[0]
-		for _, x := range rets[id] {
-			if x.Before(s[1]) && x.After(last) {
-				last = x
-			}
-		}
-		explain(id, last, s[1])
-	}
-	or := obs.Check(wl.deps)
-	for _, v := range or.Violations {
-		// Doubles are checked against the kills below; a start before a
-		// dependency ended is never allowed.
-		if strings.Contains(v, "before dependency") || strings.Contains(v, "started with dependency") {
-			t.Errorf("observed: %s", v)
-		}
-	}
-	// Doubled promotions and workflow ends may only follow a loss.
-	for kind, m := range map[string]map[string][]time.Time{"promotion": obs.Times("promoted"), "workflow end": obs.Times("ended")} {
-		for id, ts := range m {
-			if len(ts) > 1 {
-				explain(kind+" "+id, ts[0], ts[1])
-			}
-		}
-	}
+	lost, worstAge, or := checkLosses(t, obs, wl.deps, kills, window, false)
 	nlogs, noscript, ex := logs.count("NOSCRIPT")
 	_, protocol, exp := logs.count("protocol")
 	if noscript > 0 || protocol > 0 {

@@ -235,12 +235,7 @@ func TestLargeWorkflowRead(t *testing.T) {
 // starts compensation pushes only the last undo, whose end pushes the
 // 1,000 others; on real Redis the cancel stays out of SLOWLOG at 50 ms.
 func TestCompensationOverAnUndoFreeChain(t *testing.T) {
-	var e *testEnv
-	if realRedis() {
-		e = newPrivateEnv(t, engine.DefaultConfig())
-	} else {
-		e = newEnv(t, engine.DefaultConfig())
-	}
+	e := newOwnEnv(t, engine.DefaultConfig())
 	s := e.store
 	const roots, chain = 1000, 2000
 	p := engine.Plan{ID: "w"}

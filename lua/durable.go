@@ -70,10 +70,11 @@ func (d Durable) waitCmd(ctx context.Context) *redis.IntCmd {
 func (d Durable) replicated(wait *redis.IntCmd) error {
 	n, err := wait.Result()
 	if err != nil {
-		return fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err)
+		return fmt.Errorf("%w: WAIT failed (%w); the transition took effect on the primary: repeat it", ErrNotReplicated, err)
 	}
 	if int(n) < d.Replicas {
-		return fmt.Errorf("%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, n, d.Replicas, d.timeout())
+		return fmt.Errorf("%w: %d of %d replicas acknowledged it within %v; the transition took effect on the primary: repeat it, "+
+			"or check the replicas (INFO replication) or raise Durable.Timeout", ErrNotReplicated, n, d.Replicas, d.timeout())
 	}
 	return nil
 }

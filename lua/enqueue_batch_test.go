@@ -88,12 +88,7 @@ func TestEnqueueBatchIsEnqueue(t *testing.T) {
 // server's cache, a batch still enqueues every job (EVAL after NOSCRIPT).
 func TestEnqueueBatchAfterScriptFlush(t *testing.T) {
 	ctx := context.Background()
-	var e *testEnv
-	if realRedis() {
-		e = newPrivateEnv(t, engine.Config{}) // a flush is server-wide
-	} else {
-		e = newEnv(t, engine.Config{})
-	}
+	e := newOwnEnv(t, engine.Config{}) // its own server: server-wide state
 	if err := e.rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

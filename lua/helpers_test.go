@@ -95,6 +95,16 @@ func newPrivateEnv(t testing.TB, cfg engine.Config) *testEnv {
 	return e
 }
 
+// newOwnEnv is newPrivateEnv when a real server is wanted, else newEnv:
+// for tests that change or measure server-wide state (flushes, SLOWLOG).
+func newOwnEnv(t testing.TB, cfg engine.Config) *testEnv {
+	t.Helper()
+	if realRedis() {
+		return newPrivateEnv(t, cfg)
+	}
+	return newEnv(t, cfg)
+}
+
 // sentinel returns the engine sentinel an error matches (nil for nil).
 func sentinel(err error) error {
 	if e := engine.Sentinel(err); e != nil {

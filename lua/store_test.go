@@ -210,12 +210,7 @@ func TestLostReply(t *testing.T) {
 // (a restart, a failover to a server that never had them) reaches no
 // caller, pipelined calls included.
 func TestScriptFlush(t *testing.T) {
-	var e *testEnv
-	if realRedis() {
-		e = newPrivateEnv(t, engine.DefaultConfig())
-	} else {
-		e = newEnv(t, engine.DefaultConfig())
-	}
+	e := newOwnEnv(t, engine.DefaultConfig())
 	s := e.store
 	flush := func() {
 		if err := e.rdb.ScriptFlush(bg).Err(); err != nil {

@@ -65,7 +65,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		return usageErr(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
 	}
 	if g.durable.Replicas != 0 {
-		return usageErr(fmt.Errorf("--durable-replicas: dev's embedded server has no replicas"))
+		return usageErr(fmt.Errorf("--durable-replicas %d: dev's embedded server has no replicas; use weir serve --redis URL", g.durable.Replicas))
 	}
 	cn, err := g.openEmbeddedAt(redisAddr)
 	if err != nil {

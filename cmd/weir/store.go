@@ -47,7 +47,7 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		if !embedded {
 			return nil, usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
 		}
-		if g.durable.Replicas > 0 {
+		if g.durable.Replicas != 0 {
 			return nil, usageErr(fmt.Errorf("--durable-replicas %d: the embedded server has no replicas; give --redis URL", g.durable.Replicas))
 		}
 		return g.openEmbedded()

@@ -1,4 +1,4 @@
-#!lua name=weir2_3cbc324d8885
+#!lua name=weir2_1074f94cd8dc
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1826,9 +1826,10 @@ end
 -- record a claim cannot read (a key of another type, a hash without its
 -- spec: written by something other than weir) in q:<q>:x for an operator,
 -- instead of failing the claim after its first write (spec/scripts.md,
--- Rules).
+-- Rules); the rest of the call takes the job as gone.
 local function quarantine(q, id)
   redis.call('ZADD', qkey(q, 'x'), NOW_S, id)
+  bag('jobs')[id] = false
 end
 
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
@@ -2003,6 +2004,14 @@ local function reclaimed(id, token, out)
   return true
 end
 
+-- job_and_state returns job id (j when this call has seen it, else
+-- loaded) and its state, or nil when it is gone.
+local function job_and_state(id, j)
+  if j == nil then j = load_job(id) end
+  if not j then return nil end
+  return j, job_state(j)
+end
+
 -- claiming finds a job popped from queue q's ready set, and whether it is
 -- still queued: a plain job with the fields lease_job hands out, in one
 -- HMGET (a record it cannot read is quarantined).
@@ -2014,7 +2023,6 @@ local function claiming(id, q)
     local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
-      jobs[id] = false
       return nil
     end
     if not v[1] or plain_expired(v[2]) then
@@ -2025,25 +2033,15 @@ local function claiming(id, q)
     jobs[id] = j
     return v[1] == 'queued' and j, v
   end
-  if j == nil then
-    -- a task's or undo's workflow keys of another type (not written by
-    -- weir) raise an error: quarantined rather than failing the claim
-    local ok, r = pcall(load_job, id)
-    if not ok then
-      quarantine(q, id)
-      jobs[id] = false
-      return nil
-    end
-    j = r
-  end
-  if not j then return nil end
-  local ok, st = pcall(job_state, j)
+  -- a task's or undo's workflow keys of another type (not written by
+  -- weir) raise an error: quarantined rather than failing the claim
+  local ok, found, st = pcall(job_and_state, id, j)
   if not ok then
     quarantine(q, id)
-    jobs[id] = false
     return nil
   end
-  if st ~= 'queued' then return nil end
+  j = found
+  if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
     return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
@@ -2144,7 +2142,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_submit', flags = {},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2245,7 +2243,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2314,7 +2312,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2363,7 +2361,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2435,7 +2433,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2483,7 +2481,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2515,7 +2513,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2607,7 +2605,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2657,7 +2655,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2690,7 +2688,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -2734,7 +2732,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2767,7 +2765,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2793,7 +2791,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2852,7 +2850,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2871,7 +2869,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_3cbc324d8885_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1074f94cd8dc_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

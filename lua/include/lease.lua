@@ -13,9 +13,10 @@
 -- record a claim cannot read (a key of another type, a hash without its
 -- spec: written by something other than weir) in q:<q>:x for an operator,
 -- instead of failing the claim after its first write (spec/scripts.md,
--- Rules).
+-- Rules); the rest of the call takes the job as gone.
 local function quarantine(q, id)
   redis.call('ZADD', qkey(q, 'x'), NOW_S, id)
+  bag('jobs')[id] = false
 end
 
 -- put_dep appends a dependency outcome: its task's spec, state, hasResult,
@@ -190,6 +191,14 @@ local function reclaimed(id, token, out)
   return true
 end
 
+-- job_and_state returns job id (j when this call has seen it, else
+-- loaded) and its state, or nil when it is gone.
+local function job_and_state(id, j)
+  if j == nil then j = load_job(id) end
+  if not j then return nil end
+  return j, job_state(j)
+end
+
 -- claiming finds a job popped from queue q's ready set, and whether it is
 -- still queued: a plain job with the fields lease_job hands out, in one
 -- HMGET (a record it cannot read is quarantined).
@@ -201,7 +210,6 @@ local function claiming(id, q)
     local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
-      jobs[id] = false
       return nil
     end
     if not v[1] or plain_expired(v[2]) then
@@ -212,25 +220,15 @@ local function claiming(id, q)
     jobs[id] = j
     return v[1] == 'queued' and j, v
   end
-  if j == nil then
-    -- a task's or undo's workflow keys of another type (not written by
-    -- weir) raise an error: quarantined rather than failing the claim
-    local ok, r = pcall(load_job, id)
-    if not ok then
-      quarantine(q, id)
-      jobs[id] = false
-      return nil
-    end
-    j = r
-  end
-  if not j then return nil end
-  local ok, st = pcall(job_state, j)
+  -- a task's or undo's workflow keys of another type (not written by
+  -- weir) raise an error: quarantined rather than failing the claim
+  local ok, found, st = pcall(job_and_state, id, j)
   if not ok then
     quarantine(q, id)
-    jobs[id] = false
     return nil
   end
-  if st ~= 'queued' then return nil end
+  j = found
+  if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
     return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
