@@ -34,7 +34,13 @@ func TestDurable(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s, err := New(primary, Options{Namespace: "durable", Durable: Durable{Replicas: 1, Timeout: 300 * time.Millisecond}})
+	// a long timeout while the replica is there (a busy CI machine may take
+	// its time to acknowledge), a short one once it left
+	s, err := New(primary, Options{Namespace: "durable", Durable: Durable{Replicas: 1, Timeout: 2 * time.Second}}) // under the client's 3 s ReadTimeout
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := New(primary, Options{Namespace: "durable", Durable: Durable{Replicas: 1, Timeout: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +69,7 @@ func TestDurable(t *testing.T) {
 	}
 	p := engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "j1", Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted}}}
 	start := time.Now()
-	_, err = s.Finish(bg, p)
+	_, err = short.Finish(bg, p)
 	if !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("finish without a replica: %v, want ErrNotReplicated", err)
 	}
@@ -74,7 +80,7 @@ func TestDurable(t *testing.T) {
 		t.Fatalf("the finish did not take effect on the primary: %+v %v", j, err)
 	}
 	// a repeat changes nothing more and still says so
-	if _, err := s.Finish(bg, p); !errors.Is(err, ErrNotReplicated) {
+	if _, err := short.Finish(bg, p); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("repeated finish: %v", err)
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
