@@ -178,8 +178,8 @@ func TestStagedSubmitMatchesModel(t *testing.T) {
 }
 
 // TestLargeWorkflowRead: a workflow of more than 500 tasks is read in two
-// steps (get_workflow finds it live and answers "L"; one MULTI reads the
-// hash and the task states): the same snapshot as the model's, gone to
+// steps (get_workflow finds it live and answers "L"; Go reads its fields
+// in pages of 500 tasks, or in one MULTI): the same snapshot as the model's, gone to
 // GetWorkflow once its retention passed, still read by an await then.
 func TestLargeWorkflowRead(t *testing.T) {
 	for _, n := range []int{500, 501, 2000} {
@@ -209,6 +209,12 @@ func TestLargeWorkflowRead(t *testing.T) {
 			sw, err := s.GetWorkflow(bg, "w")
 			if err != nil || !reflect.DeepEqual(mw, sw) {
 				t.Fatalf("workflow differs from the model's: %v", err)
+			}
+			// the read of a workflow that keeps changing: one MULTI
+			if flat, err := s.readWorkflowAtOnce(bg, "w"); err != nil {
+				t.Fatal(err)
+			} else if ow, err := workflowFromHash(flat); err != nil || !reflect.DeepEqual(mw, ow) {
+				t.Fatalf("the MULTI read differs from the model's: %v", err)
 			}
 			if sw.State != engine.WorkflowCancelled || sw.ExpiresAt.IsZero() {
 				t.Fatalf("after the cancel: %s, expires %v", sw.State, sw.ExpiresAt)
@@ -308,5 +314,40 @@ func TestCompensationOverAnUndoFreeChain(t *testing.T) {
 	// in reverse plan order
 	if fr.Settled[0].Pushed[0].JobID != fmt.Sprintf("w/r%04d/undo", roots-1) || fr.Settled[0].Pushed[roots-1].JobID != "w/r0000/undo" {
 		t.Fatalf("undo order: first %s, last %s", fr.Settled[0].Pushed[0].JobID, fr.Settled[0].Pushed[roots-1].JobID)
+	}
+}
+
+// TestListOfLargeWorkflows: a page whose workflows hold more than a list
+// call reads itself (a 600-task one, and six of 400: past 2,000 tasks the
+// call names them and Go reads each) is the model's page.
+func TestListOfLargeWorkflows(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	m := engine.NewModel(engine.DefaultConfig())
+	for i, n := range []int{600, 400, 400, 400, 400, 400, 400} {
+		plan := bigPlan(fmt.Sprintf("w%d", i), n)
+		e.advance(time.Millisecond)
+		if _, err := m.Submit(e.clock(), engine.SubmitParams{Plan: plan}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := e.store.run(bg, "list", "", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if named := strings.Count(strings.Join(v, "\n"), "\nL\n"); named < 2 {
+		t.Errorf("the list call named %d workflows for Go to read, want the large one and those past 2,000 tasks", named)
+	}
+	for _, lim := range []int{100, 3} {
+		want, err := m.ListWorkflows(e.clock(), engine.ListParams{Limit: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.store.ListWorkflows(bg, engine.ListParams{Limit: lim})
+		if err != nil || !reflect.DeepEqual(want, got) {
+			t.Fatalf("limit %d: the page differs from the model's (%v): %d workflows against %d", lim, err, len(got.Workflows), len(want.Workflows))
+		}
 	}
 }

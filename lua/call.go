@@ -75,7 +75,8 @@ type callResult struct {
 // flushed server, a failover to one that never had the library) loads the
 // library and runs those calls again; a server without FCALL moves the
 // store to the scripts path (unless Options.Path fixed the path); on the scripts path a NOSCRIPT runs the call
-// again with EVAL. None of these reaches the caller.
+// again with EVAL; a call refused with PENDING (drain.go) runs again once
+// the kept cascade is drained. None of these reaches the caller.
 func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
 	out := make([]callResult, len(argvs))
 	if err := ctx.Err(); err != nil {
@@ -89,6 +90,7 @@ func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callR
 		pending[i] = i
 	}
 	evalSrc := false
+	rounds := 0 // PENDING refusals answered (drain.go)
 	for attempt := 0; len(pending) > 0; attempt++ {
 		path := CallPath(s.path.Load())
 		cmds := make([]*redis.StringSliceCmd, len(pending))
@@ -129,10 +131,16 @@ func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callR
 		}
 		var again []int
 		var first error
+		refused := false
 		for k, i := range pending {
 			err := cmds[k].Err()
 			if err == nil && notReplicated != nil {
 				out[i].err = notReplicated
+				continue
+			}
+			if isPending(err) && rounds < maxPendingRounds {
+				again = append(again, i)
+				refused = true
 				continue
 			}
 			if err == nil {
@@ -154,7 +162,19 @@ func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callR
 		if len(again) == 0 {
 			break
 		}
+		if refused {
+			// a cascade left by an earlier call: finish it, then send again
+			rounds++
+			attempt--
+			if err := s.drain(ctx, nil); err != nil {
+				for _, i := range again {
+					out[i].err = err
+				}
+				break
+			}
+		}
 		switch {
+		case first == nil:
 		case path == PathScripts:
 			evalSrc = true
 		case isUnknownCommand(first):

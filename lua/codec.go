@@ -17,6 +17,23 @@ type reader struct {
 	v   []string
 	i   int
 	err error
+	// lazy lists the Claimed whose dependency outcomes the reply left out
+	lazy []lazyDeps
+}
+
+// lazyDeps names a Claimed (its index in the reply's list) whose
+// dependencies, the task indices dp ("1,5,7"), are read after the call.
+type lazyDeps struct {
+	at int
+	dp string
+}
+
+// peek returns the next value without reading it ("" at the end).
+func (r *reader) peek() string {
+	if r.err != nil || r.i >= len(r.v) {
+		return ""
+	}
+	return r.v[r.i]
 }
 
 func newReader(v []string) *reader { return &reader{v: v} }
@@ -220,7 +237,12 @@ func (r *reader) claimed() []engine.Claimed {
 		c.Job.Expiries = int(r.int())
 		lease := c.Lease
 		c.Job.Lease = &lease
-		if nd := r.count(); nd > 0 {
+		if dp, ok := strings.CutPrefix(r.peek(), "L"); ok {
+			// a wide join: its dependencies' outcomes are read after the
+			// call (Store.readDeps)
+			r.i++
+			r.lazy = append(r.lazy, lazyDeps{at: len(out), dp: dp})
+		} else if nd := r.count(); nd > 0 {
 			c.Deps = make([]engine.DepOutcome, nd)
 			for k := range c.Deps {
 				name, _, _ := strings.Cut(r.str(), "|")

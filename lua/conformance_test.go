@@ -99,3 +99,37 @@ func TestConformanceCluster(t *testing.T) {
 	}
 	confRunPaths(t, clusterSequences, rdb)
 }
+
+// TestConformanceSmallBudget holds lua.Store to the model with a step
+// budget of 2 (lua.Store.SetStepBudget): every cascade past two dependents
+// stops, is drained over more calls, and must still come out as the
+// model's, on miniredis and, with WEIR_REDIS_URL, on redis-server.
+func TestConformanceSmallBudget(t *testing.T) {
+	t.Parallel()
+	budgetRun := func(t *testing.T, path lua.CallPath, rdb redis.UniversalClient) {
+		prefix := fmt.Sprintf("confb%d", time.Now().UnixNano())
+		t.Cleanup(func() { luastore.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, luastore.NewStoreBudget(prefix, path, 2, rdb), conformance.Sequences(miniredisSequences/3))
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		m := miniredis.RunT(t)
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { rdb.Close() })
+		budgetRun(t, lua.PathScripts, rdb)
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		url := os.Getenv("WEIR_REDIS_URL")
+		if url == "" {
+			t.Skip("WEIR_REDIS_URL is not set")
+		}
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(opt)
+		t.Cleanup(func() { rdb.Close() })
+		budgetRun(t, lua.PathAuto, rdb)
+	})
+}

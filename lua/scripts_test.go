@@ -191,7 +191,7 @@ func TestResultCodes(t *testing.T) {
 		for _, m := range code.FindAllStringSubmatch(scripts[d.name].src, -1) {
 			c := m[1] + m[2] + m[3]
 			n++
-			if engine.ErrorForCode(c) == nil {
+			if engine.ErrorForCode(c) == nil && c != "PENDING" { // PENDING: answered by callMany (drain.go)
 				t.Errorf("%s returns code %s, which engine.Errors does not have", d.name, c)
 			}
 		}

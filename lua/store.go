@@ -71,6 +71,8 @@ type Store struct {
 	path      atomic.Int32 // a CallPath
 	fixedPath bool         // Options.Path chose it: no fallback
 	durable   Durable
+	// drainCalls counts drain calls (drain.go), for tests
+	drainCalls atomic.Int64
 }
 
 // New returns a Store over client for opts.Namespace (partition 0).
@@ -354,7 +356,33 @@ func appendClaimArgs(args []any, p engine.ClaimParams) []any {
 // those queues (-1: none), and registers the caller as waiting on them for
 // wait plus a second (pushes write wake-up tokens only while someone may
 // wait; see spec/keys.md, P seq).
+//
+// A claim whose sweep stopped on its budget (drain.go) goes on, once the
+// cascade is drained, from the queue where it stopped.
 func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
+	var got []engine.Claimed
+	for {
+		out, due, at, stopped, err := s.claimCall(ctx, p, wait)
+		if err != nil {
+			return nil, 0, err
+		}
+		got = append(got, out...)
+		if !stopped {
+			return got, due, nil
+		}
+		if err := s.drain(ctx, nil); err != nil {
+			return nil, 0, err
+		}
+		p.Queues, p.Max = p.Queues[max(at, 1)-1:], p.Max-len(out)
+		if p.Max <= 0 {
+			return got, -1, nil
+		}
+	}
+}
+
+// claimCall runs claim.lua once (claimOnce) and reports whether and in
+// which queue it stopped on its budget.
+func (s *Store) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
 	waitArg := ""
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
@@ -366,20 +394,24 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 	}
 	v, err := s.call(ctx, scripts["claim"], args)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, false, err
 	}
 	r := newReader(v)
 	now := r.int()
 	next := r.int()
 	out := r.claimed()
-	if r.err != nil {
-		return nil, 0, r.err
+	at, stopped := r.stopped()
+	if err := r.done(); err != nil {
+		return nil, 0, 0, false, err
+	}
+	if err := s.readDeps(ctx, out, r.lazy); err != nil {
+		return nil, 0, 0, false, err
 	}
 	due := time.Duration(-1)
 	if next > 0 {
 		due = max(0, time.Duration(next-now)*time.Millisecond)
 	}
-	return out, due, nil
+	return out, due, at, stopped, nil
 }
 
 // nonce names one claim call (claim_once in lua/include/lease.lua): the
@@ -522,17 +554,95 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if sent != nil {
 		nSent = len(sent)
 	}
+	if sent == nil {
+		sent = make([]int, nSent)
+		for k := range sent {
+			sent[k] = k
+		}
+	}
+	// A call that stops on its budget (drain.go) settled the first n of
+	// what it was sent: the rest, and the claim, go in another call once
+	// the cascade it left is drained.
+	var doneIdx []int
+	for {
+		n, claimed, at, stopped, err := s.finishOnce(ctx, p, sent, res.Settled)
+		if err != nil {
+			return engine.FinishResult{}, err
+		}
+		res.Claimed = append(res.Claimed, claimed...)
+		if !stopped {
+			return res, nil
+		}
+		var d drained
+		if err := s.drain(ctx, &d); err != nil {
+			return engine.FinishResult{}, err
+		}
+		if at > 0 {
+			// the claim stopped in its at-th queue: it goes on from there
+			c := *p.Claim
+			c.Queues, c.Max, c.Wait = c.Queues[at-1:], c.Max-len(claimed), 0
+			more, _, err := s.claimOnce(ctx, c, 0)
+			if err != nil {
+				return engine.FinishResult{}, err
+			}
+			res.Claimed = append(res.Claimed, more...)
+			return res, nil
+		}
+		if n > 0 {
+			d.addTo(&res.Settled[sent[n-1]])
+		}
+		doneIdx = append(doneIdx, sent[:n]...)
+		sent = answerRepeats(p.Outcomes, doneIdx, sent[n:], res.Settled)
+		if len(sent) == 0 && p.Claim == nil {
+			return res, nil
+		}
+	}
+}
+
+// answerRepeats answers, among the outcomes at the indices rest, those of
+// a job that an outcome at done settled, as one call would: the token of
+// the last such outcome gets its Settled again, another token
+// ErrLeaseLost (a settle clears the job's token). Returns the indices left
+// to send.
+func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine.Settled) []int {
+	left := rest[:0:0]
+	for _, i := range rest {
+		o := outcomes[i]
+		first := -1 // the last one that settled the job
+		for _, k := range done {
+			if outcomes[k].JobID == o.JobID && settled[k].Err == nil {
+				first = k
+			}
+		}
+		switch {
+		case first < 0:
+			left = append(left, i)
+		case outcomes[first].Token == o.Token:
+			settled[i] = settled[first]
+			settled[i].Pushed = slices.Clone(settled[first].Pushed)
+		default:
+			settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is not leased with that token", engine.ErrLeaseLost, o.JobID)}
+		}
+	}
+	return left
+}
+
+// finishOnce sends the outcomes of p at the indices sent, and p's claim,
+// in one finish call, storing each Settled in settled; returns how many
+// outcomes it settled, what it claimed, and whether and where it stopped
+// on its budget (at: 0 among the outcomes, else in the claim's at-th
+// queue).
+func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
+	lim := s.cfg.Limits
+	nSent := len(sent)
 	nq := 0
 	if p.Claim != nil {
 		nq = len(p.Claim.Queues)
 	}
 	args := s.argv(scripts["finish"], 1+8*nSent+3+nq)
 	args = append(args, nSent)
-	for k := range nSent {
-		o := &p.Outcomes[k]
-		if sent != nil {
-			o = &p.Outcomes[sent[k]]
-		}
+	for _, i := range sent {
+		o := &p.Outcomes[i]
 		msg := o.Error
 		if len(msg) > lim.MaxError {
 			msg = msg[:lim.MaxError]
@@ -549,24 +659,25 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	}
 	v, err := s.call(ctx, scripts["finish"], args)
 	if err != nil {
-		return engine.FinishResult{}, err
+		return 0, nil, 0, false, err
 	}
 	r := newReader(v)
-	if n := r.count(); n != nSent && r.err == nil {
-		return engine.FinishResult{}, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, nSent)
+	n = r.count()
+	if r.err == nil && (n > nSent || (n < nSent && !strings.HasPrefix(v[len(v)-1], "P"))) {
+		return 0, nil, 0, false, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, nSent)
 	}
-	for k := range nSent {
-		i := k
-		if sent != nil {
-			i = sent[k]
-		}
-		res.Settled[i] = r.settled()
+	for k := range n {
+		settled[sent[k]] = r.settled()
 	}
-	res.Claimed = r.claimed()
-	if r.err != nil {
-		return engine.FinishResult{}, r.err
+	claimed = r.claimed()
+	at, stopped = r.stopped()
+	if err := r.done(); err != nil {
+		return 0, nil, 0, false, err
 	}
-	return res, nil
+	if err := s.readDeps(ctx, claimed, r.lazy); err != nil {
+		return 0, nil, 0, false, err
+	}
+	return n, claimed, at, stopped, nil
 }
 
 // Heartbeat implements engine.Store.
@@ -617,20 +728,40 @@ func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine
 	if err := s.validateBatch("max", n); err != nil {
 		return engine.ExpireResult{}, err
 	}
-	v, err := s.call(ctx, scripts["expire"], append(s.argv(scripts["expire"], 1), n))
-	if err != nil {
-		return engine.ExpireResult{}, err
-	}
-	r := newReader(v)
+	// a sweep that stops on its budget (drain.go) goes on in another call
+	// once the cascade is drained
 	var res engine.ExpireResult
-	if k := r.count(); k > 0 {
-		res.Expired = make([]engine.Settled, k)
-		for i := range res.Expired {
-			res.Expired[i] = r.settled()
+	from := ""
+	for {
+		args := append(s.argv(scripts["expire"], 2), n)
+		if from != "" {
+			args = append(args, from)
+		}
+		v, err := s.call(ctx, scripts["expire"], args)
+		if err != nil {
+			return engine.ExpireResult{}, err
+		}
+		r := newReader(v)
+		for k := r.count(); k > 0 && r.err == nil; k-- {
+			res.Expired = append(res.Expired, r.settled())
+		}
+		res.Due = append(res.Due, r.pushed()...)
+		mark, stopped := r.mark()
+		if err := r.done(); err != nil {
+			return engine.ExpireResult{}, err
+		}
+		if !stopped {
+			return res, nil
+		}
+		from = mark
+		var d drained
+		if err := s.drain(ctx, &d); err != nil {
+			return engine.ExpireResult{}, err
+		}
+		if k := len(res.Expired); k > 0 {
+			d.addTo(&res.Expired[k-1])
 		}
 	}
-	res.Due = r.pushed()
-	return res, r.err
 }
 
 // codeErr is a script's error reply "CODE detail": it matches the code's
@@ -708,7 +839,21 @@ func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine
 	res.Cancelled = r.strings()
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()
-	return res, r.err
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// its cascade stopped on the call's budget (drain.go)
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.CancelResult{}, err
+	}
+	res.Cancelled = append(res.Cancelled, d.Cancelled...)
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	if d.Workflow != "" {
+		res.WorkflowState = d.State
+	}
+	return res, nil
 }
 
 func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (engine.Workflow, error) {
@@ -731,12 +876,82 @@ func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (e
 }
 
 // readWorkflowHash reads a large workflow's record, which get_workflow
-// found live, as get_workflow's reply: its hash and its task-state string,
-// in one MULTI so that the two agree. Redis sends the hash straight to the
-// client, where passing it through Lua would cost three times the server's
-// time (spec/scripts.md, get_workflow). A record removed in between (its
-// TTL fired) is not found.
+// found live, as get_workflow's reply: the fields a snapshot shows
+// (workflowFromHash), tasksPerPage tasks an HMGET, and the task-state
+// string after them, all in one round trip. Each command is short
+// whatever the workflow's size (spec/scripts.md, get_workflow). The pages
+// agree with each other when the state string and the workflow's state
+// fields read before and after them are the same (a task's attempt,
+// result and error change only with its state byte, an undo's with urem
+// or its own state); otherwise it reads again, and after three changes in
+// a row it reads the whole record in one MULTI. A record removed in
+// between (its TTL fired) is not found.
 func (s *Store) readWorkflowHash(ctx context.Context, id string) ([]string, error) {
+	key := s.keys.workflow(id)
+	for range 3 {
+		pipe := s.rdb.Pipeline()
+		before := pipe.HMGet(ctx, key, wfHeaderFields...)
+		st0 := pipe.Get(ctx, s.keys.taskStates(id))
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err)
+		}
+		hv := before.Val()
+		n, _ := strconv.Atoi(str(hv[len(hv)-1]))
+		if hv[0] == nil || n <= 0 {
+			return nil, &codeErr{code: engine.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
+		}
+		pipe = s.rdb.Pipeline()
+		var pages []*redis.SliceCmd
+		var names [][]string
+		for first := 1; first <= n; first += tasksPerPage {
+			fs := make([]string, 0, 8*tasksPerPage)
+			for i := first; i <= min(first+tasksPerPage-1, n); i++ {
+				// what workflowFromHash reads of task i and of its undo
+				t, u := "t"+strconv.Itoa(i), "u"+strconv.Itoa(i)
+				fs = append(fs, t, t+".a", t+".e", t+".r", t+".dp", u+".s", u+".a", u+".e")
+			}
+			names = append(names, fs)
+			pages = append(pages, pipe.HMGet(ctx, key, fs...))
+		}
+		after := pipe.HMGet(ctx, key, wfHeaderFields...)
+		st1 := pipe.Get(ctx, s.keys.taskStates(id))
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err)
+		}
+		if st0.Val() != st1.Val() || !slices.Equal(hv, after.Val()) {
+			continue // it changed while being read
+		}
+		out := make([]string, 0, 2*len(hv)+16*n+2)
+		for k, f := range wfHeaderFields {
+			if v, ok := hv[k].(string); ok {
+				out = append(out, f, v)
+			}
+		}
+		for p, page := range pages {
+			for k, v := range page.Val() {
+				if v, ok := v.(string); ok {
+					out = append(out, names[p][k], v)
+				}
+			}
+		}
+		return append(out, "S", st1.Val()), nil
+	}
+	return s.readWorkflowAtOnce(ctx, id)
+}
+
+// tasksPerPage is how many tasks one HMGET of readWorkflowHash reads.
+const tasksPerPage = 500
+
+// wfHeaderFields are the workflow fields a snapshot shows, and those that
+// change when an undo does (urem), its task count last.
+var wfHeaderFields = []string{"id", "st", "rs", "ff", "uoc", "cr", "cu", "h", "c", "en", "x", "urem", "rem", "n"}
+
+// str is a reply value as a string ("" for nil).
+func str(v any) string { s, _ := v.(string); return s }
+
+// readWorkflowAtOnce reads a large workflow's hash and its task states in
+// one MULTI (a workflow that kept changing while read in pages).
+func (s *Store) readWorkflowAtOnce(ctx context.Context, id string) ([]string, error) {
 	var h *redis.MapStringStringCmd
 	var st *redis.StringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -826,6 +1041,20 @@ func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.
 	n := r.count()
 	var page engine.WorkflowPage
 	for i := 0; i < n && r.err == nil; i++ {
+		if r.peek() == "L" {
+			// a large record, or one past what the call read itself
+			r.i++
+			id := r.str()
+			w, err := s.getWorkflow(ctx, id, false)
+			if errors.Is(err, engine.ErrNotFound) {
+				continue // removed since (its retention passed)
+			}
+			if err != nil {
+				return engine.WorkflowPage{}, err
+			}
+			page.Workflows = append(page.Workflows, w)
+			continue
+		}
 		k := r.count()
 		if r.i+k > len(r.v) {
 			return engine.WorkflowPage{}, fmt.Errorf("%w: short list reply", engine.ErrProtocol)
@@ -869,13 +1098,47 @@ func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResul
 	if !engine.ValidName(queue) {
 		return engine.PurgeResult{}, invalidQueue(queue)
 	}
-	v, err := s.run(ctx, "purge", queue)
-	if err != nil {
-		return engine.PurgeResult{}, err
+	// a call goes through at most its budget of jobs (drain.go): those of
+	// the queue it did not reach go in more calls, 1,000 at most a call
+	var res engine.PurgeResult
+	var rest []string
+	for first := true; ; first = false {
+		var sent []string
+		args := []any{queue}
+		if !first {
+			sent = rest[:min(len(rest), 1000)]
+			for _, id := range sent {
+				args = append(args, id)
+			}
+		}
+		v, err := s.run(ctx, "purge", args...)
+		if err != nil {
+			return engine.PurgeResult{}, err
+		}
+		r := newReader(v)
+		res.Purged = append(res.Purged, r.strings()...)
+		res.Pushed = append(res.Pushed, r.pushed()...)
+		done, left := r.count(), r.strings()
+		_, stopped := r.stopped()
+		if err := r.done(); err != nil {
+			return engine.PurgeResult{}, err
+		}
+		if first {
+			rest = left
+		} else if done <= len(sent) {
+			rest = rest[done:]
+		}
+		if stopped {
+			var d drained
+			if err := s.drain(ctx, &d); err != nil {
+				return engine.PurgeResult{}, err
+			}
+			res.Pushed = append(res.Pushed, d.Pushed...)
+		}
+		if len(rest) == 0 {
+			return res, nil
+		}
 	}
-	r := newReader(v)
-	res := engine.PurgeResult{Purged: r.strings(), Pushed: r.pushed()}
-	return res, r.err
 }
 
 // Queues implements engine.Store.

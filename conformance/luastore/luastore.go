@@ -33,6 +33,13 @@ func NewStore(prefix string, rdb redis.UniversalClient, more ...redis.UniversalC
 // NewStoreOn is NewStore with the stores' call path (lua.Options.Path):
 // the suite holds the function library and the scripts to the model alike.
 func NewStoreOn(prefix string, path lua.CallPath, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+	return NewStoreBudget(prefix, path, 0, rdb, more...)
+}
+
+// NewStoreBudget is NewStoreOn with each store's step budget
+// (lua.Store.SetStepBudget; 0: the default): a small one makes every
+// cascade of more than that many dependents run over several calls.
+func NewStoreBudget(prefix string, path lua.CallPath, budget int, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
 	var seq atomic.Int64
 	all := append([]redis.UniversalClient{rdb}, more...)
 	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
@@ -42,6 +49,11 @@ func NewStoreOn(prefix string, path lua.CallPath, rdb redis.UniversalClient, mor
 		s, err := lua.New(rdb, lua.Options{Namespace: ns, Config: cfg, Clock: clock, Path: path})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if budget > 0 {
+			if err := s.SetStepBudget(context.Background(), budget); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return &Store{Store: s, rdb: rdb, ns: ns}
 	}

@@ -34,6 +34,13 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- BUDGET: the units of cascade work this call may still do (a dependent
+-- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
+-- Cascades in bounded steps), from the seq hash's cb (absent:
+-- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
+-- (the seq hash's pend). read_clock sets both.
+local BUDGET, PENDING = 0, false
+local STEP_BUDGET = 128 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -54,6 +61,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  BUDGET, PENDING = 0, false
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -95,7 +103,8 @@ end
 -- now (its clock stepped back, or a failover to a server whose clock is
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
--- the offset. It reads the seq hash's gc and lease counter with it.
+-- the offset. It reads the seq hash's gc, lease counter, pending flag and
+-- step budget with it.
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -104,8 +113,10 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  PENDING = v[5] == '1'
+  BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
   local off = tonumber(v[4]) or 0
   local now = ms + off
@@ -1139,67 +1150,167 @@ local function tasks_all_ended(w, fx)
   end
 end
 
--- fail_fast cancels every task of w that has not started, except Always
--- ones, and adds them to the work list.
-local function fail_fast(w, work, fx)
-  wset(w, 'fff', '1')
+-- fail_fast goes on with a fired FailFast of w from task from: every task
+-- that has not started, except Always ones, in plan order, is cancelled
+-- ("fail_fast") and added to the work list, one unit of BUDGET each.
+-- Returns where it stopped when the budget ran out (nil once done) and how
+-- many it cancelled. The tasks are found in the state string as read (a C
+-- search) and among the bytes this call changed (a retried task went back
+-- to queued).
+local function fail_fast(w, from, work, fx)
   local S = states_read(w)
   local alw = wget(w, 'alw')
-  for x = 1, #S do
-    local b = task_byte(w, x)
-    if (b == 'w' or b == 'q') and string.byte(alw, x) ~= 49 then
-      cancel_task(task_job(w, x), 'fail_fast', fx)
-      work[#work + 1] = x
+  local extra, e = {}, 1
+  for i, b in pairs(w.so) do
+    if i >= from and (b == 'w' or b == 'q') then
+      local sb = string.sub(S, i, i)
+      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
     end
+  end
+  table.sort(extra)
+  local n, x = 0, from
+  while true do
+    local s = string.find(S, '[wq]', x)
+    if extra[e] and (not s or extra[e] < s) then
+      s = extra[e]
+      e = e + 1
+    end
+    if not s then return nil, n end
+    local b = task_byte(w, s)
+    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+      if BUDGET <= 0 then return s, n end
+      BUDGET = BUDGET - 1
+      cancel_task(task_job(w, s), 'fail_fast', fx)
+      work[#work + 1] = s
+      n = n + 1
+    end
+    x = s + 1
   end
 end
 
--- task_ended runs the consequences of task i's end, as engine.Model does:
--- ended tasks first in, first out, each one's dependents in plan order. A
--- completed task decrements each dependent's open count and pushes those
--- it brings to zero; a failed or cancelled one does that for Always
--- dependents and cancels the others, which end in turn.
-local function task_ended(w, i, fx)
-  local work, head = {i}, 1
-  while head <= #work do
-    local k = work[head]
-    head = head + 1
+-- The work list of a cascade that ran out of the call's budget (BUDGET,
+-- call.lua) is kept in the hash P work until later calls finish it
+-- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- started it (its stored Settled gets what the rest of the cascade
+-- pushes and ends), h "<k>:<pos>" the task being processed and where its
+-- dependents list goes on, l the tasks after it, "k,k,...", first in first
+-- out, and f, while a FailFast that fired is still cancelling, the task it
+-- goes on from (before anything else). The seq hash's pend is "1" while it
+-- exists: at most one cascade is left at a time, since every call that
+-- could start another finishes this one first or is refused
+-- (spec/scripts.md, Cascades in bounded steps).
+
+-- save_work keeps what is left of w's cascade: task k from byte pos of its
+-- dependents list, then the unread tail of the kept list (from byte tp),
+-- then the entries of work from head.
+local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
+  local rest = {}
+  if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
+  for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
+  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- cascade runs the work list of workflow w: tasks that ended, first in
+-- first out, as engine.Model does. A completed task decrements each
+-- dependent's open count and pushes those it brings to zero; a failed or
+-- cancelled one does that for Always dependents and cancels the others,
+-- which end in turn. The list is task k (from byte pos of its dependents
+-- list; nil: from its start, its own step not done yet), then the kept
+-- tail (a string "k,k,...", or nil), then work, where the tasks this run
+-- ends are added. ended counts tasks that ended and are not yet taken off
+-- the workflow's remaining count. Each dependent visited takes one unit of
+-- BUDGET; when none is left with work still to do, the rest is kept
+-- (save_work) and the workflow's end waits for it. ff: a FailFast that
+-- fired goes on cancelling from that task first.
+local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
+  local tp, head = 1, 1
+  while k do
     local kb = task_byte(w, k)
-    if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
-      if not wflag(w, 'ua') then wset(w, 'ua', '1') end
-      if not wflag(w, 'cr') then
-        if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
-        if wflag(w, 'ff') and not wflag(w, 'fff') then fail_fast(w, work, fx) end
+    if not pos then
+      if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+        if not wflag(w, 'ua') then wset(w, 'ua', '1') end
+        if not wflag(w, 'cr') then
+          if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
+          if wflag(w, 'ff') and not wflag(w, 'fff') then
+            wset(w, 'fff', '1')
+            ff = 1
+          end
+        end
+      end
+      pos = 1
+    end
+    if ff then
+      local n
+      ff, n = fail_fast(w, ff, work, fx)
+      ended = ended + n
+      if ff then
+        save_work(w, k, pos, tail, tp, work, head, origin, ff)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
       end
     end
     local kj = task_job(w, k)
     local dn = kj.dn -- read with the task by a finish
     if dn == nil then dn = jget(kj, 'dn') end
-    if dn then
-      for ds, name, q, pr in string.gmatch(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)') do
-        local d = tonumber(ds)
-        if kb == 'c' then
-          -- a decrement of a dependent that no longer waits changes nothing:
-          -- cancel_task leaves the open count below zero, and after a
-          -- cancel of the workflow the state byte says
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
-            (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-            push(promoted(w, d, ds, name, q, pr), 0, fx)
-          end
-        elseif task_byte(w, d) == 'w' then
-          if always(w, d) then
-            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
-          else
-            cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
-            work[#work + 1] = d
-          end
+    while dn do
+      local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      if not s then break end
+      if BUDGET <= 0 then
+        save_work(w, k, s, tail, tp, work, head, origin)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
+      end
+      BUDGET = BUDGET - 1
+      pos = e + 1
+      local d = tonumber(ds)
+      if kb == 'c' then
+        -- a decrement of a dependent that no longer waits changes nothing:
+        -- cancel_task leaves the open count below zero, and after a
+        -- cancel of the workflow the state byte says
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
+          (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
+          push(promoted(w, d, ds, name, q, pr), 0, fx)
+        end
+      elseif task_byte(w, d) == 'w' then
+        if always(w, d) then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+        else
+          cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+          work[#work + 1] = d
+          ended = ended + 1
         end
       end
     end
+    -- the next entry: from the kept tail first, then from work
+    k, pos = nil, nil
+    if tail and tp <= #tail then
+      local s, e, v = string.find(tail, '(%d+)', tp)
+      if s then
+        k, tp = tonumber(v), e + 2
+      else
+        tp = #tail + 1
+      end
+    end
+    if not k and head <= #work then
+      k = work[head]
+      head = head + 1
+    end
   end
-  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-#work))
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
   w.m['rem'] = fmt(rem)
   if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- task_ended runs the consequences of task i's end (cascade); origin is
+-- the task's field prefix when a finish ended it (its Settled is kept).
+local function task_ended(w, i, fx, origin)
+  cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
 
 -- ---- include/waiters.lua
@@ -1243,15 +1354,16 @@ end
 
 -- after_end runs the consequences of a job that just ended: a plain job's
 -- removal time (j.x, for finalize: its end plus the retention), a task's
--- cascade, an undo's release.
-local function after_end(j, fx)
+-- cascade, an undo's release. kept: the job's Settled is kept for a
+-- repeated finish (a cascade left for later calls completes it there).
+local function after_end(j, fx, kept)
   mark_ended(j)
   if j.kind == 'j' then
     j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
   else
-    task_ended(j.wf, j.i, fx)
+    task_ended(j.wf, j.i, fx, kept and j.pre)
   end
 end
 
@@ -1400,7 +1512,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       end
       d[j.i] = result or false
     end
-    after_end(j, fx)
+    after_end(j, fx, tok ~= nil)
   end
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
   if j.wf then s.wf_state = wget(j.wf, 'st') end
@@ -1536,6 +1648,65 @@ local function queues_reply(out)
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
   end
 end
+
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include cascade.lua
+--!include settle.lua
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and k and not wf_ended_state(wget(w, 'st')) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    local f = origin .. 'ls'
+    local ls = redis.call('HGET', w.key, f)
+    local sp = ls and string.find(ls, ' ', 1, true)
+    if sp then
+      local s = decode_settled('', string.sub(ls, sp + 1))
+      if fx.pushed then append(s.pushed, fx.pushed) end
+      s.wf_state = wget(w, 'st')
+      s.wf_ended = s.wf_ended or fx.wf_ended
+      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether none is left, so
+-- that the call may do its own work (else it finalizes and answers
+-- PENDING: lua.Store drains and sends it again).
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return not PENDING
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
 
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
@@ -1701,7 +1872,10 @@ end
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
--- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+--          then "P" when its cascade ran out of the call's budget (drain
+--          the rest)
+-- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state);
+--          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
@@ -1709,11 +1883,16 @@ end
 --!include cascade.lua
 --!include settle.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
+end
 local id = ARGV[4]
 local j = load_job(id)
 if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
@@ -1737,4 +1916,5 @@ publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out

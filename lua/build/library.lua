@@ -1,4 +1,4 @@
-#!lua name=weir2_1074f94cd8dc
+#!lua name=weir2_347da86a5f31
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -35,6 +35,13 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- BUDGET: the units of cascade work this call may still do (a dependent
+-- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
+-- Cascades in bounded steps), from the seq hash's cb (absent:
+-- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
+-- (the seq hash's pend). read_clock sets both.
+local BUDGET, PENDING = 0, false
+local STEP_BUDGET = 128 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
@@ -56,6 +63,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  BUDGET, PENDING = 0, false
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -97,7 +105,8 @@ end
 -- now (its clock stepped back, or a failover to a server whose clock is
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
--- the offset. It reads the seq hash's gc and lease counter with it.
+-- the offset. It reads the seq hash's gc, lease counter, pending flag and
+-- step budget with it.
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -106,8 +115,10 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  PENDING = v[5] == '1'
+  BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
   local off = tonumber(v[4]) or 0
   local now = ms + off
@@ -1477,67 +1488,167 @@ local function tasks_all_ended(w, fx)
   end
 end
 
--- fail_fast cancels every task of w that has not started, except Always
--- ones, and adds them to the work list.
-local function fail_fast(w, work, fx)
-  wset(w, W_FAIL_FAST_FIRED, '1')
+-- fail_fast goes on with a fired FailFast of w from task from: every task
+-- that has not started, except Always ones, in plan order, is cancelled
+-- ("fail_fast") and added to the work list, one unit of BUDGET each.
+-- Returns where it stopped when the budget ran out (nil once done) and how
+-- many it cancelled. The tasks are found in the state string as read (a C
+-- search) and among the bytes this call changed (a retried task went back
+-- to queued).
+local function fail_fast(w, from, work, fx)
   local S = states_read(w)
   local alw = wget(w, W_ALWAYS)
-  for x = 1, #S do
-    local b = task_byte(w, x)
-    if (b == 'w' or b == 'q') and string.byte(alw, x) ~= 49 then
-      cancel_task(task_job(w, x), 'fail_fast', fx)
-      work[#work + 1] = x
+  local extra, e = {}, 1
+  for i, b in pairs(w.so) do
+    if i >= from and (b == 'w' or b == 'q') then
+      local sb = string.sub(S, i, i)
+      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
     end
+  end
+  table.sort(extra)
+  local n, x = 0, from
+  while true do
+    local s = string.find(S, '[wq]', x)
+    if extra[e] and (not s or extra[e] < s) then
+      s = extra[e]
+      e = e + 1
+    end
+    if not s then return nil, n end
+    local b = task_byte(w, s)
+    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+      if BUDGET <= 0 then return s, n end
+      BUDGET = BUDGET - 1
+      cancel_task(task_job(w, s), 'fail_fast', fx)
+      work[#work + 1] = s
+      n = n + 1
+    end
+    x = s + 1
   end
 end
 
--- task_ended runs the consequences of task i's end, as engine.Model does:
--- ended tasks first in, first out, each one's dependents in plan order. A
--- completed task decrements each dependent's open count and pushes those
--- it brings to zero; a failed or cancelled one does that for Always
--- dependents and cancels the others, which end in turn.
-local function task_ended(w, i, fx)
-  local work, head = {i}, 1
-  while head <= #work do
-    local k = work[head]
-    head = head + 1
+-- The work list of a cascade that ran out of the call's budget (BUDGET,
+-- call.lua) is kept in the hash P work until later calls finish it
+-- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- started it (its stored Settled gets what the rest of the cascade
+-- pushes and ends), h "<k>:<pos>" the task being processed and where its
+-- dependents list goes on, l the tasks after it, "k,k,...", first in first
+-- out, and f, while a FailFast that fired is still cancelling, the task it
+-- goes on from (before anything else). The seq hash's pend is "1" while it
+-- exists: at most one cascade is left at a time, since every call that
+-- could start another finishes this one first or is refused
+-- (spec/scripts.md, Cascades in bounded steps).
+
+-- save_work keeps what is left of w's cascade: task k from byte pos of its
+-- dependents list, then the unread tail of the kept list (from byte tp),
+-- then the entries of work from head.
+local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
+  local rest = {}
+  if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
+  for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
+  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- cascade runs the work list of workflow w: tasks that ended, first in
+-- first out, as engine.Model does. A completed task decrements each
+-- dependent's open count and pushes those it brings to zero; a failed or
+-- cancelled one does that for Always dependents and cancels the others,
+-- which end in turn. The list is task k (from byte pos of its dependents
+-- list; nil: from its start, its own step not done yet), then the kept
+-- tail (a string "k,k,...", or nil), then work, where the tasks this run
+-- ends are added. ended counts tasks that ended and are not yet taken off
+-- the workflow's remaining count. Each dependent visited takes one unit of
+-- BUDGET; when none is left with work still to do, the rest is kept
+-- (save_work) and the workflow's end waits for it. ff: a FailFast that
+-- fired goes on cancelling from that task first.
+local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
+  local tp, head = 1, 1
+  while k do
     local kb = task_byte(w, k)
-    if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
-      if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
-      if not wflag(w, W_CANCEL) then
-        if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
-        if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then fail_fast(w, work, fx) end
+    if not pos then
+      if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+        if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
+        if not wflag(w, W_CANCEL) then
+          if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
+          if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then
+            wset(w, W_FAIL_FAST_FIRED, '1')
+            ff = 1
+          end
+        end
+      end
+      pos = 1
+    end
+    if ff then
+      local n
+      ff, n = fail_fast(w, ff, work, fx)
+      ended = ended + n
+      if ff then
+        save_work(w, k, pos, tail, tp, work, head, origin, ff)
+        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
+        w.m[W_REMAINING] = fmt(rem)
+        return
       end
     end
     local kj = task_job(w, k)
     local dn = kj.dn -- read with the task by a finish
     if dn == nil then dn = jget(kj, F_DEPENDENTS) end
-    if dn then
-      for ds, name, q, pr in string.gmatch(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)') do
-        local d = tonumber(ds)
-        if kb == 'c' then
-          -- a decrement of a dependent that no longer waits changes nothing:
-          -- cancel_task leaves the open count below zero, and after a
-          -- cancel of the workflow the state byte says
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
-            (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-            push(promoted(w, d, ds, name, q, pr), 0, fx)
-          end
-        elseif task_byte(w, d) == 'w' then
-          if always(w, d) then
-            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
-          else
-            cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
-            work[#work + 1] = d
-          end
+    while dn do
+      local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      if not s then break end
+      if BUDGET <= 0 then
+        save_work(w, k, s, tail, tp, work, head, origin)
+        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
+        w.m[W_REMAINING] = fmt(rem)
+        return
+      end
+      BUDGET = BUDGET - 1
+      pos = e + 1
+      local d = tonumber(ds)
+      if kb == 'c' then
+        -- a decrement of a dependent that no longer waits changes nothing:
+        -- cancel_task leaves the open count below zero, and after a
+        -- cancel of the workflow the state byte says
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
+          (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
+          push(promoted(w, d, ds, name, q, pr), 0, fx)
+        end
+      elseif task_byte(w, d) == 'w' then
+        if always(w, d) then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+        else
+          cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+          work[#work + 1] = d
+          ended = ended + 1
         end
       end
     end
+    -- the next entry: from the kept tail first, then from work
+    k, pos = nil, nil
+    if tail and tp <= #tail then
+      local s, e, v = string.find(tail, '(%d+)', tp)
+      if s then
+        k, tp = tonumber(v), e + 2
+      else
+        tp = #tail + 1
+      end
+    end
+    if not k and head <= #work then
+      k = work[head]
+      head = head + 1
+    end
   end
-  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-#work))
+  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
   w.m[W_REMAINING] = fmt(rem)
   if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- task_ended runs the consequences of task i's end (cascade); origin is
+-- the task's field prefix when a finish ended it (its Settled is kept).
+local function task_ended(w, i, fx, origin)
+  cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
 
 -- ---- include/settle.lua
@@ -1555,15 +1666,16 @@ end
 
 -- after_end runs the consequences of a job that just ended: a plain job's
 -- removal time (j.x, for finalize: its end plus the retention), a task's
--- cascade, an undo's release.
-local function after_end(j, fx)
+-- cascade, an undo's release. kept: the job's Settled is kept for a
+-- repeated finish (a cascade left for later calls completes it there).
+local function after_end(j, fx, kept)
   mark_ended(j)
   if j.kind == 'j' then
     j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
   else
-    task_ended(j.wf, j.i, fx)
+    task_ended(j.wf, j.i, fx, kept and j.pre)
   end
 end
 
@@ -1712,7 +1824,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       end
       d[j.i] = result or false
     end
-    after_end(j, fx)
+    after_end(j, fx, tok ~= nil)
   end
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end
@@ -1761,13 +1873,15 @@ end
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
--- of now, and stores the next hint after a sweep.
-local function sweep(q, max, res)
+-- of now, and stores the next hint after a sweep. max_leases, when given,
+-- bounds the leases instead (a sweep going on from an earlier call that
+-- stopped; res.n counts the leases ended).
+local function sweep(q, max, res, max_leases)
   local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
   active_flush(q)
-  local due, na = due_until(ak, max)
+  local due, na = due_until(ak, max_leases or max)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
@@ -1781,7 +1895,13 @@ local function sweep(q, max, res)
       else
         s = settle(j, 'failed', nil, 'lease_expired', false, '0')
       end
-      if res then res.expired[#res.expired + 1] = s end
+      if res then
+        res.expired[#res.expired + 1] = s
+        res.n = (res.n or 0) + 1
+      end
+      -- its cascade ran out of the call's budget: the rest of the sweep
+      -- waits for another call
+      if CALL.stopped then return end
     else
       redis.call('ZREM', ak, id)
     end
@@ -1844,11 +1964,22 @@ local function put_dep(out, w, d, spec, r, e)
   if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
 end
 
+-- DEPS_INLINE: a claimed task with more dependencies than this gets "L"
+-- and the list instead of their outcomes, which Go reads after the call
+-- in pages (they ended, so they do not change): the claim of a wide join
+-- stays short (spec/scripts.md, Cascades in bounded steps).
+local DEPS_INLINE = 100
+
 -- put_deps appends the count and the outcomes of the tasks listed in dp
--- ("1,5,7", or nil), in that order. Tasks completed by this call are
--- answered from what it knows (a chain step's claim reads nothing more).
+-- ("1,5,7", or nil), in that order, or "L" and dp when there are more
+-- than DEPS_INLINE. Tasks completed by this call are answered from what
+-- it knows (a chain step's claim reads nothing more).
 local function put_deps(out, w, dp)
   local deps = ilist(dp)
+  if #deps > DEPS_INLINE then
+    out[#out + 1] = 'L' .. dp
+    return
+  end
   out[#out + 1] = fmt(#deps)
   local done, specs = w.done, w.specs
   if done and specs and #deps == 1 and done[deps[1]] ~= nil and specs[deps[1]] then
@@ -1881,7 +2012,7 @@ end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
 -- payload attempt token deadline error expiries nDeps (spec state
--- hasResult result error)*. The rest of a snapshot is implied: state running, no run-at,
+-- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"). The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
 local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
@@ -2053,13 +2184,14 @@ end
 -- unknown queues; sweeps each queue first (at most SWEEP_PER_CLAIM expired
 -- leases and due delayed jobs); a job popped that is no longer queued
 -- (cancelled, its workflow gone) is dropped. Appends the Claimed to out and
--- returns how many.
+-- returns how many. A sweep whose cascade ran out of the call's budget
+-- stops it there (CALL.stopped, and CALL.stopped_at the queue's position).
 local function claim(queues, max, lease_ms, out)
   local seen = {}
   local n = 0
   local dl = NOW + lease_ms
   local dls = fmt(dl)
-  for _, q in ipairs(queues) do
+  for qi, q in ipairs(queues) do
     if not seen[q] then
       seen[q] = true
       local qs = qstate(q)
@@ -2068,6 +2200,12 @@ local function claim(queues, max, lease_ms, out)
           wake_clear(q)
         else
           sweep(q, SWEEP_PER_CLAIM, nil)
+          if CALL.stopped then
+            -- an expiry's cascade ran out of the budget: the claim goes on
+            -- from this queue in another call, once it is finished
+            CALL.stopped_at = qi
+            return n
+          end
           local rk = qkey(q, 'r')
           local n0 = n
           while n < max do
@@ -2140,9 +2278,69 @@ local function next_due(queues)
   return best
 end
 
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include cascade.lua
+--!include settle.lua
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and k and not wf_ended_state(wget(w, W_STATE)) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    local f = origin .. F_LAST_SETTLED
+    local ls = redis.call('HGET', w.key, f)
+    local sp = ls and string.find(ls, ' ', 1, true)
+    if sp then
+      local s = decode_settled('', string.sub(ls, sp + 1))
+      if fx.pushed then append(s.pushed, fx.pushed) end
+      s.wf_state = wget(w, W_STATE)
+      s.wf_ended = s.wf_ended or fx.wf_ended
+      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether none is left, so
+-- that the call may do its own work (else it finalizes and answers
+-- PENDING: lua.Store drains and sends it again).
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return not PENDING
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
+local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
+
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_submit', flags = {},
+redis.register_function{function_name = 'weir2_347da86a5f31_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2243,7 +2441,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_347da86a5f31_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2312,7 +2510,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2331,10 +2529,15 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_claim', flags = {'al
 --          call sent again after a broken connection hands out the leases
 --          of its first run)
 -- ARGV[8 ..] queue names
--- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
+-- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua), then
+--          "P<i>" when a sweep's cascade ran out of the budget in the i-th
+--          queue given: the claim stopped there (drain, then claim again
+--          from that queue)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include lease.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -2342,12 +2545,16 @@ local queues = {}
 for i = 8, #ARGV do queues[#queues + 1] = ARGV[i] end
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
 local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
-if n == 0 and wait > 0 then
+if n == 0 and wait > 0 and not CALL.stopped then
   nd = next_due(queues)
   local till = NOW + wait
   for _, q in ipairs(queues) do
@@ -2357,11 +2564,12 @@ if n == 0 and wait > 0 then
 end
 finalize()
 out[2], out[3] = fmt(nd), fmt(n)
+if CALL.stopped then out[#out + 1] = 'P' .. fmt(CALL.stopped_at) end
 return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2374,12 +2582,18 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_finish', flags = {'a
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
 -- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
--- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua)
+-- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua),
+--          then "P<i>" when a cascade ran out of the call's budget: with
+--          i = 0 among the outcomes (nSettled says how many were settled,
+--          and the claim did not run), else in the claim's sweep of its
+--          i-th queue (drain, then send the rest)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include settle.lua
 --!include lease.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -2387,7 +2601,12 @@ local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
 read_clock()
 allow_full()
-local out = {fmt(k)}
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
+local out = {'0'}
+local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
@@ -2417,9 +2636,19 @@ for x = 0, k - 1 do
     j.last_tok, j.last = tok, s
   end
   put_settled(out, s or {id = id, code = 'LEASELOST'})
+  -- its cascade ran out of the call's budget: the outcomes after it and
+  -- the claim wait for another call
+  if CALL.stopped then
+    done = x + 1
+    break
+  end
 end
+out[1] = fmt(done)
 local max = tonumber(ARGV[c])
-if max > 0 then
+if CALL.stopped then
+  CALL.stopped_at = 0
+  out[#out + 1] = '0'
+elseif max > 0 then
   local queues = {}
   for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
@@ -2429,11 +2658,12 @@ else
   out[#out + 1] = '0'
 end
 finalize()
+if CALL.stopped then out[#out + 1] = 'P' .. fmt(CALL.stopped_at) end
 return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2481,7 +2711,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2490,30 +2720,56 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_expire', flags = {'a
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  max per queue
--- Reply:   nExpired, Settled* (reply.lua), nDue, (job ID, queue)*
+-- ARGV[5]  "<k>/<queue>" or none: go on from that queue (by name), k of
+--          its leases ended already (where an earlier call stopped)
+-- Reply:   nExpired, Settled* (reply.lua), nDue, (job ID, queue)*, then
+--          "P<k>/<queue>" when an expiry's cascade ran out of the call's
+--          budget: the sweep stopped after it, in that queue, k of whose
+--          leases it ended (drain, then expire from there)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include sweep.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
 table.sort(names, bytes_less)
+-- where an earlier call stopped: in queue "from", k of its leases ended
+local k, from = string.match(ARGV[5] or '', '^(%d+)/(.+)$')
+k = tonumber(k) or 0
 local res = {expired = {}, due = {}}
-for _, q in ipairs(names) do sweep(q, max, res) end
+for _, q in ipairs(names) do
+  if not from or not bytes_less(q, from) then
+    res.n = 0
+    local left = max
+    if q == from then left = max - k end
+    sweep(q, max, res, left)
+    if CALL.stopped then
+      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. q
+      break
+    end
+  end
+end
 finalize()
 local out = {fmt(#res.expired)}
 for _, s in ipairs(res.expired) do put_settled(out, s) end
 put_list(out, res.due, 2)
+if CALL.stopped then out[#out + 1] = 'P' .. CALL.stopped_at end
 return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2528,7 +2784,8 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_workflow', fl
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
 --          in plan order
--- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state)
+-- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
+--          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
@@ -2538,11 +2795,16 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_workflow', fl
 --!include cascade.lua
 --!include waiters.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id = ARGV[4]
 local w = load_wf(id)
 if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end
@@ -2605,7 +2867,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2615,7 +2877,10 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_job', flags =
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
--- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+--          then "P" when its cascade ran out of the call's budget (drain
+--          the rest)
+-- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state);
+--          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
@@ -2623,11 +2888,16 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_cancel_job', flags =
 --!include cascade.lua
 --!include settle.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id = ARGV[4]
 local j = load_job(id)
 if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
@@ -2651,11 +2921,12 @@ publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2688,16 +2959,27 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_347da86a5f31_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
+-- A call goes through at most its budget of jobs; lua.Store sends the
+-- rest in more calls.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  queue name
--- Reply:   nPurged, id*, nPushed, (id, queue)*
+-- ARGV[5 ..] job IDs, or none: the jobs to go through, in this order
+--          (those of the queue a first call did not reach), else every
+--          job waiting in the queue now
+-- Reply:   nPurged, id*, nPushed, (id, queue)*, nDone (how many of the
+--          jobs it went through), nLeft, id* (without ARGV[5]: the jobs
+--          it did not reach), then "P" when a cascade ran out of the
+--          call's budget (drain, then go on with the rest): a job takes
+--          one unit of the budget (spec/scripts.md, Cascades in
+--          bounded steps)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include job.lua
@@ -2705,34 +2987,99 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_purge', flags = {'al
 --!include cascade.lua
 --!include settle.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local q = ARGV[4]
-if redis.call('HEXISTS', K_QUEUES, q) == 0 then return {'0', '0'} end
-local ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
-append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
+if redis.call('HEXISTS', K_QUEUES, q) == 0 then return {'0', '0', '0', '0'} end
+-- the jobs to go through: those given, else every one waiting now
+local ids, given = {}, #ARGV >= 5
+if given then
+  for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
+else
+  ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
+end
 local fx = {pushed = {}, cancelled = {}}
 local purged = {}
+local done = 0
 for _, id in ipairs(ids) do
+  -- a job takes one unit of the call's budget, its cascade more
+  if BUDGET <= 0 then break end
+  BUDGET = BUDGET - 1
+  done = done + 1
   local j = load_job(id)
-  if j and job_state(j) == 'queued' then
+  if j and job_state(j) == 'queued' and job_queue(j) == q then
     cancel_task(j, 'purged', fx)
     after_end(j, fx)
     purged[#purged + 1] = id
   end
+  if CALL.stopped then break end
 end
 finalize()
 local out = {}
 put_list(out, purged, 1)
 put_list(out, fx.pushed, 2)
+out[#out + 1] = fmt(done)
+if given then
+  out[#out + 1] = '0'
+else
+  out[#out + 1] = fmt(#ids - done)
+  for i = done + 1, #ids do out[#out + 1] = ids[i] end
+end
+if CALL.stopped then out[#out + 1] = 'P' end
+return out
+end}
+
+-- ---- scripts/drain.lua
+redis.register_function{function_name = 'weir2_347da86a5f31_drain', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_drain: Goes on with the cascade an earlier call left when it ran
+-- out of its budget (spec/scripts.md, Cascades in bounded steps), within
+-- this call's.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4 ..] none
+-- Reply:   "1" when some is still left else "", workflow ID, its state,
+--          "1" when this call ended it, nPushed, (id, queue)*,
+--          nCancelled, id*
+--
+--!include call.lua
+--!include drain.lua
+--!include reply.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+allow_full()
+local out = {'', '', '', ''}
+if PENDING then
+  local fx = {}
+  local w = drain_work(fx)
+  out[1] = PENDING and '1' or ''
+  if w then
+    out[2], out[3], out[4] = w.id, wget(w, W_STATE), fx.wf_ended and '1' or ''
+  end
+  finalize()
+  put_list(out, fx.pushed, 2)
+  put_list(out, fx.cancelled, 1)
+  return out
+end
+finalize()
+out[5], out[6] = '0', '0'
 return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_347da86a5f31_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -2765,7 +3112,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_347da86a5f31_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -2791,7 +3138,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_347da86a5f31_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -2803,7 +3150,9 @@ redis.register_function{function_name = 'weir2_1074f94cd8dc_list', flags = {'no-
 -- ARGV[5]  page size
 -- ARGV[6]  cursor member <created15>:<id> of the previous page's last, or ""
 -- Reply:   next cursor member or "", n, (count, field/value list of the
---          workflow hash, "S", task states)*
+--          workflow hash, "S", task states | "L", workflow ID)*: "L" past
+--          2,000 tasks in the call, or for a workflow of more than 500
+--          (Go reads those with get_workflow)
 --
 --!include call.lua
 --!include text.lua
@@ -2833,16 +3182,27 @@ while #found <= limit do
 end
 local out = {'', '0'}
 local n = 0
+-- the tasks of the records read here: past LIST_INLINE_TASKS (or for a
+-- workflow of more than 500 tasks) only "L" and the ID, which Go reads
+-- with get_workflow, so that one call stays short however large the page
+local inline = 0
 for x, f in ipairs(found) do
   if x > limit then
     out[1] = found[limit][1]
     break
   end
-  local h = redis.call('HGETALL', f[2].key)
-  h[#h + 1] = 'S'
-  h[#h + 1] = states_read(f[2])
-  out[#out + 1] = fmt(#h)
-  append(out, h)
+  local tasks = tonumber(wget(f[2], W_TASKS)) or 0
+  if tasks > 500 or inline + tasks > 2000 then -- READ_INLINE_TASKS, LIST_INLINE_TASKS
+    out[#out + 1] = 'L'
+    out[#out + 1] = f[2].id
+  else
+    inline = inline + tasks
+    local h = redis.call('HGETALL', f[2].key)
+    h[#h + 1] = 'S'
+    h[#h + 1] = states_read(f[2])
+    out[#out + 1] = fmt(#h)
+    append(out, h)
+  end
   n = n + 1
 end
 out[2] = fmt(n)
@@ -2850,7 +3210,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_347da86a5f31_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -2869,7 +3229,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_1074f94cd8dc_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_347da86a5f31_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -28,6 +28,13 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- BUDGET: the units of cascade work this call may still do (a dependent
+-- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
+-- Cascades in bounded steps), from the seq hash's cb (absent:
+-- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
+-- (the seq hash's pend). read_clock sets both.
+local BUDGET, PENDING = 0, false
+local STEP_BUDGET = 128 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
@@ -49,6 +56,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  BUDGET, PENDING = 0, false
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -90,7 +98,8 @@ end
 -- now (its clock stepped back, or a failover to a server whose clock is
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
--- the offset. It reads the seq hash's gc and lease counter with it.
+-- the offset. It reads the seq hash's gc, lease counter, pending flag and
+-- step budget with it.
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -99,8 +108,10 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  PENDING = v[5] == '1'
+  BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
   local off = tonumber(v[4]) or 0
   local now = ms + off

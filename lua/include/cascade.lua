@@ -81,65 +81,165 @@ local function tasks_all_ended(w, fx)
   end
 end
 
--- fail_fast cancels every task of w that has not started, except Always
--- ones, and adds them to the work list.
-local function fail_fast(w, work, fx)
-  wset(w, W_FAIL_FAST_FIRED, '1')
+-- fail_fast goes on with a fired FailFast of w from task from: every task
+-- that has not started, except Always ones, in plan order, is cancelled
+-- ("fail_fast") and added to the work list, one unit of BUDGET each.
+-- Returns where it stopped when the budget ran out (nil once done) and how
+-- many it cancelled. The tasks are found in the state string as read (a C
+-- search) and among the bytes this call changed (a retried task went back
+-- to queued).
+local function fail_fast(w, from, work, fx)
   local S = states_read(w)
   local alw = wget(w, W_ALWAYS)
-  for x = 1, #S do
-    local b = task_byte(w, x)
-    if (b == 'w' or b == 'q') and string.byte(alw, x) ~= 49 then
-      cancel_task(task_job(w, x), 'fail_fast', fx)
-      work[#work + 1] = x
+  local extra, e = {}, 1
+  for i, b in pairs(w.so) do
+    if i >= from and (b == 'w' or b == 'q') then
+      local sb = string.sub(S, i, i)
+      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
     end
+  end
+  table.sort(extra)
+  local n, x = 0, from
+  while true do
+    local s = string.find(S, '[wq]', x)
+    if extra[e] and (not s or extra[e] < s) then
+      s = extra[e]
+      e = e + 1
+    end
+    if not s then return nil, n end
+    local b = task_byte(w, s)
+    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+      if BUDGET <= 0 then return s, n end
+      BUDGET = BUDGET - 1
+      cancel_task(task_job(w, s), 'fail_fast', fx)
+      work[#work + 1] = s
+      n = n + 1
+    end
+    x = s + 1
   end
 end
 
--- task_ended runs the consequences of task i's end, as engine.Model does:
--- ended tasks first in, first out, each one's dependents in plan order. A
--- completed task decrements each dependent's open count and pushes those
--- it brings to zero; a failed or cancelled one does that for Always
--- dependents and cancels the others, which end in turn.
-local function task_ended(w, i, fx)
-  local work, head = {i}, 1
-  while head <= #work do
-    local k = work[head]
-    head = head + 1
+-- The work list of a cascade that ran out of the call's budget (BUDGET,
+-- call.lua) is kept in the hash P work until later calls finish it
+-- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- started it (its stored Settled gets what the rest of the cascade
+-- pushes and ends), h "<k>:<pos>" the task being processed and where its
+-- dependents list goes on, l the tasks after it, "k,k,...", first in first
+-- out, and f, while a FailFast that fired is still cancelling, the task it
+-- goes on from (before anything else). The seq hash's pend is "1" while it
+-- exists: at most one cascade is left at a time, since every call that
+-- could start another finishes this one first or is refused
+-- (spec/scripts.md, Cascades in bounded steps).
+
+-- save_work keeps what is left of w's cascade: task k from byte pos of its
+-- dependents list, then the unread tail of the kept list (from byte tp),
+-- then the entries of work from head.
+local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
+  local rest = {}
+  if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
+  for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
+  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- cascade runs the work list of workflow w: tasks that ended, first in
+-- first out, as engine.Model does. A completed task decrements each
+-- dependent's open count and pushes those it brings to zero; a failed or
+-- cancelled one does that for Always dependents and cancels the others,
+-- which end in turn. The list is task k (from byte pos of its dependents
+-- list; nil: from its start, its own step not done yet), then the kept
+-- tail (a string "k,k,...", or nil), then work, where the tasks this run
+-- ends are added. ended counts tasks that ended and are not yet taken off
+-- the workflow's remaining count. Each dependent visited takes one unit of
+-- BUDGET; when none is left with work still to do, the rest is kept
+-- (save_work) and the workflow's end waits for it. ff: a FailFast that
+-- fired goes on cancelling from that task first.
+local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
+  local tp, head = 1, 1
+  while k do
     local kb = task_byte(w, k)
-    if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
-      if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
-      if not wflag(w, W_CANCEL) then
-        if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
-        if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then fail_fast(w, work, fx) end
+    if not pos then
+      if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+        if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
+        if not wflag(w, W_CANCEL) then
+          if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
+          if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then
+            wset(w, W_FAIL_FAST_FIRED, '1')
+            ff = 1
+          end
+        end
+      end
+      pos = 1
+    end
+    if ff then
+      local n
+      ff, n = fail_fast(w, ff, work, fx)
+      ended = ended + n
+      if ff then
+        save_work(w, k, pos, tail, tp, work, head, origin, ff)
+        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
+        w.m[W_REMAINING] = fmt(rem)
+        return
       end
     end
     local kj = task_job(w, k)
     local dn = kj.dn -- read with the task by a finish
     if dn == nil then dn = jget(kj, F_DEPENDENTS) end
-    if dn then
-      for ds, name, q, pr in string.gmatch(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)') do
-        local d = tonumber(ds)
-        if kb == 'c' then
-          -- a decrement of a dependent that no longer waits changes nothing:
-          -- cancel_task leaves the open count below zero, and after a
-          -- cancel of the workflow the state byte says
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
-            (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-            push(promoted(w, d, ds, name, q, pr), 0, fx)
-          end
-        elseif task_byte(w, d) == 'w' then
-          if always(w, d) then
-            if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
-          else
-            cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
-            work[#work + 1] = d
-          end
+    while dn do
+      local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      if not s then break end
+      if BUDGET <= 0 then
+        save_work(w, k, s, tail, tp, work, head, origin)
+        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
+        w.m[W_REMAINING] = fmt(rem)
+        return
+      end
+      BUDGET = BUDGET - 1
+      pos = e + 1
+      local d = tonumber(ds)
+      if kb == 'c' then
+        -- a decrement of a dependent that no longer waits changes nothing:
+        -- cancel_task leaves the open count below zero, and after a
+        -- cancel of the workflow the state byte says
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
+          (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
+          push(promoted(w, d, ds, name, q, pr), 0, fx)
+        end
+      elseif task_byte(w, d) == 'w' then
+        if always(w, d) then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+        else
+          cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+          work[#work + 1] = d
+          ended = ended + 1
         end
       end
     end
+    -- the next entry: from the kept tail first, then from work
+    k, pos = nil, nil
+    if tail and tp <= #tail then
+      local s, e, v = string.find(tail, '(%d+)', tp)
+      if s then
+        k, tp = tonumber(v), e + 2
+      else
+        tp = #tail + 1
+      end
+    end
+    if not k and head <= #work then
+      k = work[head]
+      head = head + 1
+    end
   end
-  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-#work))
+  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
   w.m[W_REMAINING] = fmt(rem)
   if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- task_ended runs the consequences of task i's end (cascade); origin is
+-- the task's field prefix when a finish ended it (its Settled is kept).
+local function task_ended(w, i, fx, origin)
+  cascade(w, i, nil, nil, {}, 1, origin, fx)
 end

@@ -31,11 +31,22 @@ local function put_dep(out, w, d, spec, r, e)
   if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
 end
 
+-- DEPS_INLINE: a claimed task with more dependencies than this gets "L"
+-- and the list instead of their outcomes, which Go reads after the call
+-- in pages (they ended, so they do not change): the claim of a wide join
+-- stays short (spec/scripts.md, Cascades in bounded steps).
+local DEPS_INLINE = 100
+
 -- put_deps appends the count and the outcomes of the tasks listed in dp
--- ("1,5,7", or nil), in that order. Tasks completed by this call are
--- answered from what it knows (a chain step's claim reads nothing more).
+-- ("1,5,7", or nil), in that order, or "L" and dp when there are more
+-- than DEPS_INLINE. Tasks completed by this call are answered from what
+-- it knows (a chain step's claim reads nothing more).
 local function put_deps(out, w, dp)
   local deps = ilist(dp)
+  if #deps > DEPS_INLINE then
+    out[#out + 1] = 'L' .. dp
+    return
+  end
   out[#out + 1] = fmt(#deps)
   local done, specs = w.done, w.specs
   if done and specs and #deps == 1 and done[deps[1]] ~= nil and specs[deps[1]] then
@@ -68,7 +79,7 @@ end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
 -- payload attempt token deadline error expiries nDeps (spec state
--- hasResult result error)*. The rest of a snapshot is implied: state running, no run-at,
+-- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"). The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
 local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
@@ -240,13 +251,14 @@ end
 -- unknown queues; sweeps each queue first (at most SWEEP_PER_CLAIM expired
 -- leases and due delayed jobs); a job popped that is no longer queued
 -- (cancelled, its workflow gone) is dropped. Appends the Claimed to out and
--- returns how many.
+-- returns how many. A sweep whose cascade ran out of the call's budget
+-- stops it there (CALL.stopped, and CALL.stopped_at the queue's position).
 local function claim(queues, max, lease_ms, out)
   local seen = {}
   local n = 0
   local dl = NOW + lease_ms
   local dls = fmt(dl)
-  for _, q in ipairs(queues) do
+  for qi, q in ipairs(queues) do
     if not seen[q] then
       seen[q] = true
       local qs = qstate(q)
@@ -255,6 +267,12 @@ local function claim(queues, max, lease_ms, out)
           wake_clear(q)
         else
           sweep(q, SWEEP_PER_CLAIM, nil)
+          if CALL.stopped then
+            -- an expiry's cascade ran out of the budget: the claim goes on
+            -- from this queue in another call, once it is finished
+            CALL.stopped_at = qi
+            return n
+          end
           local rk = qkey(q, 'r')
           local n0 = n
           while n < max do

@@ -12,15 +12,16 @@
 
 -- after_end runs the consequences of a job that just ended: a plain job's
 -- removal time (j.x, for finalize: its end plus the retention), a task's
--- cascade, an undo's release.
-local function after_end(j, fx)
+-- cascade, an undo's release. kept: the job's Settled is kept for a
+-- repeated finish (a cascade left for later calls completes it there).
+local function after_end(j, fx, kept)
   mark_ended(j)
   if j.kind == 'j' then
     j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
   else
-    task_ended(j.wf, j.i, fx)
+    task_ended(j.wf, j.i, fx, kept and j.pre)
   end
 end
 
@@ -169,7 +170,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       end
       d[j.i] = result or false
     end
-    after_end(j, fx)
+    after_end(j, fx, tok ~= nil)
   end
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end

@@ -24,13 +24,15 @@ end
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
--- of now, and stores the next hint after a sweep.
-local function sweep(q, max, res)
+-- of now, and stores the next hint after a sweep. max_leases, when given,
+-- bounds the leases instead (a sweep going on from an earlier call that
+-- stopped; res.n counts the leases ended).
+local function sweep(q, max, res, max_leases)
   local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
   active_flush(q)
-  local due, na = due_until(ak, max)
+  local due, na = due_until(ak, max_leases or max)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
@@ -44,7 +46,13 @@ local function sweep(q, max, res)
       else
         s = settle(j, 'failed', nil, 'lease_expired', false, '0')
       end
-      if res then res.expired[#res.expired + 1] = s end
+      if res then
+        res.expired[#res.expired + 1] = s
+        res.n = (res.n or 0) + 1
+      end
+      -- its cascade ran out of the call's budget: the rest of the sweep
+      -- waits for another call
+      if CALL.stopped then return end
     else
       redis.call('ZREM', ak, id)
     end

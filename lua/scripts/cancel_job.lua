@@ -6,7 +6,10 @@
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  job ID
 -- Reply:   state, wfState, nCancelled, id*, nStopping, id*, nPushed, (id, queue)*
--- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state)
+--          then "P" when its cascade ran out of the call's budget (drain
+--          the rest)
+-- Errors:  NOTFOUND; JOBENDED <state> (the 2nd word is the job's state);
+--          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: a running job's ID on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
@@ -14,11 +17,16 @@
 --!include cascade.lua
 --!include settle.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id = ARGV[4]
 local j = load_job(id)
 if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
@@ -42,4 +50,5 @@ publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out

@@ -11,7 +11,8 @@
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
 --          in plan order
--- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state)
+-- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
+--          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
 --
 --!include call.lua
@@ -21,11 +22,16 @@
 --!include cascade.lua
 --!include waiters.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id = ARGV[4]
 local w = load_wf(id)
 if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end

@@ -15,10 +15,15 @@
 --          call sent again after a broken connection hands out the leases
 --          of its first run)
 -- ARGV[8 ..] queue names
--- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua)
+-- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua), then
+--          "P<i>" when a sweep's cascade ran out of the budget in the i-th
+--          queue given: the claim stopped there (drain, then claim again
+--          from that queue)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include lease.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -26,12 +31,16 @@ local queues = {}
 for i = 8, #ARGV do queues[#queues + 1] = ARGV[i] end
 read_clock()
 allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
 local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
-if n == 0 and wait > 0 then
+if n == 0 and wait > 0 and not CALL.stopped then
   nd = next_due(queues)
   local till = NOW + wait
   for _, q in ipairs(queues) do
@@ -41,4 +50,5 @@ if n == 0 and wait > 0 then
 end
 finalize()
 out[2], out[3] = fmt(nd), fmt(n)
+if CALL.stopped then out[#out + 1] = 'P' .. fmt(CALL.stopped_at) end
 return out

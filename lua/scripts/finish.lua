@@ -9,12 +9,18 @@
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
 -- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
--- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua)
+-- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua),
+--          then "P<i>" when a cascade ran out of the call's budget: with
+--          i = 0 among the outcomes (nSettled says how many were settled,
+--          and the claim did not run), else in the claim's sweep of its
+--          i-th queue (drain, then send the rest)
+-- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include settle.lua
 --!include lease.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -22,7 +28,12 @@ local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
 read_clock()
 allow_full()
-local out = {fmt(k)}
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
+local out = {'0'}
+local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
@@ -52,9 +63,19 @@ for x = 0, k - 1 do
     j.last_tok, j.last = tok, s
   end
   put_settled(out, s or {id = id, code = 'LEASELOST'})
+  -- its cascade ran out of the call's budget: the outcomes after it and
+  -- the claim wait for another call
+  if CALL.stopped then
+    done = x + 1
+    break
+  end
 end
+out[1] = fmt(done)
 local max = tonumber(ARGV[c])
-if max > 0 then
+if CALL.stopped then
+  CALL.stopped_at = 0
+  out[#out + 1] = '0'
+elseif max > 0 then
   local queues = {}
   for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
@@ -64,4 +85,5 @@ else
   out[#out + 1] = '0'
 end
 finalize()
+if CALL.stopped then out[#out + 1] = 'P' .. fmt(CALL.stopped_at) end
 return out

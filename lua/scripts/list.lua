@@ -8,7 +8,9 @@
 -- ARGV[5]  page size
 -- ARGV[6]  cursor member <created15>:<id> of the previous page's last, or ""
 -- Reply:   next cursor member or "", n, (count, field/value list of the
---          workflow hash, "S", task states)*
+--          workflow hash, "S", task states | "L", workflow ID)*: "L" past
+--          2,000 tasks in the call, or for a workflow of more than 500
+--          (Go reads those with get_workflow)
 --
 --!include call.lua
 --!include text.lua
@@ -38,16 +40,27 @@ while #found <= limit do
 end
 local out = {'', '0'}
 local n = 0
+-- the tasks of the records read here: past LIST_INLINE_TASKS (or for a
+-- workflow of more than 500 tasks) only "L" and the ID, which Go reads
+-- with get_workflow, so that one call stays short however large the page
+local inline = 0
 for x, f in ipairs(found) do
   if x > limit then
     out[1] = found[limit][1]
     break
   end
-  local h = redis.call('HGETALL', f[2].key)
-  h[#h + 1] = 'S'
-  h[#h + 1] = states_read(f[2])
-  out[#out + 1] = fmt(#h)
-  append(out, h)
+  local tasks = tonumber(wget(f[2], W_TASKS)) or 0
+  if tasks > 500 or inline + tasks > 2000 then -- READ_INLINE_TASKS, LIST_INLINE_TASKS
+    out[#out + 1] = 'L'
+    out[#out + 1] = f[2].id
+  else
+    inline = inline + tasks
+    local h = redis.call('HGETALL', f[2].key)
+    h[#h + 1] = 'S'
+    h[#h + 1] = states_read(f[2])
+    out[#out + 1] = fmt(#h)
+    append(out, h)
+  end
   n = n + 1
 end
 out[2] = fmt(n)

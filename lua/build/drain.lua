@@ -1,0 +1,1901 @@
+-- weir2_drain: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- edit those files, not this one.
+
+local IS_FUNCTION = false
+
+-- ---- include/call.lua
+-- call.lua: what one call knows about itself: its partition's keys, its
+-- clock, its limits, the seq hash's fields it read or changed, and the bags
+-- in which it collects what finalize writes at its end.
+--
+-- Every transition starts with begin(KEYS, ARGV). A function library runs
+-- its top level once, when FUNCTION LOAD loads it, and keeps these locals
+-- from one call to the next: begin sets every one of them again, so that
+-- nothing one call left behind is seen by the next.
+--
+-- KEYS[1] weir:{<ns>:<p>}:  the partition prefix. Every key a call touches
+--         is this prefix followed by a fixed name or by a name that Go
+--         validated (spec/keys.md), so every call stays in one slot.
+-- ARGV[1] the test clock's now in ms, or "" for the server's TIME
+-- ARGV[2] retention in ms
+-- ARGV[3] largest backoff in ms (Limits.MaxBackoff)
+-- ARGV[4 ..] the transition's own arguments
+
+local P, K_SEQ, K_QUEUES, K_WF, K_EXPIRY
+local TEST_NOW, RETENTION, MAX_BACKOFF
+-- NOW is the call's now in ms, NOW_S the same formatted once; CLOCK_LAST
+-- the now the seq hash held.
+local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+-- IGNORE_EXPIRY: this read also sees ended records whose retention passed
+-- (awaits read the outcome they were woken for).
+local IGNORE_EXPIRY = false
+-- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
+local SEQ, SEQ_DIRTY = {}, {}
+-- CALL: the call's bags, each made on first use by bag(name).
+local CALL = {}
+-- BUDGET: the units of cascade work this call may still do (a dependent
+-- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
+-- Cascades in bounded steps), from the seq hash's cb (absent:
+-- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
+-- (the seq hash's pend). read_clock sets both.
+local BUDGET, PENDING = 0, false
+local STEP_BUDGET = 128 -- lua.DefaultStepBudget
+
+local GRACE = 60000 -- ms an ended record is kept past retention while awaited
+local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+-- the push counter stops at PUSH_MAX, so that a ready score stays an exact
+-- integer (below 2^53 with priority 1000); a claim that empties a queue
+-- whose counter passed PUSH_RESET sets it back to 0 (spec/keys.md q:<q>:r)
+local PUSH_MAX = 9007199254740991 - 2001 * PRIO_UNIT
+local PUSH_RESET = 4294967296 -- 2^32
+local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
+
+local function begin(keys, argv)
+  P = keys[1]
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  TEST_NOW = argv[1]
+  RETENTION = tonumber(argv[2])
+  MAX_BACKOFF = tonumber(argv[3])
+  NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+  IGNORE_EXPIRY = false
+  SEQ, SEQ_DIRTY = {}, {}
+  CALL = {}
+  BUDGET, PENDING = 0, false
+end
+
+-- bag returns the call's collection name, made empty on first use.
+local function bag(name)
+  local b = CALL[name]
+  if not b then
+    b = {}
+    CALL[name] = b
+  end
+  return b
+end
+
+local function fmt(n) return string.format('%d', n) end
+
+-- seq_get returns a field of the seq hash (nil when absent), read once.
+local function seq_get(f)
+  local v = SEQ[f]
+  if v == nil then
+    v = redis.call('HGET', K_SEQ, f)
+    SEQ[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- seq_set changes a field of the seq hash in this call's copy; seq_flush
+-- writes the copy back. v is a string or an integer.
+local function seq_set(f, v)
+  if not SEQ_DIRTY[f] then
+    SEQ_DIRTY[f] = true
+    SEQ_DIRTY[#SEQ_DIRTY + 1] = f
+  end
+  SEQ[f] = v
+end
+
+-- read_clock sets NOW: the source's time (the test clock, else the
+-- server's TIME) plus the clock offset, never before the now the seq hash
+-- holds (engine.Model's clock, spec/states.md Time). A source behind that
+-- now (its clock stepped back, or a failover to a server whose clock is
+-- behind) raises the offset, so time goes on from there at the source's
+-- pace instead of standing still; a source that caught up with it drops
+-- the offset. It reads the seq hash's gc, lease counter, pending flag and
+-- step budget with it.
+local function read_clock()
+  local ms
+  if TEST_NOW ~= '' then
+    ms = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
+  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  PENDING = v[5] == '1'
+  BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
+  CLOCK_LAST = tonumber(v[1]) or 0
+  local off = tonumber(v[4]) or 0
+  local now = ms + off
+  if off > 0 and ms >= CLOCK_LAST then
+    now, off = ms, 0
+  elseif now < CLOCK_LAST then
+    now, off = CLOCK_LAST, CLOCK_LAST - ms
+  end
+  if off ~= (tonumber(v[4]) or 0) then seq_set('off', off) end
+  NOW = now
+  NOW_S = fmt(now)
+end
+
+-- seq_next increments the seq hash's lease counter (the tokens of every
+-- queue's leases) and returns its new value.
+local function seq_next(f)
+  local v = (tonumber(seq_get(f)) or 0) + 1
+  seq_set(f, v)
+  return v
+end
+
+-- seq_flush writes the changed fields of the seq hash, with now when it
+-- moved, in one HSET.
+local function seq_flush()
+  if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
+  if #SEQ_DIRTY == 0 then return end
+  local args = {}
+  for _, f in ipairs(SEQ_DIRTY) do
+    local v = SEQ[f]
+    if type(v) == 'number' then v = fmt(v) end
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+  redis.call('HSET', K_SEQ, unpack(args))
+  SEQ_DIRTY = {}
+end
+
+-- allow_full lets the rest of a script write on a server above its
+-- maxmemory: Redis refuses a script only when its first write is a command
+-- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
+-- a write that changes nothing. Called first by the transitions that end
+-- or keep running work. As a function, the library's allow-oom flag does
+-- this, and the call is skipped.
+local function allow_full()
+  if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
+end
+
+-- ---- include/fields.lua
+-- fields.lua: the names of the stored fields (spec/keys.md), one constant
+-- each. A job's field is its prefix (a plain job: none; task i of a
+-- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
+-- names; a workflow's own fields are the W_ names.
+
+-- lease expiries that cost no attempt (absent: none); the attempts counted
+-- against max attempts are F_ATTEMPT minus these
+-- the token of the job's last finish, then a space and the Settled it
+-- returned (none for a plain job that ended: its state is the answer)
+-- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
+-- joined by ";" (what a promotion needs, computed at submit)
+
+
+-- ---- include/text.lua
+-- text.lua: string helpers that keep within what Redis 7 and miniredis both
+-- run (shared/lua-compat.md: table.concat and unpack in chunks of 1,000).
+
+-- join concatenates list with sep, 1,000 items a table.concat.
+local function join(list, sep)
+  if #list <= 1000 then return table.concat(list, sep) end
+  local parts = {}
+  for i = 1, #list, 1000 do
+    parts[#parts + 1] = table.concat(list, sep, i, math.min(i + 999, #list))
+  end
+  return join(parts, sep)
+end
+
+-- ilist parses "1,5,7" into {1, 5, 7}; nil or "" is {}.
+local function ilist(s)
+  local out = {}
+  if not s or s == '' then return out end
+  for x in string.gmatch(s, '[^,]+') do out[#out + 1] = tonumber(x) end
+  return out
+end
+
+-- pad15 formats a creation time as the 15 digits of listing members.
+local function pad15(c) return string.format('%015d', c) end
+
+-- append adds list's items to out.
+local function append(out, list)
+  local n = #out
+  for i = 1, #list do out[n + i] = list[i] end
+end
+
+-- bytes_less orders strings byte by byte, as Go does: Lua's < follows the
+-- server's locale (strcoll), which Redis takes from its environment.
+local function bytes_less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- ---- include/workflow.lua
+-- workflow.lua: loading a workflow, its fields, its task-state string, and
+-- moving it between states.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--
+-- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- once per call by load_wf:
+--   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
+--   skey  w:<id>:s  string: one state byte per task, in plan order
+--   ikey  w:<id>:i  hash: task name -> index
+--   pkey  w:<id>:p  hash: payloads
+--   m[f]  the workflow fields read so far (false: absent)
+--   so[i] task i's state byte as this call changed it; states_flush writes
+--         these at the end of the call, one SETRANGE per run of adjacent
+--         bytes (or one SET of the whole string)
+--   sc[i] task i's byte as read; S the whole string, once read
+
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+
+-- expired_at: whether a record whose expiry field holds x is gone for
+-- this call (its retention passed).
+local function expired_at(x)
+  if IGNORE_EXPIRY or not x or x == '' or x == '0' then return false end
+  return tonumber(x) <= NOW
+end
+
+-- wf_found makes the workflow table of id from its fields st, x, c and cr
+-- (read by the caller, with other fields of key), or records that it is
+-- gone; returns it or nil.
+local function wf_found(id, key, st, x, c, cr)
+  local wfs = bag('wfs')
+  if not st or expired_at(x) then
+    wfs[id] = false
+    return nil
+  end
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
+  wfs[id] = w
+  return w
+end
+
+-- plain_expired: whether a plain job that ended at en is gone for this
+-- call (its expiry is its end plus the retention).
+local function plain_expired(en)
+  if IGNORE_EXPIRY or not en then return false end
+  return tonumber(en) + RETENTION <= NOW
+end
+
+-- load_wf returns the live workflow id, or nil.
+local function load_wf(id)
+  local w = bag('wfs')[id]
+  if w ~= nil then return w or nil end
+  local key = P .. 'w:' .. id
+  local v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr')
+  return wf_found(id, key, v[1], v[2], v[3], v[4])
+end
+
+-- wget returns field f of workflow w (nil when absent), read once.
+local function wget(w, f)
+  local v = w.m[f]
+  if v == nil then
+    v = redis.call('HGET', w.key, f)
+    w.m[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- wset writes field f of workflow w at once.
+local function wset(w, f, v)
+  w.m[f] = v
+  redis.call('HSET', w.key, f, v)
+end
+
+-- wflag reports whether a "1" flag of workflow w is set.
+local function wflag(w, f) return wget(w, f) == '1' end
+
+-- task_byte returns task i's state byte.
+local function task_byte(w, i)
+  local c = w.so[i]
+  if c then return c end
+  if w.S then return string.sub(w.S, i, i) end
+  c = w.sc[i]
+  if not c then
+    c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
+    w.sc[i] = c
+  end
+  return c
+end
+
+local function task_state(w, i) return TASK_STATE[task_byte(w, i)] end
+
+-- states_read reads workflow w's whole state string, for calls that go
+-- through every task.
+local function states_read(w)
+  if not w.S then w.S = redis.call('GET', w.skey) or '' end
+  return w.S
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  if not w.sdirty then
+    w.sdirty = true
+    local d = bag('sdirty')
+    d[#d + 1] = w
+  end
+  w.so[i] = TASK_BYTE[st]
+end
+
+-- states_flush writes the state bytes this call changed: the whole string
+-- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
+-- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
+-- i and i+1: one command).
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or {}) do
+    local pos = {}
+    for i in pairs(w.so) do pos[#pos + 1] = i end
+    table.sort(pos)
+    local runs = {}
+    local x = 1
+    while x <= #pos do
+      local y = x
+      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+      runs[#runs + 1] = {x, y}
+      x = y + 1
+    end
+    if w.sfull or #runs > 32 then
+      local S = states_read(w)
+      local parts, prev = {}, 1
+      for _, i in ipairs(pos) do
+        parts[#parts + 1] = string.sub(S, prev, i - 1)
+        parts[#parts + 1] = w.so[i]
+        prev = i + 1
+      end
+      parts[#parts + 1] = string.sub(S, prev)
+      redis.call('SET', w.skey, join(parts, ''))
+    else
+      for _, r in ipairs(runs) do
+        local bytes = {}
+        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
+      end
+    end
+  end
+end
+
+-- wf_member is workflow w's member in the listing indexes.
+local function wf_member(w) return pad15(tonumber(wget(w, 'c')) or 0) .. ':' .. w.id end
+
+-- set_wf_state moves workflow w to state st and its index entry with it.
+local function set_wf_state(w, st)
+  local m = wf_member(w)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, 'st'), m)
+  redis.call('ZADD', P .. 'wf:' .. st, '0', m)
+  wset(w, 'st', st)
+end
+
+local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
+
+-- end_wf ends workflow w in state st: its end and removal times, and its
+-- removal registered by finalize.
+local function end_wf(w, st, fx)
+  set_wf_state(w, st)
+  w.m['en'] = NOW_S
+  w.m['x'] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
+  fx.wf_ended = true
+  local e = bag('ended_w')
+  e[#e + 1] = w
+end
+
+-- ---- include/job.lua
+-- job.lua: finding a job by ID, reading and writing its fields, and its
+-- static attributes (queue, priority, retry policy).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--
+-- A job is a table {id, kind, key, pre, wf, i, is}:
+--   kind 'j': a plain job; key j:<id>, its fields unprefixed
+--   kind 't': task i of workflow wf; key w:<wf>, fields "t<i>.<f>"
+--   kind 'u': the undo of task i; key w:<wf>, fields "u<i>.<f>"
+-- is is i as a string (the index hash's value). A task's state is in the
+-- workflow's state string (task_state); plain and undo jobs have F_STATE.
+
+-- new_job makes a job table. A call may set more fields on it: st (plain
+-- and undo jobs), spec, q, pr, ma, bo (job_attr), att and cr (read by a
+-- finish), last and last_tok (its Settled in this call), x (a plain job's
+-- removal time), unlink. (Every field set costs a table write: Redis's Lua
+-- spends more on those than on most commands.)
+local function new_job(kind, id, key, pre, w, i, is, st, spec)
+  return {kind = kind, id = id, key = key, pre = pre, wf = w, i = i, is = is, st = st, spec = spec}
+end
+
+-- task_job returns task i (is: the same as a string) of workflow w, once
+-- per call.
+local function task_job(w, i, is)
+  local j = w.tj and w.tj[i]
+  if j then return j end
+  is = is or fmt(i)
+  j = new_job('t', false, w.key, 't' .. is .. '.', w, i, is, false, false)
+  if not w.tj then w.tj = {} end
+  w.tj[i] = j
+  return j
+end
+
+-- task_spec returns task i's spec string
+-- "name|queue|priority|maxAttempts|backoffMs|timeoutMs|flags|undoQueue".
+local function task_spec(w, i, is)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  local s = specs[i]
+  if not s then
+    s = redis.call('HGET', w.key, 't' .. (is or fmt(i)))
+    specs[i] = s
+  end
+  return s
+end
+
+-- remember_spec keeps task i's spec, read with other fields.
+local function remember_spec(w, i, spec)
+  local specs = w.specs
+  if not specs then
+    specs = {}
+    w.specs = specs
+  end
+  specs[i] = spec
+end
+
+-- job_id returns a job's ID; a task loaded by index learns its name from
+-- its spec.
+local function job_id(j)
+  if not j.id then
+    j.id = j.wf.id .. '/' .. string.match(task_spec(j.wf, j.i, j.is), '^[^|]*')
+    if j.kind == 'u' then j.id = j.id .. '/undo' end
+    bag('jobs')[j.id] = j
+  end
+  return j.id
+end
+
+-- undo_job returns the undo of task i of workflow w.
+local function undo_job(w, i)
+  local j = w.uj and w.uj[i]
+  if j then return j end
+  local is = fmt(i)
+  j = new_job('u', false, w.key, 'u' .. is .. '.', w, i, is, false, false)
+  if not w.uj then w.uj = {} end
+  w.uj[i] = j
+  return j
+end
+
+-- load_job finds a live job by ID (validated in Go: a plain ID,
+-- "<wf>/<task>" or "<wf>/<task>/undo"), or nil.
+local function load_job(id)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j ~= nil then return j or nil end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    local v = redis.call('HMGET', key, 's', 'en')
+    if not v[1] or plain_expired(v[2]) then
+      jobs[id] = false
+      return nil
+    end
+    j = new_job('j', id, key, '', false, false, false, v[1], false)
+    jobs[id] = j
+    return j
+  end
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then
+    name, undo = string.sub(name, 1, s2 - 1), true
+  end
+  local w = load_wf(string.sub(id, 1, s1 - 1))
+  local is = w and redis.call('HGET', w.ikey, name)
+  if not is then
+    jobs[id] = false
+    return nil
+  end
+  local i = tonumber(is)
+  if not undo then
+    j = task_job(w, i, is)
+  else
+    j = undo_job(w, i)
+    j.st = redis.call('HGET', w.key, j.pre .. 's')
+    if not j.st then
+      jobs[id] = false
+      return nil
+    end
+  end
+  j.id = id
+  jobs[id] = j
+  return j
+end
+
+-- leased_job finds job id for a call that names one of its leases by its
+-- token tok (finish, heartbeat), reading in the HMGET that finds it what
+-- such calls need; returns j and its token, last settled, attempt, cancel
+-- flag and lease deadline, or nil when the job is unknown. A task's or
+-- undo's token ends with its index (".<i>"), so the job is found without
+-- the name index; its spec's name must be the ID's.
+local function leased_job(id, tok)
+  local jobs = bag('jobs')
+  local j = jobs[id]
+  if j == false then return nil end
+  local v
+  if j then
+    local p = j.pre
+    v = redis.call('HMGET', j.key, p .. 'tk', p .. 'ls', p .. 'a', p .. 'cr', p .. 'dl')
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then
+    local key = P .. 'j:' .. id
+    v = redis.call('HMGET', key, 'tk', 'ls', 'a', 'cr', 'dl', 'spec', 's', 'en')
+    if not v[7] or plain_expired(v[8]) then
+      jobs[id] = false
+      return nil
+    end
+    j = new_job('j', id, key, '', false, false, false, v[7], v[6])
+    jobs[id] = j
+    return j, v[1], v[2], v[3], v[4], v[5]
+  end
+  -- not a token of a task or undo: no lease of this job (nothing cached)
+  local is = string.match(tok, '%.(%d+)$')
+  if not is then return nil end
+  local wid = string.sub(id, 1, s1 - 1)
+  local name, undo = string.sub(id, s1 + 1), false
+  local s2 = string.find(name, '/', 1, true)
+  if s2 then name, undo = string.sub(name, 1, s2 - 1), true end
+  local pre = (undo and 'u' or 't') .. is .. '.'
+  local t = 't' .. is
+  local w = bag('wfs')[wid]
+  local o -- where the job's fields start in v
+  if w == nil then
+    local key = P .. 'w:' .. wid
+    v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr', pre .. 'tk', pre .. 'ls',
+      pre .. 'a', pre .. 'cr', pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
+    w = wf_found(wid, key, v[1], v[2], v[3], v[4])
+    o = 4
+  elseif w then
+    v = redis.call('HMGET', w.key, pre .. 'tk', pre .. 'ls', pre .. 'a', pre .. 'cr',
+      pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
+    o = 0
+  end
+  if not w then return nil end
+  local spec = v[o + 6]
+  if not spec or string.match(spec, '^[^|]*') ~= name or (undo and not v[o + 8]) then return nil end
+  local i = tonumber(is)
+  if undo then
+    j = undo_job(w, i)
+    j.st = v[o + 8]
+  else
+    j = task_job(w, i, is)
+    j.dn = v[o + 7]
+  end
+  j.id, j.spec = id, spec
+  remember_spec(w, i, spec)
+  jobs[id] = j
+  return j, v[o + 1], v[o + 2], v[o + 3], v[o + 4], v[o + 5]
+end
+
+-- job_state returns a job's state.
+local function job_state(j)
+  if j.kind == 't' then return task_state(j.wf, j.i) end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. 's') end
+  return j.st
+end
+
+-- set_job_state changes a job's state: a task's in its workflow's overlay,
+-- a plain or undo job's at once, or, when later is true, among the fields
+-- the caller writes.
+local function set_job_state(j, st, later)
+  if j.kind == 't' then
+    set_task_state(j.wf, j.i, st)
+    return
+  end
+  j.st = st
+  if not later then redis.call('HSET', j.key, j.pre .. 's', st) end
+end
+
+-- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
+-- when absent) in one HMGET, or one value in one HGET.
+local function jget(j, f, ...)
+  local n = select('#', ...)
+  if n == 0 then return redis.call('HGET', j.key, j.pre .. f) end
+  local args = {j.pre .. f, ...}
+  for x = 2, n + 1 do args[x] = j.pre .. args[x] end
+  return unpack(redis.call('HMGET', j.key, unpack(args)))
+end
+
+-- jset writes job fields: jset(j, f1, v1, f2, v2, ...) in one HSET.
+local function jset(j, ...)
+  local args = {...}
+  for x = 1, #args, 2 do args[x] = j.pre .. args[x] end
+  redis.call('HSET', j.key, unpack(args))
+end
+
+-- jdel removes job fields in one HDEL.
+local function jdel(j, ...)
+  local args = {...}
+  for x = 1, #args do args[x] = j.pre .. args[x] end
+  redis.call('HDEL', j.key, unpack(args))
+end
+
+-- job_spec returns a job's spec string: a plain job's F_SPEC, a task's or
+-- undo's task spec.
+local function job_spec(j)
+  if not j.spec then
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, 'spec') else j.spec = task_spec(j.wf, j.i, j.is) end
+  end
+  return j.spec
+end
+
+-- job_attr sets a job's queue, priority, max attempts and backoff (ms) as
+-- j.q, j.pr, j.ma, j.bo, parsed from its spec once, and returns them.
+local function job_attr(j)
+  if j.ma then return j.q, j.pr, j.ma, j.bo end
+  local q, pr, ma, bo
+  if j.kind == 'j' then
+    q, pr, ma, bo = string.match(job_spec(j), '^([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+  else
+    local s = job_spec(j)
+    q, pr, ma, bo = string.match(s, '^[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)')
+    if j.kind == 'u' then q = string.match(s, '([^|]*)$') end
+  end
+  j.q, j.pr, j.ma, j.bo = q, tonumber(pr), tonumber(ma), tonumber(bo)
+  return j.q, j.pr, j.ma, j.bo
+end
+
+-- job_max_expiries returns a job's max expiries, parsed from its spec: a
+-- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
+local function job_max_expiries(j)
+  local x
+  if j.kind == 'j' then
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+  else
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    x = flags and string.match(flags, 'X(%d+)')
+  end
+  return tonumber(x) or 1
+end
+
+local function job_queue(j)
+  local q = j.q
+  if not q then
+    local s = job_spec(j)
+    if j.kind == 'j' then
+      q = string.match(s, '^[^|]*')
+    elseif j.kind == 't' then
+      q = string.match(s, '^[^|]*|([^|]*)')
+    else
+      q = string.match(s, '([^|]*)$')
+    end
+    j.q = q
+  end
+  return q
+end
+
+-- ended_state: whether a job state is terminal.
+local function ended_state(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end
+
+-- mark_ended registers a job that ended in this call, for finalize
+-- (publish to waiters, removal time of a plain job).
+local function mark_ended(j)
+  local set = bag('ended_set')
+  if set[j] then return end
+  set[j] = true
+  local e = bag('ended_j')
+  e[#e + 1] = j
+end
+
+-- ---- include/queue.lua
+-- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
+-- wake-up tokens and lease-set writes that finalize and claim write late.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
+-- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
+-- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
+-- hash: w (present once the queue is known; until when a blocked claim may
+-- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
+-- list may hold tokens) and push (its push counter). spec/keys.md says more.
+
+local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+
+-- qstate returns queue q's state, read with one HMGET once per call (a
+-- field absent is false); qs_set changes a field (false: delete it) for
+-- qs_flush, which finalize calls.
+local function qstate(q)
+  local all = bag('qs')
+  local s = all[q]
+  if not s then
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    all[q] = s
+  end
+  return s
+end
+
+local function qs_set(q, f, v)
+  local s = qstate(q)
+  s[f] = v
+  local d = s.dirty
+  if not d then
+    d = {}
+    s.dirty = d
+    local order = bag('qsq')
+    order[#order + 1] = q
+  end
+  d[f] = true
+end
+
+-- next_push returns queue q's next push counter, which orders a priority's
+-- ready jobs FIFO; at PUSH_MAX it stays there (priority order holds, FIFO
+-- among equals is lost: 2,100 years at 100k pushes/s without the queue
+-- ever running empty).
+local function next_push(q)
+  local v = tonumber(qstate(q).push) or 0
+  if v < PUSH_MAX then v = v + 1 end
+  qs_set(q, 'push', v)
+  return v
+end
+
+-- reset_push sets queue q's push counter back to 0 when q's ready set is
+-- empty and the counter passed PUSH_RESET (written only then, so a queue
+-- that runs empty at every claim costs no write for it).
+local function reset_push(q)
+  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
+end
+
+local function qs_flush()
+  for _, q in ipairs(CALL.qsq or {}) do
+    local s = CALL.qs[q]
+    local set, del = {}, nil
+    for f in pairs(s.dirty) do
+      local v = s[f]
+      if v == false then
+        del = del or {}
+        del[#del + 1] = f
+      else
+        if type(v) == 'number' then v = fmt(v) end
+        set[#set + 1] = f
+        set[#set + 1] = v
+      end
+    end
+    if #set > 0 then redis.call('HSET', qkey(q, 's'), unpack(set)) end
+    if del then redis.call('HDEL', qkey(q, 's'), unpack(del)) end
+  end
+end
+
+-- register_queue makes q known: in the queues hash and in its state.
+local function register_queue(q)
+  if qstate(q).w then return end
+  redis.call('HSETNX', K_QUEUES, q, '0')
+  qs_set(q, 'w', '0')
+  bag('wake_new')[q] = true
+end
+
+-- note_due lowers queue q's due hint (its state's n) to t when the hint
+-- is known and later. The hint is a time before which no lease of q ends
+-- and no delayed job of q falls due ("none": both sets were empty; absent:
+-- unknown); a sweep that finds it ahead of now reads nothing.
+local function note_due(q, t)
+  local h = qstate(q).n
+  if h and (h == 'none' or t < tonumber(h)) then qs_set(q, 'n', t) end
+end
+
+-- wake asks finalize for n wake-up tokens on q; wake_clear for clearing
+-- q's wake-up list instead (a claim left it empty, or it is paused).
+local function wake(q, n)
+  local w = bag('wake')
+  if not w[q] then
+    w[q] = 0
+    local order = bag('wakeq')
+    order[#order + 1] = q
+  end
+  w[q] = w[q] + n
+end
+
+local function wake_clear(q)
+  bag('wake_del')[q] = true
+  local w = CALL.wake
+  if w and w[q] then w[q] = 0 end
+end
+
+-- push puts job j into its queue: delayed until ra when ra is after now,
+-- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
+-- j's F_RUN_AT, and writes its state itself when later is true
+-- (set_job_state).
+local function push(j, ra, fx, later)
+  set_job_state(j, 'queued', later)
+  local q, pr = j.q, j.pr
+  if not pr then q, pr = job_attr(j) end
+  register_queue(q)
+  local id = job_id(j)
+  if ra > NOW then
+    redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
+    note_due(q, ra)
+    -- a claim blocked on q wakes to wait only until this job is due
+    wake(q, 1)
+    return
+  end
+  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  wake(q, 1)
+  local p = fx.pushed
+  if not p then
+    p = {}
+    fx.pushed = p
+  end
+  p[#p + 1] = id
+  p[#p + 1] = q
+end
+
+-- unqueue takes a queued job out of its ready or delayed set.
+local function unqueue(j)
+  local q, id = job_queue(j), job_id(j)
+  if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- Lease-set writes of many jobs are gathered per queue and written in one
+-- ZREM and one ZADD: active_remove_later and active_add_later gather,
+-- active_flush(q) writes q's (removals first), before any read of the set
+-- and at the end of the call.
+local function active_flush(q)
+  local rm = CALL.arm and CALL.arm[q]
+  if rm then
+    CALL.arm[q] = nil
+    for i = 1, #rm, 1000 do redis.call('ZREM', qkey(q, 'a'), unpack(rm, i, math.min(i + 999, #rm))) end
+  end
+  local add = CALL.aadd and CALL.aadd[q]
+  if add then
+    CALL.aadd[q] = nil
+    for i = 1, #add, 1000 do redis.call('ZADD', qkey(q, 'a'), unpack(add, i, math.min(i + 999, #add))) end
+  end
+end
+
+local function active_later(kind, q)
+  local per = bag(kind)
+  local list = per[q]
+  if not list then
+    list = {}
+    per[q] = list
+    local order = bag('aq')
+    if not order[q] then
+      order[q] = true
+      order[#order + 1] = q
+    end
+  end
+  return list
+end
+
+local function active_remove_later(q, id)
+  local list = active_later('arm', q)
+  list[#list + 1] = id
+end
+
+local function active_add_later(q, deadline_s, id)
+  local list = active_later('aadd', q)
+  list[#list + 1] = deadline_s
+  list[#list + 1] = id
+end
+
+-- active_flush_all writes every queue's gathered lease-set writes.
+local function active_flush_all()
+  for _, q in ipairs(CALL.aq or {}) do active_flush(q) end
+end
+
+-- ---- include/compensate.lua
+-- compensate.lua: a workflow's compensation: creating its undo jobs in the
+-- order the DAG allows, and what the end of each undo releases.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- dependents_of returns the dependents lists of every task of workflow w
+-- (index -> list), read 1,000 fields an HMGET.
+local function dependents_of(w, n)
+  local out = {}
+  for first = 1, n, 1000 do
+    local last = math.min(first + 999, n)
+    local f = {}
+    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. 'dn' end
+    local v = redis.call('HMGET', w.key, unpack(f))
+    for i = first, last do
+      local l = {}
+      for d in string.gmatch(v[i - first + 1] or '', '(%d+) [^;]*') do l[#l + 1] = tonumber(d) end
+      out[i] = l
+    end
+  end
+  return out
+end
+
+-- start_compensation moves workflow w to compensating: every completed
+-- task that has an undo gets its undo job, pending; the undo of task X
+-- waits for the undos of its nearest compensated descendants (those reached
+-- from X through tasks without one); the undos that wait for none are
+-- pushed, in reverse plan order.
+local function start_compensation(w, reason, fx)
+  set_wf_state(w, 'compensating')
+  wset(w, 'rs', reason)
+  local n = tonumber(wget(w, 'n'))
+  local und = wget(w, 'und')
+  states_read(w)
+  local has, urem = {}, 0
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      local u = undo_job(w, pos)
+      u.st = 'pending'
+      jset(u, 's', 'pending', 'c', NOW_S)
+      has[pos] = true
+      urem = urem + 1
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  wset(w, 'urem', fmt(urem))
+  local dn = dependents_of(w, n)
+  -- below[v]: some descendant of v is compensated; the searches skip the
+  -- rest, so a large region without undos is not walked once per undo
+  local below = {}
+  for v = n, 1, -1 do
+    for _, d in ipairs(dn[v]) do
+      if has[d] or below[d] then
+        below[v] = true
+        break
+      end
+    end
+  end
+  -- ncd[v], for v with below[v]: the nearest compensated descendants of
+  -- v, each once, made from its dependents' lists in one pass from the last
+  -- task (engine.nearestCompensated); a task whose one dependent has no
+  -- undo shares that dependent's list, so a chain without undos costs one
+  -- step a task however many undos sit above it
+  local ncd, mark = {}, {}
+  for v = n, 1, -1 do
+    if below[v] then
+      local ds = dn[v]
+      if #ds == 1 and not has[ds[1]] then
+        ncd[v] = ncd[ds[1]]
+      else
+        local out = {}
+        for _, d in ipairs(ds) do
+          if has[d] then
+            if mark[d] ~= v then
+              mark[d] = v
+              out[#out + 1] = d
+            end
+          elseif below[d] then
+            for _, y in ipairs(ncd[d]) do
+              if mark[y] ~= v then
+                mark[y] = v
+                out[#out + 1] = y
+              end
+            end
+          end
+        end
+        ncd[v] = out
+      end
+    end
+  end
+  local blockers, parents = {}, {}
+  for x = n, 1, -1 do
+    if has[x] and below[x] then
+      local l = ncd[x]
+      blockers[x] = #l
+      for _, y in ipairs(l) do
+        local pl = parents[y]
+        if not pl then
+          pl = {}
+          parents[y] = pl
+        end
+        pl[#pl + 1] = x
+      end
+    end
+  end
+  for x = n, 1, -1 do
+    if blockers[x] then jset(undo_job(w, x), 'b', fmt(blockers[x])) end
+    if parents[x] then jset(undo_job(w, x), 'pa', join(parents[x], ',')) end
+  end
+  for x = n, 1, -1 do
+    if has[x] and not blockers[x] then push(undo_job(w, x), 0, fx) end
+  end
+end
+
+-- release_undo_parents counts task i's undo, ended and no longer waiting
+-- for its descendants, as done for its nearest compensated ancestors; an
+-- ancestor's undo that ended while it still waited (cancelled) passes the
+-- count on in turn, depth first.
+local function release_undo_parents(w, i, fx)
+  local stack = {{ilist(jget(undo_job(w, i), 'pa')), 1}}
+  while #stack > 0 do
+    local fr = stack[#stack]
+    local p = fr[1][fr[2]]
+    if not p then
+      stack[#stack] = nil
+    else
+      fr[2] = fr[2] + 1
+      local up = undo_job(w, p)
+      local b = redis.call('HINCRBY', w.key, up.pre .. 'b', '-1')
+      if b == 0 then
+        local st = job_state(up)
+        if st == 'pending' then
+          push(up, 0, fx)
+        elseif ended_state(st) then
+          stack[#stack + 1] = {ilist(jget(up, 'pa')), 1}
+        end
+      end
+    end
+  end
+end
+
+-- undo_ended runs the consequences of the end of task i's undo: its
+-- ancestors' undos released, and the workflow's end after the last one.
+local function undo_ended(w, i, fx)
+  local urem = redis.call('HINCRBY', w.key, 'urem', '-1')
+  w.m['urem'] = fmt(urem)
+  local u = undo_job(w, i)
+  if job_state(u) ~= 'completed' then wset(w, 'ufail', '1') end
+  if (tonumber(jget(u, 'b')) or 0) == 0 then release_undo_parents(w, i, fx) end
+  if urem == 0 then
+    if wflag(w, 'ufail') then
+      end_wf(w, 'compensation_failed', fx)
+    else
+      end_wf(w, 'compensated', fx)
+    end
+  end
+end
+
+-- ---- include/cascade.lua
+-- cascade.lua: what the end of a task does to its workflow: promotion of
+-- its dependents, cancellation of the dependents a failure or cancel
+-- reaches, FailFast, and the workflow's end once every task ended.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include compensate.lua
+
+-- cancel_task ends a waiting, queued or pending job as cancelled with
+-- reason, without its consequences (the caller runs those). A task's open
+-- count goes below zero, so that no later decrement promotes it.
+local function cancel_task(j, reason, fx)
+  if job_state(j) == 'queued' then
+    unqueue(j)
+    jdel(j, 'ra')
+  end
+  set_job_state(j, 'cancelled')
+  if j.kind == 't' then
+    jset(j, 'e', reason, 'en', NOW_S, 'o', '-1')
+  else
+    jset(j, 'e', reason, 'en', NOW_S)
+  end
+  local c = fx.cancelled
+  if not c then
+    c = {}
+    fx.cancelled = c
+  end
+  c[#c + 1] = job_id(j)
+  mark_ended(j)
+end
+
+-- promoted returns dependent d of w (ds: the same as a string) as its
+-- entry in a dependents list names it: with its ID, queue and priority,
+-- so that its push reads nothing.
+local function promoted(w, d, ds, name, q, pr)
+  local j = task_job(w, d, ds)
+  if not j.id then
+    j.id = w.id .. '/' .. name
+    bag('jobs')[j.id] = j
+  end
+  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  return j
+end
+
+-- task_flags returns the flags of task i's spec: A Always, B a failure is
+-- absorbed, U has an undo, E After given empty.
+local function task_flags(w, i)
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+end
+
+local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
+
+local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
+
+-- tasks_all_ended decides a workflow's end once every task ended.
+local function tasks_all_ended(w, fx)
+  local und = wget(w, 'und')
+  local compensable = false
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      compensable = true
+      break
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  local cr, fbc = wflag(w, 'cr'), wflag(w, 'fbc')
+  if cr and (wflag(w, 'cu') or fbc) and compensable then
+    start_compensation(w, fbc and 'failure' or 'cancel', fx)
+  elseif cr then
+    end_wf(w, 'cancelled', fx)
+  elseif wflag(w, 'ua') and compensable then
+    start_compensation(w, 'failure', fx)
+  elseif wflag(w, 'ua') then
+    end_wf(w, 'failed', fx)
+  else
+    end_wf(w, 'completed', fx)
+  end
+end
+
+-- fail_fast goes on with a fired FailFast of w from task from: every task
+-- that has not started, except Always ones, in plan order, is cancelled
+-- ("fail_fast") and added to the work list, one unit of BUDGET each.
+-- Returns where it stopped when the budget ran out (nil once done) and how
+-- many it cancelled. The tasks are found in the state string as read (a C
+-- search) and among the bytes this call changed (a retried task went back
+-- to queued).
+local function fail_fast(w, from, work, fx)
+  local S = states_read(w)
+  local alw = wget(w, 'alw')
+  local extra, e = {}, 1
+  for i, b in pairs(w.so) do
+    if i >= from and (b == 'w' or b == 'q') then
+      local sb = string.sub(S, i, i)
+      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
+    end
+  end
+  table.sort(extra)
+  local n, x = 0, from
+  while true do
+    local s = string.find(S, '[wq]', x)
+    if extra[e] and (not s or extra[e] < s) then
+      s = extra[e]
+      e = e + 1
+    end
+    if not s then return nil, n end
+    local b = task_byte(w, s)
+    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+      if BUDGET <= 0 then return s, n end
+      BUDGET = BUDGET - 1
+      cancel_task(task_job(w, s), 'fail_fast', fx)
+      work[#work + 1] = s
+      n = n + 1
+    end
+    x = s + 1
+  end
+end
+
+-- The work list of a cascade that ran out of the call's budget (BUDGET,
+-- call.lua) is kept in the hash P work until later calls finish it
+-- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- started it (its stored Settled gets what the rest of the cascade
+-- pushes and ends), h "<k>:<pos>" the task being processed and where its
+-- dependents list goes on, l the tasks after it, "k,k,...", first in first
+-- out, and f, while a FailFast that fired is still cancelling, the task it
+-- goes on from (before anything else). The seq hash's pend is "1" while it
+-- exists: at most one cascade is left at a time, since every call that
+-- could start another finishes this one first or is refused
+-- (spec/scripts.md, Cascades in bounded steps).
+
+-- save_work keeps what is left of w's cascade: task k from byte pos of its
+-- dependents list, then the unread tail of the kept list (from byte tp),
+-- then the entries of work from head.
+local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
+  local rest = {}
+  if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
+  for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
+  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- cascade runs the work list of workflow w: tasks that ended, first in
+-- first out, as engine.Model does. A completed task decrements each
+-- dependent's open count and pushes those it brings to zero; a failed or
+-- cancelled one does that for Always dependents and cancels the others,
+-- which end in turn. The list is task k (from byte pos of its dependents
+-- list; nil: from its start, its own step not done yet), then the kept
+-- tail (a string "k,k,...", or nil), then work, where the tasks this run
+-- ends are added. ended counts tasks that ended and are not yet taken off
+-- the workflow's remaining count. Each dependent visited takes one unit of
+-- BUDGET; when none is left with work still to do, the rest is kept
+-- (save_work) and the workflow's end waits for it. ff: a FailFast that
+-- fired goes on cancelling from that task first.
+local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
+  local tp, head = 1, 1
+  while k do
+    local kb = task_byte(w, k)
+    if not pos then
+      if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+        if not wflag(w, 'ua') then wset(w, 'ua', '1') end
+        if not wflag(w, 'cr') then
+          if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
+          if wflag(w, 'ff') and not wflag(w, 'fff') then
+            wset(w, 'fff', '1')
+            ff = 1
+          end
+        end
+      end
+      pos = 1
+    end
+    if ff then
+      local n
+      ff, n = fail_fast(w, ff, work, fx)
+      ended = ended + n
+      if ff then
+        save_work(w, k, pos, tail, tp, work, head, origin, ff)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
+      end
+    end
+    local kj = task_job(w, k)
+    local dn = kj.dn -- read with the task by a finish
+    if dn == nil then dn = jget(kj, 'dn') end
+    while dn do
+      local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      if not s then break end
+      if BUDGET <= 0 then
+        save_work(w, k, s, tail, tp, work, head, origin)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
+      end
+      BUDGET = BUDGET - 1
+      pos = e + 1
+      local d = tonumber(ds)
+      if kb == 'c' then
+        -- a decrement of a dependent that no longer waits changes nothing:
+        -- cancel_task leaves the open count below zero, and after a
+        -- cancel of the workflow the state byte says
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
+          (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
+          push(promoted(w, d, ds, name, q, pr), 0, fx)
+        end
+      elseif task_byte(w, d) == 'w' then
+        if always(w, d) then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+        else
+          cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+          work[#work + 1] = d
+          ended = ended + 1
+        end
+      end
+    end
+    -- the next entry: from the kept tail first, then from work
+    k, pos = nil, nil
+    if tail and tp <= #tail then
+      local s, e, v = string.find(tail, '(%d+)', tp)
+      if s then
+        k, tp = tonumber(v), e + 2
+      else
+        tp = #tail + 1
+      end
+    end
+    if not k and head <= #work then
+      k = work[head]
+      head = head + 1
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+  w.m['rem'] = fmt(rem)
+  if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- task_ended runs the consequences of task i's end (cascade); origin is
+-- the task's field prefix when a finish ended it (its Settled is kept).
+local function task_ended(w, i, fx, origin)
+  cascade(w, i, nil, nil, {}, 1, origin, fx)
+end
+
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = redis.call('EXISTS', key) == 1
+    c[key] = v
+  end
+  return v
+end
+
+-- ---- include/settle.lua
+-- settle.lua: applying a finished attempt's outcome to a running job, and
+-- what a job's end does next.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include compensate.lua
+--!include waiters.lua
+
+-- after_end runs the consequences of a job that just ended: a plain job's
+-- removal time (j.x, for finalize: its end plus the retention), a task's
+-- cascade, an undo's release. kept: the job's Settled is kept for a
+-- repeated finish (a cascade left for later calls completes it there).
+local function after_end(j, fx, kept)
+  mark_ended(j)
+  if j.kind == 'j' then
+    j.x = NOW + RETENTION
+  elseif j.kind == 'u' then
+    undo_ended(j.wf, j.i, fx)
+  else
+    task_ended(j.wf, j.i, fx, kept and j.pre)
+  end
+end
+
+-- backoff_delay: the delay before retry n (n attempts made): backoff
+-- doubled n - 1 times, at most MAX_BACKOFF.
+local function backoff_delay(bo, n)
+  local d = bo
+  local i = 1
+  while i < n and d < MAX_BACKOFF do
+    d = d * 2
+    i = i + 1
+  end
+  return math.min(d, MAX_BACKOFF)
+end
+
+-- requeue_expired queues running job j (its lease ran out, its expiry
+-- budget not spent: xp, its expiries so far, is below its max expiries)
+-- again at once: reason lease_expired, its expiries one more, the attempt
+-- not counted. Returns its Settled.
+local function requeue_expired(j, xp)
+  active_remove_later(job_queue(j), j.id)
+  local p = j.pre
+  local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
+  if j.kind ~= 't' then
+    hs[7] = p .. 's'
+    hs[8] = 'queued'
+  end
+  local fx = {}
+  push(j, 0, fx, true)
+  redis.call('HSET', j.key, unpack(hs))
+  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
+  return s
+end
+
+-- encode_settled / decode_settled: the Settled kept with a job for a
+-- repeated finish, "state runAt wfState ended id queue id queue ...". A
+-- plain job that ended keeps "" (its end state is the answer).
+local function encode_settled(s)
+  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
+  if s.pushed then append(t, s.pushed) end
+  return join(t, ' ')
+end
+
+local function decode_settled(id, str)
+  local t = {}
+  for v in string.gmatch(str, '[^ ]+') do t[#t + 1] = v end
+  local s = {id = id, state = t[1], run_at = tonumber(t[2]), wf_state = t[3], wf_ended = t[4] == '1', pushed = {}}
+  if s.wf_state == '-' then s.wf_state = '' end
+  for i = 5, #t do s.pushed[#s.pushed + 1] = t[i] end
+  return s
+end
+
+-- settle applies an outcome (kind completed, failed, cancelled or released)
+-- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
+-- caller read (retry_after: ms, as a string), writes the job's fields and returns its Settled {id, state,
+-- run_at, pushed, wf_state, wf_ended}. tok is the finish's token, kept
+-- with the Settled for a repeat (nil: the lease expired). The job's token
+-- is cleared, so that only a running job holds one; its lease deadline
+-- stays: it means something only while the job runs. A plain job
+-- that ended with retention 0 while nobody awaits it is removed by
+-- finalize instead, with nothing written.
+local function settle(j, kind, result, err, nonretry, retry_after, tok)
+  active_remove_later(job_queue(j), j.id)
+  if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
+    -- the common case, written straight: a plain job's first attempt
+    -- completes (no error to clear, nothing pushed)
+    j.st = 'completed'
+    mark_ended(j)
+    j.x = NOW + RETENTION
+    local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+    elseif result then
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok, 'r', result)
+    else
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok)
+    end
+    return s
+  end
+  local fx = {}
+  local p = j.pre
+  local st, ra = 'completed', 0
+  -- hs: the job's fields to write (field, value, ...)
+  local hs
+  if kind == 'completed' then
+    hs = {p .. 'en', NOW_S}
+    if result then
+      hs[3] = p .. 'r'
+      hs[4] = result
+    end
+    -- only a failed attempt leaves an error, and a later attempt is then 2
+    if j.att > 1 then
+      hs[#hs + 1] = p .. 'e'
+      hs[#hs + 1] = ''
+    end
+  elseif kind == 'cancelled' then
+    st = 'cancelled'
+    hs = {p .. 'en', NOW_S, p .. 'e', err}
+  elseif kind == 'released' then
+    hs = {p .. 'a', fmt(j.att - 1)}
+    if j.cr then
+      st = 'cancelled'
+      hs[3], hs[4], hs[5], hs[6] = p .. 'e', 'cancelled', p .. 'en', NOW_S
+    else
+      st = 'queued'
+    end
+  else
+    hs = {p .. 'e', err}
+    -- the attempts that count: those started, less the lease expiries
+    -- that cost none (read only here, on the failure path)
+    local counted = j.att
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, 'xp')) or 0) end
+    if j.cr then
+      st = 'cancelled'
+    elseif not nonretry and counted < select(3, job_attr(j)) then
+      st = 'queued'
+      local delay = tonumber(retry_after)
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
+      ra = NOW + delay
+      hs[3], hs[4] = p .. 'ra', fmt(ra)
+    else
+      st = 'failed'
+    end
+    if st ~= 'queued' then
+      hs[#hs + 1] = p .. 'en'
+      hs[#hs + 1] = NOW_S
+    end
+  end
+  if j.kind ~= 't' then
+    hs[#hs + 1] = p .. 's'
+    hs[#hs + 1] = st
+  end
+  if st == 'queued' then
+    push(j, ra, fx, true)
+  else
+    set_job_state(j, st, true)
+    if st == 'completed' and j.kind == 't' then
+      -- what a claim in this call hands the task's dependents
+      local d = j.wf.done
+      if not d then
+        d = {}
+        j.wf.done = d
+      end
+      d[j.i] = result or false
+    end
+    after_end(j, fx, tok ~= nil)
+  end
+  local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
+  if j.kind == 'j' and st ~= 'queued' then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+      return s
+    end
+  end
+  hs[#hs + 1] = p .. 'tk'
+  hs[#hs + 1] = ''
+  if tok then
+    hs[#hs + 1] = p .. 'ls'
+    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
+  end
+  redis.call('HSET', j.key, unpack(hs))
+  return s
+end
+
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include cascade.lua
+--!include settle.lua
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and k and not wf_ended_state(wget(w, 'st')) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    local f = origin .. 'ls'
+    local ls = redis.call('HGET', w.key, f)
+    local sp = ls and string.find(ls, ' ', 1, true)
+    if sp then
+      local s = decode_settled('', string.sub(ls, sp + 1))
+      if fx.pushed then append(s.pushed, fx.pushed) end
+      s.wf_state = wget(w, 'st')
+      s.wf_ended = s.wf_ended or fx.wf_ended
+      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether none is left, so
+-- that the call may do its own work (else it finalizes and answers
+-- PENDING: lua.Store drains and sends it again).
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return not PENDING
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
+
+-- ---- include/reply.lua
+-- reply.lua: the parts of replies several transitions share. Every reply
+-- is a flat array of strings (no nil inside: absent is ""), counts before
+-- lists; lua/codec.go reads them.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- put_list appends the number of items (list, nil for none, has per
+-- strings each), then the items.
+local function put_list(out, list, per)
+  if not list then
+    out[#out + 1] = '0'
+    return
+  end
+  out[#out + 1] = fmt(#list / per)
+  append(out, list)
+end
+
+-- put_settled appends a Settled: id code state runAt wfState wfEnded
+-- nPushed (id queue)*; code is "" or LEASELOST.
+local function put_settled(out, s)
+  local n = #out
+  out[n + 1] = s.id
+  if s.code then
+    out[n + 2] = s.code
+    out[n + 3] = ''
+    out[n + 4] = '0'
+    out[n + 5] = ''
+    out[n + 6] = ''
+    out[n + 7] = '0'
+    return
+  end
+  out[n + 2] = ''
+  out[n + 3] = s.state
+  out[n + 4] = fmt(s.run_at)
+  out[n + 5] = s.wf_state
+  out[n + 6] = s.wf_ended and '1' or ''
+  put_list(out, s.pushed, 2)
+end
+
+-- put_snapshot appends job j's snapshot, 17 strings: id spec created
+-- hasPayload payload state attempt runAt token deadline cancelRequested
+-- hasResult result error ended expires expiries. Go shows the token and deadline
+-- only while running, and reads queue, priority and retry policy from the
+-- spec.
+local function put_snapshot(out, j)
+  local v, pay, created, st, expires
+  if j.kind == 'j' then
+    v = redis.call('HMGET', j.key, 'spec', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
+      'en', 'c', 'p', 's', 'xp')
+    created, pay, st = v[10], v[11], v[12]
+    v[11] = v[13] -- expiries, where the task branch reads them
+    -- a plain job expires its retention after its end
+    if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
+  else
+    local w, pre = j.wf, j.pre
+    v = redis.call('HMGET', w.key, 't' .. j.is, pre .. 'a', pre .. 'ra', pre .. 'tk', pre .. 'dl',
+      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp')
+    expires = wget(w, 'x')
+    if j.kind == 't' then
+      created = wget(w, 'c')
+      pay = redis.call('HGET', w.pkey, j.is)
+      if task_byte(w, j.i) == 'W' then
+        v[8] = 'workflow cancelled'
+        v[9] = wget(w, 'cat')
+      end
+    else
+      created = v[10]
+      pay = redis.call('HGET', w.pkey, 'u' .. j.is)
+    end
+    st = job_state(j)
+  end
+  local r = v[7]
+  local n = #out
+  out[n + 1] = j.id
+  out[n + 2] = v[1]
+  out[n + 3] = created or '0'
+  out[n + 4] = pay and '1' or ''
+  out[n + 5] = pay or ''
+  out[n + 6] = st
+  out[n + 7] = v[2] or '0'
+  out[n + 8] = v[3] or '0'
+  out[n + 9] = v[4] or ''
+  out[n + 10] = v[5] or '0'
+  out[n + 11] = v[6] or ''
+  out[n + 12] = r and '1' or ''
+  out[n + 13] = r or ''
+  out[n + 14] = v[8] or ''
+  out[n + 15] = v[9] or '0'
+  out[n + 16] = expires or '0'
+  out[n + 17] = v[11] or '0'
+end
+
+-- queues_reply: the number of known queues, then per queue in name order
+-- its name, "1" when paused (else ""), and its ready, delayed and running
+-- counts.
+local function queues_reply(out)
+  local names = redis.call('HKEYS', K_QUEUES)
+  table.sort(names, bytes_less)
+  out[#out + 1] = fmt(#names)
+  for _, q in ipairs(names) do
+    local n = #out
+    out[n + 1] = q
+    out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
+    out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
+  end
+end
+
+-- ---- include/finalize.lua
+-- finalize.lua: the end of every write call: ended records get their
+-- removal time and their waiters a message, wake-up lists their tokens,
+-- the gathered writes are written, and a few expired records are removed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include waiters.lua
+
+-- note_gc lowers the seq hash's gc (the earliest removal time in the
+-- expiry index: a time, "none", or absent for unknown) to at.
+local function note_gc(at)
+  local g = seq_get('gc')
+  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
+end
+
+-- expire_records gives every record this call ended its removal time:
+-- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
+-- in the expiry index (which removes its listing entries), and a plain job
+-- one only with the test clock (the index is then the only removal). An
+-- awaited record is published and kept GRACE past its retention. Returns
+-- the publishes (channel, message, ...).
+local function expire_records()
+  local pub = {}
+  for _, w in ipairs(CALL.ended_w or {}) do
+    local st = w.m['st']
+    local at = tonumber(w.m['x'])
+    if awaited(P .. 'await:w:' .. w.id) then
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
+    end
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
+    note_gc(at)
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+    end
+  end
+  for _, j in ipairs(CALL.ended_j or {}) do
+    if j.kind == 'j' then
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'await:j:' .. j.id) then
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        if TEST_NOW == '' then
+          redis.call('PEXPIREAT', j.key, fmt(at))
+        else
+          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
+          note_gc(at)
+        end
+      end
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
+    end
+  end
+  return pub
+end
+
+-- gc removes up to GC_MAX records whose removal time passed: their keys
+-- and their listing entries. A record created again under the same ID
+-- since is left alone; the old one's listing entries go.
+local function gc()
+  local g = seq_get('gc')
+  if g == 'none' or (g and tonumber(g) > NOW) then return end
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
+  for _, m in ipairs(due) do
+    if string.sub(m, 1, 1) == 'j' then
+      local key = P .. 'j:' .. string.sub(m, 3)
+      local en = redis.call('HGET', key, 'en')
+      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
+    else
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      local key = P .. 'w:' .. id
+      local v = redis.call('HMGET', key, 'c', 'x')
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v[1] and pad15(tonumber(v[1])) == c
+      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        redis.call('ZREM', K_WF, c .. ':' .. id)
+        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
+      end
+    end
+    redis.call('ZREM', K_EXPIRY, m)
+  end
+  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
+  seq_set('gc', first[2] or 'none')
+end
+
+-- finalize writes everything the call gathered; every write call ends
+-- with it, and publishes last.
+local function finalize()
+  -- the writes first: a SET of a state string would drop a TTL given before
+  states_flush()
+  active_flush_all()
+  local pub = expire_records()
+  -- wake-up lists: a clear is needed only while the list may hold tokens
+  -- (seq field k:<q>); tokens only while a claim may be blocked on the
+  -- queue (w:<q> ahead of now), for its first push, or with the test clock
+  -- (whose now need not follow real time)
+  local dels, pushes = {}, {}
+  for q in pairs(CALL.wake_del or {}) do
+    if qstate(q).k ~= '0' then
+      dels[#dels + 1] = q
+      qs_set(q, 'k', '0')
+    end
+  end
+  local wake, new = CALL.wake or {}, CALL.wake_new or {}
+  for _, q in ipairs(CALL.wakeq or {}) do
+    local n = wake[q]
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    if n > 0 then
+      pushes[#pushes + 1] = q
+      pushes[q] = math.min(n, 1000)
+      qs_set(q, 'k', '1')
+    end
+  end
+  gc()
+  qs_flush()
+  seq_flush()
+  local u = CALL.unlink
+  if u then
+    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
+  end
+  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes) do
+    local toks = {}
+    for i = 1, pushes[q] do toks[i] = '1' end
+    local k = qkey(q, 'w')
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
+  end
+  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+end
+
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
+end
+
+-- ---- scripts/drain.lua
+-- weir2_drain: Goes on with the cascade an earlier call left when it ran
+-- out of its budget (spec/scripts.md, Cascades in bounded steps), within
+-- this call's.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4 ..] none
+-- Reply:   "1" when some is still left else "", workflow ID, its state,
+--          "1" when this call ended it, nPushed, (id, queue)*,
+--          nCancelled, id*
+--
+--!include call.lua
+--!include drain.lua
+--!include reply.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+allow_full()
+local out = {'', '', '', ''}
+if PENDING then
+  local fx = {}
+  local w = drain_work(fx)
+  out[1] = PENDING and '1' or ''
+  if w then
+    out[2], out[3], out[4] = w.id, wget(w, 'st'), fx.wf_ended and '1' or ''
+  end
+  finalize()
+  put_list(out, fx.pushed, 2)
+  put_list(out, fx.cancelled, 1)
+  return out
+end
+finalize()
+out[5], out[6] = '0', '0'
+return out
