@@ -95,7 +95,7 @@ func TestCascadeLeftByACrashedCall(t *testing.T) {
 	c := claimRoot(t, e, fanOut("crash", 300, false))
 	out := []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}
 	settled := make([]engine.Settled, 1)
-	n, _, at, stopped, err := e.store.finishOnce(bg, engine.FinishParams{Outcomes: out}, []int{0}, settled)
+	n, _, at, stopped, err := e.store.finishOnce(bg, engine.FinishParams{Outcomes: out}, []int{0}, nil, settled)
 	if err != nil || n != 1 || !stopped || at != 0 {
 		t.Fatalf("first call: n %d, stopped %v at %d, %v", n, stopped, at, err)
 	}
@@ -287,5 +287,35 @@ func TestClaimOfAWideJoin(t *testing.T) {
 	got, want := claimJoin(e.store), claimJoin(model)
 	if len(got.Deps) != 150 || !reflect.DeepEqual(got.Deps, want.Deps) {
 		t.Fatalf("deps differ from the model's:\n got %v\nwant %v", got.Deps[:min(3, len(got.Deps))], want.Deps[:3])
+	}
+}
+
+// TestSubmitOfManyRootsInBoundedCalls: a plan with 1,000 roots, at a
+// budget of 100, is written by its submit, which pushes 100 roots; drain
+// calls push the rest, and the result lists all 1,000 in plan order, as
+// the model's does.
+func TestSubmitOfManyRootsInBoundedCalls(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	if err := e.store.SetStepBudget(bg, 100); err != nil {
+		t.Fatal(err)
+	}
+	p := engine.Plan{ID: "roots"}
+	for i := range 1000 {
+		p.Tasks = append(p.Tasks, engine.TaskSpec{Name: fmt.Sprintf("t%04d", i), Queue: "q"})
+	}
+	res, err := e.store.Submit(bg, engine.SubmitParams{Plan: p})
+	if err != nil || !res.Created {
+		t.Fatalf("submit: %v %v", err, res.Created)
+	}
+	if n := e.store.drainCalls.Load(); n != 9 {
+		t.Errorf("%d drain calls for 900 roots past the budget, want 9", n)
+	}
+	want, err := memstore.New(memstore.WithClock(e.clock)).Submit(bg, engine.SubmitParams{Plan: p})
+	if err != nil || !reflect.DeepEqual(res, want) {
+		t.Fatalf("the result differs from the model's (%v): %d pushed", err, len(res.Pushed))
+	}
+	qs, err := e.store.Queues(bg)
+	if err != nil || len(qs) != 1 || qs[0].Ready != 1000 {
+		t.Fatalf("%v %+v", err, qs)
 	}
 }

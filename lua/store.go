@@ -259,7 +259,17 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 	}
 	r := newReader(v)
 	res := engine.SubmitResult{Created: r.flag(), Pushed: r.pushed()}
-	return res, r.err
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// more roots than a call's budget: drain calls push the rest
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.SubmitResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	return res, nil
 }
 
 // stageAbove is the number of field and value strings above which a plan
@@ -564,8 +574,9 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	// what it was sent: the rest, and the claim, go in another call once
 	// the cascade it left is drained.
 	var doneIdx []int
+	var kept []string // workflows that earlier calls of this finish ended
 	for {
-		n, claimed, at, stopped, err := s.finishOnce(ctx, p, sent, res.Settled)
+		n, claimed, at, stopped, err := s.finishOnce(ctx, p, sent, kept, res.Settled)
 		if err != nil {
 			return engine.FinishResult{}, err
 		}
@@ -590,6 +601,12 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		}
 		if n > 0 {
 			d.addTo(&res.Settled[sent[n-1]])
+		}
+		for _, i := range sent[:n] {
+			if st := res.Settled[i]; st.WorkflowEnded {
+				wf, _, _ := strings.Cut(st.JobID, "/")
+				kept = append(kept, wf)
+			}
 		}
 		doneIdx = append(doneIdx, sent[:n]...)
 		sent = answerRepeats(p.Outcomes, doneIdx, sent[n:], res.Settled)
@@ -628,18 +645,19 @@ func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine
 }
 
 // finishOnce sends the outcomes of p at the indices sent, and p's claim,
-// in one finish call, storing each Settled in settled; returns how many
+// in one finish call (which still finds the workflows kept names after
+// their retention passed: earlier calls of this finish ended them), storing each Settled in settled; returns how many
 // outcomes it settled, what it claimed, and whether and where it stopped
 // on its budget (at: 0 among the outcomes, else in the claim's at-th
 // queue).
-func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
+func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, kept []string, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
 	lim := s.cfg.Limits
 	nSent := len(sent)
 	nq := 0
 	if p.Claim != nil {
 		nq = len(p.Claim.Queues)
 	}
-	args := s.argv(scripts["finish"], 1+8*nSent+3+nq)
+	args := s.argv(scripts["finish"], 1+8*nSent+4+nq)
 	args = append(args, nSent)
 	for _, i := range sent {
 		o := &p.Outcomes[i]
@@ -652,6 +670,7 @@ func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []in
 		args = append(args, o.JobID, o.Token, kindArg(o.Kind), flagArg(o.Result != nil), bytesArg(o.Result), msg,
 			flagArg(o.NonRetryable), retryAfter)
 	}
+	args = append(args, strings.Join(kept, " "))
 	if p.Claim != nil {
 		args = appendClaimArgs(args, *p.Claim)
 	} else {

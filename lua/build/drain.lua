@@ -34,6 +34,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -61,6 +64,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 
@@ -255,7 +259,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end
@@ -1190,7 +1194,8 @@ end
 
 -- The work list of a cascade that ran out of the call's budget (BUDGET,
 -- call.lua) is kept in the hash P work until later calls finish it
--- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- (drain.lua): k "c" (a cascade; "r": a submit's roots, drain.lua), w the
+-- workflow's ID, o the prefix of the task whose finish
 -- started it (its stored Settled gets what the rest of the cascade
 -- pushes and ends), h "<k>:<pos>" the task being processed and where its
 -- dependents list goes on, l the tasks after it, "k,k,...", first in first
@@ -1207,8 +1212,8 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
   local rest = {}
   if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
   for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
-  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
-    'f', ff and fmt(ff) or '')
+  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
+    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
   if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
   PENDING = true
   CALL.stopped = true
@@ -1536,13 +1541,36 @@ end
 
 -- ---- include/drain.lua
 -- drain.lua: going on with a cascade that an earlier call left in P work
--- (cascade.lua, save_work) when it ran out of its budget.
+-- (cascade.lua, save_work) when it ran out of its budget, or with the
+-- roots of a submit that did (push_roots).
 --
 --!include call.lua
 --!include fields.lua
 --!include workflow.lua
+--!include queue.lua
 --!include cascade.lua
 --!include settle.lua
+
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- byte sp, in that order, one unit of BUDGET each; when the budget runs
+-- out it keeps the rest in P work (k "r") and stops the call, as a
+-- cascade does.
+local function push_roots(w, s, sp, fx)
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then return end
+    if BUDGET <= 0 then
+      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
+      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+      PENDING = true
+      CALL.stopped = true
+      return
+    end
+    BUDGET = BUDGET - 1
+    push(task_job(w, tonumber(v), v), 0, fx)
+    sp = b + 1
+  end
+end
 
 -- drain_work goes on with the kept cascade within the call's budget,
 -- collecting what it pushes, cancels and ends in fx; when it finishes, P
@@ -1552,12 +1580,14 @@ end
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
   PENDING = false
-  if w and k and not wf_ended_state(wget(w, 'st')) then
+  if w and v[6] == 'r' then
+    push_roots(w, v[4] or '', 1, fx)
+  elseif w and k and not wf_ended_state(wget(w, 'st')) then
     local tail = v[4]
     if tail == '' then tail = nil end
     cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
@@ -1783,25 +1813,28 @@ local function gc()
   if g == 'none' or (g and tonumber(g) > NOW) then return end
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
+    local keep = false
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
       local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, 'c', 'x')
+      local v = not keep and redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
-      local same = v[1] and pad15(tonumber(v[1])) == c
-      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
         if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end
     end
-    redis.call('ZREM', K_EXPIRY, m)
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
   local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
@@ -1835,7 +1868,10 @@ local function finalize()
       qs_set(q, 'k', '1')
     end
   end
-  gc()
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
   local u = CALL.unlink
@@ -1883,6 +1919,8 @@ end
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+-- removals are left to other calls (finalize.lua)
+CALL.no_gc = true
 local out = {'', '', '', ''}
 if PENDING then
   local fx = {}

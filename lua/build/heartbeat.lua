@@ -34,6 +34,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -61,6 +64,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 
@@ -255,7 +259,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end
@@ -1002,25 +1006,28 @@ local function gc()
   if g == 'none' or (g and tonumber(g) > NOW) then return end
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
+    local keep = false
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
       local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, 'c', 'x')
+      local v = not keep and redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
-      local same = v[1] and pad15(tonumber(v[1])) == c
-      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
         if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end
     end
-    redis.call('ZREM', K_EXPIRY, m)
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
   local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
@@ -1054,7 +1061,10 @@ local function finalize()
       qs_set(q, 'k', '1')
     end
   end
-  gc()
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
   local u = CALL.unlink

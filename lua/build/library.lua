@@ -1,4 +1,4 @@
-#!lua name=weir2_347da86a5f31
+#!lua name=weir2_aa9c31d08efe
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -35,6 +35,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -63,6 +66,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 
@@ -297,7 +301,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end
@@ -1058,187 +1062,6 @@ local function queues_reply(out)
   end
 end
 
--- ---- include/waiters.lua
--- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
---
---!include call.lua
-
--- awaited reports whether the waiter set key exists (Go removes a waiter's
--- member when it stops waiting, and the set's TTL drops the members of
--- waiters that crashed). The zset wait:any (one member per waiting call)
--- spares the look-up while nobody waits at all; both answers are kept for
--- the call.
-local function awaited(key)
-  local any = CALL.any_wait
-  if any == nil then
-    any = redis.call('ZCARD', P .. 'wait:any') > 0
-    CALL.any_wait = any
-  end
-  if not any then return false end
-  local c = bag('waitc')
-  local v = c[key]
-  if v == nil then
-    v = redis.call('EXISTS', key) == 1
-    c[key] = v
-  end
-  return v
-end
-
--- ---- include/finalize.lua
--- finalize.lua: the end of every write call: ended records get their
--- removal time and their waiters a message, wake-up lists their tokens,
--- the gathered writes are written, and a few expired records are removed.
---
---!include call.lua
---!include fields.lua
---!include text.lua
---!include workflow.lua
---!include job.lua
---!include queue.lua
---!include waiters.lua
-
--- note_gc lowers the seq hash's gc (the earliest removal time in the
--- expiry index: a time, "none", or absent for unknown) to at.
-local function note_gc(at)
-  local g = seq_get('gc')
-  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
-end
-
--- expire_records gives every record this call ended its removal time:
--- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
--- in the expiry index (which removes its listing entries), and a plain job
--- one only with the test clock (the index is then the only removal). An
--- awaited record is published and kept GRACE past its retention. Returns
--- the publishes (channel, message, ...).
-local function expire_records()
-  local pub = {}
-  for _, w in ipairs(CALL.ended_w or {}) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'await:w:' .. w.id) then
-      pub[#pub + 1] = P .. 'o:w:' .. w.id
-      pub[#pub + 1] = st
-      at = math.max(at, NOW + GRACE)
-    end
-    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
-    note_gc(at)
-    if TEST_NOW == '' then
-      local ats = fmt(at)
-      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
-    end
-  end
-  for _, j in ipairs(CALL.ended_j or {}) do
-    if j.kind == 'j' then
-      if not j.unlink then
-        local at = tonumber(j.x)
-        if awaited(P .. 'await:j:' .. j.id) then
-          pub[#pub + 1] = P .. 'o:j:' .. j.id
-          pub[#pub + 1] = j.st
-          at = math.max(at, NOW + GRACE)
-        end
-        if TEST_NOW == '' then
-          redis.call('PEXPIREAT', j.key, fmt(at))
-        else
-          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
-          note_gc(at)
-        end
-      end
-    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
-      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
-      pub[#pub + 1] = job_state(j)
-    end
-  end
-  return pub
-end
-
--- gc removes up to GC_MAX records whose removal time passed: their keys
--- and their listing entries. A record created again under the same ID
--- since is left alone; the old one's listing entries go.
-local function gc()
-  local g = seq_get('gc')
-  if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
-  for _, m in ipairs(due) do
-    if string.sub(m, 1, 1) == 'j' then
-      local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
-      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
-    else
-      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
-      local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
-      -- the entry's record: gone (its TTL fired), still there and due, or
-      -- replaced by a record submitted since under the same ID (whose own
-      -- entries stay; the old record's index members go)
-      local same = v[1] and pad15(tonumber(v[1])) == c
-      if not same or (v[2] and tonumber(v[2]) <= NOW) then
-        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
-        redis.call('ZREM', K_WF, c .. ':' .. id)
-        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
-      end
-    end
-    redis.call('ZREM', K_EXPIRY, m)
-  end
-  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
-  seq_set('gc', first[2] or 'none')
-end
-
--- finalize writes everything the call gathered; every write call ends
--- with it, and publishes last.
-local function finalize()
-  -- the writes first: a SET of a state string would drop a TTL given before
-  states_flush()
-  active_flush_all()
-  local pub = expire_records()
-  -- wake-up lists: a clear is needed only while the list may hold tokens
-  -- (seq field k:<q>); tokens only while a claim may be blocked on the
-  -- queue (w:<q> ahead of now), for its first push, or with the test clock
-  -- (whose now need not follow real time)
-  local dels, pushes = {}, {}
-  for q in pairs(CALL.wake_del or {}) do
-    if qstate(q).k ~= '0' then
-      dels[#dels + 1] = q
-      qs_set(q, 'k', '0')
-    end
-  end
-  local wake, new = CALL.wake or {}, CALL.wake_new or {}
-  for _, q in ipairs(CALL.wakeq or {}) do
-    local n = wake[q]
-    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
-    if n > 0 then
-      pushes[#pushes + 1] = q
-      pushes[q] = math.min(n, 1000)
-      qs_set(q, 'k', '1')
-    end
-  end
-  gc()
-  qs_flush()
-  seq_flush()
-  local u = CALL.unlink
-  if u then
-    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
-  end
-  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
-  for _, q in ipairs(pushes) do
-    local toks = {}
-    for i = 1, pushes[q] do toks[i] = '1' end
-    local k = qkey(q, 'w')
-    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
-  end
-  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
-end
-
--- publish_stops tells the workers which running jobs this call asked to
--- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
--- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
--- never refused, not even by a full server.
-local function publish_stops(ids)
-  for i = 1, #ids, 1000 do
-    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
-  end
-end
-
 -- ---- include/compensate.lua
 -- compensate.lua: a workflow's compensation: creating its undo jobs in the
 -- order the DAG allows, and what the end of each undo releases.
@@ -1528,7 +1351,8 @@ end
 
 -- The work list of a cascade that ran out of the call's budget (BUDGET,
 -- call.lua) is kept in the hash P work until later calls finish it
--- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- (drain.lua): k "c" (a cascade; "r": a submit's roots, drain.lua), w the
+-- workflow's ID, o the prefix of the task whose finish
 -- started it (its stored Settled gets what the rest of the cascade
 -- pushes and ends), h "<k>:<pos>" the task being processed and where its
 -- dependents list goes on, l the tasks after it, "k,k,...", first in first
@@ -1545,8 +1369,8 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
   local rest = {}
   if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
   for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
-  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
-    'f', ff and fmt(ff) or '')
+  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
+    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
   if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
   PENDING = true
   CALL.stopped = true
@@ -1649,6 +1473,32 @@ end
 -- the task's field prefix when a finish ended it (its Settled is kept).
 local function task_ended(w, i, fx, origin)
   cascade(w, i, nil, nil, {}, 1, origin, fx)
+end
+
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = redis.call('EXISTS', key) == 1
+    c[key] = v
+  end
+  return v
 end
 
 -- ---- include/settle.lua
@@ -1844,6 +1694,252 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   end
   redis.call('HSET', j.key, unpack(hs))
   return s
+end
+
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget, or with the
+-- roots of a submit that did (push_roots).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include queue.lua
+--!include cascade.lua
+--!include settle.lua
+
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- byte sp, in that order, one unit of BUDGET each; when the budget runs
+-- out it keeps the rest in P work (k "r") and stops the call, as a
+-- cascade does.
+local function push_roots(w, s, sp, fx)
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then return end
+    if BUDGET <= 0 then
+      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
+      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+      PENDING = true
+      CALL.stopped = true
+      return
+    end
+    BUDGET = BUDGET - 1
+    push(task_job(w, tonumber(v), v), 0, fx)
+    sp = b + 1
+  end
+end
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and v[6] == 'r' then
+    push_roots(w, v[4] or '', 1, fx)
+  elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    local f = origin .. F_LAST_SETTLED
+    local ls = redis.call('HGET', w.key, f)
+    local sp = ls and string.find(ls, ' ', 1, true)
+    if sp then
+      local s = decode_settled('', string.sub(ls, sp + 1))
+      if fx.pushed then append(s.pushed, fx.pushed) end
+      s.wf_state = wget(w, W_STATE)
+      s.wf_ended = s.wf_ended or fx.wf_ended
+      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether none is left, so
+-- that the call may do its own work (else it finalizes and answers
+-- PENDING: lua.Store drains and sends it again).
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return not PENDING
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
+local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
+
+-- ---- include/finalize.lua
+-- finalize.lua: the end of every write call: ended records get their
+-- removal time and their waiters a message, wake-up lists their tokens,
+-- the gathered writes are written, and a few expired records are removed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include waiters.lua
+
+-- note_gc lowers the seq hash's gc (the earliest removal time in the
+-- expiry index: a time, "none", or absent for unknown) to at.
+local function note_gc(at)
+  local g = seq_get('gc')
+  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
+end
+
+-- expire_records gives every record this call ended its removal time:
+-- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
+-- in the expiry index (which removes its listing entries), and a plain job
+-- one only with the test clock (the index is then the only removal). An
+-- awaited record is published and kept GRACE past its retention. Returns
+-- the publishes (channel, message, ...).
+local function expire_records()
+  local pub = {}
+  for _, w in ipairs(CALL.ended_w or {}) do
+    local st = w.m[W_STATE]
+    local at = tonumber(w.m[W_EXPIRES])
+    if awaited(P .. 'await:w:' .. w.id) then
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
+    end
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
+    note_gc(at)
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+    end
+  end
+  for _, j in ipairs(CALL.ended_j or {}) do
+    if j.kind == 'j' then
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'await:j:' .. j.id) then
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        if TEST_NOW == '' then
+          redis.call('PEXPIREAT', j.key, fmt(at))
+        else
+          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
+          note_gc(at)
+        end
+      end
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
+    end
+  end
+  return pub
+end
+
+-- gc removes up to GC_MAX records whose removal time passed: their keys
+-- and their listing entries. A record created again under the same ID
+-- since is left alone; the old one's listing entries go.
+local function gc()
+  local g = seq_get('gc')
+  if g == 'none' or (g and tonumber(g) > NOW) then return end
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  for _, m in ipairs(due) do
+    local keep = false
+    if string.sub(m, 1, 1) == 'j' then
+      local key = P .. 'j:' .. string.sub(m, 3)
+      local en = redis.call('HGET', key, F_ENDED)
+      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
+    else
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
+      local key = P .. 'w:' .. id
+      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        redis.call('ZREM', K_WF, c .. ':' .. id)
+        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
+      end
+    end
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
+  end
+  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
+  seq_set('gc', first[2] or 'none')
+end
+
+-- finalize writes everything the call gathered; every write call ends
+-- with it, and publishes last.
+local function finalize()
+  -- the writes first: a SET of a state string would drop a TTL given before
+  states_flush()
+  active_flush_all()
+  local pub = expire_records()
+  -- wake-up lists: a clear is needed only while the list may hold tokens
+  -- (seq field k:<q>); tokens only while a claim may be blocked on the
+  -- queue (w:<q> ahead of now), for its first push, or with the test clock
+  -- (whose now need not follow real time)
+  local dels, pushes = {}, {}
+  for q in pairs(CALL.wake_del or {}) do
+    if qstate(q).k ~= '0' then
+      dels[#dels + 1] = q
+      qs_set(q, 'k', '0')
+    end
+  end
+  local wake, new = CALL.wake or {}, CALL.wake_new or {}
+  for _, q in ipairs(CALL.wakeq or {}) do
+    local n = wake[q]
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    if n > 0 then
+      pushes[#pushes + 1] = q
+      pushes[q] = math.min(n, 1000)
+      qs_set(q, 'k', '1')
+    end
+  end
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
+  qs_flush()
+  seq_flush()
+  local u = CALL.unlink
+  if u then
+    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
+  end
+  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes) do
+    local toks = {}
+    for i = 1, pushes[q] do toks[i] = '1' end
+    local k = qkey(q, 'w')
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
+  end
+  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+end
+
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
 end
 
 -- ---- include/sweep.lua
@@ -2278,69 +2374,9 @@ local function next_due(queues)
   return best
 end
 
--- ---- include/drain.lua
--- drain.lua: going on with a cascade that an earlier call left in P work
--- (cascade.lua, save_work) when it ran out of its budget.
---
---!include call.lua
---!include fields.lua
---!include workflow.lua
---!include cascade.lua
---!include settle.lua
-
--- drain_work goes on with the kept cascade within the call's budget,
--- collecting what it pushes, cancels and ends in fx; when it finishes, P
--- work and the seq hash's pend go. The Settled kept for the finish that
--- started the cascade gets what this part pushed and the workflow's state
--- (and its end), so that a repeat of that finish returns what the whole
--- cascade did. Returns the workflow, or nil when it is gone.
-local function drain_work(fx)
-  local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
-  local w = v[1] and load_wf(v[1])
-  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
-  local origin = v[2] ~= '' and v[2] or nil
-  PENDING = false
-  if w and k and not wf_ended_state(wget(w, W_STATE)) then
-    local tail = v[4]
-    if tail == '' then tail = nil end
-    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
-  end
-  if not PENDING then
-    redis.call('DEL', key)
-    redis.call('HDEL', K_SEQ, 'pend')
-  end
-  if w and origin and (fx.pushed or fx.wf_ended) then
-    local f = origin .. F_LAST_SETTLED
-    local ls = redis.call('HGET', w.key, f)
-    local sp = ls and string.find(ls, ' ', 1, true)
-    if sp then
-      local s = decode_settled('', string.sub(ls, sp + 1))
-      if fx.pushed then append(s.pushed, fx.pushed) end
-      s.wf_state = wget(w, W_STATE)
-      s.wf_ended = s.wf_ended or fx.wf_ended
-      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
-    end
-  end
-  return w
-end
-
--- drain_first lets a write call that could start a cascade go on with the
--- one left by an earlier call first; returns whether none is left, so
--- that the call may do its own work (else it finalizes and answers
--- PENDING: lua.Store drains and sends it again).
-local function drain_first()
-  if not PENDING then return true end
-  drain_work({})
-  return not PENDING
-end
-
--- PENDING_REPLY is the error of a call that drain_first refused.
-local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
-
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_submit', flags = {},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2359,19 +2395,26 @@ redis.register_function{function_name = 'weir2_347da86a5f31_submit', flags = {},
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
 -- then:    the indices (1-based) of the root tasks, in plan order
--- Reply:   created "1" | "", nPushed, (job ID, queue)*; or "R" alone when
---          the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID)
+-- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
+--          pushed its budget of roots and left the rest to drain calls; or
+--          "R" alone when the staged fields are gone (Go stages again)
+-- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
+--          drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
@@ -2433,15 +2476,27 @@ w.sdirty = true
 local d = bag('sdirty')
 d[#d + 1] = w
 local fx = {pushed = {}}
-for i = a, #ARGV do push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx) end
+for i = a, #ARGV do
+  if BUDGET <= 0 then
+    -- more roots than the call's budget: the rest are pushed by drain
+    -- calls (spec/scripts.md, Cascades in bounded steps)
+    local rest = {}
+    for x = i, #ARGV do rest[#rest + 1] = ARGV[x] end
+    push_roots(w, join(rest, ','), 1, fx)
+    break
+  end
+  BUDGET = BUDGET - 1
+  push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx)
+end
 finalize()
 local out = {'1'}
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2510,7 +2565,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2569,7 +2624,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2581,6 +2636,9 @@ redis.register_function{function_name = 'weir2_347da86a5f31_finish', flags = {'a
 -- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
+-- then:    the IDs of workflows that earlier calls of the same finish ended
+--          (joined by spaces, or ""): this call still finds them when their
+--          retention (0) passed, as one call would
 -- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
 -- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua),
 --          then "P<i>" when a cascade ran out of the call's budget: with
@@ -2599,6 +2657,7 @@ redis.register_function{function_name = 'weir2_347da86a5f31_finish', flags = {'a
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
+for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
 read_clock()
 allow_full()
 if not drain_first() then
@@ -2644,16 +2703,16 @@ for x = 0, k - 1 do
   end
 end
 out[1] = fmt(done)
-local max = tonumber(ARGV[c])
+local max = tonumber(ARGV[c + 1])
 if CALL.stopped then
   CALL.stopped_at = 0
   out[#out + 1] = '0'
 elseif max > 0 then
   local queues = {}
-  for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
+  for i = c + 4, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out, settled))
+  out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled))
 else
   out[#out + 1] = '0'
 end
@@ -2663,7 +2722,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2711,7 +2770,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2769,7 +2828,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2867,7 +2926,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -2926,7 +2985,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -2959,7 +3018,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3039,7 +3098,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3060,6 +3119,8 @@ redis.register_function{function_name = 'weir2_347da86a5f31_drain', flags = {'al
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+-- removals are left to other calls (finalize.lua)
+CALL.no_gc = true
 local out = {'', '', '', ''}
 if PENDING then
   local fx = {}
@@ -3079,7 +3140,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3112,7 +3173,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3138,7 +3199,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3210,7 +3271,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3229,7 +3290,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_347da86a5f31_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_aa9c31d08efe_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -34,6 +34,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -61,6 +64,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 
@@ -255,7 +259,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end

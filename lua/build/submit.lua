@@ -34,6 +34,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -61,6 +64,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 
@@ -255,7 +259,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end
@@ -1016,6 +1020,419 @@ local function queues_reply(out)
   end
 end
 
+-- ---- include/compensate.lua
+-- compensate.lua: a workflow's compensation: creating its undo jobs in the
+-- order the DAG allows, and what the end of each undo releases.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- dependents_of returns the dependents lists of every task of workflow w
+-- (index -> list), read 1,000 fields an HMGET.
+local function dependents_of(w, n)
+  local out = {}
+  for first = 1, n, 1000 do
+    local last = math.min(first + 999, n)
+    local f = {}
+    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. 'dn' end
+    local v = redis.call('HMGET', w.key, unpack(f))
+    for i = first, last do
+      local l = {}
+      for d in string.gmatch(v[i - first + 1] or '', '(%d+) [^;]*') do l[#l + 1] = tonumber(d) end
+      out[i] = l
+    end
+  end
+  return out
+end
+
+-- start_compensation moves workflow w to compensating: every completed
+-- task that has an undo gets its undo job, pending; the undo of task X
+-- waits for the undos of its nearest compensated descendants (those reached
+-- from X through tasks without one); the undos that wait for none are
+-- pushed, in reverse plan order.
+local function start_compensation(w, reason, fx)
+  set_wf_state(w, 'compensating')
+  wset(w, 'rs', reason)
+  local n = tonumber(wget(w, 'n'))
+  local und = wget(w, 'und')
+  states_read(w)
+  local has, urem = {}, 0
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      local u = undo_job(w, pos)
+      u.st = 'pending'
+      jset(u, 's', 'pending', 'c', NOW_S)
+      has[pos] = true
+      urem = urem + 1
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  wset(w, 'urem', fmt(urem))
+  local dn = dependents_of(w, n)
+  -- below[v]: some descendant of v is compensated; the searches skip the
+  -- rest, so a large region without undos is not walked once per undo
+  local below = {}
+  for v = n, 1, -1 do
+    for _, d in ipairs(dn[v]) do
+      if has[d] or below[d] then
+        below[v] = true
+        break
+      end
+    end
+  end
+  -- ncd[v], for v with below[v]: the nearest compensated descendants of
+  -- v, each once, made from its dependents' lists in one pass from the last
+  -- task (engine.nearestCompensated); a task whose one dependent has no
+  -- undo shares that dependent's list, so a chain without undos costs one
+  -- step a task however many undos sit above it
+  local ncd, mark = {}, {}
+  for v = n, 1, -1 do
+    if below[v] then
+      local ds = dn[v]
+      if #ds == 1 and not has[ds[1]] then
+        ncd[v] = ncd[ds[1]]
+      else
+        local out = {}
+        for _, d in ipairs(ds) do
+          if has[d] then
+            if mark[d] ~= v then
+              mark[d] = v
+              out[#out + 1] = d
+            end
+          elseif below[d] then
+            for _, y in ipairs(ncd[d]) do
+              if mark[y] ~= v then
+                mark[y] = v
+                out[#out + 1] = y
+              end
+            end
+          end
+        end
+        ncd[v] = out
+      end
+    end
+  end
+  local blockers, parents = {}, {}
+  for x = n, 1, -1 do
+    if has[x] and below[x] then
+      local l = ncd[x]
+      blockers[x] = #l
+      for _, y in ipairs(l) do
+        local pl = parents[y]
+        if not pl then
+          pl = {}
+          parents[y] = pl
+        end
+        pl[#pl + 1] = x
+      end
+    end
+  end
+  for x = n, 1, -1 do
+    if blockers[x] then jset(undo_job(w, x), 'b', fmt(blockers[x])) end
+    if parents[x] then jset(undo_job(w, x), 'pa', join(parents[x], ',')) end
+  end
+  for x = n, 1, -1 do
+    if has[x] and not blockers[x] then push(undo_job(w, x), 0, fx) end
+  end
+end
+
+-- release_undo_parents counts task i's undo, ended and no longer waiting
+-- for its descendants, as done for its nearest compensated ancestors; an
+-- ancestor's undo that ended while it still waited (cancelled) passes the
+-- count on in turn, depth first.
+local function release_undo_parents(w, i, fx)
+  local stack = {{ilist(jget(undo_job(w, i), 'pa')), 1}}
+  while #stack > 0 do
+    local fr = stack[#stack]
+    local p = fr[1][fr[2]]
+    if not p then
+      stack[#stack] = nil
+    else
+      fr[2] = fr[2] + 1
+      local up = undo_job(w, p)
+      local b = redis.call('HINCRBY', w.key, up.pre .. 'b', '-1')
+      if b == 0 then
+        local st = job_state(up)
+        if st == 'pending' then
+          push(up, 0, fx)
+        elseif ended_state(st) then
+          stack[#stack + 1] = {ilist(jget(up, 'pa')), 1}
+        end
+      end
+    end
+  end
+end
+
+-- undo_ended runs the consequences of the end of task i's undo: its
+-- ancestors' undos released, and the workflow's end after the last one.
+local function undo_ended(w, i, fx)
+  local urem = redis.call('HINCRBY', w.key, 'urem', '-1')
+  w.m['urem'] = fmt(urem)
+  local u = undo_job(w, i)
+  if job_state(u) ~= 'completed' then wset(w, 'ufail', '1') end
+  if (tonumber(jget(u, 'b')) or 0) == 0 then release_undo_parents(w, i, fx) end
+  if urem == 0 then
+    if wflag(w, 'ufail') then
+      end_wf(w, 'compensation_failed', fx)
+    else
+      end_wf(w, 'compensated', fx)
+    end
+  end
+end
+
+-- ---- include/cascade.lua
+-- cascade.lua: what the end of a task does to its workflow: promotion of
+-- its dependents, cancellation of the dependents a failure or cancel
+-- reaches, FailFast, and the workflow's end once every task ended.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include compensate.lua
+
+-- cancel_task ends a waiting, queued or pending job as cancelled with
+-- reason, without its consequences (the caller runs those). A task's open
+-- count goes below zero, so that no later decrement promotes it.
+local function cancel_task(j, reason, fx)
+  if job_state(j) == 'queued' then
+    unqueue(j)
+    jdel(j, 'ra')
+  end
+  set_job_state(j, 'cancelled')
+  if j.kind == 't' then
+    jset(j, 'e', reason, 'en', NOW_S, 'o', '-1')
+  else
+    jset(j, 'e', reason, 'en', NOW_S)
+  end
+  local c = fx.cancelled
+  if not c then
+    c = {}
+    fx.cancelled = c
+  end
+  c[#c + 1] = job_id(j)
+  mark_ended(j)
+end
+
+-- promoted returns dependent d of w (ds: the same as a string) as its
+-- entry in a dependents list names it: with its ID, queue and priority,
+-- so that its push reads nothing.
+local function promoted(w, d, ds, name, q, pr)
+  local j = task_job(w, d, ds)
+  if not j.id then
+    j.id = w.id .. '/' .. name
+    bag('jobs')[j.id] = j
+  end
+  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  return j
+end
+
+-- task_flags returns the flags of task i's spec: A Always, B a failure is
+-- absorbed, U has an undo, E After given empty.
+local function task_flags(w, i)
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+end
+
+local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
+
+local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
+
+-- tasks_all_ended decides a workflow's end once every task ended.
+local function tasks_all_ended(w, fx)
+  local und = wget(w, 'und')
+  local compensable = false
+  local pos = string.find(und, '1', 1, true)
+  while pos do
+    if task_byte(w, pos) == 'c' then
+      compensable = true
+      break
+    end
+    pos = string.find(und, '1', pos + 1, true)
+  end
+  local cr, fbc = wflag(w, 'cr'), wflag(w, 'fbc')
+  if cr and (wflag(w, 'cu') or fbc) and compensable then
+    start_compensation(w, fbc and 'failure' or 'cancel', fx)
+  elseif cr then
+    end_wf(w, 'cancelled', fx)
+  elseif wflag(w, 'ua') and compensable then
+    start_compensation(w, 'failure', fx)
+  elseif wflag(w, 'ua') then
+    end_wf(w, 'failed', fx)
+  else
+    end_wf(w, 'completed', fx)
+  end
+end
+
+-- fail_fast goes on with a fired FailFast of w from task from: every task
+-- that has not started, except Always ones, in plan order, is cancelled
+-- ("fail_fast") and added to the work list, one unit of BUDGET each.
+-- Returns where it stopped when the budget ran out (nil once done) and how
+-- many it cancelled. The tasks are found in the state string as read (a C
+-- search) and among the bytes this call changed (a retried task went back
+-- to queued).
+local function fail_fast(w, from, work, fx)
+  local S = states_read(w)
+  local alw = wget(w, 'alw')
+  local extra, e = {}, 1
+  for i, b in pairs(w.so) do
+    if i >= from and (b == 'w' or b == 'q') then
+      local sb = string.sub(S, i, i)
+      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
+    end
+  end
+  table.sort(extra)
+  local n, x = 0, from
+  while true do
+    local s = string.find(S, '[wq]', x)
+    if extra[e] and (not s or extra[e] < s) then
+      s = extra[e]
+      e = e + 1
+    end
+    if not s then return nil, n end
+    local b = task_byte(w, s)
+    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+      if BUDGET <= 0 then return s, n end
+      BUDGET = BUDGET - 1
+      cancel_task(task_job(w, s), 'fail_fast', fx)
+      work[#work + 1] = s
+      n = n + 1
+    end
+    x = s + 1
+  end
+end
+
+-- The work list of a cascade that ran out of the call's budget (BUDGET,
+-- call.lua) is kept in the hash P work until later calls finish it
+-- (drain.lua): k "c" (a cascade; "r": a submit's roots, drain.lua), w the
+-- workflow's ID, o the prefix of the task whose finish
+-- started it (its stored Settled gets what the rest of the cascade
+-- pushes and ends), h "<k>:<pos>" the task being processed and where its
+-- dependents list goes on, l the tasks after it, "k,k,...", first in first
+-- out, and f, while a FailFast that fired is still cancelling, the task it
+-- goes on from (before anything else). The seq hash's pend is "1" while it
+-- exists: at most one cascade is left at a time, since every call that
+-- could start another finishes this one first or is refused
+-- (spec/scripts.md, Cascades in bounded steps).
+
+-- save_work keeps what is left of w's cascade: task k from byte pos of its
+-- dependents list, then the unread tail of the kept list (from byte tp),
+-- then the entries of work from head.
+local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
+  local rest = {}
+  if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
+  for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
+  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
+    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- cascade runs the work list of workflow w: tasks that ended, first in
+-- first out, as engine.Model does. A completed task decrements each
+-- dependent's open count and pushes those it brings to zero; a failed or
+-- cancelled one does that for Always dependents and cancels the others,
+-- which end in turn. The list is task k (from byte pos of its dependents
+-- list; nil: from its start, its own step not done yet), then the kept
+-- tail (a string "k,k,...", or nil), then work, where the tasks this run
+-- ends are added. ended counts tasks that ended and are not yet taken off
+-- the workflow's remaining count. Each dependent visited takes one unit of
+-- BUDGET; when none is left with work still to do, the rest is kept
+-- (save_work) and the workflow's end waits for it. ff: a FailFast that
+-- fired goes on cancelling from that task first.
+local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
+  local tp, head = 1, 1
+  while k do
+    local kb = task_byte(w, k)
+    if not pos then
+      if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
+        if not wflag(w, 'ua') then wset(w, 'ua', '1') end
+        if not wflag(w, 'cr') then
+          if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
+          if wflag(w, 'ff') and not wflag(w, 'fff') then
+            wset(w, 'fff', '1')
+            ff = 1
+          end
+        end
+      end
+      pos = 1
+    end
+    if ff then
+      local n
+      ff, n = fail_fast(w, ff, work, fx)
+      ended = ended + n
+      if ff then
+        save_work(w, k, pos, tail, tp, work, head, origin, ff)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
+      end
+    end
+    local kj = task_job(w, k)
+    local dn = kj.dn -- read with the task by a finish
+    if dn == nil then dn = jget(kj, 'dn') end
+    while dn do
+      local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      if not s then break end
+      if BUDGET <= 0 then
+        save_work(w, k, s, tail, tp, work, head, origin)
+        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+        w.m['rem'] = fmt(rem)
+        return
+      end
+      BUDGET = BUDGET - 1
+      pos = e + 1
+      local d = tonumber(ds)
+      if kb == 'c' then
+        -- a decrement of a dependent that no longer waits changes nothing:
+        -- cancel_task leaves the open count below zero, and after a
+        -- cancel of the workflow the state byte says
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
+          (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
+          push(promoted(w, d, ds, name, q, pr), 0, fx)
+        end
+      elseif task_byte(w, d) == 'w' then
+        if always(w, d) then
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+        else
+          cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
+          work[#work + 1] = d
+          ended = ended + 1
+        end
+      end
+    end
+    -- the next entry: from the kept tail first, then from work
+    k, pos = nil, nil
+    if tail and tp <= #tail then
+      local s, e, v = string.find(tail, '(%d+)', tp)
+      if s then
+        k, tp = tonumber(v), e + 2
+      else
+        tp = #tail + 1
+      end
+    end
+    if not k and head <= #work then
+      k = work[head]
+      head = head + 1
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
+  w.m['rem'] = fmt(rem)
+  if rem == 0 then tasks_all_ended(w, fx) end
+end
+
+-- task_ended runs the consequences of task i's end (cascade); origin is
+-- the task's field prefix when a finish ended it (its Settled is kept).
+local function task_ended(w, i, fx, origin)
+  cascade(w, i, nil, nil, {}, 1, origin, fx)
+end
+
 -- ---- include/waiters.lua
 -- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
 --
@@ -1041,6 +1458,285 @@ local function awaited(key)
   end
   return v
 end
+
+-- ---- include/settle.lua
+-- settle.lua: applying a finished attempt's outcome to a running job, and
+-- what a job's end does next.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include compensate.lua
+--!include waiters.lua
+
+-- after_end runs the consequences of a job that just ended: a plain job's
+-- removal time (j.x, for finalize: its end plus the retention), a task's
+-- cascade, an undo's release. kept: the job's Settled is kept for a
+-- repeated finish (a cascade left for later calls completes it there).
+local function after_end(j, fx, kept)
+  mark_ended(j)
+  if j.kind == 'j' then
+    j.x = NOW + RETENTION
+  elseif j.kind == 'u' then
+    undo_ended(j.wf, j.i, fx)
+  else
+    task_ended(j.wf, j.i, fx, kept and j.pre)
+  end
+end
+
+-- backoff_delay: the delay before retry n (n attempts made): backoff
+-- doubled n - 1 times, at most MAX_BACKOFF.
+local function backoff_delay(bo, n)
+  local d = bo
+  local i = 1
+  while i < n and d < MAX_BACKOFF do
+    d = d * 2
+    i = i + 1
+  end
+  return math.min(d, MAX_BACKOFF)
+end
+
+-- requeue_expired queues running job j (its lease ran out, its expiry
+-- budget not spent: xp, its expiries so far, is below its max expiries)
+-- again at once: reason lease_expired, its expiries one more, the attempt
+-- not counted. Returns its Settled.
+local function requeue_expired(j, xp)
+  active_remove_later(job_queue(j), j.id)
+  local p = j.pre
+  local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
+  if j.kind ~= 't' then
+    hs[7] = p .. 's'
+    hs[8] = 'queued'
+  end
+  local fx = {}
+  push(j, 0, fx, true)
+  redis.call('HSET', j.key, unpack(hs))
+  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
+  return s
+end
+
+-- encode_settled / decode_settled: the Settled kept with a job for a
+-- repeated finish, "state runAt wfState ended id queue id queue ...". A
+-- plain job that ended keeps "" (its end state is the answer).
+local function encode_settled(s)
+  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
+  if s.pushed then append(t, s.pushed) end
+  return join(t, ' ')
+end
+
+local function decode_settled(id, str)
+  local t = {}
+  for v in string.gmatch(str, '[^ ]+') do t[#t + 1] = v end
+  local s = {id = id, state = t[1], run_at = tonumber(t[2]), wf_state = t[3], wf_ended = t[4] == '1', pushed = {}}
+  if s.wf_state == '-' then s.wf_state = '' end
+  for i = 5, #t do s.pushed[#s.pushed + 1] = t[i] end
+  return s
+end
+
+-- settle applies an outcome (kind completed, failed, cancelled or released)
+-- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
+-- caller read (retry_after: ms, as a string), writes the job's fields and returns its Settled {id, state,
+-- run_at, pushed, wf_state, wf_ended}. tok is the finish's token, kept
+-- with the Settled for a repeat (nil: the lease expired). The job's token
+-- is cleared, so that only a running job holds one; its lease deadline
+-- stays: it means something only while the job runs. A plain job
+-- that ended with retention 0 while nobody awaits it is removed by
+-- finalize instead, with nothing written.
+local function settle(j, kind, result, err, nonretry, retry_after, tok)
+  active_remove_later(job_queue(j), j.id)
+  if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
+    -- the common case, written straight: a plain job's first attempt
+    -- completes (no error to clear, nothing pushed)
+    j.st = 'completed'
+    mark_ended(j)
+    j.x = NOW + RETENTION
+    local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+    elseif result then
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok, 'r', result)
+    else
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok)
+    end
+    return s
+  end
+  local fx = {}
+  local p = j.pre
+  local st, ra = 'completed', 0
+  -- hs: the job's fields to write (field, value, ...)
+  local hs
+  if kind == 'completed' then
+    hs = {p .. 'en', NOW_S}
+    if result then
+      hs[3] = p .. 'r'
+      hs[4] = result
+    end
+    -- only a failed attempt leaves an error, and a later attempt is then 2
+    if j.att > 1 then
+      hs[#hs + 1] = p .. 'e'
+      hs[#hs + 1] = ''
+    end
+  elseif kind == 'cancelled' then
+    st = 'cancelled'
+    hs = {p .. 'en', NOW_S, p .. 'e', err}
+  elseif kind == 'released' then
+    hs = {p .. 'a', fmt(j.att - 1)}
+    if j.cr then
+      st = 'cancelled'
+      hs[3], hs[4], hs[5], hs[6] = p .. 'e', 'cancelled', p .. 'en', NOW_S
+    else
+      st = 'queued'
+    end
+  else
+    hs = {p .. 'e', err}
+    -- the attempts that count: those started, less the lease expiries
+    -- that cost none (read only here, on the failure path)
+    local counted = j.att
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, 'xp')) or 0) end
+    if j.cr then
+      st = 'cancelled'
+    elseif not nonretry and counted < select(3, job_attr(j)) then
+      st = 'queued'
+      local delay = tonumber(retry_after)
+      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
+      ra = NOW + delay
+      hs[3], hs[4] = p .. 'ra', fmt(ra)
+    else
+      st = 'failed'
+    end
+    if st ~= 'queued' then
+      hs[#hs + 1] = p .. 'en'
+      hs[#hs + 1] = NOW_S
+    end
+  end
+  if j.kind ~= 't' then
+    hs[#hs + 1] = p .. 's'
+    hs[#hs + 1] = st
+  end
+  if st == 'queued' then
+    push(j, ra, fx, true)
+  else
+    set_job_state(j, st, true)
+    if st == 'completed' and j.kind == 't' then
+      -- what a claim in this call hands the task's dependents
+      local d = j.wf.done
+      if not d then
+        d = {}
+        j.wf.done = d
+      end
+      d[j.i] = result or false
+    end
+    after_end(j, fx, tok ~= nil)
+  end
+  local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
+  if j.kind == 'j' and st ~= 'queued' then
+    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
+      j.unlink = true
+      local u = bag('unlink')
+      u[#u + 1] = j.key
+      return s
+    end
+  end
+  hs[#hs + 1] = p .. 'tk'
+  hs[#hs + 1] = ''
+  if tok then
+    hs[#hs + 1] = p .. 'ls'
+    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
+  end
+  redis.call('HSET', j.key, unpack(hs))
+  return s
+end
+
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget, or with the
+-- roots of a submit that did (push_roots).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include queue.lua
+--!include cascade.lua
+--!include settle.lua
+
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- byte sp, in that order, one unit of BUDGET each; when the budget runs
+-- out it keeps the rest in P work (k "r") and stops the call, as a
+-- cascade does.
+local function push_roots(w, s, sp, fx)
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then return end
+    if BUDGET <= 0 then
+      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
+      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+      PENDING = true
+      CALL.stopped = true
+      return
+    end
+    BUDGET = BUDGET - 1
+    push(task_job(w, tonumber(v), v), 0, fx)
+    sp = b + 1
+  end
+end
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and v[6] == 'r' then
+    push_roots(w, v[4] or '', 1, fx)
+  elseif w and k and not wf_ended_state(wget(w, 'st')) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    local f = origin .. 'ls'
+    local ls = redis.call('HGET', w.key, f)
+    local sp = ls and string.find(ls, ' ', 1, true)
+    if sp then
+      local s = decode_settled('', string.sub(ls, sp + 1))
+      if fx.pushed then append(s.pushed, fx.pushed) end
+      s.wf_state = wget(w, 'st')
+      s.wf_ended = s.wf_ended or fx.wf_ended
+      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether none is left, so
+-- that the call may do its own work (else it finalizes and answers
+-- PENDING: lua.Store drains and sends it again).
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return not PENDING
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
 
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
@@ -1117,25 +1813,28 @@ local function gc()
   if g == 'none' or (g and tonumber(g) > NOW) then return end
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
+    local keep = false
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
       local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, 'c', 'x')
+      local v = not keep and redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
-      local same = v[1] and pad15(tonumber(v[1])) == c
-      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
         if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end
     end
-    redis.call('ZREM', K_EXPIRY, m)
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
   local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
@@ -1169,7 +1868,10 @@ local function finalize()
       qs_set(q, 'k', '1')
     end
   end
-  gc()
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
   local u = CALL.unlink
@@ -1215,19 +1917,26 @@ end
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
 -- then:    the indices (1-based) of the root tasks, in plan order
--- Reply:   created "1" | "", nPushed, (job ID, queue)*; or "R" alone when
---          the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID)
+-- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
+--          pushed its budget of roots and left the rest to drain calls; or
+--          "R" alone when the staged fields are gone (Go stages again)
+-- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
+--          drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
+end
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
@@ -1289,8 +1998,20 @@ w.sdirty = true
 local d = bag('sdirty')
 d[#d + 1] = w
 local fx = {pushed = {}}
-for i = a, #ARGV do push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx) end
+for i = a, #ARGV do
+  if BUDGET <= 0 then
+    -- more roots than the call's budget: the rest are pushed by drain
+    -- calls (spec/scripts.md, Cascades in bounded steps)
+    local rest = {}
+    for x = i, #ARGV do rest[#rest + 1] = ARGV[x] end
+    push_roots(w, join(rest, ','), 1, fx)
+    break
+  end
+  BUDGET = BUDGET - 1
+  push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx)
+end
 finalize()
 local out = {'1'}
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out

@@ -28,6 +28,9 @@ local IGNORE_EXPIRY = false
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -56,6 +59,7 @@ local function begin(keys, argv)
   IGNORE_EXPIRY = false
   SEQ, SEQ_DIRTY = {}, {}
   CALL = {}
+  KEEP = {}
   BUDGET, PENDING = 0, false
 end
 

@@ -121,7 +121,8 @@ end
 
 -- The work list of a cascade that ran out of the call's budget (BUDGET,
 -- call.lua) is kept in the hash P work until later calls finish it
--- (drain.lua): w the workflow's ID, o the prefix of the task whose finish
+-- (drain.lua): k "c" (a cascade; "r": a submit's roots, drain.lua), w the
+-- workflow's ID, o the prefix of the task whose finish
 -- started it (its stored Settled gets what the rest of the cascade
 -- pushes and ends), h "<k>:<pos>" the task being processed and where its
 -- dependents list goes on, l the tasks after it, "k,k,...", first in first
@@ -138,8 +139,8 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
   local rest = {}
   if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
   for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
-  redis.call('HSET', P .. 'work', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
-    'f', ff and fmt(ff) or '')
+  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
+    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
   if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
   PENDING = true
   CALL.stopped = true

@@ -1,11 +1,34 @@
 -- drain.lua: going on with a cascade that an earlier call left in P work
--- (cascade.lua, save_work) when it ran out of its budget.
+-- (cascade.lua, save_work) when it ran out of its budget, or with the
+-- roots of a submit that did (push_roots).
 --
 --!include call.lua
 --!include fields.lua
 --!include workflow.lua
+--!include queue.lua
 --!include cascade.lua
 --!include settle.lua
+
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- byte sp, in that order, one unit of BUDGET each; when the budget runs
+-- out it keeps the rest in P work (k "r") and stops the call, as a
+-- cascade does.
+local function push_roots(w, s, sp, fx)
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then return end
+    if BUDGET <= 0 then
+      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
+      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+      PENDING = true
+      CALL.stopped = true
+      return
+    end
+    BUDGET = BUDGET - 1
+    push(task_job(w, tonumber(v), v), 0, fx)
+    sp = b + 1
+  end
+end
 
 -- drain_work goes on with the kept cascade within the call's budget,
 -- collecting what it pushes, cancels and ends in fx; when it finishes, P
@@ -15,12 +38,14 @@
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
   PENDING = false
-  if w and k and not wf_ended_state(wget(w, W_STATE)) then
+  if w and v[6] == 'r' then
+    push_roots(w, v[4] or '', 1, fx)
+  elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
     local tail = v[4]
     if tail == '' then tail = nil end
     cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))

@@ -72,25 +72,28 @@ local function gc()
   if g == 'none' or (g and tonumber(g) > NOW) then return end
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
   for _, m in ipairs(due) do
+    local keep = false
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
       local en = redis.call('HGET', key, F_ENDED)
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
       local key = P .. 'w:' .. id
-      local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
-      local same = v[1] and pad15(tonumber(v[1])) == c
-      if not same or (v[2] and tonumber(v[2]) <= NOW) then
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
         if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end
     end
-    redis.call('ZREM', K_EXPIRY, m)
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
   local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
   seq_set('gc', first[2] or 'none')
@@ -124,7 +127,10 @@ local function finalize()
       qs_set(q, 'k', '1')
     end
   end
-  gc()
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
   local u = CALL.unlink

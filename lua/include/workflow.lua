@@ -32,7 +32,7 @@ end
 -- gone; returns it or nil.
 local function wf_found(id, key, st, x, c, cr)
   local wfs = bag('wfs')
-  if not st or expired_at(x) then
+  if not st or (expired_at(x) and not KEEP[id]) then
     wfs[id] = false
     return nil
   end

@@ -17,6 +17,8 @@
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+-- removals are left to other calls (finalize.lua)
+CALL.no_gc = true
 local out = {'', '', '', ''}
 if PENDING then
   local fx = {}

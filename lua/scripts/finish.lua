@@ -8,6 +8,9 @@
 -- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
 --          result, error, "1" when not retryable else "", retry-after ms
+-- then:    the IDs of workflows that earlier calls of the same finish ended
+--          (joined by spaces, or ""): this call still finds them when their
+--          retention (0) passed, as one call would
 -- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
 -- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua),
 --          then "P<i>" when a cascade ran out of the call's budget: with
@@ -26,6 +29,7 @@
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
+for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
 read_clock()
 allow_full()
 if not drain_first() then
@@ -71,16 +75,16 @@ for x = 0, k - 1 do
   end
 end
 out[1] = fmt(done)
-local max = tonumber(ARGV[c])
+local max = tonumber(ARGV[c + 1])
 if CALL.stopped then
   CALL.stopped_at = 0
   out[#out + 1] = '0'
 elseif max > 0 then
   local queues = {}
-  for i = c + 3, #ARGV do queues[#queues + 1] = ARGV[i] end
+  for i = c + 4, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 2], queues, max, tonumber(ARGV[c + 1]), out, settled))
+  out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled))
 else
   out[#out + 1] = '0'
 end

@@ -15,19 +15,26 @@
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
 -- then:    the indices (1-based) of the root tasks, in plan order
--- Reply:   created "1" | "", nPushed, (job ID, queue)*; or "R" alone when
---          the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID)
+-- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
+--          pushed its budget of roots and left the rest to drain calls; or
+--          "R" alone when the staged fields are gone (Go stages again)
+-- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
+--          drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
+--!include drain.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
 read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
@@ -89,8 +96,20 @@ w.sdirty = true
 local d = bag('sdirty')
 d[#d + 1] = w
 local fx = {pushed = {}}
-for i = a, #ARGV do push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx) end
+for i = a, #ARGV do
+  if BUDGET <= 0 then
+    -- more roots than the call's budget: the rest are pushed by drain
+    -- calls (spec/scripts.md, Cascades in bounded steps)
+    local rest = {}
+    for x = i, #ARGV do rest[#rest + 1] = ARGV[x] end
+    push_roots(w, join(rest, ','), 1, fx)
+    break
+  end
+  BUDGET = BUDGET - 1
+  push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx)
+end
 finalize()
 local out = {'1'}
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out
