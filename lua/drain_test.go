@@ -319,3 +319,85 @@ func TestSubmitOfManyRootsInBoundedCalls(t *testing.T) {
 		t.Fatalf("%v %+v", err, qs)
 	}
 }
+
+// TestCompensationInBoundedCalls: a workflow of 600 tasks, most with an
+// undo, whose last task fails after all others completed, starts its
+// compensation over many calls at a budget of 40; the finish's result, the
+// undo jobs' blockers and the order in which the undos run are the
+// model's.
+func TestCompensationInBoundedCalls(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	if err := e.store.SetStepBudget(bg, 40); err != nil {
+		t.Fatal(err)
+	}
+	model := memstore.New(memstore.WithClock(e.clock))
+	p := bigPlan("comp", 600)
+	for i := range p.Tasks {
+		p.Tasks[i].Queue = "q"
+		if i%7 != 3 { // a few without one: chains and regions without undos
+			p.Tasks[i].Undo = &engine.UndoSpec{Queue: "undo"}
+		}
+	}
+	last := p.Tasks[len(p.Tasks)-1].Name
+	run := func(s engine.Store) (engine.FinishResult, []string) {
+		if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
+			t.Fatal(err)
+		}
+		var res engine.FinishResult
+		for {
+			c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 50, Lease: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c) == 0 {
+				break
+			}
+			var outs []engine.Outcome
+			for _, x := range c {
+				o := engine.Outcome{JobID: x.Job.ID, Token: x.Lease.Token, Kind: engine.OutcomeCompleted}
+				if x.Job.Task == last {
+					o.Kind, o.NonRetryable, o.Error = engine.OutcomeFailed, true, "boom"
+				}
+				outs = append(outs, o)
+			}
+			if res, err = s.Finish(bg, engine.FinishParams{Outcomes: outs}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// run the undos one at a time, in the order they come
+		var order []string
+		for {
+			c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"undo"}, Max: 1, Lease: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c) == 0 {
+				break
+			}
+			order = append(order, c[0].Job.ID)
+			if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c[0].Job.ID, Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res, order
+	}
+	got, gotOrder := run(e.store)
+	want, wantOrder := run(model)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the last finish differs from the model's: %d settled, %d pushed against %d, %d", len(got.Settled), len(got.Settled[len(got.Settled)-1].Pushed), len(want.Settled), len(want.Settled[len(want.Settled)-1].Pushed))
+	}
+	if len(gotOrder) < 400 || !slices.Equal(gotOrder, wantOrder) {
+		t.Fatalf("undo order: %d undos against the model's %d, or another order", len(gotOrder), len(wantOrder))
+	}
+	if n := e.store.drainCalls.Load(); n < 20 {
+		t.Errorf("%d drain calls", n)
+	}
+	w, err := e.store.GetWorkflow(bg, "comp")
+	mw, _ := model.GetWorkflow(bg, "comp")
+	if err != nil || !reflect.DeepEqual(w, mw) || w.State != engine.WorkflowCompensated {
+		t.Fatalf("the workflow differs from the model's (%v): %s", err, w.State)
+	}
+	if n, _ := e.rdb.Exists(bg, e.store.keys.compensationLists("comp")).Result(); n != 0 {
+		t.Error("the compensation's lists were left behind")
+	}
+}

@@ -46,22 +46,23 @@ func (k keys) common() []string {
 }
 
 // Keys derived (in Lua and in Go) from the prefix and a validated name.
-func (k keys) job(id string) string              { return k.prefix + "j:" + id }
-func (k keys) workflow(id string) string         { return k.prefix + "w:" + id }
-func (k keys) payloads(id string) string         { return k.prefix + "w:" + id + ":p" }
-func (k keys) taskStates(id string) string       { return k.prefix + "w:" + id + ":s" }
-func (k keys) taskIndex(id string) string        { return k.prefix + "w:" + id + ":i" }
-func (k keys) stage(id, hash string) string      { return k.prefix + "stage:" + id + ":" + hash }
-func (k keys) wfState(st string) string          { return k.prefix + "wf:" + st }
-func (k keys) queue(name, kind string) string    { return k.prefix + "q:" + name + ":" + kind }
-func (k keys) wake(queue string) string          { return k.queue(queue, "w") }
-func (k keys) waitWorkflow(id string) string     { return k.prefix + "await:w:" + id }
-func (k keys) waitWorkflowJobs(wf string) string { return k.prefix + "await:wj:" + wf }
-func (k keys) waitAny() string                   { return k.prefix + "wait:any" }
-func (k keys) waitJob(id string) string          { return k.prefix + "await:j:" + id }
-func (k keys) chanWorkflow(id string) string     { return k.prefix + "o:w:" + id }
-func (k keys) chanJob(id string) string          { return k.prefix + "o:j:" + id }
-func (k keys) chanStop() string                  { return k.prefix + "stop" }
+func (k keys) job(id string) string               { return k.prefix + "j:" + id }
+func (k keys) workflow(id string) string          { return k.prefix + "w:" + id }
+func (k keys) payloads(id string) string          { return k.prefix + "w:" + id + ":p" }
+func (k keys) taskStates(id string) string        { return k.prefix + "w:" + id + ":s" }
+func (k keys) taskIndex(id string) string         { return k.prefix + "w:" + id + ":i" }
+func (k keys) compensationLists(id string) string { return k.prefix + "w:" + id + ":nc" }
+func (k keys) stage(id, hash string) string       { return k.prefix + "stage:" + id + ":" + hash }
+func (k keys) wfState(st string) string           { return k.prefix + "wf:" + st }
+func (k keys) queue(name, kind string) string     { return k.prefix + "q:" + name + ":" + kind }
+func (k keys) wake(queue string) string           { return k.queue(queue, "w") }
+func (k keys) waitWorkflow(id string) string      { return k.prefix + "await:w:" + id }
+func (k keys) waitWorkflowJobs(wf string) string  { return k.prefix + "await:wj:" + wf }
+func (k keys) waitAny() string                    { return k.prefix + "wait:any" }
+func (k keys) waitJob(id string) string           { return k.prefix + "await:j:" + id }
+func (k keys) chanWorkflow(id string) string      { return k.prefix + "o:w:" + id }
+func (k keys) chanJob(id string) string           { return k.prefix + "o:j:" + id }
+func (k keys) chanStop() string                   { return k.prefix + "stop" }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text
 // between the first '{' and the next '}', when not empty; else the key.

@@ -837,7 +837,20 @@ func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParam
 	}
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()
-	return res, r.err
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// the compensation it started stopped on the call's budget (drain.go)
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.CancelResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	if d.Workflow == p.ID {
+		res.WorkflowState = d.State
+	}
+	return res, nil
 }
 
 // CancelJob implements engine.Store.

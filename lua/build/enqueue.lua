@@ -158,6 +158,19 @@ local function seq_flush()
   SEQ_DIRTY = {}
 end
 
+-- keep_work keeps what a call leaves undone of one step in P work (the
+-- hash's fields and values, replacing any it held), marks it pending in
+-- the seq hash, and stops the call (spec/scripts.md, Cascades in bounded
+-- steps).
+local function keep_work(...)
+  local key = P .. 'work'
+  redis.call('DEL', key)
+  redis.call('HSET', key, ...)
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
 -- allow_full lets the rest of a script write on a server above its
 -- maxmemory: Redis refuses a script only when its first write is a command
 -- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
@@ -238,6 +251,7 @@ end
 --   skey  w:<id>:s  string: one state byte per task, in plan order
 --   ikey  w:<id>:i  hash: task name -> index
 --   pkey  w:<id>:p  hash: payloads
+--   nkey  w:<id>:nc hash: lists of a compensation start (compensate.lua)
 --   m[f]  the workflow fields read so far (false: absent)
 --   so[i] task i's state byte as this call changed it; states_flush writes
 --         these at the end of the call, one SETRANGE per run of adjacent
@@ -263,7 +277,7 @@ local function wf_found(id, key, st, x, c, cr)
     wfs[id] = false
     return nil
   end
-  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p', nkey = key .. ':nc',
     m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w

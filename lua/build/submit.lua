@@ -158,6 +158,19 @@ local function seq_flush()
   SEQ_DIRTY = {}
 end
 
+-- keep_work keeps what a call leaves undone of one step in P work (the
+-- hash's fields and values, replacing any it held), marks it pending in
+-- the seq hash, and stops the call (spec/scripts.md, Cascades in bounded
+-- steps).
+local function keep_work(...)
+  local key = P .. 'work'
+  redis.call('DEL', key)
+  redis.call('HSET', key, ...)
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
 -- allow_full lets the rest of a script write on a server above its
 -- maxmemory: Redis refuses a script only when its first write is a command
 -- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
@@ -238,6 +251,7 @@ end
 --   skey  w:<id>:s  string: one state byte per task, in plan order
 --   ikey  w:<id>:i  hash: task name -> index
 --   pkey  w:<id>:p  hash: payloads
+--   nkey  w:<id>:nc hash: lists of a compensation start (compensate.lua)
 --   m[f]  the workflow fields read so far (false: absent)
 --   so[i] task i's state byte as this call changed it; states_flush writes
 --         these at the end of the call, one SETRANGE per run of adjacent
@@ -263,7 +277,7 @@ local function wf_found(id, key, st, x, c, cr)
     wfs[id] = false
     return nil
   end
-  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p', nkey = key .. ':nc',
     m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w
@@ -1031,114 +1045,192 @@ end
 --!include job.lua
 --!include queue.lua
 
--- dependents_of returns the dependents lists of every task of workflow w
--- (index -> list), read 1,000 fields an HMGET.
-local function dependents_of(w, n)
-  local out = {}
-  for first = 1, n, 1000 do
-    local last = math.min(first + 999, n)
-    local f = {}
-    for i = first, last do f[#f + 1] = 't' .. fmt(i) .. '.' .. 'dn' end
-    local v = redis.call('HMGET', w.key, unpack(f))
-    for i = first, last do
-      local l = {}
-      for d in string.gmatch(v[i - first + 1] or '', '(%d+) [^;]*') do l[#l + 1] = tonumber(d) end
-      out[i] = l
+-- The start of a compensation runs in three steps, each bounded by the
+-- call's BUDGET (spec/scripts.md, Cascades in bounded steps) and kept in P
+-- work (k "u", h "<step>:<task>") when the budget runs out: 1, every
+-- completed task that has an undo gets its undo job, pending, from task
+-- 1 up; 2, from the last task down, each task's nearest compensated
+-- descendants (those reached through tasks without an undo), made from its
+-- dependents' (engine.nearestCompensated); 3, from the last task down,
+-- each undo that waits for some gets their count (b) and is added to each
+-- one's parents (pa), and the others are pushed, in reverse plan order.
+-- The lists of step 2 stay in memory; a call that stops writes those it
+-- made to the hash w:<id>:nc (a list shared by a chain of tasks without
+-- undos as "=<task>"), read back by the calls after it, and deleted at
+-- the end of step 3.
+
+-- compensated reports whether task x of w gets an undo job: it completed
+-- and has an undo.
+local function compensated(w, und, x) return string.byte(und, x) == 49 and task_byte(w, x) == 'c' end
+
+-- nc_list returns task d's nearest compensated descendants (a list, or
+-- false for none): made by this call, or read from w:<id>:nc.
+local function nc_list(w, nc, d)
+  local l = nc[d]
+  if l ~= nil then return l end
+  local s = redis.call('HGET', w.nkey, fmt(d))
+  if s and string.sub(s, 1, 1) == '=' then
+    local r = tonumber(string.sub(s, 2))
+    l = nc[r]
+    if l == nil then
+      l = ilist(redis.call('HGET', w.nkey, fmt(r)))
+      nc[r] = l
+    end
+  elseif s then
+    l = ilist(s)
+  else
+    l = false
+  end
+  nc[d] = l
+  BUDGET = BUDGET - (l and #l or 0)
+  return l
+end
+
+-- nc_flush writes the lists this call made (made: task -> true) to
+-- w:<id>:nc, a shared list once and then as "=<task>".
+local function nc_flush(w, nc, made)
+  local f, first = {}, {}
+  for d in pairs(made) do
+    local l = nc[d]
+    if l then
+      f[#f + 1] = fmt(d)
+      if first[l] then
+        f[#f + 1] = '=' .. fmt(first[l])
+      else
+        first[l] = d
+        f[#f + 1] = join(l, ',')
+      end
     end
   end
-  return out
+  for i = 1, #f, 1000 do redis.call('HSET', w.nkey, unpack(f, i, math.min(i + 999, #f))) end
+end
+
+-- compensation_step goes on with the start of w's compensation at step
+-- st from task i (see above); origin: as cascade's.
+local function compensation_step(w, st, i, fx, origin)
+  local n = tonumber(wget(w, 'n'))
+  local und = wget(w, 'und')
+  states_read(w)
+  local function stop(at_st, at)
+    keep_work('k', 'u', 'w', w.id, 'o', origin or '', 'h', fmt(at_st) .. ':' .. fmt(at))
+  end
+  if st == 1 then
+    local urem = tonumber(wget(w, 'urem')) or 0
+    local pos = string.find(und, '1', i, true)
+    while pos do
+      if task_byte(w, pos) == 'c' then
+        if BUDGET <= 0 then
+          wset(w, 'urem', fmt(urem))
+          return stop(1, pos)
+        end
+        BUDGET = BUDGET - 1
+        local u = undo_job(w, pos)
+        u.st = 'pending'
+        jset(u, 's', 'pending', 'c', NOW_S)
+        urem = urem + 1
+      end
+      pos = string.find(und, '1', pos + 1, true)
+    end
+    wset(w, 'urem', fmt(urem))
+    st, i = 2, n
+  end
+  local nc, made = {}, {}
+  if st == 2 then
+    local mark = {}
+    for v = i, 1, -1 do
+      if BUDGET <= 0 then
+        nc_flush(w, nc, made)
+        return stop(2, v)
+      end
+      BUDGET = BUDGET - 1
+      local ds = {}
+      for d in string.gmatch(redis.call('HGET', w.key, 't' .. fmt(v) .. '.' .. 'dn') or '', '(%d+) [^;]*') do
+        ds[#ds + 1] = tonumber(d)
+      end
+      local out = false
+      if #ds == 1 and not compensated(w, und, ds[1]) then
+        -- a chain without undos shares its dependent's list
+        out = nc_list(w, nc, ds[1])
+      elseif #ds > 0 then
+        out = {}
+        for _, d in ipairs(ds) do
+          BUDGET = BUDGET - 1
+          if compensated(w, und, d) then
+            if mark[d] ~= v then
+              mark[d] = v
+              out[#out + 1] = d
+            end
+          else
+            local l = nc_list(w, nc, d)
+            if l then
+              BUDGET = BUDGET - #l
+              for _, y in ipairs(l) do
+                if mark[y] ~= v then
+                  mark[y] = v
+                  out[#out + 1] = y
+                end
+              end
+            end
+          end
+        end
+        if #out == 0 then out = false end
+      end
+      nc[v] = out
+      made[v] = true
+    end
+    st, i = 3, n
+  end
+  -- step 3: parents gathered per undo (in the order of the tasks that
+  -- wait for it) and appended to its list at the end of the call
+  local parents, order = {}, {}
+  local function flush_parents()
+    for _, y in ipairs(order) do
+      local u = undo_job(w, y)
+      local old = jget(u, 'pa')
+      local add = join(parents[y], ',')
+      jset(u, 'pa', old and (old .. ',' .. add) or add)
+    end
+  end
+  for x = i, 1, -1 do
+    if BUDGET <= 0 then
+      flush_parents()
+      nc_flush(w, nc, made)
+      return stop(3, x)
+    end
+    BUDGET = BUDGET - 1
+    if compensated(w, und, x) then
+      local l = nc_list(w, nc, x)
+      if l then
+        jset(undo_job(w, x), 'b', fmt(#l))
+        BUDGET = BUDGET - #l
+        for _, y in ipairs(l) do
+          local pl = parents[y]
+          if not pl then
+            pl = {}
+            parents[y] = pl
+            order[#order + 1] = y
+          end
+          pl[#pl + 1] = x
+        end
+      else
+        push(undo_job(w, x), 0, fx)
+      end
+    end
+  end
+  flush_parents()
+  redis.call('DEL', w.nkey)
 end
 
 -- start_compensation moves workflow w to compensating: every completed
 -- task that has an undo gets its undo job, pending; the undo of task X
 -- waits for the undos of its nearest compensated descendants (those reached
 -- from X through tasks without one); the undos that wait for none are
--- pushed, in reverse plan order.
+-- pushed, in reverse plan order. The work runs in bounded steps
+-- (compensation_step).
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
   wset(w, 'rs', reason)
-  local n = tonumber(wget(w, 'n'))
-  local und = wget(w, 'und')
-  states_read(w)
-  local has, urem = {}, 0
-  local pos = string.find(und, '1', 1, true)
-  while pos do
-    if task_byte(w, pos) == 'c' then
-      local u = undo_job(w, pos)
-      u.st = 'pending'
-      jset(u, 's', 'pending', 'c', NOW_S)
-      has[pos] = true
-      urem = urem + 1
-    end
-    pos = string.find(und, '1', pos + 1, true)
-  end
-  wset(w, 'urem', fmt(urem))
-  local dn = dependents_of(w, n)
-  -- below[v]: some descendant of v is compensated; the searches skip the
-  -- rest, so a large region without undos is not walked once per undo
-  local below = {}
-  for v = n, 1, -1 do
-    for _, d in ipairs(dn[v]) do
-      if has[d] or below[d] then
-        below[v] = true
-        break
-      end
-    end
-  end
-  -- ncd[v], for v with below[v]: the nearest compensated descendants of
-  -- v, each once, made from its dependents' lists in one pass from the last
-  -- task (engine.nearestCompensated); a task whose one dependent has no
-  -- undo shares that dependent's list, so a chain without undos costs one
-  -- step a task however many undos sit above it
-  local ncd, mark = {}, {}
-  for v = n, 1, -1 do
-    if below[v] then
-      local ds = dn[v]
-      if #ds == 1 and not has[ds[1]] then
-        ncd[v] = ncd[ds[1]]
-      else
-        local out = {}
-        for _, d in ipairs(ds) do
-          if has[d] then
-            if mark[d] ~= v then
-              mark[d] = v
-              out[#out + 1] = d
-            end
-          elseif below[d] then
-            for _, y in ipairs(ncd[d]) do
-              if mark[y] ~= v then
-                mark[y] = v
-                out[#out + 1] = y
-              end
-            end
-          end
-        end
-        ncd[v] = out
-      end
-    end
-  end
-  local blockers, parents = {}, {}
-  for x = n, 1, -1 do
-    if has[x] and below[x] then
-      local l = ncd[x]
-      blockers[x] = #l
-      for _, y in ipairs(l) do
-        local pl = parents[y]
-        if not pl then
-          pl = {}
-          parents[y] = pl
-        end
-        pl[#pl + 1] = x
-      end
-    end
-  end
-  for x = n, 1, -1 do
-    if blockers[x] then jset(undo_job(w, x), 'b', fmt(blockers[x])) end
-    if parents[x] then jset(undo_job(w, x), 'pa', join(parents[x], ',')) end
-  end
-  for x = n, 1, -1 do
-    if has[x] and not blockers[x] then push(undo_job(w, x), 0, fx) end
-  end
+  compensation_step(w, 1, 1, fx, CALL.origin)
 end
 
 -- release_undo_parents counts task i's undo, ended and no longer waiting
@@ -1327,11 +1419,8 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
   local rest = {}
   if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
   for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
-  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
-    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
-  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
-  PENDING = true
-  CALL.stopped = true
+  keep_work('k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
 end
 
 -- cascade runs the work list of workflow w: tasks that ended, first in
@@ -1424,7 +1513,12 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
   end
   local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
   w.m['rem'] = fmt(rem)
-  if rem == 0 then tasks_all_ended(w, fx) end
+  if rem == 0 then
+    -- a compensation started here completes the Settled of the finish
+    -- that started the cascade, as the cascade's rest does
+    CALL.origin = origin
+    tasks_all_ended(w, fx)
+  end
 end
 
 -- task_ended runs the consequences of task i's end (cascade); origin is
@@ -1675,10 +1769,7 @@ local function push_roots(w, s, sp, fx)
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then return end
     if BUDGET <= 0 then
-      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
-      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
-      PENDING = true
-      CALL.stopped = true
+      keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
       return
     end
     BUDGET = BUDGET - 1
@@ -1702,6 +1793,8 @@ local function drain_work(fx)
   PENDING = false
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'u' then
+    if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, 'st')) then
     local tail = v[4]
     if tail == '' then tail = nil end

@@ -153,6 +153,19 @@ local function seq_flush()
   SEQ_DIRTY = {}
 end
 
+-- keep_work keeps what a call leaves undone of one step in P work (the
+-- hash's fields and values, replacing any it held), marks it pending in
+-- the seq hash, and stops the call (spec/scripts.md, Cascades in bounded
+-- steps).
+local function keep_work(...)
+  local key = P .. 'work'
+  redis.call('DEL', key)
+  redis.call('HSET', key, ...)
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
 -- allow_full lets the rest of a script write on a server above its
 -- maxmemory: Redis refuses a script only when its first write is a command
 -- that may grow memory, and PERSIST of the seq hash (which has no TTL) is

@@ -139,11 +139,8 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
   local rest = {}
   if tail and tp <= #tail then rest[1] = string.sub(tail, tp) end
   for x = head, #work do rest[#rest + 1] = fmt(work[x]) end
-  redis.call('HSET', P .. 'work', 'k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos),
-    'l', join(rest, ','), 'f', ff and fmt(ff) or '')
-  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
-  PENDING = true
-  CALL.stopped = true
+  keep_work('k', 'c', 'w', w.id, 'o', origin or '', 'h', fmt(k) .. ':' .. fmt(pos), 'l', join(rest, ','),
+    'f', ff and fmt(ff) or '')
 end
 
 -- cascade runs the work list of workflow w: tasks that ended, first in
@@ -236,7 +233,12 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
   end
   local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
   w.m[W_REMAINING] = fmt(rem)
-  if rem == 0 then tasks_all_ended(w, fx) end
+  if rem == 0 then
+    -- a compensation started here completes the Settled of the finish
+    -- that started the cascade, as the cascade's rest does
+    CALL.origin = origin
+    tasks_all_ended(w, fx)
+  end
 end
 
 -- task_ended runs the consequences of task i's end (cascade); origin is

@@ -18,10 +18,7 @@ local function push_roots(w, s, sp, fx)
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then return end
     if BUDGET <= 0 then
-      redis.call('HSET', P .. 'work', 'k', 'r', 'w', w.id, 'o', '', 'h', '', 'l', string.sub(s, a), 'f', '')
-      if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
-      PENDING = true
-      CALL.stopped = true
+      keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
       return
     end
     BUDGET = BUDGET - 1
@@ -45,6 +42,8 @@ local function drain_work(fx)
   PENDING = false
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'u' then
+    if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
     local tail = v[4]
     if tail == '' then tail = nil end

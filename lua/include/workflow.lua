@@ -11,6 +11,7 @@
 --   skey  w:<id>:s  string: one state byte per task, in plan order
 --   ikey  w:<id>:i  hash: task name -> index
 --   pkey  w:<id>:p  hash: payloads
+--   nkey  w:<id>:nc hash: lists of a compensation start (compensate.lua)
 --   m[f]  the workflow fields read so far (false: absent)
 --   so[i] task i's state byte as this call changed it; states_flush writes
 --         these at the end of the call, one SETRANGE per run of adjacent
@@ -36,7 +37,7 @@ local function wf_found(id, key, st, x, c, cr)
     wfs[id] = false
     return nil
   end
-  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p',
+  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p', nkey = key .. ':nc',
     m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
   wfs[id] = w
   return w

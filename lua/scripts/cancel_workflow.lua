@@ -10,7 +10,8 @@
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
---          in plan order
+--          in plan order; then "P" when the compensation it started ran
+--          out of the call's budget (drain the rest)
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
 --          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
@@ -90,4 +91,5 @@ finalize()
 publish_stops(stopping)
 put_list(out, stopping, 1)
 put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
 return out
