@@ -401,3 +401,53 @@ func TestCompensationInBoundedCalls(t *testing.T) {
 		t.Error("the compensation's lists were left behind")
 	}
 }
+
+// TestCancelOfManyQueuedInBoundedCalls: a cancel of a workflow with 990
+// queued tasks, at a budget of 100, takes them out of their queue over
+// several calls and then starts the compensation of the 10 that
+// completed; its result and the workflow are the model's.
+func TestCancelOfManyQueuedInBoundedCalls(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	if err := e.store.SetStepBudget(bg, 100); err != nil {
+		t.Fatal(err)
+	}
+	model := memstore.New(memstore.WithClock(e.clock))
+	p := engine.Plan{ID: "many", UndoOnCancel: true}
+	for i := range 1000 {
+		p.Tasks = append(p.Tasks, engine.TaskSpec{Name: fmt.Sprintf("t%04d", i), Queue: "q", Undo: &engine.UndoSpec{Queue: "undo"}})
+	}
+	run := func(s engine.Store) engine.CancelResult {
+		if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute})
+		if err != nil || len(c) != 10 {
+			t.Fatalf("claim: %v %d", err, len(c))
+		}
+		var outs []engine.Outcome
+		for _, x := range c {
+			outs = append(outs, engine.Outcome{JobID: x.Job.ID, Token: x.Lease.Token, Kind: engine.OutcomeCompleted})
+		}
+		if _, err := s.Finish(bg, engine.FinishParams{Outcomes: outs}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "many"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	before := e.store.drainCalls.Load()
+	got, want := run(e.store), run(model)
+	if !reflect.DeepEqual(got, want) || got.WorkflowState != engine.WorkflowCompensating || len(got.Pushed) != 10 {
+		t.Fatalf("the cancel differs from the model's: %s, %d cancelled, %d pushed", got.WorkflowState, len(got.Cancelled), len(got.Pushed))
+	}
+	if n := e.store.drainCalls.Load() - before; n < 9 {
+		t.Errorf("%d drain calls for 890 queued tasks past the budget", n)
+	}
+	qs, err := e.store.Queues(bg)
+	mq, _ := model.Queues(bg)
+	if err != nil || !reflect.DeepEqual(qs, mq) {
+		t.Fatalf("queues %+v, the model's %+v (%v)", qs, mq, err)
+	}
+}

@@ -1778,6 +1778,28 @@ local function push_roots(w, s, sp, fx)
   end
 end
 
+-- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
+-- cancel ended them) out of their queues, one unit of BUDGET each, keeping
+-- the rest in P work (k "q") when the budget runs out; then decides the
+-- workflow's end when no task of it is left (as the cancel would have).
+local function unqueue_rest(w, s, fx)
+  local sp = 1
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then break end
+    if BUDGET <= 0 then
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      return
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, tonumber(v), v)
+    unqueue(j)
+    jdel(j, 'ra')
+    sp = b + 1
+  end
+  if tonumber(wget(w, 'rem')) == 0 then tasks_all_ended(w, fx) end
+end
+
 -- drain_work goes on with the kept cascade within the call's budget,
 -- collecting what it pushes, cancels and ends in fx; when it finishes, P
 -- work and the seq hash's pend go. The Settled kept for the finish that
@@ -1793,6 +1815,8 @@ local function drain_work(fx)
   PENDING = false
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'q' then
+    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx) end
   elseif w and v[6] == 'u' then
     if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, 'st')) then
@@ -2005,8 +2029,9 @@ end
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
---          in plan order; then "P" when the compensation it started ran
---          out of the call's budget (drain the rest)
+--          in plan order; then "P" when it left queued tasks to take out
+--          of their queues, or the compensation it started ran out of the
+--          call's budget (drain the rest)
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
 --          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
@@ -2051,8 +2076,16 @@ while pos do
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
+-- queued tasks leave their queues, at most the call's budget of them
+-- here (left: where the rest starts)
+local left = nil
 pos = string.find(S, 'q', 1, true)
 while pos do
+  if BUDGET <= 0 then
+    left = pos
+    break
+  end
+  BUDGET = BUDGET - 1
   local j = task_job(w, pos)
   unqueue(j)
   jdel(j, 'ra')
@@ -2076,7 +2109,18 @@ if k > 0 and awaited(P .. 'await:wj:' .. id) then
 end
 local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
 w.m['rem'] = fmt(rem)
-if rem == 0 then tasks_all_ended(w, fx) end
+if left then
+  -- the rest leave their queues in drain calls, which then decide the
+  -- workflow's end (drain.lua, unqueue_rest)
+  local rest = {}
+  while left do
+    rest[#rest + 1] = fmt(left)
+    left = string.find(S, 'q', left + 1, true)
+  end
+  keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+elseif rem == 0 then
+  tasks_all_ended(w, fx)
+end
 local out = {wget(w, 'st'), '', ''}
 if k > 0 then
   out[2] = S

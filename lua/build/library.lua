@@ -1,4 +1,4 @@
-#!lua name=weir2_57ca029167f2
+#!lua name=weir2_59e8accfdc13
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1820,6 +1820,28 @@ local function push_roots(w, s, sp, fx)
   end
 end
 
+-- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
+-- cancel ended them) out of their queues, one unit of BUDGET each, keeping
+-- the rest in P work (k "q") when the budget runs out; then decides the
+-- workflow's end when no task of it is left (as the cancel would have).
+local function unqueue_rest(w, s, fx)
+  local sp = 1
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then break end
+    if BUDGET <= 0 then
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      return
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, tonumber(v), v)
+    unqueue(j)
+    jdel(j, F_RUN_AT)
+    sp = b + 1
+  end
+  if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
+end
+
 -- drain_work goes on with the kept cascade within the call's budget,
 -- collecting what it pushes, cancels and ends in fx; when it finishes, P
 -- work and the seq hash's pend go. The Settled kept for the finish that
@@ -1835,6 +1857,8 @@ local function drain_work(fx)
   PENDING = false
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'q' then
+    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
   elseif w and v[6] == 'u' then
     if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
@@ -2469,7 +2493,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_submit', flags = {},
+redis.register_function{function_name = 'weir2_59e8accfdc13_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2589,7 +2613,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_59e8accfdc13_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2658,7 +2682,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2717,7 +2741,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2815,7 +2839,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2863,7 +2887,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2921,7 +2945,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -2935,8 +2959,9 @@ redis.register_function{function_name = 'weir2_57ca029167f2_cancel_workflow', fl
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
---          in plan order; then "P" when the compensation it started ran
---          out of the call's budget (drain the rest)
+--          in plan order; then "P" when it left queued tasks to take out
+--          of their queues, or the compensation it started ran out of the
+--          call's budget (drain the rest)
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
 --          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
@@ -2981,8 +3006,16 @@ while pos do
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
+-- queued tasks leave their queues, at most the call's budget of them
+-- here (left: where the rest starts)
+local left = nil
 pos = string.find(S, 'q', 1, true)
 while pos do
+  if BUDGET <= 0 then
+    left = pos
+    break
+  end
+  BUDGET = BUDGET - 1
   local j = task_job(w, pos)
   unqueue(j)
   jdel(j, F_RUN_AT)
@@ -3006,7 +3039,18 @@ if k > 0 and awaited(P .. 'await:wj:' .. id) then
 end
 local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
 w.m[W_REMAINING] = fmt(rem)
-if rem == 0 then tasks_all_ended(w, fx) end
+if left then
+  -- the rest leave their queues in drain calls, which then decide the
+  -- workflow's end (drain.lua, unqueue_rest)
+  local rest = {}
+  while left do
+    rest[#rest + 1] = fmt(left)
+    left = string.find(S, 'q', left + 1, true)
+  end
+  keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+elseif rem == 0 then
+  tasks_all_ended(w, fx)
+end
 local out = {wget(w, W_STATE), '', ''}
 if k > 0 then
   out[2] = S
@@ -3021,7 +3065,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3080,7 +3124,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3113,7 +3157,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3193,7 +3237,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3235,7 +3279,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3268,7 +3312,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3294,7 +3338,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3366,7 +3410,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3385,7 +3429,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_57ca029167f2_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_59e8accfdc13_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -27,6 +27,28 @@ local function push_roots(w, s, sp, fx)
   end
 end
 
+-- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
+-- cancel ended them) out of their queues, one unit of BUDGET each, keeping
+-- the rest in P work (k "q") when the budget runs out; then decides the
+-- workflow's end when no task of it is left (as the cancel would have).
+local function unqueue_rest(w, s, fx)
+  local sp = 1
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then break end
+    if BUDGET <= 0 then
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      return
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, tonumber(v), v)
+    unqueue(j)
+    jdel(j, F_RUN_AT)
+    sp = b + 1
+  end
+  if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
+end
+
 -- drain_work goes on with the kept cascade within the call's budget,
 -- collecting what it pushes, cancels and ends in fx; when it finishes, P
 -- work and the seq hash's pend go. The Settled kept for the finish that
@@ -42,6 +64,8 @@ local function drain_work(fx)
   PENDING = false
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'q' then
+    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
   elseif w and v[6] == 'u' then
     if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, W_STATE)) then

@@ -10,8 +10,9 @@
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
 --          cancelled tasks are those that were waiting (w) or queued (q),
---          in plan order; then "P" when the compensation it started ran
---          out of the call's budget (drain the rest)
+--          in plan order; then "P" when it left queued tasks to take out
+--          of their queues, or the compensation it started ran out of the
+--          call's budget (drain the rest)
 -- Errors:  NOTFOUND; WFENDED <state> (the 2nd word is the workflow's state);
 --          PENDING (drain.lua: drain, then send the call again)
 -- Publishes: the running tasks' IDs on P stop (finalize.lua, publish_stops)
@@ -56,8 +57,16 @@ while pos do
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
+-- queued tasks leave their queues, at most the call's budget of them
+-- here (left: where the rest starts)
+local left = nil
 pos = string.find(S, 'q', 1, true)
 while pos do
+  if BUDGET <= 0 then
+    left = pos
+    break
+  end
+  BUDGET = BUDGET - 1
   local j = task_job(w, pos)
   unqueue(j)
   jdel(j, F_RUN_AT)
@@ -81,7 +90,18 @@ if k > 0 and awaited(P .. 'await:wj:' .. id) then
 end
 local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
 w.m[W_REMAINING] = fmt(rem)
-if rem == 0 then tasks_all_ended(w, fx) end
+if left then
+  -- the rest leave their queues in drain calls, which then decide the
+  -- workflow's end (drain.lua, unqueue_rest)
+  local rest = {}
+  while left do
+    rest[#rest + 1] = fmt(left)
+    left = string.find(S, 'q', left + 1, true)
+  end
+  keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+elseif rem == 0 then
+  tasks_all_ended(w, fx)
+end
 local out = {wget(w, W_STATE), '', ''}
 if k > 0 then
   out[2] = S
