@@ -136,22 +136,6 @@ func BenchmarkServerCPU(b *testing.B) {
 	if !realRedis() && callgrindFromEnv() == nil {
 		b.Skip("set WEIR_REDIS_URL to measure on a private redis-server (or WEIR_CALLGRIND)")
 	}
-	plan := func(id string, n int, fanin bool) engine.Plan {
-		p := engine.Plan{ID: id}
-		for i := 0; i < n; i++ {
-			ts := engine.TaskSpec{Name: "t" + strconv.Itoa(i), Queue: "q" + id}
-			switch {
-			case fanin && i == n-1:
-				for d := 0; d < n-1; d++ {
-					ts.After = append(ts.After, "t"+strconv.Itoa(d))
-				}
-			case !fanin && i > 0:
-				ts.After = []string{"t" + strconv.Itoa(i-1)}
-			}
-			p.Tasks = append(p.Tasks, ts)
-		}
-		return p
-	}
 	type scenario struct {
 		name string
 		// prepare writes client c's work for about units units (not
@@ -162,7 +146,7 @@ func BenchmarkServerCPU(b *testing.B) {
 		{"chain-step", func(b *testing.B, s *Store, c, units int) (string, int) {
 			id := "c" + strconv.Itoa(c)
 			for k := 0; k*99 < units; k++ {
-				p := plan(id, 100, false)
+				p := cpuPlan(id, 100, false)
 				p.ID = id + "-" + strconv.Itoa(k)
 				if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
 					b.Fatal(err)
@@ -173,7 +157,7 @@ func BenchmarkServerCPU(b *testing.B) {
 		{"fanin-task", func(b *testing.B, s *Store, c, units int) (string, int) {
 			id := "f" + strconv.Itoa(c)
 			for k := 0; k*11 < units; k++ {
-				p := plan(id, 11, true)
+				p := cpuPlan(id, 11, true)
 				p.ID = id + "-" + strconv.Itoa(k)
 				if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
 					b.Fatal(err)
@@ -186,86 +170,14 @@ func BenchmarkServerCPU(b *testing.B) {
 	for _, path := range []CallPath{PathFunctions, PathScripts} {
 		for _, sc := range scenarios {
 			b.Run(path.String()+"/"+sc.name, func(b *testing.B) {
-				var rdb *redis.Client
-				cg := callgrindFromEnv()
-				if cg != nil {
-					rdb = redis.NewClient(&redis.Options{Addr: cg.addr})
-					b.Cleanup(func() { rdb.FlushAll(bg); rdb.Close() })
-					if err := rdb.FlushAll(bg).Err(); err != nil {
-						b.Fatal(err)
-					}
-				} else {
-					rdb = privateRedis(b)
-				}
-				s, err := New(rdb, Options{Namespace: "cpu", Path: path})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := s.Load(bg); err != nil {
-					b.Fatal(err)
-				}
+				rdb, s, cg := cpuStore(b, path)
 				per := b.N/cpuClients + 1
 				queues := make([]string, cpuClients)
 				maxes := make([]int, cpuClients)
 				for c := range cpuClients {
 					queues[c], maxes[c] = sc.prepare(b, s, c, per)
 				}
-				plain := sc.name == "plain-job"
-				if err := rdb.ConfigResetStat(bg).Err(); err != nil {
-					b.Fatal(err)
-				}
-				cpu0 := serverCPU(b, rdb)
-				if cg != nil {
-					cg.zero(b)
-				}
-				var mu sync.Mutex
-				units := 0
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				for c := range cpuClients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						cp := engine.ClaimParams{Queues: []string{queues[c]}, Max: maxes[c], Lease: time.Minute}
-						done := 0
-						if plain {
-							for i := 0; i < per; i += 100 {
-								var ps []engine.EnqueueParams
-								for k := i; k < min(i+100, per); k++ {
-									ps = append(ps, engine.EnqueueParams{Job: engine.JobSpec{ID: queues[c] + "-" + strconv.Itoa(k), Queue: queues[c]}})
-								}
-								if _, err := s.EnqueueBatch(bg, ps); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						}
-						for done < per {
-							n, _ := drain(b, s, cp)
-							if n == 0 {
-								break
-							}
-							done += n
-						}
-						mu.Lock()
-						units += done
-						mu.Unlock()
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				if cg != nil {
-					b.ReportMetric(cg.instructions(b)/float64(units), "instr")
-				}
-				cpu := serverCPU(b, rdb) - cpu0
-				_, usec := usecOf(b, rdb, scriptCommands...)
-				var cmds int64
-				for _, v := range cmdStats(b, &testEnv{rdb: rdb}) {
-					cmds += v
-				}
-				b.ReportMetric(cpu/float64(units), "cpu-us")
-				b.ReportMetric(usec/float64(units), "script-us")
-				b.ReportMetric(float64(cmds)/float64(units), "cmds")
+				measureUnits(b, rdb, s, cg, queues, maxes, per, sc.name == "plain-job")
 			})
 		}
 	}
@@ -330,4 +242,111 @@ func (c *callgrindServer) instructions(tb testing.TB) float64 {
 	}
 	tb.Fatal("callgrind_control -d wrote no new dump with a total")
 	return 0
+}
+
+// measureUnits runs cpuClients clients at once, client c working through
+// queue queues[c] (claims of maxes[c], each finish carrying the next
+// claim; a plain-job client first enqueues its per jobs, 100 a call) until
+// it did per units, and reports the server's cost per unit: cpu-us,
+// script-us, cmds and, under callgrind, instr.
+func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer, queues []string, maxes []int, per int, plain bool) {
+	if err := rdb.ConfigResetStat(bg).Err(); err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := serverCPU(b, rdb)
+	if cg != nil {
+		cg.zero(b)
+	}
+	var mu sync.Mutex
+	units := 0
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for c := range queues {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cp := engine.ClaimParams{Queues: []string{queues[c]}, Max: maxes[c], Lease: time.Minute}
+			done := 0
+			if plain {
+				for i := 0; i < per; i += 100 {
+					var ps []engine.EnqueueParams
+					for k := i; k < min(i+100, per); k++ {
+						ps = append(ps, engine.EnqueueParams{Job: engine.JobSpec{ID: queues[c] + "-" + strconv.Itoa(k), Queue: queues[c]}})
+					}
+					if _, err := s.EnqueueBatch(bg, ps); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+			for done < per {
+				n, _ := drain(b, s, cp)
+				if n == 0 {
+					break
+				}
+				done += n
+			}
+			mu.Lock()
+			units += done
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if cg != nil {
+		b.ReportMetric(cg.instructions(b)/float64(units), "instr")
+	}
+	cpu := serverCPU(b, rdb) - cpu0
+	_, usec := usecOf(b, rdb, scriptCommands...)
+	var cmds int64
+	for _, v := range cmdStats(b, &testEnv{rdb: rdb}) {
+		cmds += v
+	}
+	b.ReportMetric(cpu/float64(units), "cpu-us")
+	b.ReportMetric(usec/float64(units), "script-us")
+	b.ReportMetric(float64(cmds)/float64(units), "cmds")
+}
+
+// cpuPlan is a chain of n tasks, or with fanin n-1 roots joined by a last
+// task, all in queue "q<id>".
+func cpuPlan(id string, n int, fanin bool) engine.Plan {
+	p := engine.Plan{ID: id}
+	for i := 0; i < n; i++ {
+		ts := engine.TaskSpec{Name: "t" + strconv.Itoa(i), Queue: "q" + id}
+		switch {
+		case fanin && i == n-1:
+			for d := 0; d < n-1; d++ {
+				ts.After = append(ts.After, "t"+strconv.Itoa(d))
+			}
+		case !fanin && i > 0:
+			ts.After = []string{"t" + strconv.Itoa(i-1)}
+		}
+		p.Tasks = append(p.Tasks, ts)
+	}
+	return p
+}
+
+// cpuStore returns the server a CPU benchmark measures (the callgrind one
+// of WEIR_CALLGRIND, flushed, else a private redis-server) and a store on
+// it with path, its library loaded.
+func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindServer) {
+	var rdb *redis.Client
+	cg := callgrindFromEnv()
+	if cg != nil {
+		rdb = redis.NewClient(&redis.Options{Addr: cg.addr})
+		b.Cleanup(func() { rdb.FlushAll(bg); rdb.Close() })
+		if err := rdb.FlushAll(bg).Err(); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		rdb = privateRedis(b)
+	}
+	s, err := New(rdb, Options{Namespace: "cpu", Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Load(bg); err != nil {
+		b.Fatal(err)
+	}
+	return rdb, s, cg
 }
