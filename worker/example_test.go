@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
@@ -100,4 +101,30 @@ func ExampleConfig_middleware() {
 	job, _ := client.Enqueue(ctx, client.New(store), ship, Order{ID: "B-1", Items: 1})
 	_, _ = job.Wait(ctx)
 	// Output: ship attempt 1: err=<nil>
+}
+
+// Stop shuts a worker down gracefully: it claims nothing more and waits
+// for the running jobs (up to Config.ShutdownTimeout, after which their
+// context ends with ErrShutdown and they go back to their queues without
+// losing an attempt).
+func ExampleWorker_Stop() {
+	ctx := context.Background()
+	store := memstore.New()
+	w := worker.New(store, worker.Config{ShutdownTimeout: 10 * time.Second})
+	started := make(chan struct{})
+	worker.Handle(w, ship, func(ctx context.Context, j *worker.Job[Order]) (string, error) {
+		close(started)
+		time.Sleep(50 * time.Millisecond) // a job that takes a while
+		return "shipped " + j.Payload.ID, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		panic(err)
+	}
+	job, _ := client.Enqueue(ctx, client.New(store), ship, Order{ID: "B-7", Items: 1})
+	<-started
+	fmt.Println(w.Stop(ctx)) // returns once the running job finished
+	fmt.Println(job.Wait(ctx))
+	// Output:
+	// <nil>
+	// shipped B-7 <nil>
 }

@@ -258,7 +258,7 @@ func compactJSON(t *testing.T, s string) string {
 	return b.String()
 }
 
-// The reproduction of issue 20 against weir dev, with its generated token
+// The cross-site attack of docs/security.md against weir dev, with its generated token
 // and with --no-token: a page's text/plain POST of a workflow, a foreign
 // Origin, a rebinding Host. Each is refused, and the command never runs,
 // though dev's workers run a workflow submitted properly afterwards.

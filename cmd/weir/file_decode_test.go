@@ -10,7 +10,8 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// The strict decoding of file_decode.go: each looseness of issue 20 is
+// The strict decoding of file_decode.go: each looseness a lenient decoder
+// would let through (case-variant and duplicate keys, unknown fields) is
 // refused in JSON and in YAML, naming the field by its full path.
 func TestDecodeStrict(t *testing.T) {
 	t.Parallel()

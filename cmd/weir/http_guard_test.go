@@ -16,7 +16,8 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// The reproduction of issue 20: a page POSTs a workflow as text/plain.
+// The cross-site attack docs/security.md guards against: a page POSTs a
+// workflow as text/plain.
 const crossSiteBody = `{"tasks":[{"name":"x","run":"id > /tmp/weir-cross-site-proof"}]}`
 
 // mutating are the routes that change the store, each with a body a

@@ -6,8 +6,9 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// record is the workflow record of issue 6: the JSON that `--json` prints
-// (and the body of the REST API's GET /v1/workflows/{id}).
+// record is a workflow's JSON record (spec/workflow-file.md, "The workflow record"):
+// what `--json` prints and the body of the REST API's GET
+// /v1/workflows/{id}.
 type record struct {
 	ID              string    `json:"id"`
 	State           string    `json:"state"`
