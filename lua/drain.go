@@ -39,10 +39,16 @@ type drained struct {
 	Ended     bool
 }
 
+// maxDrainCalls bounds one drain: the largest step the limits allow (a
+// compensation start over 10,000 tasks and 100,000 edges) takes about a
+// thousand calls at the default budget, and every call makes progress; a
+// drain that does not end is a bug, reported rather than run forever.
+const maxDrainCalls = 1_000_000
+
 // drain runs the drain script until nothing is kept, adding what each call
 // did to d (nil: not wanted).
 func (s *Store) drain(ctx context.Context, d *drained) error {
-	for {
+	for range maxDrainCalls {
 		s.drainCalls.Add(1)
 		v, err := s.call(ctx, scripts["drain"], s.argv(scripts["drain"], 0))
 		if err != nil {
@@ -64,6 +70,7 @@ func (s *Store) drain(ctx context.Context, d *drained) error {
 			return nil
 		}
 	}
+	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", engine.ErrProtocol, s.keys.prefix, maxDrainCalls)
 }
 
 // addTo gives Settled st (a task's, whose cascade the drain calls went on
