@@ -43,7 +43,7 @@ local KEEP = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 128 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -1913,15 +1913,26 @@ local function drain_work(fx)
     redis.call('HDEL', K_SEQ, 'pend')
   end
   if w and origin and (fx.pushed or fx.wf_ended) then
+    -- the kept Settled is "tok state runAt wfState ended[ id queue]...":
+    -- its workflow state and end are rewritten and this call's pushes
+    -- appended, without reading the pushes already there (a wide fan-out
+    -- keeps thousands: decoding them in every call made the last calls of
+    -- its cascade the slowest)
     local f = origin .. 'ls'
     local ls = redis.call('HGET', w.key, f)
-    local sp = ls and string.find(ls, ' ', 1, true)
-    if sp then
-      local s = decode_settled('', string.sub(ls, sp + 1))
-      if fx.pushed then append(s.pushed, fx.pushed) end
-      s.wf_state = wget(w, 'st')
-      s.wf_ended = s.wf_ended or fx.wf_ended
-      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    local cuts, p = {}, 0
+    for x = 1, 5 do
+      p = ls and string.find(ls, ' ', p + 1, true)
+      if not p then break end
+      cuts[x] = p
+    end
+    if cuts[4] then
+      local ended = string.sub(ls, cuts[4] + 1, (cuts[5] or (#ls + 1)) - 1) == '1' or fx.wf_ended
+      local st = wget(w, 'st')
+      local new = string.sub(ls, 1, cuts[3]) .. (st == '' and '-' or st) .. (ended and ' 1' or ' 0')
+      if cuts[5] then new = new .. string.sub(ls, cuts[5]) end
+      if fx.pushed then new = new .. ' ' .. join(fx.pushed, ' ') end
+      redis.call('HSET', w.key, f, new)
     end
   end
   return w

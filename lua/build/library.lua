@@ -1,4 +1,4 @@
-#!lua name=weir2_59e8accfdc13
+#!lua name=weir2_11afeb1b8d2c
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -44,7 +44,7 @@ local KEEP = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 128 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call
@@ -1871,15 +1871,26 @@ local function drain_work(fx)
     redis.call('HDEL', K_SEQ, 'pend')
   end
   if w and origin and (fx.pushed or fx.wf_ended) then
+    -- the kept Settled is "tok state runAt wfState ended[ id queue]...":
+    -- its workflow state and end are rewritten and this call's pushes
+    -- appended, without reading the pushes already there (a wide fan-out
+    -- keeps thousands: decoding them in every call made the last calls of
+    -- its cascade the slowest)
     local f = origin .. F_LAST_SETTLED
     local ls = redis.call('HGET', w.key, f)
-    local sp = ls and string.find(ls, ' ', 1, true)
-    if sp then
-      local s = decode_settled('', string.sub(ls, sp + 1))
-      if fx.pushed then append(s.pushed, fx.pushed) end
-      s.wf_state = wget(w, W_STATE)
-      s.wf_ended = s.wf_ended or fx.wf_ended
-      redis.call('HSET', w.key, f, string.sub(ls, 1, sp) .. encode_settled(s))
+    local cuts, p = {}, 0
+    for x = 1, 5 do
+      p = ls and string.find(ls, ' ', p + 1, true)
+      if not p then break end
+      cuts[x] = p
+    end
+    if cuts[4] then
+      local ended = string.sub(ls, cuts[4] + 1, (cuts[5] or (#ls + 1)) - 1) == '1' or fx.wf_ended
+      local st = wget(w, W_STATE)
+      local new = string.sub(ls, 1, cuts[3]) .. (st == '' and '-' or st) .. (ended and ' 1' or ' 0')
+      if cuts[5] then new = new .. string.sub(ls, cuts[5]) end
+      if fx.pushed then new = new .. ' ' .. join(fx.pushed, ' ') end
+      redis.call('HSET', w.key, f, new)
     end
   end
   return w
@@ -2493,7 +2504,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_submit', flags = {},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2613,7 +2624,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2682,7 +2693,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2741,7 +2752,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2839,7 +2850,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2887,7 +2898,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2945,7 +2956,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3065,7 +3076,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3124,7 +3135,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3157,7 +3168,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3237,7 +3248,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3279,7 +3290,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3312,7 +3323,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3338,7 +3349,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3410,7 +3421,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3429,7 +3440,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_59e8accfdc13_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_11afeb1b8d2c_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
