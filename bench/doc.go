@@ -14,4 +14,7 @@
 // Extra worker processes are started through Options.WorkerCommand; the
 // started program must call RunWorkerProcess (the weir CLI does so in its
 // hidden bench-worker subcommand).
+//
+// Stability: internal to `weir bench` and its tests; its API may change in
+// any release (what a run reports is described in docs/benchmarks.md).
 package bench

@@ -13,4 +13,7 @@
 // their counts for longer runs. The helpers in this package (Redis process
 // management, the TCP proxy and the invariant checker) compile without the
 // tag so the package always builds.
+//
+// Stability: internal to weir's own tests. Nothing here is an API; it
+// changes with the tests, in any release.
 package faults
