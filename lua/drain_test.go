@@ -451,3 +451,30 @@ func TestCancelOfManyQueuedInBoundedCalls(t *testing.T) {
 		t.Fatalf("queues %+v, the model's %+v (%v)", qs, mq, err)
 	}
 }
+
+// TestCascadeFinishedByACallThatFails: the rest of a crashed call's
+// cascade, finished first by a call that then fails on its own (a cancel
+// of an unknown job), is written all the same: every dependent is queued.
+func TestCascadeFinishedByACallThatFails(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	if err := e.store.SetStepBudget(bg, 50); err != nil {
+		t.Fatal(err)
+	}
+	c := claimRoot(t, e, fanOut("rest", 60, false))
+	out := []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}
+	if _, _, _, stopped, err := e.store.finishOnce(bg, engine.FinishParams{Outcomes: out}, []int{0}, nil, make([]engine.Settled, 1)); err != nil || !stopped {
+		t.Fatalf("first call: stopped %v, %v", stopped, err)
+	}
+	if _, err := e.store.CancelJob(bg, engine.CancelJobParams{ID: "no-such-job"}); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("cancel of an unknown job: %v", err)
+	}
+	w, err := e.store.GetWorkflow(bg, "rest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range w.Tasks[1:] {
+		if tk.State != engine.Queued {
+			t.Fatalf("%s: %s, want queued", tk.Name, tk.State)
+		}
+	}
+}

@@ -1855,13 +1855,15 @@ local function drain_work(fx)
 end
 
 -- drain_first lets a write call that could start a cascade go on with the
--- one left by an earlier call first; returns whether none is left, so
--- that the call may do its own work (else it finalizes and answers
--- PENDING: lua.Store drains and sends it again).
+-- one left by an earlier call first; returns whether it found none, so
+-- that the call may do its own work. A call that drained does no more:
+-- it finalizes and answers PENDING (lua.Store drains what is left and
+-- sends it again), so that none of its own early returns can skip the
+-- finalize that writes what the drain did.
 local function drain_first()
   if not PENDING then return true end
   drain_work({})
-  return not PENDING
+  return false
 end
 
 -- PENDING_REPLY is the error of a call that drain_first refused.

@@ -1,4 +1,4 @@
-#!lua name=weir2_11afeb1b8d2c
+#!lua name=weir2_6a06bb585385
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1897,13 +1897,15 @@ local function drain_work(fx)
 end
 
 -- drain_first lets a write call that could start a cascade go on with the
--- one left by an earlier call first; returns whether none is left, so
--- that the call may do its own work (else it finalizes and answers
--- PENDING: lua.Store drains and sends it again).
+-- one left by an earlier call first; returns whether it found none, so
+-- that the call may do its own work. A call that drained does no more:
+-- it finalizes and answers PENDING (lua.Store drains what is left and
+-- sends it again), so that none of its own early returns can skip the
+-- finalize that writes what the drain did.
 local function drain_first()
   if not PENDING then return true end
   drain_work({})
-  return not PENDING
+  return false
 end
 
 -- PENDING_REPLY is the error of a call that drain_first refused.
@@ -2504,7 +2506,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_submit', flags = {},
+redis.register_function{function_name = 'weir2_6a06bb585385_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2624,7 +2626,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_6a06bb585385_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2693,7 +2695,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2752,7 +2754,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2850,7 +2852,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2898,7 +2900,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2956,7 +2958,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3076,7 +3078,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3135,7 +3137,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3168,7 +3170,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3248,7 +3250,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6a06bb585385_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3290,7 +3292,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6a06bb585385_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3323,7 +3325,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6a06bb585385_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3349,7 +3351,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6a06bb585385_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3421,7 +3423,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6a06bb585385_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3440,7 +3442,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_11afeb1b8d2c_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6a06bb585385_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
