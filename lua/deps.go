@@ -78,7 +78,7 @@ func (s *Store) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []l
 				}
 				d.Error, _ = v[k+2].(string)
 				if states[i-1] == 'W' {
-					d.Error = "workflow cancelled"
+					d.Error = engine.ReasonTextWorkflowCancelled
 				}
 				rd.c.Deps = append(rd.c.Deps, d)
 			}

@@ -90,12 +90,9 @@ func (d *drained) addTo(st *engine.Settled) {
 // stopped reads the last value of a reply whose call stopped on its budget
 // ("P" and a number for claim and finish), or reports that it did not.
 func (r *reader) stopped() (at int, ok bool) {
-	if r.err != nil || r.i != len(r.v)-1 || !strings.HasPrefix(r.v[r.i], "P") {
-		return 0, false
-	}
-	m := r.str()[1:]
-	if m == "" {
-		return 0, true
+	m, ok := r.mark()
+	if !ok || m == "" {
+		return 0, ok
 	}
 	n, err := strconv.Atoi(m)
 	if err != nil || n < 0 {

@@ -1308,6 +1308,14 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
     'f', ff and fmt(ff) or '')
 end
 
+-- count_ended takes n ended tasks off workflow w's count of tasks not
+-- ended, and returns what is left.
+local function count_ended(w, n)
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-n))
+  w.m['rem'] = fmt(rem)
+  return rem
+end
+
 -- cascade runs the work list of workflow w: tasks that ended, first in
 -- first out, as engine.Model does. A completed task decrements each
 -- dependent's open count and pushes those it brings to zero; a failed or
@@ -1343,8 +1351,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       ended = ended + n
       if ff then
         save_work(w, k, pos, tail, tp, work, head, origin, ff)
-        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-        w.m['rem'] = fmt(rem)
+        count_ended(w, ended)
         return
       end
     end
@@ -1356,8 +1363,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       if not s then break end
       if BUDGET <= 0 then
         save_work(w, k, s, tail, tp, work, head, origin)
-        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-        w.m['rem'] = fmt(rem)
+        count_ended(w, ended)
         return
       end
       BUDGET = BUDGET - 1
@@ -1396,9 +1402,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       head = head + 1
     end
   end
-  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-  w.m['rem'] = fmt(rem)
-  if rem == 0 then
+  if count_ended(w, ended) == 0 then
     -- a compensation started here completes the Settled of the finish
     -- that started the cascade, as the cascade's rest does
     CALL.origin = origin
@@ -2075,7 +2079,6 @@ end
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
---!include settle.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs

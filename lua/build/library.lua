@@ -1,4 +1,4 @@
-#!lua name=weir2_6a06bb585385
+#!lua name=weir2_1b2c9d3c26ba
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1465,6 +1465,14 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
     'f', ff and fmt(ff) or '')
 end
 
+-- count_ended takes n ended tasks off workflow w's count of tasks not
+-- ended, and returns what is left.
+local function count_ended(w, n)
+  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-n))
+  w.m[W_REMAINING] = fmt(rem)
+  return rem
+end
+
 -- cascade runs the work list of workflow w: tasks that ended, first in
 -- first out, as engine.Model does. A completed task decrements each
 -- dependent's open count and pushes those it brings to zero; a failed or
@@ -1500,8 +1508,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       ended = ended + n
       if ff then
         save_work(w, k, pos, tail, tp, work, head, origin, ff)
-        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
-        w.m[W_REMAINING] = fmt(rem)
+        count_ended(w, ended)
         return
       end
     end
@@ -1513,8 +1520,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       if not s then break end
       if BUDGET <= 0 then
         save_work(w, k, s, tail, tp, work, head, origin)
-        local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
-        w.m[W_REMAINING] = fmt(rem)
+        count_ended(w, ended)
         return
       end
       BUDGET = BUDGET - 1
@@ -1553,9 +1559,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       head = head + 1
     end
   end
-  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-ended))
-  w.m[W_REMAINING] = fmt(rem)
-  if rem == 0 then
+  if count_ended(w, ended) == 0 then
     -- a compensation started here completes the Settled of the finish
     -- that started the cascade, as the cascade's rest does
     CALL.origin = origin
@@ -1568,6 +1572,126 @@ end
 local function task_ended(w, i, fx, origin)
   cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
+
+-- ---- include/drain.lua
+-- drain.lua: going on with a cascade that an earlier call left in P work
+-- (cascade.lua, save_work) when it ran out of its budget, or with the
+-- roots of a submit that did (push_roots).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include queue.lua
+--!include cascade.lua
+
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- byte sp, in that order, one unit of BUDGET each; when the budget runs
+-- out it keeps the rest in P work (k "r") and stops the call, as a
+-- cascade does.
+local function push_roots(w, s, sp, fx)
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then return end
+    if BUDGET <= 0 then
+      keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
+      return
+    end
+    BUDGET = BUDGET - 1
+    push(task_job(w, tonumber(v), v), 0, fx)
+    sp = b + 1
+  end
+end
+
+-- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
+-- cancel ended them) out of their queues, one unit of BUDGET each, keeping
+-- the rest in P work (k "q") when the budget runs out; then decides the
+-- workflow's end when no task of it is left (as the cancel would have).
+local function unqueue_rest(w, s, fx)
+  local sp = 1
+  while true do
+    local a, b, v = string.find(s, '(%d+)', sp)
+    if not a then break end
+    if BUDGET <= 0 then
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      return
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, tonumber(v), v)
+    unqueue(j)
+    jdel(j, F_RUN_AT)
+    sp = b + 1
+  end
+  if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
+end
+
+-- drain_work goes on with the kept cascade within the call's budget,
+-- collecting what it pushes, cancels and ends in fx; when it finishes, P
+-- work and the seq hash's pend go. The Settled kept for the finish that
+-- started the cascade gets what this part pushed and the workflow's state
+-- (and its end), so that a repeat of that finish returns what the whole
+-- cascade did. Returns the workflow, or nil when it is gone.
+local function drain_work(fx)
+  local key = P .. 'work'
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local w = v[1] and load_wf(v[1])
+  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
+  local origin = v[2] ~= '' and v[2] or nil
+  PENDING = false
+  if w and v[6] == 'r' then
+    push_roots(w, v[4] or '', 1, fx)
+  elseif w and v[6] == 'q' then
+    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
+  elseif w and v[6] == 'u' then
+    if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
+  elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
+    local tail = v[4]
+    if tail == '' then tail = nil end
+    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
+  end
+  if not PENDING then
+    redis.call('DEL', key)
+    redis.call('HDEL', K_SEQ, 'pend')
+  end
+  if w and origin and (fx.pushed or fx.wf_ended) then
+    -- the kept Settled is "tok state runAt wfState ended[ id queue]...":
+    -- its workflow state and end are rewritten and this call's pushes
+    -- appended, without reading the pushes already there (a wide fan-out
+    -- keeps thousands: decoding them in every call made the last calls of
+    -- its cascade the slowest)
+    local f = origin .. F_LAST_SETTLED
+    local ls = redis.call('HGET', w.key, f)
+    local cuts, p = {}, 0
+    for x = 1, 5 do
+      p = ls and string.find(ls, ' ', p + 1, true)
+      if not p then break end
+      cuts[x] = p
+    end
+    if cuts[4] then
+      local ended = string.sub(ls, cuts[4] + 1, (cuts[5] or (#ls + 1)) - 1) == '1' or fx.wf_ended
+      local st = wget(w, W_STATE)
+      local new = string.sub(ls, 1, cuts[3]) .. (st == '' and '-' or st) .. (ended and ' 1' or ' 0')
+      if cuts[5] then new = new .. string.sub(ls, cuts[5]) end
+      if fx.pushed then new = new .. ' ' .. join(fx.pushed, ' ') end
+      redis.call('HSET', w.key, f, new)
+    end
+  end
+  return w
+end
+
+-- drain_first lets a write call that could start a cascade go on with the
+-- one left by an earlier call first; returns whether it found none, so
+-- that the call may do its own work. A call that drained does no more:
+-- it finalizes and answers PENDING (lua.Store drains what is left and
+-- sends it again), so that none of its own early returns can skip the
+-- finalize that writes what the drain did.
+local function drain_first()
+  if not PENDING then return true end
+  drain_work({})
+  return false
+end
+
+-- PENDING_REPLY is the error of a call that drain_first refused.
+local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
 
 -- ---- include/waiters.lua
 -- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
@@ -1593,6 +1717,167 @@ local function awaited(key)
     c[key] = v
   end
   return v
+end
+
+-- ---- include/finalize.lua
+-- finalize.lua: the end of every write call: ended records get their
+-- removal time and their waiters a message, wake-up lists their tokens,
+-- the gathered writes are written, and a few expired records are removed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include waiters.lua
+
+-- note_gc lowers the seq hash's gc (the earliest removal time in the
+-- expiry index: a time, "none", or absent for unknown) to at.
+local function note_gc(at)
+  local g = seq_get('gc')
+  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
+end
+
+-- expire_records gives every record this call ended its removal time:
+-- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
+-- in the expiry index (which removes its listing entries), and a plain job
+-- one only with the test clock (the index is then the only removal). An
+-- awaited record is published and kept GRACE past its retention. Returns
+-- the publishes (channel, message, ...).
+local function expire_records()
+  local pub = {}
+  for _, w in ipairs(CALL.ended_w or {}) do
+    local st = w.m[W_STATE]
+    local at = tonumber(w.m[W_EXPIRES])
+    if awaited(P .. 'await:w:' .. w.id) then
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
+    end
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
+    note_gc(at)
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+    end
+  end
+  for _, j in ipairs(CALL.ended_j or {}) do
+    if j.kind == 'j' then
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'await:j:' .. j.id) then
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        if TEST_NOW == '' then
+          redis.call('PEXPIREAT', j.key, fmt(at))
+        else
+          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
+          note_gc(at)
+        end
+      end
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
+    end
+  end
+  return pub
+end
+
+-- gc removes up to GC_MAX records whose removal time passed: their keys
+-- and their listing entries. A record created again under the same ID
+-- since is left alone; the old one's listing entries go.
+local function gc()
+  local g = seq_get('gc')
+  if g == 'none' or (g and tonumber(g) > NOW) then return end
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  for _, m in ipairs(due) do
+    local keep = false
+    if string.sub(m, 1, 1) == 'j' then
+      local key = P .. 'j:' .. string.sub(m, 3)
+      local en = redis.call('HGET', key, F_ENDED)
+      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
+    else
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
+      local key = P .. 'w:' .. id
+      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        redis.call('ZREM', K_WF, c .. ':' .. id)
+        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
+      end
+    end
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
+  end
+  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
+  seq_set('gc', first[2] or 'none')
+end
+
+-- finalize writes everything the call gathered; every write call ends
+-- with it, and publishes last.
+local function finalize()
+  -- the writes first: a SET of a state string would drop a TTL given before
+  states_flush()
+  active_flush_all()
+  local pub = expire_records()
+  -- wake-up lists: a clear is needed only while the list may hold tokens
+  -- (seq field k:<q>); tokens only while a claim may be blocked on the
+  -- queue (w:<q> ahead of now), for its first push, or with the test clock
+  -- (whose now need not follow real time)
+  local dels, pushes = {}, {}
+  for q in pairs(CALL.wake_del or {}) do
+    if qstate(q).k ~= '0' then
+      dels[#dels + 1] = q
+      qs_set(q, 'k', '0')
+    end
+  end
+  local wake, new = CALL.wake or {}, CALL.wake_new or {}
+  for _, q in ipairs(CALL.wakeq or {}) do
+    local n = wake[q]
+    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    if n > 0 then
+      pushes[#pushes + 1] = q
+      pushes[q] = math.min(n, 1000)
+      qs_set(q, 'k', '1')
+    end
+  end
+  -- a drain call leaves the removals to other calls: the finish whose
+  -- cascade it goes on with may still answer repeats of the workflow's
+  -- jobs (finish.lua, KEEP)
+  if not CALL.no_gc then gc() end
+  qs_flush()
+  seq_flush()
+  local u = CALL.unlink
+  if u then
+    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
+  end
+  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes) do
+    local toks = {}
+    for i = 1, pushes[q] do toks[i] = '1' end
+    local k = qkey(q, 'w')
+    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
+  end
+  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+end
+
+-- publish_stops tells the workers which running jobs this call asked to
+-- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
+-- message separated by spaces, so that their handlers stop before the next
+-- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- never refused, not even by a full server.
+local function publish_stops(ids)
+  for i = 1, #ids, 1000 do
+    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
+  end
 end
 
 -- ---- include/settle.lua
@@ -1788,288 +2073,6 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   end
   redis.call('HSET', j.key, unpack(hs))
   return s
-end
-
--- ---- include/drain.lua
--- drain.lua: going on with a cascade that an earlier call left in P work
--- (cascade.lua, save_work) when it ran out of its budget, or with the
--- roots of a submit that did (push_roots).
---
---!include call.lua
---!include fields.lua
---!include workflow.lua
---!include queue.lua
---!include cascade.lua
---!include settle.lua
-
--- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
--- byte sp, in that order, one unit of BUDGET each; when the budget runs
--- out it keeps the rest in P work (k "r") and stops the call, as a
--- cascade does.
-local function push_roots(w, s, sp, fx)
-  while true do
-    local a, b, v = string.find(s, '(%d+)', sp)
-    if not a then return end
-    if BUDGET <= 0 then
-      keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
-      return
-    end
-    BUDGET = BUDGET - 1
-    push(task_job(w, tonumber(v), v), 0, fx)
-    sp = b + 1
-  end
-end
-
--- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
--- cancel ended them) out of their queues, one unit of BUDGET each, keeping
--- the rest in P work (k "q") when the budget runs out; then decides the
--- workflow's end when no task of it is left (as the cancel would have).
-local function unqueue_rest(w, s, fx)
-  local sp = 1
-  while true do
-    local a, b, v = string.find(s, '(%d+)', sp)
-    if not a then break end
-    if BUDGET <= 0 then
-      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
-      return
-    end
-    BUDGET = BUDGET - 1
-    local j = task_job(w, tonumber(v), v)
-    unqueue(j)
-    jdel(j, F_RUN_AT)
-    sp = b + 1
-  end
-  if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
-end
-
--- drain_work goes on with the kept cascade within the call's budget,
--- collecting what it pushes, cancels and ends in fx; when it finishes, P
--- work and the seq hash's pend go. The Settled kept for the finish that
--- started the cascade gets what this part pushed and the workflow's state
--- (and its end), so that a repeat of that finish returns what the whole
--- cascade did. Returns the workflow, or nil when it is gone.
-local function drain_work(fx)
-  local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
-  local w = v[1] and load_wf(v[1])
-  local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
-  local origin = v[2] ~= '' and v[2] or nil
-  PENDING = false
-  if w and v[6] == 'r' then
-    push_roots(w, v[4] or '', 1, fx)
-  elseif w and v[6] == 'q' then
-    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
-  elseif w and v[6] == 'u' then
-    if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
-  elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
-    local tail = v[4]
-    if tail == '' then tail = nil end
-    cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
-  end
-  if not PENDING then
-    redis.call('DEL', key)
-    redis.call('HDEL', K_SEQ, 'pend')
-  end
-  if w and origin and (fx.pushed or fx.wf_ended) then
-    -- the kept Settled is "tok state runAt wfState ended[ id queue]...":
-    -- its workflow state and end are rewritten and this call's pushes
-    -- appended, without reading the pushes already there (a wide fan-out
-    -- keeps thousands: decoding them in every call made the last calls of
-    -- its cascade the slowest)
-    local f = origin .. F_LAST_SETTLED
-    local ls = redis.call('HGET', w.key, f)
-    local cuts, p = {}, 0
-    for x = 1, 5 do
-      p = ls and string.find(ls, ' ', p + 1, true)
-      if not p then break end
-      cuts[x] = p
-    end
-    if cuts[4] then
-      local ended = string.sub(ls, cuts[4] + 1, (cuts[5] or (#ls + 1)) - 1) == '1' or fx.wf_ended
-      local st = wget(w, W_STATE)
-      local new = string.sub(ls, 1, cuts[3]) .. (st == '' and '-' or st) .. (ended and ' 1' or ' 0')
-      if cuts[5] then new = new .. string.sub(ls, cuts[5]) end
-      if fx.pushed then new = new .. ' ' .. join(fx.pushed, ' ') end
-      redis.call('HSET', w.key, f, new)
-    end
-  end
-  return w
-end
-
--- drain_first lets a write call that could start a cascade go on with the
--- one left by an earlier call first; returns whether it found none, so
--- that the call may do its own work. A call that drained does no more:
--- it finalizes and answers PENDING (lua.Store drains what is left and
--- sends it again), so that none of its own early returns can skip the
--- finalize that writes what the drain did.
-local function drain_first()
-  if not PENDING then return true end
-  drain_work({})
-  return false
-end
-
--- PENDING_REPLY is the error of a call that drain_first refused.
-local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
-
--- ---- include/finalize.lua
--- finalize.lua: the end of every write call: ended records get their
--- removal time and their waiters a message, wake-up lists their tokens,
--- the gathered writes are written, and a few expired records are removed.
---
---!include call.lua
---!include fields.lua
---!include text.lua
---!include workflow.lua
---!include job.lua
---!include queue.lua
---!include waiters.lua
-
--- note_gc lowers the seq hash's gc (the earliest removal time in the
--- expiry index: a time, "none", or absent for unknown) to at.
-local function note_gc(at)
-  local g = seq_get('gc')
-  if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
-end
-
--- expire_records gives every record this call ended its removal time:
--- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
--- in the expiry index (which removes its listing entries), and a plain job
--- one only with the test clock (the index is then the only removal). An
--- awaited record is published and kept GRACE past its retention. Returns
--- the publishes (channel, message, ...).
-local function expire_records()
-  local pub = {}
-  for _, w in ipairs(CALL.ended_w or {}) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'await:w:' .. w.id) then
-      pub[#pub + 1] = P .. 'o:w:' .. w.id
-      pub[#pub + 1] = st
-      at = math.max(at, NOW + GRACE)
-    end
-    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
-    note_gc(at)
-    if TEST_NOW == '' then
-      local ats = fmt(at)
-      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
-    end
-  end
-  for _, j in ipairs(CALL.ended_j or {}) do
-    if j.kind == 'j' then
-      if not j.unlink then
-        local at = tonumber(j.x)
-        if awaited(P .. 'await:j:' .. j.id) then
-          pub[#pub + 1] = P .. 'o:j:' .. j.id
-          pub[#pub + 1] = j.st
-          at = math.max(at, NOW + GRACE)
-        end
-        if TEST_NOW == '' then
-          redis.call('PEXPIREAT', j.key, fmt(at))
-        else
-          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
-          note_gc(at)
-        end
-      end
-    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
-      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
-      pub[#pub + 1] = job_state(j)
-    end
-  end
-  return pub
-end
-
--- gc removes up to GC_MAX records whose removal time passed: their keys
--- and their listing entries. A record created again under the same ID
--- since is left alone; the old one's listing entries go.
-local function gc()
-  local g = seq_get('gc')
-  if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
-  for _, m in ipairs(due) do
-    local keep = false
-    if string.sub(m, 1, 1) == 'j' then
-      local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
-      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
-    else
-      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
-      -- ended by an earlier call of this same finish: kept for it
-      keep = KEEP[id]
-      local key = P .. 'w:' .. id
-      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
-      -- the entry's record: gone (its TTL fired), still there and due, or
-      -- replaced by a record submitted since under the same ID (whose own
-      -- entries stay; the old record's index members go)
-      local same = v and v[1] and pad15(tonumber(v[1])) == c
-      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
-        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
-        redis.call('ZREM', K_WF, c .. ':' .. id)
-        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
-      end
-    end
-    if not keep then redis.call('ZREM', K_EXPIRY, m) end
-  end
-  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
-  seq_set('gc', first[2] or 'none')
-end
-
--- finalize writes everything the call gathered; every write call ends
--- with it, and publishes last.
-local function finalize()
-  -- the writes first: a SET of a state string would drop a TTL given before
-  states_flush()
-  active_flush_all()
-  local pub = expire_records()
-  -- wake-up lists: a clear is needed only while the list may hold tokens
-  -- (seq field k:<q>); tokens only while a claim may be blocked on the
-  -- queue (w:<q> ahead of now), for its first push, or with the test clock
-  -- (whose now need not follow real time)
-  local dels, pushes = {}, {}
-  for q in pairs(CALL.wake_del or {}) do
-    if qstate(q).k ~= '0' then
-      dels[#dels + 1] = q
-      qs_set(q, 'k', '0')
-    end
-  end
-  local wake, new = CALL.wake or {}, CALL.wake_new or {}
-  for _, q in ipairs(CALL.wakeq or {}) do
-    local n = wake[q]
-    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
-    if n > 0 then
-      pushes[#pushes + 1] = q
-      pushes[q] = math.min(n, 1000)
-      qs_set(q, 'k', '1')
-    end
-  end
-  -- a drain call leaves the removals to other calls: the finish whose
-  -- cascade it goes on with may still answer repeats of the workflow's
-  -- jobs (finish.lua, KEEP)
-  if not CALL.no_gc then gc() end
-  qs_flush()
-  seq_flush()
-  local u = CALL.unlink
-  if u then
-    for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
-  end
-  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
-  for _, q in ipairs(pushes) do
-    local toks = {}
-    for i = 1, pushes[q] do toks[i] = '1' end
-    local k = qkey(q, 'w')
-    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
-  end
-  for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
-end
-
--- publish_stops tells the workers which running jobs this call asked to
--- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
--- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
--- never refused, not even by a full server.
-local function publish_stops(ids)
-  for i = 1, #ids, 1000 do
-    redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
-  end
 end
 
 -- ---- include/sweep.lua
@@ -2506,7 +2509,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_submit', flags = {},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2626,7 +2629,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2695,7 +2698,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2754,7 +2757,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2852,7 +2855,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2900,7 +2903,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2958,7 +2961,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3078,7 +3081,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3137,7 +3140,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3170,7 +3173,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3250,7 +3253,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3292,7 +3295,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3325,7 +3328,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3351,7 +3354,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3423,7 +3426,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3442,7 +3445,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_6a06bb585385_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1b2c9d3c26ba_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -1423,6 +1423,14 @@ local function save_work(w, k, pos, tail, tp, work, head, origin, ff)
     'f', ff and fmt(ff) or '')
 end
 
+-- count_ended takes n ended tasks off workflow w's count of tasks not
+-- ended, and returns what is left.
+local function count_ended(w, n)
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-n))
+  w.m['rem'] = fmt(rem)
+  return rem
+end
+
 -- cascade runs the work list of workflow w: tasks that ended, first in
 -- first out, as engine.Model does. A completed task decrements each
 -- dependent's open count and pushes those it brings to zero; a failed or
@@ -1458,8 +1466,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       ended = ended + n
       if ff then
         save_work(w, k, pos, tail, tp, work, head, origin, ff)
-        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-        w.m['rem'] = fmt(rem)
+        count_ended(w, ended)
         return
       end
     end
@@ -1471,8 +1478,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       if not s then break end
       if BUDGET <= 0 then
         save_work(w, k, s, tail, tp, work, head, origin)
-        local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-        w.m['rem'] = fmt(rem)
+        count_ended(w, ended)
         return
       end
       BUDGET = BUDGET - 1
@@ -1511,9 +1517,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       head = head + 1
     end
   end
-  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-ended))
-  w.m['rem'] = fmt(rem)
-  if rem == 0 then
+  if count_ended(w, ended) == 0 then
     -- a compensation started here completes the Settled of the finish
     -- that started the cascade, as the cascade's rest does
     CALL.origin = origin
@@ -1527,227 +1531,6 @@ local function task_ended(w, i, fx, origin)
   cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
 
--- ---- include/waiters.lua
--- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
---
---!include call.lua
-
--- awaited reports whether the waiter set key exists (Go removes a waiter's
--- member when it stops waiting, and the set's TTL drops the members of
--- waiters that crashed). The zset wait:any (one member per waiting call)
--- spares the look-up while nobody waits at all; both answers are kept for
--- the call.
-local function awaited(key)
-  local any = CALL.any_wait
-  if any == nil then
-    any = redis.call('ZCARD', P .. 'wait:any') > 0
-    CALL.any_wait = any
-  end
-  if not any then return false end
-  local c = bag('waitc')
-  local v = c[key]
-  if v == nil then
-    v = redis.call('EXISTS', key) == 1
-    c[key] = v
-  end
-  return v
-end
-
--- ---- include/settle.lua
--- settle.lua: applying a finished attempt's outcome to a running job, and
--- what a job's end does next.
---
---!include call.lua
---!include fields.lua
---!include text.lua
---!include job.lua
---!include queue.lua
---!include cascade.lua
---!include compensate.lua
---!include waiters.lua
-
--- after_end runs the consequences of a job that just ended: a plain job's
--- removal time (j.x, for finalize: its end plus the retention), a task's
--- cascade, an undo's release. kept: the job's Settled is kept for a
--- repeated finish (a cascade left for later calls completes it there).
-local function after_end(j, fx, kept)
-  mark_ended(j)
-  if j.kind == 'j' then
-    j.x = NOW + RETENTION
-  elseif j.kind == 'u' then
-    undo_ended(j.wf, j.i, fx)
-  else
-    task_ended(j.wf, j.i, fx, kept and j.pre)
-  end
-end
-
--- backoff_delay: the delay before retry n (n attempts made): backoff
--- doubled n - 1 times, at most MAX_BACKOFF.
-local function backoff_delay(bo, n)
-  local d = bo
-  local i = 1
-  while i < n and d < MAX_BACKOFF do
-    d = d * 2
-    i = i + 1
-  end
-  return math.min(d, MAX_BACKOFF)
-end
-
--- requeue_expired queues running job j (its lease ran out, its expiry
--- budget not spent: xp, its expiries so far, is below its max expiries)
--- again at once: reason lease_expired, its expiries one more, the attempt
--- not counted. Returns its Settled.
-local function requeue_expired(j, xp)
-  active_remove_later(job_queue(j), j.id)
-  local p = j.pre
-  local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
-  if j.kind ~= 't' then
-    hs[7] = p .. 's'
-    hs[8] = 'queued'
-  end
-  local fx = {}
-  push(j, 0, fx, true)
-  redis.call('HSET', j.key, unpack(hs))
-  local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
-  if j.wf then s.wf_state = wget(j.wf, 'st') end
-  return s
-end
-
--- encode_settled / decode_settled: the Settled kept with a job for a
--- repeated finish, "state runAt wfState ended id queue id queue ...". A
--- plain job that ended keeps "" (its end state is the answer).
-local function encode_settled(s)
-  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
-  if s.pushed then append(t, s.pushed) end
-  return join(t, ' ')
-end
-
-local function decode_settled(id, str)
-  local t = {}
-  for v in string.gmatch(str, '[^ ]+') do t[#t + 1] = v end
-  local s = {id = id, state = t[1], run_at = tonumber(t[2]), wf_state = t[3], wf_ended = t[4] == '1', pushed = {}}
-  if s.wf_state == '-' then s.wf_state = '' end
-  for i = 5, #t do s.pushed[#s.pushed + 1] = t[i] end
-  return s
-end
-
--- settle applies an outcome (kind completed, failed, cancelled or released)
--- to running job j, whose attempt (j.att) and cancel flag (j.cr) the
--- caller read (retry_after: ms, as a string), writes the job's fields and returns its Settled {id, state,
--- run_at, pushed, wf_state, wf_ended}. tok is the finish's token, kept
--- with the Settled for a repeat (nil: the lease expired). The job's token
--- is cleared, so that only a running job holds one; its lease deadline
--- stays: it means something only while the job runs. A plain job
--- that ended with retention 0 while nobody awaits it is removed by
--- finalize instead, with nothing written.
-local function settle(j, kind, result, err, nonretry, retry_after, tok)
-  active_remove_later(job_queue(j), j.id)
-  if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
-    -- the common case, written straight: a plain job's first attempt
-    -- completes (no error to clear, nothing pushed)
-    j.st = 'completed'
-    mark_ended(j)
-    j.x = NOW + RETENTION
-    local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
-    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
-      j.unlink = true
-      local u = bag('unlink')
-      u[#u + 1] = j.key
-    elseif result then
-      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok, 'r', result)
-    else
-      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok)
-    end
-    return s
-  end
-  local fx = {}
-  local p = j.pre
-  local st, ra = 'completed', 0
-  -- hs: the job's fields to write (field, value, ...)
-  local hs
-  if kind == 'completed' then
-    hs = {p .. 'en', NOW_S}
-    if result then
-      hs[3] = p .. 'r'
-      hs[4] = result
-    end
-    -- only a failed attempt leaves an error, and a later attempt is then 2
-    if j.att > 1 then
-      hs[#hs + 1] = p .. 'e'
-      hs[#hs + 1] = ''
-    end
-  elseif kind == 'cancelled' then
-    st = 'cancelled'
-    hs = {p .. 'en', NOW_S, p .. 'e', err}
-  elseif kind == 'released' then
-    hs = {p .. 'a', fmt(j.att - 1)}
-    if j.cr then
-      st = 'cancelled'
-      hs[3], hs[4], hs[5], hs[6] = p .. 'e', 'cancelled', p .. 'en', NOW_S
-    else
-      st = 'queued'
-    end
-  else
-    hs = {p .. 'e', err}
-    -- the attempts that count: those started, less the lease expiries
-    -- that cost none (read only here, on the failure path)
-    local counted = j.att
-    if j.att > 1 then counted = j.att - (tonumber(jget(j, 'xp')) or 0) end
-    if j.cr then
-      st = 'cancelled'
-    elseif not nonretry and counted < select(3, job_attr(j)) then
-      st = 'queued'
-      local delay = tonumber(retry_after)
-      if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
-      ra = NOW + delay
-      hs[3], hs[4] = p .. 'ra', fmt(ra)
-    else
-      st = 'failed'
-    end
-    if st ~= 'queued' then
-      hs[#hs + 1] = p .. 'en'
-      hs[#hs + 1] = NOW_S
-    end
-  end
-  if j.kind ~= 't' then
-    hs[#hs + 1] = p .. 's'
-    hs[#hs + 1] = st
-  end
-  if st == 'queued' then
-    push(j, ra, fx, true)
-  else
-    set_job_state(j, st, true)
-    if st == 'completed' and j.kind == 't' then
-      -- what a claim in this call hands the task's dependents
-      local d = j.wf.done
-      if not d then
-        d = {}
-        j.wf.done = d
-      end
-      d[j.i] = result or false
-    end
-    after_end(j, fx, tok ~= nil)
-  end
-  local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
-  if j.wf then s.wf_state = wget(j.wf, 'st') end
-  if j.kind == 'j' and st ~= 'queued' then
-    if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
-      j.unlink = true
-      local u = bag('unlink')
-      u[#u + 1] = j.key
-      return s
-    end
-  end
-  hs[#hs + 1] = p .. 'tk'
-  hs[#hs + 1] = ''
-  if tok then
-    hs[#hs + 1] = p .. 'ls'
-    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
-  end
-  redis.call('HSET', j.key, unpack(hs))
-  return s
-end
-
 -- ---- include/drain.lua
 -- drain.lua: going on with a cascade that an earlier call left in P work
 -- (cascade.lua, save_work) when it ran out of its budget, or with the
@@ -1758,7 +1541,6 @@ end
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
---!include settle.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
@@ -1867,6 +1649,32 @@ local function drain_first()
 end
 
 -- PENDING_REPLY is the error of a call that drain_first refused.
+
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = redis.call('EXISTS', key) == 1
+    c[key] = v
+  end
+  return v
+end
 
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their

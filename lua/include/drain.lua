@@ -7,7 +7,6 @@
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
---!include settle.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
