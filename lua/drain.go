@@ -18,9 +18,8 @@ import (
 // it, saying so with a last reply value "P…"; the Store then drains the
 // rest with the drain script, one bounded call at a time, and sends what
 // the first call did not do. Meanwhile every write call that could start a
-// cascade goes on with the kept one first and, while some is left, is
-// refused with PENDING, which callMany answers by draining and sending the
-// call again. A caller sees one call, whose results are the model's.
+// cascade and finds one kept goes on with it first and then answers
+// PENDING, which callMany answers by draining and sending the call again. A caller sees one call, whose results are the model's.
 
 // maxPendingRounds bounds how often callMany drains and sends a call again
 // that was refused with PENDING (other processes' cascades may keep
