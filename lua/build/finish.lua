@@ -37,6 +37,9 @@ local CALL = {}
 -- KEEP: IDs of workflows this call finds even when their retention passed
 -- (those that earlier calls of the same finish ended: finish.lua).
 local KEEP = {}
+-- EMPTY is read where a bag may be absent (ipairs(CALL.x or EMPTY)), so
+-- that no table is made for it; nothing ever writes to it.
+local EMPTY = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -62,9 +65,9 @@ local function begin(keys, argv)
   MAX_BACKOFF = tonumber(argv[3])
   NOW, NOW_S, CLOCK_LAST = 0, '0', 0
   IGNORE_EXPIRY = false
-  SEQ, SEQ_DIRTY = {}, {}
+  SEQ, SEQ_DIRTY = {}, EMPTY
   CALL = {}
-  KEEP = {}
+  KEEP = EMPTY
   BUDGET, PENDING = 0, false
 end
 
@@ -94,6 +97,7 @@ end
 -- seq_set changes a field of the seq hash in this call's copy; seq_flush
 -- writes the copy back. v is a string or an integer.
 local function seq_set(f, v)
+  if SEQ_DIRTY == EMPTY then SEQ_DIRTY = {} end
   if not SEQ_DIRTY[f] then
     SEQ_DIRTY[f] = true
     SEQ_DIRTY[#SEQ_DIRTY + 1] = f
@@ -155,7 +159,7 @@ local function seq_flush()
     args[#args + 1] = v
   end
   redis.call('HSET', K_SEQ, unpack(args))
-  SEQ_DIRTY = {}
+  SEQ_DIRTY = EMPTY
 end
 
 -- keep_work keeps what a call leaves undone of one step in P work (the
@@ -245,18 +249,25 @@ end
 --!include fields.lua
 --!include text.lua
 --
--- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- A workflow is a table {id, key, skey, pkey, m, so, sc, S}, loaded
 -- once per call by load_wf:
 --   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
 --   skey  w:<id>:s  string: one state byte per task, in plan order
---   ikey  w:<id>:i  hash: task name -> index
 --   pkey  w:<id>:p  hash: payloads
---   nkey  w:<id>:nc hash: lists of a compensation start (compensate.lua)
 --   m[f]  the workflow fields read so far (false: absent)
---   so[i] task i's state byte as this call changed it; states_flush writes
---         these at the end of the call, one SETRANGE per run of adjacent
---         bytes (or one SET of the whole string)
---   sc[i] task i's byte as read; S the whole string, once read
+--   so[i] task i's state byte as this call changed it (so is made by the
+--         first change); states_flush writes these at the end of the
+--         call, one SETRANGE per run of adjacent bytes (or one SET of the
+--         whole string)
+--   sc[i] task i's byte as read (sc is made by the first read); S the
+--         whole string, once read
+-- Its other keys are made where used (rarely on the hot path): wf_ikey,
+-- w:<id>:i, the hash task name -> index, and wf_nkey, w:<id>:nc, the lists
+-- of a compensation start (compensate.lua).
+
+-- wf_ikey and wf_nkey are workflow w's name index and compensation lists.
+local function wf_ikey(w) return w.key .. ':i' end
+local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
@@ -277,8 +288,8 @@ local function wf_found(id, key, st, x, c, cr)
     wfs[id] = false
     return nil
   end
-  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p', nkey = key .. ':nc',
-    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}, so = {}, sc = {}}
+  local w = {id = id, key = key, skey = key .. ':s', pkey = key .. ':p',
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}}
   wfs[id] = w
   return w
 end
@@ -321,13 +332,18 @@ local function wflag(w, f) return wget(w, f) == '1' end
 
 -- task_byte returns task i's state byte.
 local function task_byte(w, i)
-  local c = w.so[i]
+  local c = w.so and w.so[i]
   if c then return c end
   if w.S then return string.sub(w.S, i, i) end
-  c = w.sc[i]
+  local sc = w.sc
+  if not sc then
+    sc = {}
+    w.sc = sc
+  end
+  c = sc[i]
   if not c then
     c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
-    w.sc[i] = c
+    sc[i] = c
   end
   return c
 end
@@ -341,49 +357,78 @@ local function states_read(w)
   return w.S
 end
 
--- set_task_state changes task i's state in the call's overlay.
-local function set_task_state(w, i, st)
+-- states_dirty registers workflow w's state string for states_flush, once
+-- per call, with an empty overlay.
+local function states_dirty(w)
   if not w.sdirty then
     w.sdirty = true
+    w.so = {}
     local d = bag('sdirty')
     d[#d + 1] = w
   end
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  states_dirty(w)
   w.so[i] = TASK_BYTE[st]
 end
 
--- states_flush writes the state bytes this call changed: the whole string
--- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
--- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
--- i and i+1: one command).
-local function states_flush()
-  for _, w in ipairs(CALL.sdirty or {}) do
-    local pos = {}
-    for i in pairs(w.so) do pos[#pos + 1] = i end
-    table.sort(pos)
-    local runs = {}
-    local x = 1
-    while x <= #pos do
-      local y = x
-      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
-      runs[#runs + 1] = {x, y}
-      x = y + 1
+-- states_flush_all writes the state bytes workflow w's call changed: the
+-- whole string when the call set w.sfull (submit, cancel) or changed more
+-- than 32 runs, else one SETRANGE per run of adjacent bytes.
+local function states_flush_all(w)
+  local pos = {}
+  for i in pairs(w.so) do pos[#pos + 1] = i end
+  table.sort(pos)
+  local runs = {}
+  local x = 1
+  while x <= #pos do
+    local y = x
+    while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+    runs[#runs + 1] = {x, y}
+    x = y + 1
+  end
+  if w.sfull or #runs > 32 then
+    local S = states_read(w)
+    local parts, prev = {}, 1
+    for _, i in ipairs(pos) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = w.so[i]
+      prev = i + 1
     end
-    if w.sfull or #runs > 32 then
-      local S = states_read(w)
-      local parts, prev = {}, 1
-      for _, i in ipairs(pos) do
-        parts[#parts + 1] = string.sub(S, prev, i - 1)
-        parts[#parts + 1] = w.so[i]
-        prev = i + 1
-      end
-      parts[#parts + 1] = string.sub(S, prev)
-      redis.call('SET', w.skey, join(parts, ''))
+    parts[#parts + 1] = string.sub(S, prev)
+    redis.call('SET', w.skey, join(parts, ''))
+  else
+    for _, r in ipairs(runs) do
+      local bytes = {}
+      for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+      redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
+    end
+  end
+end
+
+-- states_flush writes the state bytes this call changed, workflow by
+-- workflow. The common case, one byte or two adjacent ones (a chain step
+-- ends task i and pushes task i + 1), is one SETRANGE made without lists;
+-- the rest goes to states_flush_all.
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or EMPTY) do
+    local so = w.so
+    local lo, b = next(so)
+    local hi, b2 = next(so, lo)
+    if w.sfull or (hi and next(so, hi) ~= nil) then
+      states_flush_all(w)
+    elseif not lo then
+      -- registered, nothing changed
+    elseif not hi then
+      redis.call('SETRANGE', w.skey, fmt(lo - 1), b)
+    elseif hi == lo + 1 then
+      redis.call('SETRANGE', w.skey, fmt(lo - 1), b .. b2)
+    elseif lo == hi + 1 then
+      redis.call('SETRANGE', w.skey, fmt(hi - 1), b2 .. b)
     else
-      for _, r in ipairs(runs) do
-        local bytes = {}
-        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
-        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
-      end
+      states_flush_all(w)
     end
   end
 end
@@ -431,7 +476,7 @@ end
 -- new_job makes a job table. A call may set more fields on it: st (plain
 -- and undo jobs), spec, q, pr, ma, bo (job_attr), att and cr (read by a
 -- finish), last and last_tok (its Settled in this call), x (a plain job's
--- removal time), unlink. (Every field set costs a table write: Redis's Lua
+-- removal time), unlink, marked (mark_ended). (Every field set costs a table write: Redis's Lua
 -- spends more on those than on most commands.)
 local function new_job(kind, id, key, pre, w, i, is, st, spec)
   return {kind = kind, id = id, key = key, pre = pre, wf = w, i = i, is = is, st = st, spec = spec}
@@ -521,7 +566,7 @@ local function load_job(id)
     name, undo = string.sub(name, 1, s2 - 1), true
   end
   local w = load_wf(string.sub(id, 1, s1 - 1))
-  local is = w and redis.call('HGET', w.ikey, name)
+  local is = w and redis.call('HGET', wf_ikey(w), name)
   if not is then
     jobs[id] = false
     return nil
@@ -713,9 +758,8 @@ local function ended_state(st) return st == 'completed' or st == 'failed' or st 
 -- mark_ended registers a job that ended in this call, for finalize
 -- (publish to waiters, removal time of a plain job).
 local function mark_ended(j)
-  local set = bag('ended_set')
-  if set[j] then return end
-  set[j] = true
+  if j.marked then return end
+  j.marked = true
   local e = bag('ended_j')
   e[#e + 1] = j
 end
@@ -758,8 +802,10 @@ local function qs_set(q, f, v)
   if not d then
     d = {}
     s.dirty = d
-    local order = bag('qsq')
-    order[#order + 1] = q
+    -- the changed queues in order, in the bag's array part (names are
+    -- its string keys)
+    local all = CALL.qs
+    all[#all + 1] = q
   end
   d[f] = true
 end
@@ -783,7 +829,7 @@ local function reset_push(q)
 end
 
 local function qs_flush()
-  for _, q in ipairs(CALL.qsq or {}) do
+  for _, q in ipairs(CALL.qs or EMPTY) do
     local s = CALL.qs[q]
     local set, del = {}, nil
     for f in pairs(s.dirty) do
@@ -825,8 +871,8 @@ local function wake(q, n)
   local w = bag('wake')
   if not w[q] then
     w[q] = 0
-    local order = bag('wakeq')
-    order[#order + 1] = q
+    -- the queues in order, in the bag's array part
+    w[#w + 1] = q
   end
   w[q] = w[q] + n
 end
@@ -916,7 +962,7 @@ end
 
 -- active_flush_all writes every queue's gathered lease-set writes.
 local function active_flush_all()
-  for _, q in ipairs(CALL.aq or {}) do active_flush(q) end
+  for _, q in ipairs(CALL.aq or EMPTY) do active_flush(q) end
 end
 
 -- ---- include/compensate.lua
@@ -953,12 +999,12 @@ local function compensated(w, und, x) return string.byte(und, x) == 49 and task_
 local function nc_list(w, nc, d)
   local l = nc[d]
   if l ~= nil then return l end
-  local s = redis.call('HGET', w.nkey, fmt(d))
+  local s = redis.call('HGET', wf_nkey(w), fmt(d))
   if s and string.sub(s, 1, 1) == '=' then
     local r = tonumber(string.sub(s, 2))
     l = nc[r]
     if l == nil then
-      l = ilist(redis.call('HGET', w.nkey, fmt(r)))
+      l = ilist(redis.call('HGET', wf_nkey(w), fmt(r)))
       nc[r] = l
     end
   elseif s then
@@ -987,7 +1033,7 @@ local function nc_flush(w, nc, made)
       end
     end
   end
-  for i = 1, #f, 1000 do redis.call('HSET', w.nkey, unpack(f, i, math.min(i + 999, #f))) end
+  for i = 1, #f, 1000 do redis.call('HSET', wf_nkey(w), unpack(f, i, math.min(i + 999, #f))) end
 end
 
 -- compensation_step goes on with the start of w's compensation at step
@@ -1103,7 +1149,7 @@ local function compensation_step(w, st, i, fx, origin)
     end
   end
   flush_parents()
-  redis.call('DEL', w.nkey)
+  redis.call('DEL', wf_nkey(w))
 end
 
 -- start_compensation moves workflow w to compensating: every completed
@@ -1257,7 +1303,7 @@ local function fail_fast(w, from, work, fx)
   local S = states_read(w)
   local alw = wget(w, 'alw')
   local extra, e = {}, 1
-  for i, b in pairs(w.so) do
+  for i, b in pairs(w.so or EMPTY) do
     if i >= from and (b == 'w' or b == 'q') then
       local sb = string.sub(S, i, i)
       if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
@@ -1506,9 +1552,10 @@ end
 -- repeated finish, "state runAt wfState ended id queue id queue ...". A
 -- plain job that ended keeps "" (its end state is the answer).
 local function encode_settled(s)
-  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
-  if s.pushed then append(t, s.pushed) end
-  return join(t, ' ')
+  local head = s.state .. ' ' .. fmt(s.run_at) .. ' ' .. (s.wf_state == '' and '-' or s.wf_state) .. ' ' ..
+    (s.wf_ended and '1' or '0')
+  if not s.pushed or #s.pushed == 0 then return head end
+  return head .. ' ' .. join(s.pushed, ' ')
 end
 
 local function decode_settled(id, str)
@@ -1978,13 +2025,14 @@ end
 -- returns how many. A sweep whose cascade ran out of the call's budget
 -- stops it there (CALL.stopped, and CALL.stopped_at the queue's position).
 local function claim(queues, max, lease_ms, out)
-  local seen = {}
+  -- a queue named twice is claimed from once (no table for one queue)
+  local seen = #queues > 1 and {}
   local n = 0
   local dl = NOW + lease_ms
   local dls = fmt(dl)
   for qi, q in ipairs(queues) do
-    if not seen[q] then
-      seen[q] = true
+    if not seen or not seen[q] then
+      if seen then seen[q] = true end
       local qs = qstate(q)
       if qs.w then
         if qs.p == '1' then
@@ -2330,11 +2378,12 @@ end
 -- awaited record is published and kept GRACE past its retention. Returns
 -- the publishes (channel, message, ...).
 local function expire_records()
-  local pub = {}
-  for _, w in ipairs(CALL.ended_w or {}) do
+  local pub
+  for _, w in ipairs(CALL.ended_w or EMPTY) do
     local st = w.m['st']
     local at = tonumber(w.m['x'])
     if awaited(P .. 'await:w:' .. w.id) then
+      pub = pub or {}
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
@@ -2343,14 +2392,15 @@ local function expire_records()
     note_gc(at)
     if TEST_NOW == '' then
       local ats = fmt(at)
-      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+      for _, k in ipairs({w.key, w.pkey, w.skey, wf_ikey(w)}) do redis.call('PEXPIREAT', k, ats) end
     end
   end
-  for _, j in ipairs(CALL.ended_j or {}) do
+  for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then
+          pub = pub or {}
           pub[#pub + 1] = P .. 'o:j:' .. j.id
           pub[#pub + 1] = j.st
           at = math.max(at, NOW + GRACE)
@@ -2363,11 +2413,12 @@ local function expire_records()
         end
       end
     elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub = pub or {}
       pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
       pub[#pub + 1] = job_state(j)
     end
   end
-  return pub
+  return pub or EMPTY
 end
 
 -- gc removes up to GC_MAX records whose removal time passed: their keys
@@ -2416,18 +2467,20 @@ local function finalize()
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock
   -- (whose now need not follow real time)
-  local dels, pushes = {}, {}
-  for q in pairs(CALL.wake_del or {}) do
+  local dels, pushes
+  for q in pairs(CALL.wake_del or EMPTY) do
     if qstate(q).k ~= '0' then
+      dels = dels or {}
       dels[#dels + 1] = q
       qs_set(q, 'k', '0')
     end
   end
-  local wake, new = CALL.wake or {}, CALL.wake_new or {}
-  for _, q in ipairs(CALL.wakeq or {}) do
+  local wake, new = CALL.wake or EMPTY, CALL.wake_new or EMPTY
+  for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
     if n > 0 then
+      pushes = pushes or {}
       pushes[#pushes + 1] = q
       pushes[q] = math.min(n, 1000)
       qs_set(q, 'k', '1')
@@ -2443,8 +2496,8 @@ local function finalize()
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
   end
-  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
-  for _, q in ipairs(pushes) do
+  for _, q in ipairs(dels or EMPTY) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes or EMPTY) do
     local toks = {}
     for i = 1, pushes[q] do toks[i] = '1' end
     local k = qkey(q, 'w')
@@ -2496,7 +2549,10 @@ end
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
-for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
+if ARGV[c] ~= '' then
+  KEEP = {}
+  for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
+end
 read_clock()
 allow_full()
 if not drain_first() then

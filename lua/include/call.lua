@@ -31,6 +31,9 @@ local CALL = {}
 -- KEEP: IDs of workflows this call finds even when their retention passed
 -- (those that earlier calls of the same finish ended: finish.lua).
 local KEEP = {}
+-- EMPTY is read where a bag may be absent (ipairs(CALL.x or EMPTY)), so
+-- that no table is made for it; nothing ever writes to it.
+local EMPTY = {}
 -- BUDGET: the units of cascade work this call may still do (a dependent
 -- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
 -- Cascades in bounded steps), from the seq hash's cb (absent:
@@ -57,9 +60,9 @@ local function begin(keys, argv)
   MAX_BACKOFF = tonumber(argv[3])
   NOW, NOW_S, CLOCK_LAST = 0, '0', 0
   IGNORE_EXPIRY = false
-  SEQ, SEQ_DIRTY = {}, {}
+  SEQ, SEQ_DIRTY = {}, EMPTY
   CALL = {}
-  KEEP = {}
+  KEEP = EMPTY
   BUDGET, PENDING = 0, false
 end
 
@@ -89,6 +92,7 @@ end
 -- seq_set changes a field of the seq hash in this call's copy; seq_flush
 -- writes the copy back. v is a string or an integer.
 local function seq_set(f, v)
+  if SEQ_DIRTY == EMPTY then SEQ_DIRTY = {} end
   if not SEQ_DIRTY[f] then
     SEQ_DIRTY[f] = true
     SEQ_DIRTY[#SEQ_DIRTY + 1] = f
@@ -150,7 +154,7 @@ local function seq_flush()
     args[#args + 1] = v
   end
   redis.call('HSET', K_SEQ, unpack(args))
-  SEQ_DIRTY = {}
+  SEQ_DIRTY = EMPTY
 end
 
 -- keep_work keeps what a call leaves undone of one step in P work (the

@@ -92,7 +92,7 @@ local function fail_fast(w, from, work, fx)
   local S = states_read(w)
   local alw = wget(w, W_ALWAYS)
   local extra, e = {}, 1
-  for i, b in pairs(w.so) do
+  for i, b in pairs(w.so or EMPTY) do
     if i >= from and (b == 'w' or b == 'q') then
       local sb = string.sub(S, i, i)
       if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end

@@ -31,12 +31,12 @@ local function compensated(w, und, x) return string.byte(und, x) == 49 and task_
 local function nc_list(w, nc, d)
   local l = nc[d]
   if l ~= nil then return l end
-  local s = redis.call('HGET', w.nkey, fmt(d))
+  local s = redis.call('HGET', wf_nkey(w), fmt(d))
   if s and string.sub(s, 1, 1) == '=' then
     local r = tonumber(string.sub(s, 2))
     l = nc[r]
     if l == nil then
-      l = ilist(redis.call('HGET', w.nkey, fmt(r)))
+      l = ilist(redis.call('HGET', wf_nkey(w), fmt(r)))
       nc[r] = l
     end
   elseif s then
@@ -65,7 +65,7 @@ local function nc_flush(w, nc, made)
       end
     end
   end
-  for i = 1, #f, 1000 do redis.call('HSET', w.nkey, unpack(f, i, math.min(i + 999, #f))) end
+  for i = 1, #f, 1000 do redis.call('HSET', wf_nkey(w), unpack(f, i, math.min(i + 999, #f))) end
 end
 
 -- compensation_step goes on with the start of w's compensation at step
@@ -181,7 +181,7 @@ local function compensation_step(w, st, i, fx, origin)
     end
   end
   flush_parents()
-  redis.call('DEL', w.nkey)
+  redis.call('DEL', wf_nkey(w))
 end
 
 -- start_compensation moves workflow w to compensating: every completed

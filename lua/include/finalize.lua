@@ -24,11 +24,12 @@ end
 -- awaited record is published and kept GRACE past its retention. Returns
 -- the publishes (channel, message, ...).
 local function expire_records()
-  local pub = {}
-  for _, w in ipairs(CALL.ended_w or {}) do
+  local pub
+  for _, w in ipairs(CALL.ended_w or EMPTY) do
     local st = w.m[W_STATE]
     local at = tonumber(w.m[W_EXPIRES])
     if awaited(P .. 'await:w:' .. w.id) then
+      pub = pub or {}
       pub[#pub + 1] = P .. 'o:w:' .. w.id
       pub[#pub + 1] = st
       at = math.max(at, NOW + GRACE)
@@ -37,14 +38,15 @@ local function expire_records()
     note_gc(at)
     if TEST_NOW == '' then
       local ats = fmt(at)
-      for _, k in ipairs({w.key, w.pkey, w.skey, w.ikey}) do redis.call('PEXPIREAT', k, ats) end
+      for _, k in ipairs({w.key, w.pkey, w.skey, wf_ikey(w)}) do redis.call('PEXPIREAT', k, ats) end
     end
   end
-  for _, j in ipairs(CALL.ended_j or {}) do
+  for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then
+          pub = pub or {}
           pub[#pub + 1] = P .. 'o:j:' .. j.id
           pub[#pub + 1] = j.st
           at = math.max(at, NOW + GRACE)
@@ -57,11 +59,12 @@ local function expire_records()
         end
       end
     elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub = pub or {}
       pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
       pub[#pub + 1] = job_state(j)
     end
   end
-  return pub
+  return pub or EMPTY
 end
 
 -- gc removes up to GC_MAX records whose removal time passed: their keys
@@ -110,18 +113,20 @@ local function finalize()
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock
   -- (whose now need not follow real time)
-  local dels, pushes = {}, {}
-  for q in pairs(CALL.wake_del or {}) do
+  local dels, pushes
+  for q in pairs(CALL.wake_del or EMPTY) do
     if qstate(q).k ~= '0' then
+      dels = dels or {}
       dels[#dels + 1] = q
       qs_set(q, 'k', '0')
     end
   end
-  local wake, new = CALL.wake or {}, CALL.wake_new or {}
-  for _, q in ipairs(CALL.wakeq or {}) do
+  local wake, new = CALL.wake or EMPTY, CALL.wake_new or EMPTY
+  for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
     if n > 0 then
+      pushes = pushes or {}
       pushes[#pushes + 1] = q
       pushes[q] = math.min(n, 1000)
       qs_set(q, 'k', '1')
@@ -137,8 +142,8 @@ local function finalize()
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
   end
-  for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
-  for _, q in ipairs(pushes) do
+  for _, q in ipairs(dels or EMPTY) do redis.call('DEL', qkey(q, 'w')) end
+  for _, q in ipairs(pushes or EMPTY) do
     local toks = {}
     for i = 1, pushes[q] do toks[i] = '1' end
     local k = qkey(q, 'w')

@@ -15,7 +15,7 @@
 -- new_job makes a job table. A call may set more fields on it: st (plain
 -- and undo jobs), spec, q, pr, ma, bo (job_attr), att and cr (read by a
 -- finish), last and last_tok (its Settled in this call), x (a plain job's
--- removal time), unlink. (Every field set costs a table write: Redis's Lua
+-- removal time), unlink, marked (mark_ended). (Every field set costs a table write: Redis's Lua
 -- spends more on those than on most commands.)
 local function new_job(kind, id, key, pre, w, i, is, st, spec)
   return {kind = kind, id = id, key = key, pre = pre, wf = w, i = i, is = is, st = st, spec = spec}
@@ -105,7 +105,7 @@ local function load_job(id)
     name, undo = string.sub(name, 1, s2 - 1), true
   end
   local w = load_wf(string.sub(id, 1, s1 - 1))
-  local is = w and redis.call('HGET', w.ikey, name)
+  local is = w and redis.call('HGET', wf_ikey(w), name)
   if not is then
     jobs[id] = false
     return nil
@@ -297,9 +297,8 @@ local function ended_state(st) return st == 'completed' or st == 'failed' or st 
 -- mark_ended registers a job that ended in this call, for finalize
 -- (publish to waiters, removal time of a plain job).
 local function mark_ended(j)
-  local set = bag('ended_set')
-  if set[j] then return end
-  set[j] = true
+  if j.marked then return end
+  j.marked = true
   local e = bag('ended_j')
   e[#e + 1] = j
 end

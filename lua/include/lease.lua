@@ -254,13 +254,14 @@ end
 -- returns how many. A sweep whose cascade ran out of the call's budget
 -- stops it there (CALL.stopped, and CALL.stopped_at the queue's position).
 local function claim(queues, max, lease_ms, out)
-  local seen = {}
+  -- a queue named twice is claimed from once (no table for one queue)
+  local seen = #queues > 1 and {}
   local n = 0
   local dl = NOW + lease_ms
   local dls = fmt(dl)
   for qi, q in ipairs(queues) do
-    if not seen[q] then
-      seen[q] = true
+    if not seen or not seen[q] then
+      if seen then seen[q] = true end
       local qs = qstate(q)
       if qs.w then
         if qs.p == '1' then

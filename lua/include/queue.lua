@@ -35,8 +35,10 @@ local function qs_set(q, f, v)
   if not d then
     d = {}
     s.dirty = d
-    local order = bag('qsq')
-    order[#order + 1] = q
+    -- the changed queues in order, in the bag's array part (names are
+    -- its string keys)
+    local all = CALL.qs
+    all[#all + 1] = q
   end
   d[f] = true
 end
@@ -60,7 +62,7 @@ local function reset_push(q)
 end
 
 local function qs_flush()
-  for _, q in ipairs(CALL.qsq or {}) do
+  for _, q in ipairs(CALL.qs or EMPTY) do
     local s = CALL.qs[q]
     local set, del = {}, nil
     for f in pairs(s.dirty) do
@@ -102,8 +104,8 @@ local function wake(q, n)
   local w = bag('wake')
   if not w[q] then
     w[q] = 0
-    local order = bag('wakeq')
-    order[#order + 1] = q
+    -- the queues in order, in the bag's array part
+    w[#w + 1] = q
   end
   w[q] = w[q] + n
 end
@@ -193,5 +195,5 @@ end
 
 -- active_flush_all writes every queue's gathered lease-set writes.
 local function active_flush_all()
-  for _, q in ipairs(CALL.aq or {}) do active_flush(q) end
+  for _, q in ipairs(CALL.aq or EMPTY) do active_flush(q) end
 end

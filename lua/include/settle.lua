@@ -61,9 +61,10 @@ end
 -- repeated finish, "state runAt wfState ended id queue id queue ...". A
 -- plain job that ended keeps "" (its end state is the answer).
 local function encode_settled(s)
-  local t = {s.state, fmt(s.run_at), s.wf_state == '' and '-' or s.wf_state, s.wf_ended and '1' or '0'}
-  if s.pushed then append(t, s.pushed) end
-  return join(t, ' ')
+  local head = s.state .. ' ' .. fmt(s.run_at) .. ' ' .. (s.wf_state == '' and '-' or s.wf_state) .. ' ' ..
+    (s.wf_ended and '1' or '0')
+  if not s.pushed or #s.pushed == 0 then return head end
+  return head .. ' ' .. join(s.pushed, ' ')
 end
 
 local function decode_settled(id, str)

@@ -5,18 +5,25 @@
 --!include fields.lua
 --!include text.lua
 --
--- A workflow is a table {id, key, skey, ikey, pkey, m, so, sc, S}, loaded
+-- A workflow is a table {id, key, skey, pkey, m, so, sc, S}, loaded
 -- once per call by load_wf:
 --   key   w:<id>    hash: the workflow's fields and its tasks' (spec/keys.md)
 --   skey  w:<id>:s  string: one state byte per task, in plan order
---   ikey  w:<id>:i  hash: task name -> index
 --   pkey  w:<id>:p  hash: payloads
---   nkey  w:<id>:nc hash: lists of a compensation start (compensate.lua)
 --   m[f]  the workflow fields read so far (false: absent)
---   so[i] task i's state byte as this call changed it; states_flush writes
---         these at the end of the call, one SETRANGE per run of adjacent
---         bytes (or one SET of the whole string)
---   sc[i] task i's byte as read; S the whole string, once read
+--   so[i] task i's state byte as this call changed it (so is made by the
+--         first change); states_flush writes these at the end of the
+--         call, one SETRANGE per run of adjacent bytes (or one SET of the
+--         whole string)
+--   sc[i] task i's byte as read (sc is made by the first read); S the
+--         whole string, once read
+-- Its other keys are made where used (rarely on the hot path): wf_ikey,
+-- w:<id>:i, the hash task name -> index, and wf_nkey, w:<id>:nc, the lists
+-- of a compensation start (compensate.lua).
+
+-- wf_ikey and wf_nkey are workflow w's name index and compensation lists.
+local function wf_ikey(w) return w.key .. ':i' end
+local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
@@ -37,8 +44,8 @@ local function wf_found(id, key, st, x, c, cr)
     wfs[id] = false
     return nil
   end
-  local w = {id = id, key = key, skey = key .. ':s', ikey = key .. ':i', pkey = key .. ':p', nkey = key .. ':nc',
-    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}, so = {}, sc = {}}
+  local w = {id = id, key = key, skey = key .. ':s', pkey = key .. ':p',
+    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}}
   wfs[id] = w
   return w
 end
@@ -81,13 +88,18 @@ local function wflag(w, f) return wget(w, f) == '1' end
 
 -- task_byte returns task i's state byte.
 local function task_byte(w, i)
-  local c = w.so[i]
+  local c = w.so and w.so[i]
   if c then return c end
   if w.S then return string.sub(w.S, i, i) end
-  c = w.sc[i]
+  local sc = w.sc
+  if not sc then
+    sc = {}
+    w.sc = sc
+  end
+  c = sc[i]
   if not c then
     c = redis.call('GETRANGE', w.skey, i - 1, i - 1)
-    w.sc[i] = c
+    sc[i] = c
   end
   return c
 end
@@ -101,49 +113,78 @@ local function states_read(w)
   return w.S
 end
 
--- set_task_state changes task i's state in the call's overlay.
-local function set_task_state(w, i, st)
+-- states_dirty registers workflow w's state string for states_flush, once
+-- per call, with an empty overlay.
+local function states_dirty(w)
   if not w.sdirty then
     w.sdirty = true
+    w.so = {}
     local d = bag('sdirty')
     d[#d + 1] = w
   end
+end
+
+-- set_task_state changes task i's state in the call's overlay.
+local function set_task_state(w, i, st)
+  states_dirty(w)
   w.so[i] = TASK_BYTE[st]
 end
 
--- states_flush writes the state bytes this call changed: the whole string
--- when the call set w.sfull (submit, cancel) or changed more than 32 runs,
--- else one SETRANGE per run of adjacent bytes (a chain step changes tasks
--- i and i+1: one command).
-local function states_flush()
-  for _, w in ipairs(CALL.sdirty or {}) do
-    local pos = {}
-    for i in pairs(w.so) do pos[#pos + 1] = i end
-    table.sort(pos)
-    local runs = {}
-    local x = 1
-    while x <= #pos do
-      local y = x
-      while pos[y + 1] == pos[y] + 1 do y = y + 1 end
-      runs[#runs + 1] = {x, y}
-      x = y + 1
+-- states_flush_all writes the state bytes workflow w's call changed: the
+-- whole string when the call set w.sfull (submit, cancel) or changed more
+-- than 32 runs, else one SETRANGE per run of adjacent bytes.
+local function states_flush_all(w)
+  local pos = {}
+  for i in pairs(w.so) do pos[#pos + 1] = i end
+  table.sort(pos)
+  local runs = {}
+  local x = 1
+  while x <= #pos do
+    local y = x
+    while pos[y + 1] == pos[y] + 1 do y = y + 1 end
+    runs[#runs + 1] = {x, y}
+    x = y + 1
+  end
+  if w.sfull or #runs > 32 then
+    local S = states_read(w)
+    local parts, prev = {}, 1
+    for _, i in ipairs(pos) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = w.so[i]
+      prev = i + 1
     end
-    if w.sfull or #runs > 32 then
-      local S = states_read(w)
-      local parts, prev = {}, 1
-      for _, i in ipairs(pos) do
-        parts[#parts + 1] = string.sub(S, prev, i - 1)
-        parts[#parts + 1] = w.so[i]
-        prev = i + 1
-      end
-      parts[#parts + 1] = string.sub(S, prev)
-      redis.call('SET', w.skey, join(parts, ''))
+    parts[#parts + 1] = string.sub(S, prev)
+    redis.call('SET', w.skey, join(parts, ''))
+  else
+    for _, r in ipairs(runs) do
+      local bytes = {}
+      for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
+      redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
+    end
+  end
+end
+
+-- states_flush writes the state bytes this call changed, workflow by
+-- workflow. The common case, one byte or two adjacent ones (a chain step
+-- ends task i and pushes task i + 1), is one SETRANGE made without lists;
+-- the rest goes to states_flush_all.
+local function states_flush()
+  for _, w in ipairs(CALL.sdirty or EMPTY) do
+    local so = w.so
+    local lo, b = next(so)
+    local hi, b2 = next(so, lo)
+    if w.sfull or (hi and next(so, hi) ~= nil) then
+      states_flush_all(w)
+    elseif not lo then
+      -- registered, nothing changed
+    elseif not hi then
+      redis.call('SETRANGE', w.skey, fmt(lo - 1), b)
+    elseif hi == lo + 1 then
+      redis.call('SETRANGE', w.skey, fmt(lo - 1), b .. b2)
+    elseif lo == hi + 1 then
+      redis.call('SETRANGE', w.skey, fmt(hi - 1), b2 .. b)
     else
-      for _, r in ipairs(runs) do
-        local bytes = {}
-        for z = r[1], r[2] do bytes[#bytes + 1] = w.so[pos[z]] end
-        redis.call('SETRANGE', w.skey, fmt(pos[r[1]] - 1), table.concat(bytes))
-      end
+      states_flush_all(w)
     end
   end
 end

@@ -76,11 +76,7 @@ end
 local newS, k = string.gsub(S, '[wq]', 'W')
 w.S = newS
 w.sfull = true
-if not w.sdirty then
-  w.sdirty = true
-  local d = bag('sdirty')
-  d[#d + 1] = w
-end
+states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do

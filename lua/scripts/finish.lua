@@ -29,7 +29,10 @@
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 local c = 5 + 8 * k
-for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
+if ARGV[c] ~= '' then
+  KEEP = {}
+  for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
+end
 read_clock()
 allow_full()
 if not drain_first() then

@@ -92,9 +92,7 @@ redis.call('ZADD', P .. 'wf:running', '0', member)
 local w = wf_found(id, key, 'running', false, NOW_S, false)
 w.S = string.rep('w', n)
 w.sfull = true
-w.sdirty = true
-local d = bag('sdirty')
-d[#d + 1] = w
+states_dirty(w)
 local fx = {pushed = {}}
 for i = a, #ARGV do
   if BUDGET <= 0 then
