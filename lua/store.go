@@ -616,30 +616,30 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	}
 }
 
-// answerRepeats answers, among the outcomes at the indices rest, those of
-// a job that an outcome at done settled, as one call would: the token of
-// the last such outcome gets its Settled again, another token
-// ErrLeaseLost (a settle clears the job's token). Returns the indices left
-// to send.
+// answerRepeats answers, among the outcomes at the indices rest, those
+// that repeat an outcome at done of the same job and token, as one call
+// would: with that outcome's Settled (its record may be gone since: a
+// plain job that ended with retention 0). Every other outcome is left to
+// send: an earlier outcome of the job with another token either settled
+// it (the script then finds its token cleared: ErrLeaseLost) or repeated
+// an older finish and changed nothing (the script settles this one).
+// Returns the indices left to send.
 func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine.Settled) []int {
 	left := rest[:0:0]
 	for _, i := range rest {
 		o := outcomes[i]
-		first := -1 // the last one that settled the job
+		first := -1 // the last one of the same job and token
 		for _, k := range done {
-			if outcomes[k].JobID == o.JobID && settled[k].Err == nil {
+			if outcomes[k].JobID == o.JobID && outcomes[k].Token == o.Token && settled[k].Err == nil {
 				first = k
 			}
 		}
-		switch {
-		case first < 0:
+		if first < 0 {
 			left = append(left, i)
-		case outcomes[first].Token == o.Token:
-			settled[i] = settled[first]
-			settled[i].Pushed = slices.Clone(settled[first].Pushed)
-		default:
-			settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is not leased with that token", engine.ErrLeaseLost, o.JobID)}
+			continue
 		}
+		settled[i] = settled[first]
+		settled[i].Pushed = slices.Clone(settled[first].Pushed)
 	}
 	return left
 }
