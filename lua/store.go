@@ -617,29 +617,29 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 }
 
 // answerRepeats answers, among the outcomes at the indices rest, those
-// that repeat an outcome at done of the same job and token, as one call
-// would: with that outcome's Settled (its record may be gone since: a
-// plain job that ended with retention 0). Every other outcome is left to
-// send: an earlier outcome of the job with another token either settled
-// it (the script then finds its token cleared: ErrLeaseLost) or repeated
-// an older finish and changed nothing (the script settles this one).
-// Returns the indices left to send.
+// that repeat the last outcome at done of the same job (same token, and
+// answered without error), as one call would: with that outcome's Settled
+// (its record may be gone since: a plain job that ended with retention 0).
+// Every other outcome is left to send: the script finds in the job's
+// record what one call would have known (a settle cleared the token and
+// kept its Settled under its own; an outcome that repeated an older finish
+// changed nothing). Returns the indices left to send.
 func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine.Settled) []int {
 	left := rest[:0:0]
 	for _, i := range rest {
 		o := outcomes[i]
-		first := -1 // the last one of the same job and token
+		last := -1 // the last outcome of the job sent so far
 		for _, k := range done {
-			if outcomes[k].JobID == o.JobID && outcomes[k].Token == o.Token && settled[k].Err == nil {
-				first = k
+			if outcomes[k].JobID == o.JobID {
+				last = k
 			}
 		}
-		if first < 0 {
+		if last < 0 || outcomes[last].Token != o.Token || settled[last].Err != nil {
 			left = append(left, i)
 			continue
 		}
-		settled[i] = settled[first]
-		settled[i].Pushed = slices.Clone(settled[first].Pushed)
+		settled[i] = settled[last]
+		settled[i].Pushed = slices.Clone(settled[last].Pushed)
 	}
 	return left
 }
