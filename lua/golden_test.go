@@ -2,13 +2,13 @@ package lua
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // storeTarget runs scenarios against a Store whose test clock the scenario
@@ -108,10 +108,9 @@ func TestGoldenScenarios(t *testing.T) {
 		t.Skip("no scenario files")
 	}
 	rdb := diffClient(t)
-	for i, sc := range all {
+	for _, sc := range all {
 		t.Run(sc.Name, func(t *testing.T) {
-			ns := fmt.Sprintf("golden%d-%d", time.Now().UnixNano(), i)
-			defer cleanNamespace(bg, rdb, ns)
+			ns := redistest.Namespace(t, rdb, "golden")
 			now := new(atomic.Int64)
 			s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: func() time.Time { return time.UnixMilli(now.Load()) }})
 			if err != nil {

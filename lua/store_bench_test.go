@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // benchEnv is a store on the server clock (as in production: TIME, TTLs),
@@ -48,8 +48,7 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // redis-server (so that INFO commandstats counts only f's commands).
 func eachBenchEnv(b *testing.B, f func(b *testing.B, e *benchEnv)) {
 	b.Run("miniredis", func(b *testing.B) {
-		m := miniredis.RunT(b)
-		f(b, openBenchEnv(b, redis.NewClient(&redis.Options{Addr: m.Addr()}), false))
+		f(b, openBenchEnv(b, redistest.Client(b, redistest.Mini(b).Options), false))
 	})
 	if realRedis() {
 		b.Run("redis", func(b *testing.B) { f(b, openBenchEnv(b, privateRedis(b), true)) })

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 var bg = context.Background()
@@ -322,7 +323,7 @@ func TestRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-srv") })
+	redistest.CleanupNamespace(t, e.rdb, e.ns+"-srv")
 	if _, err := srv.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +541,7 @@ func TestWakeTokensWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	enq := func(id string) {
 		t.Helper()
 		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
@@ -608,7 +609,7 @@ func TestClaimWaitWakesForADelayedJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-rt") })
+	redistest.CleanupNamespace(t, e.rdb, e.ns+"-rt")
 	const wait = 6 * time.Second
 	type res struct {
 		c   []engine.Claimed
@@ -648,7 +649,7 @@ func TestResubmitAfterTTLLeavesNoStaleIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	plan := engine.Plan{ID: "daily", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
 	run := func() {
 		if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
@@ -814,7 +815,7 @@ func TestTimeGoesOnAfterTheClockStepsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	k, _ := newKeys(ns, 0)
 	server, err := e.rdb.Time(bg).Result()
 	if err != nil {
@@ -908,7 +909,7 @@ func snapshotNamespace(t *testing.T, rdb redis.UniversalClient, ns string) (rest
 	}
 	return func() {
 		t.Helper()
-		cleanNamespace(bg, rdb, ns)
+		redistest.Clean(bg, rdb, ns)
 		for k, s := range snap {
 			var err error
 			switch s.typ {
