@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
@@ -82,10 +81,10 @@ func (s *benchStore) commands(b *testing.B) (int64, float64) {
 func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
 	b.Run("memstore", func(b *testing.B) { f(b, &benchStore{store: memstore.New(), trips: &tripHook{}}) })
 	open := func(b *testing.B, opt *redis.Options, real bool) *benchStore {
-		rdb := redis.NewClient(opt)
+		rdb := redistest.Client(b, opt)
 		h := &tripHook{}
 		rdb.AddHook(h)
-		ns := newNamespace()
+		ns := redistest.Namespace(b, rdb, "wt")
 		st, err := lua.New(rdb, lua.Options{Namespace: ns})
 		if err != nil {
 			b.Fatal(err)
@@ -93,32 +92,10 @@ func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
 		if err := st.Load(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() {
-			ctx := context.Background()
-			iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
-			var ks []string
-			for iter.Next(ctx) {
-				ks = append(ks, iter.Val())
-			}
-			for len(ks) > 0 {
-				n := min(len(ks), 1000)
-				rdb.Del(ctx, ks[:n]...)
-				ks = ks[n:]
-			}
-			rdb.Close()
-		})
 		return &benchStore{store: st, rdb: rdb, trips: h, real: real}
 	}
-	b.Run("miniredis", func(b *testing.B) {
-		m := miniredis.RunT(b)
-		f(b, open(b, &redis.Options{Addr: m.Addr()}, false))
-	})
-	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run("redis", func(b *testing.B) { f(b, open(b, opt, true)) })
+	for _, srv := range redistest.Servers(b) {
+		b.Run(srv.Name, func(b *testing.B) { f(b, open(b, srv.Options, srv.Real())) })
 	}
 }
 
