@@ -21,6 +21,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
@@ -36,15 +37,13 @@ func scaled(n int) int { return n * FaultScale() }
 // that a dead server surfaces as an error quickly; the test's end closes it.
 func newRedisClient(t testing.TB, addr string) *redis.Client {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{
+	return redistest.Client(t, &redis.Options{
 		Addr:         addr,
 		DialTimeout:  time.Second,
 		ReadTimeout:  3 * time.Second,
 		WriteTimeout: 3 * time.Second,
 		PoolSize:     64,
 	})
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
 }
 
 // newStore returns a lua.Store on rdb in namespace ns, with cfg when
