@@ -8,6 +8,7 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
 	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/internal/testclock"
 )
 
 // storeTarget runs scenarios against a Store whose test clock the scenario
@@ -48,7 +49,7 @@ func TestGoldenScenarios(t *testing.T) {
 	for _, sc := range all {
 		t.Run(sc.Name, func(t *testing.T) {
 			ns := redistest.Namespace(t, rdb, "golden")
-			clk := redistest.NewClock()
+			clk := testclock.New()
 			s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: clk.Now})
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/internal/testclock"
 )
 
 // testEnv is one store on a fresh namespace, on miniredis or on the
@@ -19,7 +20,7 @@ type testEnv struct {
 	rdb   *redis.Client
 	mini  *miniredis.Miniredis // nil on a real server
 	ns    string
-	clk   *redistest.Clock
+	clk   *testclock.Clock
 }
 
 func realRedis() bool { return redistest.Wanted() }
@@ -28,7 +29,7 @@ func realRedis() bool { return redistest.Wanted() }
 func newEnv(t testing.TB, cfg engine.Config) *testEnv {
 	t.Helper()
 	srv := redistest.Default(t)
-	e := &testEnv{clk: redistest.NewClock(), mini: srv.Mini}
+	e := &testEnv{clk: testclock.New(), mini: srv.Mini}
 	e.rdb = redistest.Client(t, srv.Options)
 	e.ns = redistest.Namespace(t, e.rdb, "t")
 	s, err := New(e.rdb, Options{Namespace: e.ns, Config: cfg, Clock: e.clk.Now})
@@ -54,7 +55,7 @@ func privateRedis(t testing.TB) *redis.Client {
 func newPrivateEnv(t testing.TB, cfg engine.Config) *testEnv {
 	t.Helper()
 	rdb := privateRedis(t)
-	e := &testEnv{clk: redistest.NewClock(), rdb: rdb, ns: "private"}
+	e := &testEnv{clk: testclock.New(), rdb: rdb, ns: "private"}
 	s, err := New(rdb, Options{Namespace: e.ns, Config: cfg, Clock: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@
 // to namespaces of its own, removed when it ends), the Redis Cluster whose
 // seed addresses WEIR_REDIS_CLUSTER lists, and redis-server processes of a
 // test's own (Private) for the tests that change server-wide state (the
-// script cache and function libraries, maxmemory, SLOWLOG). Clock is the
-// tests' clock for a store's Options.Clock.
+// script cache and function libraries, maxmemory, SLOWLOG). The tests'
+// clock is package testclock.
 package redistest
 
 import (

@@ -129,26 +129,3 @@ func CleanupNamespace(t testing.TB, rdb redis.UniversalClient, ns string) {
 func Clean(ctx context.Context, rdb redis.UniversalClient, ns string) {
 	_ = rediskeys.Delete(ctx, rdb, rediskeys.Namespace(ns), true)
 }
-
-// Clock is a test clock for a store's Options.Clock: a count of
-// milliseconds that moves only when told to.
-type Clock struct{ ms atomic.Int64 }
-
-// Epoch is where NewClock starts.
-var Epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// NewClock returns a clock at Epoch.
-func NewClock() *Clock {
-	c := &Clock{}
-	c.Set(Epoch)
-	return c
-}
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
-
-// Set moves the clock to t (whole milliseconds).
-func (c *Clock) Set(t time.Time) { c.ms.Store(t.UnixMilli()) }
-
-// Advance moves the clock by d (whole milliseconds).
-func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
