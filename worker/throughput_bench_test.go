@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,28 +50,9 @@ func (s *benchStore) commands(b *testing.B) (int64, float64) {
 	if !s.real {
 		return 0, 0
 	}
-	info, err := s.rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var n int64
-	var us float64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info") || strings.HasPrefix(line, "cmdstat_config") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, "calls=")
-		v, _, _ := strings.Cut(rest, ",")
-		c, _ := strconv.ParseInt(v, 10, 64)
-		n += c
-		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") || strings.HasPrefix(line, "cmdstat_fcall:") || strings.HasPrefix(line, "cmdstat_fcall_ro:") {
-			_, rest, _ := strings.Cut(line, "usec=")
-			v, _, _ := strings.Cut(rest, ",")
-			f, _ := strconv.ParseFloat(v, 64)
-			us += f
-		}
-	}
-	return n, us
+	st := redistest.CommandStats(b, s.rdb)
+	_, us := st.Sum(redistest.ScriptCommands...)
+	return st.Measured().Calls(), us
 }
 
 // eachThroughputStore runs f on memstore, miniredis and, with
