@@ -1,7 +1,6 @@
 package lua
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -72,25 +71,6 @@ func newOwnEnv(t testing.TB, cfg engine.Config) *testEnv {
 		return newPrivateEnv(t, cfg)
 	}
 	return newEnv(t, cfg)
-}
-
-// sentinel returns the engine sentinel an error matches (nil for nil).
-func sentinel(err error) error {
-	if e := engine.Sentinel(err); e != nil {
-		return e
-	}
-	return err
-}
-
-func normSettled(ss []engine.Settled) []engine.Settled {
-	if ss == nil {
-		return nil
-	}
-	out := slices.Clone(ss)
-	for i := range out {
-		out[i].Err = sentinel(out[i].Err)
-	}
-	return out
 }
 
 // diffClient is one Redis for every rapid run of a test.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
 )
@@ -472,7 +473,7 @@ func TestCancelledPendingUndoKeepsOrder(t *testing.T) {
 		}
 		mf, _ := m.Finish(e.clock(), engine.FinishParams{Outcomes: []engine.Outcome{{JobID: mc[0].Job.ID, Token: mc[0].Lease.Token, Kind: kind}}})
 		sf, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: sc[0].Job.ID, Token: sc[0].Lease.Token, Kind: kind}}})
-		if err != nil || !reflect.DeepEqual(normSettled(mf.Settled), normSettled(sf.Settled)) {
+		if err != nil || !reflect.DeepEqual(conformance.NormSettled(mf.Settled), conformance.NormSettled(sf.Settled)) {
 			t.Fatalf("finish %s: %v\n%+v\n%+v", mc[0].Job.ID, err, mf.Settled, sf.Settled)
 		}
 	}
