@@ -148,17 +148,24 @@ func startWorkers(t testing.TB, store engine.Store, n int, cfg worker.Config, ob
 			}
 			return 2 * j.Payload, nil
 		})
-		if err := w.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = w.Stop(ctx)
-		})
+		runWorker(t, w)
 		ws = append(ws, w)
 	}
 	return ws
+}
+
+// runWorker starts w; the test's end stops it (waiting up to 10 s for
+// its running jobs).
+func runWorker(t testing.TB, w *worker.Worker) {
+	t.Helper()
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Stop(ctx)
+	})
 }
 
 // endedIDs lists the IDs of every ended workflow through the store's
