@@ -1,7 +1,6 @@
 package lua
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -89,9 +88,3 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 
 // Config returns the store's configuration.
 func (s *Store) Config() engine.Config { return s.cfg }
-
-// run calls script name with args after the common ones.
-func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, error) {
-	sc := scripts[name]
-	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
-}
