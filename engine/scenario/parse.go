@@ -29,6 +29,8 @@ type Scenario struct {
 	Config engine.Config
 	// Steps are the operations and expectations, in file order.
 	Steps []*Step
+	// lines is the file as read, one string a line (Rewrite edits it).
+	lines []string
 }
 
 // Step is one operation or expectation of a scenario.
@@ -113,6 +115,7 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 	n := 0
 	for sc.Scan() {
 		n++
+		p.s.lines = append(p.s.lines, sc.Text())
 		if err := p.line(n, sc.Text()); err != nil {
 			line := n
 			if e, ok := err.(*missingReply); ok {

@@ -67,6 +67,11 @@ func writeLines(b *strings.Builder, ls []string) {
 // they are.
 func Run(ctx context.Context, s *Scenario, t Target) (*Result, error) {
 	r := &runner{ctx: ctx, s: s, t: t, vars: map[string]string{}, res: &Result{}}
+	return r.run()
+}
+
+func (r *runner) run() (*Result, error) {
+	ctx, s := r.ctx, r.s
 	for _, st := range s.Steps {
 		if err := ctx.Err(); err != nil {
 			return r.res, err
@@ -103,6 +108,10 @@ type runner struct {
 	// (a claim's lease deadline) use.
 	last, off int64
 	at        time.Time
+	// rewrites, when not nil, takes the reply lines of each store
+	// operation whose reply differs from its '>' lines (Rewrite), instead
+	// of a Mismatch.
+	rewrites map[*Step][]string
 }
 
 func (r *runner) mismatch(st *Step, detail string, want, got []string) *Mismatch {
@@ -160,8 +169,12 @@ func (r *runner) compare(st *Step, got []line) error {
 	for i := 0; ok && i < len(got); i++ {
 		ok = r.match(st.want[i].words, got[i], b)
 	}
-	if !ok {
+	if !ok && r.rewrites == nil {
 		return r.mismatch(st, "", wantLines(st.want), gotLines(got))
+	}
+	if !ok {
+		b = map[string]string{}
+		r.rewrites[st] = r.rewriteLines(st, got, b)
 	}
 	for k, v := range b {
 		r.vars[k] = v
