@@ -190,12 +190,7 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	cfg.SweepInterval = time.Hour
 	cfg.Observer = ev.observe
 	w := worker.New(spy, cfg)
-	started := make(chan struct{})
-	cause := make(chan error, 1)
-	worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-		close(started)
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
+	started, cause := handleUntilDone(w, func(context.Context) (string, error) {
 		return "finished anyway", nil // must not be stored
 	})
 	start(t, w)
