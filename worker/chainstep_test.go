@@ -135,15 +135,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 			})
 			start(t, w)
 
-			wf := client.NewWorkflow()
-			var prev *client.Task[int]
-			for i := range n {
-				tk := client.AddTask(wf, fmt.Sprint("t", i), chain, i)
-				if prev != nil {
-					tk.After(prev)
-				}
-				prev = tk
-			}
+			wf := chainWorkflow(chain, n)
 			if err := client.New(other).Submit(ctx, wf); err != nil {
 				t.Fatal(err)
 			}

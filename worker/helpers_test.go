@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -193,4 +194,19 @@ func serialRecorder(t *testing.T, b backend) (*worker.Worker, func() []string) {
 		defer mu.Unlock()
 		return slices.Clone(ran)
 	}
+}
+
+// chainWorkflow returns a workflow of n tasks on q, t0 to t(n-1), each
+// after the one before, task i's payload i.
+func chainWorkflow(q client.Queue[int, int], n int) *client.Workflow {
+	wf := client.NewWorkflow()
+	var prev *client.Task[int]
+	for i := range n {
+		t := client.AddTask(wf, fmt.Sprint("t", i), q, i)
+		if prev != nil {
+			t.After(prev)
+		}
+		prev = t
+	}
+	return wf
 }
