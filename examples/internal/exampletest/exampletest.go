@@ -4,7 +4,11 @@
 package exampletest
 
 import (
+	"context"
+	"io"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -28,6 +32,23 @@ func OnEachStore(t *testing.T, f func(t *testing.T, s Store)) {
 			f(t, openLua(t, redistest.Shared(t).Options))
 		})
 	}
+}
+
+// CheckOutput runs run on each store (OnEachStore), with a context that
+// ends after timeout, and fails the test unless it succeeds and writes
+// exactly want.
+func CheckOutput(t *testing.T, timeout time.Duration, want string, run func(ctx context.Context, s Store, out io.Writer) error) {
+	OnEachStore(t, func(t *testing.T, s Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		var out strings.Builder
+		if err := run(ctx, s, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
+		}
+	})
 }
 
 // openLua opens a lua.Store in a namespace of its own, removed at the end.
