@@ -168,6 +168,20 @@ func runWorker(t testing.TB, w *worker.Worker) {
 	})
 }
 
+// ackedBefore returns the submits of acks (ID → when the submit was
+// acknowledged, written under mu) acknowledged before t.
+func ackedBefore(mu *sync.Mutex, acks map[string]time.Time, t time.Time) map[string]time.Time {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]time.Time, len(acks))
+	for id, at := range acks {
+		if at.Before(t) {
+			out[id] = at
+		}
+	}
+	return out
+}
+
 // endedIDs lists the IDs of every ended workflow through the store's
 // listing API.
 func endedIDs(ctx context.Context, store engine.Store) (map[string]engine.WorkflowState, error) {
