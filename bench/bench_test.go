@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/internal/rediskeys"
+	"github.com/weirflow/weir/internal/redistest"
 	"go.uber.org/goleak"
 )
 
@@ -58,31 +58,14 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// servers are the Redis servers of the tests: a miniredis of the test's
-// own, and the redis-server of WEIR_REDIS_URL when set.
-func servers(t *testing.T) map[string]string {
-	m := miniredis.RunT(t)
-	out := map[string]string{"miniredis": "redis://" + m.Addr() + "/0"}
-	if u := os.Getenv("WEIR_REDIS_URL"); u != "" {
-		out["redis"] = u
-	}
-	return out
-}
-
-// namespaceKeys counts the keys of namespace ns on the server of url.
-func namespaceKeys(t *testing.T, url, ns string) int {
+// namespaceKeys counts the keys of namespace ns on srv.
+func namespaceKeys(t *testing.T, srv redistest.Server, ns string) int {
 	t.Helper()
-	opt, err := redis.ParseURL(url)
+	n, err := rediskeys.Count(t.Context(), redistest.Client(t, srv.Options), rediskeys.Namespace(ns))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	keys, err := rdb.Keys(t.Context(), scanPattern("weir:{"+ns+":0}:")+"*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(keys)
+	return n
 }
 
 // approx reports whether a and b agree to 1e-9 relative.
@@ -231,10 +214,11 @@ func CheckJSONShape(t *testing.T, m map[string]any) {
 }
 
 func TestRunServers(t *testing.T) {
-	for name, url := range servers(t) {
+	for _, srv := range redistest.Servers(t) {
+		name := srv.Name
 		t.Run(name, func(t *testing.T) {
 			o := tiny()
-			o.RedisURL = url
+			o.RedisURL = srv.URL
 			rep, err := Run(testCtx(t), o)
 			if err != nil {
 				t.Fatal(err)
@@ -244,7 +228,7 @@ func TestRunServers(t *testing.T) {
 			}
 			checkReport(t, rep, o)
 			checkJSON(t, rep)
-			if n := namespaceKeys(t, url, rep.Namespace); n != 0 {
+			if n := namespaceKeys(t, srv, rep.Namespace); n != 0 {
 				t.Errorf("%d keys left in namespace %s", n, rep.Namespace)
 			}
 			if name == "redis" {
@@ -326,8 +310,7 @@ func TestWorkerArgs(t *testing.T) {
 }
 
 func TestWorkerProcessNeedsGo(t *testing.T) {
-	m := miniredis.RunT(t)
-	cfg := WorkerConfig{RedisURL: "redis://" + m.Addr() + "/0", Namespace: "bench-t", Queue: "q", Concurrency: 1}
+	cfg := WorkerConfig{RedisURL: redistest.Mini(t).URL, Namespace: "bench-t", Queue: "q", Concurrency: 1}
 	var out strings.Builder
 	err := RunWorkerProcess(testCtx(t), cfg, strings.NewReader("stop\n"), &out)
 	if err == nil {
@@ -366,16 +349,16 @@ func TestStatField(t *testing.T) {
 // TestRunWorkerProcessFails: a worker process that dies before it is ready
 // fails the run with its reason, and the namespace is still deleted.
 func TestRunWorkerProcessFails(t *testing.T) {
-	m := miniredis.RunT(t)
+	m := redistest.Mini(t)
 	o := tiny()
-	o.RedisURL = "redis://" + m.Addr() + "/0"
+	o.RedisURL = m.URL
 	o.Scenarios, o.Concurrencies, o.Processes = []string{ScenarioPlain}, []int{}, []int{1}
 	o.WorkerCommand = func(args []string) *exec.Cmd { return selfWorker(args[:len(args)-2]) } // no --concurrency
 	rep, err := Run(testCtx(t), o)
 	if err == nil || !strings.Contains(err.Error(), "bench worker needs") {
 		t.Fatalf("report %+v, error %v; want the worker's reason", rep, err)
 	}
-	if keys := m.Keys(); len(keys) != 0 {
+	if keys := m.Mini.Keys(); len(keys) != 0 {
 		t.Errorf("keys left: %v", keys)
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// sentinel returns the engine sentinel an error matches (nil for nil).
-func sentinel(err error) error {
+// Sentinel returns the engine sentinel err matches (engine.Sentinel), or
+// err itself when it matches none (nil for nil): how the suite compares
+// the errors of two stores.
+func Sentinel(err error) error {
 	if e := engine.Sentinel(err); e != nil {
 		return e
 	}
@@ -65,7 +67,7 @@ func (d *differ) fatalf(format string, args ...any) {
 
 func (d *differ) sameErr(op string, me, se error) {
 	d.t.Helper()
-	if sentinel(me) != sentinel(se) {
+	if Sentinel(me) != Sentinel(se) {
 		d.fatalf("%s: model error %v, store error %v", op, me, se)
 	}
 }
@@ -119,13 +121,15 @@ func (d *differ) normJob(j engine.Job) engine.Job {
 	return j
 }
 
-func normSettled(ss []engine.Settled) []engine.Settled {
+// NormSettled returns a copy of ss with each Err replaced by Sentinel(Err):
+// how the suite compares the settled jobs of two stores' replies.
+func NormSettled(ss []engine.Settled) []engine.Settled {
 	if ss == nil {
 		return nil
 	}
 	out := slices.Clone(ss)
 	for i := range out {
-		out[i].Err = sentinel(out[i].Err)
+		out[i].Err = Sentinel(out[i].Err)
 	}
 	return out
 }
@@ -386,7 +390,7 @@ func (d *differ) doStep() {
 		mr, merr := d.m.ExpireLeases(now, p)
 		sr, serr := d.s.ExpireLeases(d.ctx, p)
 		d.sameErr("expire", merr, serr)
-		mr.Expired, sr.Expired = normSettled(mr.Expired), normSettled(sr.Expired)
+		mr.Expired, sr.Expired = NormSettled(mr.Expired), NormSettled(sr.Expired)
 		d.same("expire", mr, sr)
 	case 13: // cancel workflow or job
 		if d.bool("wfcancel") {
@@ -465,7 +469,7 @@ func (d *differ) finish(mp, sp engine.FinishParams) {
 	sr, serr := d.s.Finish(d.ctx, sp)
 	d.sameErr("finish", merr, serr)
 	sr.Claimed = d.mapClaims(mr.Claimed, sr.Claimed)
-	mr.Settled, sr.Settled = normSettled(mr.Settled), normSettled(sr.Settled)
+	mr.Settled, sr.Settled = NormSettled(mr.Settled), NormSettled(sr.Settled)
 	d.same("finish", mr, sr)
 	if merr == nil {
 		mp.Claim, sp.Claim = nil, nil

@@ -44,10 +44,10 @@ func (d *differ) call(op string, want error, m func(now time.Time) (any, error),
 	d.t.Helper()
 	mr, merr := m(d.clock())
 	sr, serr := s()
-	if want != nil && sentinel(merr) != want {
+	if want != nil && Sentinel(merr) != want {
 		d.fatalf("%s: the model says %v, the suite expected %v (the suite is out of date)", op, merr, want)
 	}
-	if want != nil && sentinel(serr) != want {
+	if want != nil && Sentinel(serr) != want {
 		d.fatalf("%s: store error %v, want %v", op, serr, want)
 	}
 	d.sameErr(op, merr, serr)
@@ -111,7 +111,7 @@ func (d *differ) finishOne(o engine.Outcome) engine.Settled {
 	if serr != nil {
 		d.fatalf("finish: %v", serr)
 	}
-	mr.Settled, sr.Settled = normSettled(mr.Settled), normSettled(sr.Settled)
+	mr.Settled, sr.Settled = NormSettled(mr.Settled), NormSettled(sr.Settled)
 	d.same("finish", mr, sr)
 	d.check()
 	return sr.Settled[0]
@@ -259,11 +259,11 @@ func runErrors(t suiteT, newStore NewStore) {
 		d.clk.Advance(2 * time.Second)
 		d.call("expire", nil, func(now time.Time) (any, error) {
 			r, err := d.m.ExpireLeases(now, engine.ExpireParams{})
-			r.Expired = normSettled(r.Expired)
+			r.Expired = NormSettled(r.Expired)
 			return r, err
 		}, func() (any, error) {
 			r, err := d.s.ExpireLeases(d.ctx, engine.ExpireParams{})
-			r.Expired = normSettled(r.Expired)
+			r.Expired = NormSettled(r.Expired)
 			return r, err
 		})
 		d.clk.Advance(time.Minute) // past the retry backoff

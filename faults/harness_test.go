@@ -21,6 +21,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
@@ -36,15 +37,13 @@ func scaled(n int) int { return n * FaultScale() }
 // that a dead server surfaces as an error quickly; the test's end closes it.
 func newRedisClient(t testing.TB, addr string) *redis.Client {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{
+	return redistest.Client(t, &redis.Options{
 		Addr:         addr,
 		DialTimeout:  time.Second,
 		ReadTimeout:  3 * time.Second,
 		WriteTimeout: 3 * time.Second,
 		PoolSize:     64,
 	})
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
 }
 
 // newStore returns a lua.Store on rdb in namespace ns, with cfg when
@@ -149,17 +148,38 @@ func startWorkers(t testing.TB, store engine.Store, n int, cfg worker.Config, ob
 			}
 			return 2 * j.Payload, nil
 		})
-		if err := w.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = w.Stop(ctx)
-		})
+		runWorker(t, w)
 		ws = append(ws, w)
 	}
 	return ws
+}
+
+// runWorker starts w; the test's end stops it (waiting up to 10 s for
+// its running jobs).
+func runWorker(t testing.TB, w *worker.Worker) {
+	t.Helper()
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Stop(ctx)
+	})
+}
+
+// ackedBefore returns the submits of acks (ID → when the submit was
+// acknowledged, written under mu) acknowledged before t.
+func ackedBefore(mu *sync.Mutex, acks map[string]time.Time, t time.Time) map[string]time.Time {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]time.Time, len(acks))
+	for id, at := range acks {
+		if at.Before(t) {
+			out[id] = at
+		}
+	}
+	return out
 }
 
 // endedIDs lists the IDs of every ended workflow through the store's

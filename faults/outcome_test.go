@@ -64,14 +64,7 @@ func runOutcome(t *testing.T, retry bool, nJobs, nWF int) {
 		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
 		return 2 * j.Payload, nil
 	})
-	if err := w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	})
+	runWorker(t, w)
 
 	// Waiters must learn each outcome within this; a message lost without
 	// the re-read after a reconnect would wait for the 1-minute refresh.

@@ -164,14 +164,7 @@ func runRestart(t *testing.T, policy string, restarts, workflows int, window tim
 		checkInvariants(t, rdb, ns, "after restart "+itoa(r))
 		// Acknowledged submits that the restart lost are submitted again
 		// (and counted, with their age at the kill).
-		mu.Lock()
-		acked := make(map[string]time.Time, len(submitAck))
-		for id, at := range submitAck {
-			if at.Before(killAt) {
-				acked[id] = at
-			}
-		}
-		mu.Unlock()
+		acked := ackedBefore(&mu, submitAck, killAt)
 		for id, at := range acked {
 			_, err := store.GetWorkflow(ctx, id)
 			if errors.Is(err, engine.ErrNotFound) {

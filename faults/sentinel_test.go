@@ -348,14 +348,7 @@ func runSentinel(t *testing.T, durable bool) {
 		t.Logf("failover %d: sentinel names %s after %v", r, now, time.Since(killAt))
 		checkInvariants(t, rdb, ns, "after failover "+itoa(r))
 		// acknowledged submits the failover lost are submitted again
-		mu.Lock()
-		acked := make(map[string]time.Time, len(submitAck))
-		for id, at := range submitAck {
-			if at.Before(killAt) {
-				acked[id] = at
-			}
-		}
-		mu.Unlock()
+		acked := ackedBefore(&mu, submitAck, killAt)
 		for id := range acked {
 			_, err := store.GetWorkflow(ctx, id)
 			if errors.Is(err, engine.ErrNotFound) {

@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // aclRules reads the ACL SETUSER line of docs/security.md and returns its
@@ -78,18 +77,10 @@ func TestACLCoversScriptCommands(t *testing.T) {
 // LOAD; then checks that the user cannot reach a key, a channel or a
 // command outside its rules, from a script either.
 func TestLeastPrivilegeACL(t *testing.T) {
-	url := os.Getenv("WEIR_REDIS_URL")
-	if url == "" {
-		t.Skip("needs a real redis-server (WEIR_REDIS_URL)")
-	}
+	opt := redistest.Shared(t).Options
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opt)
-	t.Cleanup(func() { admin.Close() })
+	admin := redistest.Client(t, opt)
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	user, pass := "weir-acl-"+hex.EncodeToString(rnd[:4]), hex.EncodeToString(rnd[4:])
@@ -105,10 +96,8 @@ func TestLeastPrivilegeACL(t *testing.T) {
 
 	uopt := *opt
 	uopt.Username, uopt.Password = user, pass
-	rdb := redis.NewClient(&uopt)
-	t.Cleanup(func() { rdb.Close() })
-	ns := fmt.Sprintf("acl%d", time.Now().UnixNano())
-	t.Cleanup(func() { cleanNamespace(context.Background(), admin, ns) })
+	rdb := redistest.Client(t, &uopt)
+	ns := redistest.Namespace(t, admin, "acl")
 	s, err := New(rdb, Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,11 @@ package lua
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // drain claims up to cp.Max jobs of cp's queues, then finishes them as
@@ -43,26 +43,6 @@ func finishAll(tb testing.TB, s *Store, cp engine.ClaimParams, claimed []engine.
 	return done, calls
 }
 
-// commandCalls sums INFO commandstats calls (commands run inside Lua
-// included), minus the INFO/CONFIG calls of the measurement.
-func commandCalls(b *testing.B, e *testEnv) int64 {
-	info, err := e.rdb.Info(bg, "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var n int64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info") || strings.HasPrefix(line, "cmdstat_config") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, "calls=")
-		v, _, _ := strings.Cut(rest, ",")
-		c, _ := strconv.ParseInt(v, 10, 64)
-		n += c
-	}
-	return n
-}
-
 // BenchmarkPlainJobs runs b.N no-op plain jobs through enqueue, then
 // batched finish+claim, and reports Redis commands per job (INFO
 // commandstats, inside Lua included) and client round trips per job.
@@ -91,6 +71,6 @@ func BenchmarkPlainJobs(b *testing.B) {
 		info, _ := e.rdb.Info(bg, "commandstats").Result()
 		b.Log(info)
 	}
-	b.ReportMetric(float64(commandCalls(b, e))/float64(b.N), "cmds/job")
+	b.ReportMetric(float64(redistest.CommandStats(b, e.rdb).Measured().Calls())/float64(b.N), "cmds/job")
 	b.ReportMetric(float64(trips)/float64(b.N), "trips/job")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -153,7 +154,7 @@ func TestStagedSubmitMatchesModel(t *testing.T) {
 	e.advance(time.Second)
 	mf, _ := m.Finish(e.clock(), engine.FinishParams{Outcomes: mo})
 	sf, err := s.Finish(bg, engine.FinishParams{Outcomes: so})
-	if err != nil || !reflect.DeepEqual(normSettled(mf.Settled), normSettled(sf.Settled)) {
+	if err != nil || !reflect.DeepEqual(conformance.NormSettled(mf.Settled), conformance.NormSettled(sf.Settled)) {
 		t.Fatalf("finish: %v", err)
 	}
 	e.advance(time.Second)

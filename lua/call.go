@@ -55,6 +55,12 @@ func (s *Store) argv(sc *script, n int) []any {
 	return append(argv, s.limitArgs...)
 }
 
+// run calls script name with args after the common ones.
+func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, error) {
+	sc := scripts[name]
+	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
+}
+
 // call runs one call of script sc (argv from s.argv) and returns its flat
 // reply, the values decoded straight from the connection as strings
 // (integers in decimal, nil as "").
@@ -71,12 +77,14 @@ type callResult struct {
 
 // callMany runs calls of sc (several at once in one pipeline) and returns
 // each one's result, in order. It is the one way every script reaches the
-// server: on the functions path a "function not found" (a restarted or
-// flushed server, a failover to one that never had the library) loads the
-// library and runs those calls again; a server without FCALL moves the
-// store to the scripts path (unless Options.Path fixed the path); on the scripts path a NOSCRIPT runs the call
-// again with EVAL; a call refused with PENDING (drain.go) runs again once
-// the kept cascade is drained. None of these reaches the caller.
+// server (run, call, EnqueueBatch and the drains all come here): on the
+// functions path a "function not found" (a restarted or flushed server, a
+// failover to one that never had the library) loads the library and runs
+// those calls again; a server without FCALL moves the store to the scripts
+// path (unless Options.Path fixed the path); on the scripts path a
+// NOSCRIPT runs the call again with EVAL; a call refused with PENDING
+// (drain.go) runs again once the kept cascade is drained. None of these
+// reaches the caller.
 func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
 	out := make([]callResult, len(argvs))
 	if err := ctx.Err(); err != nil {

@@ -3,17 +3,15 @@ package lua_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 )
 
@@ -59,10 +57,7 @@ func TestConformanceMiniredis(t *testing.T) {
 	t.Parallel()
 	var rdbs []redis.UniversalClient
 	for range max(2, runtime.GOMAXPROCS(0)) {
-		m := miniredis.RunT(t)
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { rdb.Close() })
-		rdbs = append(rdbs, rdb)
+		rdbs = append(rdbs, redistest.Client(t, redistest.Mini(t).Options))
 	}
 	confRun(t, miniredisSequences, rdbs[0], rdbs[1:]...)
 }
@@ -71,33 +66,14 @@ func TestConformanceMiniredis(t *testing.T) {
 // WEIR_REDIS_URL to the model.
 func TestConformanceRedis(t *testing.T) {
 	t.Parallel()
-	url := os.Getenv("WEIR_REDIS_URL")
-	if url == "" {
-		t.Skip("WEIR_REDIS_URL is not set")
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	confRunPaths(t, redisSequences, rdb)
+	confRunPaths(t, redisSequences, redistest.Client(t, redistest.Shared(t).Options))
 }
 
 // TestConformanceCluster holds lua.Store on the Redis Cluster whose seed
 // addresses WEIR_REDIS_CLUSTER lists (comma-separated) to the model.
 func TestConformanceCluster(t *testing.T) {
 	t.Parallel()
-	addrs := os.Getenv("WEIR_REDIS_CLUSTER")
-	if addrs == "" {
-		t.Skip("WEIR_REDIS_CLUSTER is not set")
-	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
-	confRunPaths(t, clusterSequences, rdb)
+	confRunPaths(t, clusterSequences, redistest.Cluster(t))
 }
 
 // TestConformanceSmallBudget holds lua.Store to the model with a step
@@ -113,23 +89,10 @@ func TestConformanceSmallBudget(t *testing.T) {
 	}
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
-		m := miniredis.RunT(t)
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { rdb.Close() })
-		budgetRun(t, lua.PathScripts, rdb)
+		budgetRun(t, lua.PathScripts, redistest.Client(t, redistest.Mini(t).Options))
 	})
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
-		url := os.Getenv("WEIR_REDIS_URL")
-		if url == "" {
-			t.Skip("WEIR_REDIS_URL is not set")
-		}
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(opt)
-		t.Cleanup(func() { rdb.Close() })
-		budgetRun(t, lua.PathAuto, rdb)
+		budgetRun(t, lua.PathAuto, redistest.Client(t, redistest.Shared(t).Options))
 	})
 }

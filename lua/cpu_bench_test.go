@@ -14,36 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
-
-// usecOf returns INFO commandstats' calls and usec of the commands named.
-func usecOf(tb testing.TB, rdb *redis.Client, names ...string) (calls int64, usec float64) {
-	info, err := rdb.Info(bg, "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !slices.Contains(names, strings.TrimPrefix(name, "cmdstat_")) {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "calls":
-				n, _ := strconv.ParseInt(v, 10, 64)
-				calls += n
-			case "usec":
-				f, _ := strconv.ParseFloat(v, 64)
-				usec += f
-			}
-		}
-	}
-	return calls, usec
-}
-
-// scriptCommands are the commands a transition call is.
-var scriptCommands = []string{"fcall", "fcall_ro", "evalsha", "eval"}
 
 // BenchmarkScriptSetup measures, on a private redis-server, the server time
 // of a call before the transition's own code runs (metric setup-us, INFO
@@ -81,13 +53,13 @@ func BenchmarkScriptSetup(b *testing.B) {
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			c0, u0 := usecOf(b, rdb, "eval", "evalsha", "fcall")
+			c0, u0 := redistest.CommandStats(b, rdb).Sum("eval", "evalsha", "fcall")
 			for i := 0; i < b.N; i++ {
 				if err := v.run(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			c1, u1 := usecOf(b, rdb, "eval", "evalsha", "fcall")
+			c1, u1 := redistest.CommandStats(b, rdb).Sum("eval", "evalsha", "fcall")
 			if c1 > c0 {
 				b.ReportMetric((u1-u0)/float64(c1-c0), "setup-us")
 			}
@@ -297,11 +269,9 @@ func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer
 		b.ReportMetric(cg.instructions(b)/float64(units), "instr")
 	}
 	cpu := serverCPU(b, rdb) - cpu0
-	_, usec := usecOf(b, rdb, scriptCommands...)
-	var cmds int64
-	for _, v := range cmdStats(b, &testEnv{rdb: rdb}) {
-		cmds += v
-	}
+	stats := redistest.CommandStats(b, rdb)
+	_, usec := stats.Sum(redistest.ScriptCommands...)
+	cmds := stats.Measured().Calls()
 	b.ReportMetric(cpu/float64(units), "cpu-us")
 	b.ReportMetric(usec/float64(units), "script-us")
 	b.ReportMetric(float64(cmds)/float64(units), "cmds")

@@ -18,11 +18,9 @@ import (
 // safe). Reads are not held up.
 func TestDurable(t *testing.T) {
 	// a replica's first sync starts at once, not after the default 5 s
-	primary := redis.NewClient(redistest.Private(t, "--repl-diskless-sync-delay", "0"))
-	t.Cleanup(func() { primary.Close() })
+	primary := redistest.Client(t, redistest.Private(t, "--repl-diskless-sync-delay", "0"))
 	ropt := redistest.Private(t, "--replicaof", "127.0.0.1", strings.TrimPrefix(primary.Options().Addr, "127.0.0.1:"))
-	replica := redis.NewClient(ropt)
-	t.Cleanup(func() { replica.Close() })
+	replica := redistest.Client(t, ropt)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		info, _ := replica.Info(bg, "replication").Result()

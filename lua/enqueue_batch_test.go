@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -61,7 +62,7 @@ func TestEnqueueBatchIsEnqueue(t *testing.T) {
 	}
 	for i, p := range ps {
 		want, wantErr := b.store.Enqueue(ctx, p)
-		if got[i].EnqueueResult != want || sentinel(got[i].Err) != sentinel(wantErr) {
+		if got[i].EnqueueResult != want || conformance.Sentinel(got[i].Err) != conformance.Sentinel(wantErr) {
 			t.Errorf("job %d (%s): batch gave %+v, %v; Enqueue gave %+v, %v", i, p.Job.ID, got[i].EnqueueResult, got[i].Err, want, wantErr)
 		}
 		var ve *engine.ValidationError

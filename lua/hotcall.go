@@ -9,6 +9,14 @@ var (
 	argEmpty any = ""
 )
 
+// flag is a boolean argument of a script: "1" or "".
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
+}
+
 // flagArg is flag(b), boxed.
 func flagArg(b bool) any {
 	if b {

@@ -10,28 +10,15 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // cmdStats returns INFO commandstats calls by command name (commands run
 // inside Lua included), without the INFO/CONFIG calls of the measurement.
 func cmdStats(t testing.TB, e *testEnv) map[string]int64 {
-	info, err := e.rdb.Info(bg, "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		name = strings.TrimPrefix(name, "cmdstat_")
-		if name == "info" || strings.HasPrefix(name, "config") {
-			continue
-		}
-		v, _, _ := strings.Cut(rest, ",")
-		c, _ := strconv.ParseInt(v, 10, 64)
-		m[name] = c
+	for name, s := range redistest.CommandStats(t, e.rdb).Measured() {
+		m[name] = s.Calls
 	}
 	return m
 }

@@ -3,14 +3,13 @@ package lua
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // benchEnv is a store on the server clock (as in production: TIME, TTLs),
@@ -48,8 +47,7 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // redis-server (so that INFO commandstats counts only f's commands).
 func eachBenchEnv(b *testing.B, f func(b *testing.B, e *benchEnv)) {
 	b.Run("miniredis", func(b *testing.B) {
-		m := miniredis.RunT(b)
-		f(b, openBenchEnv(b, redis.NewClient(&redis.Options{Addr: m.Addr()}), false))
+		f(b, openBenchEnv(b, redistest.Client(b, redistest.Mini(b).Options), false))
 	})
 	if realRedis() {
 		b.Run("redis", func(b *testing.B) { f(b, openBenchEnv(b, privateRedis(b), true)) })
@@ -86,35 +84,18 @@ func (e *benchEnv) calls(b *testing.B) int64 {
 	if !e.real {
 		return 0
 	}
-	var calls int64
-	for _, v := range cmdStats(b, &testEnv{rdb: e.rdb}) {
-		calls += v
-	}
-	return calls
+	return redistest.CommandStats(b, e.rdb).Measured().Calls()
 }
 
-// scriptUsec returns the server time spent in EVALSHA/EVAL calls, in µs
-// (INFO commandstats; 0 on miniredis): the scripts' cost on the one Redis
-// core, less noisy than wall time on a shared machine.
+// scriptUsec returns the server time spent in the transitions' calls
+// (FCALL, EVALSHA, EVAL), in µs (INFO commandstats; 0 on miniredis): the
+// scripts' cost on the one Redis core, less noisy than wall time on a
+// shared machine.
 func (e *benchEnv) scriptUsec(b *testing.B) float64 {
 	if !e.real {
 		return 0
 	}
-	info, err := e.rdb.Info(bg, "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var us float64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") &&
-			!strings.HasPrefix(line, "cmdstat_fcall:") && !strings.HasPrefix(line, "cmdstat_fcall_ro:") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, "usec=")
-		v, _, _ := strings.Cut(rest, ",")
-		f, _ := strconv.ParseFloat(v, 64)
-		us += f
-	}
+	_, us := redistest.CommandStats(b, e.rdb).Sum(redistest.ScriptCommands...)
 	return us
 }
 

@@ -13,7 +13,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 var bg = context.Background()
@@ -322,7 +324,7 @@ func TestRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-srv") })
+	redistest.CleanupNamespace(t, e.rdb, e.ns+"-srv")
 	if _, err := srv.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +473,7 @@ func TestCancelledPendingUndoKeepsOrder(t *testing.T) {
 		}
 		mf, _ := m.Finish(e.clock(), engine.FinishParams{Outcomes: []engine.Outcome{{JobID: mc[0].Job.ID, Token: mc[0].Lease.Token, Kind: kind}}})
 		sf, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: sc[0].Job.ID, Token: sc[0].Lease.Token, Kind: kind}}})
-		if err != nil || !reflect.DeepEqual(normSettled(mf.Settled), normSettled(sf.Settled)) {
+		if err != nil || !reflect.DeepEqual(conformance.NormSettled(mf.Settled), conformance.NormSettled(sf.Settled)) {
 			t.Fatalf("finish %s: %v\n%+v\n%+v", mc[0].Job.ID, err, mf.Settled, sf.Settled)
 		}
 	}
@@ -540,7 +542,7 @@ func TestWakeTokensWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	enq := func(id string) {
 		t.Helper()
 		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
@@ -608,7 +610,7 @@ func TestClaimWaitWakesForADelayedJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, e.ns+"-rt") })
+	redistest.CleanupNamespace(t, e.rdb, e.ns+"-rt")
 	const wait = 6 * time.Second
 	type res struct {
 		c   []engine.Claimed
@@ -648,7 +650,7 @@ func TestResubmitAfterTTLLeavesNoStaleIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	plan := engine.Plan{ID: "daily", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
 	run := func() {
 		if _, err := s.Submit(bg, engine.SubmitParams{Plan: plan}); err != nil {
@@ -814,7 +816,7 @@ func TestTimeGoesOnAfterTheClockStepsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cleanNamespace(bg, e.rdb, ns) })
+	redistest.CleanupNamespace(t, e.rdb, ns)
 	k, _ := newKeys(ns, 0)
 	server, err := e.rdb.Time(bg).Result()
 	if err != nil {
@@ -908,7 +910,7 @@ func snapshotNamespace(t *testing.T, rdb redis.UniversalClient, ns string) (rest
 	}
 	return func() {
 		t.Helper()
-		cleanNamespace(bg, rdb, ns)
+		redistest.Clean(bg, rdb, ns)
 		for k, s := range snap {
 			var err error
 			switch s.typ {

@@ -105,15 +105,7 @@ func BenchmarkPromotion(b *testing.B) {
 		var lat []time.Duration
 		b.ReportAllocs()
 		for runs := 0; runs*(n-1) < b.N; runs++ {
-			wf := client.NewWorkflow()
-			var prev *client.Task[int]
-			for i := range n {
-				t := client.AddTask(wf, fmt.Sprint("t", i), chain, i)
-				if prev != nil {
-					t.After(prev)
-				}
-				prev = t
-			}
+			wf := chainWorkflow(chain, n)
 			if err := c.Submit(ctx, wf); err != nil {
 				b.Fatal(err)
 			}

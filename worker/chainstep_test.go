@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
@@ -74,7 +73,7 @@ func (h *roundTrips) between(a, b int) []trip {
 // next step).
 func redisOptions(t *testing.T) map[string]*redis.Options {
 	t.Helper()
-	out := map[string]*redis.Options{"miniredis": {Addr: miniredis.RunT(t).Addr()}}
+	out := map[string]*redis.Options{"miniredis": redistest.Mini(t).Options}
 	if redistest.Wanted() {
 		out["redis"] = redistest.Private(t)
 	}
@@ -94,10 +93,9 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 	for name, opt := range redisOptions(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testCtx(t)
-			ns := newNamespace()
+			ns := redistest.NewNamespace("wt")
 			hook := &roundTrips{}
-			rdb := redis.NewClient(opt)
-			t.Cleanup(func() { rdb.Close() })
+			rdb := redistest.Client(t, opt)
 			rdb.AddHook(hook)
 			ls, err := lua.New(rdb, lua.Options{Namespace: ns})
 			if err != nil {
@@ -107,8 +105,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			other := openLua(t, opt, ns) // the producer: another connection pool
-			admin := redis.NewClient(opt)
-			t.Cleanup(func() { admin.Close() })
+			admin := redistest.Client(t, opt)
 
 			spy := newSpy(ls)
 			w := worker.New(spy, worker.Config{
@@ -138,15 +135,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 			})
 			start(t, w)
 
-			wf := client.NewWorkflow()
-			var prev *client.Task[int]
-			for i := range n {
-				tk := client.AddTask(wf, fmt.Sprint("t", i), chain, i)
-				if prev != nil {
-					tk.After(prev)
-				}
-				prev = tk
-			}
+			wf := chainWorkflow(chain, n)
 			if err := client.New(other).Submit(ctx, wf); err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -152,3 +154,59 @@ var (
 	echoQ  = client.NewQueue[string, string]("echo")
 	blockQ = client.NewQueue[string, string]("block")
 )
+
+// handleUntilDone registers for blockQ on w a handler that closes started
+// when it runs, waits for its context to end, sends the context's cause on
+// cause (buffered) and returns what ret returns ("", ctx.Err() when ret is
+// nil). It is for one job: a second would close started again.
+func handleUntilDone(w *worker.Worker, ret func(ctx context.Context) (string, error)) (started <-chan struct{}, cause <-chan error) {
+	s, c := make(chan struct{}), make(chan error, 1)
+	worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		close(s)
+		<-ctx.Done()
+		c <- context.Cause(ctx)
+		if ret != nil {
+			return ret(ctx)
+		}
+		return "", ctx.Err()
+	})
+	return s, c
+}
+
+// serialRecorder returns a worker of b that runs one job at a time and
+// handles echoQ by recording each payload, and a func that returns the
+// payloads run so far, in the order they ran.
+func serialRecorder(t *testing.T, b backend) (*worker.Worker, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var ran []string
+	cfg := fastConfig()
+	cfg.Concurrency = 1
+	w := worker.New(b.open(t), cfg)
+	worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		mu.Lock()
+		ran = append(ran, j.Payload)
+		mu.Unlock()
+		return "", nil
+	})
+	return w, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ran)
+	}
+}
+
+// chainWorkflow returns a workflow of n tasks on q, t0 to t(n-1), each
+// after the one before, task i's payload i.
+func chainWorkflow(q client.Queue[int, int], n int) *client.Workflow {
+	wf := client.NewWorkflow()
+	var prev *client.Task[int]
+	for i := range n {
+		t := client.AddTask(wf, fmt.Sprint("t", i), q, i)
+		if prev != nil {
+			t.After(prev)
+		}
+		prev = t
+	}
+	return wf
+}

@@ -298,24 +298,12 @@ func TestCancelWaitingJobNeverRuns(t *testing.T) {
 		if _, err := job.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
 			t.Fatalf("Wait = %v; want ErrCancelled", err)
 		}
-		var ran []string
-		var mu sync.Mutex
-		cfg := fastConfig()
-		cfg.Concurrency = 1
-		w := worker.New(b.open(t), cfg)
-		worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-			mu.Lock()
-			ran = append(ran, j.Payload)
-			mu.Unlock()
-			return "", nil
-		})
+		w, ran := serialRecorder(t, b)
 		start(t, w)
 		if _, err := mustEnqueue(t, c, echoQ, "later").Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if fmt.Sprint(ran) != "[later]" {
+		if ran := ran(); fmt.Sprint(ran) != "[later]" {
 			t.Fatalf("ran %v; want only [later]", ran)
 		}
 	})
@@ -326,14 +314,7 @@ func TestCancelRunningJob(t *testing.T) {
 		ctx := testCtx(t)
 		c := client.New(b.open(t))
 		w := worker.New(b.open(t), fastConfig())
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return "", ctx.Err()
-		})
+		started, cause := handleUntilDone(w, nil)
 		start(t, w)
 		job := mustEnqueue(t, c, blockQ, "x", client.MaxAttempts(5))
 		<-started
@@ -383,27 +364,15 @@ func TestPriorityOrder(t *testing.T) {
 		for i, p := range []int{5, -3, 0, 5, -3, 100} {
 			jobs = append(jobs, mustEnqueue(t, c, echoQ, fmt.Sprintf("%d:p%d", i, p), client.Priority(p)))
 		}
-		var order []string
-		var mu sync.Mutex
-		cfg := fastConfig()
-		cfg.Concurrency = 1
-		w := worker.New(b.open(t), cfg)
-		worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-			mu.Lock()
-			order = append(order, j.Payload)
-			mu.Unlock()
-			return "", nil
-		})
+		w, ran := serialRecorder(t, b)
 		start(t, w)
 		for _, j := range jobs {
 			if _, err := j.Wait(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		want := "[1:p-3 4:p-3 2:p0 0:p5 3:p5 5:p100]"
-		if fmt.Sprint(order) != want {
+		if order := ran(); fmt.Sprint(order) != want {
 			t.Fatalf("order = %v; want %v", order, want)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/testclock"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -177,7 +178,7 @@ func TestHeartbeatIsBatched(t *testing.T) {
 // ErrLeaseLost) and stores nothing the handler returns afterwards.
 func TestLeaseLossStopsTheHandler(t *testing.T) {
 	ctx := testCtx(t)
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testclock.New()
 	mem := memstore.New(memstore.WithClock(clock.Now))
 	spy := newSpy(mem)
 	gate := make(chan struct{})
@@ -189,12 +190,7 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	cfg.SweepInterval = time.Hour
 	cfg.Observer = ev.observe
 	w := worker.New(spy, cfg)
-	started := make(chan struct{})
-	cause := make(chan error, 1)
-	worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-		close(started)
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
+	started, cause := handleUntilDone(w, func(context.Context) (string, error) {
 		return "finished anyway", nil // must not be stored
 	})
 	start(t, w)
@@ -220,23 +216,6 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	if n := ev.count(worker.EventSucceeded, job.ID()); n != 0 {
 		t.Fatalf("%d succeeded events after a lost lease", n)
 	}
-}
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // A job leased by a worker that died is retried by the live ones, counted

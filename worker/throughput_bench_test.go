@@ -2,20 +2,18 @@ package worker_test
 
 import (
 	"context"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
 )
@@ -52,28 +50,9 @@ func (s *benchStore) commands(b *testing.B) (int64, float64) {
 	if !s.real {
 		return 0, 0
 	}
-	info, err := s.rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var n int64
-	var us float64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info") || strings.HasPrefix(line, "cmdstat_config") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, "calls=")
-		v, _, _ := strings.Cut(rest, ",")
-		c, _ := strconv.ParseInt(v, 10, 64)
-		n += c
-		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") || strings.HasPrefix(line, "cmdstat_fcall:") || strings.HasPrefix(line, "cmdstat_fcall_ro:") {
-			_, rest, _ := strings.Cut(line, "usec=")
-			v, _, _ := strings.Cut(rest, ",")
-			f, _ := strconv.ParseFloat(v, 64)
-			us += f
-		}
-	}
-	return n, us
+	st := redistest.CommandStats(b, s.rdb)
+	_, us := st.Sum(redistest.ScriptCommands...)
+	return st.Measured().Calls(), us
 }
 
 // eachThroughputStore runs f on memstore, miniredis and, with
@@ -82,10 +61,10 @@ func (s *benchStore) commands(b *testing.B) (int64, float64) {
 func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
 	b.Run("memstore", func(b *testing.B) { f(b, &benchStore{store: memstore.New(), trips: &tripHook{}}) })
 	open := func(b *testing.B, opt *redis.Options, real bool) *benchStore {
-		rdb := redis.NewClient(opt)
+		rdb := redistest.Client(b, opt)
 		h := &tripHook{}
 		rdb.AddHook(h)
-		ns := newNamespace()
+		ns := redistest.Namespace(b, rdb, "wt")
 		st, err := lua.New(rdb, lua.Options{Namespace: ns})
 		if err != nil {
 			b.Fatal(err)
@@ -93,32 +72,10 @@ func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
 		if err := st.Load(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() {
-			ctx := context.Background()
-			iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
-			var ks []string
-			for iter.Next(ctx) {
-				ks = append(ks, iter.Val())
-			}
-			for len(ks) > 0 {
-				n := min(len(ks), 1000)
-				rdb.Del(ctx, ks[:n]...)
-				ks = ks[n:]
-			}
-			rdb.Close()
-		})
 		return &benchStore{store: st, rdb: rdb, trips: h, real: real}
 	}
-	b.Run("miniredis", func(b *testing.B) {
-		m := miniredis.RunT(b)
-		f(b, open(b, &redis.Options{Addr: m.Addr()}, false))
-	})
-	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run("redis", func(b *testing.B) { f(b, open(b, opt, true)) })
+	for _, srv := range redistest.Servers(b) {
+		b.Run(srv.Name, func(b *testing.B) { f(b, open(b, srv.Options, srv.Real())) })
 	}
 }
 

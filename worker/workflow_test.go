@@ -209,14 +209,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := testCtx(t)
 		w := worker.New(b.open(t), fastConfig())
-		started := make(chan struct{})
-		cause := make(chan error, 1)
-		worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-			close(started)
-			<-ctx.Done()
-			cause <- context.Cause(ctx)
-			return "", ctx.Err()
-		})
+		started, cause := handleUntilDone(w, nil)
 		var ranReport atomic.Bool
 		worker.Handle(w, reportQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
 			ranReport.Store(true)
@@ -276,12 +269,7 @@ func TestWorkflowCancelWithUndo(t *testing.T) {
 			mu.Unlock()
 			return "", nil
 		})
-		started := make(chan struct{})
-		worker.Handle(w, blockQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
-			close(started)
-			<-ctx.Done()
-			return "", ctx.Err()
-		})
+		started, _ := handleUntilDone(w, nil)
 		start(t, w)
 		wf := client.NewWorkflow()
 		a := client.Undo(client.AddTask(wf, "a", bookQ, "a"), unbookQ, "a")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/lua"
 )
 
@@ -79,61 +80,16 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 
 // Close deletes the keys of the store's namespace.
 func (s *Store) Close() error {
-	return deleteKeys(context.Background(), s.rdb, "weir:{"+s.ns+":*", true)
+	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), true)
 }
 
 // Clean deletes the keys of every namespace NewStore(rdb, prefix) made.
 func Clean(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
-	return deleteKeys(ctx, rdb, "weir:{"+prefix+"-*", false)
+	return rediskeys.Delete(ctx, rdb, "weir:{"+prefix+"-*", false)
 }
 
 // Count returns how many keys the namespaces of NewStore(rdb, prefix)
 // hold.
 func Count(ctx context.Context, rdb redis.UniversalClient, prefix string) (int, error) {
-	var n atomic.Int64
-	err := forEachNode(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, "weir:{"+prefix+"-*", 1000).Iterator()
-		for iter.Next(ctx) {
-			n.Add(1)
-		}
-		return iter.Err()
-	})
-	return int(n.Load()), err
-}
-
-// deleteKeys deletes the keys matching pattern on every master. A
-// namespace's keys share one hash slot (oneSlot), so one DEL takes them
-// all even on a cluster; keys of many namespaces go one DEL each there.
-func deleteKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, oneSlot bool) error {
-	return forEachNode(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		var ks []string
-		for iter.Next(ctx) {
-			ks = append(ks, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		for len(ks) > 0 {
-			n := len(ks)
-			if _, ok := rdb.(*redis.ClusterClient); ok && !oneSlot {
-				n = 1
-			}
-			if err := c.Del(ctx, ks[:n]...).Err(); err != nil {
-				return err
-			}
-			ks = ks[n:]
-		}
-		return nil
-	})
-}
-
-func forEachNode(ctx context.Context, rdb redis.UniversalClient, f func(context.Context, *redis.Client) error) error {
-	switch c := rdb.(type) {
-	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, f)
-	case *redis.Client:
-		return f(ctx, c)
-	}
-	return nil
+	return rediskeys.Count(ctx, rdb, "weir:{"+prefix+"-*")
 }

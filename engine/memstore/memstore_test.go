@@ -12,31 +12,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/testclock"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // watchSleeps returns a channel that receives one value each time a call of
 // method is about to sleep. It must be called before the store is shared.
@@ -173,7 +152,7 @@ func TestInvalidClaimFailsAtOnce(t *testing.T) {
 }
 
 func TestDelayedJobWakesClaimerWhenClockPassesRunAt(t *testing.T) {
-	clk := newFakeClock()
+	clk := testclock.New()
 	s := New(WithClock(clk.Now))
 	sleeps := watchSleeps(s, "Claim")
 	enqueue(t, s, engine.JobSpec{ID: "later", Queue: "q", RunAt: clk.Now().Add(time.Hour)})
@@ -209,7 +188,7 @@ func TestDelayedJobWakesClaimerOnRealClock(t *testing.T) {
 }
 
 func TestExpiredLeaseRetryReachesWaitingClaimer(t *testing.T) {
-	clk := newFakeClock()
+	clk := testclock.New()
 	s := New(WithClock(clk.Now))
 	sleeps := watchSleeps(s, "Claim")
 	ctx := context.Background()
@@ -247,7 +226,7 @@ func TestLeaseExpiryInsideClaimWakesAwaiters(t *testing.T) {
 	// without any Wake call.
 	for _, takes := range []bool{false, true} {
 		t.Run(fmt.Sprintf("claim takes a job %v", takes), func(t *testing.T) {
-			clk := newFakeClock()
+			clk := testclock.New()
 			s := New(WithClock(clk.Now))
 			sleeps := watchSleeps(s, "AwaitJob")
 			ctx := context.Background()
@@ -777,7 +756,7 @@ func TestOptions(t *testing.T) {
 	}
 
 	// Retention is measured on the store's clock.
-	clk := newFakeClock()
+	clk := testclock.New()
 	s := New(WithClock(clk.Now), WithConfig(cfg))
 	ctx := context.Background()
 	enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q"})

@@ -9,6 +9,15 @@
 // and line. The reference target is the engine.Model (NewModelTarget); the
 // conformance suite replays the same files against every store.
 //
+// Rewrite replays a scenario taking the target's replies where they
+// differ from the file's '>' lines, and returns the file rewritten with
+// them: `go test ./engine/scenario -run TestGolden -rewrite` rewrites the
+// files of spec/testdata from the Model's replies (review the diff).
+//
+// Each command has a file of its own (submit.go, claim.go, finish.go ...,
+// expect.go) holding its parsing, its run and the rendering of its reply;
+// parse.go, lex.go and run.go hold what the commands share.
+//
 // The package does not import testing: callers turn the returned errors into
 // test failures, CLI output or reports.
 //

@@ -67,6 +67,11 @@ func writeLines(b *strings.Builder, ls []string) {
 // they are.
 func Run(ctx context.Context, s *Scenario, t Target) (*Result, error) {
 	r := &runner{ctx: ctx, s: s, t: t, vars: map[string]string{}, res: &Result{}}
+	return r.run()
+}
+
+func (r *runner) run() (*Result, error) {
+	ctx, s := r.ctx, r.s
 	for _, st := range s.Steps {
 		if err := ctx.Err(); err != nil {
 			return r.res, err
@@ -103,6 +108,10 @@ type runner struct {
 	// (a claim's lease deadline) use.
 	last, off int64
 	at        time.Time
+	// rewrites, when not nil, takes the reply lines of each store
+	// operation whose reply differs from its '>' lines (Rewrite), instead
+	// of a Mismatch.
+	rewrites map[*Step][]string
 }
 
 func (r *runner) mismatch(st *Step, detail string, want, got []string) *Mismatch {
@@ -160,8 +169,12 @@ func (r *runner) compare(st *Step, got []line) error {
 	for i := 0; ok && i < len(got); i++ {
 		ok = r.match(st.want[i].words, got[i], b)
 	}
-	if !ok {
+	if !ok && r.rewrites == nil {
 		return r.mismatch(st, "", wantLines(st.want), gotLines(got))
+	}
+	if !ok {
+		b = map[string]string{}
+		r.rewrites[st] = r.rewriteLines(st, got, b)
 	}
 	for k, v := range b {
 		r.vars[k] = v
@@ -245,269 +258,4 @@ func settledLine(s engine.Settled) line {
 		l = append(l, field{"", "ended"})
 	}
 	return l
-}
-
-// claimedLines renders one claimed job: "<id> attempt=N token=T
-// [payload=P]", then one "dep <task> <state> [result=R] [error=E]" line per
-// dependency outcome handed with it.
-func claimedLines(c engine.Claimed, prefix []field) []line {
-	l := append(line{}, prefix...)
-	l = append(l, field{"", c.Job.ID}, field{"attempt", strconv.Itoa(c.Job.Attempt)}, field{"token", c.Lease.Token})
-	if len(c.Job.Payload) > 0 {
-		l = append(l, field{"payload", string(c.Job.Payload)})
-	}
-	out := []line{l}
-	for _, d := range c.Deps {
-		dl := line{{"", "dep"}, {"", d.Task}, {"", string(d.State)}}
-		if len(d.Result) > 0 {
-			dl = append(dl, field{"result", string(d.Result)})
-		}
-		if d.Error != "" {
-			dl = append(dl, field{"error", d.Error})
-		}
-		out = append(out, dl)
-	}
-	return out
-}
-
-// checkClaimed verifies what a claimed job's line does not show: it is
-// running under the lease it was handed, and the lease ends at now + lease.
-func checkClaimed(c engine.Claimed, now time.Time, lease time.Duration) string {
-	want := now.Add(lease)
-	switch {
-	case !c.Lease.Deadline.Equal(want):
-		return fmt.Sprintf("job %s: lease deadline %s, want now+lease = %s", c.Job.ID, ms(c.Lease.Deadline), ms(want))
-	case c.Job.State != engine.Running:
-		return fmt.Sprintf("job %s: claimed in state %s, want running", c.Job.ID, c.Job.State)
-	case c.Job.Lease == nil || c.Job.Lease.Token != c.Lease.Token || !c.Job.Lease.Deadline.Equal(c.Lease.Deadline):
-		return fmt.Sprintf("job %s: the job snapshot's lease differs from the lease handed out", c.Job.ID)
-	}
-	return ""
-}
-
-func claimLines(cs []engine.Claimed, prefix []field) []line {
-	if len(cs) == 0 {
-		return []line{append(append(line{}, prefix...), field{"", "none"})}
-	}
-	var out []line
-	for _, c := range cs {
-		out = append(out, claimedLines(c, prefix)...)
-	}
-	return out
-}
-
-func cancelLine(res engine.CancelResult, job bool) line {
-	var l line
-	if job {
-		l = append(l, field{"state", string(res.State)})
-	}
-	if res.WorkflowState != "" {
-		l = append(l, field{"wf", string(res.WorkflowState)})
-	}
-	return append(l, field{"cancelled", list(res.Cancelled)}, field{"stopping", list(res.Stopping)},
-		field{"pushed", pushedList(res.Pushed)})
-}
-
-// --- store operations ---
-
-func (op *opSubmit) exec(r *runner, st *Step) error {
-	res, err := r.t.Submit(r.ctx, st.Now, engine.SubmitParams{Plan: op.plan})
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	verb := "created"
-	if !res.Created {
-		verb = "unchanged"
-	}
-	return r.compare(st, []line{{{"", verb}, {"pushed", pushedList(res.Pushed)}}})
-}
-
-func (op *opEnqueue) exec(r *runner, st *Step) error {
-	res, err := r.t.Enqueue(r.ctx, st.Now, engine.EnqueueParams{Job: op.job})
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	verb := "created"
-	if !res.Created {
-		verb = "unchanged"
-	}
-	return r.compare(st, []line{{{"", verb}, {"", string(res.State)}}})
-}
-
-func (op *opClaim) exec(r *runner, st *Step) error {
-	cs, err := r.t.Claim(r.ctx, st.Now, op.p)
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	for _, c := range cs {
-		if d := checkClaimed(c, r.at, op.p.Lease); d != "" {
-			return r.mismatch(st, d, nil, nil)
-		}
-	}
-	return r.compare(st, claimLines(cs, nil))
-}
-
-func (op *opFinish) exec(r *runner, st *Step) error {
-	p := engine.FinishParams{Claim: op.claim}
-	for _, o := range op.outs {
-		tok, err := r.value(st, o.token)
-		if err != nil {
-			return err
-		}
-		oc := o.o
-		oc.Token = tok
-		p.Outcomes = append(p.Outcomes, oc)
-	}
-	res, err := r.t.Finish(r.ctx, st.Now, p)
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	if len(res.Settled) != len(p.Outcomes) {
-		return r.mismatch(st, fmt.Sprintf("%d outcomes settled, want one per outcome (%d)", len(res.Settled), len(p.Outcomes)), nil, nil)
-	}
-	var got []line
-	for i, s := range res.Settled {
-		if s.JobID != p.Outcomes[i].JobID {
-			return r.mismatch(st, fmt.Sprintf("settled #%d is job %q, want %q", i+1, s.JobID, p.Outcomes[i].JobID), nil, nil)
-		}
-		got = append(got, settledLine(s))
-	}
-	if op.claim != nil {
-		for _, c := range res.Claimed {
-			if d := checkClaimed(c, r.at, op.claim.Lease); d != "" {
-				return r.mismatch(st, d, nil, nil)
-			}
-		}
-		got = append(got, claimLines(res.Claimed, []field{{"", "claimed"}})...)
-	} else if len(res.Claimed) > 0 {
-		return r.mismatch(st, "jobs claimed by a finish that asked for no claim", nil, nil)
-	}
-	return r.compare(st, got)
-}
-
-func (op *opHeartbeat) exec(r *runner, st *Step) error {
-	p := engine.HeartbeatParams{Extend: op.extend}
-	for i, id := range op.jobs {
-		tok, err := r.value(st, op.tokens[i])
-		if err != nil {
-			return err
-		}
-		p.Leases = append(p.Leases, engine.LeaseRef{JobID: id, Token: tok})
-	}
-	res, err := r.t.Heartbeat(r.ctx, st.Now, p)
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	var got []line
-	for _, s := range res {
-		l := line{{"", s.JobID}}
-		if s.Lost {
-			l = append(l, field{"", "lost"})
-		}
-		if !s.Deadline.IsZero() {
-			l = append(l, field{"deadline", ms(s.Deadline)})
-		}
-		if s.Cancel {
-			l = append(l, field{"", "cancel"})
-		}
-		got = append(got, l)
-	}
-	return r.compare(st, got)
-}
-
-func (op *opExpire) exec(r *runner, st *Step) error {
-	res, err := r.t.ExpireLeases(r.ctx, st.Now, engine.ExpireParams{Max: op.max})
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	var got []line
-	for _, s := range res.Expired {
-		got = append(got, append(line{{"", "expired"}, {"", s.JobID}}, settledLine(s)...))
-	}
-	for _, p := range res.Due {
-		got = append(got, line{{"", "due"}, {"", p.JobID}})
-	}
-	if len(got) == 0 {
-		got = []line{{{"", "none"}}}
-	}
-	return r.compare(st, got)
-}
-
-func (op *opCancel) exec(r *runner, st *Step) error {
-	var res engine.CancelResult
-	var err error
-	if op.workflow {
-		res, err = r.t.CancelWorkflow(r.ctx, st.Now, engine.CancelWorkflowParams{ID: op.id, Undo: op.undo})
-	} else {
-		res, err = r.t.CancelJob(r.ctx, st.Now, engine.CancelJobParams{ID: op.id})
-	}
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	return r.compare(st, []line{cancelLine(res, !op.workflow)})
-}
-
-func (op *opQueue) exec(r *runner, st *Step) error {
-	var err error
-	switch op.verb {
-	case "purge":
-		var res engine.PurgeResult
-		res, err = r.t.PurgeQueue(r.ctx, st.Now, op.queue)
-		if err == nil {
-			return r.compare(st, []line{{{"purged", list(res.Purged)}, {"pushed", pushedList(res.Pushed)}}})
-		}
-	case "pause":
-		err = r.t.PauseQueue(r.ctx, st.Now, op.queue)
-	default:
-		err = r.t.ResumeQueue(r.ctx, st.Now, op.queue)
-	}
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	return r.compare(st, []line{{{"", "ok"}}})
-}
-
-func (op *opList) exec(r *runner, st *Step) error {
-	p := op.p
-	if op.cursor != nil {
-		c, err := r.value(st, *op.cursor)
-		if err != nil {
-			return err
-		}
-		if c != "-" {
-			p.Cursor = c
-		}
-	}
-	page, err := r.t.ListWorkflows(r.ctx, st.Now, p)
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	var got []line
-	for _, w := range page.Workflows {
-		got = append(got, line{{"", w.ID}, {"", string(w.State)}})
-	}
-	next := page.NextCursor
-	if next == "" {
-		next = "-"
-	}
-	return r.compare(st, append(got, line{{"next", next}}))
-}
-
-func (op *opQueues) exec(r *runner, st *Step) error {
-	qs, err := r.t.Queues(r.ctx, st.Now)
-	if err != nil {
-		return r.compare(st, []line{errLine(err)})
-	}
-	var got []line
-	for _, q := range qs {
-		l := line{{"", q.Name}, {"ready", strconv.Itoa(q.Ready)}, {"delayed", strconv.Itoa(q.Delayed)}, {"running", strconv.Itoa(q.Running)}}
-		if q.Paused {
-			l = append(l, field{"", "paused"})
-		}
-		got = append(got, l)
-	}
-	if len(got) == 0 {
-		got = []line{{{"", "none"}}}
-	}
-	return r.compare(st, got)
 }

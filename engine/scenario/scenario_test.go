@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +17,10 @@ import (
 
 const testdata = "../../spec/testdata/*.txt"
 
-// TestGolden replays every spec/testdata scenario against the Model.
+var rewrite = flag.Bool("rewrite", false, "rewrite the reply lines of spec/testdata's scenarios that differ from the Model's replies (then review the diff)")
+
+// TestGolden replays every spec/testdata scenario against the Model; with
+// -rewrite it rewrites the reply lines that differ instead (Rewrite).
 func TestGolden(t *testing.T) {
 	paths, err := filepath.Glob(testdata)
 	if err != nil {
@@ -35,6 +39,19 @@ func TestGolden(t *testing.T) {
 			}
 			if s.Doc == "" {
 				t.Errorf("%s: the file does not start with a comment saying which rule it shows", s.Name)
+			}
+			if *rewrite {
+				text, changed, err := Rewrite(context.Background(), s, NewModelTarget(s.Config))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if changed {
+					if err := os.WriteFile(p, text, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("rewrote %s", p)
+				}
+				return
 			}
 			res, err := RunModel(context.Background(), s)
 			if err != nil {

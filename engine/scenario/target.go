@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -130,4 +131,120 @@ func (t *ModelTarget) Queues(_ context.Context, now time.Time) ([]engine.QueueIn
 // QueueContents calls Model.QueueContents.
 func (t *ModelTarget) QueueContents(_ context.Context, now time.Time, queue string) (engine.QueueContents, error) {
 	return t.M.QueueContents(now, queue), nil
+}
+
+// StoreTarget runs scenarios against an engine.Store made with a clock
+// the caller controls (lua.Options.Clock, memstore.WithClock): each call
+// first sets that clock to the scenario's time with SetClock, then calls
+// the store. QueueContents calls the store's own QueueContents method
+// (lua.Store and the conformance suite's stores have one); a store without
+// it answers errors.ErrUnsupported, so the runner skips "expect queue".
+type StoreTarget struct {
+	Store    engine.Store
+	SetClock func(time.Time)
+}
+
+var _ Target = (*StoreTarget)(nil)
+
+// Submit calls Store.Submit at now.
+func (t *StoreTarget) Submit(ctx context.Context, now time.Time, p engine.SubmitParams) (engine.SubmitResult, error) {
+	t.SetClock(now)
+	return t.Store.Submit(ctx, p)
+}
+
+// Enqueue calls Store.Enqueue at now.
+func (t *StoreTarget) Enqueue(ctx context.Context, now time.Time, p engine.EnqueueParams) (engine.EnqueueResult, error) {
+	t.SetClock(now)
+	return t.Store.Enqueue(ctx, p)
+}
+
+// Claim calls Store.Claim at now.
+func (t *StoreTarget) Claim(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, error) {
+	t.SetClock(now)
+	return t.Store.Claim(ctx, p)
+}
+
+// Finish calls Store.Finish at now.
+func (t *StoreTarget) Finish(ctx context.Context, now time.Time, p engine.FinishParams) (engine.FinishResult, error) {
+	t.SetClock(now)
+	return t.Store.Finish(ctx, p)
+}
+
+// Heartbeat calls Store.Heartbeat at now.
+func (t *StoreTarget) Heartbeat(ctx context.Context, now time.Time, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
+	t.SetClock(now)
+	return t.Store.Heartbeat(ctx, p)
+}
+
+// ExpireLeases calls Store.ExpireLeases at now.
+func (t *StoreTarget) ExpireLeases(ctx context.Context, now time.Time, p engine.ExpireParams) (engine.ExpireResult, error) {
+	t.SetClock(now)
+	return t.Store.ExpireLeases(ctx, p)
+}
+
+// CancelWorkflow calls Store.CancelWorkflow at now.
+func (t *StoreTarget) CancelWorkflow(ctx context.Context, now time.Time, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
+	t.SetClock(now)
+	return t.Store.CancelWorkflow(ctx, p)
+}
+
+// CancelJob calls Store.CancelJob at now.
+func (t *StoreTarget) CancelJob(ctx context.Context, now time.Time, p engine.CancelJobParams) (engine.CancelResult, error) {
+	t.SetClock(now)
+	return t.Store.CancelJob(ctx, p)
+}
+
+// GetWorkflow calls Store.GetWorkflow at now.
+func (t *StoreTarget) GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error) {
+	t.SetClock(now)
+	return t.Store.GetWorkflow(ctx, id)
+}
+
+// GetJob calls Store.GetJob at now.
+func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error) {
+	t.SetClock(now)
+	return t.Store.GetJob(ctx, id)
+}
+
+// ListWorkflows calls Store.ListWorkflows at now.
+func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
+	t.SetClock(now)
+	return t.Store.ListWorkflows(ctx, p)
+}
+
+// PauseQueue calls Store.PauseQueue at now.
+func (t *StoreTarget) PauseQueue(ctx context.Context, now time.Time, queue string) error {
+	t.SetClock(now)
+	return t.Store.PauseQueue(ctx, queue)
+}
+
+// ResumeQueue calls Store.ResumeQueue at now.
+func (t *StoreTarget) ResumeQueue(ctx context.Context, now time.Time, queue string) error {
+	t.SetClock(now)
+	return t.Store.ResumeQueue(ctx, queue)
+}
+
+// PurgeQueue calls Store.PurgeQueue at now.
+func (t *StoreTarget) PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error) {
+	t.SetClock(now)
+	return t.Store.PurgeQueue(ctx, queue)
+}
+
+// Queues calls Store.Queues at now.
+func (t *StoreTarget) Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error) {
+	t.SetClock(now)
+	return t.Store.Queues(ctx)
+}
+
+// QueueContents calls the store's QueueContents at now, or answers
+// errors.ErrUnsupported when it has none.
+func (t *StoreTarget) QueueContents(ctx context.Context, now time.Time, queue string) (engine.QueueContents, error) {
+	t.SetClock(now)
+	qi, ok := t.Store.(interface {
+		QueueContents(ctx context.Context, queue string) (engine.QueueContents, error)
+	})
+	if !ok {
+		return engine.QueueContents{}, errors.ErrUnsupported
+	}
+	return qi.QueueContents(ctx, queue)
 }

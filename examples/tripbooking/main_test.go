@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,14 +8,7 @@ import (
 )
 
 func TestTripBookingCompensatesInReverseOrder(t *testing.T) {
-	exampletest.OnEachStore(t, func(t *testing.T, store exampletest.Store) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		var out strings.Builder
-		if err := run(ctx, store, &out); err != nil {
-			t.Fatal(err)
-		}
-		want := `booked flight: LIS→NRT (airline-63)
+	const want = `booked flight: LIS→NRT (airline-63)
 booked hotel: 3 nights, Shinjuku (hotel-126)
 booked car: compact (rental-49)
 charge 2150 to 4242: declined
@@ -30,8 +21,5 @@ workflow compensated (failed: true): task pay: card declined
   car    completed undo completed
   pay    failed    undo -
 `
-		if out.String() != want {
-			t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
-		}
-	})
+	exampletest.CheckOutput(t, time.Minute, want, run)
 }

@@ -1,8 +1,11 @@
-// Package redistest starts redis-server processes of a test's own, for
-// the tests of weir's packages that change server-wide state (the script
-// cache and function libraries, maxmemory, SLOWLOG) and so must not share
-// the server named by WEIR_REDIS_URL with the other packages' tests, which
-// go test runs at the same time.
+// Package redistest gives weir's tests their Redis servers: a miniredis of
+// the test's own, the redis-server named by WEIR_REDIS_URL (shared by every
+// package's tests, which go test runs at the same time, so each test keeps
+// to namespaces of its own, removed when it ends), the Redis Cluster whose
+// seed addresses WEIR_REDIS_CLUSTER lists, and redis-server processes of a
+// test's own (Private) for the tests that change server-wide state (the
+// script cache and function libraries, maxmemory, SLOWLOG). The tests'
+// clock is package testclock.
 package redistest
 
 import (

@@ -5,63 +5,59 @@ package exampletest
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync/atomic"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 )
 
 // Store is the store an example runs on.
 type Store = engine.Store
 
-var seq atomic.Int64
-
 // OnEachStore runs f as a subtest per store, each a fresh one.
 func OnEachStore(t *testing.T, f func(t *testing.T, s Store)) {
 	t.Run("memstore", func(t *testing.T) { f(t, memstore.New()) })
 	t.Run("miniredis", func(t *testing.T) {
-		m := miniredis.RunT(t)
-		f(t, openLua(t, &redis.Options{Addr: m.Addr()}))
+		f(t, openLua(t, redistest.Mini(t).Options))
 	})
-	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
+	if redistest.Wanted() {
 		t.Run("redis", func(t *testing.T) {
-			opt, err := redis.ParseURL(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f(t, openLua(t, opt))
+			f(t, openLua(t, redistest.Shared(t).Options))
 		})
 	}
+}
+
+// CheckOutput runs run on each store (OnEachStore), with a context that
+// ends after timeout, and fails the test unless it succeeds and writes
+// exactly want.
+func CheckOutput(t *testing.T, timeout time.Duration, want string, run func(ctx context.Context, s Store, out io.Writer) error) {
+	OnEachStore(t, func(t *testing.T, s Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		var out strings.Builder
+		if err := run(ctx, s, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("output:\n%s\nwant:\n%s", out.String(), want)
+		}
+	})
 }
 
 // openLua opens a lua.Store in a namespace of its own, removed at the end.
 func openLua(t *testing.T, opt *redis.Options) Store {
 	t.Helper()
-	rdb := redis.NewClient(opt)
-	ns := fmt.Sprintf("ex%d-%d", time.Now().UnixNano(), seq.Add(1))
-	s, err := lua.New(rdb, lua.Options{Namespace: ns})
+	rdb := redistest.Client(t, opt)
+	s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "ex")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
-		var ks []string
-		for iter.Next(ctx) {
-			ks = append(ks, iter.Val())
-		}
-		if len(ks) > 0 {
-			rdb.Del(ctx, ks...)
-		}
-		rdb.Close()
-	})
 	return s
 }

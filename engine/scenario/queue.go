@@ -1,0 +1,58 @@
+package scenario
+
+import (
+	"strconv"
+
+	"github.com/weirflow/weir/engine"
+)
+
+type opQueue struct {
+	noMore
+	verb  string // purge, pause, resume
+	queue string
+}
+
+func (*opQueue) needsReply() bool { return true }
+
+type opQueues struct{ noMore }
+
+func (*opQueues) needsReply() bool { return true }
+
+func (op *opQueue) exec(r *runner, st *Step) error {
+	var err error
+	switch op.verb {
+	case "purge":
+		var res engine.PurgeResult
+		res, err = r.t.PurgeQueue(r.ctx, st.Now, op.queue)
+		if err == nil {
+			return r.compare(st, []line{{{"purged", list(res.Purged)}, {"pushed", pushedList(res.Pushed)}}})
+		}
+	case "pause":
+		err = r.t.PauseQueue(r.ctx, st.Now, op.queue)
+	default:
+		err = r.t.ResumeQueue(r.ctx, st.Now, op.queue)
+	}
+	if err != nil {
+		return r.compare(st, []line{errLine(err)})
+	}
+	return r.compare(st, []line{{{"", "ok"}}})
+}
+
+func (op *opQueues) exec(r *runner, st *Step) error {
+	qs, err := r.t.Queues(r.ctx, st.Now)
+	if err != nil {
+		return r.compare(st, []line{errLine(err)})
+	}
+	var got []line
+	for _, q := range qs {
+		l := line{{"", q.Name}, {"ready", strconv.Itoa(q.Ready)}, {"delayed", strconv.Itoa(q.Delayed)}, {"running", strconv.Itoa(q.Running)}}
+		if q.Paused {
+			l = append(l, field{"", "paused"})
+		}
+		got = append(got, l)
+	}
+	if len(got) == 0 {
+		got = []line{{{"", "none"}}}
+	}
+	return r.compare(st, got)
+}

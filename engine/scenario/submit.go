@@ -1,0 +1,72 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/weirflow/weir/engine"
+)
+
+type opSubmit struct {
+	plan engine.Plan
+}
+
+func (*opSubmit) needsReply() bool { return true }
+
+func parseSubmit(args []word) (operation, error) {
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false]")
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool})
+	if err != nil {
+		return nil, err
+	}
+	return &opSubmit{plan: engine.Plan{
+		ID: pos[0], FailFast: o.bool("fail_fast", false), UndoOnCancel: o.bool("undo_on_cancel", true),
+	}}, nil
+}
+
+var taskSpec = map[string]kind{
+	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
+	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
+	"expiries": kInt,
+}
+
+func (op *opSubmit) more(ws []word) error {
+	if ws[0].val != "task" || ws[0].key != "" {
+		return fmt.Errorf("a submit continues with 'task <name> q=<queue> ...' lines")
+	}
+	pos, rest, err := positional(ws[1:], 1, "task <name> q=<queue> [after=a,b] [always] [undo=<queue>] ...")
+	if err != nil {
+		return err
+	}
+	o, err := parseOpts(rest, taskSpec)
+	if err != nil {
+		return err
+	}
+	t := engine.TaskSpec{
+		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
+		Always: o.bool("always", false), Priority: o.int("priority", 0),
+		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
+		MaxExpiries: o.int("expiries", 0),
+	}
+	if o.has("undo") {
+		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}
+	} else if o.has("undo_payload") {
+		return fmt.Errorf("undo_payload needs undo=<queue>")
+	}
+	op.plan.Tasks = append(op.plan.Tasks, t)
+	return nil
+}
+
+func (op *opSubmit) exec(r *runner, st *Step) error {
+	res, err := r.t.Submit(r.ctx, st.Now, engine.SubmitParams{Plan: op.plan})
+	if err != nil {
+		return r.compare(st, []line{errLine(err)})
+	}
+	verb := "created"
+	if !res.Created {
+		verb = "unchanged"
+	}
+	return r.compare(st, []line{{{"", verb}, {"pushed", pushedList(res.Pushed)}}})
+}

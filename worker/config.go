@@ -1,0 +1,52 @@
+package worker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Config configures a Worker. Zero fields take the defaults below.
+type Config struct {
+	// Queues maps the queues to claim from to their weights. Every queue
+	// listed needs a handler. Nil means every queue with a handler, weight 1.
+	// Each claim tries the queues in an order drawn at random by weight
+	// (a queue of weight 3 comes first three times as often as one of
+	// weight 1), or, with StrictPriority, by weight, highest first (then by
+	// name), so a queue is served only when those above it are empty.
+	Queues         map[string]int
+	StrictPriority bool
+	// Concurrency is how many jobs run at once. Default 10.
+	Concurrency int
+	// Lease is how long the store holds a claimed job for this worker
+	// without news from it; heartbeats extend it. A worker that dies loses
+	// its jobs to another after at most this long. Default 30s.
+	Lease time.Duration
+	// HeartbeatInterval is how often the worker extends the leases of all
+	// its running jobs, in one store call, and learns which were cancelled.
+	// It is also how soon a cancel reaches a running handler. Default
+	// Lease/3.
+	HeartbeatInterval time.Duration
+	// SweepInterval is how often (with ±20% jitter) the worker asks the
+	// store to expire overdue leases and ready the delayed jobs that came
+	// due, in every queue. Default 1s.
+	SweepInterval time.Duration
+	// ShutdownTimeout is how long Run lets running jobs finish after its
+	// context is done, before cancelling them. Default 30s.
+	ShutdownTimeout time.Duration
+	// Limits are the store's limits (result size, backoff cap, batch size).
+	// Zero means engine.DefaultLimits().
+	Limits engine.Limits
+	// Middleware wraps every handler, the first outermost.
+	Middleware []Middleware
+	// Observer, when set, receives the worker's events.
+	Observer Observer
+	// Logger gets the store errors the worker retries. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// claimWait bounds how long one blocking claim waits for a job before the
+// worker claims again (a claim returns as soon as a job comes).
+const claimWait = 5 * time.Second

@@ -1,0 +1,74 @@
+package worker
+
+import (
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// settled reports what finishing c did.
+func (r *run) settled(c engine.Claimed, o engine.Outcome, s engine.Settled, d time.Duration) {
+	if r.cfg.Observer == nil {
+		return
+	}
+	j := &c.Job
+	e := Event{JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: d}
+	switch {
+	case s.Err != nil:
+		e.Kind = EventLeaseLost
+	case o.Kind == engine.OutcomeReleased && s.State == engine.Queued:
+		e.Kind = EventReleased
+	default:
+		e.Kind, e.Err, e.RunAt = stateEvent(s), o.Error, s.RunAt
+	}
+	r.observe(e)
+	r.consequences(s)
+}
+
+func stateEvent(s engine.Settled) EventKind {
+	switch s.State {
+	case engine.Completed:
+		return EventSucceeded
+	case engine.Queued:
+		return EventRetried
+	case engine.Failed:
+		return EventFailed
+	default:
+		return EventCancelled
+	}
+}
+
+// consequences reports the pushes and the workflow end of a settle. The
+// settled job's own push (a release, or a lease expiry within its budget,
+// queues it again at once) is its retry, reported as such, not a
+// promotion.
+func (r *run) consequences(s engine.Settled) {
+	for _, p := range s.Pushed {
+		if p.JobID == s.JobID {
+			continue
+		}
+		r.observe(Event{Kind: EventPromoted, JobID: p.JobID, Queue: p.Queue})
+	}
+	if s.WorkflowEnded {
+		wf, _, _ := cutTaskJobID(s.JobID)
+		r.observe(Event{Kind: EventWorkflowEnded, Workflow: wf, WorkflowState: s.WorkflowState})
+	}
+}
+
+// cutTaskJobID splits a task or undo job ID (engine.TaskJobID,
+// engine.UndoJobID) into workflow and task; plain job IDs have no '/'.
+func cutTaskJobID(id string) (wf, task string, ok bool) {
+	wf, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return "", "", false
+	}
+	task, _, _ = strings.Cut(rest, "/")
+	return wf, task, true
+}
+
+func (r *run) observe(e Event) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer(e)
+	}
+}
