@@ -1,74 +1,23 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"embed"
 	"errors"
-	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
+	"github.com/weirflow/weir/spec"
 )
 
-// scenarioFS is a copy of spec/testdata/*.txt, for binaries built away
-// from the source tree (weir conformance): go:embed cannot reach outside
-// the package's directory. TestScenarioCopyIsCurrent fails when the copy
-// differs from spec/testdata; `go generate ./conformance` refreshes it.
-//
-//go:generate sh -c "rm -f testdata/scenarios/*.txt && cp ../spec/testdata/*.txt testdata/scenarios/"
-//go:embed testdata/scenarios/*.txt
-var scenarioFS embed.FS
-
-// scenarioDir is spec/testdata of the module this package was built from.
-func scenarioDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(file), "..", "spec", "testdata")
-}
-
-// loadScenarios parses the golden scenarios: those of dir when given, else
-// of spec/testdata in the source tree when there is one, else the
-// embedded copy.
+// loadScenarios parses the golden scenarios: the *.txt files of dir when
+// given, else those embedded in package spec.
 func loadScenarios(dir string) ([]*scenario.Scenario, error) {
-	if dir == "" {
-		if d := scenarioDir(); d != "" {
-			if _, err := os.Stat(d); err == nil {
-				dir = d
-			}
-		}
-	}
 	if dir != "" {
-		return scenario.Glob(filepath.Join(dir, "*.txt"))
+		return scenario.ParseFS(os.DirFS(dir), "*.txt")
 	}
-	return embeddedScenarios()
-}
-
-func embeddedScenarios() ([]*scenario.Scenario, error) {
-	names, err := fs.Glob(scenarioFS, "testdata/scenarios/*.txt")
-	if err != nil {
-		return nil, err
-	}
-	var out []*scenario.Scenario
-	for _, n := range names {
-		b, err := scenarioFS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := scenario.Parse(path.Base(n), bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
-	}
-	return out, nil
+	return scenario.ParseFS(spec.Scenarios(), "*.txt")
 }
 
 func runScenarios(t suiteT, newStore NewStore, o options) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/spec"
 )
 
 // The contract test: requests, valid and invalid, to a running server, and
@@ -31,11 +31,7 @@ import (
 // loadSpec loads and validates spec/openapi.yaml, served at url.
 func loadSpec(t *testing.T, url string) (*openapi3.T, routers.Router) {
 	t.Helper()
-	data, err := os.ReadFile("../../spec/openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec.OpenAPI))
 	if err != nil {
 		t.Fatal(err)
 	}

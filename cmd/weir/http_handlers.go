@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/spec"
 )
 
 // The handlers of the REST API (spec/rest.md) and the JSON bodies they
@@ -98,7 +100,7 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
-	w.Write(openAPIDoc)
+	io.WriteString(w, spec.OpenAPI)
 }
 
 func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
