@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 )
 
 // The workflow file, as spec/workflow-file.md documents it (decoded by
@@ -208,7 +209,7 @@ func parseFileAs(path string, data []byte, format fileFormat, dir string, limits
 		if spec.Timeout, err = parseDuration(t.Timeout, 0); err != nil {
 			return nil, fail(i, t.Name, "timeout", "%v", err)
 		}
-		if spec.Payload, err = shellQueue(spec.Queue).EncodePayload(ShellPayload{Run: t.Run, Dir: dir}); err != nil {
+		if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
 			return nil, fail(i, t.Name, "run", "%v", err)
 		}
 		if len(spec.Payload) > limits.MaxPayload {
@@ -227,7 +228,7 @@ func parseFileAs(path string, data []byte, format fileFormat, dir string, limits
 			if !engine.ValidName(u.Queue) {
 				return nil, fail(i, t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", u.Queue)
 			}
-			if u.Payload, err = shellQueue(u.Queue).EncodePayload(ShellPayload{Run: t.Undo.Run, Dir: dir}); err != nil {
+			if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
 				return nil, fail(i, t.Name, "undo.run", "%v", err)
 			}
 			if len(u.Payload) > limits.MaxPayload {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
 )
 
@@ -71,11 +72,11 @@ func toJobRec(j engine.Job) jobRec {
 		ID: j.ID, Queue: j.Queue, Workflow: optString(j.Workflow), Task: optString(j.Task), Undo: j.Undo,
 		State: string(j.State), Attempts: j.Attempt, MaxAttempts: max(j.MaxAttempts, 1), Priority: j.Priority,
 		BackoffMS: j.Backoff.Milliseconds(), TimeoutMS: j.Timeout.Milliseconds(),
-		Payload: decodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
+		Payload: shell.DecodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
 	}
 	if j.State == engine.Completed {
-		r.Result = decodeResult(j.Result)
+		r.Result = shell.DecodeResult(j.Result)
 	}
 	if j.Lease != nil {
 		r.LeaseDeadline = optTime(j.Lease.Deadline)

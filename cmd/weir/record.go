@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 )
 
 // record is a workflow's JSON record (spec/workflow-file.md, "The workflow record"):
@@ -85,7 +86,7 @@ func toRecord(w engine.Workflow) record {
 			After: after, Always: t.Always, Error: optString(t.Error),
 		}
 		if t.State == engine.Completed {
-			tr.Result = decodeResult(t.Result)
+			tr.Result = shell.DecodeResult(t.Result)
 		}
 		if t.Undo != nil {
 			tr.Undo = &undoRec{Queue: t.Undo.Queue, State: optString(string(t.Undo.State)), Attempts: t.Undo.Attempt, Error: optString(t.Undo.Error)}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -151,7 +152,7 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 		Limits:          limits,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	registerShell(w, queues, limits.MaxResult)
+	shell.Register(w, queues, limits.MaxResult)
 	return w
 }
 
@@ -363,7 +364,7 @@ func printSummary(out io.Writer, w engine.Workflow) {
 		case t.Error != "":
 			detail = oneLine(t.Error)
 		case t.State == engine.Completed:
-			if s, ok := decodeResult(t.Result).(string); ok {
+			if s, ok := shell.DecodeResult(t.Result).(string); ok {
 				detail = "result: " + quoteShort(s)
 			}
 		}

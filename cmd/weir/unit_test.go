@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 )
 
 // The file's fields land in the plan as the spec says.
@@ -58,11 +59,11 @@ tasks:
 	if got := strings.Join(lf.Queues, ","); got != "default,io,slow" {
 		t.Errorf("queues %s", got)
 	}
-	pl, err := shellQueue("io").DecodePayload(u.Payload)
-	if err != nil || pl != (ShellPayload{Run: "./upload.sh", Dir: "/data/flows"}) {
+	pl, err := shell.Queue("io").DecodePayload(u.Payload)
+	if err != nil || pl != (shell.Payload{Run: "./upload.sh", Dir: "/data/flows"}) {
 		t.Errorf("upload payload %+v, %v", pl, err)
 	}
-	ul, err := shellQueue("io").DecodePayload(u.Undo.Payload)
+	ul, err := shell.Queue("io").DecodePayload(u.Undo.Payload)
 	if err != nil || ul.Run != "./delete-upload.sh" {
 		t.Errorf("upload's undo payload %+v, %v", ul, err)
 	}
@@ -126,21 +127,6 @@ func TestLiveProgress(t *testing.T) {
 	if !strings.HasPrefix(second, "\x1b[3A") || strings.Count(second, "\n") != 3 ||
 		!strings.Contains(second, "bb    failed    (attempt 1): exit status 1: …last line") || !strings.Contains(second, "workflow failed  1/2 completed") {
 		t.Errorf("second render %q", second)
-	}
-}
-
-func TestBuffers(t *testing.T) {
-	c := &capBuffer{max: 5}
-	c.Write([]byte("abc"))
-	c.Write([]byte("def"))
-	if c.String() != "abcde" || !c.over {
-		t.Errorf("capBuffer %q over %v", c.String(), c.over)
-	}
-	tb := &tailBuffer{max: 4}
-	tb.Write([]byte("ab"))
-	tb.Write([]byte("cdef"))
-	if tb.String() != "cdef" {
-		t.Errorf("tailBuffer %q", tb.String())
 	}
 }
 

@@ -1,4 +1,18 @@
-package main
+// Package shell runs workflow tasks that are shell commands: the task
+// runner behind weir's workflow files (spec/workflow-file.md) and the
+// `weir` command.
+//
+// A shell task's payload is a Payload, the command and the directory it
+// runs in, on a queue typed by Queue. Register adds a handler for such
+// queues to a worker.Worker: each attempt runs the command with `sh -c` in
+// a process group of its own, with the task's identity and its
+// dependencies' results in WEIR_* environment variables and files
+// (spec/workflow-file.md, "How a command runs"). Its standard output is
+// the task's result; a non-zero exit fails the attempt with the end of its
+// standard error as the reason. When the attempt's context is done (a
+// timeout, a cancel, the worker stopping) the whole process group is
+// killed.
+package shell
 
 import (
 	"context"
@@ -17,18 +31,19 @@ import (
 	"github.com/weirflow/weir/worker"
 )
 
-// ShellPayload is a shell task's payload (and its undo's), stored as
-// msgpack like every weir payload: the command and the directory it runs
-// in (the workflow file's directory, absolute).
-type ShellPayload struct {
+// Payload is a shell task's payload (and its undo's), stored as msgpack
+// like every weir payload: the command and the directory it runs in (for a
+// workflow file, the file's directory, absolute; empty: the worker's
+// working directory).
+type Payload struct {
 	Run string `json:"run"`
 	Dir string `json:"dir"`
 }
 
-// shellQueue is the typed queue of shell tasks named name: its result is
-// the command's standard output, a string.
-func shellQueue(name string) client.Queue[ShellPayload, string] {
-	return client.NewQueue[ShellPayload, string](name)
+// Queue is the typed queue of shell tasks named name: its payload is a
+// Payload and its result the command's standard output, a string.
+func Queue(name string) client.Queue[Payload, string] {
+	return client.NewQueue[Payload, string](name)
 }
 
 // stderrTail is how much of the end of standard error becomes the failure
@@ -54,20 +69,23 @@ type depInput struct {
 	Error  *string      `json:"error"`
 }
 
-// registerShell registers the shell handler for each queue on w.
-func registerShell(w *worker.Worker, queues []string, maxResult int) {
+// Register adds the shell task handler for each of queues to w. maxResult
+// bounds a command's standard output in bytes: the store's
+// engine.Limits.MaxResult (an attempt whose output, msgpack-encoded, is
+// over it fails). Call it before w.Run, like worker.Handle.
+func Register(w *worker.Worker, queues []string, maxResult int) {
 	for _, q := range queues {
-		worker.Handle(w, shellQueue(q), func(ctx context.Context, j *worker.Job[ShellPayload]) (string, error) {
-			return runShell(ctx, j, maxResult)
+		worker.Handle(w, Queue(q), func(ctx context.Context, j *worker.Job[Payload]) (string, error) {
+			return run(ctx, j, maxResult)
 		})
 	}
 }
 
-// runShell runs one attempt of a shell task.
-func runShell(ctx context.Context, j *worker.Job[ShellPayload], maxResult int) (string, error) {
+// run runs one attempt of a shell task.
+func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, error) {
 	in := input{Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Undo: j.Undo, Deps: map[string]depInput{}}
 	for _, d := range j.Deps {
-		di := depInput{State: d.State, Result: decodeResult(d.Result)}
+		di := depInput{State: d.State, Result: DecodeResult(d.Result)}
 		if d.Error != "" {
 			e := d.Error
 			di.Error = &e
@@ -158,9 +176,12 @@ func writeInput(inputPath, depsDir string, in input) error {
 	return nil
 }
 
-// decodeResult decodes a stored result into a JSON-ready value: nil for
-// none, or the value (a string for a shell task).
-func decodeResult(b []byte) any {
+// DecodeResult decodes a stored result or payload (msgpack, as package
+// client encodes it) into a value encoding/json takes: nil for none, a
+// string for a shell task's result, maps with string keys for msgpack
+// maps. Bytes that do not decode give a string saying so, not an error:
+// the value is for showing.
+func DecodeResult(b []byte) any {
 	if len(b) == 0 {
 		return nil
 	}
