@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 func newDevCmd(g *globalFlags) *cobra.Command {
@@ -51,7 +52,7 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 	af.register(c, "127.0.0.1:0")
 	c.Flags().BoolVar(&af.noToken, "no-token", false, "serve the REST API without a token (loopback only; by default dev generates one)")
 	c.Flags().StringVar(&redisAddr, "redis-addr", "127.0.0.1:0", "loopback address of the embedded Redis server (port 0 picks a free one)")
-	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run shell tasks from")
+	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run shell tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
 	return c
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/workflowfile"
 	"go.uber.org/goleak"
 )
 
@@ -51,19 +52,19 @@ func TestDevInProcess(t *testing.T) {
 		if res.StatusCode != http.StatusCreated {
 			t.Fatalf("submit: %d %s", res.StatusCode, b)
 		}
-		var rec record
+		var rec workflowfile.Record
 		for deadline := time.Now().Add(30 * time.Second); ; { // a hang guard
 			code, b := get(t, "GET", httpURL+"/v1/workflows/dev-1", "dev-token-0123456789")
 			if code != 200 {
 				t.Fatalf("get: %d %s", code, b)
 			}
-			rec = strict[record](t, []byte(b))
+			rec = strict[workflowfile.Record](t, []byte(b))
 			if rec.State != "running" || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if rec.State != "completed" || rec.task(t, "b").Result != "a\nb\n" {
+		if rec.State != "completed" || recordTask(t, rec, "b").Result != "a\nb\n" {
 			t.Errorf("workflow run by dev's workers: %+v", rec)
 		}
 
@@ -204,7 +205,7 @@ func TestDevTwoProcesses(t *testing.T) {
 	id := strings.TrimSpace(r.stdout)
 	r = weir(t, "", env, "wait", id, "--json")
 	r.wantCode(t, 0)
-	if rec := decodeRecord(t, r); rec.State != "completed" || rec.task(t, "words").Result != "24\n" {
+	if rec := decodeRecord(t, r); rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
 		t.Errorf("pipeline run by dev: %+v", rec)
 	}
 	// The REST API of dev shows the same record, with the token it
@@ -232,8 +233,8 @@ func TestDevTwoProcesses(t *testing.T) {
 	id2 := strings.TrimSpace(r.stdout)
 	r = weir(t, "", env, "wait", id2, "--json")
 	r.wantCode(t, 0)
-	if rec := decodeRecord(t, r); rec.task(t, "there").Result != "worker after dev\n" {
-		t.Errorf("joined worker's task: %+v", rec.task(t, "there"))
+	if rec := decodeRecord(t, r); recordTask(t, rec, "there").Result != "worker after dev\n" {
+		t.Errorf("joined worker's task: %+v", recordTask(t, rec, "there"))
 	}
 
 	if code := wk.signal(t, syscall.SIGTERM); code != 0 {

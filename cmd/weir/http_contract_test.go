@@ -20,6 +20,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/spec"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // The contract test: requests, valid and invalid, to a running server, and
@@ -175,7 +176,7 @@ func runContractWorkflows(t *testing.T, a *apiT) {
 		tk("b", "exit 3", "after", []string{"a"}))})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w := newShellWorker(a.store, a.store.Config().Limits, []string{DefaultQueue}, 2, io.Discard, nil)
+	w := newShellWorker(a.store, a.store.Config().Limits, []string{workflowfile.DefaultQueue}, 2, io.Discard, nil)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestAPIContractCatchesDrift(t *testing.T) {
 	t.Parallel()
 	doc, _ := loadSpec(t, "http://127.0.0.1:1")
 	wfSchema := doc.Components.Schemas["Workflow"].Value
-	good := toRecord(engine.Workflow{ID: "w", State: engine.WorkflowRunning, CreatedAt: time.UnixMilli(1_700_000_000_000),
+	good := workflowfile.NewRecord(engine.Workflow{ID: "w", State: engine.WorkflowRunning, CreatedAt: time.UnixMilli(1_700_000_000_000),
 		Tasks: []engine.Task{{Name: "a", Queue: "q", State: engine.Queued}}})
 	check := func(rec any) error {
 		b, err := json.Marshal(rec)
@@ -394,8 +395,8 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	limits := engine.DefaultLimits()
 	task := schemas["TaskFile"].Value.Properties
 	for _, f := range []string{"backoff", "timeout"} {
-		if p := task[f].Value.Pattern; p != durationPattern {
-			t.Errorf("TaskFile.%s pattern %q, the server's %q", f, p, durationPattern)
+		if p := task[f].Value.Pattern; p != workflowfile.DurationPattern {
+			t.Errorf("TaskFile.%s pattern %q, the server's %q", f, p, workflowfile.DurationPattern)
 		}
 	}
 	if m := schemas["WorkflowFile"].Value.Properties["tasks"].Value.MaxItems; m == nil || *m != uint64(limits.MaxTasks) {
@@ -408,7 +409,8 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 		t.Errorf("UndoState %s is not TaskState and null", got)
 	}
 	stampRE := regexp.MustCompile(schemas["Time"].Value.Pattern)
-	if s := time.UnixMilli(1_700_000_000_100).UTC().Format(stampLayout); !stampRE.MatchString(s) {
+	b, _ := json.Marshal(workflowfile.Stamp{Time: time.UnixMilli(1_700_000_000_100)})
+	if s := strings.Trim(string(b), `"`); !stampRE.MatchString(s) {
 		t.Errorf("a stamp %q does not match Time's pattern", s)
 	}
 	for path, item := range doc.Paths.Map() {

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // The handlers of the REST API (spec/rest.md) and the JSON bodies they
@@ -19,7 +21,7 @@ import (
 
 // page is the body of GET /v1/workflows.
 type page struct {
-	Workflows []record `json:"workflows"`
+	Workflows []workflowfile.Record `json:"workflows"`
 	// NextCursor is null on the last page.
 	NextCursor *string `json:"next_cursor"`
 }
@@ -43,26 +45,42 @@ type queueRec struct {
 
 // jobRec is the body of GET /v1/jobs/{id}.
 type jobRec struct {
-	ID              string  `json:"id"`
-	Queue           string  `json:"queue"`
-	Workflow        *string `json:"workflow"`
-	Task            *string `json:"task"`
-	Undo            bool    `json:"undo"`
-	State           string  `json:"state"`
-	Attempts        int     `json:"attempts"`
-	MaxAttempts     int     `json:"max_attempts"`
-	Priority        int     `json:"priority"`
-	BackoffMS       int64   `json:"backoff_ms"`
-	TimeoutMS       int64   `json:"timeout_ms"`
-	Payload         any     `json:"payload"`
-	Result          any     `json:"result"`
-	Error           *string `json:"error"`
-	CancelRequested bool    `json:"cancel_requested"`
-	RunAt           *stamp  `json:"run_at"`
-	LeaseDeadline   *stamp  `json:"lease_deadline"`
-	CreatedAt       *stamp  `json:"created_at"`
-	EndedAt         *stamp  `json:"ended_at"`
-	ExpiresAt       *stamp  `json:"expires_at"`
+	ID              string              `json:"id"`
+	Queue           string              `json:"queue"`
+	Workflow        *string             `json:"workflow"`
+	Task            *string             `json:"task"`
+	Undo            bool                `json:"undo"`
+	State           string              `json:"state"`
+	Attempts        int                 `json:"attempts"`
+	MaxAttempts     int                 `json:"max_attempts"`
+	Priority        int                 `json:"priority"`
+	BackoffMS       int64               `json:"backoff_ms"`
+	TimeoutMS       int64               `json:"timeout_ms"`
+	Payload         any                 `json:"payload"`
+	Result          any                 `json:"result"`
+	Error           *string             `json:"error"`
+	CancelRequested bool                `json:"cancel_requested"`
+	RunAt           *workflowfile.Stamp `json:"run_at"`
+	LeaseDeadline   *workflowfile.Stamp `json:"lease_deadline"`
+	CreatedAt       *workflowfile.Stamp `json:"created_at"`
+	EndedAt         *workflowfile.Stamp `json:"ended_at"`
+	ExpiresAt       *workflowfile.Stamp `json:"expires_at"`
+}
+
+// optString is s, or nil (JSON null) when s is empty.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// optTime is t as a stamp, or nil (JSON null) for the zero time.
+func optTime(t time.Time) *workflowfile.Stamp {
+	if t.IsZero() {
+		return nil
+	}
+	return &workflowfile.Stamp{Time: t.UTC()}
 }
 
 // toJobRec converts a job snapshot into its record. The lease token is left
@@ -120,9 +138,9 @@ func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, r, err)
 		return
 	}
-	body := page{Workflows: make([]record, len(pg.Workflows)), NextCursor: optString(pg.NextCursor)}
+	body := page{Workflows: make([]workflowfile.Record, len(pg.Workflows)), NextCursor: optString(pg.NextCursor)}
 	for i, wf := range pg.Workflows {
-		body.Workflows[i] = toRecord(wf)
+		body.Workflows[i] = workflowfile.NewRecord(wf)
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -137,25 +155,25 @@ func (a *api) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toRecord(wf))
+	writeJSON(w, http.StatusOK, workflowfile.NewRecord(wf))
 }
 
 // submitWorkflow takes a workflow file (spec/workflow-file.md) as JSON, or
 // as YAML with a YAML content type. Its commands have no file directory:
 // they run in the working directory of the worker that claims them.
 func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
-	format := formatJSON
+	format := workflowfile.FormatJSON
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/yaml" {
-		format = formatYAML // the route checked it is one of the two
+		format = workflowfile.FormatYAML // the route checked it is one of the two
 	}
 	body, ok := a.readBody(w, r)
 	if !ok {
 		return
 	}
-	lf, err := parseFileAs("workflow", body, format, "", a.cfg.Limits)
+	lf, err := workflowfile.Parse("workflow", body, workflowfile.Options{Format: format, Limits: a.cfg.Limits})
 	if err != nil {
 		e := apiError{Code: engine.ErrInvalid.Code, Message: err.Error()}
-		var fe *FileError
+		var fe *workflowfile.Error
 		if errors.As(err, &fe) {
 			e.Field, e.Task = fe.Path, fe.TaskName
 		}
@@ -191,7 +209,7 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		w.Header().Set("Location", "/v1/workflows/"+lf.Plan.ID)
 	}
-	writeJSON(w, status, toRecord(wf))
+	writeJSON(w, status, workflowfile.NewRecord(wf))
 }
 
 func (a *api) cancelWorkflow(w http.ResponseWriter, r *http.Request) {

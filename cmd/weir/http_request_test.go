@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // Query parameters are strict: known names only, each once, never empty;
@@ -53,7 +54,7 @@ func TestAPIQueryStrict(t *testing.T) {
 		wantErr(t, r, engine.ErrInvalid.Code, c.field)
 	}
 	// Nothing was cancelled; the strict forms work.
-	if rec := strict[record](t, a.want(http.StatusOK, "GET", "/v1/workflows/q1", nil).body); rec.State != "running" {
+	if rec := strict[workflowfile.Record](t, a.want(http.StatusOK, "GET", "/v1/workflows/q1", nil).body); rec.State != "running" {
 		t.Fatalf("a refused cancel cancelled: %+v", rec)
 	}
 	a.want(http.StatusOK, "GET", "/v1/workflows?limit=5&state=running", nil)

@@ -23,6 +23,7 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/spec"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // testStore returns a store of its own for a test: in a new namespace of
@@ -267,24 +268,24 @@ func TestAPISubmitAndGet(t *testing.T) {
 	if loc := r.header.Get("Location"); loc != "/v1/workflows/photo-42" {
 		t.Errorf("Location %q", loc)
 	}
-	rec := strict[record](t, r.body)
+	rec := strict[workflowfile.Record](t, r.body)
 	if rec.ID != "photo-42" || rec.State != "running" || rec.UndoOnCancel || rec.CreatedAt == nil || rec.EndedAt != nil || len(rec.Tasks) != 3 {
 		t.Fatalf("record %+v", rec)
 	}
-	up := rec.task(t, "upload")
+	up := recordTask(t, rec, "upload")
 	if up.State != "waiting" || strings.Join(up.After, ",") != "fetch" || up.Undo == nil || up.Undo.Queue != "undos" || up.Undo.State != nil {
 		t.Errorf("upload %+v undo %+v", up, up.Undo)
 	}
-	if n := rec.task(t, "notify"); n.Queue != "mail" || !n.Always {
+	if n := recordTask(t, rec, "notify"); n.Queue != "mail" || !n.Always {
 		t.Errorf("notify %+v", n)
 	}
-	if fe := rec.task(t, "fetch"); fe.State != "queued" || fe.Queue != "default" || fe.After == nil {
+	if fe := recordTask(t, rec, "fetch"); fe.State != "queued" || fe.Queue != "default" || fe.After == nil {
 		t.Errorf("fetch %+v", fe)
 	}
 
 	// The same plan again: 200, the same record.
 	r = a.want(http.StatusOK, "POST", "/v1/workflows", f)
-	if again := strict[record](t, r.body); again.ID != rec.ID || !again.CreatedAt.Equal(rec.CreatedAt.Time) {
+	if again := strict[workflowfile.Record](t, r.body); again.ID != rec.ID || !again.CreatedAt.Equal(rec.CreatedAt.Time) {
 		t.Errorf("second submit %+v", again)
 	}
 	// Another plan under that ID: 409 naming the id.
@@ -292,7 +293,7 @@ func TestAPISubmitAndGet(t *testing.T) {
 	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows", f2), engine.ErrWorkflowExists.Code, "id")
 
 	r = a.want(http.StatusOK, "GET", "/v1/workflows/photo-42", nil)
-	if got := strict[record](t, r.body); got.ID != "photo-42" || len(got.Tasks) != 3 {
+	if got := strict[workflowfile.Record](t, r.body); got.ID != "photo-42" || len(got.Tasks) != 3 {
 		t.Errorf("GET %+v", got)
 	}
 	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/nope", nil), engine.ErrNotFound.Code, "")
@@ -300,8 +301,8 @@ func TestAPISubmitAndGet(t *testing.T) {
 
 	// No ID: one is generated, and each submit is a new workflow.
 	anon := wfFile{"tasks": tasks(tk("a", "true"))}
-	id1 := strict[record](t, a.want(http.StatusCreated, "POST", "/v1/workflows", anon).body).ID
-	id2 := strict[record](t, a.want(http.StatusCreated, "POST", "/v1/workflows", anon).body).ID
+	id1 := strict[workflowfile.Record](t, a.want(http.StatusCreated, "POST", "/v1/workflows", anon).body).ID
+	id2 := strict[workflowfile.Record](t, a.want(http.StatusCreated, "POST", "/v1/workflows", anon).body).ID
 	if !engine.ValidID(id1) || id1 == id2 {
 		t.Errorf("generated IDs %q %q", id1, id2)
 	}
@@ -309,7 +310,7 @@ func TestAPISubmitAndGet(t *testing.T) {
 	// YAML with a YAML content type.
 	y := "id: from-yaml\ntasks:\n  - name: a\n    run: echo a\n"
 	r = a.want(http.StatusCreated, "POST", "/v1/workflows", y, "Content-Type", "application/yaml")
-	if got := strict[record](t, r.body); got.ID != "from-yaml" {
+	if got := strict[workflowfile.Record](t, r.body); got.ID != "from-yaml" {
 		t.Errorf("yaml submit %+v", got)
 	}
 	// ...but not as JSON.
@@ -385,9 +386,9 @@ func TestAPIBodyLimit(t *testing.T) {
 }
 
 // listAll pages through GET /v1/workflows with query q and limit n.
-func (a *apiT) listAll(q string, n int) []record {
+func (a *apiT) listAll(q string, n int) []workflowfile.Record {
 	a.t.Helper()
-	var all []record
+	var all []workflowfile.Record
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 100 {
@@ -409,7 +410,7 @@ func (a *apiT) listAll(q string, n int) []record {
 	}
 }
 
-func ids(recs []record) []string {
+func ids(recs []workflowfile.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		out[i] = r.ID
@@ -419,8 +420,8 @@ func ids(recs []record) []string {
 
 // newestFirst reports whether recs are by created_at descending, then ID
 // descending.
-func newestFirst(recs []record) bool {
-	return slices.IsSortedFunc(recs, func(x, y record) int {
+func newestFirst(recs []workflowfile.Record) bool {
+	return slices.IsSortedFunc(recs, func(x, y workflowfile.Record) int {
 		if c := y.CreatedAt.Compare(x.CreatedAt.Time); c != 0 {
 			return c
 		}
@@ -503,7 +504,7 @@ func TestAPICancel(t *testing.T) {
 	}
 	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/c1/cancel", nil), engine.ErrWorkflowEnded.Code, "")
 	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/cancel", nil), engine.ErrNotFound.Code, "")
-	rec := strict[record](t, a.want(http.StatusOK, "GET", "/v1/workflows/c1", nil).body)
+	rec := strict[workflowfile.Record](t, a.want(http.StatusOK, "GET", "/v1/workflows/c1", nil).body)
 	if rec.State != "cancelled" || !rec.CancelRequested || rec.EndedAt == nil {
 		t.Errorf("cancelled record %+v", rec)
 	}
@@ -540,7 +541,7 @@ func TestAPIJobs(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w := newShellWorker(a.store, a.store.Config().Limits, []string{DefaultQueue}, 2, io.Discard, nil)
+	w := newShellWorker(a.store, a.store.Config().Limits, []string{workflowfile.DefaultQueue}, 2, io.Discard, nil)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -554,8 +555,8 @@ func TestAPIJobs(t *testing.T) {
 	if j.State != "completed" || j.Attempts != 1 || j.Result != cwd+"\n" || j.EndedAt == nil || j.ExpiresAt == nil || j.Error != nil {
 		t.Errorf("completed job a %+v (result %#v, want the worker's directory %q)", j, j.Result, cwd)
 	}
-	rec := strict[record](t, a.want(http.StatusOK, "GET", "/v1/workflows/jw", nil).body)
-	if rec.State != "completed" || rec.task(t, "b").Result != "b\n" || rec.EndedAt == nil {
+	rec := strict[workflowfile.Record](t, a.want(http.StatusOK, "GET", "/v1/workflows/jw", nil).body)
+	if rec.State != "completed" || recordTask(t, rec, "b").Result != "b\n" || rec.EndedAt == nil {
 		t.Errorf("completed record %+v", rec)
 	}
 	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/jw/cancel", nil), engine.ErrWorkflowEnded.Code, "")

@@ -1,4 +1,4 @@
-package main
+package workflowfile
 
 import (
 	"errors"
@@ -17,13 +17,13 @@ import (
 const maxFuzzFile = 256 << 10
 
 // FuzzParseFile feeds arbitrary bytes, as YAML and as JSON, to the workflow
-// file parser (decodeFile, then parseFile's checks). It never panics; it
-// returns a *FileError naming the file or a plan the engine accepts, whose
+// file parser (decodeFile, then Parse's checks). It never panics; it
+// returns an *Error naming the file or a plan the engine accepts, whose
 // queues are listed; and the plan it builds is bounded by the input: a
 // small file cannot make a large plan.
 func FuzzParseFile(f *testing.F) {
 	for _, name := range []string{"pipeline.yaml", "saga.yaml", "retry.yaml", "failfast.yaml"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+		b, err := os.ReadFile(filepath.Join("..", "examples", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -44,11 +44,11 @@ func FuzzParseFile(f *testing.F) {
 		if asJSON {
 			path = "w.json"
 		}
-		lf, err := parseFile(path, data, "/flows", limits)
+		lf, err := Parse(path, data, Options{Dir: "/flows", Limits: limits})
 		if err != nil {
-			var fe *FileError
+			var fe *Error
 			if !errors.As(err, &fe) || fe.File != path || fe.Problem == "" {
-				t.Fatalf("error %T %v is not a *FileError about %s", err, err, path)
+				t.Fatalf("error %T %v is not a *Error about %s", err, err, path)
 			}
 			if lf != nil {
 				t.Fatal("a plan with an error")
@@ -82,15 +82,15 @@ func FuzzParseFile(f *testing.F) {
 // A YAML anchor on one task's command, aliased by every other task, would
 // make a plan far larger than the file (each task's payload is a copy; the
 // engine bounds tasks and each payload, not their total): the parser
-// refuses a file whose expanded commands pass MaxFileCommands.
-func TestFileAliasAmplification(t *testing.T) {
+// refuses a file whose expanded commands pass MaxCommands.
+func TestAliasAmplification(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("tasks:\n  - {name: t, run: &big " + strings.Repeat("a", 100_000) + "}\n")
 	for i := range 1000 {
 		fmt.Fprintf(&b, "  - {name: t%d, run: *big}\n", i)
 	}
-	lf, err := parseFile("w.yaml", []byte(b.String()), "/d", engine.DefaultLimits())
-	var fe *FileError
+	lf, err := Parse("w.yaml", []byte(b.String()), Options{Dir: "/d"})
+	var fe *Error
 	if errors.As(err, &fe) && fe.Field == "run" && strings.Contains(fe.Problem, "commands total more than") {
 		return // refused, with the reason
 	}

@@ -1,4 +1,20 @@
-package main
+// Package workflowfile reads weir's workflow files (spec/workflow-file.md):
+// a workflow of shell tasks written in YAML or JSON, parsed strictly and
+// checked into an engine.Plan ready to submit. It also holds the workflow
+// record (Record), the JSON shape in which the `weir` command and the REST
+// API show a workflow.
+//
+// Parse and Load refuse what the spec does not allow, never ignore it: an
+// unknown or repeated key, null, a value of the wrong type, a task after
+// one listed later, a value past the store's limits. Every such error is an
+// *Error, which names the file and, when the problem is in one task, the
+// task and the field, by name and by its path in the document
+// ("tasks[1].after").
+//
+// The tasks of a plan are shell tasks: their payloads are shell.Payload
+// values on shell.Queue queues, run by a worker that has shell.Register'ed
+// them.
+package workflowfile
 
 import (
 	"bytes"
@@ -17,7 +33,7 @@ import (
 )
 
 // The workflow file, as spec/workflow-file.md documents it (decoded by
-// file_decode.go). Durations are strings so that YAML and JSON read the
+// decode.go). Durations are strings so that YAML and JSON read the
 // same way.
 type fileWorkflow struct {
 	ID           string
@@ -48,13 +64,21 @@ type fileUndo struct {
 // DefaultQueue is the queue of a task that names none.
 const DefaultQueue = "default"
 
-// FileError is a problem with a workflow file: it names the file and, when
-// it is in one task, the task (by name, or by position when unnamed) and
-// the field.
-type FileError struct {
-	File    string
-	Task    string // `task "x"` or `tasks[3]`; empty for the workflow
-	Field   string // e.g. "retries", "undo.run"; empty when unknown
+// Error is a problem with a workflow file: it names the file and, when it
+// is in one task, the task (by name, or by position when unnamed) and the
+// field. Parse and Load return every problem with a file as an *Error;
+// errors.As finds it.
+type Error struct {
+	// File is the name given to Parse, or the path given to Load.
+	File string
+	// Task is `task "x"`, or `tasks[3]` for a task without a valid name;
+	// empty when the problem is not in one task.
+	Task string
+	// Field is the field inside the task (or the workflow): "retries",
+	// "undo.run"; empty when unknown.
+	Field string
+	// Problem says what is wrong, in the file's terms; with YAML it starts
+	// with the line ("line 4: ...").
 	Problem string
 	// Path is the field's path in the document: "id", "tasks",
 	// "tasks[1].after", "tasks[0].undo.colour"; empty when unknown.
@@ -63,7 +87,8 @@ type FileError struct {
 	TaskName string
 }
 
-func (e *FileError) Error() string {
+// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM".
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	b.WriteString(": ")
@@ -80,57 +105,101 @@ func (e *FileError) Error() string {
 	return b.String()
 }
 
-// loadedFile is a validated workflow file.
-type loadedFile struct {
-	Path   string
-	Plan   engine.Plan
-	Queues []string // every queue the file names (tasks and undos), in first-use order
+// File is a parsed and checked workflow file.
+type File struct {
+	// Name is the name given to Parse, or the path given to Load.
+	Name string
+	// Plan is the workflow to submit. Its ID is the file's, or a new one
+	// (client.NewID) when the file has none; its options and tasks are
+	// the file's, with the defaults of spec/workflow-file.md filled in.
+	// It passes engine.ValidatePlan with the limits it was parsed with.
+	Plan engine.Plan
+	// Queues lists every queue the file names (tasks and undos), in
+	// first-use order: the queues a worker must serve to run it.
+	Queues []string
 }
 
-// loadFile reads, strictly parses and validates the workflow file at path
-// into a plan of shell tasks whose working directory is the file's
-// directory.
-func loadFile(path string, limits engine.Limits) (*loadedFile, error) {
+// Format is the syntax of a workflow file.
+type Format int
+
+const (
+	// FormatAuto reads JSON when the name ends in .json or the content
+	// starts with '{', else YAML.
+	FormatAuto Format = iota
+	// FormatYAML reads YAML 1.2 (JSON is YAML too, but read as YAML its
+	// errors give lines rather than JSON's terms).
+	FormatYAML
+	// FormatJSON reads one JSON object.
+	FormatJSON
+)
+
+// Options are the settings of Parse. The zero value reads either syntax,
+// runs commands in the worker's working directory and checks against
+// engine.DefaultLimits.
+type Options struct {
+	// Format is the file's syntax; FormatAuto decides by name and content.
+	Format Format
+	// Dir is the directory the plan's commands run in, written into each
+	// task's shell.Payload: an absolute path, or "" for the working
+	// directory of the worker that runs them.
+	Dir string
+	// Limits are the store's limits the plan is checked against (tasks,
+	// edges, payload size, retries, backoff); zero means
+	// engine.DefaultLimits().
+	Limits engine.Limits
+}
+
+// Load reads the workflow file at path and parses it as Parse does, with
+// its commands to run in the file's directory (made absolute) and the
+// syntax decided by FormatAuto. A file that cannot be read is an *Error
+// too.
+func Load(path string, limits engine.Limits) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, &FileError{File: path, Problem: "cannot read the file: " + err.Error()}
+		return nil, &Error{File: path, Problem: "cannot read the file: " + err.Error()}
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
-		return nil, &FileError{File: path, Problem: err.Error()}
+		return nil, &Error{File: path, Problem: err.Error()}
 	}
-	return parseFile(path, data, dir, limits)
+	return Parse(path, data, Options{Dir: dir, Limits: limits})
 }
 
-// MaxFileCommands is the most bytes of shell commands (undos included) one
+// MaxCommands is the most bytes of shell commands (undos included) one
 // workflow file may hold once its YAML aliases are expanded.
-const MaxFileCommands = 16 << 20
+const MaxCommands = 16 << 20
 
-// formatOf is the syntax of the file at path: JSON by the extension .json
-// or content starting with '{', else YAML.
-func formatOf(path string, data []byte) fileFormat {
-	if strings.EqualFold(filepath.Ext(path), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return formatJSON
+// formatOf is the syntax of the file named name: JSON by the extension
+// .json or content starting with '{', else YAML.
+func formatOf(name string, data []byte) Format {
+	if strings.EqualFold(filepath.Ext(name), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return FormatJSON
 	}
-	return formatYAML
+	return FormatYAML
 }
 
-// parseFile parses and validates data (the file at path) into a plan.
-func parseFile(path string, data []byte, dir string, limits engine.Limits) (*loadedFile, error) {
-	return parseFileAs(path, data, formatOf(path, data), dir, limits)
-}
-
-// parseFileAs is parseFile for data in a known format.
-func parseFileAs(path string, data []byte, format fileFormat, dir string, limits engine.Limits) (*loadedFile, error) {
+// Parse strictly decodes data, a workflow file named name (errors start
+// with it), and checks it into a plan of shell tasks. Every problem is
+// returned as an *Error; a nil error means the plan passes
+// engine.ValidatePlan with o's limits (the store may still refuse it, for
+// example when a workflow of that ID exists with another plan).
+func Parse(name string, data []byte, o Options) (*File, error) {
+	path, dir, limits, format := name, o.Dir, o.Limits, o.Format
+	if limits == (engine.Limits{}) {
+		limits = engine.DefaultLimits()
+	}
+	if format == FormatAuto {
+		format = formatOf(name, data)
+	}
 	f, err := decodeFile(path, data, format, limits)
 	if err != nil {
 		return nil, err
 	}
-	lf := &loadedFile{Path: path}
+	lf := &File{Name: path}
 	// fail is an error about field of task i (-1: the workflow).
 	fail := func(i int, name, field, format string, args ...any) error {
 		return taskError(path, i, name, field, fmt.Sprintf(format, args...))
@@ -238,10 +307,10 @@ func parseFileAs(path string, data []byte, format fileFormat, dir string, limits
 			spec.Undo = u
 			addQueue(u.Queue)
 		}
-		if total > MaxFileCommands {
+		if total > MaxCommands {
 			// YAML aliases can repeat one long command into every task: the
 			// plan, not the file, is what is bounded.
-			return nil, fail(i, t.Name, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file, YAML aliases expanded): put long commands in script files and run those", MaxFileCommands)
+			return nil, fail(i, t.Name, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file, YAML aliases expanded): put long commands in script files and run those", MaxCommands)
 		}
 		index[t.Name] = i
 		p.Tasks = append(p.Tasks, spec)
@@ -257,18 +326,19 @@ func parseFileAs(path string, data []byte, format fileFormat, dir string, limits
 			}
 			return nil, fail(i, ve.Task, ve.Field, "%s", ve.Problem)
 		}
-		return nil, &FileError{File: path, Problem: err.Error()}
+		return nil, &Error{File: path, Problem: err.Error()}
 	}
 	lf.Plan = p
 	return lf, nil
 }
 
-// durationPattern is the syntax of a duration: Go's time.ParseDuration
-// without a sign, without the µ units and with digits on both sides of a
-// decimal point. spec/openapi.yaml has the same pattern (a test checks).
-const durationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$`
+// DurationPattern is the syntax of a duration in a workflow file (backoff,
+// timeout): Go's time.ParseDuration without a sign, without the µ units and
+// with digits on both sides of a decimal point. spec/openapi.yaml has the
+// same pattern (a test of package rest checks).
+const DurationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$`
 
-var durationRE = regexp.MustCompile(durationPattern)
+var durationRE = regexp.MustCompile(DurationPattern)
 
 // parseDuration parses a duration ("1s", "250ms", "1m30s"); empty is 0. It
 // must be whole milliseconds, and at most max when max > 0.

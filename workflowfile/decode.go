@@ -1,4 +1,4 @@
-package main
+package workflowfile
 
 import (
 	"bytes"
@@ -23,14 +23,6 @@ import (
 // any field, a value of the wrong type. An error names the field by its
 // full path (tasks[0].undo.colour).
 
-// fileFormat is the syntax of a workflow file.
-type fileFormat int
-
-const (
-	formatYAML fileFormat = iota
-	formatJSON
-)
-
 // minFileNodes is the least number of values (YAML aliases expanded) a file
 // may hold; fileNodes raises it for larger store limits.
 const minFileNodes = 1 << 20
@@ -42,20 +34,20 @@ func fileNodes(limits engine.Limits) int {
 }
 
 // decodeFile decodes data strictly as format.
-func decodeFile(path string, data []byte, format fileFormat, limits engine.Limits) (fileWorkflow, error) {
-	d := &fileDecoder{path: path, json: format == formatJSON, budget: fileNodes(limits)}
+func decodeFile(path string, data []byte, format Format, limits engine.Limits) (fileWorkflow, error) {
+	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits)}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return fileWorkflow{}, &FileError{File: path, Problem: "the file is empty"}
+		return fileWorkflow{}, &Error{File: path, Problem: "the file is empty"}
 	}
 	var root *yaml.Node
 	var err error
 	if d.json {
 		root, err = jsonNodes(data)
 		if err != nil {
-			return fileWorkflow{}, &FileError{File: path, Problem: "invalid JSON: " + err.Error()}
+			return fileWorkflow{}, &Error{File: path, Problem: "invalid JSON: " + err.Error()}
 		}
 	} else if root, err = yamlNodes(data); err != nil {
-		return fileWorkflow{}, &FileError{File: path, Problem: err.Error()}
+		return fileWorkflow{}, &Error{File: path, Problem: err.Error()}
 	}
 	return d.workflow(root)
 }
@@ -184,7 +176,7 @@ const maxMergeDepth = 16
 
 // fileErr is a decoding error at a path; task is the index of the task it
 // is in (-1 for none) and name that task's name when it has a valid one.
-func (d *fileDecoder) fileErr(task int, name, field string, n *yaml.Node, problem string) *FileError {
+func (d *fileDecoder) fileErr(task int, name, field string, n *yaml.Node, problem string) *Error {
 	prefix := "invalid JSON: "
 	if !d.json {
 		prefix = ""
@@ -195,10 +187,10 @@ func (d *fileDecoder) fileErr(task int, name, field string, n *yaml.Node, proble
 	return taskError(d.path, task, name, field, prefix+problem)
 }
 
-// taskError is a FileError about field (a path inside the task, or in the
+// taskError is an Error about field (a path inside the task, or in the
 // workflow when task is -1).
-func taskError(path string, task int, name, field, problem string) *FileError {
-	fe := &FileError{File: path, Field: field, Path: field, Problem: problem}
+func taskError(path string, task int, name, field, problem string) *Error {
+	fe := &Error{File: path, Field: field, Path: field, Problem: problem}
 	if task >= 0 {
 		fe.Task = fmt.Sprintf("tasks[%d]", task)
 		fe.Path = fe.Task
