@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -73,15 +74,18 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		return err
 	}
 	defer cn.Close()
+	limits := cn.store.Config().Limits
+	h, err := rest.NewHandler(rest.Config{
+		Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
+		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	if err != nil {
+		return usageErr(err)
+	}
 	ln, err := af.listen()
 	if err != nil {
 		return err
 	}
-	limits := cn.store.Config().Limits
-	h := newAPI(cn.store, apiConfig{
-		Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
-		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
-	})
 	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, nil)
 	if err := w.Start(ctx); err != nil {
 		ln.Close()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/workflowfile"
 	"go.uber.org/goleak"
 )
@@ -195,7 +196,7 @@ func TestDevTwoProcesses(t *testing.T) {
 	go io.Copy(io.Discard, pr) // keep dev's stdout drained
 	t.Cleanup(func() { pw.Close() })
 	redisURL, httpURL, token := printed["WEIR_REDIS_URL"], printed["WEIR_HTTP_URL"], printed["WEIR_TOKEN"]
-	if redisURL == "" || httpURL == "" || len(token) < minTokenLen {
+	if redisURL == "" || httpURL == "" || len(token) < rest.MinTokenLen {
 		t.Fatalf("dev printed %v\nstderr:\n%s", printed, dev.stderr.String())
 	}
 	env := []string{"WEIR_REDIS_URL=" + redisURL}
@@ -278,7 +279,7 @@ func TestDevRefusesCrossSite(t *testing.T) {
 		token := ""
 		if !noToken {
 			token = p.printed(t, "WEIR_TOKEN")
-			if len(token) < minTokenLen || checkToken("printed", token) != nil {
+			if len(token) < rest.MinTokenLen || rest.CheckToken("printed", token) != nil {
 				t.Fatalf("generated token %q", token)
 			}
 		} else if strings.Contains(p.stdout.String(), "WEIR_TOKEN") {

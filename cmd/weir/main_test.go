@@ -162,3 +162,15 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// strict decodes a JSON body into T, refusing unknown fields.
+func strict[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %T: %v\n%s", v, err, b)
+	}
+	return v
+}

@@ -1,11 +1,10 @@
-package main
+package rest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -176,7 +175,7 @@ func runContractWorkflows(t *testing.T, a *apiT) {
 		tk("b", "exit 3", "after", []string{"a"}))})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w := newShellWorker(a.store, a.store.Config().Limits, []string{workflowfile.DefaultQueue}, 2, io.Discard, nil)
+	w := shellWorker(a.store)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -318,9 +317,9 @@ func TestAPIContract(t *testing.T) {
 	for _, withToken := range []bool{true, false} {
 		var a *apiT
 		if withToken {
-			a = newTestAPI(t, apiConfig{MaxBody: 32 << 10})
+			a = newTestAPI(t, Config{MaxBody: 32 << 10})
 		} else {
-			a = newTokenlessAPI(t, apiConfig{MaxBody: 32 << 10})
+			a = newTokenlessAPI(t, Config{MaxBody: 32 << 10})
 		}
 		runContractWorkflows(t, a)
 		port := a.url[strings.LastIndex(a.url, ":")+1:]
@@ -332,7 +331,7 @@ func TestAPIContract(t *testing.T) {
 func TestAPIContractServerErrors(t *testing.T) {
 	t.Parallel()
 	for _, err := range []error{engine.ErrUnavailable, engine.ErrProtocol, engine.ErrStoreFull, errors.New("boom")} {
-		srv := httptest.NewServer(newAPI(failingStore{err: err}, apiConfig{Token: testToken}))
+		srv := httptest.NewServer(newAPI(t, failingStore{err: err}, Config{Token: testToken}))
 		a := &apiT{t: t, url: srv.URL, token: testToken}
 		status := map[error]int{engine.ErrUnavailable: 503, engine.ErrProtocol: 502, engine.ErrStoreFull: 507}[err]
 		if status == 0 {

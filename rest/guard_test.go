@@ -1,4 +1,4 @@
-package main
+package rest
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -96,9 +97,9 @@ func TestGuardRefusesCrossSite(t *testing.T) {
 	for _, withToken := range []bool{false, true} {
 		var a *apiT
 		if withToken {
-			a = newTestAPI(t, apiConfig{})
+			a = newTestAPI(t, Config{})
 		} else {
-			a = newTokenlessAPI(t, apiConfig{})
+			a = newTokenlessAPI(t, Config{})
 		}
 		u, _ := url.Parse(a.url)
 		a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "wf", "tasks": tasks(tk("a", "true"))})
@@ -146,7 +147,7 @@ func jsonStrict(b []byte, v *apiError) error {
 // and /healthz included, with the codes and fields spec/rest.md lists.
 func TestGuardEveryRoute(t *testing.T) {
 	t.Parallel()
-	a := newTokenlessAPI(t, apiConfig{})
+	a := newTokenlessAPI(t, Config{})
 	u, _ := url.Parse(a.url)
 	paths := []string{"GET /v1/nope", "DELETE /v1/queues", "OPTIONS /v1/workflows"}
 	for _, rt := range routes {
@@ -179,7 +180,7 @@ func TestGuardEveryRoute(t *testing.T) {
 // (no Origin), still works; so does a configured origin.
 func TestGuardGoodPaths(t *testing.T) {
 	t.Parallel()
-	a := newTokenlessAPI(t, apiConfig{})
+	a := newTokenlessAPI(t, Config{})
 	u, _ := url.Parse(a.url)
 	port := u.Port()
 	for i, h := range [][]string{
@@ -204,7 +205,7 @@ func TestGuardGoodPaths(t *testing.T) {
 	a.want(http.StatusCreated, "POST", "/v1/workflows", "tasks: [{name: a, run: 'true'}]\n", "Content-Type", "application/yaml; charset=UTF-8")
 
 	// A configured origin: the public address of a proxy in front.
-	b := newTestAPI(t, apiConfig{Origins: []string{"https://Weir.Example.com", "http://dash.example:8080/"}})
+	b := newTestAPI(t, Config{Origins: []string{"https://Weir.Example.com", "http://dash.example:8080/"}})
 	for _, o := range []string{"https://weir.example.com", "https://weir.example.com:443", "http://dash.example:8080"} {
 		b.want(http.StatusOK, "GET", "/v1/queues", nil, "Origin", o)
 	}
@@ -218,7 +219,7 @@ func TestGuardGoodPaths(t *testing.T) {
 // through.
 func TestGuardHostWithToken(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	a.want(http.StatusOK, "GET", "/v1/queues", nil, "Host", "weir.example.com")
 	wantErr(t, a.want(http.StatusForbidden, "GET", "/v1/queues", nil, "Origin", "http://evil.example"), codeOrigin, "Origin")
 	wantErr(t, a.want(http.StatusUnauthorized, "GET", "/v1/queues", nil, "Authorization", ""), codeUnauthorized, "")
@@ -228,7 +229,7 @@ func TestGuardHostWithToken(t *testing.T) {
 // listener) answers nothing but 421.
 func TestGuardNoListener(t *testing.T) {
 	t.Parallel()
-	h := newAPI(testStore(t), apiConfig{})
+	h := newAPI(t, testStore(t), Config{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:8080/v1/queues", nil))
 	if rec.Code != http.StatusMisdirectedRequest {
@@ -240,7 +241,7 @@ func TestGuardNoListener(t *testing.T) {
 // otherwise, with Accept-Post.
 func TestGuardMediaType(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	body := `{"tasks":[{"name":"a","run":"true"}]}`
 	for _, h := range [][]string{
 		{"Content-Type", ""},
@@ -329,7 +330,7 @@ func TestAPIErrorsShowNoInternals(t *testing.T) {
 		{errors.New(secret), 500, codeInternal},
 	} {
 		var log bytes.Buffer
-		h := newAPI(failingStore{err: c.err}, apiConfig{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		h := newAPI(t, failingStore{err: c.err}, Config{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		srv := httptest.NewServer(h)
 		for _, path := range []string{"/v1/queues", "/v1/workflows/x", "/healthz"} {
 			code, body := get(t, "GET", srv.URL+path, testToken)
@@ -347,4 +348,25 @@ func TestAPIErrorsShowNoInternals(t *testing.T) {
 			t.Errorf("the log lacks the error's details:\n%s", log.String())
 		}
 	}
+}
+
+// get requests url with the token (when not empty) on a client that keeps
+// no connection open.
+func get(t *testing.T, method, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }

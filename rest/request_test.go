@@ -1,4 +1,4 @@
-package main
+package rest
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 // undo is exactly true or false.
 func TestAPIQueryStrict(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "q1", "tasks": tasks(tk("a", "true"))})
 	for _, c := range []struct{ method, path, field string }{
 		{"GET", "/v1/workflows?limit=1&limit=5000", "limit"},
@@ -64,7 +64,7 @@ func TestAPIQueryStrict(t *testing.T) {
 // A route that takes no body refuses one.
 func TestAPINoBody(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "nb", "tasks": tasks(tk("a", "true"))})
 	for _, p := range []string{"POST /v1/queues/q/pause", "POST /v1/queues/q/resume", "GET /v1/queues", "GET /v1/workflows/nb", "POST /v1/workflows/nb/cancel"} {
 		method, path, _ := strings.Cut(p, " ")

@@ -1,4 +1,4 @@
-package main
+package rest
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func FuzzAPIRequest(f *testing.F) {
 	f.Add(uint8(3), "w1/a/undo", "", []byte(nil), false, false)
 	f.Add(uint8(4), "bad queue/pause", "", []byte(nil), false, true)
 	f.Add(uint8(5), "%zz", "", []byte("{"), false, true)
-	const token = "fuzz-token"
+	const token = "fuzz-token-of-16-or-more"
 	f.Fuzz(func(t *testing.T, route uint8, tail, query string, body []byte, yamlBody, auth bool) {
 		if len(body) > 64<<10 || len(tail)+len(query) > 1024 {
 			t.Skip()
@@ -60,7 +60,7 @@ func FuzzAPIRequest(f *testing.F) {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		store := memstore.New()
-		h := newAPI(store, apiConfig{Token: token, MaxBody: 32 << 10})
+		h := newAPI(t, store, Config{Token: token, MaxBody: 32 << 10})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 

@@ -1,4 +1,4 @@
-package main
+package rest
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 //     port it arrived on (or localhost with that port). A page whose own
 //     name resolves to 127.0.0.1 (DNS rebinding) sends its own name: 421.
 //   - Origin: a browser names the page that sent a request in Origin; one
-//     that is not the API's own origin or one given with --origin is
+//     that is not the API's own origin or one of Config.Origins is
 //     refused on every route: 403.
 //   - Sec-Fetch-Site: a request a browser marks cross-site or same-site
 //     without an Origin header is refused too: 403.
@@ -94,6 +94,13 @@ func withPort(host, scheme string) string {
 	return net.JoinHostPort(strings.Trim(host, "[]"), port)
 }
 
+// CheckOrigin returns an error unless s is a web origin Config.Origins may hold:
+// scheme://host[:port] with scheme http or https, nothing else.
+func CheckOrigin(s string) error {
+	_, err := canonicalOrigin(s)
+	return err
+}
+
 // canonicalOrigin parses a web origin (scheme://host[:port]) into its
 // canonical form: lower case, with the scheme's default port written out.
 func canonicalOrigin(s string) (string, error) {
@@ -137,7 +144,7 @@ func (a *api) guardRequest(w http.ResponseWriter, r *http.Request) bool {
 	if sent {
 		if len(origin) != 1 || !a.originAllowed(origin[0], s, known) {
 			writeError(w, http.StatusForbidden, apiError{Code: codeOrigin, Field: "Origin", Message: fmt.Sprintf(
-				"requests from the web origin %q are refused: the API answers pages of its own origin and of those given with --origin only", strings.Join(origin, ", "))})
+				"requests from the web origin %q are refused: the API answers pages of its own origin and of the configured ones only", strings.Join(origin, ", "))})
 			return false
 		}
 		return true

@@ -1,4 +1,4 @@
-package main
+package rest
 
 import (
 	"bytes"
@@ -22,7 +22,9 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
+	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -59,6 +61,39 @@ func testStore(t *testing.T) *lua.Store {
 	return s
 }
 
+// newAPI is NewHandler on s with cfg, failing the test on an error.
+func newAPI(t testing.TB, s engine.Store, cfg Config) http.Handler {
+	t.Helper()
+	cfg.Store = s
+	h, err := NewHandler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// shellWorker returns a worker of the store's shell tasks on the default
+// queue; the caller starts and stops it.
+func shellWorker(s *lua.Store) *worker.Worker {
+	limits := s.Config().Limits
+	w := worker.New(s, worker.Config{Concurrency: 2, SweepInterval: 100 * time.Millisecond, Limits: limits})
+	shell.Register(w, []string{workflowfile.DefaultQueue}, limits.MaxResult)
+	return w
+}
+
+// recordTask returns the task name of rec, failing the test when it has
+// none.
+func recordTask(t *testing.T, rec workflowfile.Record, name string) workflowfile.TaskRecord {
+	t.Helper()
+	for _, tr := range rec.Tasks {
+		if tr.Name == name {
+			return tr
+		}
+	}
+	t.Fatalf("record has no task %q: %+v", name, rec)
+	return workflowfile.TaskRecord{}
+}
+
 // apiT is a REST API of a test on its own store.
 type apiT struct {
 	t     *testing.T
@@ -71,7 +106,7 @@ const testToken = "s3cret-token-of-the-tests"
 
 // newTestAPI serves the API on a store of its own, with testToken unless
 // cfg has a token.
-func newTestAPI(t *testing.T, cfg apiConfig) *apiT {
+func newTestAPI(t *testing.T, cfg Config) *apiT {
 	t.Helper()
 	if cfg.Token == "" {
 		cfg.Token = testToken
@@ -80,11 +115,11 @@ func newTestAPI(t *testing.T, cfg apiConfig) *apiT {
 }
 
 // newTokenlessAPI serves the API with cfg's token, none when empty.
-func newTokenlessAPI(t *testing.T, cfg apiConfig) *apiT {
+func newTokenlessAPI(t *testing.T, cfg Config) *apiT {
 	t.Helper()
 	s := testStore(t)
 	cfg.Limits = s.Config().Limits
-	srv := httptest.NewServer(newAPI(s, cfg))
+	srv := httptest.NewServer(newAPI(t, s, cfg))
 	t.Cleanup(srv.Close)
 	return &apiT{t: t, url: srv.URL, token: cfg.Token, store: s}
 }
@@ -203,7 +238,7 @@ func examplePath(pattern string) string {
 
 func TestAPIAuth(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	paths := []string{"/v1/nope", "/v1"}
 	for _, rt := range routes {
 		if strings.HasPrefix(rt.pattern, "/v1") {
@@ -243,7 +278,7 @@ func TestAPIAuth(t *testing.T) {
 func TestAPINoToken(t *testing.T) {
 	t.Parallel()
 	s := testStore(t)
-	srv := httptest.NewServer(newAPI(s, apiConfig{Limits: s.Config().Limits}))
+	srv := httptest.NewServer(newAPI(t, s, Config{Limits: s.Config().Limits}))
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL + "/v1/queues")
 	if err != nil {
@@ -257,7 +292,7 @@ func TestAPINoToken(t *testing.T) {
 
 func TestAPISubmitAndGet(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	f := wfFile{"id": "photo-42", "undo_on_cancel": false, "tasks": tasks(
 		tk("fetch", "echo fetch"),
 		tk("upload", "echo up", "after", []string{"fetch"}, "retries", 2, "backoff", "250ms", "timeout", "5s",
@@ -319,7 +354,7 @@ func TestAPISubmitAndGet(t *testing.T) {
 
 func TestAPISubmitInvalid(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	for _, c := range []struct {
 		body        string
 		field, task string
@@ -365,7 +400,7 @@ func TestAPISubmitInvalid(t *testing.T) {
 
 func TestAPIBodyLimit(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{MaxBody: 1024})
+	a := newTestAPI(t, Config{MaxBody: 1024})
 	big := wfFile{"tasks": tasks(tk("a", "echo "+strings.Repeat("x", 1100)))}
 	b, _ := json.Marshal(big)
 	// With a Content-Length, and streamed without one.
@@ -377,7 +412,7 @@ func TestAPIBodyLimit(t *testing.T) {
 
 	// Under the body limit but over the store's payload limit: 400 naming
 	// the field, as for a file.
-	b2 := newTestAPI(t, apiConfig{})
+	b2 := newTestAPI(t, Config{})
 	huge := wfFile{"tasks": tasks(tk("a", "true"), tk("b", "echo "+strings.Repeat("x", b2.store.Config().Limits.MaxPayload)))}
 	e := wantErr(t, b2.want(http.StatusBadRequest, "POST", "/v1/workflows", huge), engine.ErrInvalid.Code, "tasks[1].run")
 	if e.Task != "b" || !strings.Contains(e.Message, "over the limit") {
@@ -431,7 +466,7 @@ func newestFirst(recs []workflowfile.Record) bool {
 
 func TestAPIListPaging(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	submit := func(id string) {
 		a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": id, "tasks": tasks(tk("a", "true"))})
 	}
@@ -493,7 +528,7 @@ func TestAPIListPaging(t *testing.T) {
 
 func TestAPICancel(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	f := wfFile{"id": "c1", "tasks": tasks(tk("a", "true"), tk("b", "true", "after", []string{"a"}))}
 	a.want(http.StatusCreated, "POST", "/v1/workflows", f)
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/c1/cancel?undo=maybe", nil), engine.ErrInvalid.Code, "undo")
@@ -514,7 +549,7 @@ func TestAPICancel(t *testing.T) {
 // command submitted over the API runs in the worker's working directory.
 func TestAPIJobs(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	f := wfFile{"id": "jw", "tasks": tasks(
 		tk("a", "pwd", "retries", 2, "backoff", "250ms", "timeout", "3s"),
 		tk("b", "echo b", "after", []string{"a"}, "undo", map[string]any{"run": "echo undo"}))}
@@ -541,7 +576,7 @@ func TestAPIJobs(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	w := newShellWorker(a.store, a.store.Config().Limits, []string{workflowfile.DefaultQueue}, 2, io.Discard, nil)
+	w := shellWorker(a.store)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +599,7 @@ func TestAPIJobs(t *testing.T) {
 
 func TestAPIQueues(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	type queues struct {
 		Queues []queueRec `json:"queues"`
 	}
@@ -593,7 +628,7 @@ func TestAPIQueues(t *testing.T) {
 
 func TestAPIRoutingErrors(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	for _, c := range []struct {
 		method, path string
 		status       int
@@ -623,7 +658,7 @@ func TestAPIHealthzDown(t *testing.T) {
 	t.Parallel()
 	s := testStore(t)
 	down := errors.New("connection refused")
-	srv := httptest.NewServer(newAPI(s, apiConfig{Ping: func(context.Context) error { return down }}))
+	srv := httptest.NewServer(newAPI(t, s, Config{Ping: func(context.Context) error { return down }}))
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL + "/healthz")
 	if err != nil {
@@ -643,7 +678,7 @@ func TestAPIHealthzDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdb.Close()
-	a := httptest.NewServer(newAPI(gone, apiConfig{}))
+	a := httptest.NewServer(newAPI(t, gone, Config{}))
 	t.Cleanup(a.Close)
 	for _, p := range []string{"/healthz", "/v1/queues", "/v1/workflows", "/v1/workflows/x"} {
 		res, err := http.Get(a.URL + p)
@@ -660,7 +695,7 @@ func TestAPIHealthzDown(t *testing.T) {
 
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
-	a := newTestAPI(t, apiConfig{})
+	a := newTestAPI(t, Config{})
 	r := a.want(http.StatusOK, "GET", "/v1/openapi.yaml", nil)
 	if string(r.body) != spec.OpenAPI || r.header.Get("Content-Type") != "application/yaml" {
 		t.Errorf("served document differs from spec/openapi.yaml (%d vs %d bytes, %s)", len(r.body), len(spec.OpenAPI), r.header.Get("Content-Type"))
@@ -710,4 +745,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("schema %s missing", name)
 		}
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }

@@ -1,4 +1,23 @@
-package main
+// Package rest is weir's REST API (spec/rest.md, spec/openapi.yaml) as an
+// http.Handler: a Go program serves it on its own engine.Store, on any
+// listener and behind any middleware. NewHandler makes one from a Config.
+//
+// The handler answers the routes of spec/openapi.yaml and nothing else: a
+// request the spec does not allow (an unknown query parameter, a body on a
+// route that takes none, a field the workflow file does not have) is
+// refused with a JSON error body, never ignored. With Config.Token every
+// /v1 route requires it as a bearer token.
+//
+// It also refuses what a web page could send it from a browser
+// (docs/security.md, spec/rest.md "Browsers"): without a token, requests
+// whose Host is not the loopback address they arrived on (DNS rebinding);
+// requests whose Origin is neither the API's own nor one of
+// Config.Origins; requests a browser marks cross-site; bodies that are
+// not application/json or application/yaml. These checks need the
+// connection's local address, which net/http's Server provides
+// (http.LocalAddrContextKey): without a token, a request served any other
+// way is refused.
+package rest
 
 import (
 	"context"
@@ -8,37 +27,42 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/weirflow/weir/engine"
 )
 
 // The REST API of spec/rest.md: routing, bearer-token auth, body limits and
-// JSON errors. The handlers are in http_handlers.go.
+// JSON errors. The handlers are in handlers.go, the checks against web
+// pages in guard.go.
 
-// defaultMaxBody is the default limit of a request body, in bytes.
-const defaultMaxBody = 4 << 20
+// DefaultMaxBody is the limit of a request body, in bytes, when
+// Config.MaxBody is 0.
+const DefaultMaxBody = 4 << 20
 
-// apiConfig configures the REST API.
-type apiConfig struct {
-	// Token, when set, is the bearer token every /v1 route requires.
+// Config configures the handler NewHandler returns.
+type Config struct {
+	// Store is the store the API reads and changes. Required.
+	Store engine.Store
+	// Token, when set, is the bearer token every /v1 route requires
+	// (Authorization: Bearer <token>); it must pass CheckToken. Without
+	// one the API answers only requests to a loopback address. A server
+	// reachable from other machines needs one.
 	Token string
 	// MaxBody bounds a request body in bytes; a larger one is refused with
-	// 413. 0 means defaultMaxBody.
+	// 413. 0 means DefaultMaxBody.
 	MaxBody int64
 	// Limits are the store's limits (a submitted workflow is checked
-	// against them).
+	// against them); zero means engine.DefaultLimits().
 	Limits engine.Limits
 	// Ping checks the store for GET /healthz; nil lists the queues instead.
 	Ping func(context.Context) error
 	// Origins are the web origins (scheme://host[:port]) besides the
-	// API's own whose pages may call it (--origin): the public address of
-	// a proxy in front of it, say. A request with another Origin header is
-	// refused (http_guard.go).
+	// API's own whose pages may call it: the public address of a proxy in
+	// front of it, say. Each must pass CheckOrigin. A request with another
+	// Origin header is refused.
 	Origins []string
 	// Logger, when set, logs requests that failed on the server's side
 	// with the details their answer leaves out.
@@ -48,7 +72,7 @@ type apiConfig struct {
 // api serves the REST API on a store.
 type api struct {
 	store    engine.Store
-	cfg      apiConfig
+	cfg      Config
 	tokenSum [sha256.Size]byte
 	origins  map[string]bool // canonicalOrigin of each of cfg.Origins
 	mux      *http.ServeMux
@@ -81,20 +105,35 @@ var routes = []route{
 	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue, false, nil},
 }
 
-// newAPI returns the REST API on s as an http.Handler. An origin of
-// cfg.Origins that does not parse is left out (the flags check them).
-func newAPI(s engine.Store, cfg apiConfig) http.Handler {
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = defaultMaxBody
+// NewHandler returns the REST API on cfg.Store. It fails, before serving
+// anything, when cfg has no Store, a MaxBody below 0, a Token that
+// CheckToken refuses or an Origin that CheckOrigin refuses. The handler is
+// safe for concurrent use; each request's context is passed to the store.
+func NewHandler(cfg Config) (http.Handler, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("rest: Config.Store is nil")
+	case cfg.MaxBody < 0:
+		return nil, fmt.Errorf("rest: Config.MaxBody is %d, below 0", cfg.MaxBody)
+	}
+	if cfg.Token != "" {
+		if err := CheckToken("rest: Config.Token", cfg.Token); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
 	}
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()
 	}
-	a := &api{store: s, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), origins: map[string]bool{}, mux: http.NewServeMux()}
+	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), origins: map[string]bool{}, mux: http.NewServeMux()}
 	for _, o := range cfg.Origins {
-		if c, err := canonicalOrigin(o); err == nil {
-			a.origins[c] = true
+		c, err := canonicalOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("rest: Config.Origins: %w", err)
 		}
+		a.origins[c] = true
 	}
 	for _, rt := range routes {
 		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -112,10 +151,10 @@ func newAPI(s engine.Store, cfg apiConfig) http.Handler {
 		})
 	}
 	a.mux.HandleFunc("/", a.noRoute)
-	return a
+	return a, nil
 }
 
-// ServeHTTP refuses what a web page could have sent (http_guard.go),
+// ServeHTTP refuses what a web page could have sent (guard.go),
 // checks the token of /v1 routes, then routes the request.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -282,58 +321,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
-}
-
-// isLoopback reports whether the listen address addr (host:port) only
-// accepts connections from this machine.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// checkListen refuses to serve the API on a non-loopback address without a
-// token.
-func checkListen(flag, addr, token string) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return usageErr(fmt.Errorf("%s %q: %w", flag, addr, err))
-	}
-	if token == "" && !isLoopback(addr) {
-		return usageErr(fmt.Errorf("%s %s is not a loopback address: set a token (--token or WEIR_TOKEN) to serve the API there", flag, addr))
-	}
-	return nil
-}
-
-// serveAPI serves h on ln until ctx is done, then shuts the server down
-// gracefully: it stops accepting, lets requests in flight finish (up to
-// shutdownTimeout) and returns once every connection is closed.
-func serveAPI(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		WriteTimeout:      time.Minute,
-		IdleTimeout:       2 * time.Minute,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve http: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if err != nil {
-		srv.Close()
-	}
-	<-errc // http.ErrServerClosed
-	return err
 }
