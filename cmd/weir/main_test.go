@@ -174,3 +174,19 @@ func strict[T any](t *testing.T, b []byte) T {
 	}
 	return v
 }
+
+// TestBinaryLinksNoTesting: the weir binary links neither package testing
+// nor rapid (the conformance suite, which needs both, is the command
+// weir-conformance).
+func TestBinaryLinksNoTesting(t *testing.T) {
+	t.Parallel()
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "pgregory.net/rapid") {
+			t.Errorf("the weir binary links %s", pkg)
+		}
+	}
+}

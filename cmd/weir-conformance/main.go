@@ -1,3 +1,12 @@
+// Command weir-conformance runs weir's store conformance suite
+// (spec/conformance.md, package conformance) with the Lua store against a
+// Redis-protocol server:
+//
+//	weir-conformance [--redis URL] [--cluster] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
+//
+// It is a command of its own, not a subcommand of weir: the suite's random
+// sequences are drawn by pgregory.net/rapid, which imports package
+// testing, and the weir binary links neither.
 package main
 
 import (
@@ -5,11 +14,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,7 +33,66 @@ import (
 	"github.com/weirflow/weir/lua"
 )
 
-// conformanceReport is what `weir conformance --json` prints.
+// Exit statuses.
+const (
+	exitOK    = 0 // every test passed and the namespaces are removed
+	exitFail  = 1 // a test failed, or the namespaces could not be removed
+	exitUsage = 2 // usage error
+)
+
+// exitError carries the exit status of an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &exitError{exitUsage, err} }
+func failErr(err error) error  { return &exitError{exitFail, err} }
+
+// errQuiet ends the command with status 1 and nothing more to print (the
+// report said it).
+var errQuiet = errors.New("")
+
+// quietRedisLog drops go-redis's internal log lines (connection pool
+// notes printed at shutdown); errors that matter reach the command as
+// errors.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
+
+func main() {
+	redis.SetLogger(quietRedisLog{})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command line args and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newConformanceCmd()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitUsage // cobra's own errors: bad flag, arguments
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if !errors.Is(err, errQuiet) {
+		fmt.Fprintln(stderr, "weir-conformance:", err)
+	}
+	return code
+}
+
+// conformanceReport is what `weir-conformance --json` prints.
 type conformanceReport struct {
 	Server    string `json:"server"`
 	Namespace string `json:"namespace"` // the prefix of every namespace the run used
@@ -29,21 +101,30 @@ type conformanceReport struct {
 	conformance.Report
 }
 
-func newConformanceCmd(g *globalFlags) *cobra.Command {
+func newConformanceCmd() *cobra.Command {
 	var (
+		redisURL  string
+		namespace string
 		sequences int
 		asJSON    bool
 		cluster   bool
 		path      string
 	)
 	cmd := &cobra.Command{
-		Use:   "conformance",
+		Use:   "weir-conformance",
 		Short: "Run the store conformance suite against a Redis-protocol server",
-		Long: "conformance runs weir's conformance suite (spec/conformance.md) with the Lua store on the\n" +
-			"server of --redis / WEIR_REDIS_URL, in namespaces of its own (\"<prefix>-<n>\", prefix from\n" +
-			"--namespace or random) that it removes afterwards. It prints every test that passed, failed\n" +
-			"(with the reproducing sequence) or was skipped (with why), and exits 1 when one failed.",
-		Args: exactArgs(0),
+		Long: "weir-conformance runs weir's conformance suite (spec/conformance.md) with the Lua store on\n" +
+			"the server of --redis / WEIR_REDIS_URL, in namespaces of its own (\"<prefix>-<n>\", prefix\n" +
+			"from --namespace or random) that it removes afterwards. It prints every test that passed,\n" +
+			"failed (with the reproducing sequence) or was skipped (with why), and exits 1 when one failed.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErr(fmt.Errorf("weir-conformance takes no arguments, got %d (usage: %s)", len(args), c.UseLine()))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if sequences < 0 {
 				return usageErr(fmt.Errorf("--sequences %d: want a count", sequences))
@@ -52,11 +133,14 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 			if !ok {
 				return usageErr(fmt.Errorf("--path %q: want auto, functions or scripts", path))
 			}
-			u := g.url()
+			u := redisURL
+			if u == "" {
+				u = os.Getenv("WEIR_REDIS_URL")
+			}
 			if u == "" {
 				return usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
 			}
-			prefix := g.namespace
+			prefix := namespace
 			if prefix == "" {
 				b := make([]byte, 6)
 				rand.Read(b)
@@ -134,6 +218,9 @@ func newConformanceCmd(g *globalFlags) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	cmd.Flags().StringVar(&redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
+	cmd.Flags().StringVar(&namespace, "namespace", "", "prefix of the run's namespaces (default weirconf-<random>)")
 	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&path, "path", "auto", "how the store calls its transitions: auto, functions (Redis Functions, FCALL) or scripts (EVALSHA)")
@@ -151,7 +238,7 @@ func validPrefix(s string) bool {
 }
 
 // setFlag sets one of rapid's flags (registered on the default flag set
-// by package rapid, which the command line of weir does not parse).
+// by package rapid, which this command's command line does not parse).
 func setFlag(name, value string) {
 	if f := flag.Lookup(name); f != nil {
 		f.Value.Set(value)

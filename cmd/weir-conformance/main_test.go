@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +21,94 @@ import (
 	"github.com/weirflow/weir/conformance"
 )
 
-// decodeConformance decodes `weir conformance --json` strictly.
+// bin is the weir-conformance binary, built on first use by binary (with
+// -race when the tests run with it): the tests run the command as a user
+// does, outside go test's process (flags unparsed, package testing not
+// initialised).
+var (
+	bin        string
+	buildFlags []string
+	buildOnce  sync.Once
+	buildErr   error
+	binDir     string
+)
+
+// binary returns the path of the binary, building it once.
+func binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weir-conformance-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir = dir
+		bin = filepath.Join(dir, "weir-conformance")
+		if runtime.GOOS == "windows" {
+			bin += ".exe"
+		}
+		build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, ".")...)
+		var out bytes.Buffer
+		build.Stdout, build.Stderr = &out, &out
+		if err := build.Run(); err != nil {
+			buildErr = fmt.Errorf("build weir-conformance: %v\n%s", err, out.String())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// result is what one run of the binary did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// weirConformance runs the binary with args in dir (a new temporary
+// directory when empty), with WEIR_REDIS_URL cleared, and returns its exit
+// status and output.
+func weirConformance(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), binary(t), args...)
+	cmd.Dir = dir
+	if dir == "" {
+		cmd.Dir = t.TempDir()
+	}
+	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("weir-conformance %v: %v", args, err)
+	}
+	return r
+}
+
+// wantCode fails the test when r did not exit with code.
+func (r result) wantCode(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// decodeConformance decodes `weir-conformance --json` strictly.
 func decodeConformance(t *testing.T, r result) conformanceReport {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
@@ -48,7 +140,7 @@ func confPrefix() string {
 // the run's namespaces are gone.
 func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	prefix := confPrefix()
-	r := weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "20", "--json")
+	r := weirConformance(t, "", "--redis", url, "--namespace", prefix, "--sequences", "20", "--json")
 	r.wantCode(t, 0)
 	rep := decodeConformance(t, r)
 	if rep.Failed != 0 || rep.Passed < 50 || !rep.Removed || rep.Namespace != prefix {
@@ -74,7 +166,7 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	}
 	// Text output: the counts and a line per test.
 	prefix = confPrefix()
-	r = weir(t, t.TempDir(), nil, "conformance", "--redis", url, "--namespace", prefix, "--sequences", "5", "--path", "scripts")
+	r = weirConformance(t, "", "--redis", url, "--namespace", prefix, "--sequences", "5", "--path", "scripts")
 	r.wantCode(t, 0)
 	for _, want := range []string{"PASS Scenarios/chain.txt", "PASS Sequences/batches/0", "failed 0,", "namespaces removed"} {
 		if !strings.Contains(r.stdout, want) {
@@ -86,7 +178,7 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	}
 }
 
-// TestConformanceCmdMiniredis: weir conformance passes on miniredis and
+// TestConformanceCmdMiniredis: weir-conformance passes on miniredis and
 // removes its namespaces.
 func TestConformanceCmdMiniredis(t *testing.T) {
 	m := miniredis.RunT(t)
@@ -112,7 +204,7 @@ func TestConformanceCmdRedis(t *testing.T) {
 
 // TestConformanceCmdCatchesBrokenServer: on a server whose data changes
 // behind the store's back (a goroutine deletes the run's keys at random),
-// weir conformance exits 1 and reports failures with the sequence, and
+// weir-conformance exits 1 and reports failures with the sequence, and
 // still removes its namespaces.
 func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 	m := miniredis.RunT(t)
@@ -132,7 +224,7 @@ func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	})
-	r := weir(t, t.TempDir(), nil, "conformance", "--redis", "redis://"+m.Addr(), "--namespace", prefix, "--sequences", "300", "--json")
+	r := weirConformance(t, "", "--redis", "redis://"+m.Addr(), "--namespace", prefix, "--sequences", "300", "--json")
 	cancel()
 	wg.Wait()
 	r.wantCode(t, 1)
@@ -163,10 +255,10 @@ func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 
 // TestConformanceCmdUsage: bad flags are usage errors.
 func TestConformanceCmdUsage(t *testing.T) {
-	weir(t, "", nil, "conformance").wantCode(t, exitUsage)
-	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").wantCode(t, exitUsage)
-	weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").wantCode(t, exitUsage)
-	r := weir(t, "", nil, "conformance", "--redis", "redis://127.0.0.1:1", "--path", "eval")
+	weirConformance(t, "").wantCode(t, exitUsage)
+	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").wantCode(t, exitUsage)
+	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").wantCode(t, exitUsage)
+	r := weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--path", "eval")
 	r.wantCode(t, exitUsage)
 	if !strings.Contains(r.stderr, "auto, functions or scripts") {
 		t.Errorf("--path eval: %q", r.stderr)
