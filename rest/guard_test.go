@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
 )
 
 // The cross-site attack docs/security.md guards against: a page POSTs a
@@ -369,4 +370,25 @@ func get(t *testing.T, method, url, token string) (int, string) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// NewHandler refuses a configuration it could not serve safely.
+func TestNewHandlerRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	s := memstore.New()
+	for name, cfg := range map[string]Config{
+		"no store":    {Token: testToken},
+		"short token": {Store: s, Token: "short"},
+		"blank token": {Store: s, Token: strings.Repeat(" ", 20)},
+		"bad origin":  {Store: s, Origins: []string{"ftp://x.example"}},
+		"path origin": {Store: s, Origins: []string{"https://x.example/app"}},
+		"max body":    {Store: s, MaxBody: -1},
+	} {
+		if h, err := NewHandler(cfg); err == nil || h != nil {
+			t.Errorf("%s: %v, %v", name, h, err)
+		}
+	}
+	if _, err := NewHandler(Config{Store: s, Origins: []string{"https://x.example"}}); err != nil {
+		t.Errorf("a good config: %v", err)
+	}
 }

@@ -8,11 +8,15 @@
 // refused with a JSON error body, never ignored. With Config.Token every
 // /v1 route requires it as a bearer token.
 //
-// It also refuses what a web page could send it from a browser
-// (docs/security.md, spec/rest.md "Browsers"): without a token, requests
-// whose Host is not the loopback address they arrived on (DNS rebinding);
-// requests whose Origin is neither the API's own nor one of
-// Config.Origins; requests a browser marks cross-site; bodies that are
+// POST /v1/workflows takes a workflow file (package workflowfile) as JSON
+// or YAML; its tasks are shell tasks, run by a worker that has
+// shell.Register'ed their queues, in that worker's working directory.
+//
+// The handler also refuses what a web page could send it from a browser
+// (docs/security.md, spec/rest.md "Browsers and other sites"): without a
+// token, requests whose Host is not the loopback address they arrived on
+// (DNS rebinding); requests whose Origin is neither the API's own nor one
+// of Config.Origins; requests a browser marks cross-site; bodies that are
 // not application/json or application/yaml. These checks need the
 // connection's local address, which net/http's Server provides
 // (http.LocalAddrContextKey): without a token, a request served any other
