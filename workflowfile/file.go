@@ -150,9 +150,9 @@ type Options struct {
 }
 
 // Load reads the workflow file at path and parses it as Parse does, with
-// its commands to run in the file's directory (made absolute) and the
-// syntax decided by FormatAuto. A file that cannot be read is an *Error
-// too.
+// its commands to run in the file's directory (made absolute), the syntax
+// decided by FormatAuto and limits as Options.Limits (zero:
+// engine.DefaultLimits()). A file that cannot be read is an *Error too.
 func Load(path string, limits engine.Limits) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -1,6 +1,12 @@
 // Command weir runs workflow files of shell tasks on weir, on an embedded
 // in-process Redis-protocol server or on a shared Redis. The file format is
 // spec/workflow-file.md.
+//
+// The command only wires weir's packages together: workflowfile reads the
+// files, shell runs their tasks, rest is the REST API of `weir serve` and
+// `weir dev`, lua the Redis store and bench the scenarios of `weir bench`.
+// The conformance suite is the command weir-conformance (cmd/weir-conformance),
+// so that this binary links neither package testing nor rapid.
 package main
 
 import (
