@@ -58,8 +58,8 @@ type options struct {
 // still overrides it).
 func Sequences(n int) Option { return func(o *options) { o.sequences = n } }
 
-// ScenarioDir replays the *.txt scenarios of dir instead of the module's
-// spec/testdata.
+// ScenarioDir replays the *.txt scenarios of dir instead of the golden
+// scenarios embedded in package spec (spec/testdata).
 func ScenarioDir(dir string) Option { return func(o *options) { o.scenarios = dir } }
 
 // Regressions replays the regression tapes (*.txt) of dir instead of the

@@ -51,7 +51,7 @@ type Report struct {
 func (r Report) OK() bool { return r.Failed == 0 }
 
 // RunReport runs the same suite as Run outside go test (for a command such
-// as `weir conformance`) and returns what happened to each test. Parallel
+// as weir-conformance) and returns what happened to each test. Parallel
 // subtests run in parallel as under go test; a test ends at Fatal, FailNow
 // or Skip (runtime.Goexit, as in package testing), and a panic fails the
 // test that panicked. When ctx is done the tests not started yet are

@@ -1,74 +1,20 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"embed"
-	"errors"
-	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
-	"runtime"
-	"time"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
+	"github.com/weirflow/weir/spec"
 )
 
-// scenarioFS is a copy of spec/testdata/*.txt, for binaries built away
-// from the source tree (weir conformance): go:embed cannot reach outside
-// the package's directory. TestScenarioCopyIsCurrent fails when the copy
-// differs from spec/testdata; `go generate ./conformance` refreshes it.
-//
-//go:generate sh -c "rm -f testdata/scenarios/*.txt && cp ../spec/testdata/*.txt testdata/scenarios/"
-//go:embed testdata/scenarios/*.txt
-var scenarioFS embed.FS
-
-// scenarioDir is spec/testdata of the module this package was built from.
-func scenarioDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(file), "..", "spec", "testdata")
-}
-
-// loadScenarios parses the golden scenarios: those of dir when given, else
-// of spec/testdata in the source tree when there is one, else the
-// embedded copy.
+// loadScenarios parses the golden scenarios: the *.txt files of dir when
+// given, else those embedded in package spec.
 func loadScenarios(dir string) ([]*scenario.Scenario, error) {
-	if dir == "" {
-		if d := scenarioDir(); d != "" {
-			if _, err := os.Stat(d); err == nil {
-				dir = d
-			}
-		}
-	}
 	if dir != "" {
-		return scenario.Glob(filepath.Join(dir, "*.txt"))
+		return scenario.ParseFS(os.DirFS(dir), "*.txt")
 	}
-	return embeddedScenarios()
-}
-
-func embeddedScenarios() ([]*scenario.Scenario, error) {
-	names, err := fs.Glob(scenarioFS, "testdata/scenarios/*.txt")
-	if err != nil {
-		return nil, err
-	}
-	var out []*scenario.Scenario
-	for _, n := range names {
-		b, err := scenarioFS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := scenario.Parse(path.Base(n), bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
-	}
-	return out, nil
+	return scenario.ParseFS(spec.Scenarios(), "*.txt")
 }
 
 func runScenarios(t suiteT, newStore NewStore, o options) {
@@ -85,7 +31,7 @@ func runScenarios(t suiteT, newStore NewStore, o options) {
 			clk := newClock()
 			s := newStore(t, sc.Config, clk.Now)
 			defer closeStore(s)
-			res, err := scenario.Run(context.Background(), sc, &target{s: s, clk: clk})
+			res, err := scenario.Run(context.Background(), sc, &scenario.StoreTarget{Store: s, SetClock: clk.Set})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,82 +40,4 @@ func runScenarios(t suiteT, newStore NewStore, o options) {
 			}
 		})
 	}
-}
-
-// target adapts a store to scenario.Target: each call first sets the
-// suite's clock to the scenario's time.
-type target struct {
-	s   engine.Store
-	clk *Clock
-}
-
-var _ scenario.Target = (*target)(nil)
-
-func (t *target) Submit(ctx context.Context, now time.Time, p engine.SubmitParams) (engine.SubmitResult, error) {
-	t.clk.Set(now)
-	return t.s.Submit(ctx, p)
-}
-func (t *target) Enqueue(ctx context.Context, now time.Time, p engine.EnqueueParams) (engine.EnqueueResult, error) {
-	t.clk.Set(now)
-	return t.s.Enqueue(ctx, p)
-}
-func (t *target) Claim(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, error) {
-	t.clk.Set(now)
-	return t.s.Claim(ctx, p)
-}
-func (t *target) Finish(ctx context.Context, now time.Time, p engine.FinishParams) (engine.FinishResult, error) {
-	t.clk.Set(now)
-	return t.s.Finish(ctx, p)
-}
-func (t *target) Heartbeat(ctx context.Context, now time.Time, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
-	t.clk.Set(now)
-	return t.s.Heartbeat(ctx, p)
-}
-func (t *target) ExpireLeases(ctx context.Context, now time.Time, p engine.ExpireParams) (engine.ExpireResult, error) {
-	t.clk.Set(now)
-	return t.s.ExpireLeases(ctx, p)
-}
-func (t *target) CancelWorkflow(ctx context.Context, now time.Time, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
-	t.clk.Set(now)
-	return t.s.CancelWorkflow(ctx, p)
-}
-func (t *target) CancelJob(ctx context.Context, now time.Time, p engine.CancelJobParams) (engine.CancelResult, error) {
-	t.clk.Set(now)
-	return t.s.CancelJob(ctx, p)
-}
-func (t *target) GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error) {
-	t.clk.Set(now)
-	return t.s.GetWorkflow(ctx, id)
-}
-func (t *target) GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error) {
-	t.clk.Set(now)
-	return t.s.GetJob(ctx, id)
-}
-func (t *target) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
-	t.clk.Set(now)
-	return t.s.ListWorkflows(ctx, p)
-}
-func (t *target) PauseQueue(ctx context.Context, now time.Time, q string) error {
-	t.clk.Set(now)
-	return t.s.PauseQueue(ctx, q)
-}
-func (t *target) ResumeQueue(ctx context.Context, now time.Time, q string) error {
-	t.clk.Set(now)
-	return t.s.ResumeQueue(ctx, q)
-}
-func (t *target) PurgeQueue(ctx context.Context, now time.Time, q string) (engine.PurgeResult, error) {
-	t.clk.Set(now)
-	return t.s.PurgeQueue(ctx, q)
-}
-func (t *target) Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error) {
-	t.clk.Set(now)
-	return t.s.Queues(ctx)
-}
-func (t *target) QueueContents(ctx context.Context, now time.Time, q string) (engine.QueueContents, error) {
-	t.clk.Set(now)
-	qi, ok := t.s.(QueueInspector)
-	if !ok {
-		return engine.QueueContents{}, errors.ErrUnsupported
-	}
-	return qi.QueueContents(ctx, q)
 }

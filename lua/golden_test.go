@@ -9,6 +9,7 @@ import (
 	"github.com/weirflow/weir/engine/scenario"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/internal/testclock"
+	"github.com/weirflow/weir/spec"
 )
 
 // storeTarget runs scenarios against a Store whose test clock the scenario
@@ -38,7 +39,7 @@ func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string
 
 // TestGoldenScenarios replays spec/testdata against the store.
 func TestGoldenScenarios(t *testing.T) {
-	all, err := scenario.Glob("../spec/testdata/*.txt")
+	all, err := scenario.ParseFS(spec.Scenarios(), "*.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

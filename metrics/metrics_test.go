@@ -3,22 +3,19 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/metrics"
 	"github.com/weirflow/weir/worker"
@@ -26,45 +23,21 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var nsSeq atomic.Int64
-
-// stores returns a new store of each kind: memstore, the Redis store on
-// miniredis and, with WEIR_REDIS_URL, on that server (in a namespace of
-// its own, removed at the end).
+// stores returns a new store of each kind: memstore, and the Redis store
+// on each of redistest's servers (miniredis and, with WEIR_REDIS_URL,
+// that server), in a namespace of its own removed at the end.
 func stores(t *testing.T) map[string]engine.Store {
 	t.Helper()
-	m := miniredis.RunT(t)
-	out := map[string]engine.Store{
-		"memstore":  memstore.New(),
-		"miniredis": openLua(t, &redis.Options{Addr: m.Addr()}),
-	}
-	if url := os.Getenv("WEIR_REDIS_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
+	out := map[string]engine.Store{"memstore": memstore.New()}
+	for _, srv := range redistest.Servers(t) {
+		rdb := redistest.Client(t, srv.Options)
+		s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "metrics")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out["redis"] = openLua(t, opt)
+		out[srv.Name] = s
 	}
 	return out
-}
-
-func openLua(t *testing.T, opt *redis.Options) engine.Store {
-	t.Helper()
-	rdb := redis.NewClient(opt)
-	ns := fmt.Sprintf("metrics%d-%d", time.Now().UnixNano(), nsSeq.Add(1))
-	s, err := lua.New(rdb, lua.Options{Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		rdb.Close()
-	})
-	return s
 }
 
 var (

@@ -20,7 +20,11 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/rest"
 )
+
+// testToken is the REST API's token in the tests.
+const testToken = "s3cret-token-of-the-tests"
 
 // badEnv is one namespace reached three ways: the Go API (a lua.Store),
 // the CLI binary (--redis, --namespace) and the REST API (on the store).
@@ -58,7 +62,9 @@ func newBadEnv(t *testing.T) *badEnv {
 		t.Fatal(err)
 	}
 	e.store = s
-	e.api = newAPI(s, apiConfig{Token: testToken, Limits: s.Config().Limits})
+	if e.api, err = rest.NewHandler(rest.Config{Store: s, Token: testToken, Limits: s.Config().Limits}); err != nil {
+		t.Fatal(err)
+	}
 
 	// "live": one task, claimed (running); "done": one task, completed.
 	ctx := t.Context()
@@ -371,7 +377,7 @@ func TestBadInputCatalogue(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+testToken)
 				rec := httptest.NewRecorder()
 				e.api.ServeHTTP(rec, req)
-				var ae apiError
+				var ae struct{ Code, Message, Field string }
 				raw, _ := io.ReadAll(rec.Body)
 				if err := json.Unmarshal(raw, &ae); err != nil || rec.Code != c.restStatus || !slices.Contains(c.restCodes, ae.Code) ||
 					!(strings.Contains(ae.Field, c.field) || strings.Contains(ae.Message, c.field)) {

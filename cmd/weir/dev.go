@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/rest"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 func newDevCmd(g *globalFlags) *cobra.Command {
@@ -51,7 +53,7 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 	af.register(c, "127.0.0.1:0")
 	c.Flags().BoolVar(&af.noToken, "no-token", false, "serve the REST API without a token (loopback only; by default dev generates one)")
 	c.Flags().StringVar(&redisAddr, "redis-addr", "127.0.0.1:0", "loopback address of the embedded Redis server (port 0 picks a free one)")
-	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run shell tasks from")
+	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run shell tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
 	return c
 }
@@ -72,15 +74,18 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		return err
 	}
 	defer cn.Close()
+	limits := cn.store.Config().Limits
+	h, err := rest.NewHandler(rest.Config{
+		Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
+		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	if err != nil {
+		return usageErr(err)
+	}
 	ln, err := af.listen()
 	if err != nil {
 		return err
 	}
-	limits := cn.store.Config().Limits
-	h := newAPI(cn.store, apiConfig{
-		Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
-		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
-	})
 	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, nil)
 	if err := w.Start(ctx); err != nil {
 		ln.Close()

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/rest"
+	"github.com/weirflow/weir/workflowfile"
 	"go.uber.org/goleak"
 )
 
@@ -51,19 +53,19 @@ func TestDevInProcess(t *testing.T) {
 		if res.StatusCode != http.StatusCreated {
 			t.Fatalf("submit: %d %s", res.StatusCode, b)
 		}
-		var rec record
+		var rec workflowfile.Record
 		for deadline := time.Now().Add(30 * time.Second); ; { // a hang guard
 			code, b := get(t, "GET", httpURL+"/v1/workflows/dev-1", "dev-token-0123456789")
 			if code != 200 {
 				t.Fatalf("get: %d %s", code, b)
 			}
-			rec = strict[record](t, []byte(b))
+			rec = strict[workflowfile.Record](t, []byte(b))
 			if rec.State != "running" || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if rec.State != "completed" || rec.task(t, "b").Result != "a\nb\n" {
+		if rec.State != "completed" || recordTask(t, rec, "b").Result != "a\nb\n" {
 			t.Errorf("workflow run by dev's workers: %+v", rec)
 		}
 
@@ -194,7 +196,7 @@ func TestDevTwoProcesses(t *testing.T) {
 	go io.Copy(io.Discard, pr) // keep dev's stdout drained
 	t.Cleanup(func() { pw.Close() })
 	redisURL, httpURL, token := printed["WEIR_REDIS_URL"], printed["WEIR_HTTP_URL"], printed["WEIR_TOKEN"]
-	if redisURL == "" || httpURL == "" || len(token) < minTokenLen {
+	if redisURL == "" || httpURL == "" || len(token) < rest.MinTokenLen {
 		t.Fatalf("dev printed %v\nstderr:\n%s", printed, dev.stderr.String())
 	}
 	env := []string{"WEIR_REDIS_URL=" + redisURL}
@@ -204,7 +206,7 @@ func TestDevTwoProcesses(t *testing.T) {
 	id := strings.TrimSpace(r.stdout)
 	r = weir(t, "", env, "wait", id, "--json")
 	r.wantCode(t, 0)
-	if rec := decodeRecord(t, r); rec.State != "completed" || rec.task(t, "words").Result != "24\n" {
+	if rec := decodeRecord(t, r); rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
 		t.Errorf("pipeline run by dev: %+v", rec)
 	}
 	// The REST API of dev shows the same record, with the token it
@@ -232,8 +234,8 @@ func TestDevTwoProcesses(t *testing.T) {
 	id2 := strings.TrimSpace(r.stdout)
 	r = weir(t, "", env, "wait", id2, "--json")
 	r.wantCode(t, 0)
-	if rec := decodeRecord(t, r); rec.task(t, "there").Result != "worker after dev\n" {
-		t.Errorf("joined worker's task: %+v", rec.task(t, "there"))
+	if rec := decodeRecord(t, r); recordTask(t, rec, "there").Result != "worker after dev\n" {
+		t.Errorf("joined worker's task: %+v", recordTask(t, rec, "there"))
 	}
 
 	if code := wk.signal(t, syscall.SIGTERM); code != 0 {
@@ -277,7 +279,7 @@ func TestDevRefusesCrossSite(t *testing.T) {
 		token := ""
 		if !noToken {
 			token = p.printed(t, "WEIR_TOKEN")
-			if len(token) < minTokenLen || checkToken("printed", token) != nil {
+			if len(token) < rest.MinTokenLen || rest.CheckToken("printed", token) != nil {
 				t.Fatalf("generated token %q", token)
 			}
 		} else if strings.Contains(p.stdout.String(), "WEIR_TOKEN") {

@@ -1,6 +1,12 @@
 // Command weir runs workflow files of shell tasks on weir, on an embedded
 // in-process Redis-protocol server or on a shared Redis. The file format is
 // spec/workflow-file.md.
+//
+// The command only wires weir's packages together: workflowfile reads the
+// files, shell runs their tasks, rest is the REST API of `weir serve` and
+// `weir dev`, lua the Redis store and bench the scenarios of `weir bench`.
+// The conformance suite is the command weir-conformance (cmd/weir-conformance),
+// so that this binary links neither package testing nor rapid.
 package main
 
 import (
@@ -103,7 +109,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		"how long a transition waits for --durable-replicas before it fails as not replicated")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
 		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newWorkerCmd(g),
-		newDevCmd(g), newServeCmd(g), newConformanceCmd(g), newBenchCmd(g))
+		newDevCmd(g), newServeCmd(g), newBenchCmd(g))
 	return root
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // weirBin is the weir binary, built on first use by binary (with -race
@@ -111,11 +113,11 @@ func (r result) wantCode(t *testing.T, code int) {
 }
 
 // decodeRecord decodes a --json workflow record strictly.
-func decodeRecord(t *testing.T, r result) record {
+func decodeRecord(t *testing.T, r result) workflowfile.Record {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
-	var rec record
+	var rec workflowfile.Record
 	if err := dec.Decode(&rec); err != nil {
 		t.Fatalf("decode the record: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
 	}
@@ -125,7 +127,7 @@ func decodeRecord(t *testing.T, r result) record {
 	return rec
 }
 
-func (rec record) task(t *testing.T, name string) taskRec {
+func recordTask(t *testing.T, rec workflowfile.Record, name string) workflowfile.TaskRecord {
 	t.Helper()
 	for _, tr := range rec.Tasks {
 		if tr.Name == name {
@@ -133,7 +135,7 @@ func (rec record) task(t *testing.T, name string) taskRec {
 		}
 	}
 	t.Fatalf("record has no task %q: %+v", name, rec)
-	return taskRec{}
+	return workflowfile.TaskRecord{}
 }
 
 // writeFile writes a workflow file named name in a new temporary directory
@@ -147,7 +149,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-func wantTask(t *testing.T, tr taskRec, state string, attempts int) {
+func wantTask(t *testing.T, tr workflowfile.TaskRecord, state string, attempts int) {
 	t.Helper()
 	if tr.State != state || tr.Attempts != attempts {
 		t.Errorf("task %s: state %s after %d attempts, want %s after %d (error %v)", tr.Name, tr.State, tr.Attempts, state, attempts, deref(tr.Error))
@@ -159,4 +161,32 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// strict decodes a JSON body into T, refusing unknown fields.
+func strict[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %T: %v\n%s", v, err, b)
+	}
+	return v
+}
+
+// TestBinaryLinksNoTesting: the weir binary links neither package testing
+// nor rapid (the conformance suite, which needs both, is the command
+// weir-conformance).
+func TestBinaryLinksNoTesting(t *testing.T) {
+	t.Parallel()
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "pgregory.net/rapid") {
+			t.Errorf("the weir binary links %s", pkg)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // The commands that drive a shared Redis (--redis or WEIR_REDIS_URL).
@@ -46,7 +47,7 @@ func newSubmitCmd(g *globalFlags) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
-			lf, err := loadFile(args[0], limits)
+			lf, err := workflowfile.Load(args[0], limits)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -79,7 +80,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 
 func show(out io.Writer, w engine.Workflow, asJSON bool) error {
 	if asJSON {
-		return printJSON(out, toRecord(w))
+		return printJSON(out, workflowfile.NewRecord(w))
 	}
 	printSummary(out, w)
 	return nil
@@ -159,9 +160,9 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 			}
 			out := c.OutOrStdout()
 			if asJSON {
-				recs := make([]record, len(all))
+				recs := make([]workflowfile.Record, len(all))
 				for i, w := range all {
-					recs[i] = toRecord(w)
+					recs[i] = workflowfile.NewRecord(w)
 				}
 				return printJSON(out, recs)
 			}
@@ -255,7 +256,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			return nil
 		}),
 	}
-	c.Flags().StringVar(&queues, "queues", DefaultQueue, "comma-separated queues to run tasks from")
+	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
 	return c
 }

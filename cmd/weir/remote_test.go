@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // The commands that drive a shared Redis, against a miniredis of the test:
@@ -36,7 +37,7 @@ func TestSharedRedisCommands(t *testing.T) {
 	r = cli("status", id, "--json")
 	r.wantCode(t, 0)
 	rec := decodeRecord(t, r)
-	if rec.ID != id || rec.State != "running" || rec.task(t, "fetch").State != "queued" || rec.task(t, "report").State != "waiting" {
+	if rec.ID != id || rec.State != "running" || recordTask(t, rec, "fetch").State != "queued" || recordTask(t, rec, "report").State != "waiting" {
 		t.Errorf("status of a new workflow: %+v", rec)
 	}
 	r = cli("queues")
@@ -46,7 +47,7 @@ func TestSharedRedisCommands(t *testing.T) {
 	}
 	r = cli("ls", "--json")
 	r.wantCode(t, 0)
-	var recs []record
+	var recs []workflowfile.Record
 	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != id {
 		t.Errorf("ls --json: %v\n%s", err, r.stdout)
 	}
@@ -79,7 +80,7 @@ func TestSharedRedisCommands(t *testing.T) {
 	r = cli("wait", id, "--json")
 	r.wantCode(t, 0)
 	rec = decodeRecord(t, r)
-	if rec.State != "completed" || rec.task(t, "words").Result != "24\n" {
+	if rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
 		t.Errorf("waited record: %+v", rec)
 	}
 	r = cli("status", id)

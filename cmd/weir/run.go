@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // pollInterval is how often progress reads the workflow's state.
@@ -50,7 +52,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 
 func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, asJSON bool, stdout, stderr io.Writer) error {
 	// Validate before starting anything: a bad file is status 2 at once.
-	if _, err := loadFile(path, engine.DefaultLimits()); err != nil {
+	if _, err := workflowfile.Load(path, engine.DefaultLimits()); err != nil {
 		return usageErr(err)
 	}
 	cn, err := g.open(ctx, true)
@@ -59,7 +61,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	}
 	defer cn.Close()
 	limits := cn.store.Config().Limits
-	lf, err := loadFile(path, limits)
+	lf, err := workflowfile.Load(path, limits)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -105,7 +107,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		return failErr(err)
 	}
 	if asJSON {
-		if err := printJSON(stdout, toRecord(final)); err != nil {
+		if err := printJSON(stdout, workflowfile.NewRecord(final)); err != nil {
 			return failErr(err)
 		}
 	} else {
@@ -119,17 +121,17 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
-func submitPlan(ctx context.Context, s engine.Store, lf *loadedFile) (bool, error) {
+func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
 	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan})
 	if err != nil {
 		var ve *engine.ValidationError
 		switch {
 		case errors.As(err, &ve):
-			return false, usageErr(&FileError{File: lf.Path, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
+			return false, usageErr(&workflowfile.Error{File: lf.Name, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
 		case errors.Is(err, engine.ErrWorkflowExists):
-			return false, failErr(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Path, lf.Plan.ID))
+			return false, failErr(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Name, lf.Plan.ID))
 		}
-		return false, failErr(fmt.Errorf("submit %s: %w", lf.Path, err))
+		return false, failErr(fmt.Errorf("submit %s: %w", lf.Name, err))
 	}
 	return res.Created, nil
 }
@@ -151,7 +153,7 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 		Limits:          limits,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	registerShell(w, queues, limits.MaxResult)
+	shell.Register(w, queues, limits.MaxResult)
 	return w
 }
 
@@ -363,7 +365,7 @@ func printSummary(out io.Writer, w engine.Workflow) {
 		case t.Error != "":
 			detail = oneLine(t.Error)
 		case t.State == engine.Completed:
-			if s, ok := decodeResult(t.Result).(string); ok {
+			if s, ok := shell.DecodeResult(t.Result).(string); ok {
 				detail = "result: " + quoteShort(s)
 			}
 		}

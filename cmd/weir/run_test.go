@@ -55,20 +55,20 @@ func TestRunPipelineJSON(t *testing.T) {
 	if got := strings.Join(names, ","); got != "fetch,words,lines,shout,report" {
 		t.Errorf("tasks in order %s", got)
 	}
-	if got := rec.task(t, "words").Result; got != "24\n" {
+	if got := recordTask(t, rec, "words").Result; got != "24\n" {
 		t.Errorf("words result %#v, want \"24\\n\"", got)
 	}
-	if got := rec.task(t, "shout").Result; got != "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG\n" {
+	if got := recordTask(t, rec, "shout").Result; got != "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG\n" {
 		t.Errorf("shout result %#v", got)
 	}
-	rep, _ := rec.task(t, "report").Result.(string)
+	rep, _ := recordTask(t, rec, "report").Result.(string)
 	if !strings.HasPrefix(rep, "3 lines, 24 words\nfirst line, shouted: THE QUICK BROWN FOX") || !strings.Contains(rep, "input of report (attempt 1)") {
 		t.Errorf("report result %q", rep)
 	}
-	if after := rec.task(t, "report").After; strings.Join(after, ",") != "words,lines,shout" {
+	if after := recordTask(t, rec, "report").After; strings.Join(after, ",") != "words,lines,shout" {
 		t.Errorf("report after %v", after)
 	}
-	if after := rec.task(t, "fetch").After; after == nil || len(after) != 0 {
+	if after := recordTask(t, rec, "fetch").After; after == nil || len(after) != 0 {
 		t.Errorf("fetch after %#v, want []", after)
 	}
 }
@@ -95,7 +95,7 @@ tasks:
 	if rec.ID != "env-1" {
 		t.Errorf("id %q", rec.ID)
 	}
-	out, _ := rec.task(t, "second").Result.(string)
+	out, _ := recordTask(t, rec, "second").Result.(string)
 	lines := strings.SplitN(out, "\n", 4)
 	if len(lines) < 4 {
 		t.Fatalf("second's output %q", out)
@@ -127,7 +127,7 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
 	r := weir(t, "", nil, "run", "--json", p)
 	r.wantCode(t, 0)
 	rec := decodeRecord(t, r)
-	tr := rec.task(t, "flaky")
+	tr := recordTask(t, rec, "flaky")
 	wantTask(t, tr, "completed", 3)
 	if tr.Result != "done\n" || tr.Error != nil {
 		t.Errorf("flaky: %+v", tr)
@@ -160,7 +160,7 @@ func TestRunFailsAfterRetries(t *testing.T) {
 	if rec.State != "failed" {
 		t.Errorf("state %s, want failed", rec.State)
 	}
-	bad := rec.task(t, "bad")
+	bad := recordTask(t, rec, "bad")
 	wantTask(t, bad, "failed", 3)
 	if got := deref(bad.Error); got != "exit status 4: lots of noise\ndisk full on attempt 3" {
 		t.Errorf("bad's error %q", got)
@@ -168,8 +168,8 @@ func TestRunFailsAfterRetries(t *testing.T) {
 	if bad.Result != nil {
 		t.Errorf("bad's result %#v, want null", bad.Result)
 	}
-	wantTask(t, rec.task(t, "later"), "cancelled", 0)
-	wantTask(t, rec.task(t, "ok"), "completed", 1)
+	wantTask(t, recordTask(t, rec, "later"), "cancelled", 0)
+	wantTask(t, recordTask(t, rec, "ok"), "completed", 1)
 
 	// Without --json: a summary, the same status.
 	r = weir(t, "", nil, "run", p)
@@ -187,13 +187,13 @@ func TestRunAlwaysAfterFailure(t *testing.T) {
 	if rec.State != "completed" {
 		t.Errorf("state %s", rec.State)
 	}
-	wantTask(t, rec.task(t, "flaky"), "completed", 3)
-	broken := rec.task(t, "broken")
+	wantTask(t, recordTask(t, rec, "flaky"), "completed", 3)
+	broken := recordTask(t, rec, "broken")
 	wantTask(t, broken, "failed", 2)
 	if got := deref(broken.Error); got != "exit status 7: still broken on attempt 2" {
 		t.Errorf("broken's error %q", got)
 	}
-	cleanup := rec.task(t, "cleanup")
+	cleanup := recordTask(t, rec, "cleanup")
 	wantTask(t, cleanup, "completed", 1)
 	if !cleanup.Always || cleanup.Result != "cleanup saw broken failed\n" {
 		t.Errorf("cleanup %+v", cleanup)
@@ -210,13 +210,13 @@ func TestRunSagaUndoesInReverse(t *testing.T) {
 		t.Errorf("state %s reason %s, want compensated failure", rec.State, deref(rec.Reason))
 	}
 	for _, name := range []string{"flight", "hotel", "car"} {
-		tr := rec.task(t, name)
+		tr := recordTask(t, rec, name)
 		wantTask(t, tr, "completed", 1)
 		if tr.Undo == nil || deref(tr.Undo.State) != "completed" || tr.Undo.Attempts != 1 || tr.Undo.Error != nil {
 			t.Errorf("%s's undo %+v", name, tr.Undo)
 		}
 	}
-	pay := rec.task(t, "pay")
+	pay := recordTask(t, rec, "pay")
 	wantTask(t, pay, "failed", 1)
 	if deref(pay.Error) != "exit status 3: card declined" || pay.Undo != nil {
 		t.Errorf("pay %+v", pay)
@@ -239,15 +239,15 @@ func TestRunFailFast(t *testing.T) {
 	if rec.State != "failed" || !rec.FailFast {
 		t.Errorf("state %s fail_fast %v", rec.State, rec.FailFast)
 	}
-	wantTask(t, rec.task(t, "boom"), "failed", 1)
+	wantTask(t, recordTask(t, rec, "boom"), "failed", 1)
 	for _, name := range []string{"next", "after-next"} {
-		tr := rec.task(t, name)
+		tr := recordTask(t, rec, name)
 		wantTask(t, tr, "cancelled", 0)
 		if deref(tr.Error) != "fail_fast" {
 			t.Errorf("%s's error %q", name, deref(tr.Error))
 		}
 	}
-	fin := rec.task(t, "finally")
+	fin := recordTask(t, rec, "finally")
 	wantTask(t, fin, "completed", 1)
 	if fin.Result != "finally ran\n" {
 		t.Errorf("finally's result %#v", fin.Result)
@@ -265,12 +265,12 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	r := weir(t, "", nil, "run", "--json", p)
 	r.wantCode(t, 0)
 	rec := decodeRecord(t, r)
-	slow := rec.task(t, "slow")
+	slow := recordTask(t, rec, "slow")
 	wantTask(t, slow, "failed", 1)
 	if deref(slow.Error) != "timeout after 300ms" {
 		t.Errorf("slow's error %q", deref(slow.Error))
 	}
-	wantTask(t, rec.task(t, "after"), "completed", 1)
+	wantTask(t, recordTask(t, rec, "after"), "completed", 1)
 	if rec.EndedAt.Sub(rec.CreatedAt.Time).Seconds() > 30 {
 		t.Errorf("the run took %v: the process group was not killed", rec.EndedAt.Sub(rec.CreatedAt.Time))
 	}
@@ -284,7 +284,7 @@ func TestRunResultOverLimit(t *testing.T) {
 `)
 	r := weir(t, "", nil, "run", "--json", p)
 	r.wantCode(t, 1)
-	big := decodeRecord(t, r).task(t, "big")
+	big := recordTask(t, decodeRecord(t, r), "big")
 	wantTask(t, big, "failed", 1)
 	if !strings.Contains(deref(big.Error), "standard output is over the result limit of 65536 bytes") {
 		t.Errorf("big's error %q", deref(big.Error))

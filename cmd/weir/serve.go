@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/rest"
 )
 
 // apiFlags are the flags of the REST API, shared by serve and dev.
@@ -19,9 +24,9 @@ type apiFlags struct {
 
 func (f *apiFlags) register(c *cobra.Command, defaultAddr string) {
 	c.Flags().StringVar(&f.addr, "http", defaultAddr, "address the REST API listens on (host:port; port 0 picks a free one)")
-	c.Flags().StringVar(&f.token, "token", "", fmt.Sprintf("bearer token every /v1 route requires, at least %d characters (default $WEIR_TOKEN); required off loopback", minTokenLen))
+	c.Flags().StringVar(&f.token, "token", "", fmt.Sprintf("bearer token every /v1 route requires, at least %d characters (default $WEIR_TOKEN); required off loopback", rest.MinTokenLen))
 	c.Flags().StringSliceVar(&f.origins, "origin", nil, "web origin (scheme://host[:port]) whose pages may call the API besides its own, such as the public address of a proxy in front; repeatable")
-	c.Flags().Int64Var(&f.maxBody, "max-body", defaultMaxBody, "largest request body accepted, in bytes (larger: 413)")
+	c.Flags().Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBody, "largest request body accepted, in bytes (larger: 413)")
 }
 
 // check validates the flags and returns the token (the flag's, else
@@ -31,7 +36,7 @@ func (f *apiFlags) check(c *cobra.Command, generate bool) (token string, generat
 		return "", false, usageErr(fmt.Errorf("--max-body must be at least 1, got %d", f.maxBody))
 	}
 	for _, o := range f.origins {
-		if _, err := canonicalOrigin(o); err != nil {
+		if err := rest.CheckOrigin(o); err != nil {
 			return "", false, usageErr(fmt.Errorf("--origin %w", err))
 		}
 	}
@@ -73,14 +78,17 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer cn.Close()
+			h, err := rest.NewHandler(rest.Config{
+				Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
+				Logger: slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
+			})
+			if err != nil {
+				return usageErr(err)
+			}
 			ln, err := af.listen()
 			if err != nil {
 				return err
 			}
-			h := newAPI(cn.store, apiConfig{
-				Token: token, MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
-				Logger: slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
-			})
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
 			if err := serveAPI(ctx, ln, h); err != nil {
 				return failErr(err)
@@ -91,4 +99,58 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 	}
 	af.register(c, "127.0.0.1:8080")
 	return c
+}
+
+// isLoopback reports whether the listen address addr (host:port) only
+// accepts connections from this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkListen refuses to serve the API on a non-loopback address without a
+// token.
+func checkListen(flag, addr, token string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageErr(fmt.Errorf("%s %q: %w", flag, addr, err))
+	}
+	if token == "" && !isLoopback(addr) {
+		return usageErr(fmt.Errorf("%s %s is not a loopback address: set a token (--token or WEIR_TOKEN) to serve the API there", flag, addr))
+	}
+	return nil
+}
+
+// serveAPI serves h on ln until ctx is done, then shuts the server down
+// gracefully: it stops accepting, lets requests in flight finish (up to
+// shutdownTimeout) and returns once every connection is closed.
+func serveAPI(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		srv.Close()
+	}
+	<-errc // http.ErrServerClosed
+	return err
 }

@@ -2,7 +2,7 @@
 // store it makes lives in a namespace of its own, shows its queues
 // (conformance.QueueInspector), reads a whole state in one script
 // (conformance.Observer) and deletes its keys when the suite closes it.
-// The lua package's tests and `weir conformance` use it.
+// The lua package's tests and the command weir-conformance use it.
 //
 // Stability: unstable, like package conformance.
 package luastore

@@ -21,7 +21,7 @@
 // The package does not import testing: callers turn the returned errors into
 // test failures, CLI output or reports.
 //
-// Stability: internal to weir's conformance suite and `weir conformance`;
+// Stability: internal to weir's conformance suite and weir-conformance;
 // its API may change in any release (the file format is defined in
 // spec/testdata/README.md).
 package scenario

@@ -2,10 +2,11 @@ package scenario
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,26 +79,22 @@ func (noMore) more([]word) error { return errNoMore }
 
 var errNoMore = fmt.Errorf("this operation takes no indented lines")
 
-// ParseFile reads and parses one scenario file, named by its base name.
-func ParseFile(path string) (*Scenario, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Parse(filepath.Base(path), f)
-}
-
-// Glob parses every file that matches pattern, sorted by name.
-func Glob(pattern string) ([]*Scenario, error) {
-	paths, err := filepath.Glob(pattern)
+// ParseFS parses every file of fsys that matches pattern (fs.Glob syntax),
+// sorted by name, each named by its base name. spec.Scenarios() holds the
+// golden scenarios; os.DirFS reads a directory.
+func ParseFS(fsys fs.FS, pattern string) ([]*Scenario, error) {
+	paths, err := fs.Glob(fsys, pattern)
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(paths)
 	var out []*Scenario
 	for _, p := range paths {
-		s, err := ParseFile(p)
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := Parse(path.Base(p), bytes.NewReader(b))
 		if err != nil {
 			return nil, err
 		}

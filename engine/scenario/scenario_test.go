@@ -6,37 +6,35 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/spec"
 )
 
-const testdata = "../../spec/testdata/*.txt"
+// testdata is where the embedded scenarios are in the source tree, for
+// -rewrite.
+const testdata = "../../spec/testdata"
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the reply lines of spec/testdata's scenarios that differ from the Model's replies (then review the diff)")
 
 // TestGolden replays every spec/testdata scenario against the Model; with
-// -rewrite it rewrites the reply lines that differ instead (Rewrite).
+// -rewrite it rewrites the reply lines that differ in the source tree's
+// files instead (Rewrite).
 func TestGolden(t *testing.T) {
-	paths, err := filepath.Glob(testdata)
+	all, err := ParseFS(spec.Scenarios(), "*.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) == 0 {
-		t.Fatalf("no scenario files in %s", testdata)
+	if len(all) == 0 {
+		t.Fatal("no scenario files in spec.Scenarios()")
 	}
-	for _, p := range paths {
-		name := strings.TrimSuffix(filepath.Base(p), ".txt")
-		t.Run(name, func(t *testing.T) {
+	for _, s := range all {
+		t.Run(strings.TrimSuffix(s.Name, ".txt"), func(t *testing.T) {
 			t.Parallel()
-			s, err := ParseFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if s.Doc == "" {
 				t.Errorf("%s: the file does not start with a comment saying which rule it shows", s.Name)
 			}
@@ -46,6 +44,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				if changed {
+					p := filepath.Join(testdata, s.Name)
 					if err := os.WriteFile(p, text, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -61,29 +60,6 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("ran %d of %d steps, skipped %v", res.Steps, len(s.Steps), res.Skipped)
 			}
 		})
-	}
-}
-
-// TestGoldenIndex checks spec/testdata/README.md indexes every scenario
-// file, and only those.
-func TestGoldenIndex(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(filepath.Dir(testdata), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	indexed := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_]+\\.txt)` \\|").FindAllStringSubmatch(string(readme), -1) {
-		indexed[m[1]] = true
-	}
-	paths, _ := filepath.Glob(testdata)
-	for _, p := range paths {
-		if !indexed[filepath.Base(p)] {
-			t.Errorf("%s is not in the index of spec/testdata/README.md", filepath.Base(p))
-		}
-		delete(indexed, filepath.Base(p))
-	}
-	for name := range indexed {
-		t.Errorf("spec/testdata/README.md indexes %s, which does not exist", name)
 	}
 }
 

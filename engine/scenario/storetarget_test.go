@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/engine/scenario"
+	"github.com/weirflow/weir/spec"
 )
 
 // TestStoreTarget replays every spec/testdata scenario against memstore
@@ -18,7 +19,7 @@ import (
 // store's replies are the model's. memstore lists no queue contents, so
 // exactly the "expect queue" steps are skipped.
 func TestStoreTarget(t *testing.T) {
-	all, err := scenario.Glob("../../spec/testdata/*.txt")
+	all, err := scenario.ParseFS(spec.Scenarios(), "*.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +59,11 @@ func (contentsStore) QueueContents(context.Context, string) (engine.QueueContent
 // TestStoreTargetQueueContents: a store with a QueueContents method is
 // asked for the contents of an "expect queue" step.
 func TestStoreTargetQueueContents(t *testing.T) {
-	sc, err := scenario.ParseFile("../../spec/testdata/cancel_job.txt")
-	if err != nil {
-		t.Fatal(err)
+	all, err := scenario.ParseFS(spec.Scenarios(), "cancel_job.txt")
+	if err != nil || len(all) != 1 {
+		t.Fatalf("parse cancel_job.txt: %d, %v", len(all), err)
 	}
+	sc := all[0]
 	var ms atomic.Int64
 	s := memstore.New(memstore.WithConfig(sc.Config), memstore.WithClock(func() time.Time { return time.UnixMilli(ms.Load()) }))
 	target := &scenario.StoreTarget{Store: contentsStore{s}, SetClock: func(now time.Time) { ms.Store(now.UnixMilli()) }}

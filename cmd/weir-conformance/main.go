@@ -1,0 +1,278 @@
+// Command weir-conformance runs weir's store conformance suite
+// (spec/conformance.md, package conformance) with the Lua store against a
+// Redis-protocol server:
+//
+//	weir-conformance [--redis URL] [--cluster] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
+//
+// It is a command of its own, not a subcommand of weir: the suite's random
+// sequences are drawn by pgregory.net/rapid, which imports package
+// testing, and the weir binary links neither.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/conformance"
+	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/lua"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0 // every test passed and the namespaces are removed
+	exitFail  = 1 // a test failed, or the namespaces could not be removed
+	exitUsage = 2 // usage error
+)
+
+// exitError carries the exit status of an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &exitError{exitUsage, err} }
+func failErr(err error) error  { return &exitError{exitFail, err} }
+
+// errQuiet ends the command with status 1 and nothing more to print (the
+// report said it).
+var errQuiet = errors.New("")
+
+// quietRedisLog drops go-redis's internal log lines (connection pool
+// notes printed at shutdown); errors that matter reach the command as
+// errors.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
+
+func main() {
+	redis.SetLogger(quietRedisLog{})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command line args and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newConformanceCmd()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitUsage // cobra's own errors: bad flag, arguments
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if !errors.Is(err, errQuiet) {
+		fmt.Fprintln(stderr, "weir-conformance:", err)
+	}
+	return code
+}
+
+// conformanceReport is what `weir-conformance --json` prints.
+type conformanceReport struct {
+	Server    string `json:"server"`
+	Namespace string `json:"namespace"` // the prefix of every namespace the run used
+	// Removed reports that no key of the run's namespaces is left.
+	Removed bool `json:"removed"`
+	conformance.Report
+}
+
+func newConformanceCmd() *cobra.Command {
+	var (
+		redisURL  string
+		namespace string
+		sequences int
+		asJSON    bool
+		cluster   bool
+		path      string
+	)
+	cmd := &cobra.Command{
+		Use:   "weir-conformance",
+		Short: "Run the store conformance suite against a Redis-protocol server",
+		Long: "weir-conformance runs weir's conformance suite (spec/conformance.md) with the Lua store on\n" +
+			"the server of --redis / WEIR_REDIS_URL, in namespaces of its own (\"<prefix>-<n>\", prefix\n" +
+			"from --namespace or random) that it removes afterwards. It prints every test that passed,\n" +
+			"failed (with the reproducing sequence) or was skipped (with why), and exits 1 when one failed.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErr(fmt.Errorf("weir-conformance takes no arguments, got %d (usage: %s)", len(args), c.UseLine()))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error {
+			if sequences < 0 {
+				return usageErr(fmt.Errorf("--sequences %d: want a count", sequences))
+			}
+			callPath, ok := map[string]lua.CallPath{"auto": lua.PathAuto, "functions": lua.PathFunctions, "scripts": lua.PathScripts}[path]
+			if !ok {
+				return usageErr(fmt.Errorf("--path %q: want auto, functions or scripts", path))
+			}
+			u := redisURL
+			if u == "" {
+				u = os.Getenv("WEIR_REDIS_URL")
+			}
+			if u == "" {
+				return usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
+			}
+			prefix := namespace
+			if prefix == "" {
+				b := make([]byte, 6)
+				rand.Read(b)
+				prefix = "weirconf-" + hex.EncodeToString(b)
+			}
+			if len(prefix) > 40 || !validPrefix(prefix) {
+				return usageErr(fmt.Errorf("--namespace %q: the prefix must match ^[A-Za-z0-9_.-]{1,40}$", prefix))
+			}
+			var (
+				rdb    redis.UniversalClient
+				server string // the address(es), never the URL's password
+			)
+			if cluster {
+				opt, err := redis.ParseClusterURL(u)
+				if err != nil {
+					return usageErr(fmt.Errorf("redis cluster URL: %w", err))
+				}
+				rdb, server = redis.NewClusterClient(opt), strings.Join(opt.Addrs, ",")
+			} else {
+				opt, err := redis.ParseURL(u)
+				if err != nil {
+					return usageErr(fmt.Errorf("redis URL: %w", err))
+				}
+				rdb, server = redis.NewClient(opt), opt.Addr
+			}
+			defer rdb.Close()
+			ctx := c.Context()
+			if err := rdb.Ping(ctx).Err(); err != nil {
+				return failErr(fmt.Errorf("connect to %s: %w", server, err))
+			}
+			if n, err := luastore.Count(ctx, rdb, prefix); err != nil {
+				return failErr(fmt.Errorf("scan %s: %w", server, err))
+			} else if n > 0 {
+				return usageErr(fmt.Errorf("namespaces %q-* already hold %d keys: pick another --namespace", prefix, n))
+			}
+			// rapid must not write fail files into the working directory;
+			// rapid.checks is how many sequences one rapid.Check runs: a
+			// share of each of the suite's 8 parallel batches.
+			setFlag("rapid.nofailfile", "true")
+			setFlag("rapid.checks", strconv.Itoa(min(100, max(1, (sequences+7)/8))))
+			opts := []conformance.Option{conformance.Sequences(sequences)}
+			rep := conformance.RunReport(ctx, luastore.NewStoreOn(prefix, callPath, rdb), opts...)
+			// Remove the run's keys even when ctx was canceled.
+			clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			out := conformanceReport{Server: server, Namespace: prefix, Report: rep}
+			cerr := luastore.Clean(clean, rdb, prefix)
+			if cerr == nil {
+				n, err := luastore.Count(clean, rdb, prefix)
+				cerr = err
+				if err == nil && n > 0 {
+					cerr = fmt.Errorf("%d keys left", n)
+				}
+			}
+			out.Removed = cerr == nil
+			w := c.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return failErr(err)
+				}
+			} else {
+				printConformance(w, out)
+			}
+			if cerr != nil {
+				return failErr(fmt.Errorf("remove namespaces %s-*: %w", prefix, cerr))
+			}
+			if err := ctx.Err(); err != nil {
+				return failErr(fmt.Errorf("interrupted: %w", err))
+			}
+			if !rep.OK() {
+				return failErr(errQuiet)
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	cmd.Flags().StringVar(&redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
+	cmd.Flags().StringVar(&namespace, "namespace", "", "prefix of the run's namespaces (default weirconf-<random>)")
+	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&path, "path", "auto", "how the store calls its transitions: auto, functions (Redis Functions, FCALL) or scripts (EVALSHA)")
+	cmd.Flags().BoolVar(&cluster, "cluster", false, "the URL names a Redis Cluster (redis://host:port?addr=host2:port2...)")
+	return cmd
+}
+
+func validPrefix(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// setFlag sets one of rapid's flags (registered on the default flag set
+// by package rapid, which this command's command line does not parse).
+func setFlag(name, value string) {
+	if f := flag.Lookup(name); f != nil {
+		f.Value.Set(value)
+	}
+}
+
+// printConformance prints the report as text: a line per test without
+// subtests, the output of failures and skips indented under it, then the
+// counts.
+func printConformance(w io.Writer, r conformanceReport) {
+	parents := map[string]bool{}
+	for _, res := range r.Results {
+		if i := strings.LastIndex(res.Name, "/"); i > 0 {
+			parents[res.Name[:i]] = true
+		}
+	}
+	for _, res := range r.Results {
+		if parents[res.Name] && len(res.Output) == 0 {
+			continue
+		}
+		tag := map[conformance.Status]string{conformance.Passed: "PASS", conformance.Failed: "FAIL", conformance.Skipped: "SKIP"}[res.Status]
+		fmt.Fprintf(w, "%s %s (%v)\n", tag, res.Name, res.Elapsed.Round(time.Millisecond))
+		if res.Status != conformance.Passed || parents[res.Name] {
+			for _, line := range res.Output {
+				for _, l := range strings.Split(line, "\n") {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+			}
+		}
+	}
+	rate := float64(r.Sequences) / max(r.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "\nserver %s, namespaces %s-*: passed %d, failed %d, skipped %d; %d random sequences, %.1f sequences/s; %v\n",
+		r.Server, r.Namespace, r.Passed, r.Failed, r.Skipped, r.Sequences, rate, r.Elapsed.Round(time.Millisecond))
+	if r.Removed {
+		fmt.Fprintln(w, "namespaces removed")
+	}
+}

@@ -1,0 +1,328 @@
+// Package rest is weir's REST API (spec/rest.md, spec/openapi.yaml) as an
+// http.Handler: a Go program serves it on its own engine.Store, on any
+// listener and behind any middleware. NewHandler makes one from a Config.
+//
+// The handler answers the routes of spec/openapi.yaml and nothing else: a
+// request the spec does not allow (an unknown query parameter, a body on a
+// route that takes none, a field the workflow file does not have) is
+// refused with a JSON error body, never ignored. With Config.Token every
+// /v1 route requires it as a bearer token.
+//
+// POST /v1/workflows takes a workflow file (package workflowfile) as JSON
+// or YAML; its tasks are shell tasks, run by a worker that has
+// shell.Register'ed their queues, in that worker's working directory.
+//
+// The handler also refuses what a web page could send it from a browser
+// (docs/security.md, spec/rest.md "Browsers and other sites"): without a
+// token, requests whose Host is not the loopback address they arrived on
+// (DNS rebinding); requests whose Origin is neither the API's own nor one
+// of Config.Origins; requests a browser marks cross-site; bodies that are
+// not application/json or application/yaml. These checks need the
+// connection's local address, which net/http's Server provides
+// (http.LocalAddrContextKey): without a token, a request served any other
+// way is refused.
+package rest
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// The REST API of spec/rest.md: routing, bearer-token auth, body limits and
+// JSON errors. The handlers are in handlers.go, the checks against web
+// pages in guard.go.
+
+// DefaultMaxBody is the limit of a request body, in bytes, when
+// Config.MaxBody is 0.
+const DefaultMaxBody = 4 << 20
+
+// Config configures the handler NewHandler returns.
+type Config struct {
+	// Store is the store the API reads and changes. Required.
+	Store engine.Store
+	// Token, when set, is the bearer token every /v1 route requires
+	// (Authorization: Bearer <token>); it must pass CheckToken. Without
+	// one the API answers only requests to a loopback address. A server
+	// reachable from other machines needs one.
+	Token string
+	// MaxBody bounds a request body in bytes; a larger one is refused with
+	// 413. 0 means DefaultMaxBody.
+	MaxBody int64
+	// Limits are the store's limits (a submitted workflow is checked
+	// against them); zero means engine.DefaultLimits().
+	Limits engine.Limits
+	// Ping checks the store for GET /healthz; nil lists the queues instead.
+	Ping func(context.Context) error
+	// Origins are the web origins (scheme://host[:port]) besides the
+	// API's own whose pages may call it: the public address of a proxy in
+	// front of it, say. Each must pass CheckOrigin. A request with another
+	// Origin header is refused.
+	Origins []string
+	// Logger, when set, logs requests that failed on the server's side
+	// with the details their answer leaves out.
+	Logger *slog.Logger
+}
+
+// api serves the REST API on a store.
+type api struct {
+	store    engine.Store
+	cfg      Config
+	tokenSum [sha256.Size]byte
+	origins  map[string]bool // canonicalOrigin of each of cfg.Origins
+	mux      *http.ServeMux
+}
+
+// route is one route of the API. Every route under /v1 requires the token.
+type route struct {
+	method, pattern string
+	handle          func(a *api, w http.ResponseWriter, r *http.Request)
+	// body: the route takes a request body (JSON or YAML); the others
+	// refuse one.
+	body bool
+	// query lists the query parameters the route takes; any other is
+	// refused.
+	query []string
+}
+
+// routes lists every route; spec/openapi.yaml documents each one (a test
+// checks that both list the same).
+var routes = []route{
+	{"GET", "/healthz", (*api).healthz, false, nil},
+	{"GET", "/v1/openapi.yaml", (*api).openAPI, false, nil},
+	{"GET", "/v1/workflows", (*api).listWorkflows, false, []string{"state", "limit", "cursor"}},
+	{"POST", "/v1/workflows", (*api).submitWorkflow, true, nil},
+	{"GET", "/v1/workflows/{id}", (*api).getWorkflow, false, nil},
+	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow, false, []string{"undo"}},
+	{"GET", "/v1/jobs/{id...}", (*api).getJob, false, nil},
+	{"GET", "/v1/queues", (*api).listQueues, false, nil},
+	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue, false, nil},
+	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue, false, nil},
+}
+
+// NewHandler returns the REST API on cfg.Store. It fails, before serving
+// anything, when cfg has no Store, a MaxBody below 0, a Token that
+// CheckToken refuses or an Origin that CheckOrigin refuses. The handler is
+// safe for concurrent use; each request's context is passed to the store.
+func NewHandler(cfg Config) (http.Handler, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("rest: Config.Store is nil")
+	case cfg.MaxBody < 0:
+		return nil, fmt.Errorf("rest: Config.MaxBody is %d, below 0", cfg.MaxBody)
+	}
+	if cfg.Token != "" {
+		if err := CheckToken("rest: Config.Token", cfg.Token); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Limits == (engine.Limits{}) {
+		cfg.Limits = engine.DefaultLimits()
+	}
+	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), origins: map[string]bool{}, mux: http.NewServeMux()}
+	for _, o := range cfg.Origins {
+		c, err := canonicalOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("rest: Config.Origins: %w", err)
+		}
+		a.origins[c] = true
+	}
+	for _, rt := range routes {
+		a.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if !checkQuery(w, r, rt.query) {
+				return
+			}
+			if rt.body {
+				if checkBodyType(w, r) == "" {
+					return
+				}
+			} else if !a.noBody(w, r) {
+				return
+			}
+			rt.handle(a, w, r)
+		})
+	}
+	a.mux.HandleFunc("/", a.noRoute)
+	return a, nil
+}
+
+// ServeHTTP refuses what a web page could have sent (guard.go),
+// checks the token of /v1 routes, then routes the request.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !a.guardRequest(w, r) {
+		return
+	}
+	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !a.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
+		writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
+		return
+	}
+	if !cleanPath(r.URL.Path) {
+		// The mux would redirect to the cleaned path with an HTML body.
+		writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s: the path is not in canonical form", r.Method, r.URL.Path)})
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is in the canonical form the mux routes
+// without a redirect: no empty, "." or ".." segments.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// authorized reports whether r carries the API's token, comparing in
+// constant time (over SHA-256 sums, so the length does not show either).
+// With no token configured every request is authorized.
+func (a *api) authorized(r *http.Request) bool {
+	if a.cfg.Token == "" {
+		return true
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	match := subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) == 1
+	return ok && strings.EqualFold(scheme, "Bearer") && match
+}
+
+// noRoute answers a request no route matched: 405 when the path has a route
+// for another method, else 404.
+func (a *api) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := a.mux.Handler(r2); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, apiError{Code: codeMethod, Message: fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		return
+	}
+	writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s (the routes are in /v1/openapi.yaml)", r.Method, r.URL.Path)})
+}
+
+// Codes of the REST API beyond the engine's result codes (spec/errors.md).
+const (
+	codeUnauthorized = "UNAUTHORIZED" // no or wrong bearer token
+	codeMethod       = "METHOD"       // the route does not take that method
+	codeInternal     = "INTERNAL"     // an error with no result code
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	// Code is an engine result code (spec/errors.md) or one of the REST
+	// codes above.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Field names the wrong input: a query parameter, or a path in the
+	// request body such as tasks[1].after.
+	Field string `json:"field,omitempty"`
+	// Task is the name of the task the wrong input is in, when known.
+	Task string `json:"task,omitempty"`
+}
+
+// statusOf is the HTTP status of each engine result code.
+var statusOf = map[string]int{
+	engine.ErrNotFound.Code:       http.StatusNotFound,
+	engine.ErrWorkflowExists.Code: http.StatusConflict,
+	engine.ErrJobExists.Code:      http.StatusConflict,
+	engine.ErrWorkflowEnded.Code:  http.StatusConflict,
+	engine.ErrJobEnded.Code:       http.StatusConflict,
+	engine.ErrLeaseLost.Code:      http.StatusConflict,
+	engine.ErrInvalid.Code:        http.StatusBadRequest,
+	engine.ErrTooLarge.Code:       http.StatusRequestEntityTooLarge,
+	engine.ErrStoreFull.Code:      http.StatusInsufficientStorage,
+	engine.ErrUnavailable.Code:    http.StatusServiceUnavailable,
+	engine.ErrProtocol.Code:       http.StatusBadGateway,
+}
+
+// genericMessage is the message of each error of the server's side: the
+// error itself (which may name the Redis address, or a Go type) is logged,
+// not sent.
+var genericMessage = map[string]string{
+	codeInternal:                  "internal error (the server's log has the details)",
+	engine.ErrUnavailable.Code:    "the store does not answer now; retry later",
+	engine.ErrProtocol.Code:       "the store replied something this server does not understand (the server's log has the details)",
+	engine.ErrStoreFull.Code:      "the store is out of memory: nothing was written",
+	engine.ErrLeaseLost.Code:      "the job's lease was lost",
+	engine.ErrJobExists.Code:      "the job exists",
+	engine.ErrJobEnded.Code:       "the job has ended",
+	engine.ErrWorkflowEnded.Code:  "the workflow has already ended",
+	engine.ErrWorkflowExists.Code: "a workflow with that ID exists with a different plan",
+}
+
+// storeError writes the response for an error of the store. Only the
+// errors about the request (invalid input, no such workflow) carry the
+// store's message; the others get a fixed one, and are logged.
+func (a *api) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away
+	}
+	e := apiError{Code: codeInternal}
+	status := http.StatusInternalServerError
+	if s := engine.Sentinel(err); s != nil {
+		e.Code, status = s.Code, statusOf[s.Code]
+	}
+	var ve *engine.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		e.Field, e.Task, e.Message = ve.Field, ve.Task, err.Error()
+	case e.Code == engine.ErrNotFound.Code || e.Code == engine.ErrInvalid.Code || e.Code == engine.ErrTooLarge.Code:
+		e.Message = err.Error()
+	default:
+		e.Message = genericMessage[e.Code]
+		if e.Message == "" {
+			e.Message = genericMessage[codeInternal]
+		}
+	}
+	if status >= 500 {
+		a.logError(r, status, err)
+	}
+	writeError(w, status, e)
+}
+
+// logError logs an error answered with status, with its details.
+func (a *api) logError(r *http.Request, status int, err error) {
+	if a.cfg.Logger != nil {
+		a.cfg.Logger.Error("weir api", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, e apiError) {
+	writeJSON(w, status, e)
+}
+
+// writeJSON writes v as the JSON body of a response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(apiError{Code: codeInternal, Message: "internal error: the response could not be encoded"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

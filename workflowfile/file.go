@@ -1,0 +1,365 @@
+// Package workflowfile reads weir's workflow files (spec/workflow-file.md):
+// a workflow of shell tasks written in YAML or JSON, parsed strictly and
+// checked into an engine.Plan ready to submit. It also holds the workflow
+// record (Record), the JSON shape in which the `weir` command and the REST
+// API show a workflow.
+//
+// Parse and Load refuse what the spec does not allow, never ignore it: an
+// unknown or repeated key, null, a value of the wrong type, a task after
+// one listed later, a value past the store's limits. Every such error is an
+// *Error, which names the file and, when the problem is in one task, the
+// task and the field, by name and by its path in the document
+// ("tasks[1].after").
+//
+// The tasks of a plan are shell tasks: their payloads are shell.Payload
+// values on shell.Queue queues, run by a worker that has shell.Register'ed
+// them.
+package workflowfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
+)
+
+// The workflow file, as spec/workflow-file.md documents it (decoded by
+// decode.go). Durations are strings so that YAML and JSON read the
+// same way.
+type fileWorkflow struct {
+	ID           string
+	FailFast     bool
+	UndoOnCancel *bool
+	Tasks        []fileTask
+}
+
+type fileTask struct {
+	Name    string
+	Run     string
+	Queue   string
+	After   []string
+	Always  bool
+	Retries int
+	// MaxExpiries is max_expiries when given (nil: the engine's default).
+	MaxExpiries *int
+	Backoff     string
+	Timeout     string
+	Undo        *fileUndo
+}
+
+type fileUndo struct {
+	Run   string
+	Queue string
+}
+
+// DefaultQueue is the queue of a task that names none.
+const DefaultQueue = "default"
+
+// Error is a problem with a workflow file: it names the file and, when it
+// is in one task, the task (by name, or by position when unnamed) and the
+// field. Parse and Load return every problem with a file as an *Error;
+// errors.As finds it.
+type Error struct {
+	// File is the name given to Parse, or the path given to Load.
+	File string
+	// Task is `task "x"`, or `tasks[3]` for a task without a valid name;
+	// empty when the problem is not in one task.
+	Task string
+	// Field is the field inside the task (or the workflow): "retries",
+	// "undo.run"; empty when unknown.
+	Field string
+	// Problem says what is wrong, in the file's terms; with YAML it starts
+	// with the line ("line 4: ...").
+	Problem string
+	// Path is the field's path in the document: "id", "tasks",
+	// "tasks[1].after", "tasks[0].undo.colour"; empty when unknown.
+	Path string
+	// TaskName is the name of the task, when it has a valid one.
+	TaskName string
+}
+
+// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	b.WriteString(": ")
+	if e.Task != "" {
+		b.WriteString(e.Task)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString("field ")
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// File is a parsed and checked workflow file.
+type File struct {
+	// Name is the name given to Parse, or the path given to Load.
+	Name string
+	// Plan is the workflow to submit. Its ID is the file's, or a new one
+	// (client.NewID) when the file has none; its options and tasks are
+	// the file's, with the defaults of spec/workflow-file.md filled in.
+	// It passes engine.ValidatePlan with the limits it was parsed with.
+	Plan engine.Plan
+	// Queues lists every queue the file names (tasks and undos), in
+	// first-use order: the queues a worker must serve to run it.
+	Queues []string
+}
+
+// Format is the syntax of a workflow file.
+type Format int
+
+const (
+	// FormatAuto reads JSON when the name ends in .json or the content
+	// starts with '{', else YAML.
+	FormatAuto Format = iota
+	// FormatYAML reads YAML 1.2 (JSON is YAML too, but read as YAML its
+	// errors give lines rather than JSON's terms).
+	FormatYAML
+	// FormatJSON reads one JSON object.
+	FormatJSON
+)
+
+// Options are the settings of Parse. The zero value reads either syntax,
+// runs commands in the worker's working directory and checks against
+// engine.DefaultLimits.
+type Options struct {
+	// Format is the file's syntax; FormatAuto decides by name and content.
+	Format Format
+	// Dir is the directory the plan's commands run in, written into each
+	// task's shell.Payload: an absolute path, or "" for the working
+	// directory of the worker that runs them.
+	Dir string
+	// Limits are the store's limits the plan is checked against (tasks,
+	// edges, payload size, retries, backoff); zero means
+	// engine.DefaultLimits().
+	Limits engine.Limits
+}
+
+// Load reads the workflow file at path and parses it as Parse does, with
+// its commands to run in the file's directory (made absolute), the syntax
+// decided by FormatAuto and limits as Options.Limits (zero:
+// engine.DefaultLimits()). A file that cannot be read is an *Error too.
+func Load(path string, limits engine.Limits) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: path, Problem: "cannot read the file: " + err.Error()}
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, &Error{File: path, Problem: err.Error()}
+	}
+	return Parse(path, data, Options{Dir: dir, Limits: limits})
+}
+
+// MaxCommands is the most bytes of shell commands (undos included) one
+// workflow file may hold once its YAML aliases are expanded.
+const MaxCommands = 16 << 20
+
+// formatOf is the syntax of the file named name: JSON by the extension
+// .json or content starting with '{', else YAML.
+func formatOf(name string, data []byte) Format {
+	if strings.EqualFold(filepath.Ext(name), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return FormatJSON
+	}
+	return FormatYAML
+}
+
+// Parse strictly decodes data, a workflow file named name (errors start
+// with it), and checks it into a plan of shell tasks. Every problem is
+// returned as an *Error; a nil error means the plan passes
+// engine.ValidatePlan with o's limits (the store may still refuse it, for
+// example when a workflow of that ID exists with another plan).
+func Parse(name string, data []byte, o Options) (*File, error) {
+	path, dir, limits, format := name, o.Dir, o.Limits, o.Format
+	if limits == (engine.Limits{}) {
+		limits = engine.DefaultLimits()
+	}
+	if format == FormatAuto {
+		format = formatOf(name, data)
+	}
+	f, err := decodeFile(path, data, format, limits)
+	if err != nil {
+		return nil, err
+	}
+	lf := &File{Name: path}
+	// fail is an error about field of task i (-1: the workflow).
+	fail := func(i int, name, field, format string, args ...any) error {
+		return taskError(path, i, name, field, fmt.Sprintf(format, args...))
+	}
+	p := engine.Plan{ID: f.ID, FailFast: f.FailFast, UndoOnCancel: true}
+	if f.UndoOnCancel != nil {
+		p.UndoOnCancel = *f.UndoOnCancel
+	}
+	if p.ID == "" {
+		p.ID = client.NewID()
+	} else if !engine.ValidID(p.ID) {
+		return nil, fail(-1, "", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.ID)
+	}
+	if len(f.Tasks) == 0 {
+		return nil, fail(-1, "", "tasks", "a workflow needs at least one task")
+	}
+	seenQueue := map[string]bool{}
+	addQueue := func(q string) {
+		if !seenQueue[q] {
+			seenQueue[q] = true
+			lf.Queues = append(lf.Queues, q)
+		}
+	}
+	index := map[string]int{}
+	total := 0 // bytes of every command, undos included
+	for i, t := range f.Tasks {
+		if t.Name == "" {
+			return nil, fail(i, "", "name", "required")
+		}
+		if !engine.ValidName(t.Name) {
+			return nil, fail(i, "", "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+		}
+		if _, dup := index[t.Name]; dup {
+			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
+		}
+		if strings.TrimSpace(t.Run) == "" {
+			return nil, fail(i, t.Name, "run", "required: the shell command to run")
+		}
+		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always}
+		if spec.Queue == "" {
+			spec.Queue = DefaultQueue
+		}
+		if !engine.ValidName(spec.Queue) {
+			return nil, fail(i, t.Name, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", spec.Queue)
+		}
+		seenDep := map[string]bool{}
+		for _, d := range t.After {
+			switch _, ok := index[d]; {
+			case d == t.Name:
+				return nil, fail(i, t.Name, "after", "a task cannot run after itself")
+			case !ok:
+				return nil, fail(i, t.Name, "after", "%q is not a task listed before this one", d)
+			case seenDep[d]:
+				return nil, fail(i, t.Name, "after", "%q is listed twice", d)
+			}
+			seenDep[d] = true
+			spec.After = append(spec.After, d)
+		}
+		if t.Retries < 0 || t.Retries > limits.MaxAttempts-1 {
+			return nil, fail(i, t.Name, "retries", "%d is outside [0, %d]", t.Retries, limits.MaxAttempts-1)
+		}
+		spec.MaxAttempts = t.Retries + 1
+		if x := t.MaxExpiries; x != nil {
+			if *x < 0 || *x > limits.MaxAttempts {
+				return nil, fail(i, t.Name, "max_expiries", "%d is outside [0, %d]", *x, limits.MaxAttempts)
+			}
+			// in a file 0 means none; the engine's 0 is its default
+			spec.MaxExpiries = *x
+			if *x == 0 {
+				spec.MaxExpiries = engine.NoExpiries
+			}
+		}
+		if spec.Backoff, err = parseDuration(t.Backoff, limits.MaxBackoff); err != nil {
+			return nil, fail(i, t.Name, "backoff", "%v", err)
+		}
+		if spec.Timeout, err = parseDuration(t.Timeout, 0); err != nil {
+			return nil, fail(i, t.Name, "timeout", "%v", err)
+		}
+		if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
+			return nil, fail(i, t.Name, "run", "%v", err)
+		}
+		if len(spec.Payload) > limits.MaxPayload {
+			return nil, fail(i, t.Name, "run", "the command is %d bytes, over the limit of %d", len(t.Run), limits.MaxPayload)
+		}
+		total += len(t.Run)
+		addQueue(spec.Queue)
+		if t.Undo != nil {
+			if strings.TrimSpace(t.Undo.Run) == "" {
+				return nil, fail(i, t.Name, "undo.run", "required: the shell command to run")
+			}
+			u := &engine.UndoSpec{Queue: t.Undo.Queue}
+			if u.Queue == "" {
+				u.Queue = spec.Queue
+			}
+			if !engine.ValidName(u.Queue) {
+				return nil, fail(i, t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", u.Queue)
+			}
+			if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
+				return nil, fail(i, t.Name, "undo.run", "%v", err)
+			}
+			if len(u.Payload) > limits.MaxPayload {
+				return nil, fail(i, t.Name, "undo.run", "the command is %d bytes, over the limit of %d", len(t.Undo.Run), limits.MaxPayload)
+			}
+			total += len(t.Undo.Run)
+			spec.Undo = u
+			addQueue(u.Queue)
+		}
+		if total > MaxCommands {
+			// YAML aliases can repeat one long command into every task: the
+			// plan, not the file, is what is bounded.
+			return nil, fail(i, t.Name, "run", "the workflow's commands total more than %d bytes (the limit of a workflow file, YAML aliases expanded): put long commands in script files and run those", MaxCommands)
+		}
+		index[t.Name] = i
+		p.Tasks = append(p.Tasks, spec)
+	}
+	// The engine's own check (limits on tasks and edges): map its error to
+	// the file's terms.
+	if err := engine.ValidatePlan(p, limits); err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			i, ok := index[ve.Task]
+			if !ok {
+				i = -1
+			}
+			return nil, fail(i, ve.Task, ve.Field, "%s", ve.Problem)
+		}
+		return nil, &Error{File: path, Problem: err.Error()}
+	}
+	lf.Plan = p
+	return lf, nil
+}
+
+// DurationPattern is the syntax of a duration in a workflow file (backoff,
+// timeout): Go's time.ParseDuration without a sign, without the µ units and
+// with digits on both sides of a decimal point. spec/openapi.yaml has the
+// same pattern (a test of package rest checks).
+const DurationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$`
+
+var durationRE = regexp.MustCompile(DurationPattern)
+
+// parseDuration parses a duration ("1s", "250ms", "1m30s"); empty is 0. It
+// must be whole milliseconds, and at most max when max > 0.
+func parseDuration(s string, max time.Duration) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || !durationRE.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a duration (examples: 500ms, 1s, 2m)", s)
+	}
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("%q is negative", s)
+	case d%time.Millisecond != 0:
+		return 0, fmt.Errorf("%q is not whole milliseconds", s)
+	case max > 0 && d > max:
+		return 0, fmt.Errorf("%q is over the limit of %v", s, max)
+	}
+	return d, nil
+}

@@ -1,0 +1,107 @@
+package workflowfile
+
+import (
+	"time"
+
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
+)
+
+// Record is a workflow's JSON record (spec/workflow-file.md, "The
+// workflow record"): what `weir run --json` prints and the body of the
+// REST API's GET /v1/workflows/{id}. Marshalled by encoding/json it has
+// every field the spec lists, null where there is no value; NewRecord makes
+// one.
+type Record struct {
+	ID              string       `json:"id"`
+	State           string       `json:"state"`
+	Reason          *string      `json:"reason"`
+	FailFast        bool         `json:"fail_fast"`
+	UndoOnCancel    bool         `json:"undo_on_cancel"`
+	CancelRequested bool         `json:"cancel_requested"`
+	CreatedAt       *Stamp       `json:"created_at"`
+	EndedAt         *Stamp       `json:"ended_at"`
+	Tasks           []TaskRecord `json:"tasks"`
+}
+
+// TaskRecord is one task of a Record, in plan order.
+type TaskRecord struct {
+	Name     string      `json:"name"`
+	Queue    string      `json:"queue"`
+	State    string      `json:"state"`
+	Attempts int         `json:"attempts"`
+	After    []string    `json:"after"`
+	Always   bool        `json:"always"`
+	Result   any         `json:"result"`
+	Error    *string     `json:"error"`
+	Undo     *UndoRecord `json:"undo"`
+}
+
+// UndoRecord is a task's undo: its state is null until the undo job
+// exists.
+type UndoRecord struct {
+	Queue    string  `json:"queue"`
+	State    *string `json:"state"`
+	Attempts int     `json:"attempts"`
+	Error    *string `json:"error"`
+}
+
+// optString is s, or nil (JSON null) when s is empty.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Stamp is a time as the records show it: RFC 3339 in UTC with exactly
+// three fraction digits (the store keeps milliseconds), so that stamps of
+// one length sort as strings in time order. spec/openapi.yaml's Timestamp
+// has the pattern. It reads back (UnmarshalJSON) as time.Time does.
+type Stamp struct{ time.Time }
+
+// stampLayout is the layout of a stamp.
+const stampLayout = "2006-01-02T15:04:05.000Z"
+
+// MarshalJSON writes the time as "2006-01-02T15:04:05.000Z".
+func (s Stamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + s.UTC().Format(stampLayout) + `"`), nil
+}
+
+// optTime is t as a Stamp, or nil (JSON null) for the zero time.
+func optTime(t time.Time) *Stamp {
+	if t.IsZero() {
+		return nil
+	}
+	return &Stamp{t.UTC()}
+}
+
+// NewRecord returns the record of a workflow snapshot. Results of
+// completed tasks are decoded by shell.DecodeResult (a shell task's is a
+// string).
+func NewRecord(w engine.Workflow) Record {
+	r := Record{
+		ID: w.ID, State: string(w.State), Reason: optString(string(w.Reason)),
+		FailFast: w.FailFast, UndoOnCancel: w.UndoOnCancel, CancelRequested: w.CancelRequested,
+		CreatedAt: optTime(w.CreatedAt), EndedAt: optTime(w.EndedAt),
+		Tasks: make([]TaskRecord, len(w.Tasks)),
+	}
+	for i, t := range w.Tasks {
+		after := t.After
+		if after == nil {
+			after = []string{}
+		}
+		tr := TaskRecord{
+			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
+			After: after, Always: t.Always, Error: optString(t.Error),
+		}
+		if t.State == engine.Completed {
+			tr.Result = shell.DecodeResult(t.Result)
+		}
+		if t.Undo != nil {
+			tr.Undo = &UndoRecord{Queue: t.Undo.Queue, State: optString(string(t.Undo.State)), Attempts: t.Undo.Attempt, Error: optString(t.Undo.Error)}
+		}
+		r.Tasks[i] = tr
+	}
+	return r
+}
