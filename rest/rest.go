@@ -71,6 +71,10 @@ type Config struct {
 	// Logger, when set, logs requests that failed on the server's side
 	// with the details their answer leaves out.
 	Logger *slog.Logger
+	// Metrics, when set, answers GET /metrics (a Prometheus handler, such
+	// as promhttp.HandlerFor of a registry with package metrics'
+	// collectors), behind the same token and checks as the /v1 routes.
+	Metrics http.Handler
 }
 
 // api serves the REST API on a store.
@@ -154,19 +158,27 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			rt.handle(a, w, r)
 		})
 	}
+	if cfg.Metrics != nil {
+		a.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !checkQuery(w, r, nil) || !a.noBody(w, r) {
+				return
+			}
+			cfg.Metrics.ServeHTTP(w, r)
+		})
+	}
 	a.mux.HandleFunc("/", a.noRoute)
 	return a, nil
 }
 
 // ServeHTTP refuses what a web page could have sent (guard.go),
-// checks the token of /v1 routes, then routes the request.
+// checks the token of /v1 routes and /metrics, then routes the request.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if !a.guardRequest(w, r) {
 		return
 	}
-	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !a.authorized(r) {
+	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !a.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
 		writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
 		return

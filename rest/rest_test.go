@@ -626,6 +626,38 @@ func TestAPIQueues(t *testing.T) {
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/"+strings.Repeat("q", 65)+"/resume", nil), engine.ErrInvalid.Code, "name")
 }
 
+// GET /metrics answers with Config.Metrics behind the token and the
+// checks of the /v1 routes; without a Metrics handler there is no such
+// route.
+func TestAPIMetrics(t *testing.T) {
+	t.Parallel()
+	m := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprintln(w, "weir_test 1")
+	})
+	a := newTestAPI(t, Config{Metrics: m})
+	if r := a.do("GET", "/metrics", nil); r.status != http.StatusOK || string(r.body) != "weir_test 1\n" {
+		t.Errorf("GET /metrics: %d %q", r.status, r.body)
+	}
+	for _, c := range []struct {
+		name, method, path string
+		header             []string
+		status             int
+	}{
+		{"without the token", "GET", "/metrics", []string{"Authorization", ""}, http.StatusUnauthorized},
+		{"from a foreign page", "GET", "/metrics", []string{"Origin", "http://evil.example"}, http.StatusForbidden},
+		{"POST", "POST", "/metrics", nil, http.StatusMethodNotAllowed},
+		{"a query", "GET", "/metrics?x=1", nil, http.StatusBadRequest},
+	} {
+		if r := a.do(c.method, c.path, nil, c.header...); r.status != c.status || !strings.Contains(r.header.Get("Content-Type"), "json") {
+			t.Errorf("%s: %d %s %q, want %d with a JSON error", c.name, r.status, r.header.Get("Content-Type"), r.body, c.status)
+		}
+	}
+	if r := newTestAPI(t, Config{}).do("GET", "/metrics", nil); r.status != http.StatusNotFound {
+		t.Errorf("GET /metrics without Config.Metrics: %d, want 404", r.status)
+	}
+}
+
 func TestAPIRoutingErrors(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, Config{})
@@ -737,6 +769,14 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("%s: 401 documented %t", key, ok)
 		}
 	}
+	// GET /metrics is served when Config.Metrics is set (weir serve and
+	// dev set it), behind the token
+	if !documented["GET /metrics"] {
+		t.Errorf("GET /metrics is not in spec/openapi.yaml")
+	} else if _, ok := doc.Paths["/metrics"]["get"]["responses"].(map[string]any)["401"]; !ok {
+		t.Errorf("GET /metrics: 401 not documented")
+	}
+	delete(documented, "GET /metrics")
 	for key := range documented {
 		t.Errorf("spec/openapi.yaml documents %s, which the server does not have", key)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/metrics"
 	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -75,9 +76,11 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	}
 	defer cn.Close()
 	limits := cn.store.Config().Limits
+	wm := metrics.NewWorkerMetrics(metrics.WorkerMetricsOpts{})
 	h, err := rest.NewHandler(rest.Config{
 		Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
-		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+		Logger:  slog.New(slog.NewTextHandler(stderr, nil)),
+		Metrics: metricsHandler(cn.store, wm),
 	})
 	if err != nil {
 		return usageErr(err)
@@ -86,7 +89,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if err != nil {
 		return err
 	}
-	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, nil)
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe)
 	if err := w.Start(ctx); err != nil {
 		ln.Close()
 		return failErr(err)

@@ -69,6 +69,24 @@ func TestDevInProcess(t *testing.T) {
 			t.Errorf("workflow run by dev's workers: %+v", rec)
 		}
 
+		// /metrics: the queues read at the request, dev's workers' counts
+		code, m := get(t, "GET", httpURL+"/metrics", "dev-token-0123456789")
+		for _, want := range []string{
+			`weir_queue_jobs{queue="default",state="ready"} 0`,
+			`weir_queue_jobs{queue="other",state="running"} 0`,
+			`weir_worker_attempts_total{outcome="succeeded",queue="default"} 1`,
+			`weir_worker_attempts_total{outcome="succeeded",queue="other"} 1`,
+			`weir_worker_promoted_total{queue="other"} 1`,
+			`weir_worker_workflows_ended_total{state="completed"} 1`,
+		} {
+			if code != http.StatusOK || !strings.Contains(m, want+"\n") {
+				t.Errorf("GET /metrics: %d, no line %s in\n%s", code, want, m)
+			}
+		}
+		if code, _ := get(t, "GET", httpURL+"/metrics", ""); code != http.StatusUnauthorized {
+			t.Errorf("GET /metrics without the token: %d", code)
+		}
+
 		// miniredis expires keys only when its clock is advanced: dev does it.
 		opt, err := redis.ParseURL(redisURL)
 		if err != nil {

@@ -80,7 +80,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			defer cn.Close()
 			h, err := rest.NewHandler(rest.Config{
 				Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
-				Logger: slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
+				Logger:  slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
+				Metrics: metricsHandler(cn.store, nil),
 			})
 			if err != nil {
 				return usageErr(err)
