@@ -6,7 +6,8 @@
 // request the spec does not allow (an unknown query parameter, a body on a
 // route that takes none, a field the workflow file does not have) is
 // refused with a JSON error body, never ignored. With Config.Token every
-// /v1 route requires it as a bearer token.
+// /v1 route, and GET /metrics when Config.Metrics is set, requires it as a
+// bearer token.
 //
 // POST /v1/workflows takes a workflow file (package workflowfile) as JSON
 // or YAML; its tasks are shell tasks, run by a worker that has
@@ -50,7 +51,7 @@ const DefaultMaxBody = 4 << 20
 type Config struct {
 	// Store is the store the API reads and changes. Required.
 	Store engine.Store
-	// Token, when set, is the bearer token every /v1 route requires
+	// Token, when set, is the bearer token every /v1 route (and /metrics) requires
 	// (Authorization: Bearer <token>); it must pass CheckToken. Without
 	// one the API answers only requests to a loopback address. A server
 	// reachable from other machines needs one.
