@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/clitest"
 )
 
 // The cross-site attack docs/security.md guards against: a page POSTs a
@@ -353,24 +353,7 @@ func TestAPIErrorsShowNoInternals(t *testing.T) {
 
 // get requests url with the token (when not empty) on a client that keeps
 // no connection open.
-func get(t *testing.T, method, url, token string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
-}
+var get = clitest.Get
 
 // NewHandler refuses a configuration it could not serve safely.
 func TestNewHandlerRefusesBadConfig(t *testing.T) {

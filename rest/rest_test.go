@@ -21,6 +21,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/clitest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
@@ -84,14 +85,7 @@ func shellWorker(s *lua.Store) *worker.Worker {
 // recordTask returns the task name of rec, failing the test when it has
 // none.
 func recordTask(t *testing.T, rec workflowfile.Record, name string) workflowfile.TaskRecord {
-	t.Helper()
-	for _, tr := range rec.Tasks {
-		if tr.Name == name {
-			return tr
-		}
-	}
-	t.Fatalf("record has no task %q: %+v", name, rec)
-	return workflowfile.TaskRecord{}
+	return clitest.RecordTask(t, rec, name)
 }
 
 // apiT is a REST API of a test on its own store.
@@ -197,16 +191,7 @@ func (a *apiT) want(status int, method, path string, body any, header ...string)
 }
 
 // strict decodes a JSON body into T, refusing unknown fields.
-func strict[T any](t *testing.T, b []byte) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %T: %v\n%s", v, err, b)
-	}
-	return v
-}
+func strict[T any](t *testing.T, b []byte) T { return clitest.Strict[T](t, b) }
 
 // wantErr checks an error body's code and field.
 func wantErr(t *testing.T, r resp, code, field string) apiError {
@@ -787,9 +772,4 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return "<nil>"
-	}
-	return *s
-}
+func deref(s *string) string { return clitest.Deref(s) }

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,103 +14,41 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/conformance"
+	"github.com/weirflow/weir/internal/clitest"
 )
 
-// bin is the weir-conformance binary, built on first use by binary (with
-// -race when the tests run with it): the tests run the command as a user
-// does, outside go test's process (flags unparsed, package testing not
-// initialised).
-var (
-	bin        string
-	buildFlags []string
-	buildOnce  sync.Once
-	buildErr   error
-	binDir     string
-)
-
-// binary returns the path of the binary, building it once.
-func binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weir-conformance-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		bin = filepath.Join(dir, "weir-conformance")
-		if runtime.GOOS == "windows" {
-			bin += ".exe"
-		}
-		build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, ".")...)
-		var out bytes.Buffer
-		build.Stdout, build.Stderr = &out, &out
-		if err := build.Run(); err != nil {
-			buildErr = fmt.Errorf("build weir-conformance: %v\n%s", err, out.String())
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return bin
-}
+// binary is the weir-conformance binary, built on first use (with -race
+// when the tests run with it): the tests run the command as a user does.
+var binary = clitest.New("weir-conformance")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	binary.Cleanup()
 	os.Exit(code)
 }
 
 // result is what one run of the binary did.
-type result struct {
-	code           int
-	stdout, stderr string
-}
+type result = clitest.Result
 
 // weirConformance runs the binary with args in dir (a new temporary
 // directory when empty), with WEIR_REDIS_URL cleared, and returns its exit
 // status and output.
 func weirConformance(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binary(t), args...)
-	cmd.Dir = dir
 	if dir == "" {
-		cmd.Dir = t.TempDir()
+		dir = t.TempDir()
 	}
-	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("weir-conformance %v: %v", args, err)
-	}
-	return r
-}
-
-// wantCode fails the test when r did not exit with code.
-func (r result) wantCode(t *testing.T, code int) {
-	t.Helper()
-	if r.code != code {
-		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
-	}
+	return binary.Run(t, dir, nil, args...)
 }
 
 // decodeConformance decodes `weir-conformance --json` strictly.
 func decodeConformance(t *testing.T, r result) conformanceReport {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
 	var rep conformanceReport
 	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("decode the report: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+		t.Fatalf("decode the report: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
 	}
 	return rep
 }
@@ -141,16 +74,16 @@ func confPrefix() string {
 func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	prefix := confPrefix()
 	r := weirConformance(t, "", "--redis", url, "--namespace", prefix, "--sequences", "20", "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rep := decodeConformance(t, r)
 	if rep.Failed != 0 || rep.Passed < 50 || !rep.Removed || rep.Namespace != prefix {
-		t.Fatalf("report: %d passed, %d failed, removed %v, namespace %q:\n%s", rep.Passed, rep.Failed, rep.Removed, rep.Namespace, r.stdout)
+		t.Fatalf("report: %d passed, %d failed, removed %v, namespace %q:\n%s", rep.Passed, rep.Failed, rep.Removed, rep.Namespace, r.Stdout)
 	}
 	if rep.Sequences < 20 {
 		t.Errorf("%d sequences ran, want at least 20", rep.Sequences)
 	}
-	if strings.Contains(r.stdout, "@") || strings.Contains(r.stdout, "redis://") {
-		t.Errorf("the report shows the URL:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "@") || strings.Contains(r.Stdout, "redis://") {
+		t.Errorf("the report shows the URL:\n%s", r.Stdout)
 	}
 	names := map[string]conformance.Status{}
 	for _, res := range rep.Results {
@@ -167,10 +100,10 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	// Text output: the counts and a line per test.
 	prefix = confPrefix()
 	r = weirConformance(t, "", "--redis", url, "--namespace", prefix, "--sequences", "5", "--path", "scripts")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	for _, want := range []string{"PASS Scenarios/chain.txt", "PASS Sequences/batches/0", "failed 0,", "namespaces removed"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("text report lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
@@ -227,7 +160,7 @@ func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 	r := weirConformance(t, "", "--redis", "redis://"+m.Addr(), "--namespace", prefix, "--sequences", "300", "--json")
 	cancel()
 	wg.Wait()
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	rep := decodeConformance(t, r)
 	if rep.Failed == 0 || rep.OK() {
 		t.Fatalf("a broken server passed: %d passed, %d failed", rep.Passed, rep.Failed)
@@ -243,7 +176,7 @@ func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 		}
 	}
 	if !seqFail {
-		t.Errorf("no random sequence failed:\n%s", r.stdout)
+		t.Errorf("no random sequence failed:\n%s", r.Stdout)
 	}
 	if !rep.Removed {
 		t.Errorf("the run's namespaces were not removed")
@@ -255,12 +188,12 @@ func TestConformanceCmdCatchesBrokenServer(t *testing.T) {
 
 // TestConformanceCmdUsage: bad flags are usage errors.
 func TestConformanceCmdUsage(t *testing.T) {
-	weirConformance(t, "").wantCode(t, exitUsage)
-	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").wantCode(t, exitUsage)
-	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").wantCode(t, exitUsage)
+	weirConformance(t, "").WantCode(t, exitUsage)
+	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--sequences", "-1").WantCode(t, exitUsage)
+	weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--namespace", "bad name").WantCode(t, exitUsage)
 	r := weirConformance(t, "", "--redis", "redis://127.0.0.1:1", "--path", "eval")
-	r.wantCode(t, exitUsage)
-	if !strings.Contains(r.stderr, "auto, functions or scripts") {
-		t.Errorf("--path eval: %q", r.stderr)
+	r.WantCode(t, exitUsage)
+	if !strings.Contains(r.Stderr, "auto, functions or scripts") {
+		t.Errorf("--path eval: %q", r.Stderr)
 	}
 }

@@ -8,17 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/rest"
 )
@@ -39,24 +37,9 @@ type badEnv struct {
 
 func newBadEnv(t *testing.T) *badEnv {
 	t.Helper()
-	e := &badEnv{ns: "bad-" + strings.ToLower(client.NewID()[:10])}
-	if u := os.Getenv("WEIR_REDIS_URL"); u != "" {
-		opt, err := redis.ParseURL(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.rdb, e.url = redis.NewClient(opt), u
-	} else {
-		m := miniredis.RunT(t)
-		e.rdb, e.url = redis.NewClient(&redis.Options{Addr: m.Addr()}), "redis://"+m.Addr()+"/0"
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if ks := e.keys(t); len(ks) > 0 {
-			e.rdb.Del(ctx, ks...)
-		}
-		e.rdb.Close()
-	})
+	srv := redistest.Default(t)
+	e := &badEnv{rdb: redistest.Client(t, srv.Options), url: srv.URL}
+	e.ns = redistest.Namespace(t, e.rdb, "bad")
 	s, err := lua.New(e.rdb, lua.Options{Namespace: e.ns})
 	if err != nil {
 		t.Fatal(err)
@@ -362,8 +345,8 @@ func TestBadInputCatalogue(t *testing.T) {
 			if cli != nil {
 				args := append([]string{"--redis", e.url, "--namespace", e.ns}, cli...)
 				r := weir(t, "", nil, args...)
-				if r.code != c.cliCode || !strings.Contains(r.stderr, c.field) {
-					t.Errorf("CLI %v: exit %d, want %d naming %q; stderr: %s", cli, r.code, c.cliCode, c.field, r.stderr)
+				if r.Code != c.cliCode || !strings.Contains(r.Stderr, c.field) {
+					t.Errorf("CLI %v: exit %d, want %d naming %q; stderr: %s", cli, r.Code, c.cliCode, c.field, r.Stderr)
 				}
 				unchanged("CLI")
 			}

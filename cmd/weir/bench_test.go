@@ -22,15 +22,15 @@ func TestBenchQuickJSON(t *testing.T) {
 	for name, env := range envs {
 		t.Run(name, func(t *testing.T) {
 			r := weir(t, "", env, "bench", "--quick", "--json", "--jobs", "40")
-			r.wantCode(t, exitOK)
+			r.WantCode(t, exitOK)
 			var rep bench.Report
-			dec := json.NewDecoder(strings.NewReader(r.stdout))
+			dec := json.NewDecoder(strings.NewReader(r.Stdout))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&rep); err != nil {
-				t.Fatalf("decode: %v\n%s", err, r.stdout)
+				t.Fatalf("decode: %v\n%s", err, r.Stdout)
 			}
 			var raw map[string]any
-			if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+			if err := json.Unmarshal([]byte(r.Stdout), &raw); err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range []string{"server", "ceiling_per_s", "scenarios", "namespace", "keys_left", "machine", "call_path"} {
@@ -75,14 +75,14 @@ func TestBenchQuickJSON(t *testing.T) {
 // TestBenchTable runs a one-scenario bench and reads its table.
 func TestBenchTable(t *testing.T) {
 	r := weir(t, "", nil, "bench", "--quick", "--scenarios", "chain")
-	r.wantCode(t, exitOK)
+	r.WantCode(t, exitOK)
 	for _, want := range []string{"embedded miniredis", "ceiling:", "promotion", "0 keys left"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("no %q in the table:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("no %q in the table:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "plain") {
-		t.Errorf("plain ran with --scenarios chain:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "plain") {
+		t.Errorf("plain ran with --scenarios chain:\n%s", r.Stdout)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "worker", "--queue", "q"},
 	} {
 		r := weir(t, "", nil, args...)
-		r.wantCode(t, exitUsage)
+		r.WantCode(t, exitUsage)
 	}
 }
 
@@ -140,7 +140,7 @@ func reportPair(t *testing.T) (oldPath, newPath string) {
 func TestBenchCompareSaved(t *testing.T) {
 	oldPath, newPath := reportPair(t)
 	r := weir(t, "", []string{"WEIR_REDIS_URL=redis://127.0.0.1:1/0"}, "bench", "--compare", oldPath, "--against", newPath)
-	r.wantCode(t, exitOK)
+	r.WantCode(t, exitOK)
 	for _, re := range []string{
 		`(?m)^old: ` + regexp.QuoteMeta(oldPath) + `: redis 7\.0\.15, scripts; AMD EPYC, 2 cores`,
 		`(?m)^new: ` + regexp.QuoteMeta(newPath) + `: redis 7\.2\.4, functions;`,
@@ -151,22 +151,22 @@ func TestBenchCompareSaved(t *testing.T) {
 		`(?m)^only in the old run \(.*old\.json\): chain conc 1 procs 1$`,
 		`(?m)^only in the new run \(.*new\.json\): fanin conc 50 procs 1$`,
 	} {
-		if !regexp.MustCompile(re).MatchString(r.stdout) {
-			t.Errorf("no match for %s in:\n%s", re, r.stdout)
+		if !regexp.MustCompile(re).MatchString(r.Stdout) {
+			t.Errorf("no match for %s in:\n%s", re, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "weir bench on") {
-		t.Errorf("--against ran a benchmark:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "weir bench on") {
+		t.Errorf("--against ran a benchmark:\n%s", r.Stdout)
 	}
 
 	// --json: the new report, with its comparison.
 	r = weir(t, "", nil, "bench", "--compare", oldPath, "--against", newPath, "--json")
-	r.wantCode(t, exitOK)
+	r.WantCode(t, exitOK)
 	var rep bench.Report
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("decode: %v\n%s", err, r.stdout)
+		t.Fatalf("decode: %v\n%s", err, r.Stdout)
 	}
 	c := rep.Compare
 	if rep.RedisVersion != "7.2.4" || c == nil || len(c.Scenarios) != 1 || len(c.OnlyOld) != 1 || len(c.OnlyNew) != 1 || len(c.Warnings) != 1 {
@@ -183,7 +183,7 @@ func TestBenchCompareSaved(t *testing.T) {
 func TestBenchCompareRun(t *testing.T) {
 	oldPath, _ := reportPair(t)
 	r := weir(t, "", nil, "bench", "--quick", "--scenarios", "chain", "--compare", oldPath)
-	r.wantCode(t, exitOK)
+	r.WantCode(t, exitOK)
 	for _, re := range []string{
 		`(?m)^weir bench on embedded miniredis`, // the run's own table first
 		`(?m)^new: this run: embedded miniredis, scripts; .*, \d+ cores, .*; load \S+ before, \S+ after$`,
@@ -193,8 +193,8 @@ func TestBenchCompareRun(t *testing.T) {
 		`(?m)^chain +1 +1 +promotion p50 ms +lower +0\.500 `,
 		`(?m)^only in the old run \(.*\): plain conc 10 procs 1$`,
 	} {
-		if !regexp.MustCompile(re).MatchString(r.stdout) {
-			t.Errorf("no match for %s in:\n%s", re, r.stdout)
+		if !regexp.MustCompile(re).MatchString(r.Stdout) {
+			t.Errorf("no match for %s in:\n%s", re, r.Stdout)
 		}
 	}
 }
@@ -221,12 +221,12 @@ func TestBenchCompareBadInput(t *testing.T) {
 		{[]string{"--compare", oldPath, "--against", newPath, "--redis", "redis://127.0.0.1:1/0"}, "--redis does not apply"},
 	} {
 		r := weir(t, "", nil, append([]string{"bench"}, c.args...)...)
-		r.wantCode(t, exitUsage)
-		if !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%v: stderr %q, want %q", c.args, r.stderr, c.want)
+		r.WantCode(t, exitUsage)
+		if !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, r.Stderr, c.want)
 		}
-		if r.stdout != "" {
-			t.Errorf("%v: stdout %q", c.args, r.stdout)
+		if r.Stdout != "" {
+			t.Errorf("%v: stdout %q", c.args, r.Stdout)
 		}
 	}
 }

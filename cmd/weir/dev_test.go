@@ -220,10 +220,10 @@ func TestDevTwoProcesses(t *testing.T) {
 	env := []string{"WEIR_REDIS_URL=" + redisURL}
 
 	r := weir(t, "", nil, "submit", "examples/pipeline.yaml", "--redis", redisURL)
-	r.wantCode(t, 0)
-	id := strings.TrimSpace(r.stdout)
+	r.WantCode(t, 0)
+	id := strings.TrimSpace(r.Stdout)
 	r = weir(t, "", env, "wait", id, "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	if rec := decodeRecord(t, r); rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
 		t.Errorf("pipeline run by dev: %+v", rec)
 	}
@@ -233,8 +233,8 @@ func TestDevTwoProcesses(t *testing.T) {
 		t.Errorf("dev's API without its generated token: %d", code)
 	}
 	code, body := get(t, "GET", httpURL+"/v1/workflows/"+id, token)
-	if code != 200 || strings.TrimSpace(body) != strings.TrimSpace(compactJSON(t, r.stdout)) {
-		t.Errorf("REST record %d:\n%s\nwant\n%s", code, body, r.stdout)
+	if code != 200 || strings.TrimSpace(body) != strings.TrimSpace(compactJSON(t, r.Stdout)) {
+		t.Errorf("REST record %d:\n%s\nwant\n%s", code, body, r.Stdout)
 	}
 
 	// A worker process joins for queue "other", which dev does not serve.
@@ -248,10 +248,10 @@ func TestDevTwoProcesses(t *testing.T) {
     run: echo "worker after $(cat "$WEIR_DEPS_DIR/here")"
 `)
 	r = weir(t, "", env, "submit", p)
-	r.wantCode(t, 0)
-	id2 := strings.TrimSpace(r.stdout)
+	r.WantCode(t, 0)
+	id2 := strings.TrimSpace(r.Stdout)
 	r = weir(t, "", env, "wait", id2, "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	if rec := decodeRecord(t, r); recordTask(t, rec, "there").Result != "worker after dev\n" {
 		t.Errorf("joined worker's task: %+v", recordTask(t, rec, "there"))
 	}
@@ -264,8 +264,8 @@ func TestDevTwoProcesses(t *testing.T) {
 	}
 	// The server went with it.
 	r = weir(t, "", env, "status", id)
-	if r.code != 1 || !strings.Contains(r.stderr, "connect to") {
-		t.Errorf("status after dev stopped: %d %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "connect to") {
+		t.Errorf("status after dev stopped: %d %q", r.Code, r.Stderr)
 	}
 }
 

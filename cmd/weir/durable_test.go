@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // TestDurableFlags: --durable-replicas needs a shared Redis, and with one
@@ -37,20 +37,13 @@ func TestDurableFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(context.Background(), "weir:{durable-cli:*").Result()
-		if len(keys) > 0 {
-			rdb.Del(context.Background(), keys...)
-		}
-		rdb.Close()
-	})
+	ns := redistest.Namespace(t, redistest.Client(t, opt), "durable-cli")
 	var out, errb bytes.Buffer
-	args := []string{"submit", "--redis", url, "--namespace", "durable-cli", "--durable-replicas", "1", "--durable-timeout", "50ms", file}
+	args := []string{"submit", "--redis", url, "--namespace", ns, "--durable-replicas", "1", "--durable-timeout", "50ms", file}
 	if code := run(t.Context(), args, &out, &errb); code != exitEnded || !strings.Contains(errb.String(), "not replicated") {
 		t.Errorf("submit without a replica: status %d, stderr %q, want 1 and \"not replicated\"", code, errb.String())
 	}
-	args = []string{"submit", "--redis", url, "--namespace", "durable-cli", "--durable-replicas", "-1", file}
+	args = []string{"submit", "--redis", url, "--namespace", ns, "--durable-replicas", "-1", file}
 	if code := run(t.Context(), args, &out, &errb); code != exitUsage {
 		t.Errorf("--durable-replicas -1: status %d, stderr %q, want 2", code, errb.String())
 	}

@@ -1,98 +1,43 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/weirflow/weir/internal/clitest"
 	"github.com/weirflow/weir/workflowfile"
 )
 
-// weirBin is the weir binary, built on first use by binary (with -race
-// when the tests run with it); fuzz workers and tests that do not run the
-// binary never build it.
-var (
-	weirBin    string
-	buildFlags []string
-	buildOnce  sync.Once
-	buildErr   error
-	binDir     string
-)
+// weirBinary is the weir binary, built on first use (with -race when the
+// tests run with it); fuzz workers and tests that do not run the binary
+// never build it.
+var weirBinary = clitest.New("weir")
 
 // binary returns the path of the weir binary, building it once.
-func binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weir-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		weirBin = filepath.Join(dir, "weir")
-		if runtime.GOOS == "windows" {
-			weirBin += ".exe"
-		}
-		build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", weirBin, ".")...)
-		var out bytes.Buffer
-		build.Stdout, build.Stderr = &out, &out
-		if err := build.Run(); err != nil {
-			buildErr = fmt.Errorf("build weir: %v\n%s", err, out.String())
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return weirBin
-}
+func binary(t testing.TB) string { return weirBinary.Path(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	weirBinary.Cleanup()
 	os.Exit(code)
 }
 
 // result is what one run of the binary did.
-type result struct {
-	code           int
-	stdout, stderr string
-}
+type result = clitest.Result
 
 // weir runs the binary with args in dir (the repository root when empty),
 // with env added to the environment (WEIR_REDIS_URL cleared unless env sets
 // it), and returns its exit status and output.
 func weir(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binary(t), args...)
-	cmd.Dir = dir
 	if dir == "" {
-		cmd.Dir = repoRoot(t)
+		dir = repoRoot(t)
 	}
-	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("weir %v: %v", args, err)
-	}
-	return r
+	return weirBinary.Run(t, dir, env, args...)
 }
 
 func repoRoot(t *testing.T) string {
@@ -104,38 +49,23 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// wantCode fails the test when r did not exit with code.
-func (r result) wantCode(t *testing.T, code int) {
-	t.Helper()
-	if r.code != code {
-		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
-	}
-}
-
 // decodeRecord decodes a --json workflow record strictly.
 func decodeRecord(t *testing.T, r result) workflowfile.Record {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
 	var rec workflowfile.Record
 	if err := dec.Decode(&rec); err != nil {
-		t.Fatalf("decode the record: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+		t.Fatalf("decode the record: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
 	}
 	if dec.More() {
-		t.Fatalf("more than one JSON value on stdout:\n%s", r.stdout)
+		t.Fatalf("more than one JSON value on stdout:\n%s", r.Stdout)
 	}
 	return rec
 }
 
 func recordTask(t *testing.T, rec workflowfile.Record, name string) workflowfile.TaskRecord {
-	t.Helper()
-	for _, tr := range rec.Tasks {
-		if tr.Name == name {
-			return tr
-		}
-	}
-	t.Fatalf("record has no task %q: %+v", name, rec)
-	return workflowfile.TaskRecord{}
+	return clitest.RecordTask(t, rec, name)
 }
 
 // writeFile writes a workflow file named name in a new temporary directory
@@ -156,24 +86,10 @@ func wantTask(t *testing.T, tr workflowfile.TaskRecord, state string, attempts i
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return "<nil>"
-	}
-	return *s
-}
+func deref(s *string) string { return clitest.Deref(s) }
 
 // strict decodes a JSON body into T, refusing unknown fields.
-func strict[T any](t *testing.T, b []byte) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %T: %v\n%s", v, err, b)
-	}
-	return v
-}
+func strict[T any](t *testing.T, b []byte) T { return clitest.Strict[T](t, b) }
 
 // TestBinaryLinksNoTesting: the weir binary links neither package testing
 // nor rapid (the conformance suite, which needs both, is the command

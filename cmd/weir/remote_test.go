@@ -27,34 +27,34 @@ func TestSharedRedisCommands(t *testing.T) {
 	}
 
 	// Submit with workers paused: the workflow waits in its queue.
-	cli("pause", "default").wantCode(t, 0)
+	cli("pause", "default").WantCode(t, 0)
 	r := cli("submit", "examples/pipeline.yaml")
-	r.wantCode(t, 0)
-	id := strings.TrimSpace(r.stdout)
+	r.WantCode(t, 0)
+	id := strings.TrimSpace(r.Stdout)
 	if id == "" || strings.Contains(id, "\n") {
-		t.Fatalf("submit printed %q", r.stdout)
+		t.Fatalf("submit printed %q", r.Stdout)
 	}
 	r = cli("status", id, "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec := decodeRecord(t, r)
 	if rec.ID != id || rec.State != "running" || recordTask(t, rec, "fetch").State != "queued" || recordTask(t, rec, "report").State != "waiting" {
 		t.Errorf("status of a new workflow: %+v", rec)
 	}
 	r = cli("queues")
-	r.wantCode(t, 0)
-	if !strings.Contains(r.stdout, "default") || !strings.Contains(strings.Fields(strings.Split(r.stdout, "\n")[1])[1], "true") {
-		t.Errorf("queues:\n%s", r.stdout)
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, "default") || !strings.Contains(strings.Fields(strings.Split(r.Stdout, "\n")[1])[1], "true") {
+		t.Errorf("queues:\n%s", r.Stdout)
 	}
 	r = cli("ls", "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	var recs []workflowfile.Record
-	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != id {
-		t.Errorf("ls --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != id {
+		t.Errorf("ls --json: %v\n%s", err, r.Stdout)
 	}
 	r = cli("ls", "--state", "completed", "--json")
-	r.wantCode(t, 0)
-	if strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("ls --state completed: %s", r.stdout)
+	r.WantCode(t, 0)
+	if strings.TrimSpace(r.Stdout) != "[]" {
+		t.Errorf("ls --state completed: %s", r.Stdout)
 	}
 
 	// A worker in another process, with the saga's log path in its
@@ -75,74 +75,74 @@ func TestSharedRedisCommands(t *testing.T) {
 			w.Wait()
 		}
 	})
-	cli("resume", "default").wantCode(t, 0)
+	cli("resume", "default").WantCode(t, 0)
 
 	r = cli("wait", id, "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec = decodeRecord(t, r)
 	if rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
 		t.Errorf("waited record: %+v", rec)
 	}
 	r = cli("status", id)
-	r.wantCode(t, 0)
-	if !strings.Contains(r.stdout, "workflow "+id+" completed") {
-		t.Errorf("status:\n%s", r.stdout)
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, "workflow "+id+" completed") {
+		t.Errorf("status:\n%s", r.Stdout)
 	}
 
 	// A saga run by the worker process: wait exits 1.
 	r = cli("submit", "examples/saga.yaml")
-	r.wantCode(t, 0)
-	saga := strings.TrimSpace(r.stdout)
+	r.WantCode(t, 0)
+	saga := strings.TrimSpace(r.Stdout)
 	r = cli("wait", saga)
-	r.wantCode(t, 1)
-	if !strings.Contains(r.stdout, "workflow "+saga+" compensated") {
-		t.Errorf("wait on the saga:\n%s", r.stdout)
+	r.WantCode(t, 1)
+	if !strings.Contains(r.Stdout, "workflow "+saga+" compensated") {
+		t.Errorf("wait on the saga:\n%s", r.Stdout)
 	}
 	if log, _ := os.ReadFile(logPath); string(log) != "book flight\nbook hotel\nbook car\npay\ncancel car CA-3\ncancel hotel HO-2\ncancel flight FL-1\n" {
 		t.Errorf("saga.log:\n%s", log)
 	}
 
 	// Cancel a workflow that has not started.
-	cli("pause", "default").wantCode(t, 0)
+	cli("pause", "default").WantCode(t, 0)
 	r = cli("submit", "examples/failfast.yaml")
-	r.wantCode(t, 0)
-	ff := strings.TrimSpace(r.stdout)
+	r.WantCode(t, 0)
+	ff := strings.TrimSpace(r.Stdout)
 	r = cli("cancel", ff, "--no-undo")
-	r.wantCode(t, 0)
-	if strings.TrimSpace(r.stdout) != "workflow "+ff+" cancelled" {
-		t.Errorf("cancel: %q", r.stdout)
+	r.WantCode(t, 0)
+	if strings.TrimSpace(r.Stdout) != "workflow "+ff+" cancelled" {
+		t.Errorf("cancel: %q", r.Stdout)
 	}
 	r = cli("cancel", ff)
-	if r.code != 1 || !strings.Contains(r.stderr, "has already ended") {
-		t.Errorf("second cancel: %d %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "has already ended") {
+		t.Errorf("second cancel: %d %q", r.Code, r.Stderr)
 	}
 	r = cli("wait", ff, "--json")
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	if rec := decodeRecord(t, r); rec.State != "cancelled" || !rec.CancelRequested {
 		t.Errorf("cancelled record %+v", rec)
 	}
 	r = cli("ls", "--state", "cancelled")
-	r.wantCode(t, 0)
-	if !strings.Contains(r.stdout, ff) || strings.Contains(r.stdout, id) {
-		t.Errorf("ls --state cancelled:\n%s", r.stdout)
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, ff) || strings.Contains(r.Stdout, id) {
+		t.Errorf("ls --state cancelled:\n%s", r.Stdout)
 	}
-	cli("resume", "default").wantCode(t, 0)
+	cli("resume", "default").WantCode(t, 0)
 
 	// Submitting the same file with its fixed ID twice is fine; another
 	// plan under that ID is not.
 	p1 := writeFile(t, "a.yaml", "id: fixed\ntasks:\n  - name: a\n    run: echo a\n")
 	p2 := writeFile(t, "a.yaml", "id: fixed\ntasks:\n  - name: a\n    run: echo b\n")
-	cli("submit", p1).wantCode(t, 0)
-	cli("submit", p1).wantCode(t, 0)
+	cli("submit", p1).WantCode(t, 0)
+	cli("submit", p1).WantCode(t, 0)
 	r = cli("submit", p2)
-	if r.code != 1 || !strings.Contains(r.stderr, `field id: a workflow "fixed" exists with a different plan`) {
-		t.Errorf("submit of another plan: %d %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `field id: a workflow "fixed" exists with a different plan`) {
+		t.Errorf("submit of another plan: %d %q", r.Code, r.Stderr)
 	}
-	cli("wait", "fixed").wantCode(t, 0)
+	cli("wait", "fixed").WantCode(t, 0)
 
 	r = cli("status", "nope")
-	if r.code != 1 || !strings.Contains(r.stderr, "workflow nope: not found") {
-		t.Errorf("status of a missing workflow: %d %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "workflow nope: not found") {
+		t.Errorf("status of a missing workflow: %d %q", r.Code, r.Stderr)
 	}
 
 	// SIGTERM drains the worker: it exits 0.
@@ -163,15 +163,15 @@ func TestRunAgainstRedis(t *testing.T) {
 	m := miniredis.RunT(t)
 	url := "redis://" + m.Addr()
 	r := weir(t, "", nil, "run", "--redis", url, "--namespace", "other", "--json", "examples/pipeline.yaml")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	id := decodeRecord(t, r).ID
 	r = weir(t, "", []string{"WEIR_REDIS_URL=" + url}, "status", "--namespace", "other", id, "--json")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	if rec := decodeRecord(t, r); rec.State != "completed" {
 		t.Errorf("status after run: %+v", rec)
 	}
 	r = weir(t, "", []string{"WEIR_REDIS_URL=" + url}, "status", id)
-	if r.code != 1 {
-		t.Errorf("status in the default namespace: %d %q", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Errorf("status in the default namespace: %d %q", r.Code, r.Stderr)
 	}
 }

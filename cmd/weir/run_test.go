@@ -19,27 +19,27 @@ import (
 func TestRunPipelineExample(t *testing.T) {
 	t.Parallel()
 	r := weir(t, "", nil, "run", "examples/pipeline.yaml")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	for _, want := range []string{"workflow ", " completed", "report", `result: "3 lines, 24 words`} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	// Not a terminal: progress is one line per change, with no control
 	// characters.
-	if strings.ContainsAny(r.stdout, "\r\x1b") {
-		t.Errorf("progress on a pipe has control characters:\n%q", r.stdout)
+	if strings.ContainsAny(r.Stdout, "\r\x1b") {
+		t.Errorf("progress on a pipe has control characters:\n%q", r.Stdout)
 	}
-	if !regexp.MustCompile(`(?m)^\s+\d+\.\ds\s+report\s+running \(attempt 1\)$`).MatchString(r.stdout) &&
-		!regexp.MustCompile(`(?m)^\s+\d+\.\ds\s+report\s+completed \(attempt 1\)$`).MatchString(r.stdout) {
-		t.Errorf("no progress line for report:\n%s", r.stdout)
+	if !regexp.MustCompile(`(?m)^\s+\d+\.\ds\s+report\s+running \(attempt 1\)$`).MatchString(r.Stdout) &&
+		!regexp.MustCompile(`(?m)^\s+\d+\.\ds\s+report\s+completed \(attempt 1\)$`).MatchString(r.Stdout) {
+		t.Errorf("no progress line for report:\n%s", r.Stdout)
 	}
 }
 
 func TestRunPipelineJSON(t *testing.T) {
 	t.Parallel()
 	r := weir(t, "", nil, "run", "--json", "examples/pipeline.yaml")
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec := decodeRecord(t, r)
 	if rec.State != "completed" || rec.ID == "" || rec.CreatedAt == nil || rec.EndedAt == nil || rec.EndedAt.Before(rec.CreatedAt.Time) {
 		t.Fatalf("record: %+v", rec)
@@ -90,7 +90,7 @@ tasks:
       cat "$WEIR_DEPS_DIR/first"
 `)
 	r := weir(t, "", nil, "run", "--json", p)
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec := decodeRecord(t, r)
 	if rec.ID != "env-1" {
 		t.Errorf("id %q", rec.ID)
@@ -125,7 +125,7 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
       echo done
 `)
 	r := weir(t, "", nil, "run", "--json", p)
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec := decodeRecord(t, r)
 	tr := recordTask(t, rec, "flaky")
 	wantTask(t, tr, "completed", 3)
@@ -155,7 +155,7 @@ func TestRunFailsAfterRetries(t *testing.T) {
     run: echo never
 `)
 	r := weir(t, "", nil, "run", "--json", p)
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	rec := decodeRecord(t, r)
 	if rec.State != "failed" {
 		t.Errorf("state %s, want failed", rec.State)
@@ -173,16 +173,16 @@ func TestRunFailsAfterRetries(t *testing.T) {
 
 	// Without --json: a summary, the same status.
 	r = weir(t, "", nil, "run", p)
-	r.wantCode(t, 1)
-	if !strings.Contains(r.stdout, " failed") || !strings.Contains(r.stdout, "exit status 4") {
-		t.Errorf("summary:\n%s", r.stdout)
+	r.WantCode(t, 1)
+	if !strings.Contains(r.Stdout, " failed") || !strings.Contains(r.Stdout, "exit status 4") {
+		t.Errorf("summary:\n%s", r.Stdout)
 	}
 }
 
 func TestRunAlwaysAfterFailure(t *testing.T) {
 	t.Parallel()
 	r := weir(t, "", nil, "run", "--json", "examples/retry.yaml")
-	r.wantCode(t, 0) // broken's failure is absorbed by its Always dependent
+	r.WantCode(t, 0) // broken's failure is absorbed by its Always dependent
 	rec := decodeRecord(t, r)
 	if rec.State != "completed" {
 		t.Errorf("state %s", rec.State)
@@ -204,7 +204,7 @@ func TestRunSagaUndoesInReverse(t *testing.T) {
 	t.Parallel()
 	logPath := filepath.Join(t.TempDir(), "saga.log")
 	r := weir(t, "", []string{"SAGA_LOG=" + logPath}, "run", "--json", "examples/saga.yaml")
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	rec := decodeRecord(t, r)
 	if rec.State != "compensated" || deref(rec.Reason) != "failure" {
 		t.Errorf("state %s reason %s, want compensated failure", rec.State, deref(rec.Reason))
@@ -234,7 +234,7 @@ func TestRunSagaUndoesInReverse(t *testing.T) {
 func TestRunFailFast(t *testing.T) {
 	t.Parallel()
 	r := weir(t, "", nil, "run", "--json", "--concurrency", "1", "examples/failfast.yaml")
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	rec := decodeRecord(t, r)
 	if rec.State != "failed" || !rec.FailFast {
 		t.Errorf("state %s fail_fast %v", rec.State, rec.FailFast)
@@ -263,7 +263,7 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
   {"name": "after", "after": ["slow"], "always": true, "run": "echo after"}
 ]}`)
 	r := weir(t, "", nil, "run", "--json", p)
-	r.wantCode(t, 0)
+	r.WantCode(t, 0)
 	rec := decodeRecord(t, r)
 	slow := recordTask(t, rec, "slow")
 	wantTask(t, slow, "failed", 1)
@@ -283,7 +283,7 @@ func TestRunResultOverLimit(t *testing.T) {
     run: head -c 70000 /dev/zero | tr '\0' x
 `)
 	r := weir(t, "", nil, "run", "--json", p)
-	r.wantCode(t, 1)
+	r.WantCode(t, 1)
 	big := recordTask(t, decodeRecord(t, r), "big")
 	wantTask(t, big, "failed", 1)
 	if !strings.Contains(deref(big.Error), "standard output is over the result limit of 65536 bytes") {
@@ -355,20 +355,20 @@ func TestRunBadFiles(t *testing.T) {
 			t.Parallel()
 			p := writeFile(t, c.file, c.content)
 			r := weir(t, "", nil, "run", p)
-			r.wantCode(t, 2)
-			if r.stdout != "" {
-				t.Errorf("stdout %q, want nothing", r.stdout)
+			r.WantCode(t, 2)
+			if r.Stdout != "" {
+				t.Errorf("stdout %q, want nothing", r.Stdout)
 			}
-			if !strings.HasPrefix(r.stderr, "weir: "+p+": ") {
-				t.Errorf("stderr does not start with the file's name:\n%s", r.stderr)
+			if !strings.HasPrefix(r.Stderr, "weir: "+p+": ") {
+				t.Errorf("stderr does not start with the file's name:\n%s", r.Stderr)
 			}
 			for _, w := range c.want {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				if !strings.Contains(r.Stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
 				}
 			}
-			if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-				t.Errorf("stderr is more than one line:\n%s", r.stderr)
+			if strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+				t.Errorf("stderr is more than one line:\n%s", r.Stderr)
 			}
 		})
 	}
@@ -392,8 +392,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"status", "x"}, "no Redis: give --redis URL or set WEIR_REDIS_URL"},
 	} {
 		r := weir(t, "", nil, c.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("weir %v: status %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("weir %v: status %d, stderr %q; want 2 and %q", c.args, r.Code, r.Stderr, c.want)
 		}
 	}
 }

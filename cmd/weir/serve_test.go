@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/weirflow/weir/internal/clitest"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and readers.
@@ -89,24 +88,7 @@ func (p *inProcess) stop(t *testing.T) int {
 
 // get requests url with the token (when not empty) on a client that keeps
 // no connection open.
-func get(t *testing.T, method, url, token string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
-}
+var get = clitest.Get
 
 func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 	t.Parallel()
@@ -182,8 +164,8 @@ func TestServeRefusesWeakTokens(t *testing.T) {
 		for _, cmd := range [][]string{{"serve", "--redis", "redis://" + m.Addr()}, {"dev"}} {
 			args := append(append(append([]string{}, cmd...), "--http", "127.0.0.1:0"), c.args...)
 			r := weir(t, "", append([]string{"WEIR_TOKEN="}, c.env...), args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
-				t.Errorf("%v %v: status %d, stderr %q; want 2 and %q", c.env, args, r.code, r.stderr, c.want)
+			if r.Code != exitUsage || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("%v %v: status %d, stderr %q; want 2 and %q", c.env, args, r.Code, r.Stderr, c.want)
 			}
 		}
 	}
