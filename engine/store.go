@@ -139,14 +139,6 @@ type Claimed struct {
 	Deps []DepOutcome
 }
 
-// DepOutcome is the outcome of a dependency handed to a task.
-type DepOutcome struct {
-	Task   string
-	State  State
-	Result []byte
-	Error  string
-}
-
 // OutcomeKind is how an attempt ended.
 type OutcomeKind string
 
@@ -289,30 +281,4 @@ type PurgeResult struct {
 	Purged []string
 	// Pushed lists jobs pushed as a consequence (Always dependents, undos).
 	Pushed []Pushed
-}
-
-// ListParams pages through workflows.
-type ListParams struct {
-	// State filters on one state when set.
-	State WorkflowState
-	// Limit is the page size, 1 to 1000; 0 means 100.
-	Limit int
-	// Cursor is the previous page's NextCursor; empty for the first page.
-	Cursor string
-}
-
-// WorkflowPage is one page of a listing.
-type WorkflowPage struct {
-	Workflows []Workflow
-	// NextCursor is empty on the last page.
-	NextCursor string
-}
-
-// QueueInfo counts one queue's jobs.
-type QueueInfo struct {
-	Name    string
-	Paused  bool
-	Ready   int
-	Delayed int
-	Running int
 }

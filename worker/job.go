@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 )
@@ -95,8 +96,8 @@ var ErrNoDependency = errors.New("weir: not a dependency of this job")
 // DepResult returns the result of the dependency named task of job j,
 // decoded as an R (the result type of that task's queue). A dependency that
 // failed or was cancelled (which an Always task, or an undo job, may see)
-// returns a *client.JobError with its state and reason: errors.Is matches
-// client.ErrFailed or client.ErrCancelled.
+// returns a *weir.JobError with its state and reason: errors.Is matches
+// weir.ErrFailed or weir.ErrCancelled.
 //
 //	thumb, err := worker.DepResult[Thumbnail](j, "resize")
 func DepResult[R, P any](j *Job[P], task string) (R, error) {
@@ -106,7 +107,7 @@ func DepResult[R, P any](j *Job[P], task string) (R, error) {
 			continue
 		}
 		if d.State != engine.Completed {
-			return zero, &client.JobError{JobID: engine.TaskJobID(j.Workflow, task), Workflow: j.Workflow, Task: task, State: d.State, Message: d.Error}
+			return zero, &weir.JobError{JobID: engine.TaskJobID(j.Workflow, task), Workflow: j.Workflow, Task: task, State: d.State, Message: d.Error}
 		}
 		return client.Decode[R](d.Result)
 	}

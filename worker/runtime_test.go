@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -209,7 +210,7 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	}
 	ev.waitFor(t, ctx, worker.EventLeaseLost, job.ID(), 1)
 	_, err = job.Wait(ctx)
-	var je *client.JobError
+	var je *weir.JobError
 	if !errors.As(err, &je) || je.State != engine.Failed || je.Message != engine.ReasonTextLeaseExpired {
 		t.Fatalf("Wait = %v; want failed with %q", err, engine.ReasonTextLeaseExpired)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/worker"
 )
@@ -55,7 +56,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the cancelled job's handler was not stopped before the next heartbeat")
 		}
-		if _, err := job.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
+		if _, err := job.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("Wait = %v; want cancelled", err)
 		}
 
@@ -81,7 +82,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 				t.Fatal("a cancelled workflow's running task was not stopped before the next heartbeat")
 			}
 		}
-		if _, err := wf.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
+		if _, err := wf.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("workflow Wait = %v; want cancelled", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
@@ -109,8 +110,8 @@ func TestAlwaysTaskSeesFailedDependency(t *testing.T) {
 			var seen []string
 			for _, d := range j.Deps {
 				_, err := worker.DepResult[Image](j, d.Task)
-				var je *client.JobError
-				if !errors.As(err, &je) || !errors.Is(err, client.ErrFailed) {
+				var je *weir.JobError
+				if !errors.As(err, &je) || !errors.Is(err, weir.ErrFailed) {
 					return nil, fmt.Errorf("dep %s: %v; want a failed JobError", d.Task, err)
 				}
 				seen = append(seen, d.Task+" "+string(je.State)+": "+je.Message)
@@ -135,7 +136,7 @@ func TestAlwaysTaskSeesFailedDependency(t *testing.T) {
 		if err != nil || fmt.Sprint(got) != "[fetch failed: 404 a.png]" {
 			t.Fatalf("cleanup = %v, %v", got, err)
 		}
-		if _, err := client.ResultOf(s, f); !errors.Is(err, client.ErrFailed) {
+		if _, err := client.ResultOf(s, f); !errors.Is(err, weir.ErrFailed) {
 			t.Fatalf("ResultOf(fetch) = %v; want ErrFailed", err)
 		}
 	})
@@ -186,8 +187,8 @@ func TestSagaUndoesInReverseOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := wf.Wait(ctx)
-		var we *client.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, client.ErrFailed) || we.State != engine.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
+		var we *weir.WorkflowError
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrFailed) || we.State != engine.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
 			t.Fatalf("Wait = %v; want compensated after car failed", err)
 		}
 		mu.Lock()
@@ -233,7 +234,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 			t.Fatalf("cause = %v; want ErrJobCancelled", err)
 		}
 		s, err := wf.Wait(ctx)
-		if !errors.Is(err, client.ErrCancelled) || s.State != engine.WorkflowCancelled {
+		if !errors.Is(err, weir.ErrCancelled) || s.State != engine.WorkflowCancelled {
 			t.Fatalf("Wait = %v, %v; want cancelled", s.State, err)
 		}
 		for _, task := range s.Tasks {
@@ -247,7 +248,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		if ranReport.Load() {
 			t.Error("a task after the cancelled one ran")
 		}
-		if err := wf.Cancel(ctx); !errors.Is(err, client.ErrWorkflowEnded) {
+		if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
 			t.Fatalf("Cancel of an ended workflow = %v; want ErrWorkflowEnded", err)
 		}
 	})
@@ -283,8 +284,8 @@ func TestWorkflowCancelWithUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := wf.Wait(ctx)
-		var we *client.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, client.ErrCancelled) || s.State != engine.WorkflowCompensated || s.Reason != engine.ReasonCancel {
+		var we *weir.WorkflowError
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrCancelled) || s.State != engine.WorkflowCompensated || s.Reason != engine.ReasonCancel {
 			t.Fatalf("Wait = %v (%s); want compensated after cancel", err, s.State)
 		}
 		mu.Lock()

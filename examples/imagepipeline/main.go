@@ -21,7 +21,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
@@ -64,7 +63,7 @@ func main() {
 	}
 }
 
-func openStore(url string) (engine.Store, error) {
+func openStore(url string) (client.Store, error) {
 	if url == "" {
 		return memstore.New(), nil
 	}
@@ -113,7 +112,7 @@ func register(w *worker.Worker) {
 
 // run builds the pipeline for one image, runs it on two workers (as two
 // processes would) and prints the result.
-func run(ctx context.Context, store engine.Store, out io.Writer) error {
+func run(ctx context.Context, store client.Store, out io.Writer) error {
 	for range 2 {
 		w := worker.New(store, worker.Config{Concurrency: 4})
 		register(w)
