@@ -236,3 +236,33 @@ func (e *BuildError) Error() string {
 
 // Unwrap returns Err.
 func (e *BuildError) Unwrap() error { return e.Err }
+
+// Causes of a worker handler's context being cancelled, for context.Cause
+// (with ErrLeaseLost, when the worker lost the job's lease).
+var (
+	// ErrJobCancelled is the cause when the job, or its workflow, was
+	// cancelled.
+	ErrJobCancelled = errors.New("weir: job cancelled")
+	// ErrTimeout is the cause when the job's timeout passed.
+	ErrTimeout = errors.New("weir: job timed out")
+	// ErrShutdown is the cause when the worker is shutting down and the
+	// grace period ended; the job is handed back to its queue without
+	// counting the attempt.
+	ErrShutdown = errors.New("weir: worker shutting down")
+)
+
+// Errors of package worker's set-up and of its handlers' helpers.
+var (
+	// ErrRunning is returned when Start was called on a running worker, and
+	// when a handler is registered on a running worker.
+	ErrRunning = errors.New("weir: worker already running")
+	// ErrNoHandlers is returned when Start was called with no handler
+	// registered.
+	ErrNoHandlers = errors.New("weir: worker has no handlers")
+	// ErrHandlerExists is returned when a handler is registered for a queue
+	// that already has one on that worker.
+	ErrHandlerExists = errors.New("weir: queue already has a handler")
+	// ErrNoDependency is returned when a handler asked for the result of a
+	// task that is not a dependency of its job.
+	ErrNoDependency = errors.New("weir: not a dependency of this job")
+)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -43,7 +42,7 @@ func TestResultCrossesProcesses(t *testing.T) {
 			t.Fatalf("second Wait = %v, %v; want 42", got, err)
 		}
 		s, err := job.Status(ctx)
-		if err != nil || s.State != engine.Completed || s.Attempt != 1 {
+		if err != nil || s.State != weir.Completed || s.Attempt != 1 {
 			t.Fatalf("status = %+v, %v; want completed after 1 attempt", s, err)
 		}
 	})
@@ -178,7 +177,7 @@ func TestOutOfAttemptsFails(t *testing.T) {
 		}
 		_, err = job.Wait(ctx)
 		var je *weir.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Message != "attempt 2 broke" || je.Attempt != 2 {
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Message != "attempt 2 broke" || je.Attempt != 2 {
 			t.Fatalf("Wait = %v (%+v); want a JobError failed after 2 attempts with the last message", err, je)
 		}
 		if !errors.Is(err, weir.ErrFailed) || errors.Is(err, weir.ErrCancelled) {
@@ -204,7 +203,7 @@ func TestNonRetryableFailsAtOnce(t *testing.T) {
 		}
 		_, err = job.Wait(ctx)
 		var je *weir.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Message != "bad input" || je.Attempt != 1 {
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Message != "bad input" || je.Attempt != 1 {
 			t.Fatalf("Wait = %v; want failed after 1 attempt with message %q", err, "bad input")
 		}
 		if n := runs.Load(); n != 1 {
@@ -277,11 +276,11 @@ func TestTimeoutCancelsTheAttempt(t *testing.T) {
 		job := mustEnqueue(t, c, blockQ, "slow", client.Timeout(5*time.Millisecond), client.MaxAttempts(2), client.Backoff(time.Millisecond))
 		_, err := job.Wait(ctx)
 		var je *weir.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Attempt != 2 || !strings.Contains(je.Message, "timeout") {
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Attempt != 2 || !strings.Contains(je.Message, "timeout") {
 			t.Fatalf("Wait = %v; want failed after 2 timed-out attempts", err)
 		}
 		for range 2 {
-			if c := <-causes; !errors.Is(c, worker.ErrTimeout) {
+			if c := <-causes; !errors.Is(c, weir.ErrTimeout) {
 				t.Fatalf("cause = %v; want ErrTimeout", c)
 			}
 		}
@@ -322,7 +321,7 @@ func TestCancelRunningJob(t *testing.T) {
 		if err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
-		if err := <-cause; !errors.Is(err, worker.ErrJobCancelled) {
+		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
 			t.Fatalf("handler's cause = %v; want ErrJobCancelled", err)
 		}
 		_, err := job.Wait(ctx)
@@ -479,7 +478,7 @@ func TestWeightedQueuesServeAll(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	s := memBackend().open(t)
 	w := worker.New(s, fastConfig())
-	if err := w.Start(context.Background()); !errors.Is(err, worker.ErrNoHandlers) {
+	if err := w.Start(context.Background()); !errors.Is(err, weir.ErrNoHandlers) {
 		t.Fatalf("Start with no handler = %v; want ErrNoHandlers", err)
 	}
 	cfg := fastConfig()
@@ -492,7 +491,7 @@ func TestStartErrors(t *testing.T) {
 	w = worker.New(s, fastConfig())
 	worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return "", nil })
 	start(t, w)
-	if err := w.Start(context.Background()); !errors.Is(err, worker.ErrRunning) {
+	if err := w.Start(context.Background()); !errors.Is(err, weir.ErrRunning) {
 		t.Fatalf("second Start = %v; want ErrRunning", err)
 	}
 	defer func() {

@@ -50,7 +50,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		}
 		select {
 		case err := <-cause:
-			if !errors.Is(err, worker.ErrJobCancelled) {
+			if !errors.Is(err, weir.ErrJobCancelled) {
 				t.Fatalf("handler's cause = %v; want ErrJobCancelled", err)
 			}
 		case <-ctx.Done():
@@ -75,7 +75,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		for range 2 {
 			select {
 			case err := <-cause:
-				if !errors.Is(err, worker.ErrJobCancelled) {
+				if !errors.Is(err, weir.ErrJobCancelled) {
 					t.Fatalf("task handler's cause = %v; want ErrJobCancelled", err)
 				}
 			case <-ctx.Done():

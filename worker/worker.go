@@ -3,22 +3,15 @@ package worker
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/weirflow/weir"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-)
-
-// Errors of Start.
-var (
-	// ErrRunning: Start was called on a running worker.
-	ErrRunning = errors.New("weir: worker already running")
-	// ErrNoHandlers: Start was called with no handler registered.
-	ErrNoHandlers = errors.New("weir: worker has no handlers")
 )
 
 // Worker claims jobs from a store and runs them with the handlers
@@ -37,7 +30,7 @@ var (
 // deadline, and the jobs still unfinished then are handed back to their
 // queues without counting an attempt.
 type Worker struct {
-	store engine.Store
+	store client.Store
 	cfg   Config
 	log   *slog.Logger
 
@@ -48,7 +41,7 @@ type Worker struct {
 
 // New returns a worker of store with cfg (defaults filled in). Register
 // handlers with Handle, then Start or Run it.
-func New(store engine.Store, cfg Config) *Worker {
+func New(store client.Store, cfg Config) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
 	}
@@ -108,10 +101,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
-		return ErrRunning
+		return weir.ErrRunning
 	}
 	if len(w.handlers) == 0 {
-		return ErrNoHandlers
+		return weir.ErrNoHandlers
 	}
 	weights := w.cfg.Queues
 	if weights == nil {
@@ -170,7 +163,7 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // Stop stops the worker gracefully: it stops claiming at once, lets the
 // running jobs finish until ctx is done, then cancels their contexts (with
-// cause ErrShutdown) and hands back to their queues, without counting an
+// cause weir.ErrShutdown) and hands back to their queues, without counting an
 // attempt, the jobs whose handlers then return an error. It returns once
 // every handler has returned and every goroutine of the worker has ended,
 // so a handler that ignores its context delays it. Stop of a worker that is
@@ -260,7 +253,7 @@ func (r *run) stopNow(ctx context.Context) {
 	case <-ctx.Done():
 		r.mu.Lock()
 		for _, a := range r.active {
-			a.cancel(ErrShutdown)
+			a.cancel(weir.ErrShutdown)
 		}
 		r.mu.Unlock()
 		<-done

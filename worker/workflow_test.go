@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -83,11 +82,11 @@ func TestWorkflowPassesResults(t *testing.T) {
 			t.Fatalf("fetch = %+v, %v", got, err)
 		}
 		// The handle the producer kept sees the same.
-		if s2, err := wf.Wait(ctx); err != nil || s2.State != engine.WorkflowCompleted {
+		if s2, err := wf.Wait(ctx); err != nil || s2.State != weir.WorkflowCompleted {
 			t.Fatalf("producer's Wait = %v, %v", s2.State, err)
 		}
 		e := ev.waitFor(t, ctx, worker.EventWorkflowEnded, "", 1)
-		if e.Workflow != "thumbs" || e.WorkflowState != engine.WorkflowCompleted {
+		if e.Workflow != "thumbs" || e.WorkflowState != weir.WorkflowCompleted {
 			t.Fatalf("workflow ended event = %+v", e)
 		}
 		// fetch promoted small and large; small and large together promoted report.
@@ -116,7 +115,7 @@ func TestAlwaysTaskSeesFailedDependency(t *testing.T) {
 				}
 				seen = append(seen, d.Task+" "+string(je.State)+": "+je.Message)
 			}
-			if _, err := worker.DepResult[Image](j, "nope"); !errors.Is(err, worker.ErrNoDependency) {
+			if _, err := worker.DepResult[Image](j, "nope"); !errors.Is(err, weir.ErrNoDependency) {
 				return nil, fmt.Errorf("DepResult of a non-dependency = %v", err)
 			}
 			return seen, nil
@@ -188,7 +187,7 @@ func TestSagaUndoesInReverseOrder(t *testing.T) {
 		}
 		s, err := wf.Wait(ctx)
 		var we *weir.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, weir.ErrFailed) || we.State != engine.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrFailed) || we.State != weir.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
 			t.Fatalf("Wait = %v; want compensated after car failed", err)
 		}
 		mu.Lock()
@@ -197,7 +196,7 @@ func TestSagaUndoesInReverseOrder(t *testing.T) {
 			t.Fatalf("undone %v; want [hotel-42 flight-42]", undone)
 		}
 		for _, task := range s.Tasks[:2] {
-			if task.Undo == nil || task.Undo.State != engine.Completed {
+			if task.Undo == nil || task.Undo.State != weir.Completed {
 				t.Fatalf("task %s undo = %+v; want completed", task.Name, task.Undo)
 			}
 		}
@@ -230,15 +229,15 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		if err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-cause; !errors.Is(err, worker.ErrJobCancelled) {
+		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
 			t.Fatalf("cause = %v; want ErrJobCancelled", err)
 		}
 		s, err := wf.Wait(ctx)
-		if !errors.Is(err, weir.ErrCancelled) || s.State != engine.WorkflowCancelled {
+		if !errors.Is(err, weir.ErrCancelled) || s.State != weir.WorkflowCancelled {
 			t.Fatalf("Wait = %v, %v; want cancelled", s.State, err)
 		}
 		for _, task := range s.Tasks {
-			if task.State != engine.Cancelled {
+			if task.State != weir.Cancelled {
 				t.Errorf("task %s is %s; want cancelled", task.Name, task.State)
 			}
 		}
@@ -285,7 +284,7 @@ func TestWorkflowCancelWithUndo(t *testing.T) {
 		}
 		s, err := wf.Wait(ctx)
 		var we *weir.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, weir.ErrCancelled) || s.State != engine.WorkflowCompensated || s.Reason != engine.ReasonCancel {
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrCancelled) || s.State != weir.WorkflowCompensated || s.Reason != weir.ReasonCancel {
 			t.Fatalf("Wait = %v (%s); want compensated after cancel", err, s.State)
 		}
 		mu.Lock()
