@@ -84,6 +84,15 @@ type StopWatcher interface {
 	WatchStops(ctx context.Context, fn func(jobIDs []string)) error
 }
 
+// ConfigReporter is implemented by stores that say what they enforce (both
+// stores of this module do). A worker given no limits takes the store's, so
+// that it never claims a bigger batch, or sends a bigger result, than the
+// store accepts.
+type ConfigReporter interface {
+	// Config returns the store's configuration, defaults filled in.
+	Config() Config
+}
+
 // SubmitParams submits one workflow.
 type SubmitParams struct {
 	Plan Plan

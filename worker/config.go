@@ -36,7 +36,9 @@ type Config struct {
 	// context is done, before cancelling them. Default 30s.
 	ShutdownTimeout time.Duration
 	// Limits are the store's limits (result size, backoff cap, batch size).
-	// Zero means weir.DefaultLimits().
+	// Zero means the store's own limits when it reports them (both stores of
+	// this module do, through their Config method), else
+	// weir.DefaultLimits(). Give them only to override what the store says.
 	Limits weir.Limits
 	// Middleware wraps every handler, the first outermost.
 	Middleware []Middleware

@@ -67,9 +67,20 @@ type Middleware func(next Handler) Handler
 // reason.
 //
 // Handle panics when q already has a handler or w is running: handlers are
-// registered once, before Start.
+// registered once, before Start. HandleSafely returns those mistakes as
+// errors instead.
 func Handle[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) {
-	w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
+	if err := HandleSafely(w, q, fn); err != nil {
+		panic(err)
+	}
+}
+
+// HandleSafely is Handle returning an error where Handle panics: an error
+// matching weir.ErrHandlerExists when q already has a handler on w, or
+// weir.ErrRunning when w is running. Nothing is registered then. It is for
+// programs that register handlers from configuration rather than code.
+func HandleSafely[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) error {
+	return w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
 		p, err := q.DecodePayload(info.RawPayload)
 		if err != nil {
 			return NonRetryable(fmt.Errorf("payload: %w", err))

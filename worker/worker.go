@@ -58,8 +58,13 @@ func New(store client.Store, cfg Config) *Worker {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
-	if cfg.Limits == (engine.Limits{}) {
-		cfg.Limits = engine.DefaultLimits()
+	if cfg.Limits == (weir.Limits{}) {
+		if r, ok := store.(engine.ConfigReporter); ok {
+			cfg.Limits = r.Config().Limits
+		}
+	}
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -68,16 +73,17 @@ func New(store client.Store, cfg Config) *Worker {
 	return &Worker{store: store, cfg: cfg, log: log, handlers: map[string]Handler{}}
 }
 
-func (w *Worker) register(queue string, h Handler) {
+func (w *Worker) register(queue string, h Handler) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
-		panic("weir: Handle called on a running worker")
+		return fmt.Errorf("%w: cannot register a handler of queue %q", weir.ErrRunning, queue)
 	}
 	if _, dup := w.handlers[queue]; dup {
-		panic(fmt.Sprintf("weir: queue %q already has a handler", queue))
+		return fmt.Errorf("%w: queue %q", weir.ErrHandlerExists, queue)
 	}
 	w.handlers[queue] = h
+	return nil
 }
 
 // Run starts the worker, runs it until ctx is done, then stops it
