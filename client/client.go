@@ -31,57 +31,67 @@ type Client struct {
 // New returns a client of store.
 func New(store Store) *Client { return &Client{store: store} }
 
-// JobOption is one option of Enqueue, made by ID, Priority, RunAt, Delay,
-// MaxAttempts, MaxExpiries, Backoff or Timeout. Later options override
-// earlier ones. A JobOption prints as the call that made it, for example
-// MaxAttempts(3).
+// JobOption is one option of a job: of a plain job (Enqueue) or of a
+// workflow task's job (AddTask). It is made by ID, RunAt or Delay, which
+// apply to plain jobs only (given to AddTask they are a *weir.BuildError),
+// or by Priority, MaxAttempts, MaxExpiries, Backoff or Timeout, which apply
+// to both; a task's options apply to its undo job too. Later options
+// override earlier ones. A JobOption prints as the call that made it, for
+// example MaxAttempts(3); the zero JobOption does nothing.
 type JobOption struct {
 	text string
-	set  func(*engine.JobSpec)
+	job  func(*engine.JobSpec)
+	task func(*engine.TaskSpec) // nil for an option of plain jobs only
 }
 
 // String returns the option as the call that made it, such as
 // "Priority(-5)".
 func (o JobOption) String() string { return o.text }
 
-func jobOption(name string, arg any, set func(*engine.JobSpec)) JobOption {
+func jobOption(name string, arg any, job func(*engine.JobSpec), task func(*engine.TaskSpec)) JobOption {
 	if s, ok := arg.(string); ok {
 		arg = strconv.Quote(s)
 	}
-	return JobOption{text: fmt.Sprintf("%s(%v)", name, arg), set: set}
+	return JobOption{text: fmt.Sprintf("%s(%v)", name, arg), job: job, task: task}
 }
 
-// ID gives the job its ID instead of a random one. Enqueueing the same ID
-// with the same queue, payload and options again is a success that changes
-// nothing (the job runs once); with anything different it is
-// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$.
+// ID gives a plain job its ID instead of a random one. Enqueueing the same
+// ID with the same queue, payload and options again is a success that
+// changes nothing (the job runs once); with anything different it is
+// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$. A task's job ID is
+// weir.TaskJobID(workflow, task), so AddTask refuses ID.
 func ID(id string) JobOption {
-	return jobOption("ID", id, func(s *engine.JobSpec) { s.ID = id })
+	return jobOption("ID", id, func(s *engine.JobSpec) { s.ID = id }, nil)
 }
 
 // Priority orders the job in its queue: lower runs first, from -1000 to
 // 1000; jobs of equal priority run in the order they became ready. The
 // default is 0.
 func Priority(p int) JobOption {
-	return jobOption("Priority", p, func(s *engine.JobSpec) { s.Priority = p })
+	return jobOption("Priority", p,
+		func(s *engine.JobSpec) { s.Priority = p },
+		func(s *engine.TaskSpec) { s.Priority = p })
 }
 
-// RunAt delays the job's first attempt until t (as read by the store's
-// clock).
+// RunAt delays a plain job's first attempt until t (as read by the store's
+// clock). A task starts when its dependencies have ended, so AddTask
+// refuses RunAt.
 func RunAt(t time.Time) JobOption {
-	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt = t })
+	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt = t }, nil)
 }
 
-// Delay delays the job's first attempt by d from now (this process's
-// clock, read when Enqueue runs).
+// Delay delays a plain job's first attempt by d from now (this process's
+// clock, read when Enqueue runs). AddTask refuses it, as RunAt.
 func Delay(d time.Duration) JobOption {
-	return jobOption("Delay", d, func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) })
+	return jobOption("Delay", d, func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) }, nil)
 }
 
 // MaxAttempts lets the job run up to n times, the first attempt included,
 // while its attempts fail. The default is 1: no retry.
 func MaxAttempts(n int) JobOption {
-	return jobOption("MaxAttempts", n, func(s *engine.JobSpec) { s.MaxAttempts = n })
+	return jobOption("MaxAttempts", n,
+		func(s *engine.JobSpec) { s.MaxAttempts = n },
+		func(s *engine.TaskSpec) { s.MaxAttempts = n })
 }
 
 // MaxExpiries is how many times the job's lease may expire (its worker
@@ -92,21 +102,27 @@ func MaxAttempts(n int) JobOption {
 // weir.DefaultMaxExpiries, 1; weir.NoExpiries (-1) makes every expiry a
 // failed attempt.
 func MaxExpiries(n int) JobOption {
-	return jobOption("MaxExpiries", n, func(s *engine.JobSpec) { s.MaxExpiries = n })
+	return jobOption("MaxExpiries", n,
+		func(s *engine.JobSpec) { s.MaxExpiries = n },
+		func(s *engine.TaskSpec) { s.MaxExpiries = n })
 }
 
 // Backoff is the base delay before a retry: retry n waits at least
 // d·2^(n-1) (workers add up to a quarter more as jitter), up to the store's
 // maximum. The default is weir.DefaultBackoff. Whole milliseconds.
 func Backoff(d time.Duration) JobOption {
-	return jobOption("Backoff", d, func(s *engine.JobSpec) { s.Backoff = d })
+	return jobOption("Backoff", d,
+		func(s *engine.JobSpec) { s.Backoff = d },
+		func(s *engine.TaskSpec) { s.Backoff = d })
 }
 
 // Timeout bounds each attempt: the handler's context is cancelled after d
 // and the attempt fails (and is retried while attempts remain). Whole
 // milliseconds; the default is none.
 func Timeout(d time.Duration) JobOption {
-	return jobOption("Timeout", d, func(s *engine.JobSpec) { s.Timeout = d })
+	return jobOption("Timeout", d,
+		func(s *engine.JobSpec) { s.Timeout = d },
+		func(s *engine.TaskSpec) { s.Timeout = d })
 }
 
 // Enqueue adds a job with payload to queue q and returns its handle. The
@@ -119,8 +135,8 @@ func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P,
 	}
 	spec := engine.JobSpec{Queue: q.name, Payload: b}
 	for _, o := range opts {
-		if o.set != nil {
-			o.set(&spec)
+		if o.job != nil {
+			o.job(&spec)
 		}
 	}
 	if spec.ID == "" {

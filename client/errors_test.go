@@ -93,6 +93,9 @@ func TestOptionsPrintThemselves(t *testing.T) {
 		{client.Backoff(time.Second), "Backoff(1s)"},
 		{client.Timeout(2 * time.Minute), "Timeout(2m0s)"},
 		{client.WithUndo(false), "WithUndo(false)"},
+		{client.WorkflowID("wf-1"), `WorkflowID("wf-1")`},
+		{client.FailFast(), "FailFast()"},
+		{client.UndoOnCancel(false), "UndoOnCancel(false)"},
 	} {
 		if got := tc.opt.String(); got != tc.want {
 			t.Errorf("String() = %s, want %s", got, tc.want)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
@@ -41,30 +40,46 @@ type node struct {
 	spec  engine.TaskSpec
 }
 
-// WorkflowOption configures NewWorkflow.
-type WorkflowOption func(*Workflow)
+// WorkflowOption is one option of NewWorkflow, made by WorkflowID,
+// FailFast or UndoOnCancel. It prints as the call that made it, for
+// example FailFast(); the zero WorkflowOption does nothing.
+type WorkflowOption struct {
+	text string
+	set  func(*Workflow)
+}
+
+// String returns the option as the call that made it.
+func (o WorkflowOption) String() string { return o.text }
 
 // WorkflowID gives the workflow its ID instead of a random one. Submitting
 // the same plan under an ID again is a success with no effect (each root
 // runs once); another plan under that ID is weir.ErrWorkflowExists. IDs match
 // ^[A-Za-z0-9_.-]{1,128}$.
-func WorkflowID(id string) WorkflowOption { return func(w *Workflow) { w.id = id } }
+func WorkflowID(id string) WorkflowOption {
+	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id = id }}
+}
 
 // FailFast makes the first failure that is not absorbed cancel every task
 // that has not started, except Always tasks (which still run once their
 // dependencies ended, like finally blocks).
-func FailFast() WorkflowOption { return func(w *Workflow) { w.failFast = true } }
+func FailFast() WorkflowOption {
+	return WorkflowOption{"FailFast()", func(w *Workflow) { w.failFast = true }}
+}
 
 // UndoOnCancel says what Cancel does when not told: run the undo jobs of the
 // completed tasks (true, the default) or not. It is fixed at Submit.
-func UndoOnCancel(undo bool) WorkflowOption { return func(w *Workflow) { w.undoOnCancel = undo } }
+func UndoOnCancel(undo bool) WorkflowOption {
+	return WorkflowOption{fmt.Sprintf("UndoOnCancel(%t)", undo), func(w *Workflow) { w.undoOnCancel = undo }}
+}
 
 // NewWorkflow returns an empty workflow builder with a random ID (or the
 // one given by WorkflowID).
 func NewWorkflow(opts ...WorkflowOption) *Workflow {
 	w := &Workflow{undoOnCancel: true}
 	for _, o := range opts {
-		o(w)
+		if o.set != nil {
+			o.set(w)
+		}
 	}
 	if w.id == "" {
 		w.id = NewID()
@@ -97,7 +112,8 @@ type TaskRef interface {
 }
 
 // Task is the handle of a task whose result is an R, returned by AddTask.
-// Its methods set the task's options and return the task, so they chain.
+// After and Always set how it depends on other tasks and return the task,
+// so they chain; its job's options are given to AddTask.
 type Task[R any] struct {
 	n *node
 }
@@ -108,10 +124,13 @@ func (t *Task[R]) taskNode() *node { return t.n }
 func (t *Task[R]) Name() string { return t.n.spec.Name }
 
 // AddTask adds a task named name that runs a job with payload on queue q,
-// and returns its handle. Names match ^[A-Za-z0-9_.-]{1,64}$ and are unique
-// in the workflow; the task's job ID is weir.TaskJobID(workflow, name).
-// A task with no dependency starts at Submit.
-func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task[R] {
+// with opts (Priority, MaxAttempts, MaxExpiries, Backoff, Timeout; they
+// apply to the task's undo job too), and returns its handle. Names match
+// ^[A-Za-z0-9_.-]{1,64}$ and are unique in the workflow; the task's job ID
+// is weir.TaskJobID(workflow, name). A task with no dependency starts at
+// Submit. An option of plain jobs only (ID, RunAt, Delay) is a
+// *weir.BuildError, returned by Submit.
+func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P, opts ...JobOption) *Task[R] {
 	n := &node{wf: w, index: -1, spec: engine.TaskSpec{Name: name, Queue: q.name}}
 	b, err := q.EncodePayload(payload)
 	w.mu.Lock()
@@ -121,6 +140,14 @@ func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task
 	}
 	if err != nil {
 		w.failLocked(&weir.BuildError{Task: name, Problem: err.Error()})
+	}
+	for _, o := range opts {
+		switch {
+		case o.task != nil:
+			o.task(&n.spec)
+		case o.job != nil:
+			w.failLocked(&weir.BuildError{Task: name, Problem: fmt.Sprintf("option %s applies to plain jobs only", o)})
+		}
 	}
 	n.spec.Payload = b
 	n.index = len(w.nodes)
@@ -192,35 +219,6 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 // absorbed: it does not fail the workflow. Cancelling the workflow cancels
 // Always tasks too.
 func (t *Task[R]) Always() *Task[R] { return t.set(func(s *engine.TaskSpec) { s.Always = true }) }
-
-// Priority orders the task's job (and its undo job) in its queue: lower
-// runs first, from -1000 to 1000.
-func (t *Task[R]) Priority(p int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Priority = p })
-}
-
-// MaxAttempts lets the task's job (and its undo job) run up to n times, the
-// first attempt included. The default is 1: no retry.
-func (t *Task[R]) MaxAttempts(n int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.MaxAttempts = n })
-}
-
-// MaxExpiries is how many lease expiries of the task's job (and its undo
-// job) cost no attempt (see the MaxExpiries job option).
-func (t *Task[R]) MaxExpiries(n int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.MaxExpiries = n })
-}
-
-// Backoff is the base delay before a retry (see the Backoff job option).
-func (t *Task[R]) Backoff(d time.Duration) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Backoff = d })
-}
-
-// Timeout bounds each attempt of the task's job (see the Timeout job
-// option).
-func (t *Task[R]) Timeout(d time.Duration) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Timeout = d })
-}
 
 // Undo gives task t a compensation job: payload on queue q. It runs only if
 // the workflow compensates (it fails, or is cancelled with undo) after t

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
@@ -114,7 +115,7 @@ func TestSubmitIsIdempotentAndFixesThePlan(t *testing.T) {
 	if !errors.Is(err, weir.ErrSubmitted) || !errors.As(err, &be) || be.Task != "c" {
 		t.Fatalf("Submit after a change = %v; want ErrSubmitted on task c", err)
 	}
-	a.Priority(3) // also refused
+	a.Always() // also refused
 	s, err := wf.Status(ctx)
 	if err != nil || len(s.Tasks) != 2 {
 		t.Fatalf("status = %+v, %v; want the 2 submitted tasks", s, err)
@@ -159,7 +160,7 @@ func TestPlanOptions(t *testing.T) {
 	ctx := testCtx(t)
 	c := client.New(memstore.New())
 	wf := client.NewWorkflow(client.FailFast(), client.UndoOnCancel(false))
-	a := client.AddTask(wf, "a", strQ, "a").Priority(2).MaxAttempts(3).Timeout(5e9).Backoff(2e9)
+	a := client.AddTask(wf, "a", strQ, "a", client.Priority(2), client.MaxAttempts(3), client.Timeout(5e9), client.Backoff(2e9), client.MaxExpiries(weir.NoExpiries))
 	client.Undo(a, argsQ, Args{Name: "undo-a"})
 	client.AddTask(wf, "b", strQ, "b").After(a).Always()
 	if err := c.Submit(ctx, wf); err != nil {
@@ -179,7 +180,7 @@ func TestPlanOptions(t *testing.T) {
 		t.Fatalf("task b = %+v", tb)
 	}
 	j, err := client.OpenJob(c, strQ, weir.TaskJobID(wf.ID(), "a")).Status(ctx)
-	if err != nil || j.Priority != 2 || j.MaxAttempts != 3 || j.Timeout != 5e9 || j.Backoff != 2e9 {
+	if err != nil || j.Priority != 2 || j.MaxAttempts != 3 || j.Timeout != 5e9 || j.Backoff != 2e9 || j.MaxExpiries != 0 {
 		t.Fatalf("job of a = %+v, %v", j, err)
 	}
 	// Results of unfinished tasks say their state.
@@ -255,5 +256,28 @@ func TestListWorkflows(t *testing.T) {
 		if id != "wf0" && id != "wf2" && id != "wf4" {
 			t.Fatalf("listed %s, which is running", id)
 		}
+	}
+}
+
+// The options of plain jobs only are refused by AddTask, with nothing
+// written; the zero JobOption does nothing.
+func TestAddTaskRefusesPlainJobOptions(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	for _, opt := range []client.JobOption{client.ID("x"), client.RunAt(time.Now()), client.Delay(time.Second)} {
+		wf := client.NewWorkflow()
+		client.AddTask(wf, "a", strQ, "a", client.JobOption{}, opt)
+		err := c.Submit(ctx, wf)
+		var be *weir.BuildError
+		if !errors.As(err, &be) || be.Task != "a" || !strings.Contains(be.Problem, opt.String()) {
+			t.Fatalf("AddTask with %s: Submit = %v; want a *weir.BuildError naming it", opt, err)
+		}
+		if _, err := wf.Status(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
+			t.Fatalf("AddTask with %s: Status = %v; want ErrNotSubmitted", opt, err)
+		}
+	}
+	j, err := client.Enqueue(ctx, c, strQ, "x", client.JobOption{}, client.ID("plain"))
+	if err != nil || j.ID() != "plain" {
+		t.Fatalf("Enqueue with the zero JobOption: %v, %v", j, err)
 	}
 }

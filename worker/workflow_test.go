@@ -217,7 +217,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		})
 		start(t, w)
 		wf := client.NewWorkflow()
-		long := client.AddTask(wf, "long", blockQ, "x").MaxAttempts(3)
+		long := client.AddTask(wf, "long", blockQ, "x", client.MaxAttempts(3))
 		client.AddTask(wf, "after", reportQ, "y").After(long)
 		client.AddTask(wf, "finally", reportQ, "z").After(long).Always()
 		c := client.New(b.open(t))

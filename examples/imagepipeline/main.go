@@ -128,7 +128,7 @@ func run(ctx context.Context, store client.Store, out io.Writer) error {
 	medium := client.AddTask(wf, "medium", Resize, 1024).After(fetch)
 	large := client.AddTask(wf, "large", Resize, 2048).After(fetch)
 	marked := client.AddTask(wf, "watermark", Watermark, "© weir").After(large)
-	publish := client.AddTask(wf, "publish", Publish, "photo-42.jpg").After(small, medium, marked).MaxAttempts(3)
+	publish := client.AddTask(wf, "publish", Publish, "photo-42.jpg", client.MaxAttempts(3)).After(small, medium, marked)
 
 	c := client.New(store)
 	if err := c.Submit(ctx, wf); err != nil {
