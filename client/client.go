@@ -4,68 +4,126 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
-// Client enqueues jobs, submits workflows and follows them, on any
-// engine.Store: the in-process one (engine/memstore) or the Redis one
-// (package lua). It keeps no state of its own, so any number of clients, in
-// any number of processes, can follow the same jobs and workflows. It is
-// safe for concurrent use.
+// Store is what a Client (and a worker.Worker) runs on: a weir store, such
+// as the in-process *memstore.Store (package engine/memstore) or the Redis
+// *lua.Store (package lua). It is the store contract of package engine;
+// implement it against package conformance, which checks a store against
+// the reference model. That contract follows the protocol version, not Go
+// semver: it is not stable.
+type Store = engine.Store
+
+// Client enqueues jobs, submits workflows and follows them, on any Store:
+// the in-process one (engine/memstore) or the Redis one (package lua). It
+// keeps no state of its own, so any number of clients, in any number of
+// processes, can follow the same jobs and workflows. It is safe for
+// concurrent use.
 type Client struct {
-	store engine.Store
+	store Store
 }
 
 // New returns a client of store.
-func New(store engine.Store) *Client { return &Client{store: store} }
+func New(store Store) *Client { return &Client{store: store} }
 
-// JobOption configures one Enqueue.
-type JobOption func(*engine.JobSpec)
+// JobOption is one option of a job: of a plain job (Enqueue) or of a
+// workflow task's job (AddTask). It is made by ID, RunAt or Delay, which
+// apply to plain jobs only (given to AddTask they are a *weir.BuildError),
+// or by Priority, MaxAttempts, MaxExpiries, Backoff or Timeout, which apply
+// to both; a task's options apply to its undo job too. Later options
+// override earlier ones. A JobOption prints as the call that made it, for
+// example MaxAttempts(3); the zero JobOption does nothing.
+type JobOption struct {
+	text string
+	job  func(*engine.JobSpec)
+	task func(*engine.TaskSpec) // nil for an option of plain jobs only
+}
 
-// ID gives the job its ID instead of a random one. Enqueueing the same ID
-// with the same queue, payload and options again is a success that changes
-// nothing (the job runs once); with anything different it is ErrJobExists.
-// IDs match ^[A-Za-z0-9_.-]{1,128}$.
-func ID(id string) JobOption { return func(s *engine.JobSpec) { s.ID = id } }
+// String returns the option as the call that made it, such as
+// "Priority(-5)".
+func (o JobOption) String() string { return o.text }
+
+func jobOption(name string, arg any, job func(*engine.JobSpec), task func(*engine.TaskSpec)) JobOption {
+	if s, ok := arg.(string); ok {
+		arg = strconv.Quote(s)
+	}
+	return JobOption{text: fmt.Sprintf("%s(%v)", name, arg), job: job, task: task}
+}
+
+// ID gives a plain job its ID instead of a random one. Enqueueing the same
+// ID with the same queue, payload and options again is a success that
+// changes nothing (the job runs once); with anything different it is
+// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$. A task's job ID is
+// weir.TaskJobID(workflow, task), so AddTask refuses ID.
+func ID(id string) JobOption {
+	return jobOption("ID", id, func(s *engine.JobSpec) { s.ID = id }, nil)
+}
 
 // Priority orders the job in its queue: lower runs first, from -1000 to
 // 1000; jobs of equal priority run in the order they became ready. The
 // default is 0.
-func Priority(p int) JobOption { return func(s *engine.JobSpec) { s.Priority = p } }
+func Priority(p int) JobOption {
+	return jobOption("Priority", p,
+		func(s *engine.JobSpec) { s.Priority = p },
+		func(s *engine.TaskSpec) { s.Priority = p })
+}
 
-// RunAt delays the job's first attempt until t (as read by the store's
-// clock).
-func RunAt(t time.Time) JobOption { return func(s *engine.JobSpec) { s.RunAt = t } }
+// RunAt delays a plain job's first attempt until t (as read by the store's
+// clock). A task starts when its dependencies have ended, so AddTask
+// refuses RunAt.
+func RunAt(t time.Time) JobOption {
+	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt = t }, nil)
+}
 
-// Delay delays the job's first attempt by d from now (this process's clock).
+// Delay delays a plain job's first attempt by d from now (this process's
+// clock, read when Enqueue runs). AddTask refuses it, as RunAt.
 func Delay(d time.Duration) JobOption {
-	return func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) }
+	return jobOption("Delay", d, func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) }, nil)
 }
 
 // MaxAttempts lets the job run up to n times, the first attempt included,
 // while its attempts fail. The default is 1: no retry.
-func MaxAttempts(n int) JobOption { return func(s *engine.JobSpec) { s.MaxAttempts = n } }
+func MaxAttempts(n int) JobOption {
+	return jobOption("MaxAttempts", n,
+		func(s *engine.JobSpec) { s.MaxAttempts = n },
+		func(s *engine.TaskSpec) { s.MaxAttempts = n })
+}
 
 // MaxExpiries is how many times the job's lease may expire (its worker
 // was killed, as in a deploy, or lost Redis for a lease's length) without
 // that costing an attempt: the job is queued again at once. Past it, an
 // expiry is a failed attempt, retried while attempts remain, so a job that
 // kills its worker every time still ends. The default (0) is
-// engine.DefaultMaxExpiries, 1; engine.NoExpiries (-1) makes every expiry a
+// weir.DefaultMaxExpiries, 1; weir.NoExpiries (-1) makes every expiry a
 // failed attempt.
-func MaxExpiries(n int) JobOption { return func(s *engine.JobSpec) { s.MaxExpiries = n } }
+func MaxExpiries(n int) JobOption {
+	return jobOption("MaxExpiries", n,
+		func(s *engine.JobSpec) { s.MaxExpiries = n },
+		func(s *engine.TaskSpec) { s.MaxExpiries = n })
+}
 
 // Backoff is the base delay before a retry: retry n waits at least
 // d·2^(n-1) (workers add up to a quarter more as jitter), up to the store's
-// maximum. The default is engine.DefaultBackoff. Whole milliseconds.
-func Backoff(d time.Duration) JobOption { return func(s *engine.JobSpec) { s.Backoff = d } }
+// maximum. The default is weir.DefaultBackoff. Whole milliseconds.
+func Backoff(d time.Duration) JobOption {
+	return jobOption("Backoff", d,
+		func(s *engine.JobSpec) { s.Backoff = d },
+		func(s *engine.TaskSpec) { s.Backoff = d })
+}
 
 // Timeout bounds each attempt: the handler's context is cancelled after d
 // and the attempt fails (and is retried while attempts remain). Whole
 // milliseconds; the default is none.
-func Timeout(d time.Duration) JobOption { return func(s *engine.JobSpec) { s.Timeout = d } }
+func Timeout(d time.Duration) JobOption {
+	return jobOption("Timeout", d,
+		func(s *engine.JobSpec) { s.Timeout = d },
+		func(s *engine.TaskSpec) { s.Timeout = d })
+}
 
 // Enqueue adds a job with payload to queue q and returns its handle. The
 // job is durable once Enqueue returns nil. Enqueue is safe to retry with the
@@ -77,7 +135,9 @@ func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P,
 	}
 	spec := engine.JobSpec{Queue: q.name, Payload: b}
 	for _, o := range opts {
-		o(&spec)
+		if o.job != nil {
+			o.job(&spec)
+		}
 	}
 	if spec.ID == "" {
 		spec.ID = NewID()
@@ -89,9 +149,9 @@ func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P,
 }
 
 // OpenJob returns the handle of the job id of queue q, enqueued by this or
-// another process: a plain job's ID, or engine.TaskJobID(workflow, task) for
+// another process: a plain job's ID, or weir.TaskJobID(workflow, task) for
 // a workflow task. It does not check that the job exists; its methods
-// return ErrNotFound when it does not.
+// return weir.ErrNotFound when it does not.
 func OpenJob[P, R any](c *Client, q Queue[P, R], id string) *Job[R] {
 	return &Job[R]{c: c, id: id, queue: q.name, decode: q.DecodeResult}
 }
@@ -109,10 +169,10 @@ type Job[R any] struct {
 func (j *Job[R]) ID() string { return j.id }
 
 // Wait blocks until the job has ended, or ctx is done, and returns its
-// result. A job that failed or was cancelled returns a *JobError with the
-// remote reason (errors.Is matches ErrFailed or ErrCancelled); a job that
+// result. A job that failed or was cancelled returns a *weir.JobError with the
+// remote reason (errors.Is matches weir.ErrFailed or weir.ErrCancelled); a job that
 // is not found (never enqueued, or ended longer ago than the store's
-// retention) returns ErrNotFound; ctx's end returns ctx.Err().
+// retention) returns weir.ErrNotFound; ctx's end returns ctx.Err().
 func (j *Job[R]) Wait(ctx context.Context) (R, error) {
 	var zero R
 	s, err := j.c.store.AwaitJob(ctx, j.id)
@@ -120,16 +180,16 @@ func (j *Job[R]) Wait(ctx context.Context) (R, error) {
 		return zero, err
 	}
 	if s.Queue != j.queue {
-		return zero, fmt.Errorf("%w: job %q is in queue %q, not %q", ErrWrongQueue, j.id, s.Queue, j.queue)
+		return zero, fmt.Errorf("%w: job %q is in queue %q, not %q", weir.ErrWrongQueue, j.id, s.Queue, j.queue)
 	}
-	if s.State != engine.Completed {
+	if s.State != weir.Completed {
 		return zero, jobError(s)
 	}
 	return j.decode(s.Result)
 }
 
 // Status returns a snapshot of the job now.
-func (j *Job[R]) Status(ctx context.Context) (engine.Job, error) {
+func (j *Job[R]) Status(ctx context.Context) (weir.Job, error) {
 	return j.c.store.GetJob(ctx, j.id)
 }
 
@@ -137,14 +197,14 @@ func (j *Job[R]) Status(ctx context.Context) (engine.Job, error) {
 // cancelled at once. A running job is told to stop: its handler's context
 // is cancelled at the worker's next heartbeat, and the job ends cancelled
 // (never retried) unless the handler completes anyway. A job that already
-// ended returns ErrJobEnded; an unknown one ErrNotFound.
+// ended returns weir.ErrJobEnded; an unknown one weir.ErrNotFound.
 func (j *Job[R]) Cancel(ctx context.Context) error {
 	_, err := j.c.store.CancelJob(ctx, engine.CancelJobParams{ID: j.id})
 	return err
 }
 
-func jobError(s engine.Job) *JobError {
-	return &JobError{JobID: s.ID, Workflow: s.Workflow, Task: s.Task, State: s.State, Attempt: s.Attempt, Message: s.Error}
+func jobError(s weir.Job) *weir.JobError {
+	return &weir.JobError{JobID: s.ID, Workflow: s.Workflow, Task: s.Task, State: s.State, Attempt: s.Attempt, Message: s.Error}
 }
 
 // PauseQueue stops every worker, in every process, from claiming jobs from
@@ -161,7 +221,7 @@ func (c *Client) ResumeQueue(ctx context.Context, name string) error {
 
 // Queues lists every queue the store knows, with its counts and whether it
 // is paused.
-func (c *Client) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+func (c *Client) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
 	return c.store.Queues(ctx)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -86,7 +87,7 @@ func TestEnqueueOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Queue != "args" || s.Priority != -7 || !s.RunAt.Equal(at) || s.MaxAttempts != 4 ||
-		s.Backoff != 250*time.Millisecond || s.Timeout != 2*time.Second || s.State != engine.Queued {
+		s.Backoff != 250*time.Millisecond || s.Timeout != 2*time.Second || s.State != weir.Queued {
 		t.Fatalf("stored job = %+v", s)
 	}
 	p, err := argsQ.DecodePayload(s.Payload)
@@ -99,7 +100,7 @@ func TestEnqueueOptions(t *testing.T) {
 	if a == nil || b == nil || a.ID() == b.ID() || !engine.ValidID(a.ID()) {
 		t.Fatalf("random IDs %v, %v", a, b)
 	}
-	if _, err := client.Enqueue(ctx, c, strQ, "x", client.ID("bad/id")); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := client.Enqueue(ctx, c, strQ, "x", client.ID("bad/id")); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("enqueue with a bad ID = %v; want ErrInvalid", err)
 	}
 	if _, err := client.Enqueue(ctx, c, strQ, "x", client.Delay(time.Minute), client.ID("delayed")); err != nil {
@@ -121,14 +122,14 @@ func TestCancelJobStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = j.Wait(ctx)
-	var je *client.JobError
-	if !errors.As(err, &je) || !errors.Is(err, client.ErrCancelled) || errors.Is(err, client.ErrFailed) || je.JobID != j.ID() {
+	var je *weir.JobError
+	if !errors.As(err, &je) || !errors.Is(err, weir.ErrCancelled) || errors.Is(err, weir.ErrFailed) || je.JobID != j.ID() {
 		t.Fatalf("Wait = %v; want a cancelled JobError", err)
 	}
-	if err := j.Cancel(ctx); !errors.Is(err, client.ErrJobEnded) {
+	if err := j.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 		t.Fatalf("second Cancel = %v; want ErrJobEnded", err)
 	}
-	if err := client.OpenJob(c, strQ, "missing").Cancel(ctx); !errors.Is(err, client.ErrNotFound) {
+	if err := client.OpenJob(c, strQ, "missing").Cancel(ctx); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("Cancel of an unknown job = %v; want ErrNotFound", err)
 	}
 }

@@ -1,6 +1,8 @@
 // Package client is weir's producer API: typed queue definitions, plain
-// jobs and workflows (DAGs of jobs), on any engine.Store — the in-process
-// engine/memstore, or the Redis store of package lua.
+// jobs and workflows (DAGs of jobs), on any Store: the in-process
+// engine/memstore, or the Redis store of package lua. The snapshots it
+// returns, their states and every error it returns are types of package
+// weir.
 //
 // A Queue[P, R] names a queue with the type of its payload P and of its
 // result R. Producers and workers share it, so the compiler checks that
@@ -10,7 +12,7 @@
 //	var Resize = client.NewQueue[ResizeArgs, Image]("resize")
 //
 //	job, err := client.Enqueue(ctx, c, Resize, ResizeArgs{Width: 100}, client.MaxAttempts(3))
-//	img, err := job.Wait(ctx) // an Image, or a *JobError with the remote reason
+//	img, err := job.Wait(ctx) // an Image, or a *weir.JobError with the remote reason
 //
 // Jobs and workflows live in the store, not in the client: any process can
 // reopen them by ID (OpenJob, Client.OpenWorkflow), wait for them (the store
@@ -31,8 +33,9 @@
 // rules (what runs when a task fails, FailFast, Always, compensation,
 // cancel) are those of spec/states.md.
 //
-// Errors are values: a job or workflow that did not complete is a
-// *JobError or *WorkflowError (errors.As), which errors.Is matches with
-// ErrFailed or ErrCancelled; the store's sentinels (ErrNotFound,
-// ErrJobEnded, ...) are re-exported here.
+// Errors are values, all declared in package weir: a job or workflow that
+// did not complete is a *weir.JobError or *weir.WorkflowError (errors.As),
+// which errors.Is matches with weir.ErrFailed or weir.ErrCancelled; the
+// store's sentinels (weir.ErrNotFound, weir.ErrJobEnded, ...) come from any
+// store, possibly wrapped.
 package client

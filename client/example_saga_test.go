@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/worker"
@@ -56,7 +57,7 @@ func ExampleUndo() {
 		panic(err)
 	}
 	s, err := wf.Wait(ctx)
-	fmt.Println(s.State, errors.Is(err, client.ErrFailed))
+	fmt.Println(s.State, errors.Is(err, weir.ErrFailed))
 	mu.Lock()
 	fmt.Println(log)
 	mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -56,8 +57,8 @@ func ExampleJob_Cancel() {
 	job, _ := client.Enqueue(ctx, c, upper, "never runs")
 	fmt.Println(job.Cancel(ctx))
 	_, err := job.Wait(ctx)
-	fmt.Println(errors.Is(err, client.ErrCancelled))
-	fmt.Println(errors.Is(job.Cancel(ctx), client.ErrJobEnded))
+	fmt.Println(errors.Is(err, weir.ErrCancelled))
+	fmt.Println(errors.Is(job.Cancel(ctx), weir.ErrJobEnded))
 	// Output:
 	// <nil>
 	// true
@@ -108,7 +109,7 @@ func ExampleClient_OpenWorkflow() {
 	other := client.New(store).OpenWorkflow("nightly-2030-01-01")
 	fmt.Println(other.Cancel(ctx))
 	_, err := other.Wait(ctx)
-	fmt.Println(errors.Is(err, client.ErrCancelled))
+	fmt.Println(errors.Is(err, weir.ErrCancelled))
 	// Output:
 	// <nil>
 	// true
@@ -121,7 +122,7 @@ func ExampleMaxExpiries() {
 	c := client.New(store)
 	job, _ := client.Enqueue(ctx, c, upper, "x", client.MaxAttempts(1), client.MaxExpiries(1))
 	// A worker takes the job and is killed (a deploy): its lease runs out.
-	die := func() engine.State {
+	die := func() weir.State {
 		_, _ = store.Claim(ctx, engine.ClaimParams{Queues: []string{"upper"}, Max: 1, Lease: time.Minute})
 		now = now.Add(time.Minute)
 		res, _ := store.ExpireLeases(ctx, engine.ExpireParams{})
@@ -130,7 +131,7 @@ func ExampleMaxExpiries() {
 	fmt.Println(die()) // within the budget: queued again at once, no attempt lost
 	fmt.Println(die()) // past it: the one attempt failed
 	_, err := job.Wait(ctx)
-	fmt.Println(errors.Is(err, client.ErrFailed))
+	fmt.Println(errors.Is(err, weir.ErrFailed))
 	// Output:
 	// queued
 	// failed

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -18,7 +18,7 @@ import (
 // another workflow, a payload that does not encode, a change after Submit)
 // are kept and returned by Submit and Err; the store checks the rest (names,
 // limits) at Submit. The plan is fixed by the first Submit: changing the
-// builder afterwards is an error (ErrSubmitted), and submitting again sends
+// builder afterwards is an error (weir.ErrSubmitted), and submitting again sends
 // the same plan, which the store treats as a success with no effect.
 //
 // A Workflow is safe for concurrent use.
@@ -40,30 +40,46 @@ type node struct {
 	spec  engine.TaskSpec
 }
 
-// WorkflowOption configures NewWorkflow.
-type WorkflowOption func(*Workflow)
+// WorkflowOption is one option of NewWorkflow, made by WorkflowID,
+// FailFast or UndoOnCancel. It prints as the call that made it, for
+// example FailFast(); the zero WorkflowOption does nothing.
+type WorkflowOption struct {
+	text string
+	set  func(*Workflow)
+}
+
+// String returns the option as the call that made it.
+func (o WorkflowOption) String() string { return o.text }
 
 // WorkflowID gives the workflow its ID instead of a random one. Submitting
 // the same plan under an ID again is a success with no effect (each root
-// runs once); another plan under that ID is ErrWorkflowExists. IDs match
+// runs once); another plan under that ID is weir.ErrWorkflowExists. IDs match
 // ^[A-Za-z0-9_.-]{1,128}$.
-func WorkflowID(id string) WorkflowOption { return func(w *Workflow) { w.id = id } }
+func WorkflowID(id string) WorkflowOption {
+	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id = id }}
+}
 
 // FailFast makes the first failure that is not absorbed cancel every task
 // that has not started, except Always tasks (which still run once their
 // dependencies ended, like finally blocks).
-func FailFast() WorkflowOption { return func(w *Workflow) { w.failFast = true } }
+func FailFast() WorkflowOption {
+	return WorkflowOption{"FailFast()", func(w *Workflow) { w.failFast = true }}
+}
 
 // UndoOnCancel says what Cancel does when not told: run the undo jobs of the
 // completed tasks (true, the default) or not. It is fixed at Submit.
-func UndoOnCancel(undo bool) WorkflowOption { return func(w *Workflow) { w.undoOnCancel = undo } }
+func UndoOnCancel(undo bool) WorkflowOption {
+	return WorkflowOption{fmt.Sprintf("UndoOnCancel(%t)", undo), func(w *Workflow) { w.undoOnCancel = undo }}
+}
 
 // NewWorkflow returns an empty workflow builder with a random ID (or the
 // one given by WorkflowID).
 func NewWorkflow(opts ...WorkflowOption) *Workflow {
 	w := &Workflow{undoOnCancel: true}
 	for _, o := range opts {
-		o(w)
+		if o.set != nil {
+			o.set(w)
+		}
 	}
 	if w.id == "" {
 		w.id = NewID()
@@ -73,8 +89,8 @@ func NewWorkflow(opts ...WorkflowOption) *Workflow {
 
 // OpenWorkflow returns the handle of the workflow id, submitted by this or
 // another process. It does not check that the workflow exists; its methods
-// return ErrNotFound when it does not. It is not a builder: adding to it or
-// submitting it is ErrSubmitted.
+// return weir.ErrNotFound when it does not. It is not a builder: adding to it or
+// submitting it is weir.ErrSubmitted.
 func (c *Client) OpenWorkflow(id string) *Workflow {
 	return &Workflow{id: id, opened: true, c: c}
 }
@@ -96,7 +112,8 @@ type TaskRef interface {
 }
 
 // Task is the handle of a task whose result is an R, returned by AddTask.
-// Its methods set the task's options and return the task, so they chain.
+// After and Always set how it depends on other tasks and return the task,
+// so they chain; its job's options are given to AddTask.
 type Task[R any] struct {
 	n *node
 }
@@ -107,10 +124,13 @@ func (t *Task[R]) taskNode() *node { return t.n }
 func (t *Task[R]) Name() string { return t.n.spec.Name }
 
 // AddTask adds a task named name that runs a job with payload on queue q,
-// and returns its handle. Names match ^[A-Za-z0-9_.-]{1,64}$ and are unique
-// in the workflow; the task's job ID is engine.TaskJobID(workflow, name).
-// A task with no dependency starts at Submit.
-func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task[R] {
+// with opts (Priority, MaxAttempts, MaxExpiries, Backoff, Timeout; they
+// apply to the task's undo job too), and returns its handle. Names match
+// ^[A-Za-z0-9_.-]{1,64}$ and are unique in the workflow; the task's job ID
+// is weir.TaskJobID(workflow, name). A task with no dependency starts at
+// Submit. An option of plain jobs only (ID, RunAt, Delay) is a
+// *weir.BuildError, returned by Submit.
+func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P, opts ...JobOption) *Task[R] {
 	n := &node{wf: w, index: -1, spec: engine.TaskSpec{Name: name, Queue: q.name}}
 	b, err := q.EncodePayload(payload)
 	w.mu.Lock()
@@ -119,7 +139,15 @@ func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task
 		return &Task[R]{n: n}
 	}
 	if err != nil {
-		w.failLocked(&BuildError{Task: name, Problem: err.Error()})
+		w.failLocked(&weir.BuildError{Task: name, Problem: err.Error()})
+	}
+	for _, o := range opts {
+		switch {
+		case o.task != nil:
+			o.task(&n.spec)
+		case o.job != nil:
+			w.failLocked(&weir.BuildError{Task: name, Problem: fmt.Sprintf("option %s applies to plain jobs only", o)})
+		}
 	}
 	n.spec.Payload = b
 	n.index = len(w.nodes)
@@ -128,7 +156,7 @@ func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P) *Task
 }
 
 // changeLocked reports whether the builder may change; if not, it records
-// ErrSubmitted. w.mu must be held.
+// weir.ErrSubmitted. w.mu must be held.
 func (w *Workflow) changeLocked(task string) bool {
 	if w.plan == nil && !w.opened {
 		return true
@@ -137,7 +165,7 @@ func (w *Workflow) changeLocked(task string) bool {
 	if w.opened {
 		problem = "a workflow opened by ID cannot be changed"
 	}
-	w.failLocked(&BuildError{Task: task, Problem: problem, Err: ErrSubmitted})
+	w.failLocked(&weir.BuildError{Task: task, Problem: problem, Err: weir.ErrSubmitted})
 	return false
 }
 
@@ -160,7 +188,7 @@ func (t *Task[R]) set(f func(s *engine.TaskSpec)) *Task[R] {
 
 // After makes the task run once deps have completed. Each dependency must
 // be a task of the same workflow added before this one; anything else is a
-// *BuildError returned by Submit. When a dependency fails or is cancelled,
+// *weir.BuildError returned by Submit. When a dependency fails or is cancelled,
 // the task is cancelled (unless it is Always).
 func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 	w := t.n.wf
@@ -173,11 +201,11 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 		dn := d.taskNode()
 		switch {
 		case dn.wf != w:
-			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q of another workflow", dn.spec.Name)})
+			w.failLocked(&weir.BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q of another workflow", dn.spec.Name)})
 		case dn == t.n:
-			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: "depends on itself"})
+			w.failLocked(&weir.BuildError{Task: t.n.spec.Name, Problem: "depends on itself"})
 		case dn.index < 0 || dn.index > t.n.index:
-			w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q, which was added after it", dn.spec.Name)})
+			w.failLocked(&weir.BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q, which was added after it", dn.spec.Name)})
 		default:
 			t.n.spec.After = append(t.n.spec.After, dn.spec.Name)
 		}
@@ -192,35 +220,6 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 // Always tasks too.
 func (t *Task[R]) Always() *Task[R] { return t.set(func(s *engine.TaskSpec) { s.Always = true }) }
 
-// Priority orders the task's job (and its undo job) in its queue: lower
-// runs first, from -1000 to 1000.
-func (t *Task[R]) Priority(p int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Priority = p })
-}
-
-// MaxAttempts lets the task's job (and its undo job) run up to n times, the
-// first attempt included. The default is 1: no retry.
-func (t *Task[R]) MaxAttempts(n int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.MaxAttempts = n })
-}
-
-// MaxExpiries is how many lease expiries of the task's job (and its undo
-// job) cost no attempt (see the MaxExpiries job option).
-func (t *Task[R]) MaxExpiries(n int) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.MaxExpiries = n })
-}
-
-// Backoff is the base delay before a retry (see the Backoff job option).
-func (t *Task[R]) Backoff(d time.Duration) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Backoff = d })
-}
-
-// Timeout bounds each attempt of the task's job (see the Timeout job
-// option).
-func (t *Task[R]) Timeout(d time.Duration) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Timeout = d })
-}
-
 // Undo gives task t a compensation job: payload on queue q. It runs only if
 // the workflow compensates (it fails, or is cancelled with undo) after t
 // completed, once the undos of the tasks that ran after t have ended, so
@@ -231,7 +230,7 @@ func Undo[R, UP, UR any](t *Task[R], q Queue[UP, UR], payload UP) *Task[R] {
 	if err != nil {
 		w := t.n.wf
 		w.mu.Lock()
-		w.failLocked(&BuildError{Task: t.n.spec.Name, Problem: "undo: " + err.Error()})
+		w.failLocked(&weir.BuildError{Task: t.n.spec.Name, Problem: "undo: " + err.Error()})
 		w.mu.Unlock()
 		return t
 	}
@@ -240,7 +239,7 @@ func Undo[R, UP, UR any](t *Task[R], q Queue[UP, UR], payload UP) *Task[R] {
 
 // Submit writes the workflow and starts its tasks that have no dependency.
 // It returns the builder's first mistake, if any, with nothing written, or
-// the store's error (*engine.ValidationError for a plan the store refuses).
+// the store's error (*weir.ValidationError for a plan the store refuses).
 // Submit is idempotent: the first call fixes the plan, and submitting the
 // same workflow again, after an error or not, sends the same plan, which
 // the store accepts once.
@@ -248,7 +247,7 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	w.mu.Lock()
 	if w.opened {
 		w.mu.Unlock()
-		return &BuildError{Problem: "a workflow opened by ID has no plan to submit", Err: ErrSubmitted}
+		return &weir.BuildError{Problem: "a workflow opened by ID has no plan to submit", Err: weir.ErrSubmitted}
 	}
 	if w.err != nil {
 		w.mu.Unlock()
@@ -272,55 +271,64 @@ func (w *Workflow) client() (*Client, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.c == nil {
-		return nil, fmt.Errorf("%w: workflow %q", ErrNotSubmitted, w.id)
+		return nil, fmt.Errorf("%w: workflow %q", weir.ErrNotSubmitted, w.id)
 	}
 	return w.c, nil
 }
 
 // Wait blocks until the workflow has ended, or ctx is done, and returns its
 // final snapshot. A workflow that did not complete returns a
-// *WorkflowError as well as the snapshot (errors.Is matches ErrFailed or
-// ErrCancelled); read task results from the snapshot with ResultOf or
+// *weir.WorkflowError as well as the snapshot (errors.Is matches weir.ErrFailed or
+// weir.ErrCancelled); read task results from the snapshot with ResultOf or
 // TaskResult.
-func (w *Workflow) Wait(ctx context.Context) (engine.Workflow, error) {
+func (w *Workflow) Wait(ctx context.Context) (weir.Workflow, error) {
 	c, err := w.client()
 	if err != nil {
-		return engine.Workflow{}, err
+		return weir.Workflow{}, err
 	}
 	s, err := c.store.AwaitWorkflow(ctx, w.id)
 	if err != nil {
 		return s, err
 	}
-	if s.State != engine.WorkflowCompleted {
+	if s.State != weir.WorkflowCompleted {
 		return s, workflowError(s)
 	}
 	return s, nil
 }
 
 // Status returns a snapshot of the workflow now.
-func (w *Workflow) Status(ctx context.Context) (engine.Workflow, error) {
+func (w *Workflow) Status(ctx context.Context) (weir.Workflow, error) {
 	c, err := w.client()
 	if err != nil {
-		return engine.Workflow{}, err
+		return weir.Workflow{}, err
 	}
 	return c.store.GetWorkflow(ctx, w.id)
 }
 
-// CancelOption configures Workflow.Cancel.
-type CancelOption func(*engine.CancelWorkflowParams)
+// CancelOption is one option of Workflow.Cancel, made by WithUndo. It
+// prints as the call that made it, for example WithUndo(false).
+type CancelOption struct {
+	undo *bool
+}
+
+// String returns the option as the call that made it.
+func (o CancelOption) String() string {
+	if o.undo == nil {
+		return "CancelOption{}"
+	}
+	return fmt.Sprintf("WithUndo(%t)", *o.undo)
+}
 
 // WithUndo says whether the cancel runs the undo jobs of the tasks that
 // completed, overriding the workflow's UndoOnCancel.
-func WithUndo(undo bool) CancelOption {
-	return func(p *engine.CancelWorkflowParams) { p.Undo = &undo }
-}
+func WithUndo(undo bool) CancelOption { return CancelOption{undo: &undo} }
 
 // Cancel cancels the workflow, from any process: tasks that have not
 // started never run (Always tasks included); running ones have their
 // handler's context cancelled at their worker's next heartbeat. Once none
 // runs, the workflow compensates (runs the undo jobs of completed tasks) or
 // ends cancelled, as WithUndo or UndoOnCancel say. Cancelling again has no
-// effect; cancelling an ended workflow returns ErrWorkflowEnded.
+// effect; cancelling an ended workflow returns weir.ErrWorkflowEnded.
 func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
 	c, err := w.client()
 	if err != nil {
@@ -328,7 +336,9 @@ func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
 	}
 	p := engine.CancelWorkflowParams{ID: w.id}
 	for _, o := range opts {
-		o(&p)
+		if o.undo != nil {
+			p.Undo = o.undo
+		}
 	}
 	_, err = c.store.CancelWorkflow(ctx, p)
 	return err
@@ -336,36 +346,36 @@ func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
 
 // ListWorkflows returns one page of workflows, newest first, optionally of
 // one state; pass the page's NextCursor to get the next one.
-func (c *Client) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+func (c *Client) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	return c.store.ListWorkflows(ctx, p)
 }
 
 // ResultOf returns the result of task t from a workflow snapshot (from Wait
 // or Status), decoded as t's result type. A task that has not completed
-// returns a *JobError saying its state and reason.
-func ResultOf[R any](s engine.Workflow, t *Task[R]) (R, error) {
+// returns a *weir.JobError saying its state and reason.
+func ResultOf[R any](s weir.Workflow, t *Task[R]) (R, error) {
 	return TaskResult[R](s, t.Name())
 }
 
 // TaskResult is ResultOf by task name, for code that has no task handle
 // (another process): the caller names the result type.
-func TaskResult[R any](s engine.Workflow, name string) (R, error) {
+func TaskResult[R any](s weir.Workflow, name string) (R, error) {
 	var zero R
 	for _, t := range s.Tasks {
 		if t.Name != name {
 			continue
 		}
-		if t.State != engine.Completed {
-			return zero, &JobError{JobID: engine.TaskJobID(s.ID, name), Workflow: s.ID, Task: name, State: t.State, Attempt: t.Attempt, Message: t.Error}
+		if t.State != weir.Completed {
+			return zero, &weir.JobError{JobID: weir.TaskJobID(s.ID, name), Workflow: s.ID, Task: name, State: t.State, Attempt: t.Attempt, Message: t.Error}
 		}
 		return decode[R](t.Result)
 	}
-	return zero, fmt.Errorf("%w: workflow %q has no task %q", ErrNotFound, s.ID, name)
+	return zero, fmt.Errorf("%w: workflow %q has no task %q", weir.ErrNotFound, s.ID, name)
 }
 
-func workflowError(s engine.Workflow) *WorkflowError {
-	e := &WorkflowError{ID: s.ID, State: s.State, Reason: s.Reason}
-	pick := func(ok func(engine.Task) (bool, string)) bool {
+func workflowError(s weir.Workflow) *weir.WorkflowError {
+	e := &weir.WorkflowError{ID: s.ID, State: s.State, Reason: s.Reason}
+	pick := func(ok func(weir.Task) (bool, string)) bool {
 		for _, t := range s.Tasks {
 			if hit, msg := ok(t); hit {
 				e.Task, e.Message = t.Name, msg
@@ -374,13 +384,13 @@ func workflowError(s engine.Workflow) *WorkflowError {
 		}
 		return false
 	}
-	_ = pick(func(t engine.Task) (bool, string) { return t.State == engine.Failed, t.Error }) ||
-		pick(func(t engine.Task) (bool, string) {
-			if t.Undo == nil || (t.Undo.State != engine.Failed && t.Undo.State != engine.Cancelled) {
+	_ = pick(func(t weir.Task) (bool, string) { return t.State == weir.Failed, t.Error }) ||
+		pick(func(t weir.Task) (bool, string) {
+			if t.Undo == nil || (t.Undo.State != weir.Failed && t.Undo.State != weir.Cancelled) {
 				return false, ""
 			}
 			return true, "undo " + string(t.Undo.State) + ": " + t.Undo.Error
 		}) ||
-		pick(func(t engine.Task) (bool, string) { return t.State == engine.Cancelled, t.Error })
+		pick(func(t weir.Task) (bool, string) { return t.State == weir.Cancelled, t.Error })
 	return e
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -43,17 +45,17 @@ func TestBuildErrorsSurfaceAtSubmit(t *testing.T) {
 			wf := client.NewWorkflow()
 			tc.build(wf)
 			err := c.Submit(ctx, wf)
-			var be *client.BuildError
+			var be *weir.BuildError
 			if !errors.As(err, &be) || be.Task != tc.task || !strings.Contains(be.Problem, tc.want) {
 				t.Fatalf("Submit = %v; want a BuildError on %s saying %q", err, tc.task, tc.want)
 			}
 			if !errors.Is(wf.Err(), err) {
 				t.Fatalf("Err = %v; want %v", wf.Err(), err)
 			}
-			if _, err := c.ListWorkflows(ctx, engine.ListParams{}); err != nil {
+			if _, err := c.ListWorkflows(ctx, weir.ListParams{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.OpenWorkflow(wf.ID()).Status(ctx); !errors.Is(err, client.ErrNotFound) {
+			if _, err := c.OpenWorkflow(wf.ID()).Status(ctx); !errors.Is(err, weir.ErrNotFound) {
 				t.Fatalf("a refused workflow was written: %v", err)
 			}
 		})
@@ -68,11 +70,11 @@ func TestSubmitValidationFromStore(t *testing.T) {
 	client.AddTask(wf, "a", strQ, "1")
 	client.AddTask(wf, "a", strQ, "2")
 	err := c.Submit(ctx, wf)
-	var ve *engine.ValidationError
-	if !errors.As(err, &ve) || ve.Task != "a" || !errors.Is(err, engine.ErrInvalid) {
+	var ve *weir.ValidationError
+	if !errors.As(err, &ve) || ve.Task != "a" || !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("Submit with a duplicate name = %v; want a ValidationError on a", err)
 	}
-	if err := c.Submit(ctx, client.NewWorkflow()); !errors.Is(err, engine.ErrInvalid) {
+	if err := c.Submit(ctx, client.NewWorkflow()); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("Submit of an empty workflow = %v; want ErrInvalid", err)
 	}
 }
@@ -103,17 +105,17 @@ func TestSubmitIsIdempotentAndFixesThePlan(t *testing.T) {
 	// Another plan under that ID is refused.
 	diff := client.NewWorkflow(client.WorkflowID("wf-1"))
 	client.AddTask(diff, "a", strQ, "other")
-	if err := c.Submit(ctx, diff); !errors.Is(err, client.ErrWorkflowExists) {
+	if err := c.Submit(ctx, diff); !errors.Is(err, weir.ErrWorkflowExists) {
 		t.Fatalf("another plan under the ID = %v; want ErrWorkflowExists", err)
 	}
 	// Changing the builder after Submit is an error, and the plan stays.
 	client.AddTask(wf, "c", strQ, "c")
 	err := c.Submit(ctx, wf)
-	var be *client.BuildError
-	if !errors.Is(err, client.ErrSubmitted) || !errors.As(err, &be) || be.Task != "c" {
+	var be *weir.BuildError
+	if !errors.Is(err, weir.ErrSubmitted) || !errors.As(err, &be) || be.Task != "c" {
 		t.Fatalf("Submit after a change = %v; want ErrSubmitted on task c", err)
 	}
-	a.Priority(3) // also refused
+	a.Always() // also refused
 	s, err := wf.Status(ctx)
 	if err != nil || len(s.Tasks) != 2 {
 		t.Fatalf("status = %+v, %v; want the 2 submitted tasks", s, err)
@@ -124,14 +126,14 @@ func TestOpenedWorkflowIsNotABuilder(t *testing.T) {
 	ctx := testCtx(t)
 	c := client.New(memstore.New())
 	h := c.OpenWorkflow("nope")
-	if _, err := h.Status(ctx); !errors.Is(err, client.ErrNotFound) {
+	if _, err := h.Status(ctx); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("Status of an unknown workflow = %v; want ErrNotFound", err)
 	}
 	client.AddTask(h, "x", strQ, "x")
-	if err := h.Err(); !errors.Is(err, client.ErrSubmitted) {
+	if err := h.Err(); !errors.Is(err, weir.ErrSubmitted) {
 		t.Fatalf("AddTask on an opened workflow: Err = %v; want ErrSubmitted", err)
 	}
-	if err := c.Submit(ctx, h); !errors.Is(err, client.ErrSubmitted) {
+	if err := c.Submit(ctx, h); !errors.Is(err, weir.ErrSubmitted) {
 		t.Fatalf("Submit of an opened workflow = %v; want ErrSubmitted", err)
 	}
 }
@@ -142,13 +144,13 @@ func TestHandleBeforeSubmit(t *testing.T) {
 	if wf.ID() == "" || !engine.ValidID(wf.ID()) {
 		t.Fatalf("ID = %q", wf.ID())
 	}
-	if _, err := wf.Wait(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+	if _, err := wf.Wait(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
 		t.Fatalf("Wait before Submit = %v", err)
 	}
-	if _, err := wf.Status(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+	if _, err := wf.Status(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
 		t.Fatalf("Status before Submit = %v", err)
 	}
-	if err := wf.Cancel(ctx); !errors.Is(err, client.ErrNotSubmitted) {
+	if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
 		t.Fatalf("Cancel before Submit = %v", err)
 	}
 }
@@ -158,7 +160,7 @@ func TestPlanOptions(t *testing.T) {
 	ctx := testCtx(t)
 	c := client.New(memstore.New())
 	wf := client.NewWorkflow(client.FailFast(), client.UndoOnCancel(false))
-	a := client.AddTask(wf, "a", strQ, "a").Priority(2).MaxAttempts(3).Timeout(5e9).Backoff(2e9)
+	a := client.AddTask(wf, "a", strQ, "a", client.Priority(2), client.MaxAttempts(3), client.Timeout(5e9), client.Backoff(2e9), client.MaxExpiries(weir.NoExpiries))
 	client.Undo(a, argsQ, Args{Name: "undo-a"})
 	client.AddTask(wf, "b", strQ, "b").After(a).Always()
 	if err := c.Submit(ctx, wf); err != nil {
@@ -168,26 +170,26 @@ func TestPlanOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.FailFast || s.UndoOnCancel || s.State != engine.WorkflowRunning {
+	if !s.FailFast || s.UndoOnCancel || s.State != weir.WorkflowRunning {
 		t.Fatalf("workflow = %+v", s)
 	}
-	if ta := s.Tasks[0]; ta.Undo == nil || ta.Undo.Queue != "args" || ta.State != engine.Queued {
+	if ta := s.Tasks[0]; ta.Undo == nil || ta.Undo.Queue != "args" || ta.State != weir.Queued {
 		t.Fatalf("task a = %+v", ta)
 	}
-	if tb := s.Tasks[1]; !tb.Always || fmt.Sprint(tb.After) != "[a]" || tb.State != engine.Waiting {
+	if tb := s.Tasks[1]; !tb.Always || fmt.Sprint(tb.After) != "[a]" || tb.State != weir.Waiting {
 		t.Fatalf("task b = %+v", tb)
 	}
-	j, err := client.OpenJob(c, strQ, engine.TaskJobID(wf.ID(), "a")).Status(ctx)
-	if err != nil || j.Priority != 2 || j.MaxAttempts != 3 || j.Timeout != 5e9 || j.Backoff != 2e9 {
+	j, err := client.OpenJob(c, strQ, weir.TaskJobID(wf.ID(), "a")).Status(ctx)
+	if err != nil || j.Priority != 2 || j.MaxAttempts != 3 || j.Timeout != 5e9 || j.Backoff != 2e9 || j.MaxExpiries != 0 {
 		t.Fatalf("job of a = %+v, %v", j, err)
 	}
 	// Results of unfinished tasks say their state.
 	_, err = client.ResultOf(s, a)
-	var je *client.JobError
-	if !errors.As(err, &je) || je.State != engine.Queued || je.Task != "a" {
+	var je *weir.JobError
+	if !errors.As(err, &je) || je.State != weir.Queued || je.Task != "a" {
 		t.Fatalf("ResultOf an unfinished task = %v", err)
 	}
-	if _, err := client.TaskResult[string](s, "zz"); !errors.Is(err, client.ErrNotFound) {
+	if _, err := client.TaskResult[string](s, "zz"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("TaskResult of an unknown task = %v", err)
 	}
 }
@@ -207,12 +209,12 @@ func TestCancelQueuedWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := wf.Wait(ctx)
-	var we *client.WorkflowError
-	if !errors.As(err, &we) || !errors.Is(err, client.ErrCancelled) || errors.Is(err, client.ErrFailed) ||
-		we.State != engine.WorkflowCancelled || we.Task != "a" || s.State != engine.WorkflowCancelled {
+	var we *weir.WorkflowError
+	if !errors.As(err, &we) || !errors.Is(err, weir.ErrCancelled) || errors.Is(err, weir.ErrFailed) ||
+		we.State != weir.WorkflowCancelled || we.Task != "a" || s.State != weir.WorkflowCancelled {
 		t.Fatalf("Wait = %v; want cancelled, first task a", err)
 	}
-	if err := wf.Cancel(ctx); !errors.Is(err, client.ErrWorkflowEnded) {
+	if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
 		t.Fatalf("second Cancel = %v; want ErrWorkflowEnded", err)
 	}
 }
@@ -235,7 +237,7 @@ func TestListWorkflows(t *testing.T) {
 	var seen []string
 	cursor := ""
 	for {
-		page, err := c.ListWorkflows(ctx, engine.ListParams{State: engine.WorkflowCancelled, Limit: 2, Cursor: cursor})
+		page, err := c.ListWorkflows(ctx, weir.ListParams{State: weir.WorkflowCancelled, Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,5 +256,28 @@ func TestListWorkflows(t *testing.T) {
 		if id != "wf0" && id != "wf2" && id != "wf4" {
 			t.Fatalf("listed %s, which is running", id)
 		}
+	}
+}
+
+// The options of plain jobs only are refused by AddTask, with nothing
+// written; the zero JobOption does nothing.
+func TestAddTaskRefusesPlainJobOptions(t *testing.T) {
+	ctx := testCtx(t)
+	c := client.New(memstore.New())
+	for _, opt := range []client.JobOption{client.ID("x"), client.RunAt(time.Now()), client.Delay(time.Second)} {
+		wf := client.NewWorkflow()
+		client.AddTask(wf, "a", strQ, "a", client.JobOption{}, opt)
+		err := c.Submit(ctx, wf)
+		var be *weir.BuildError
+		if !errors.As(err, &be) || be.Task != "a" || !strings.Contains(be.Problem, opt.String()) {
+			t.Fatalf("AddTask with %s: Submit = %v; want a *weir.BuildError naming it", opt, err)
+		}
+		if _, err := wf.Status(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
+			t.Fatalf("AddTask with %s: Status = %v; want ErrNotSubmitted", opt, err)
+		}
+	}
+	j, err := client.Enqueue(ctx, c, strQ, "x", client.JobOption{}, client.ID("plain"))
+	if err != nil || j.ID() != "plain" {
+		t.Fatalf("Enqueue with the zero JobOption: %v, %v", j, err)
 	}
 }

@@ -9,7 +9,13 @@
 // same calls give the same results, which is what lets golden scenario files
 // (spec/testdata) and the conformance suite compare any store against it.
 //
-// Stability: the Store contract and the Model are the protocol level of weir.
+// The types users see (snapshots, states, limits, errors) are declared in
+// package weir, the module's root; engine names them too, as aliases
+// (engine.Job is weir.Job, engine.ErrNotFound is weir.ErrNotFound), so the
+// contract and the client API share one set of values.
+//
+// Stability: implement a store against package conformance, not against
+// this package's Go API. The Store contract and the Model are the protocol level of weir.
 // They follow the protocol version in spec/README.md, not Go semver; until
 // protocol 2 is declared stable they may change between minor releases. Most
 // programs use packages client and worker instead.

@@ -84,6 +84,15 @@ type StopWatcher interface {
 	WatchStops(ctx context.Context, fn func(jobIDs []string)) error
 }
 
+// ConfigReporter is implemented by stores that say what they enforce (both
+// stores of this module do). A worker given no limits takes the store's, so
+// that it never claims a bigger batch, or sends a bigger result, than the
+// store accepts.
+type ConfigReporter interface {
+	// Config returns the store's configuration, defaults filled in.
+	Config() Config
+}
+
 // SubmitParams submits one workflow.
 type SubmitParams struct {
 	Plan Plan
@@ -137,14 +146,6 @@ type Claimed struct {
 	// Deps are the outcomes of a task's dependencies, in its After order. An
 	// undo job gets one entry: the outcome of the task it undoes.
 	Deps []DepOutcome
-}
-
-// DepOutcome is the outcome of a dependency handed to a task.
-type DepOutcome struct {
-	Task   string
-	State  State
-	Result []byte
-	Error  string
 }
 
 // OutcomeKind is how an attempt ended.
@@ -289,30 +290,4 @@ type PurgeResult struct {
 	Purged []string
 	// Pushed lists jobs pushed as a consequence (Always dependents, undos).
 	Pushed []Pushed
-}
-
-// ListParams pages through workflows.
-type ListParams struct {
-	// State filters on one state when set.
-	State WorkflowState
-	// Limit is the page size, 1 to 1000; 0 means 100.
-	Limit int
-	// Cursor is the previous page's NextCursor; empty for the first page.
-	Cursor string
-}
-
-// WorkflowPage is one page of a listing.
-type WorkflowPage struct {
-	Workflows []Workflow
-	// NextCursor is empty on the last page.
-	NextCursor string
-}
-
-// QueueInfo counts one queue's jobs.
-type QueueInfo struct {
-	Name    string
-	Paused  bool
-	Ready   int
-	Delayed int
-	Running int
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 )
@@ -95,7 +96,7 @@ loop:
 		t.Errorf("poison job ended %s after %d attempts, %d expiries (%q), want failed after %d, %d (%q)",
 			pj.State, pj.Attempt, pj.Expiries, pj.Error, runsWanted, engine.DefaultMaxExpiries, engine.ReasonTextLeaseExpired)
 	}
-	if _, err := poison.Wait(ctx); !errors.Is(err, client.ErrFailed) {
+	if _, err := poison.Wait(ctx); !errors.Is(err, weir.ErrFailed) {
 		t.Errorf("poison Wait: %v, want a failed JobError", err)
 	}
 	runs, err := rdb.LRange(ctx, recKey(ns, "poison"), 0, -1).Result()

@@ -114,8 +114,8 @@ func TestWorkerKill(t *testing.T) {
 			if randN(2) == 1 {
 				q = queueB
 			}
-			task := client.AddTask(wf, fmt.Sprintf("t%03d", i), q, strconv.Itoa(len(after))).
-				MaxAttempts(1000).Backoff(time.Millisecond)
+			task := client.AddTask(wf, fmt.Sprintf("t%03d", i), q, strconv.Itoa(len(after)),
+				client.MaxAttempts(1000), client.Backoff(time.Millisecond))
 			if len(after) > 0 {
 				task.After(after...)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -26,9 +27,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // stores returns a new store of each kind: memstore, and the Redis store
 // on each of redistest's servers (miniredis and, with WEIR_REDIS_URL,
 // that server), in a namespace of its own removed at the end.
-func stores(t *testing.T) map[string]engine.Store {
+func stores(t *testing.T) map[string]client.Store {
 	t.Helper()
-	out := map[string]engine.Store{"memstore": memstore.New()}
+	out := map[string]client.Store{"memstore": memstore.New()}
 	for _, srv := range redistest.Servers(t) {
 		rdb := redistest.Client(t, srv.Options)
 		s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "metrics")})
@@ -89,7 +90,7 @@ func TestWorkerMetrics(t *testing.T) {
 			for _, j := range jobs {
 				_, _ = j.Wait(ctx)
 			}
-			if s, err := wf.Wait(ctx); err != nil || s.State != engine.WorkflowCompleted {
+			if s, err := wf.Wait(ctx); err != nil || s.State != weir.WorkflowCompleted {
 				t.Fatalf("workflow = %+v, %v", s, err)
 			}
 			stop, cancelStop := context.WithTimeout(ctx, 5*time.Second)
@@ -188,7 +189,7 @@ weir_queue_paused{queue="steps"} 1
 
 type failingSource struct{}
 
-func (failingSource) Queues(context.Context) ([]engine.QueueInfo, error) {
+func (failingSource) Queues(context.Context) ([]weir.QueueInfo, error) {
 	return nil, errors.New("store down")
 }
 

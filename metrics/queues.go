@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 // QueueSource lists a namespace's queues with their counts in one call:
-// *client.Client and every engine.Store have this method.
+// *client.Client and every client.Store have this method.
 type QueueSource interface {
-	Queues(ctx context.Context) ([]engine.QueueInfo, error)
+	Queues(ctx context.Context) ([]weir.QueueInfo, error)
 }
 
 // QueueCollectorOpts configures a QueueCollector. The zero value is ready

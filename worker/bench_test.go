@@ -9,22 +9,21 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
 // eachBenchBackend runs f as a sub-benchmark on every backend.
-func eachBenchBackend(b *testing.B, f func(b *testing.B, open func() engine.Store)) {
+func eachBenchBackend(b *testing.B, f func(b *testing.B, open func() client.Store)) {
 	for i, be := range backends(b) {
 		b.Run(be.name, func(b *testing.B) {
 			be := backends(b)[i] // a fresh backend for each run of the function
-			f(b, func() engine.Store { return be.open(b) })
+			f(b, func() client.Store { return be.open(b) })
 		})
 	}
 }
 
 func BenchmarkEnqueue(b *testing.B) {
-	eachBenchBackend(b, func(b *testing.B, open func() engine.Store) {
+	eachBenchBackend(b, func(b *testing.B, open func() client.Store) {
 		c := client.New(open())
 		ctx := context.Background()
 		b.ReportAllocs()
@@ -40,7 +39,7 @@ func BenchmarkEnqueue(b *testing.B) {
 // concurrency 1 (so every job after the first comes from the finish of the
 // one before).
 func BenchmarkClaimAndFinish(b *testing.B) {
-	eachBenchBackend(b, func(b *testing.B, open func() engine.Store) {
+	eachBenchBackend(b, func(b *testing.B, open func() client.Store) {
 		ctx := context.Background()
 		c := client.New(open())
 		var jobs []*client.Job[string]
@@ -77,7 +76,7 @@ func BenchmarkClaimAndFinish(b *testing.B) {
 // one op is one promotion: A finishes, B starts. It reports the latency
 // from A's handler returning to B's handler starting, p50 and p99.
 func BenchmarkPromotion(b *testing.B) {
-	eachBenchBackend(b, func(b *testing.B, open func() engine.Store) {
+	eachBenchBackend(b, func(b *testing.B, open func() client.Store) {
 		ctx := context.Background()
 		n := min(b.N+1, 1000)
 		var mu sync.Mutex

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
@@ -143,7 +143,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if final.State != engine.WorkflowCompleted {
+			if final.State != weir.WorkflowCompleted {
 				t.Fatalf("workflow %s: %+v", final.State, final)
 			}
 
@@ -152,7 +152,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i := 1; i < n; i++ {
-				id := engine.TaskJobID(wf.ID(), fmt.Sprint("t", i))
+				id := weir.TaskJobID(wf.ID(), fmt.Sprint("t", i))
 				if got := spy.claimedBy[id]; got != "Finish" {
 					t.Errorf("task %d was claimed by %q; want the finish of task %d", i, got, i-1)
 				}

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 // Config configures a Worker. Zero fields take the defaults below.
@@ -36,8 +36,10 @@ type Config struct {
 	// context is done, before cancelling them. Default 30s.
 	ShutdownTimeout time.Duration
 	// Limits are the store's limits (result size, backoff cap, batch size).
-	// Zero means engine.DefaultLimits().
-	Limits engine.Limits
+	// Zero means the store's own limits when it reports them (both stores of
+	// this module do, through their Config method), else
+	// weir.DefaultLimits(). Give them only to override what the store says.
+	Limits weir.Limits
 	// Middleware wraps every handler, the first outermost.
 	Middleware []Middleware
 	// Observer, when set, receives the worker's events.

@@ -1,5 +1,7 @@
-// Package worker runs weir jobs: it claims them from an engine.Store and
-// calls the typed handler registered for their queue.
+// Package worker runs weir jobs: it claims them from a store (a
+// client.Store, as client.New takes) and calls the typed handler registered
+// for their queue. What a handler sees of its job and every error this
+// package returns or cancels a context with are types of package weir.
 //
 //	w := worker.New(store, worker.Config{Concurrency: 20})
 //	worker.Handle(w, Resize, func(ctx context.Context, j *worker.Job[ResizeArgs]) (Image, error) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -17,7 +18,7 @@ func (r *run) settled(c engine.Claimed, o engine.Outcome, s engine.Settled, d ti
 	switch {
 	case s.Err != nil:
 		e.Kind = EventLeaseLost
-	case o.Kind == engine.OutcomeReleased && s.State == engine.Queued:
+	case o.Kind == engine.OutcomeReleased && s.State == weir.Queued:
 		e.Kind = EventReleased
 	default:
 		e.Kind, e.Err, e.RunAt = stateEvent(s), o.Error, s.RunAt
@@ -28,11 +29,11 @@ func (r *run) settled(c engine.Claimed, o engine.Outcome, s engine.Settled, d ti
 
 func stateEvent(s engine.Settled) EventKind {
 	switch s.State {
-	case engine.Completed:
+	case weir.Completed:
 		return EventSucceeded
-	case engine.Queued:
+	case weir.Queued:
 		return EventRetried
-	case engine.Failed:
+	case weir.Failed:
 		return EventFailed
 	default:
 		return EventCancelled
@@ -56,8 +57,8 @@ func (r *run) consequences(s engine.Settled) {
 	}
 }
 
-// cutTaskJobID splits a task or undo job ID (engine.TaskJobID,
-// engine.UndoJobID) into workflow and task; plain job IDs have no '/'.
+// cutTaskJobID splits a task or undo job ID (weir.TaskJobID,
+// weir.UndoJobID) into workflow and task; plain job IDs have no '/'.
 func cutTaskJobID(id string) (wf, task string, ok bool) {
 	wf, rest, ok := strings.Cut(id, "/")
 	if !ok {

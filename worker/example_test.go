@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/worker"
@@ -39,7 +40,7 @@ func ExampleHandle() {
 	bad, _ := client.Enqueue(ctx, c, ship, Order{ID: "A-2"}, client.MaxAttempts(5))
 	fmt.Println(ok.Wait(ctx))
 	_, err := bad.Wait(ctx)
-	var je *client.JobError
+	var je *weir.JobError
 	if errors.As(err, &je) {
 		fmt.Println(je.State, je.Attempt, je.Message)
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -59,7 +60,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 	hctx := ctx
 	if j.Timeout > 0 {
 		var cancelT context.CancelFunc
-		hctx, cancelT = context.WithTimeoutCause(ctx, j.Timeout, ErrTimeout)
+		hctx, cancelT = context.WithTimeoutCause(ctx, j.Timeout, weir.ErrTimeout)
 		defer cancelT()
 	}
 	info := &JobInfo{
@@ -73,7 +74,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 	panicked := errors.As(err, &pe)
 	cause := context.Cause(hctx)
 	switch {
-	case errors.Is(context.Cause(ctx), ErrLeaseLost):
+	case errors.Is(context.Cause(ctx), weir.ErrLeaseLost):
 		r.observe(Event{Kind: EventLeaseLost, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: time.Since(start)})
 		return o, start, false
 	case err == nil:
@@ -86,18 +87,18 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		o.Kind = engine.OutcomeFailed
 		o.Error = err.Error()
 		o.RetryAfter = r.retryAfter(j)
-	case errors.Is(cause, ErrJobCancelled):
+	case errors.Is(cause, weir.ErrJobCancelled):
 		o.Kind = engine.OutcomeCancelled
 		o.Error = engine.ReasonTextJobCancelled
 		if !errors.Is(err, context.Canceled) {
 			o.Error = err.Error()
 		}
-	case errors.Is(cause, ErrShutdown):
+	case errors.Is(cause, weir.ErrShutdown):
 		o.Kind = engine.OutcomeReleased
 	default:
 		o.Kind = engine.OutcomeFailed
 		o.Error = err.Error()
-		if errors.Is(cause, ErrTimeout) && errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(cause, weir.ErrTimeout) && errors.Is(err, context.DeadlineExceeded) {
 			o.Error = fmt.Sprintf("timeout after %v", j.Timeout)
 		}
 		var nr *nonRetryable

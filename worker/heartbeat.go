@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -87,9 +88,9 @@ func (r *run) beatLeases(refs []engine.LeaseRef) {
 			}
 			switch {
 			case s.Lost:
-				a.cancel(ErrLeaseLost)
+				a.cancel(weir.ErrLeaseLost)
 			case s.Cancel:
-				a.cancel(ErrJobCancelled)
+				a.cancel(weir.ErrJobCancelled)
 			}
 		}
 		r.mu.Unlock()

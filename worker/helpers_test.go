@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/worker"
 )
@@ -22,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // processes would (separate connections to one Redis).
 type backend struct {
 	name string
-	open func(t testing.TB) engine.Store
+	open func(t testing.TB) client.Store
 }
 
 // backends lists the stores every end-to-end test runs on.
@@ -34,7 +33,7 @@ func backends(t testing.TB) []backend {
 
 func memBackend() backend {
 	s := memstore.New()
-	return backend{name: "memstore", open: func(testing.TB) engine.Store { return s }}
+	return backend{name: "memstore", open: func(testing.TB) client.Store { return s }}
 }
 
 // eachBackend runs f as a subtest on every backend, each with a new store.

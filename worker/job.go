@@ -2,11 +2,10 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 )
 
 // JobInfo is what a handler knows about the job it runs, whatever its
@@ -30,7 +29,7 @@ type JobInfo struct {
 	// Deps are the outcomes of a task's dependencies, in its After order; an
 	// undo job has one: the task it undoes, with its result. Read them typed
 	// with DepResult.
-	Deps []engine.DepOutcome
+	Deps []weir.DepOutcome
 	// RawPayload is the payload as stored (msgpack).
 	RawPayload []byte
 
@@ -57,8 +56,8 @@ type Middleware func(next Handler) Handler
 // arrives decoded; fn's result is stored as the job's result. fn's context
 // is cancelled when the job or its workflow is cancelled, when the job's
 // timeout passes, when the worker loses the job's lease and when a graceful
-// shutdown runs out of time; context.Cause tells which (ErrJobCancelled,
-// ErrTimeout, ErrLeaseLost, ErrShutdown). fn should return soon after.
+// shutdown runs out of time; context.Cause tells which (weir.ErrJobCancelled,
+// weir.ErrTimeout, weir.ErrLeaseLost, weir.ErrShutdown). fn should return soon after.
 //
 // What fn returns decides the attempt: nil completes the job; an error
 // fails the attempt, retried with backoff while attempts remain, unless it
@@ -68,9 +67,20 @@ type Middleware func(next Handler) Handler
 // reason.
 //
 // Handle panics when q already has a handler or w is running: handlers are
-// registered once, before Start.
+// registered once, before Start. HandleSafely returns those mistakes as
+// errors instead.
 func Handle[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) {
-	w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
+	if err := HandleSafely(w, q, fn); err != nil {
+		panic(err)
+	}
+}
+
+// HandleSafely is Handle returning an error where Handle panics: an error
+// matching weir.ErrHandlerExists when q already has a handler on w, or
+// weir.ErrRunning when w is running. Nothing is registered then. It is for
+// programs that register handlers from configuration rather than code.
+func HandleSafely[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) error {
+	return w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
 		p, err := q.DecodePayload(info.RawPayload)
 		if err != nil {
 			return NonRetryable(fmt.Errorf("payload: %w", err))
@@ -88,15 +98,11 @@ func Handle[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Conte
 	})
 }
 
-// ErrNoDependency: DepResult was asked for a task that is not a dependency
-// of the job.
-var ErrNoDependency = errors.New("weir: not a dependency of this job")
-
 // DepResult returns the result of the dependency named task of job j,
 // decoded as an R (the result type of that task's queue). A dependency that
 // failed or was cancelled (which an Always task, or an undo job, may see)
-// returns a *client.JobError with its state and reason: errors.Is matches
-// client.ErrFailed or client.ErrCancelled.
+// returns a *weir.JobError with its state and reason: errors.Is matches
+// weir.ErrFailed or weir.ErrCancelled.
 //
 //	thumb, err := worker.DepResult[Thumbnail](j, "resize")
 func DepResult[R, P any](j *Job[P], task string) (R, error) {
@@ -105,12 +111,12 @@ func DepResult[R, P any](j *Job[P], task string) (R, error) {
 		if d.Task != task {
 			continue
 		}
-		if d.State != engine.Completed {
-			return zero, &client.JobError{JobID: engine.TaskJobID(j.Workflow, task), Workflow: j.Workflow, Task: task, State: d.State, Message: d.Error}
+		if d.State != weir.Completed {
+			return zero, &weir.JobError{JobID: weir.TaskJobID(j.Workflow, task), Workflow: j.Workflow, Task: task, State: d.State, Message: d.Error}
 		}
 		return client.Decode[R](d.Result)
 	}
-	return zero, fmt.Errorf("%w: %q (job %s)", ErrNoDependency, task, j.ID)
+	return zero, fmt.Errorf("%w: %q (job %s)", weir.ErrNoDependency, task, j.ID)
 }
 
 // NonRetryable marks err so that the attempt that returns it ends the job
@@ -126,18 +132,3 @@ type nonRetryable struct{ err error }
 
 func (e *nonRetryable) Error() string { return e.err.Error() }
 func (e *nonRetryable) Unwrap() error { return e.err }
-
-// Causes of a handler's context being cancelled, for context.Cause.
-var (
-	// ErrJobCancelled: the job, or its workflow, was cancelled.
-	ErrJobCancelled = errors.New("weir: job cancelled")
-	// ErrTimeout: the job's timeout passed.
-	ErrTimeout = errors.New("weir: job timed out")
-	// ErrShutdown: the worker is shutting down and the grace period ended;
-	// the job is handed back to its queue without counting the attempt.
-	ErrShutdown = errors.New("weir: worker shutting down")
-	// ErrLeaseLost: the worker no longer holds the job's lease (it expired,
-	// for example after a long pause of this process); the job may already
-	// run elsewhere, and nothing this attempt returns is stored.
-	ErrLeaseLost = engine.ErrLeaseLost
-)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -42,7 +42,7 @@ func TestResultCrossesProcesses(t *testing.T) {
 			t.Fatalf("second Wait = %v, %v; want 42", got, err)
 		}
 		s, err := job.Status(ctx)
-		if err != nil || s.State != engine.Completed || s.Attempt != 1 {
+		if err != nil || s.State != weir.Completed || s.Attempt != 1 {
 			t.Fatalf("status = %+v, %v; want completed after 1 attempt", s, err)
 		}
 	})
@@ -59,7 +59,7 @@ func TestEnqueueWithIDRunsOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := client.Enqueue(ctx, c, echoQ, "other", client.ID("once")); !errors.Is(err, client.ErrJobExists) {
+		if _, err := client.Enqueue(ctx, c, echoQ, "other", client.ID("once")); !errors.Is(err, weir.ErrJobExists) {
 			t.Fatalf("enqueue of another payload under the same ID = %v; want ErrJobExists", err)
 		}
 		var runs atomic.Int32
@@ -98,7 +98,7 @@ func TestWaitUntilContextDone(t *testing.T) {
 		if _, err := job.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait = %v; want context.DeadlineExceeded", err)
 		}
-		if _, err := client.OpenJob(c, echoQ, "no-such-job").Wait(testCtx(t)); !errors.Is(err, client.ErrNotFound) {
+		if _, err := client.OpenJob(c, echoQ, "no-such-job").Wait(testCtx(t)); !errors.Is(err, weir.ErrNotFound) {
 			t.Fatalf("Wait of an unknown job = %v; want ErrNotFound", err)
 		}
 	})
@@ -115,7 +115,7 @@ func TestWaitWithWrongQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.OpenJob(c, addQ, job.ID()).Wait(ctx); !errors.Is(err, client.ErrWrongQueue) {
+	if _, err := client.OpenJob(c, addQ, job.ID()).Wait(ctx); !errors.Is(err, weir.ErrWrongQueue) {
 		t.Fatalf("Wait through another queue = %v; want ErrWrongQueue", err)
 	}
 }
@@ -176,11 +176,11 @@ func TestOutOfAttemptsFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = job.Wait(ctx)
-		var je *client.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Message != "attempt 2 broke" || je.Attempt != 2 {
+		var je *weir.JobError
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Message != "attempt 2 broke" || je.Attempt != 2 {
 			t.Fatalf("Wait = %v (%+v); want a JobError failed after 2 attempts with the last message", err, je)
 		}
-		if !errors.Is(err, client.ErrFailed) || errors.Is(err, client.ErrCancelled) {
+		if !errors.Is(err, weir.ErrFailed) || errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("errors.Is(%v): want ErrFailed only", err)
 		}
 	})
@@ -202,8 +202,8 @@ func TestNonRetryableFailsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = job.Wait(ctx)
-		var je *client.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Message != "bad input" || je.Attempt != 1 {
+		var je *weir.JobError
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Message != "bad input" || je.Attempt != 1 {
 			t.Fatalf("Wait = %v; want failed after 1 attempt with message %q", err, "bad input")
 		}
 		if n := runs.Load(); n != 1 {
@@ -241,7 +241,7 @@ func TestPanicIsAFailedAttemptWithStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = failed.Wait(ctx)
-		var je *client.JobError
+		var je *weir.JobError
 		if !errors.As(err, &je) || !strings.HasPrefix(je.Message, "panic: boom 1") || !strings.Contains(je.Message, "goroutine") {
 			t.Fatalf("Wait = %v; want a failure with the panic and its stack", err)
 		}
@@ -275,12 +275,12 @@ func TestTimeoutCancelsTheAttempt(t *testing.T) {
 		start(t, w)
 		job := mustEnqueue(t, c, blockQ, "slow", client.Timeout(5*time.Millisecond), client.MaxAttempts(2), client.Backoff(time.Millisecond))
 		_, err := job.Wait(ctx)
-		var je *client.JobError
-		if !errors.As(err, &je) || je.State != engine.Failed || je.Attempt != 2 || !strings.Contains(je.Message, "timeout") {
+		var je *weir.JobError
+		if !errors.As(err, &je) || je.State != weir.Failed || je.Attempt != 2 || !strings.Contains(je.Message, "timeout") {
 			t.Fatalf("Wait = %v; want failed after 2 timed-out attempts", err)
 		}
 		for range 2 {
-			if c := <-causes; !errors.Is(c, worker.ErrTimeout) {
+			if c := <-causes; !errors.Is(c, weir.ErrTimeout) {
 				t.Fatalf("cause = %v; want ErrTimeout", c)
 			}
 		}
@@ -295,7 +295,7 @@ func TestCancelWaitingJobNeverRuns(t *testing.T) {
 		if err := job.Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
-		if _, err := job.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
+		if _, err := job.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("Wait = %v; want ErrCancelled", err)
 		}
 		w, ran := serialRecorder(t, b)
@@ -321,15 +321,15 @@ func TestCancelRunningJob(t *testing.T) {
 		if err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
-		if err := <-cause; !errors.Is(err, worker.ErrJobCancelled) {
+		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
 			t.Fatalf("handler's cause = %v; want ErrJobCancelled", err)
 		}
 		_, err := job.Wait(ctx)
-		var je *client.JobError
-		if !errors.As(err, &je) || !errors.Is(err, client.ErrCancelled) || je.Attempt != 1 {
+		var je *weir.JobError
+		if !errors.As(err, &je) || !errors.Is(err, weir.ErrCancelled) || je.Attempt != 1 {
 			t.Fatalf("Wait = %v; want cancelled after 1 attempt, not retried", err)
 		}
-		if err := job.Cancel(ctx); !errors.Is(err, client.ErrJobEnded) {
+		if err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 			t.Fatalf("Cancel of an ended job = %v; want ErrJobEnded", err)
 		}
 	})
@@ -346,7 +346,7 @@ func TestCancelCompletedJob(t *testing.T) {
 		if _, err := job.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := job.Cancel(ctx); !errors.Is(err, client.ErrJobEnded) {
+		if err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 			t.Fatalf("Cancel = %v; want ErrJobEnded", err)
 		}
 		if got, err := job.Wait(ctx); err != nil || got != "x" {
@@ -478,7 +478,7 @@ func TestWeightedQueuesServeAll(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	s := memBackend().open(t)
 	w := worker.New(s, fastConfig())
-	if err := w.Start(context.Background()); !errors.Is(err, worker.ErrNoHandlers) {
+	if err := w.Start(context.Background()); !errors.Is(err, weir.ErrNoHandlers) {
 		t.Fatalf("Start with no handler = %v; want ErrNoHandlers", err)
 	}
 	cfg := fastConfig()
@@ -491,7 +491,7 @@ func TestStartErrors(t *testing.T) {
 	w = worker.New(s, fastConfig())
 	worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return "", nil })
 	start(t, w)
-	if err := w.Start(context.Background()); !errors.Is(err, worker.ErrRunning) {
+	if err := w.Start(context.Background()); !errors.Is(err, weir.ErrRunning) {
 		t.Fatalf("second Start = %v; want ErrRunning", err)
 	}
 	defer func() {
@@ -526,7 +526,7 @@ func TestUndecodablePayloadFails(t *testing.T) {
 	worker.Handle(w, addQ, func(ctx context.Context, j *worker.Job[AddArgs]) (int, error) { return 0, nil })
 	start(t, w)
 	_, err := job.Wait(ctx)
-	var je *client.JobError
+	var je *weir.JobError
 	if !errors.As(err, &je) || je.Attempt != 1 || !strings.Contains(je.Message, "payload") {
 		t.Fatalf("Wait = %v; want failed at the first attempt on the payload", err)
 	}

@@ -3,7 +3,7 @@ package worker
 import (
 	"time"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 // EventKind names what happened.
@@ -52,7 +52,7 @@ type Event struct {
 	// Duration is how long the attempt ran, for outcomes of this worker.
 	Duration time.Duration
 	// WorkflowState is the workflow's state after a workflow_ended.
-	WorkflowState engine.WorkflowState
+	WorkflowState weir.WorkflowState
 }
 
 // Observer receives a worker's events, synchronously, from the worker's

@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 )
@@ -15,10 +15,10 @@ import (
 // process would have; all of a backend's handles share one namespace.
 func redisBackends(t testing.TB) []backend {
 	t.Helper()
-	bs := []backend{{name: "miniredis", open: func() func(testing.TB) engine.Store {
+	bs := []backend{{name: "miniredis", open: func() func(testing.TB) client.Store {
 		var opt *redis.Options
 		ns := redistest.NewNamespace("wt")
-		return func(t testing.TB) engine.Store {
+		return func(t testing.TB) client.Store {
 			if opt == nil {
 				opt = redistest.Mini(t).Options
 			}
@@ -28,7 +28,7 @@ func redisBackends(t testing.TB) []backend {
 	if redistest.Wanted() {
 		opt := redistest.Shared(t).Options
 		ns := redistest.NewNamespace("wt")
-		bs = append(bs, backend{name: "redis", open: func(t testing.TB) engine.Store {
+		bs = append(bs, backend{name: "redis", open: func(t testing.TB) client.Store {
 			return openLua(t, opt, ns)
 		}})
 	}
@@ -37,7 +37,7 @@ func redisBackends(t testing.TB) []backend {
 
 // openLua opens a lua.Store on a new client; the test's end closes the
 // client and removes the namespace's keys.
-func openLua(t testing.TB, opt *redis.Options, ns string) engine.Store {
+func openLua(t testing.TB, opt *redis.Options, ns string) client.Store {
 	t.Helper()
 	rdb := redistest.Client(t, opt)
 	redistest.CleanupNamespace(t, rdb, ns)

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 // TestRetryAfterNeverUndercutsTheBackoff: the worker's delay before retry n
 // is at least backoff·2^(n-1) (the documented delay), at most a quarter
 // more, and never past MaxBackoff.
 func TestRetryAfterNeverUndercutsTheBackoff(t *testing.T) {
-	lim := engine.DefaultLimits()
+	lim := weir.DefaultLimits()
 	lim.MaxBackoff = 2 * time.Second
 	r := &run{cfg: &Config{Limits: lim}}
 	for _, c := range []struct {
@@ -23,10 +23,10 @@ func TestRetryAfterNeverUndercutsTheBackoff(t *testing.T) {
 		{300 * time.Millisecond, 2, 600 * time.Millisecond},
 		{300 * time.Millisecond, 3, 1200 * time.Millisecond},
 		{300 * time.Millisecond, 4, 2 * time.Second}, // capped
-		{0, 1, engine.DefaultBackoff},
+		{0, 1, weir.DefaultBackoff},
 		{1 * time.Millisecond, 1, time.Millisecond},
 	} {
-		j := &engine.Job{Backoff: c.backoff, Attempt: c.attempt, MaxAttempts: 10}
+		j := &weir.Job{Backoff: c.backoff, Attempt: c.attempt, MaxAttempts: 10}
 		hi := min(c.want+c.want/4+time.Millisecond, lim.MaxBackoff)
 		above := false
 		for range 2000 {
@@ -43,7 +43,7 @@ func TestRetryAfterNeverUndercutsTheBackoff(t *testing.T) {
 			t.Errorf("backoff %v attempt %d: no jitter in 2,000 delays", c.backoff, c.attempt)
 		}
 	}
-	if d := r.retryAfter(&engine.Job{Backoff: time.Second, Attempt: 3, MaxAttempts: 3}); d != 0 {
+	if d := r.retryAfter(&weir.Job{Backoff: time.Second, Attempt: 3, MaxAttempts: 3}); d != 0 {
 		t.Errorf("no attempt left: delay %v", d)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
@@ -18,7 +19,7 @@ import (
 
 // spyStore wraps a store to watch and steer the worker's calls.
 type spyStore struct {
-	engine.Store
+	client.Store
 
 	mu         sync.Mutex
 	claimedBy  map[string]string // job ID -> "Claim" or "Finish"
@@ -42,7 +43,7 @@ func (s *spyStore) waitClaimBlocked(ctx context.Context) error {
 	return nil
 }
 
-func newSpy(s engine.Store) *spyStore {
+func newSpy(s client.Store) *spyStore {
 	return &spyStore{Store: s, claimedBy: map[string]string{}, hbSignal: make(chan int, 1000), claimEnded: make(chan error, 100), claimIn: make(chan struct{}, 1)}
 }
 
@@ -195,7 +196,7 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	})
 	start(t, w)
 	// no expiry budget: the lost lease is the job's failed attempt
-	job := mustEnqueue(t, c, blockQ, "x", client.MaxExpiries(engine.NoExpiries))
+	job := mustEnqueue(t, c, blockQ, "x", client.MaxExpiries(weir.NoExpiries))
 	<-started
 	// The worker's heartbeats are held back while its lease runs out.
 	clock.Advance(2 * time.Minute)
@@ -204,13 +205,13 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 		t.Fatalf("ExpireLeases = %+v, %v; want the job expired", res, err)
 	}
 	close(gate)
-	if err := <-cause; !errors.Is(err, worker.ErrLeaseLost) {
+	if err := <-cause; !errors.Is(err, weir.ErrLeaseLost) {
 		t.Fatalf("cause = %v; want ErrLeaseLost", err)
 	}
 	ev.waitFor(t, ctx, worker.EventLeaseLost, job.ID(), 1)
 	_, err = job.Wait(ctx)
-	var je *client.JobError
-	if !errors.As(err, &je) || je.State != engine.Failed || je.Message != engine.ReasonTextLeaseExpired {
+	var je *weir.JobError
+	if !errors.As(err, &je) || je.State != weir.Failed || je.Message != engine.ReasonTextLeaseExpired {
 		t.Fatalf("Wait = %v; want failed with %q", err, engine.ReasonTextLeaseExpired)
 	}
 	if n := ev.count(worker.EventSucceeded, job.ID()); n != 0 {
@@ -247,7 +248,7 @@ func TestDelayedJobRuns(t *testing.T) {
 		ctx := testCtx(t)
 		c := client.New(b.open(t))
 		job := mustEnqueue(t, c, echoQ, "later", client.Delay(30*time.Millisecond))
-		if s, err := job.Status(ctx); err != nil || s.State != engine.Queued || s.RunAt.IsZero() {
+		if s, err := job.Status(ctx); err != nil || s.State != weir.Queued || s.RunAt.IsZero() {
 			t.Fatalf("status = %+v, %v; want queued with a RunAt", s, err)
 		}
 		w := worker.New(b.open(t), fastConfig())
@@ -314,7 +315,7 @@ func TestGracefulStopFinishesRunningJobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i < 2 && (s.State != engine.Completed || s.Attempt != 1) || i >= 2 && (s.State != engine.Queued || s.Attempt != 0) {
+			if i < 2 && (s.State != weir.Completed || s.Attempt != 1) || i >= 2 && (s.State != weir.Queued || s.Attempt != 0) {
 				t.Errorf("job %d: %s after %d attempts", i, s.State, s.Attempt)
 			}
 		}
@@ -379,7 +380,7 @@ func TestStopDeadlineReleasesJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			if err := <-causes; !errors.Is(err, worker.ErrShutdown) {
+			if err := <-causes; !errors.Is(err, weir.ErrShutdown) {
 				t.Fatalf("cause = %v; want ErrShutdown", err)
 			}
 		}
@@ -392,12 +393,12 @@ func TestStopDeadlineReleasesJobs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if p == "stubborn" {
-				if s.State != engine.Completed {
+				if s.State != weir.Completed {
 					t.Fatalf("stubborn job is %s; want completed", s.State)
 				}
 				continue
 			}
-			if s.State != engine.Queued || s.Attempt != 0 {
+			if s.State != weir.Queued || s.Attempt != 0 {
 				t.Fatalf("released job %s is %s after %d attempts; want queued, 0 attempts", p, s.State, s.Attempt)
 			}
 		}

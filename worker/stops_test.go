@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/worker"
 )
@@ -49,13 +50,13 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		}
 		select {
 		case err := <-cause:
-			if !errors.Is(err, worker.ErrJobCancelled) {
+			if !errors.Is(err, weir.ErrJobCancelled) {
 				t.Fatalf("handler's cause = %v; want ErrJobCancelled", err)
 			}
 		case <-ctx.Done():
 			t.Fatal("the cancelled job's handler was not stopped before the next heartbeat")
 		}
-		if _, err := job.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
+		if _, err := job.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("Wait = %v; want cancelled", err)
 		}
 
@@ -74,14 +75,14 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		for range 2 {
 			select {
 			case err := <-cause:
-				if !errors.Is(err, worker.ErrJobCancelled) {
+				if !errors.Is(err, weir.ErrJobCancelled) {
 					t.Fatalf("task handler's cause = %v; want ErrJobCancelled", err)
 				}
 			case <-ctx.Done():
 				t.Fatal("a cancelled workflow's running task was not stopped before the next heartbeat")
 			}
 		}
-		if _, err := wf.Wait(ctx); !errors.Is(err, client.ErrCancelled) {
+		if _, err := wf.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
 			t.Fatalf("workflow Wait = %v; want cancelled", err)
 		}
 	})

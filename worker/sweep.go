@@ -11,7 +11,10 @@ import (
 // queue, once per SweepInterval (jittered), in bounded calls.
 func (r *run) sweep() {
 	defer r.loops.Done()
-	const perCall, callsPerSweep = 100, 10
+	const callsPerSweep = 10
+	// Each call expires and readies at most 100 jobs, and never more than
+	// the store takes in one call.
+	perCall := min(100, r.cfg.Limits.MaxBatch)
 	for {
 		d := r.cfg.SweepInterval
 		d = d*4/5 + rand.N(d*2/5+1)

@@ -38,7 +38,7 @@ func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // benchStore is a store for the throughput benchmarks, with its round
 // trips counted and, on a real server, its commands.
 type benchStore struct {
-	store engine.Store
+	store client.Store
 	rdb   *redis.Client // nil for memstore
 	trips *tripHook
 	real  bool

@@ -3,22 +3,15 @@ package worker
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/weirflow/weir"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-)
-
-// Errors of Start.
-var (
-	// ErrRunning: Start was called on a running worker.
-	ErrRunning = errors.New("weir: worker already running")
-	// ErrNoHandlers: Start was called with no handler registered.
-	ErrNoHandlers = errors.New("weir: worker has no handlers")
 )
 
 // Worker claims jobs from a store and runs them with the handlers
@@ -37,7 +30,7 @@ var (
 // deadline, and the jobs still unfinished then are handed back to their
 // queues without counting an attempt.
 type Worker struct {
-	store engine.Store
+	store client.Store
 	cfg   Config
 	log   *slog.Logger
 
@@ -48,7 +41,7 @@ type Worker struct {
 
 // New returns a worker of store with cfg (defaults filled in). Register
 // handlers with Handle, then Start or Run it.
-func New(store engine.Store, cfg Config) *Worker {
+func New(store client.Store, cfg Config) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
 	}
@@ -65,8 +58,13 @@ func New(store engine.Store, cfg Config) *Worker {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
-	if cfg.Limits == (engine.Limits{}) {
-		cfg.Limits = engine.DefaultLimits()
+	if cfg.Limits == (weir.Limits{}) {
+		if r, ok := store.(engine.ConfigReporter); ok {
+			cfg.Limits = r.Config().Limits
+		}
+	}
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -75,16 +73,17 @@ func New(store engine.Store, cfg Config) *Worker {
 	return &Worker{store: store, cfg: cfg, log: log, handlers: map[string]Handler{}}
 }
 
-func (w *Worker) register(queue string, h Handler) {
+func (w *Worker) register(queue string, h Handler) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
-		panic("weir: Handle called on a running worker")
+		return fmt.Errorf("%w: cannot register a handler of queue %q", weir.ErrRunning, queue)
 	}
 	if _, dup := w.handlers[queue]; dup {
-		panic(fmt.Sprintf("weir: queue %q already has a handler", queue))
+		return fmt.Errorf("%w: queue %q", weir.ErrHandlerExists, queue)
 	}
 	w.handlers[queue] = h
+	return nil
 }
 
 // Run starts the worker, runs it until ctx is done, then stops it
@@ -108,10 +107,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
-		return ErrRunning
+		return weir.ErrRunning
 	}
 	if len(w.handlers) == 0 {
-		return ErrNoHandlers
+		return weir.ErrNoHandlers
 	}
 	weights := w.cfg.Queues
 	if weights == nil {
@@ -170,7 +169,7 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // Stop stops the worker gracefully: it stops claiming at once, lets the
 // running jobs finish until ctx is done, then cancels their contexts (with
-// cause ErrShutdown) and hands back to their queues, without counting an
+// cause weir.ErrShutdown) and hands back to their queues, without counting an
 // attempt, the jobs whose handlers then return an error. It returns once
 // every handler has returned and every goroutine of the worker has ended,
 // so a handler that ignores its context delays it. Stop of a worker that is
@@ -260,7 +259,7 @@ func (r *run) stopNow(ctx context.Context) {
 	case <-ctx.Done():
 		r.mu.Lock()
 		for _, a := range r.active {
-			a.cancel(ErrShutdown)
+			a.cancel(weir.ErrShutdown)
 		}
 		r.mu.Unlock()
 		<-done

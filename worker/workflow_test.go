@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -82,11 +82,11 @@ func TestWorkflowPassesResults(t *testing.T) {
 			t.Fatalf("fetch = %+v, %v", got, err)
 		}
 		// The handle the producer kept sees the same.
-		if s2, err := wf.Wait(ctx); err != nil || s2.State != engine.WorkflowCompleted {
+		if s2, err := wf.Wait(ctx); err != nil || s2.State != weir.WorkflowCompleted {
 			t.Fatalf("producer's Wait = %v, %v", s2.State, err)
 		}
 		e := ev.waitFor(t, ctx, worker.EventWorkflowEnded, "", 1)
-		if e.Workflow != "thumbs" || e.WorkflowState != engine.WorkflowCompleted {
+		if e.Workflow != "thumbs" || e.WorkflowState != weir.WorkflowCompleted {
 			t.Fatalf("workflow ended event = %+v", e)
 		}
 		// fetch promoted small and large; small and large together promoted report.
@@ -109,13 +109,13 @@ func TestAlwaysTaskSeesFailedDependency(t *testing.T) {
 			var seen []string
 			for _, d := range j.Deps {
 				_, err := worker.DepResult[Image](j, d.Task)
-				var je *client.JobError
-				if !errors.As(err, &je) || !errors.Is(err, client.ErrFailed) {
+				var je *weir.JobError
+				if !errors.As(err, &je) || !errors.Is(err, weir.ErrFailed) {
 					return nil, fmt.Errorf("dep %s: %v; want a failed JobError", d.Task, err)
 				}
 				seen = append(seen, d.Task+" "+string(je.State)+": "+je.Message)
 			}
-			if _, err := worker.DepResult[Image](j, "nope"); !errors.Is(err, worker.ErrNoDependency) {
+			if _, err := worker.DepResult[Image](j, "nope"); !errors.Is(err, weir.ErrNoDependency) {
 				return nil, fmt.Errorf("DepResult of a non-dependency = %v", err)
 			}
 			return seen, nil
@@ -135,7 +135,7 @@ func TestAlwaysTaskSeesFailedDependency(t *testing.T) {
 		if err != nil || fmt.Sprint(got) != "[fetch failed: 404 a.png]" {
 			t.Fatalf("cleanup = %v, %v", got, err)
 		}
-		if _, err := client.ResultOf(s, f); !errors.Is(err, client.ErrFailed) {
+		if _, err := client.ResultOf(s, f); !errors.Is(err, weir.ErrFailed) {
 			t.Fatalf("ResultOf(fetch) = %v; want ErrFailed", err)
 		}
 	})
@@ -186,8 +186,8 @@ func TestSagaUndoesInReverseOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := wf.Wait(ctx)
-		var we *client.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, client.ErrFailed) || we.State != engine.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
+		var we *weir.WorkflowError
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrFailed) || we.State != weir.WorkflowCompensated || we.Task != "car" || we.Message != "no car left" {
 			t.Fatalf("Wait = %v; want compensated after car failed", err)
 		}
 		mu.Lock()
@@ -196,7 +196,7 @@ func TestSagaUndoesInReverseOrder(t *testing.T) {
 			t.Fatalf("undone %v; want [hotel-42 flight-42]", undone)
 		}
 		for _, task := range s.Tasks[:2] {
-			if task.Undo == nil || task.Undo.State != engine.Completed {
+			if task.Undo == nil || task.Undo.State != weir.Completed {
 				t.Fatalf("task %s undo = %+v; want completed", task.Name, task.Undo)
 			}
 		}
@@ -217,7 +217,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		})
 		start(t, w)
 		wf := client.NewWorkflow()
-		long := client.AddTask(wf, "long", blockQ, "x").MaxAttempts(3)
+		long := client.AddTask(wf, "long", blockQ, "x", client.MaxAttempts(3))
 		client.AddTask(wf, "after", reportQ, "y").After(long)
 		client.AddTask(wf, "finally", reportQ, "z").After(long).Always()
 		c := client.New(b.open(t))
@@ -229,15 +229,15 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		if err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-cause; !errors.Is(err, worker.ErrJobCancelled) {
+		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
 			t.Fatalf("cause = %v; want ErrJobCancelled", err)
 		}
 		s, err := wf.Wait(ctx)
-		if !errors.Is(err, client.ErrCancelled) || s.State != engine.WorkflowCancelled {
+		if !errors.Is(err, weir.ErrCancelled) || s.State != weir.WorkflowCancelled {
 			t.Fatalf("Wait = %v, %v; want cancelled", s.State, err)
 		}
 		for _, task := range s.Tasks {
-			if task.State != engine.Cancelled {
+			if task.State != weir.Cancelled {
 				t.Errorf("task %s is %s; want cancelled", task.Name, task.State)
 			}
 		}
@@ -247,7 +247,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		if ranReport.Load() {
 			t.Error("a task after the cancelled one ran")
 		}
-		if err := wf.Cancel(ctx); !errors.Is(err, client.ErrWorkflowEnded) {
+		if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
 			t.Fatalf("Cancel of an ended workflow = %v; want ErrWorkflowEnded", err)
 		}
 	})
@@ -283,8 +283,8 @@ func TestWorkflowCancelWithUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := wf.Wait(ctx)
-		var we *client.WorkflowError
-		if !errors.As(err, &we) || !errors.Is(err, client.ErrCancelled) || s.State != engine.WorkflowCompensated || s.Reason != engine.ReasonCancel {
+		var we *weir.WorkflowError
+		if !errors.As(err, &we) || !errors.Is(err, weir.ErrCancelled) || s.State != weir.WorkflowCompensated || s.Reason != weir.ReasonCancel {
 			t.Fatalf("Wait = %v (%s); want compensated after cancel", err, s.State)
 		}
 		mu.Lock()

@@ -19,7 +19,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
@@ -52,7 +51,7 @@ func main() {
 	}
 }
 
-func openStore(url string) (engine.Store, error) {
+func openStore(url string) (client.Store, error) {
 	if url == "" {
 		return memstore.New(), nil
 	}
@@ -96,7 +95,7 @@ func register(w *worker.Worker) {
 
 // run sums the squares of 0..Tasks·PerTask-1 in Tasks parallel tasks and
 // one join, and prints the total and how long it took.
-func run(ctx context.Context, store engine.Store, out io.Writer, o Options) error {
+func run(ctx context.Context, store client.Store, out io.Writer, o Options) error {
 	for range o.Workers {
 		w := worker.New(store, worker.Config{Concurrency: 16})
 		register(w)

@@ -21,7 +21,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
@@ -64,7 +63,7 @@ func main() {
 	}
 }
 
-func openStore(url string) (engine.Store, error) {
+func openStore(url string) (client.Store, error) {
 	if url == "" {
 		return memstore.New(), nil
 	}
@@ -113,7 +112,7 @@ func register(w *worker.Worker) {
 
 // run builds the pipeline for one image, runs it on two workers (as two
 // processes would) and prints the result.
-func run(ctx context.Context, store engine.Store, out io.Writer) error {
+func run(ctx context.Context, store client.Store, out io.Writer) error {
 	for range 2 {
 		w := worker.New(store, worker.Config{Concurrency: 4})
 		register(w)
@@ -129,7 +128,7 @@ func run(ctx context.Context, store engine.Store, out io.Writer) error {
 	medium := client.AddTask(wf, "medium", Resize, 1024).After(fetch)
 	large := client.AddTask(wf, "large", Resize, 2048).After(fetch)
 	marked := client.AddTask(wf, "watermark", Watermark, "© weir").After(large)
-	publish := client.AddTask(wf, "publish", Publish, "photo-42.jpg").After(small, medium, marked).MaxAttempts(3)
+	publish := client.AddTask(wf, "publish", Publish, "photo-42.jpg", client.MaxAttempts(3)).After(small, medium, marked)
 
 	c := client.New(store)
 	if err := c.Submit(ctx, wf); err != nil {

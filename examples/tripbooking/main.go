@@ -19,8 +19,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/worker"
@@ -68,7 +68,7 @@ func main() {
 	}
 }
 
-func openStore(url string) (engine.Store, error) {
+func openStore(url string) (client.Store, error) {
 	if url == "" {
 		return memstore.New(), nil
 	}
@@ -113,7 +113,7 @@ func register(w *worker.Worker, log *journal) {
 }
 
 // run books the trip on one worker and prints what happened.
-func run(ctx context.Context, store engine.Store, out io.Writer) error {
+func run(ctx context.Context, store client.Store, out io.Writer) error {
 	log := &journal{}
 	w := worker.New(store, worker.Config{Concurrency: 8})
 	register(w, log)
@@ -136,7 +136,7 @@ func run(ctx context.Context, store engine.Store, out io.Writer) error {
 		return err
 	}
 	s, err := wf.Wait(ctx)
-	var we *client.WorkflowError
+	var we *weir.WorkflowError
 	if !errors.As(err, &we) {
 		return fmt.Errorf("want the trip to fail and compensate, got %v", err)
 	}
@@ -145,7 +145,7 @@ func run(ctx context.Context, store engine.Store, out io.Writer) error {
 		fmt.Fprintln(out, l)
 	}
 	log.mu.Unlock()
-	fmt.Fprintf(out, "workflow %s (failed: %v): task %s: %s\n", s.State, errors.Is(err, client.ErrFailed), we.Task, we.Message)
+	fmt.Fprintf(out, "workflow %s (failed: %v): task %s: %s\n", s.State, errors.Is(err, weir.ErrFailed), we.Task, we.Message)
 	for _, t := range s.Tasks {
 		undo := "-"
 		if t.Undo != nil {

@@ -12,14 +12,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/lua"
 )
 
 // Store is the store an example runs on.
-type Store = engine.Store
+type Store = client.Store
 
 // OnEachStore runs f as a subtest per store, each a fresh one.
 func OnEachStore(t *testing.T, f func(t *testing.T, s Store)) {

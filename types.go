@@ -1,0 +1,180 @@
+package weir
+
+import "time"
+
+// State is the state of a job, and of the workflow task it runs.
+type State string
+
+// Job and task states. A plain job is never Waiting; an undo job is Pending
+// until the undos of its task's completed descendants have ended.
+const (
+	Waiting   State = "waiting"   // a task with open dependencies
+	Pending   State = "pending"   // an undo waiting for its descendants' undos
+	Queued    State = "queued"    // in its queue, ready or delayed until RunAt
+	Running   State = "running"   // leased to a worker
+	Completed State = "completed" // ended with a result
+	Failed    State = "failed"    // ended out of attempts or non-retryable
+	Cancelled State = "cancelled" // ended without running to completion
+)
+
+// Ended reports whether s is a terminal state: Completed, Failed or
+// Cancelled.
+func (s State) Ended() bool { return s == Completed || s == Failed || s == Cancelled }
+
+// WorkflowState is the state of a workflow.
+type WorkflowState string
+
+// Workflow states. Running and Compensating are the live ones; every other
+// state is final.
+const (
+	WorkflowRunning            WorkflowState = "running"
+	WorkflowCompleted          WorkflowState = "completed"
+	WorkflowFailed             WorkflowState = "failed"
+	WorkflowCancelled          WorkflowState = "cancelled"
+	WorkflowCompensating       WorkflowState = "compensating"
+	WorkflowCompensated        WorkflowState = "compensated"
+	WorkflowCompensationFailed WorkflowState = "compensation_failed"
+)
+
+// Ended reports whether s is a terminal state (neither running nor
+// compensating, nor empty).
+func (s WorkflowState) Ended() bool {
+	return s != WorkflowRunning && s != WorkflowCompensating && s != ""
+}
+
+// Reason says why a workflow compensates.
+type Reason string
+
+// Compensation reasons.
+const (
+	ReasonFailure Reason = "failure" // an unabsorbed task failure
+	ReasonCancel  Reason = "cancel"  // a cancel with undo
+)
+
+// Lease is a claimed job's hold: only a finish with this token counts.
+type Lease struct {
+	Token    string
+	Deadline time.Time
+}
+
+// Job is a snapshot of one job: a plain job, a workflow task's job or an
+// undo job.
+type Job struct {
+	ID    string
+	Queue string
+	// Workflow and Task are set for a task's job and an undo job.
+	Workflow string
+	Task     string
+	// Undo is set for an undo job.
+	Undo        bool
+	Payload     []byte
+	Priority    int
+	MaxAttempts int
+	Backoff     time.Duration
+	Timeout     time.Duration
+	State       State
+	// MaxExpiries is the job's resolved lease-expiry budget (0: none).
+	MaxExpiries int
+	// Attempt counts the attempts started so far (1 during the first).
+	Attempt int
+	// Expiries counts the lease expiries that cost no attempt so far: the
+	// attempts counted against MaxAttempts are Attempt − Expiries.
+	Expiries int
+	// RunAt is when a queued job becomes ready (zero for a ready job).
+	RunAt time.Time
+	// Lease is set while the job is running.
+	Lease *Lease
+	// CancelRequested is set when a cancel reached the job while it ran.
+	CancelRequested bool
+	Result          []byte
+	// Error is the last failed attempt's reason, or why the job ended.
+	Error     string
+	CreatedAt time.Time
+	EndedAt   time.Time
+	// ExpiresAt is when an ended job's record is removed (retention).
+	ExpiresAt time.Time
+}
+
+// Task is a snapshot of one task of a workflow.
+type Task struct {
+	Name    string
+	Queue   string
+	After   []string
+	Always  bool
+	State   State
+	Attempt int
+	Result  []byte
+	Error   string
+	// Undo is nil for a task with no undo job.
+	Undo *UndoStatus
+}
+
+// UndoStatus is the state of a task's undo job. State is empty until the
+// workflow compensates (and stays empty for a task that did not complete).
+type UndoStatus struct {
+	Queue   string
+	State   State
+	Attempt int
+	Error   string
+}
+
+// Workflow is a snapshot of a workflow.
+type Workflow struct {
+	ID           string
+	State        WorkflowState
+	Reason       Reason
+	FailFast     bool
+	UndoOnCancel bool
+	// CancelRequested is set once Cancel was called; CancelUndo is whether
+	// that cancel asked for undo.
+	CancelRequested bool
+	CancelUndo      bool
+	PlanHash        string
+	CreatedAt       time.Time
+	EndedAt         time.Time
+	ExpiresAt       time.Time
+	// Tasks is in plan order.
+	Tasks []Task
+}
+
+// DepOutcome is the outcome of a dependency handed to a task's handler: the
+// dependency's name, how it ended, and its result or reason.
+type DepOutcome struct {
+	Task   string
+	State  State
+	Result []byte
+	Error  string
+}
+
+// QueueInfo counts one queue's jobs.
+type QueueInfo struct {
+	Name    string
+	Paused  bool
+	Ready   int
+	Delayed int
+	Running int
+}
+
+// ListParams pages through workflows.
+type ListParams struct {
+	// State filters on one state when set.
+	State WorkflowState
+	// Limit is the page size, 1 to 1000; 0 means 100.
+	Limit int
+	// Cursor is the previous page's NextCursor; empty for the first page.
+	Cursor string
+}
+
+// WorkflowPage is one page of a listing.
+type WorkflowPage struct {
+	Workflows []Workflow
+	// NextCursor is empty on the last page.
+	NextCursor string
+}
+
+// TaskJobID is the job ID of a workflow's task. Plain job IDs cannot
+// contain '/', so task jobs never collide with them.
+func TaskJobID(workflow, task string) string { return workflow + "/" + task }
+
+// UndoJobID is the job ID of a task's undo job.
+func UndoJobID(workflow, task string) string { return workflow + "/" + task + "/undo" }
