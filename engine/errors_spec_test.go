@@ -360,12 +360,12 @@ func TestSpecValidationErrorMatchesInvalidAndTooLargeOnlyWhenOverALimit(t *testi
 
 func TestSpecStatesListsEveryReasonText(t *testing.T) {
 	doc := specRead(t, specStatesDoc)
-	d, err := specReadDeclared(".")
+	d, err := specReadDeclared("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.reasons) == 0 {
-		t.Fatal("found no ReasonText constants in the package source")
+		t.Fatal("found no ReasonText constants in package weir's source")
 	}
 	for name, text := range d.reasons {
 		if !strings.Contains(doc, "| `"+text+"` | `"+name+"` |") {

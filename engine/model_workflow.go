@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"time"
+
+	"github.com/weirflow/weir"
 )
 
 type workflow struct {
@@ -32,18 +34,18 @@ type workflow struct {
 	undoFailed    bool
 }
 
-// Cancel reasons written into a cancelled task's Error.
+// Cancel reasons written into a cancelled task's Error: package weir's,
+// under engine's names.
 const (
-	ReasonTextWorkflowCancelled = "workflow cancelled"
-	ReasonTextFailFast          = "fail_fast"
-	ReasonTextJobCancelled      = "cancelled"
-	ReasonTextPurged            = "purged"
-	ReasonTextLeaseExpired      = "lease_expired"
+	ReasonTextWorkflowCancelled = weir.ReasonTextWorkflowCancelled
+	ReasonTextFailFast          = weir.ReasonTextFailFast
+	ReasonTextJobCancelled      = weir.ReasonTextJobCancelled
+	ReasonTextPurged            = weir.ReasonTextPurged
+	ReasonTextLeaseExpired      = weir.ReasonTextLeaseExpired
 )
 
-// DependencyReason is the Error of a task cancelled because a dependency
-// failed or was cancelled.
-func DependencyReason(dep string, s State) string { return "dependency " + dep + " " + string(s) }
+// DependencyReason is weir.DependencyReason.
+func DependencyReason(dep string, s State) string { return weir.DependencyReason(dep, s) }
 
 // Submit validates a plan, writes the workflow and pushes its roots in plan
 // order. The same plan under an existing ID is a success with no effect.

@@ -89,7 +89,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		o.RetryAfter = r.retryAfter(j)
 	case errors.Is(cause, weir.ErrJobCancelled):
 		o.Kind = engine.OutcomeCancelled
-		o.Error = engine.ReasonTextJobCancelled
+		o.Error = weir.ReasonTextJobCancelled
 		if !errors.Is(err, context.Canceled) {
 			o.Error = err.Error()
 		}

@@ -211,8 +211,8 @@ func TestLeaseLossStopsTheHandler(t *testing.T) {
 	ev.waitFor(t, ctx, worker.EventLeaseLost, job.ID(), 1)
 	_, err = job.Wait(ctx)
 	var je *weir.JobError
-	if !errors.As(err, &je) || je.State != weir.Failed || je.Message != engine.ReasonTextLeaseExpired {
-		t.Fatalf("Wait = %v; want failed with %q", err, engine.ReasonTextLeaseExpired)
+	if !errors.As(err, &je) || je.State != weir.Failed || je.Message != weir.ReasonTextLeaseExpired {
+		t.Fatalf("Wait = %v; want failed with %q", err, weir.ReasonTextLeaseExpired)
 	}
 	if n := ev.count(worker.EventSucceeded, job.ID()); n != 0 {
 		t.Fatalf("%d succeeded events after a lost lease", n)

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -35,7 +36,7 @@ func (r *run) sweep() {
 			}
 			for _, s := range res.Expired {
 				wf, task, _ := cutTaskJobID(s.JobID)
-				r.observe(Event{Kind: stateEvent(s), JobID: s.JobID, Workflow: wf, Task: task, Err: engine.ReasonTextLeaseExpired, RunAt: s.RunAt})
+				r.observe(Event{Kind: stateEvent(s), JobID: s.JobID, Workflow: wf, Task: task, Err: weir.ReasonTextLeaseExpired, RunAt: s.RunAt})
 				r.consequences(s)
 			}
 			if len(res.Expired) < perCall && len(res.Due) < perCall {
