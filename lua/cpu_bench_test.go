@@ -222,13 +222,7 @@ func (c *callgrindServer) instructions(tb testing.TB) float64 {
 // it did per units, and reports the server's cost per unit: cpu-us,
 // script-us, cmds and, under callgrind, instr.
 func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer, queues []string, maxes []int, per int, plain bool) {
-	if err := rdb.ConfigResetStat(bg).Err(); err != nil {
-		b.Fatal(err)
-	}
-	cpu0 := serverCPU(b, rdb)
-	if cg != nil {
-		cg.zero(b)
-	}
+	m := startMeter(b, rdb, cg)
 	var mu sync.Mutex
 	units := 0
 	var wg sync.WaitGroup
@@ -265,16 +259,41 @@ func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer
 	}
 	wg.Wait()
 	b.StopTimer()
-	if cg != nil {
-		b.ReportMetric(cg.instructions(b)/float64(units), "instr")
+	m.report(b, float64(units))
+}
+
+// meter measures what a server spends from startMeter to report.
+type meter struct {
+	rdb  *redis.Client
+	cg   *callgrindServer
+	cpu0 float64
+}
+
+// startMeter resets the server's command statistics and notes its CPU
+// time (and, under callgrind, zeroes its instruction count).
+func startMeter(b *testing.B, rdb *redis.Client, cg *callgrindServer) *meter {
+	if err := rdb.ConfigResetStat(bg).Err(); err != nil {
+		b.Fatal(err)
 	}
-	cpu := serverCPU(b, rdb) - cpu0
-	stats := redistest.CommandStats(b, rdb)
+	m := &meter{rdb: rdb, cg: cg, cpu0: serverCPU(b, rdb)}
+	if cg != nil {
+		cg.zero(b)
+	}
+	return m
+}
+
+// report reports the server's cost per unit since startMeter: cpu-us,
+// script-us, cmds and, under callgrind, instr.
+func (m *meter) report(b *testing.B, units float64) {
+	if m.cg != nil {
+		b.ReportMetric(m.cg.instructions(b)/units, "instr")
+	}
+	cpu := serverCPU(b, m.rdb) - m.cpu0
+	stats := redistest.CommandStats(b, m.rdb)
 	_, usec := stats.Sum(redistest.ScriptCommands...)
-	cmds := stats.Measured().Calls()
-	b.ReportMetric(cpu/float64(units), "cpu-us")
-	b.ReportMetric(usec/float64(units), "script-us")
-	b.ReportMetric(float64(cmds)/float64(units), "cmds")
+	b.ReportMetric(cpu/units, "cpu-us")
+	b.ReportMetric(usec/units, "script-us")
+	b.ReportMetric(float64(stats.Measured().Calls())/units, "cmds")
 }
 
 // cpuPlan is a chain of n tasks, or with fanin n-1 roots joined by a last

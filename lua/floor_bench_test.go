@@ -139,13 +139,7 @@ func BenchmarkServerCPUFloor(b *testing.B) {
 				b.Fatal(err)
 			}
 			calls := b.N/u.per/cpuClients + 1
-			if err := rdb.ConfigResetStat(bg).Err(); err != nil {
-				b.Fatal(err)
-			}
-			cpu0 := serverCPU(b, rdb)
-			if cg != nil {
-				cg.zero(b)
-			}
+			m := startMeter(b, rdb, cg)
 			var wg sync.WaitGroup
 			b.ResetTimer()
 			for c := range cpuClients {
@@ -162,16 +156,7 @@ func BenchmarkServerCPUFloor(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			n := float64(calls * cpuClients * u.per)
-			if cg != nil {
-				b.ReportMetric(cg.instructions(b)/n, "instr")
-			}
-			b.ReportMetric((serverCPU(b, rdb)-cpu0)/n, "cpu-us")
-			var cmds int64
-			for _, v := range cmdStats(b, &testEnv{rdb: rdb}) {
-				cmds += v
-			}
-			b.ReportMetric(float64(cmds)/n, "cmds")
+			m.report(b, float64(calls*cpuClients*u.per))
 		})
 	}
 }
