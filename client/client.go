@@ -77,13 +77,16 @@ func Priority(p int) JobOption {
 // clock). A task starts when its dependencies have ended, so AddTask
 // refuses RunAt.
 func RunAt(t time.Time) JobOption {
-	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt = t }, nil)
+	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt, s.Delay = t, 0 }, nil)
 }
 
-// Delay delays a plain job's first attempt by d from now (this process's
-// clock, read when Enqueue runs). AddTask refuses it, as RunAt.
+// Delay delays a plain job's first attempt by d (rounded up to whole
+// milliseconds) after the store's now when the job is written, so that
+// this process's clock does not matter; a repeated Enqueue of the job
+// changes nothing. It replaces a RunAt given before it, and RunAt replaces
+// it. AddTask refuses it, as RunAt.
 func Delay(d time.Duration) JobOption {
-	return jobOption("Delay", d, func(s *engine.JobSpec) { s.RunAt = time.Now().Add(d) }, nil)
+	return jobOption("Delay", d, func(s *engine.JobSpec) { s.Delay, s.RunAt = d, time.Time{} }, nil)
 }
 
 // MaxAttempts lets the job run up to n times, the first attempt included,

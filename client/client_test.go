@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/testclock"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -108,6 +109,31 @@ func TestEnqueueOptions(t *testing.T) {
 	}
 	if s, _ := client.OpenJob(c, strQ, "delayed").Status(ctx); s.RunAt.IsZero() {
 		t.Fatalf("delayed job has no RunAt: %+v", s)
+	}
+}
+
+// TestDelayUsesStoreClock: Delay counts from the store's now, not from this
+// process's clock, which here is years away from the store's.
+func TestDelayUsesStoreClock(t *testing.T) {
+	ctx := testCtx(t)
+	clock := testclock.New()
+	c := client.New(memstore.New(memstore.WithClock(clock.Now)))
+	if _, err := client.Enqueue(ctx, c, strQ, "x", client.ID("d"), client.Delay(90*time.Second+time.Microsecond)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := client.OpenJob(c, strQ, "d").Status(ctx)
+	if want := testclock.Epoch.Add(90*time.Second + time.Millisecond); err != nil || !s.RunAt.Equal(want) {
+		t.Fatalf("RunAt = %v, %v; want %v (the store's now + the delay, rounded up)", s.RunAt, err, want)
+	}
+	// RunAt after Delay replaces it, and the other way round.
+	if _, err := client.Enqueue(ctx, c, strQ, "x", client.ID("r"), client.Delay(time.Hour), client.RunAt(testclock.Epoch.Add(time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := client.OpenJob(c, strQ, "r").Status(ctx); !s.RunAt.Equal(testclock.Epoch.Add(time.Second)) {
+		t.Fatalf("RunAt then Delay: RunAt = %v", s.RunAt)
+	}
+	if _, err := client.Enqueue(ctx, c, strQ, "x", client.Delay(-time.Second)); !errors.Is(err, weir.ErrInvalid) {
+		t.Fatalf("negative Delay = %v; want ErrInvalid", err)
 	}
 }
 

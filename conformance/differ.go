@@ -299,10 +299,13 @@ func (d *differ) doStep() {
 				js.Payload = []byte("x")
 			}
 		}
-		if d.bool("delayed") {
+		js.RunAt, js.Delay = time.Time{}, 0
+		switch d.intRange(0, 2, "delayed") {
+		case 1:
 			js.RunAt = now.Add(time.Duration(d.intRange(-100, 1000, "runat")) * time.Millisecond)
-		} else {
-			js.RunAt = time.Time{}
+		case 2:
+			// a delay is added to the store's clock, not to now
+			js.Delay = time.Duration(d.intRange(1, 1000, "delay"))*time.Millisecond - time.Duration(d.intRange(0, 1, "delayns"))
 		}
 		do := func() {
 			now := d.clock()

@@ -29,13 +29,21 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		maxAttempts: attemptsOrDefault(s.MaxAttempts), maxExpiries: expiriesOrDefault(s.MaxExpiries), backoff: ms(backoffOrDefault(s.Backoff)),
 		timeout: ms(s.Timeout), created: t, hash: h,
 	}
-	if !s.RunAt.IsZero() {
+	switch {
+	case !s.RunAt.IsZero():
 		j.runAt = s.RunAt.UnixMilli()
+	case s.Delay > 0:
+		j.runAt = t + DelayMillis(s.Delay)
 	}
 	m.jobs[j.id] = j
 	var fx effects
 	m.push(j, t, &fx)
 	return EnqueueResult{Created: true, State: j.state}, nil
+}
+
+// DelayMillis is a JobSpec.Delay in whole milliseconds, rounded up.
+func DelayMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // Claim leases up to p.Max ready jobs from p.Queues in order, skipping paused

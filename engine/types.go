@@ -116,7 +116,12 @@ type JobSpec struct {
 	Payload  []byte
 	Priority int
 	// RunAt delays the first attempt; zero means now.
-	RunAt       time.Time
+	RunAt time.Time
+	// Delay delays the first attempt by this long after the store's now
+	// when the job is written (rounded up to whole milliseconds), so that
+	// the producer's clock does not matter; a repeated enqueue changes
+	// nothing. At most one of RunAt and Delay is set.
+	Delay       time.Duration
 	MaxAttempts int
 	Backoff     time.Duration
 	Timeout     time.Duration

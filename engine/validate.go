@@ -165,8 +165,20 @@ func ValidateJob(s JobSpec, l Limits) error {
 	if !ValidID(s.ID) {
 		return invalid("", "id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", s.ID)
 	}
+	switch {
+	case s.Delay < 0:
+		return invalid("", "delay", "%v is negative", s.Delay)
+	case s.Delay > maxDelay:
+		return invalid("", "delay", "%v is longer than %v", s.Delay, maxDelay)
+	case s.Delay > 0 && !s.RunAt.IsZero():
+		return invalid("", "delay", "set RunAt or Delay, not both")
+	}
 	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.MaxExpiries, s.Backoff, s.Timeout, l)
 }
+
+// maxDelay bounds JobSpec.Delay (100 years), so that now plus a delay in
+// milliseconds stays an exact integer in every store.
+const maxDelay = 100 * 365 * 24 * time.Hour
 
 func validateQueues(queues []string) error {
 	if len(queues) == 0 {

@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -40,9 +41,13 @@ func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	if backoff <= 0 {
 		backoff = engine.DefaultBackoff
 	}
-	var runAt int64
-	if !j.RunAt.IsZero() {
+	var runAt any = int64(0)
+	switch {
+	case !j.RunAt.IsZero():
 		runAt = j.RunAt.UnixMilli()
+	case j.Delay > 0:
+		// a delay is added to the store's now inside the call
+		runAt = "+" + strconv.FormatInt(engine.DelayMillis(j.Delay), 10)
 	}
 	return append(args, j.ID, j.Queue, j.Priority, jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout)+expiriesField(j.MaxExpiries),
 		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, engine.JobHash(j)), nil

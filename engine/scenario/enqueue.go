@@ -19,7 +19,7 @@ func parseEnqueue(args []word, now int64) (operation, error) {
 		return nil, err
 	}
 	o, err := parseOpts(rest, map[string]kind{
-		"q": kStr, "payload": kStr, "priority": kInt, "run_at": kTime,
+		"q": kStr, "payload": kStr, "priority": kInt, "run_at": kTime, "delay": kDur,
 		"attempts": kInt, "backoff": kDur, "timeout": kDur, "expiries": kInt,
 	})
 	if err != nil {
@@ -28,7 +28,7 @@ func parseEnqueue(args []word, now int64) (operation, error) {
 	j := engine.JobSpec{
 		ID: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), Priority: o.int("priority", 0),
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
-		MaxExpiries: o.int("expiries", 0),
+		MaxExpiries: o.int("expiries", 0), Delay: o.dur("delay", 0),
 	}
 	if v := o.str("run_at"); v != "" && v != "-" {
 		j.RunAt = time.UnixMilli(timeValue(v, now)).UTC()

@@ -1167,7 +1167,8 @@ end
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
---          now), spec fingerprint (run-at excluded)
+--          now; "+<ms>": that long after this call's now), spec
+--          fingerprint (run-at and delay excluded)
 -- Reply:   per job: created, state; created is "1" (written), "" (the
 --          same spec existed: no effect) or "JOBEXISTS" (another spec
 --          exists under the ID: no effect, state "")
@@ -1209,10 +1210,15 @@ for x = 0, k - 1 do
       hs[#hs + 1] = 'p'
       hs[#hs + 1] = ARGV[b + 5]
     end
-    local ra = tonumber(ARGV[b + 6])
+    local ra = ARGV[b + 6]
+    if string.byte(ra, 1) == 43 then -- '+': a delay from now
+      ra = NOW + tonumber(string.sub(ra, 2))
+    else
+      ra = tonumber(ra)
+    end
     if ra > NOW then
       hs[#hs + 1] = 'ra'
-      hs[#hs + 1] = ARGV[b + 6]
+      hs[#hs + 1] = fmt(ra)
     end
     push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))

@@ -1,4 +1,4 @@
-#!lua name=weir2_f27b558bcc06
+#!lua name=weir2_61d3de43139d
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2562,7 +2562,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_submit', flags = {},
+redis.register_function{function_name = 'weir2_61d3de43139d_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2680,7 +2680,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_61d3de43139d_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2691,7 +2691,8 @@ redis.register_function{function_name = 'weir2_f27b558bcc06_enqueue', flags = {}
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
---          now), spec fingerprint (run-at excluded)
+--          now; "+<ms>": that long after this call's now), spec
+--          fingerprint (run-at and delay excluded)
 -- Reply:   per job: created, state; created is "1" (written), "" (the
 --          same spec existed: no effect) or "JOBEXISTS" (another spec
 --          exists under the ID: no effect, state "")
@@ -2733,10 +2734,15 @@ for x = 0, k - 1 do
       hs[#hs + 1] = F_PAYLOAD
       hs[#hs + 1] = ARGV[b + 5]
     end
-    local ra = tonumber(ARGV[b + 6])
+    local ra = ARGV[b + 6]
+    if string.byte(ra, 1) == 43 then -- '+': a delay from now
+      ra = NOW + tonumber(string.sub(ra, 2))
+    else
+      ra = tonumber(ra)
+    end
     if ra > NOW then
       hs[#hs + 1] = F_RUN_AT
-      hs[#hs + 1] = ARGV[b + 6]
+      hs[#hs + 1] = fmt(ra)
     end
     push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))
@@ -2749,7 +2755,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2808,7 +2814,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2909,7 +2915,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2957,7 +2963,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3015,7 +3021,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3131,7 +3137,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3190,7 +3196,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3223,7 +3229,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3303,7 +3309,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_61d3de43139d_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3345,7 +3351,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_61d3de43139d_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3378,7 +3384,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_61d3de43139d_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3404,7 +3410,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_61d3de43139d_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3476,7 +3482,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_61d3de43139d_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3495,7 +3501,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_61d3de43139d_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
