@@ -89,6 +89,37 @@ func Delay(d time.Duration) JobOption {
 	return jobOption("Delay", d, func(s *engine.JobSpec) { s.Delay, s.RunAt = d, time.Time{} }, nil)
 }
 
+// Unique makes a plain job unique by its queue and payload for ttl: while
+// another job of the same queue and payload holds that key, Enqueue writes
+// nothing and returns the holder (Job.Created is false, Job.ID names it).
+// A job takes the key when it is written and holds it for ttl, whether or
+// not it ends meanwhile; with ttl 0 it holds it until it ends (completed,
+// failed or cancelled). Combined with UniqueBy, the key is UniqueBy's. The
+// key is checked and taken in the same atomic step as the enqueue, so two
+// producers racing never both write. AddTask refuses it.
+func Unique(ttl time.Duration) JobOption {
+	return jobOption("Unique", ttl, func(s *engine.JobSpec) {
+		if s.Unique == nil {
+			s.Unique = &engine.Unique{}
+		}
+		s.Unique.For = ttl
+	}, nil)
+}
+
+// UniqueBy makes a plain job unique by key (at most 1,024 bytes) in its
+// queue instead of by its payload: while another job of the queue holds
+// key, Enqueue writes nothing and returns the holder. The key is held until
+// the job ends, or for the ttl of a Unique option given with it. AddTask
+// refuses it.
+func UniqueBy(key string) JobOption {
+	return jobOption("UniqueBy", key, func(s *engine.JobSpec) {
+		if s.Unique == nil {
+			s.Unique = &engine.Unique{}
+		}
+		s.Unique.Key = key
+	}, nil)
+}
+
 // MaxAttempts lets the job run up to n times, the first attempt included,
 // while its attempts fail. The default is 1: no retry.
 func MaxAttempts(n int) JobOption {
@@ -145,10 +176,15 @@ func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P,
 	if spec.ID == "" {
 		spec.ID = NewID()
 	}
-	if _, err := c.store.Enqueue(ctx, engine.EnqueueParams{Job: spec}); err != nil {
+	res, err := c.store.Enqueue(ctx, engine.EnqueueParams{Job: spec})
+	if err != nil {
 		return nil, err
 	}
-	return &Job[R]{c: c, id: spec.ID, queue: q.name, decode: q.DecodeResult}, nil
+	id := spec.ID
+	if res.Existing != "" {
+		id = res.Existing
+	}
+	return &Job[R]{c: c, id: id, queue: q.name, decode: q.DecodeResult, created: res.Created}, nil
 }
 
 // OpenJob returns the handle of the job id of queue q, enqueued by this or
@@ -166,10 +202,18 @@ type Job[R any] struct {
 	id     string
 	queue  string
 	decode func([]byte) (R, error)
+	// created: Enqueue wrote this job
+	created bool
 }
 
 // ID returns the job's ID.
 func (j *Job[R]) ID() string { return j.id }
+
+// Created reports whether the Enqueue that returned j wrote the job. It is
+// false when the same ID already existed (a repeat), when another job held
+// the unique key (Unique, UniqueBy; ID is then that job's), and for a
+// handle from OpenJob.
+func (j *Job[R]) Created() bool { return j.created }
 
 // Wait blocks until the job has ended, or ctx is done, and returns its
 // result. A job that failed or was cancelled returns a *weir.JobError with the

@@ -137,3 +137,42 @@ func ExampleMaxExpiries() {
 	// failed
 	// true
 }
+
+func ExampleUniqueBy() {
+	ctx := context.Background()
+	store := memstore.New()
+	c := client.New(store)
+	// One refresh per account at a time: a second enqueue while the first
+	// is queued or running returns the first.
+	first, _ := client.Enqueue(ctx, c, upper, "refresh", client.UniqueBy("account-7"))
+	second, _ := client.Enqueue(ctx, c, upper, "refresh again", client.UniqueBy("account-7"))
+	fmt.Println(second.ID() == first.ID(), first.Created(), second.Created())
+
+	// Once the first has ended, the key is free.
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return strings.ToUpper(j.Payload), nil
+	})
+	_ = w.Start(ctx)
+	defer w.Stop(ctx)
+	out, _ := first.Wait(ctx)
+	third, _ := client.Enqueue(ctx, c, upper, "later", client.UniqueBy("account-7"))
+	fmt.Println(out, third.Created(), third.ID() != first.ID())
+	// Output:
+	// true true false
+	// REFRESH true true
+}
+
+func ExampleUnique() {
+	ctx := context.Background()
+	c := client.New(memstore.New())
+	// The same payload in the same queue within 10 minutes is enqueued once,
+	// even after the first has ended.
+	for range 2 {
+		job, _ := client.Enqueue(ctx, c, upper, "daily digest for ann", client.Unique(10*time.Minute))
+		fmt.Println(job.Created())
+	}
+	// Output:
+	// true
+	// false
+}

@@ -298,6 +298,12 @@ func (d *differ) doStep() {
 			if d.bool("payload") {
 				js.Payload = []byte("x")
 			}
+			if d.intRange(0, 2, "unique") > 0 {
+				js.Unique = &engine.Unique{
+					Key: sampled(d, []string{"", "k"}, "uniquekey"),
+					For: sampled(d, []time.Duration{0, 0, 500 * time.Millisecond}, "uniquefor"),
+				}
+			}
 		}
 		js.RunAt, js.Delay = time.Time{}, 0
 		switch d.intRange(0, 2, "delayed") {

@@ -25,6 +25,14 @@ type Model struct {
 	workflows map[string]*workflow
 	queues    map[string]*queue
 	expiry    orderedSet // ended records by expiry time: "j:"+id or "w:"+id
+	unique    map[string]uniqueLock // by UniqueDigest
+}
+
+// uniqueLock is a unique key held by a job: until it ends (until 0) or
+// until a time (ms).
+type uniqueLock struct {
+	job   string
+	until int64
 }
 
 type job struct {
@@ -49,6 +57,7 @@ type job struct {
 	ended       int64
 	expires     int64
 	hash        string // plain jobs: spec fingerprint
+	unique      string // plain jobs: UniqueDigest
 
 	wf   *workflow // nil for a plain job
 	task int       // index of the task in the plan
@@ -81,6 +90,7 @@ func NewModel(cfg Config) *Model {
 		jobs:      map[string]*job{},
 		workflows: map[string]*workflow{},
 		queues:    map[string]*queue{},
+		unique:    map[string]uniqueLock{},
 	}
 }
 

@@ -24,10 +24,21 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		}
 		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
 	}
+	digest := UniqueDigest(s)
+	if digest != "" {
+		if h := m.uniqueHolder(digest, t); h != nil {
+			return EnqueueResult{State: h.state, Existing: h.id}, nil
+		}
+		l := uniqueLock{job: s.ID}
+		if s.Unique.For > 0 {
+			l.until = t + DelayMillis(s.Unique.For)
+		}
+		m.unique[digest] = l
+	}
 	j := &job{
 		id: s.ID, queue: s.Queue, payload: slices.Clone(s.Payload), priority: s.Priority,
 		maxAttempts: attemptsOrDefault(s.MaxAttempts), maxExpiries: expiriesOrDefault(s.MaxExpiries), backoff: ms(backoffOrDefault(s.Backoff)),
-		timeout: ms(s.Timeout), created: t, hash: h,
+		timeout: ms(s.Timeout), created: t, hash: h, unique: digest,
 	}
 	switch {
 	case !s.RunAt.IsZero():
@@ -39,6 +50,26 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	var fx effects
 	m.push(j, t, &fx)
 	return EnqueueResult{Created: true, State: j.state}, nil
+}
+
+// uniqueHolder returns the job that holds the unique key digest at t, or
+// nil when it is free: a key is held until its job ends (or, with a
+// duration, until then), and never by a job whose record is gone.
+func (m *Model) uniqueHolder(digest string, t int64) *job {
+	l, ok := m.unique[digest]
+	if !ok {
+		return nil
+	}
+	h := m.jobs[l.job]
+	switch {
+	case h == nil:
+	case l.until == 0 && !h.state.Ended():
+		return h
+	case l.until > 0 && t < l.until:
+		return h
+	}
+	delete(m.unique, digest)
+	return nil
 }
 
 // DelayMillis is a JobSpec.Delay in whole milliseconds, rounded up.
@@ -378,6 +409,9 @@ func (m *Model) afterEnd(j *job, now int64, fx *effects) {
 	case j.wf == nil:
 		j.expires = now + ms(m.cfg.Retention)
 		m.expiry.add("j:"+j.id, j.expires, 0)
+		if l, ok := m.unique[j.unique]; ok && l.job == j.id && l.until == 0 {
+			delete(m.unique, j.unique)
+		}
 	case j.undo:
 		m.undoEnded(j.wf, j.task, now, fx)
 	default:

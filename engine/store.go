@@ -121,8 +121,13 @@ type EnqueueParams struct {
 type EnqueueResult struct {
 	// Created is false when the same spec already existed (no effect).
 	Created bool
-	// State is the job's state after the call.
+	// State is the job's state after the call: when Existing is set, that
+	// job's.
 	State State
+	// Existing is the ID of the job that holds the job's unique key, when
+	// the call found one and wrote nothing (Created false); empty
+	// otherwise.
+	Existing string
 }
 
 // ClaimParams asks for jobs.

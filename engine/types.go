@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/weirflow/weir"
@@ -131,4 +133,42 @@ type JobSpec struct {
 	// Past it, an expiry is a failed attempt, retried while attempts
 	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
 	MaxExpiries int
+	// Unique, when set, makes the job unique in its queue: an enqueue whose
+	// key is held by another job writes nothing and names that job
+	// (EnqueueResult.Existing).
+	Unique *Unique
+}
+
+// Unique is a plain job's uniqueness (spec/states.md, Unique jobs).
+type Unique struct {
+	// Key identifies the job among its queue's jobs (any string of at most
+	// MaxUniqueKey bytes); empty means its payload.
+	Key string
+	// For, when > 0, holds the key for that long after the enqueue that
+	// took it (rounded up to whole milliseconds), whether or not the job
+	// has ended meanwhile; 0 holds it until the job ends. Either way the
+	// key is free once the job's record is gone (retention).
+	For time.Duration
+}
+
+// MaxUniqueKey bounds Unique.Key in bytes.
+const MaxUniqueKey = 1024
+
+// UniqueDigest names a unique job's key in every store: hex SHA-256 of its
+// queue and its Unique.Key, or of its queue and payload when the key is
+// empty (the two never collide). It is "" for a job that is not unique.
+func UniqueDigest(s JobSpec) string {
+	if s.Unique == nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(s.Queue))
+	if s.Unique.Key != "" {
+		h.Write([]byte{0, 'k'})
+		h.Write([]byte(s.Unique.Key))
+	} else {
+		h.Write([]byte{0, 'p'})
+		h.Write(s.Payload)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

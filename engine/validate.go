@@ -173,6 +173,16 @@ func ValidateJob(s JobSpec, l Limits) error {
 	case s.Delay > 0 && !s.RunAt.IsZero():
 		return invalid("", "delay", "set RunAt or Delay, not both")
 	}
+	if u := s.Unique; u != nil {
+		switch {
+		case len(u.Key) > MaxUniqueKey:
+			return invalid("", "unique", "key is %d bytes, more than %d", len(u.Key), MaxUniqueKey)
+		case u.For < 0:
+			return invalid("", "unique", "duration %v is negative", u.For)
+		case u.For > maxDelay:
+			return invalid("", "unique", "duration %v is longer than %v", u.For, maxDelay)
+		}
+	}
 	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.MaxExpiries, s.Backoff, s.Timeout, l)
 }
 

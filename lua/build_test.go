@@ -124,9 +124,10 @@ func buildAll() (map[string]string, error) {
 		lib.WriteString(t + "\n")
 	}
 	lib.WriteString(fns.String())
-	sum := sha1.Sum([]byte(lib.String()))
+	src := inlineConstants(lib.String())
+	sum := sha1.Sum([]byte(src))
 	name := fmt.Sprintf("weir%d_%s", ProtocolVersion, hex.EncodeToString(sum[:])[:12])
-	out["library.lua"] = "#!lua name=" + name + "\n" + strings.ReplaceAll(lib.String(), "@LIB@", name)
+	out["library.lua"] = "#!lua name=" + name + "\n" + strings.ReplaceAll(src, "@LIB@", name)
 	return out, nil
 }
 
@@ -137,7 +138,8 @@ var constantLine = regexp.MustCompile(`(?m)^local ([A-Z][A-Z0-9_]*) = ('[^']*').
 // they are used, outside comments, and drops their declarations: a script
 // is one chunk, each of its top-level locals takes one of a Lua function's
 // 200 registers, and miniredis's gopher-lua refuses a chunk that needs
-// more. The library keeps them as constants (Redis compiles it once).
+// more. The library, one chunk for every transition, is built the same
+// way.
 func inlineConstants(src string) string {
 	values := map[string]string{}
 	for _, m := range constantLine.FindAllStringSubmatch(src, -1) {

@@ -123,8 +123,8 @@ func toTime(ms int64) time.Time {
 }
 
 // applySpec fills a job's identity and static attributes from its ID and
-// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
-// for a plain job, the task spec "name|queue|priority|maxAttempts|
+// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]
+// [|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
 // backoffMs|timeoutMs|flags|undoQueue" for a task or undo job (an undo
 // runs on undoQueue; flags carry "X<n>" for max expiries n). Max expiries
 // absent from either is engine.DefaultMaxExpiries.
@@ -148,6 +148,9 @@ func applySpec(j *engine.Job, id, spec string) error {
 			q = spec[strings.LastIndexByte(spec, '|')+1:]
 		}
 	} else {
+		if n := len(f); n > 5 && f[n-1] != "" && (f[n-1][0] == 'u' || f[n-1][0] == 'U') {
+			f = f[:n-1] // a unique job's key
+		}
 		if len(f) != 5 && len(f) != 6 {
 			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
 		}

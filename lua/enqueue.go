@@ -29,7 +29,7 @@ func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.Enq
 }
 
 // enqueueArgs is the number of enqueue.lua arguments per job.
-const enqueueArgs = 8
+const enqueueArgs = 9
 
 // appendEnqueue validates j and appends its enqueue arguments to args.
 func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
@@ -41,24 +41,38 @@ func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	if backoff <= 0 {
 		backoff = engine.DefaultBackoff
 	}
-	var runAt any = int64(0)
+	var runAt int64
 	switch {
 	case !j.RunAt.IsZero():
-		runAt = j.RunAt.UnixMilli()
+		runAt = max(j.RunAt.UnixMilli(), 0) // before 1970 is as past as 0
 	case j.Delay > 0:
-		// a delay is added to the store's now inside the call
-		runAt = "+" + strconv.FormatInt(engine.DelayMillis(j.Delay), 10)
+		// a delay goes as its negative: the call adds it to its now
+		runAt = -engine.DelayMillis(j.Delay)
 	}
-	return append(args, j.ID, j.Queue, j.Priority, jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout)+expiriesField(j.MaxExpiries),
-		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, engine.JobHash(j)), nil
+	spec := jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout) + expiriesField(j.MaxExpiries)
+	unique := ""
+	if dg := engine.UniqueDigest(j); dg != "" {
+		fo := engine.DelayMillis(j.Unique.For)
+		unique = dg + ":" + strconv.FormatInt(fo, 10)
+		if fo == 0 {
+			spec += "|u" + dg
+		} else {
+			spec += "|U" + dg
+		}
+	}
+	return append(args, j.ID, j.Queue, j.Priority, spec,
+		flagArg(j.Payload != nil), bytesArg(j.Payload), runAt, engine.JobHash(j), unique), nil
 }
 
-// enqueueReply reads one job's part of enqueue's reply: created, state.
+// enqueueReply reads one job's part of enqueue's reply: created, state,
+// and the holder's ID after "UNIQUE".
 func enqueueReply(r *reader, id string) (engine.EnqueueResult, error) {
 	created, state := r.str(), r.str()
 	switch created {
 	case "1", "":
 		return engine.EnqueueResult{Created: created == "1", State: engine.State(state)}, nil
+	case "UNIQUE":
+		return engine.EnqueueResult{State: engine.State(state), Existing: r.str()}, nil
 	}
 	return engine.EnqueueResult{}, codeError(created, fmt.Sprintf("job %q exists with a different spec", id))
 }

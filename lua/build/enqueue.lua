@@ -723,12 +723,13 @@ local function job_attr(j)
 end
 
 -- job_max_expiries returns a job's max expiries, parsed from its spec: a
--- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- plain job's optional sixth field (when a number: a unique job's key
+-- comes after it), a task's or undo's "X<n>" in the
 -- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
 local function job_max_expiries(j)
   local x
   if j.kind == 'j' then
-    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
     local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
     x = flags and string.match(flags, 'X(%d+)')
@@ -965,6 +966,63 @@ local function active_flush_all()
   for _, q in ipairs(CALL.aq or EMPTY) do active_flush(q) end
 end
 
+-- ---- include/unique.lua
+-- unique.lua: unique keys of plain jobs (spec/states.md, Unique jobs).
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Key u:<digest> (a string, digest computed in Go: engine.UniqueDigest)
+-- holds "<until ms>|<job ID>": the job that took it, until it ends (until
+-- 0) or until a time. A unique job's spec ends with "|u<digest>" (held
+-- until it ends) or "|U<digest>" (held until a time), so that the call
+-- that ends it knows, without another read, whether it has a key to free.
+
+local function unique_key(dg) return P .. 'u:' .. dg end
+
+-- unique_holder returns the ID and state of the job holding key lk now, or
+-- nil when the key is free: absent, its time passed, its job ended (a key
+-- held until the end) or its job's record gone.
+local function unique_holder(lk)
+  local v = redis.call('GET', lk)
+  if not v then return nil end
+  local until_s, id = string.match(v, '^(%d+)|(.+)$')
+  local v2 = redis.call('HMGET', P .. 'j:' .. id, 's', 'en')
+  local st = v2[1]
+  if not st or plain_expired(v2[2]) then return nil end
+  local u = tonumber(until_s)
+  if (u == 0 and not ended_state(st)) or (u > 0 and NOW < u) then return id, st end
+  return nil
+end
+
+-- unique_take makes job id the holder of key lk, until it ends (fo 0) or
+-- for fo ms from now (a server TTL then drops the key, unless the test
+-- clock runs: its time is not the server's).
+local function unique_take(lk, id, fo)
+  if fo == 0 then
+    redis.call('SET', lk, '0|' .. id)
+    return
+  end
+  local u = fmt(NOW + fo)
+  if TEST_NOW == '' then
+    redis.call('SET', lk, u .. '|' .. id, 'PXAT', u)
+  else
+    redis.call('SET', lk, u .. '|' .. id)
+  end
+end
+
+-- unique_release frees the key of plain job j, which has ended, when j
+-- holds it until its end.
+local function unique_release(j)
+  -- "|u" and 64 hex digits end the spec of a job holding its key until its
+  -- end: two byte reads tell every other job apart
+  local s = job_spec(j)
+  if string.byte(s, -65) ~= 117 or string.byte(s, -66) ~= 124 then return end
+  local lk = unique_key(string.sub(s, -64))
+  if redis.call('GET', lk) == '0|' .. j.id then redis.call('DEL', lk) end
+end
+
 -- ---- include/waiters.lua
 -- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
 --
@@ -1003,6 +1061,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include unique.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1037,6 +1096,7 @@ local function expire_records()
   end
   for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
+      unique_release(j)
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then
@@ -1163,19 +1223,25 @@ end
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 8 values:
+-- ARGV[4]  k: number of jobs, then per job 9 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
---          now; "+<ms>": that long after this call's now), spec
---          fingerprint (run-at and delay excluded)
+--          now; -<ms>: that long after this call's now), spec
+--          fingerprint (run-at and delay excluded), unique ("" or
+--          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
+--          until the job ends; the spec then ends "|U<digest>" or
+--          "|u<digest>")
 -- Reply:   per job: created, state; created is "1" (written), "" (the
---          same spec existed: no effect) or "JOBEXISTS" (another spec
---          exists under the ID: no effect, state "")
+--          same spec existed: no effect), "JOBEXISTS" (another spec
+--          exists under the ID: no effect, state "") or "UNIQUE" (another
+--          job holds the unique key: no effect; state is that job's, and
+--          its ID follows as a third value)
 --
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include unique.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -1184,11 +1250,20 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 8 * x
+  local b = 5 + 9 * x
   local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, 's', 'en', 'h')
-  if v[1] and not plain_expired(v[2]) then
+  local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
+  if uq ~= '' and not (v[1] and not plain_expired(v[2])) then
+    lk = unique_key(string.match(uq, '^[^:]*'))
+    holder, hst = unique_holder(lk)
+  end
+  if holder then
+    out[#out + 1] = 'UNIQUE'
+    out[#out + 1] = hst
+    out[#out + 1] = holder
+  elseif v[1] and not plain_expired(v[2]) then
     if v[3] == hash then
       out[#out + 1] = ''
       out[#out + 1] = v[1]
@@ -1210,18 +1285,15 @@ for x = 0, k - 1 do
       hs[#hs + 1] = 'p'
       hs[#hs + 1] = ARGV[b + 5]
     end
-    local ra = ARGV[b + 6]
-    if string.byte(ra, 1) == 43 then -- '+': a delay from now
-      ra = NOW + tonumber(string.sub(ra, 2))
-    else
-      ra = tonumber(ra)
-    end
+    local ra = tonumber(ARGV[b + 6])
+    if ra < 0 then ra = NOW - ra end -- a delay from now
     if ra > NOW then
       hs[#hs + 1] = 'ra'
       hs[#hs + 1] = fmt(ra)
     end
     push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))
+    if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'
   end

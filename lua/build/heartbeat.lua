@@ -723,12 +723,13 @@ local function job_attr(j)
 end
 
 -- job_max_expiries returns a job's max expiries, parsed from its spec: a
--- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- plain job's optional sixth field (when a number: a unique job's key
+-- comes after it), a task's or undo's "X<n>" in the
 -- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
 local function job_max_expiries(j)
   local x
   if j.kind == 'j' then
-    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
     local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
     x = flags and string.match(flags, 'X(%d+)')
@@ -991,6 +992,63 @@ local function awaited(key)
   return v
 end
 
+-- ---- include/unique.lua
+-- unique.lua: unique keys of plain jobs (spec/states.md, Unique jobs).
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Key u:<digest> (a string, digest computed in Go: engine.UniqueDigest)
+-- holds "<until ms>|<job ID>": the job that took it, until it ends (until
+-- 0) or until a time. A unique job's spec ends with "|u<digest>" (held
+-- until it ends) or "|U<digest>" (held until a time), so that the call
+-- that ends it knows, without another read, whether it has a key to free.
+
+local function unique_key(dg) return P .. 'u:' .. dg end
+
+-- unique_holder returns the ID and state of the job holding key lk now, or
+-- nil when the key is free: absent, its time passed, its job ended (a key
+-- held until the end) or its job's record gone.
+local function unique_holder(lk)
+  local v = redis.call('GET', lk)
+  if not v then return nil end
+  local until_s, id = string.match(v, '^(%d+)|(.+)$')
+  local v2 = redis.call('HMGET', P .. 'j:' .. id, 's', 'en')
+  local st = v2[1]
+  if not st or plain_expired(v2[2]) then return nil end
+  local u = tonumber(until_s)
+  if (u == 0 and not ended_state(st)) or (u > 0 and NOW < u) then return id, st end
+  return nil
+end
+
+-- unique_take makes job id the holder of key lk, until it ends (fo 0) or
+-- for fo ms from now (a server TTL then drops the key, unless the test
+-- clock runs: its time is not the server's).
+local function unique_take(lk, id, fo)
+  if fo == 0 then
+    redis.call('SET', lk, '0|' .. id)
+    return
+  end
+  local u = fmt(NOW + fo)
+  if TEST_NOW == '' then
+    redis.call('SET', lk, u .. '|' .. id, 'PXAT', u)
+  else
+    redis.call('SET', lk, u .. '|' .. id)
+  end
+end
+
+-- unique_release frees the key of plain job j, which has ended, when j
+-- holds it until its end.
+local function unique_release(j)
+  -- "|u" and 64 hex digits end the spec of a job holding its key until its
+  -- end: two byte reads tell every other job apart
+  local s = job_spec(j)
+  if string.byte(s, -65) ~= 117 or string.byte(s, -66) ~= 124 then return end
+  local lk = unique_key(string.sub(s, -64))
+  if redis.call('GET', lk) == '0|' .. j.id then redis.call('DEL', lk) end
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1003,6 +1061,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include unique.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1037,6 +1096,7 @@ local function expire_records()
   end
   for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
+      unique_release(j)
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then

@@ -1,4 +1,4 @@
-#!lua name=weir2_61d3de43139d
+#!lua name=weir2_8a71a2799143
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -50,7 +50,6 @@ local BUDGET, PENDING = 0, false
 local STEP_BUDGET = 64 -- lua.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX_S = '20' -- expired records removed per call
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 -- the push counter stops at PUSH_MAX, so that a ready score stays an exact
 -- integer (below 2^53 with priority 1000); a claim that empties a queue
@@ -193,53 +192,13 @@ end
 -- workflow: "t<i>."; that task's undo: "u<i>.") followed by one of the F_
 -- names; a workflow's own fields are the W_ names.
 
-local F_SPEC = 'spec' -- plain job: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]"
-local F_HASH = 'h' -- plain job: spec fingerprint; workflow: plan hash
-local F_CREATED = 'c' -- plain job, undo job, workflow
-local F_PAYLOAD = 'p' -- plain job (tasks and undos: the workflow's :p hash)
-local F_STATE = 's' -- plain and undo jobs (tasks: the workflow's :s string)
-local F_ATTEMPT = 'a'
 -- lease expiries that cost no attempt (absent: none); the attempts counted
 -- against max attempts are F_ATTEMPT minus these
-local F_EXPIRIES = 'xp'
-local F_RUN_AT = 'ra'
-local F_TOKEN = 'tk'
-local F_DEADLINE = 'dl'
-local F_CANCEL = 'cr'
-local F_RESULT = 'r'
-local F_ERROR = 'e'
-local F_ENDED = 'en'
-local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
-local F_LAST_SETTLED = 'ls'
-local F_OPEN = 'o' -- task: dependencies not ended yet
-local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
-local F_DEPENDENTS = 'dn'
-local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
-local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 
-local W_STATE = 'st'
-local W_REASON = 'rs'
-local W_FAIL_FAST = 'ff'
-local W_UNDO_ON_CANCEL = 'uoc'
-local W_CANCEL = 'cr'
-local W_CANCEL_UNDO = 'cu'
-local W_CANCEL_AT = 'cat'
-local W_ENDED = 'en'
-local W_EXPIRES = 'x'
-local W_TASKS = 'n'
-local W_REMAINING = 'rem'
-local W_UNABSORBED = 'ua'
-local W_FAILED_BEFORE_CANCEL = 'fbc'
-local W_FAIL_FAST_FIRED = 'fff'
-local W_UNDOS_REMAINING = 'urem'
-local W_UNDO_FAILED = 'ufail'
-local W_ALWAYS = 'alw' -- one byte per task, "1" when Always
-local W_HAS_UNDO = 'und' -- one byte per task, "1" when it has an undo
-local W_NAMES = 'names'
 
 -- ---- include/text.lua
 -- text.lua: string helpers that keep within what Redis 7 and miniredis both
@@ -331,7 +290,7 @@ local function wf_found(id, key, st, x, c, cr)
     return nil
   end
   local w = {id = id, key = key, skey = key .. ':s', pkey = key .. ':p',
-    m = {[W_STATE] = st, [W_EXPIRES] = x, [F_CREATED] = c, [W_CANCEL] = cr}}
+    m = {['st'] = st, ['x'] = x, ['c'] = c, ['cr'] = cr}}
   wfs[id] = w
   return w
 end
@@ -348,7 +307,7 @@ local function load_wf(id)
   local w = bag('wfs')[id]
   if w ~= nil then return w or nil end
   local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL)
+  local v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr')
   return wf_found(id, key, v[1], v[2], v[3], v[4])
 end
 
@@ -476,14 +435,14 @@ local function states_flush()
 end
 
 -- wf_member is workflow w's member in the listing indexes.
-local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+local function wf_member(w) return pad15(tonumber(wget(w, 'c')) or 0) .. ':' .. w.id end
 
 -- set_wf_state moves workflow w to state st and its index entry with it.
 local function set_wf_state(w, st)
   local m = wf_member(w)
-  redis.call('ZREM', P .. 'wf:' .. wget(w, W_STATE), m)
+  redis.call('ZREM', P .. 'wf:' .. wget(w, 'st'), m)
   redis.call('ZADD', P .. 'wf:' .. st, '0', m)
-  wset(w, W_STATE, st)
+  wset(w, 'st', st)
 end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
@@ -492,9 +451,9 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
-  w.m[W_ENDED] = NOW_S
-  w.m[W_EXPIRES] = fmt(NOW + RETENTION)
-  redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])
+  w.m['en'] = NOW_S
+  w.m['x'] = fmt(NOW + RETENTION)
+  redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
@@ -593,7 +552,7 @@ local function load_job(id)
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    local v = redis.call('HMGET', key, F_STATE, F_ENDED)
+    local v = redis.call('HMGET', key, 's', 'en')
     if not v[1] or plain_expired(v[2]) then
       jobs[id] = false
       return nil
@@ -618,7 +577,7 @@ local function load_job(id)
     j = task_job(w, i, is)
   else
     j = undo_job(w, i)
-    j.st = redis.call('HGET', w.key, j.pre .. F_STATE)
+    j.st = redis.call('HGET', w.key, j.pre .. 's')
     if not j.st then
       jobs[id] = false
       return nil
@@ -642,13 +601,13 @@ local function leased_job(id, tok)
   local v
   if j then
     local p = j.pre
-    v = redis.call('HMGET', j.key, p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, p .. F_CANCEL, p .. F_DEADLINE)
+    v = redis.call('HMGET', j.key, p .. 'tk', p .. 'ls', p .. 'a', p .. 'cr', p .. 'dl')
     return j, v[1], v[2], v[3], v[4], v[5]
   end
   local s1 = string.find(id, '/', 1, true)
   if not s1 then
     local key = P .. 'j:' .. id
-    v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_CANCEL, F_DEADLINE, F_SPEC, F_STATE, F_ENDED)
+    v = redis.call('HMGET', key, 'tk', 'ls', 'a', 'cr', 'dl', 'spec', 's', 'en')
     if not v[7] or plain_expired(v[8]) then
       jobs[id] = false
       return nil
@@ -670,13 +629,13 @@ local function leased_job(id, tok)
   local o -- where the job's fields start in v
   if w == nil then
     local key = P .. 'w:' .. wid
-    v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, pre .. F_TOKEN, pre .. F_LAST_SETTLED,
-      pre .. F_ATTEMPT, pre .. F_CANCEL, pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', key, 'st', 'x', 'c', 'cr', pre .. 'tk', pre .. 'ls',
+      pre .. 'a', pre .. 'cr', pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     w = wf_found(wid, key, v[1], v[2], v[3], v[4])
     o = 4
   elseif w then
-    v = redis.call('HMGET', w.key, pre .. F_TOKEN, pre .. F_LAST_SETTLED, pre .. F_ATTEMPT, pre .. F_CANCEL,
-      pre .. F_DEADLINE, t, t .. '.' .. F_DEPENDENTS, pre .. F_STATE)
+    v = redis.call('HMGET', w.key, pre .. 'tk', pre .. 'ls', pre .. 'a', pre .. 'cr',
+      pre .. 'dl', t, t .. '.' .. 'dn', pre .. 's')
     o = 0
   end
   if not w then return nil end
@@ -699,7 +658,7 @@ end
 -- job_state returns a job's state.
 local function job_state(j)
   if j.kind == 't' then return task_state(j.wf, j.i) end
-  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. F_STATE) end
+  if not j.st then j.st = redis.call('HGET', j.key, j.pre .. 's') end
   return j.st
 end
 
@@ -712,7 +671,7 @@ local function set_job_state(j, st, later)
     return
   end
   j.st = st
-  if not later then redis.call('HSET', j.key, j.pre .. F_STATE, st) end
+  if not later then redis.call('HSET', j.key, j.pre .. 's', st) end
 end
 
 -- jget reads job fields: jget(j, f1, f2, ...) returns their values (false
@@ -743,7 +702,7 @@ end
 -- undo's task spec.
 local function job_spec(j)
   if not j.spec then
-    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, F_SPEC) else j.spec = task_spec(j.wf, j.i, j.is) end
+    if j.kind == 'j' then j.spec = redis.call('HGET', j.key, 'spec') else j.spec = task_spec(j.wf, j.i, j.is) end
   end
   return j.spec
 end
@@ -765,12 +724,13 @@ local function job_attr(j)
 end
 
 -- job_max_expiries returns a job's max expiries, parsed from its spec: a
--- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- plain job's optional sixth field (when a number: a unique job's key
+-- comes after it), a task's or undo's "X<n>" in the
 -- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
 local function job_max_expiries(j)
   local x
   if j.kind == 'j' then
-    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
     local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
     x = flags and string.match(flags, 'X(%d+)')
@@ -1060,23 +1020,23 @@ end
 local function put_snapshot(out, j)
   local v, pay, created, st, expires
   if j.kind == 'j' then
-    v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES)
+    v = redis.call('HMGET', j.key, 'spec', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
+      'en', 'c', 'p', 's', 'xp')
     created, pay, st = v[10], v[11], v[12]
     v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
-    v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
-      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES)
-    expires = wget(w, W_EXPIRES)
+    v = redis.call('HMGET', w.key, 't' .. j.is, pre .. 'a', pre .. 'ra', pre .. 'tk', pre .. 'dl',
+      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp')
+    expires = wget(w, 'x')
     if j.kind == 't' then
-      created = wget(w, F_CREATED)
+      created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       if task_byte(w, j.i) == 'W' then
         v[8] = 'workflow cancelled'
-        v[9] = wget(w, W_CANCEL_AT)
+        v[9] = wget(w, 'cat')
       end
     else
       created = v[10]
@@ -1196,30 +1156,30 @@ end
 -- compensation_step goes on with the start of w's compensation at step
 -- st from task i (see above); origin: as cascade's.
 local function compensation_step(w, st, i, fx, origin)
-  local n = tonumber(wget(w, W_TASKS))
-  local und = wget(w, W_HAS_UNDO)
+  local n = tonumber(wget(w, 'n'))
+  local und = wget(w, 'und')
   states_read(w)
   local function stop(at_st, at)
     keep_work('k', 'u', 'w', w.id, 'o', origin or '', 'h', fmt(at_st) .. ':' .. fmt(at))
   end
   if st == 1 then
-    local urem = tonumber(wget(w, W_UNDOS_REMAINING)) or 0
+    local urem = tonumber(wget(w, 'urem')) or 0
     local pos = string.find(und, '1', i, true)
     while pos do
       if task_byte(w, pos) == 'c' then
         if BUDGET <= 0 then
-          wset(w, W_UNDOS_REMAINING, fmt(urem))
+          wset(w, 'urem', fmt(urem))
           return stop(1, pos)
         end
         BUDGET = BUDGET - 1
         local u = undo_job(w, pos)
         u.st = 'pending'
-        jset(u, F_STATE, 'pending', F_CREATED, NOW_S)
+        jset(u, 's', 'pending', 'c', NOW_S)
         urem = urem + 1
       end
       pos = string.find(und, '1', pos + 1, true)
     end
-    wset(w, W_UNDOS_REMAINING, fmt(urem))
+    wset(w, 'urem', fmt(urem))
     st, i = 2, n
   end
   local nc, made = {}, {}
@@ -1232,7 +1192,7 @@ local function compensation_step(w, st, i, fx, origin)
       end
       BUDGET = BUDGET - 1
       local ds = {}
-      for d in string.gmatch(redis.call('HGET', w.key, 't' .. fmt(v) .. '.' .. F_DEPENDENTS) or '', '(%d+) [^;]*') do
+      for d in string.gmatch(redis.call('HGET', w.key, 't' .. fmt(v) .. '.' .. 'dn') or '', '(%d+) [^;]*') do
         ds[#ds + 1] = tonumber(d)
       end
       local out = false
@@ -1274,9 +1234,9 @@ local function compensation_step(w, st, i, fx, origin)
   local function flush_parents()
     for _, y in ipairs(order) do
       local u = undo_job(w, y)
-      local old = jget(u, F_PARENTS)
+      local old = jget(u, 'pa')
       local add = join(parents[y], ',')
-      jset(u, F_PARENTS, old and (old .. ',' .. add) or add)
+      jset(u, 'pa', old and (old .. ',' .. add) or add)
     end
   end
   for x = i, 1, -1 do
@@ -1289,7 +1249,7 @@ local function compensation_step(w, st, i, fx, origin)
     if compensated(w, und, x) then
       local l = nc_list(w, nc, x)
       if l then
-        jset(undo_job(w, x), F_BLOCKERS, fmt(#l))
+        jset(undo_job(w, x), 'b', fmt(#l))
         BUDGET = BUDGET - #l
         for _, y in ipairs(l) do
           local pl = parents[y]
@@ -1317,7 +1277,7 @@ end
 -- (compensation_step).
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
-  wset(w, W_REASON, reason)
+  wset(w, 'rs', reason)
   compensation_step(w, 1, 1, fx, CALL.origin)
 end
 
@@ -1326,7 +1286,7 @@ end
 -- ancestor's undo that ended while it still waited (cancelled) passes the
 -- count on in turn, depth first.
 local function release_undo_parents(w, i, fx)
-  local stack = {{ilist(jget(undo_job(w, i), F_PARENTS)), 1}}
+  local stack = {{ilist(jget(undo_job(w, i), 'pa')), 1}}
   while #stack > 0 do
     local fr = stack[#stack]
     local p = fr[1][fr[2]]
@@ -1335,13 +1295,13 @@ local function release_undo_parents(w, i, fx)
     else
       fr[2] = fr[2] + 1
       local up = undo_job(w, p)
-      local b = redis.call('HINCRBY', w.key, up.pre .. F_BLOCKERS, '-1')
+      local b = redis.call('HINCRBY', w.key, up.pre .. 'b', '-1')
       if b == 0 then
         local st = job_state(up)
         if st == 'pending' then
           push(up, 0, fx)
         elseif ended_state(st) then
-          stack[#stack + 1] = {ilist(jget(up, F_PARENTS)), 1}
+          stack[#stack + 1] = {ilist(jget(up, 'pa')), 1}
         end
       end
     end
@@ -1351,13 +1311,13 @@ end
 -- undo_ended runs the consequences of the end of task i's undo: its
 -- ancestors' undos released, and the workflow's end after the last one.
 local function undo_ended(w, i, fx)
-  local urem = redis.call('HINCRBY', w.key, W_UNDOS_REMAINING, '-1')
-  w.m[W_UNDOS_REMAINING] = fmt(urem)
+  local urem = redis.call('HINCRBY', w.key, 'urem', '-1')
+  w.m['urem'] = fmt(urem)
   local u = undo_job(w, i)
-  if job_state(u) ~= 'completed' then wset(w, W_UNDO_FAILED, '1') end
-  if (tonumber(jget(u, F_BLOCKERS)) or 0) == 0 then release_undo_parents(w, i, fx) end
+  if job_state(u) ~= 'completed' then wset(w, 'ufail', '1') end
+  if (tonumber(jget(u, 'b')) or 0) == 0 then release_undo_parents(w, i, fx) end
   if urem == 0 then
-    if wflag(w, W_UNDO_FAILED) then
+    if wflag(w, 'ufail') then
       end_wf(w, 'compensation_failed', fx)
     else
       end_wf(w, 'compensated', fx)
@@ -1383,13 +1343,13 @@ end
 local function cancel_task(j, reason, fx)
   if job_state(j) == 'queued' then
     unqueue(j)
-    jdel(j, F_RUN_AT)
+    jdel(j, 'ra')
   end
   set_job_state(j, 'cancelled')
   if j.kind == 't' then
-    jset(j, F_ERROR, reason, F_ENDED, NOW_S, F_OPEN, '-1')
+    jset(j, 'e', reason, 'en', NOW_S, 'o', '-1')
   else
-    jset(j, F_ERROR, reason, F_ENDED, NOW_S)
+    jset(j, 'e', reason, 'en', NOW_S)
   end
   local c = fx.cancelled
   if not c then
@@ -1421,11 +1381,11 @@ end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
 
-local function always(w, i) return string.byte(wget(w, W_ALWAYS), i) == 49 end
+local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
-  local und = wget(w, W_HAS_UNDO)
+  local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
   while pos do
@@ -1435,14 +1395,14 @@ local function tasks_all_ended(w, fx)
     end
     pos = string.find(und, '1', pos + 1, true)
   end
-  local cr, fbc = wflag(w, W_CANCEL), wflag(w, W_FAILED_BEFORE_CANCEL)
-  if cr and (wflag(w, W_CANCEL_UNDO) or fbc) and compensable then
+  local cr, fbc = wflag(w, 'cr'), wflag(w, 'fbc')
+  if cr and (wflag(w, 'cu') or fbc) and compensable then
     start_compensation(w, fbc and 'failure' or 'cancel', fx)
   elseif cr then
     end_wf(w, 'cancelled', fx)
-  elseif wflag(w, W_UNABSORBED) and compensable then
+  elseif wflag(w, 'ua') and compensable then
     start_compensation(w, 'failure', fx)
-  elseif wflag(w, W_UNABSORBED) then
+  elseif wflag(w, 'ua') then
     end_wf(w, 'failed', fx)
   else
     end_wf(w, 'completed', fx)
@@ -1458,7 +1418,7 @@ end
 -- to queued).
 local function fail_fast(w, from, work, fx)
   local S = states_read(w)
-  local alw = wget(w, W_ALWAYS)
+  local alw = wget(w, 'alw')
   local extra, e = {}, 1
   for i, b in pairs(w.so or EMPTY) do
     if i >= from and (b == 'w' or b == 'q') then
@@ -1514,8 +1474,8 @@ end
 -- count_ended takes n ended tasks off workflow w's count of tasks not
 -- ended, and returns what is left.
 local function count_ended(w, n)
-  local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-n))
-  w.m[W_REMAINING] = fmt(rem)
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-n))
+  w.m['rem'] = fmt(rem)
   return rem
 end
 
@@ -1537,11 +1497,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
     local kb = task_byte(w, k)
     if not pos then
       if kb == 'f' and not string.find(task_flags(w, k), 'B', 1, true) then
-        if not wflag(w, W_UNABSORBED) then wset(w, W_UNABSORBED, '1') end
-        if not wflag(w, W_CANCEL) then
-          if not wflag(w, W_FAILED_BEFORE_CANCEL) then wset(w, W_FAILED_BEFORE_CANCEL, '1') end
-          if wflag(w, W_FAIL_FAST) and not wflag(w, W_FAIL_FAST_FIRED) then
-            wset(w, W_FAIL_FAST_FIRED, '1')
+        if not wflag(w, 'ua') then wset(w, 'ua', '1') end
+        if not wflag(w, 'cr') then
+          if not wflag(w, 'fbc') then wset(w, 'fbc', '1') end
+          if wflag(w, 'ff') and not wflag(w, 'fff') then
+            wset(w, 'fff', '1')
             ff = 1
           end
         end
@@ -1560,7 +1520,7 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
     end
     local kj = task_job(w, k)
     local dn = kj.dn -- read with the task by a finish
-    if dn == nil then dn = jget(kj, F_DEPENDENTS) end
+    if dn == nil then dn = jget(kj, 'dn') end
     while dn do
       local s, e, ds, name, q, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
       if not s then break end
@@ -1576,13 +1536,13 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- a decrement of a dependent that no longer waits changes nothing:
         -- cancel_task leaves the open count below zero, and after a
         -- cancel of the workflow the state byte says
-        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
-          (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
+        if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
+          (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
           push(promoted(w, d, ds, name, q, pr), 0, fx)
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -1664,10 +1624,10 @@ local function unqueue_rest(w, s, fx)
     BUDGET = BUDGET - 1
     local j = task_job(w, tonumber(v), v)
     unqueue(j)
-    jdel(j, F_RUN_AT)
+    jdel(j, 'ra')
     sp = b + 1
   end
-  if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
+  if tonumber(wget(w, 'rem')) == 0 then tasks_all_ended(w, fx) end
 end
 
 -- drain_work goes on with the kept cascade within the call's budget,
@@ -1686,10 +1646,10 @@ local function drain_work(fx)
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
   elseif w and v[6] == 'q' then
-    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
+    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx) end
   elseif w and v[6] == 'u' then
-    if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
-  elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
+    if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
+  elseif w and k and not wf_ended_state(wget(w, 'st')) then
     local tail = v[4]
     if tail == '' then tail = nil end
     cascade(w, tonumber(k), tonumber(pos), tail, {}, 0, origin, fx, tonumber(v[5]))
@@ -1704,7 +1664,7 @@ local function drain_work(fx)
     -- appended, without reading the pushes already there (a wide fan-out
     -- keeps thousands: decoding them in every call made the last calls of
     -- its cascade the slowest)
-    local f = origin .. F_LAST_SETTLED
+    local f = origin .. 'ls'
     local ls = redis.call('HGET', w.key, f)
     local cuts, p = {}, 0
     for x = 1, 5 do
@@ -1714,7 +1674,7 @@ local function drain_work(fx)
     end
     if cuts[4] then
       local ended = string.sub(ls, cuts[4] + 1, (cuts[5] or (#ls + 1)) - 1) == '1' or fx.wf_ended
-      local st = wget(w, W_STATE)
+      local st = wget(w, 'st')
       local new = string.sub(ls, 1, cuts[3]) .. (st == '' and '-' or st) .. (ended and ' 1' or ' 0')
       if cuts[5] then new = new .. string.sub(ls, cuts[5]) end
       if fx.pushed then new = new .. ' ' .. join(fx.pushed, ' ') end
@@ -1737,7 +1697,6 @@ local function drain_first()
 end
 
 -- PENDING_REPLY is the error of a call that drain_first refused.
-local PENDING_REPLY = 'PENDING a cascade left by an earlier call is still being finished'
 
 -- ---- include/waiters.lua
 -- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
@@ -1765,6 +1724,63 @@ local function awaited(key)
   return v
 end
 
+-- ---- include/unique.lua
+-- unique.lua: unique keys of plain jobs (spec/states.md, Unique jobs).
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Key u:<digest> (a string, digest computed in Go: engine.UniqueDigest)
+-- holds "<until ms>|<job ID>": the job that took it, until it ends (until
+-- 0) or until a time. A unique job's spec ends with "|u<digest>" (held
+-- until it ends) or "|U<digest>" (held until a time), so that the call
+-- that ends it knows, without another read, whether it has a key to free.
+
+local function unique_key(dg) return P .. 'u:' .. dg end
+
+-- unique_holder returns the ID and state of the job holding key lk now, or
+-- nil when the key is free: absent, its time passed, its job ended (a key
+-- held until the end) or its job's record gone.
+local function unique_holder(lk)
+  local v = redis.call('GET', lk)
+  if not v then return nil end
+  local until_s, id = string.match(v, '^(%d+)|(.+)$')
+  local v2 = redis.call('HMGET', P .. 'j:' .. id, 's', 'en')
+  local st = v2[1]
+  if not st or plain_expired(v2[2]) then return nil end
+  local u = tonumber(until_s)
+  if (u == 0 and not ended_state(st)) or (u > 0 and NOW < u) then return id, st end
+  return nil
+end
+
+-- unique_take makes job id the holder of key lk, until it ends (fo 0) or
+-- for fo ms from now (a server TTL then drops the key, unless the test
+-- clock runs: its time is not the server's).
+local function unique_take(lk, id, fo)
+  if fo == 0 then
+    redis.call('SET', lk, '0|' .. id)
+    return
+  end
+  local u = fmt(NOW + fo)
+  if TEST_NOW == '' then
+    redis.call('SET', lk, u .. '|' .. id, 'PXAT', u)
+  else
+    redis.call('SET', lk, u .. '|' .. id)
+  end
+end
+
+-- unique_release frees the key of plain job j, which has ended, when j
+-- holds it until its end.
+local function unique_release(j)
+  -- "|u" and 64 hex digits end the spec of a job holding its key until its
+  -- end: two byte reads tell every other job apart
+  local s = job_spec(j)
+  if string.byte(s, -65) ~= 117 or string.byte(s, -66) ~= 124 then return end
+  local lk = unique_key(string.sub(s, -64))
+  if redis.call('GET', lk) == '0|' .. j.id then redis.call('DEL', lk) end
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1777,6 +1793,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include unique.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1794,8 +1811,8 @@ end
 local function expire_records()
   local pub
   for _, w in ipairs(CALL.ended_w or EMPTY) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
+    local st = w.m['st']
+    local at = tonumber(w.m['x'])
     if awaited(P .. 'await:w:' .. w.id) then
       pub = pub or {}
       pub[#pub + 1] = P .. 'o:w:' .. w.id
@@ -1811,6 +1828,7 @@ local function expire_records()
   end
   for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
+      unique_release(j)
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then
@@ -1841,19 +1859,19 @@ end
 local function gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', '20')
   for _, m in ipairs(due) do
     local keep = false
     if string.sub(m, 1, 1) == 'j' then
       local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
+      local en = redis.call('HGET', key, 'en')
       if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       -- ended by an earlier call of this same finish: kept for it
       keep = KEEP[id]
       local key = P .. 'w:' .. id
-      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      local v = not keep and redis.call('HMGET', key, 'c', 'x')
       -- the entry's record: gone (its TTL fired), still there and due, or
       -- replaced by a record submitted since under the same ID (whose own
       -- entries stay; the old record's index members go)
@@ -1978,16 +1996,16 @@ end
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
   local p = j.pre
-  local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
+  local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
   if j.kind ~= 't' then
-    hs[7] = p .. F_STATE
+    hs[7] = p .. 's'
     hs[8] = 'queued'
   end
   local fx = {}
   push(j, 0, fx, true)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
-  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
   return s
 end
 
@@ -2033,9 +2051,9 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       local u = bag('unlink')
       u[#u + 1] = j.key
     elseif result then
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result)
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok, 'r', result)
     else
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
+      redis.call('HSET', j.key, 's', 'completed', 'en', NOW_S, 'tk', '', 'ls', tok)
     end
     return s
   end
@@ -2045,33 +2063,33 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   -- hs: the job's fields to write (field, value, ...)
   local hs
   if kind == 'completed' then
-    hs = {p .. F_ENDED, NOW_S}
+    hs = {p .. 'en', NOW_S}
     if result then
-      hs[3] = p .. F_RESULT
+      hs[3] = p .. 'r'
       hs[4] = result
     end
     -- only a failed attempt leaves an error, and a later attempt is then 2
     if j.att > 1 then
-      hs[#hs + 1] = p .. F_ERROR
+      hs[#hs + 1] = p .. 'e'
       hs[#hs + 1] = ''
     end
   elseif kind == 'cancelled' then
     st = 'cancelled'
-    hs = {p .. F_ENDED, NOW_S, p .. F_ERROR, err}
+    hs = {p .. 'en', NOW_S, p .. 'e', err}
   elseif kind == 'released' then
-    hs = {p .. F_ATTEMPT, fmt(j.att - 1)}
+    hs = {p .. 'a', fmt(j.att - 1)}
     if j.cr then
       st = 'cancelled'
-      hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
+      hs[3], hs[4], hs[5], hs[6] = p .. 'e', 'cancelled', p .. 'en', NOW_S
     else
       st = 'queued'
     end
   else
-    hs = {p .. F_ERROR, err}
+    hs = {p .. 'e', err}
     -- the attempts that count: those started, less the lease expiries
     -- that cost none (read only here, on the failure path)
     local counted = j.att
-    if j.att > 1 then counted = j.att - (tonumber(jget(j, F_EXPIRIES)) or 0) end
+    if j.att > 1 then counted = j.att - (tonumber(jget(j, 'xp')) or 0) end
     if j.cr then
       st = 'cancelled'
     elseif not nonretry and counted < select(3, job_attr(j)) then
@@ -2079,17 +2097,17 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       local delay = tonumber(retry_after)
       if delay == 0 then delay = backoff_delay(select(4, job_attr(j)), counted) end
       ra = NOW + delay
-      hs[3], hs[4] = p .. F_RUN_AT, fmt(ra)
+      hs[3], hs[4] = p .. 'ra', fmt(ra)
     else
       st = 'failed'
     end
     if st ~= 'queued' then
-      hs[#hs + 1] = p .. F_ENDED
+      hs[#hs + 1] = p .. 'en'
       hs[#hs + 1] = NOW_S
     end
   end
   if j.kind ~= 't' then
-    hs[#hs + 1] = p .. F_STATE
+    hs[#hs + 1] = p .. 's'
     hs[#hs + 1] = st
   end
   if st == 'queued' then
@@ -2108,7 +2126,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     after_end(j, fx, tok ~= nil)
   end
   local s = {id = j.id, state = st, run_at = ra, pushed = fx.pushed, wf_state = '', wf_ended = fx.wf_ended}
-  if j.wf then s.wf_state = wget(j.wf, W_STATE) end
+  if j.wf then s.wf_state = wget(j.wf, 'st') end
   if j.kind == 'j' and st ~= 'queued' then
     if RETENTION == 0 and not awaited(P .. 'await:j:' .. j.id) then
       j.unlink = true
@@ -2117,10 +2135,10 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       return s
     end
   end
-  hs[#hs + 1] = p .. F_TOKEN
+  hs[#hs + 1] = p .. 'tk'
   hs[#hs + 1] = ''
   if tok then
-    hs[#hs + 1] = p .. F_LAST_SETTLED
+    hs[#hs + 1] = p .. 'ls'
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
   redis.call('HSET', j.key, unpack(hs))
@@ -2166,7 +2184,7 @@ local function sweep(q, max, res, max_leases)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then
-      local a, cr, xp = jget(j, F_ATTEMPT, F_CANCEL, F_EXPIRIES)
+      local a, cr, xp = jget(j, 'a', 'cr', 'xp')
       j.att, j.cr = tonumber(a) or 0, cr == '1'
       xp = tonumber(xp) or 0
       local s
@@ -2203,7 +2221,7 @@ local function sweep(q, max, res, max_leases)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'queued' then
-      jdel(j, F_RUN_AT)
+      jdel(j, 'ra')
       local fx = {}
       push(j, 0, fx)
       if res and fx.pushed then append(res.due, fx.pushed) end
@@ -2280,8 +2298,8 @@ local function put_deps(out, w, dp)
     for x = first, last do
       local t = 't' .. fmt(deps[x])
       f[#f + 1] = t
-      f[#f + 1] = t .. '.' .. F_RESULT
-      f[#f + 1] = t .. '.' .. F_ERROR
+      f[#f + 1] = t .. '.' .. 'r'
+      f[#f + 1] = t .. '.' .. 'e'
     end
     local v = redis.call('HMGET', w.key, unpack(f))
     for x = first, last do
@@ -2313,7 +2331,7 @@ local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   elseif j.kind == 'u' then
     out[n + 11] = '1'
     local t = 't' .. j.is
-    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
+    local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. 'r', t .. '.' .. 'e')
     put_dep(out, j.wf, j.i, r[1], r[2], r[3])
   else
     put_deps(out, j.wf, dp)
@@ -2337,7 +2355,7 @@ local function lease_job(j, v, dl, dls, out, q)
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -2352,17 +2370,17 @@ local function lease_job(j, v, dl, dls, out, q)
     spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
     a = next_attempt(a)
     j.st = 'running'
-    redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
+    redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
       spec, a, dp = v[1], v[2], v[3]
       remember_spec(w, j.i, spec)
-      created = wget(w, F_CREATED)
+      created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED)
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c')
       a, created = v[1], v[2]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
@@ -2370,14 +2388,14 @@ local function lease_job(j, v, dl, dls, out, q)
     -- an error is left only by a failed attempt, and an expiry only by an
     -- attempt, so neither before attempt 1
     if a and a ~= '0' then
-      local ex = redis.call('HMGET', w.key, p .. F_ERROR, p .. F_EXPIRIES)
+      local ex = redis.call('HMGET', w.key, p .. 'e', p .. 'xp')
       e, xp = ex[1], ex[2]
     end
     a = next_attempt(a)
     if j.kind == 't' then
-      redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+      redis.call('HSET', w.key, p .. 'a', a, p .. 'tk', token, p .. 'dl', dls)
     else
-      redis.call('HSET', w.key, p .. F_STATE, 'running', p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+      redis.call('HSET', w.key, p .. 's', 'running', p .. 'a', a, p .. 'tk', token, p .. 'dl', dls)
     end
   end
   j.spec = spec
@@ -2398,14 +2416,14 @@ local function reclaimed(id, token, out)
   local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES)
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp')
     created, pay, e, xp = v[1], v[2], v[3], v[4]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES)
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp')
     e, xp = v[2], v[4]
     if j.kind == 't' then
-      created, dp = wget(w, F_CREATED), v[3]
+      created, dp = wget(w, 'c'), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
     else
       created = v[1]
@@ -2432,7 +2450,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -2456,7 +2474,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
   end
   return j
 end
@@ -2562,7 +2580,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_submit', flags = {},
+redis.register_function{function_name = 'weir2_8a71a2799143_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2599,14 +2617,14 @@ begin(KEYS, ARGV)
 read_clock()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local id, hash, n = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
 local stage = P .. 'stage:' .. id .. ':' .. hash
 local pstage, istage = stage .. ':p', stage .. ':i'
-local old = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_HASH, F_CREATED)
+local old = redis.call('HMGET', key, 'st', 'x', 'h', 'c')
 if old[1] and not expired_at(old[2]) then
   if ARGV[7] == 's' then redis.call('UNLINK', stage, pstage, istage) end
   if old[3] == hash then return {'', '0'} end
@@ -2651,7 +2669,7 @@ for i = a, a + x - 1, 1000 do
   redis.call('HSET', ikey, unpack(ARGV, i, math.min(i + 999, a + x - 1)))
 end
 a = a + x
-redis.call('HSET', key, F_CREATED, NOW_S)
+redis.call('HSET', key, 'c', NOW_S)
 local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
@@ -2680,26 +2698,32 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_8a71a2799143_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 8 values:
+-- ARGV[4]  k: number of jobs, then per job 9 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
---          now; "+<ms>": that long after this call's now), spec
---          fingerprint (run-at and delay excluded)
+--          now; -<ms>: that long after this call's now), spec
+--          fingerprint (run-at and delay excluded), unique ("" or
+--          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
+--          until the job ends; the spec then ends "|U<digest>" or
+--          "|u<digest>")
 -- Reply:   per job: created, state; created is "1" (written), "" (the
---          same spec existed: no effect) or "JOBEXISTS" (another spec
---          exists under the ID: no effect, state "")
+--          same spec existed: no effect), "JOBEXISTS" (another spec
+--          exists under the ID: no effect, state "") or "UNIQUE" (another
+--          job holds the unique key: no effect; state is that job's, and
+--          its ID follows as a third value)
 --
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include unique.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -2708,11 +2732,20 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 8 * x
+  local b = 5 + 9 * x
   local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
   local key = P .. 'j:' .. id
-  local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)
-  if v[1] and not plain_expired(v[2]) then
+  local v = redis.call('HMGET', key, 's', 'en', 'h')
+  local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
+  if uq ~= '' and not (v[1] and not plain_expired(v[2])) then
+    lk = unique_key(string.match(uq, '^[^:]*'))
+    holder, hst = unique_holder(lk)
+  end
+  if holder then
+    out[#out + 1] = 'UNIQUE'
+    out[#out + 1] = hst
+    out[#out + 1] = holder
+  elseif v[1] and not plain_expired(v[2]) then
     if v[3] == hash then
       out[#out + 1] = ''
       out[#out + 1] = v[1]
@@ -2729,23 +2762,20 @@ for x = 0, k - 1 do
     local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
     j.q, j.pr = q, tonumber(ARGV[b + 2])
     bag('jobs')[id] = j
-    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S, F_STATE, 'queued'}
+    local hs = {'spec', spec, 'h', hash, 'c', NOW_S, 's', 'queued'}
     if ARGV[b + 4] == '1' then
-      hs[#hs + 1] = F_PAYLOAD
+      hs[#hs + 1] = 'p'
       hs[#hs + 1] = ARGV[b + 5]
     end
-    local ra = ARGV[b + 6]
-    if string.byte(ra, 1) == 43 then -- '+': a delay from now
-      ra = NOW + tonumber(string.sub(ra, 2))
-    else
-      ra = tonumber(ra)
-    end
+    local ra = tonumber(ARGV[b + 6])
+    if ra < 0 then ra = NOW - ra end -- a delay from now
     if ra > NOW then
-      hs[#hs + 1] = F_RUN_AT
+      hs[#hs + 1] = 'ra'
       hs[#hs + 1] = fmt(ra)
     end
     push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))
+    if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'
   end
@@ -2755,7 +2785,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2792,7 +2822,7 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
@@ -2814,7 +2844,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2855,7 +2885,7 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local out = {'0'}
 local done = k
@@ -2915,7 +2945,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2951,7 +2981,7 @@ for b = 5, #ARGV, 2 do
     -- a shorter lease than before lowers the queue's due hint
     if nd < (tonumber(dl) or 0) then note_due(q, nd) end
     local nds = fmt(nd)
-    jset(j, F_DEADLINE, nds)
+    jset(j, 'dl', nds)
     active_add_later(q, nds, id)
     out[n + 1] = ''
     out[n + 2] = cr or ''
@@ -2963,7 +2993,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -2991,7 +3021,7 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
@@ -3021,7 +3051,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3057,28 +3087,28 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local id = ARGV[4]
 local w = load_wf(id)
 if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end
-local st = wget(w, W_STATE)
+local st = wget(w, 'st')
 if wf_ended_state(st) then
   return redis.error_reply('WFENDED ' .. st .. ' workflow "' .. id .. '" has ended')
 end
-if wflag(w, W_CANCEL) or st == 'compensating' then return {st, '', '', '0', '0'} end
-wset(w, W_CANCEL, '1')
+if wflag(w, 'cr') or st == 'compensating' then return {st, '', '', '0', '0'} end
+wset(w, 'cr', '1')
 local undo = ARGV[5]
-if undo == '' then undo = wget(w, W_UNDO_ON_CANCEL) end
-if undo == '1' then wset(w, W_CANCEL_UNDO, '1') end
-wset(w, W_CANCEL_AT, NOW_S)
+if undo == '' then undo = wget(w, 'uoc') end
+if undo == '1' then wset(w, 'cu', '1') end
+wset(w, 'cat', NOW_S)
 local S = states_read(w)
 local fx = {pushed = {}, cancelled = {}}
 local stopping = {}
 local pos = string.find(S, 'r', 1, true)
 while pos do
   local j = task_job(w, pos)
-  jset(j, F_CANCEL, '1')
+  jset(j, 'cr', '1')
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
@@ -3094,7 +3124,7 @@ while pos do
   BUDGET = BUDGET - 1
   local j = task_job(w, pos)
   unqueue(j)
-  jdel(j, F_RUN_AT)
+  jdel(j, 'ra')
   pos = string.find(S, 'q', pos + 1, true)
 end
 -- every waiting or queued task ends cancelled ("W"), in one pass
@@ -3109,8 +3139,8 @@ if k > 0 and awaited(P .. 'await:wj:' .. id) then
     pos = string.find(S, '[wq]', pos + 1)
   end
 end
-local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
-w.m[W_REMAINING] = fmt(rem)
+local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
+w.m['rem'] = fmt(rem)
 if left then
   -- the rest leave their queues in drain calls, which then decide the
   -- workflow's end (drain.lua, unqueue_rest)
@@ -3123,10 +3153,10 @@ if left then
 elseif rem == 0 then
   tasks_all_ended(w, fx)
 end
-local out = {wget(w, W_STATE), '', ''}
+local out = {wget(w, 'st'), '', ''}
 if k > 0 then
   out[2] = S
-  out[3] = wget(w, W_NAMES)
+  out[3] = wget(w, 'names')
 end
 finalize()
 publish_stops(stopping)
@@ -3137,7 +3167,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3166,7 +3196,7 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local id = ARGV[4]
 local j = load_job(id)
@@ -3178,14 +3208,14 @@ end
 local fx = {pushed = {}, cancelled = {}}
 local stopping = {}
 if st == 'running' then
-  jset(j, F_CANCEL, '1')
+  jset(j, 'cr', '1')
   stopping[1] = id
 else
   cancel_task(j, 'cancelled', fx)
   after_end(j, fx)
 end
 local out = {job_state(j), ''}
-if j.wf then out[2] = wget(j.wf, W_STATE) end
+if j.wf then out[2] = wget(j.wf, 'st') end
 finalize()
 publish_stops(stopping)
 put_list(out, fx.cancelled, 1)
@@ -3196,7 +3226,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3229,7 +3259,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3265,7 +3295,7 @@ read_clock()
 allow_full()
 if not drain_first() then
   finalize()
-  return redis.error_reply(PENDING_REPLY)
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
 local q = ARGV[4]
 if redis.call('HEXISTS', K_QUEUES, q) == 0 then return {'0', '0', '0', '0'} end
@@ -3309,7 +3339,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8a71a2799143_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3338,7 +3368,7 @@ if PENDING then
   local w = drain_work(fx)
   out[1] = PENDING and '1' or ''
   if w then
-    out[2], out[3], out[4] = w.id, wget(w, W_STATE), fx.wf_ended and '1' or ''
+    out[2], out[3], out[4] = w.id, wget(w, 'st'), fx.wf_ended and '1' or ''
   end
   finalize()
   put_list(out, fx.pushed, 2)
@@ -3351,7 +3381,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8a71a2799143_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3376,7 +3406,7 @@ read_clock()
 IGNORE_EXPIRY = ARGV[5] == '1'
 local w = load_wf(ARGV[4])
 if not w then return redis.error_reply('NOTFOUND workflow "' .. ARGV[4] .. '"') end
-if (tonumber(wget(w, W_TASKS)) or 0) > 500 then return {'L'} end -- READ_INLINE_TASKS
+if (tonumber(wget(w, 'n')) or 0) > 500 then return {'L'} end -- READ_INLINE_TASKS
 local out = redis.call('HGETALL', w.key)
 out[#out + 1] = 'S'
 out[#out + 1] = states_read(w)
@@ -3384,7 +3414,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8a71a2799143_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3410,7 +3440,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8a71a2799143_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3444,7 +3474,7 @@ while #found <= limit do
   for _, m in ipairs(ms) do
     local c = string.sub(m, 1, 15)
     local w = load_wf(string.sub(m, 17))
-    if w and pad15(tonumber(wget(w, F_CREATED)) or 0) == c and (st == '' or wget(w, W_STATE) == st) then
+    if w and pad15(tonumber(wget(w, 'c')) or 0) == c and (st == '' or wget(w, 'st') == st) then
       found[#found + 1] = {m, w}
       if #found > limit then break end
     end
@@ -3463,7 +3493,7 @@ for x, f in ipairs(found) do
     out[1] = found[limit][1]
     break
   end
-  local tasks = tonumber(wget(f[2], W_TASKS)) or 0
+  local tasks = tonumber(wget(f[2], 'n')) or 0
   if tasks > 500 or inline + tasks > 2000 then -- READ_INLINE_TASKS, LIST_INLINE_TASKS
     out[#out + 1] = 'L'
     out[#out + 1] = f[2].id
@@ -3482,7 +3512,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8a71a2799143_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3501,7 +3531,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_61d3de43139d_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8a71a2799143_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

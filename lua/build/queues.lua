@@ -723,12 +723,13 @@ local function job_attr(j)
 end
 
 -- job_max_expiries returns a job's max expiries, parsed from its spec: a
--- plain job's optional sixth field, a task's or undo's "X<n>" in the
+-- plain job's optional sixth field (when a number: a unique job's key
+-- comes after it), a task's or undo's "X<n>" in the
 -- flags (the seventh field); 1 when absent (engine.DefaultMaxExpiries).
 local function job_max_expiries(j)
   local x
   if j.kind == 'j' then
-    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)$')
+    x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
     local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
     x = flags and string.match(flags, 'X(%d+)')

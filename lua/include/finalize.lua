@@ -9,6 +9,7 @@
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include unique.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -43,6 +44,7 @@ local function expire_records()
   end
   for _, j in ipairs(CALL.ended_j or EMPTY) do
     if j.kind == 'j' then
+      unique_release(j)
       if not j.unlink then
         local at = tonumber(j.x)
         if awaited(P .. 'await:j:' .. j.id) then

@@ -3,19 +3,25 @@
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 8 values:
+-- ARGV[4]  k: number of jobs, then per job 9 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
---          now; "+<ms>": that long after this call's now), spec
---          fingerprint (run-at and delay excluded)
+--          now; -<ms>: that long after this call's now), spec
+--          fingerprint (run-at and delay excluded), unique ("" or
+--          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
+--          until the job ends; the spec then ends "|U<digest>" or
+--          "|u<digest>")
 -- Reply:   per job: created, state; created is "1" (written), "" (the
---          same spec existed: no effect) or "JOBEXISTS" (another spec
---          exists under the ID: no effect, state "")
+--          same spec existed: no effect), "JOBEXISTS" (another spec
+--          exists under the ID: no effect, state "") or "UNIQUE" (another
+--          job holds the unique key: no effect; state is that job's, and
+--          its ID follows as a third value)
 --
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include unique.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -24,11 +30,20 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 8 * x
+  local b = 5 + 9 * x
   local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)
-  if v[1] and not plain_expired(v[2]) then
+  local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
+  if uq ~= '' and not (v[1] and not plain_expired(v[2])) then
+    lk = unique_key(string.match(uq, '^[^:]*'))
+    holder, hst = unique_holder(lk)
+  end
+  if holder then
+    out[#out + 1] = 'UNIQUE'
+    out[#out + 1] = hst
+    out[#out + 1] = holder
+  elseif v[1] and not plain_expired(v[2]) then
     if v[3] == hash then
       out[#out + 1] = ''
       out[#out + 1] = v[1]
@@ -50,18 +65,15 @@ for x = 0, k - 1 do
       hs[#hs + 1] = F_PAYLOAD
       hs[#hs + 1] = ARGV[b + 5]
     end
-    local ra = ARGV[b + 6]
-    if string.byte(ra, 1) == 43 then -- '+': a delay from now
-      ra = NOW + tonumber(string.sub(ra, 2))
-    else
-      ra = tonumber(ra)
-    end
+    local ra = tonumber(ARGV[b + 6])
+    if ra < 0 then ra = NOW - ra end -- a delay from now
     if ra > NOW then
       hs[#hs + 1] = F_RUN_AT
       hs[#hs + 1] = fmt(ra)
     end
     push(j, ra, fx, true)
     redis.call('HSET', key, unpack(hs))
+    if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'
   end
