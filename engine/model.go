@@ -24,7 +24,7 @@ type Model struct {
 	jobs      map[string]*job
 	workflows map[string]*workflow
 	queues    map[string]*queue
-	expiry    orderedSet // ended records by expiry time: "j:"+id or "w:"+id
+	expiry    orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
 	unique    map[string]uniqueLock // by UniqueDigest
 }
 

@@ -247,10 +247,12 @@ func TestDelayedJobRuns(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := testCtx(t)
 		c := client.New(b.open(t))
-		job := mustEnqueue(t, c, echoQ, "later", client.Delay(30*time.Millisecond))
-		if s, err := job.Status(ctx); err != nil || s.State != weir.Queued || s.RunAt.IsZero() {
+		// a job delayed by an hour waits, whenever its status is read
+		far := mustEnqueue(t, c, echoQ, "far", client.Delay(time.Hour))
+		if s, err := far.Status(ctx); err != nil || s.State != weir.Queued || s.RunAt.IsZero() {
 			t.Fatalf("status = %+v, %v; want queued with a RunAt", s, err)
 		}
+		job := mustEnqueue(t, c, echoQ, "later", client.Delay(30*time.Millisecond))
 		w := worker.New(b.open(t), fastConfig())
 		worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return j.Payload, nil })
 		start(t, w)
