@@ -94,7 +94,7 @@ type api struct {
 	cfg      Config
 	tokenSum [sha256.Size]byte
 	readSums [][sha256.Size]byte // of cfg.ReadTokens
-	origins  map[string]bool // canonicalOrigin of each of cfg.Origins
+	origins  map[string]bool     // canonicalOrigin of each of cfg.Origins
 	mux      *http.ServeMux
 }
 
