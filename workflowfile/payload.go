@@ -27,8 +27,12 @@ import (
 //     msgpack integer (1, 1.0 and 1e3 alike: JSON does not tell them
 //     apart), which an integer or a float field takes; any other number is
 //     a float64;
-//   - strings, true, false, null and arrays are themselves; a string holding
-//     an RFC 3339 time decodes into a time.Time field.
+//   - strings, true, false, null and arrays are themselves.
+//
+// Two Go field types take what msgpack calls another type than JSON gives
+// them: a time.Time field wants msgpack's timestamp (declare the field a
+// string, or give the time as Unix seconds to an int64 field), and a
+// float32 field takes only integral numbers (declare it float64).
 
 // maxPayloadDepth bounds the nesting of a payload (as for msgpack's own
 // decoder, deeper values are refused).
