@@ -22,8 +22,8 @@ type apiFlags struct {
 	// readGenerated: readTokens holds one token that dev generated.
 	readGenerated bool
 	noShell       bool
-	origins    []string
-	maxBody    int64
+	origins       []string
+	maxBody       int64
 }
 
 func (f *apiFlags) register(c *cobra.Command, defaultAddr string) {
