@@ -11,7 +11,16 @@
 //
 // POST /v1/workflows takes a workflow file (package workflowfile) as JSON
 // or YAML; its tasks are shell tasks, run by a worker that has
-// shell.Register'ed their queues, in that worker's working directory.
+// shell.Register'ed their queues, in that worker's working directory, or
+// tasks with a JSON payload for Go handlers. POST /v1/jobs enqueues a plain
+// job with a JSON payload. A payload is stored as the msgpack a Go
+// producer would store for the same value, so that an ordinary
+// worker.Handle handler of a client.NewQueue[P, R] decodes it into its P:
+// programs in any language produce work for Go workers. Records show
+// payloads and results decoded as JSON.
+//
+// Config.ReadTokens are tokens that may only read (GET, HEAD);
+// Config.NoShell refuses shell commands.
 //
 // The handler also refuses what a web page could send it from a browser
 // (docs/security.md, spec/rest.md "Browsers and other sites"): without a

@@ -1,5 +1,6 @@
 // Package workflowfile reads weir's workflow files (spec/workflow-file.md):
-// a workflow of shell tasks written in YAML or JSON, parsed strictly and
+// a workflow of shell tasks, or of tasks for Go handlers, written in YAML
+// or JSON, parsed strictly and
 // checked into an engine.Plan ready to submit. It also holds the workflow
 // record (Record), the JSON shape in which the `weir` command and the REST
 // API show a workflow.
@@ -11,9 +12,12 @@
 // task and the field, by name and by its path in the document
 // ("tasks[1].after").
 //
-// The tasks of a plan are shell tasks: their payloads are shell.Payload
-// values on shell.Queue queues, run by a worker that has shell.Register'ed
-// them.
+// A task is a shell task (run: its payload is a shell.Payload on a
+// shell.Queue queue, run by a worker that has shell.Register'ed it) or a
+// task for a Go handler (payload: any JSON value, stored as the msgpack a
+// Go producer would have stored, so that worker.Handle's typed handler
+// decodes it; see payload.go). ParseJob reads the job document of the REST
+// API's POST /v1/jobs the same way.
 package workflowfile
 
 import (

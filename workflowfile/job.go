@@ -12,9 +12,9 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// Job is a parsed and checked job document (spec/workflow-file.md, "The
-// job document"): one plain job, for a Go handler, as the REST API's
-// POST /v1/jobs takes it.
+// Job is a parsed and checked job document (spec/rest.md, "Enqueueing a
+// job"): one plain job, for a Go handler, as the REST API's POST /v1/jobs
+// takes it.
 type Job struct {
 	// Spec is the job to enqueue: its ID is the document's, or a new one
 	// (client.NewID) when it has none; its payload the document's payload
