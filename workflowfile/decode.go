@@ -35,7 +35,7 @@ func fileNodes(limits engine.Limits) int {
 
 // decodeFile decodes data strictly as format.
 func decodeFile(path string, data []byte, format Format, limits engine.Limits) (fileWorkflow, error) {
-	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits)}
+	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits), maxPayload: limits.MaxPayload}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fileWorkflow{}, &Error{File: path, Problem: "the file is empty"}
 	}
@@ -168,6 +168,10 @@ type fileDecoder struct {
 	path    string
 	json    bool
 	budget  int                 // nodes that may still be visited
+	// maxPayload bounds one payload as msgpack, and payloadBytes counts
+	// the bytes of the payloads decoded so far (bounded by MaxCommands):
+	// YAML aliases cannot make a large plan of a small file.
+	maxPayload, payloadBytes int
 	merging map[*yaml.Node]bool // the mappings whose merge keys are being expanded
 }
 

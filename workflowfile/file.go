@@ -189,7 +189,8 @@ func Load(path string, limits engine.Limits) (*File, error) {
 }
 
 // MaxCommands is the most bytes of shell commands (undos included) one
-// workflow file may hold once its YAML aliases are expanded.
+// workflow file may hold once its YAML aliases are expanded, and, apart,
+// the most bytes of payloads (as msgpack).
 const MaxCommands = 16 << 20
 
 // formatOf is the syntax of the file named name: JSON by the extension

@@ -55,7 +55,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	if format == FormatAuto {
 		format = formatOf(name, data)
 	}
-	d := &fileDecoder{path: name, json: format == FormatJSON, budget: fileNodes(limits)}
+	d := &fileDecoder{path: name, json: format == FormatJSON, budget: fileNodes(limits), maxPayload: limits.MaxPayload}
 	root, err := d.root(data)
 	if err != nil {
 		return nil, err

@@ -46,21 +46,50 @@ type payloadValue struct {
 	hasRun  bool
 }
 
-// payload turns the value n into msgpack.
+// payload turns the value n into msgpack. It stops, with an error, as soon
+// as the payload is over d.maxPayload bytes or the file's payloads over
+// MaxCommands.
 func (d *fileDecoder) payload(w where, n *yaml.Node) (payloadValue, error) {
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
+	pw := &payloadWriter{max: min(d.maxPayload, MaxCommands-d.payloadBytes)}
+	pw.enc = msgpack.NewEncoder(&pw.buf)
 	var pv payloadValue
-	if err := d.encodeValue(w, n, enc, 0, &pv.hasRun); err != nil {
+	if err := d.encodeValue(w, n, pw, 0, &pv.hasRun); err != nil {
 		return payloadValue{}, err
 	}
-	pv.msgpack = bytes.Clone(buf.Bytes())
+	pv.msgpack = bytes.Clone(pw.buf.Bytes())
+	d.payloadBytes += len(pv.msgpack)
 	return pv, nil
+}
+
+// payloadWriter is the encoder of one payload and the bytes it may write.
+type payloadWriter struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+	max int
+}
+
+// check fails once the payload is over its bound.
+func (d *fileDecoder) checkSize(w where, n *yaml.Node, pw *payloadWriter) error {
+	if pw.buf.Len() <= pw.max {
+		return nil
+	}
+	if pw.max < d.maxPayload {
+		return d.fail(w, n, "the payloads total more than %d bytes as msgpack (the limit of one workflow, YAML aliases expanded)", MaxCommands)
+	}
+	return d.fail(w, n, "the payload is over the limit of %d bytes as msgpack", d.maxPayload)
 }
 
 // encodeValue writes n to enc; at depth 0, it sets *hasRun when n is an
 // object with a "run" key.
-func (d *fileDecoder) encodeValue(w where, n *yaml.Node, enc *msgpack.Encoder, depth int, hasRun *bool) error {
+func (d *fileDecoder) encodeValue(w where, n *yaml.Node, pw *payloadWriter, depth int, hasRun *bool) error {
+	if err := d.writeValue(w, n, pw, depth, hasRun); err != nil {
+		return err
+	}
+	return d.checkSize(w, n, pw)
+}
+
+func (d *fileDecoder) writeValue(w where, n *yaml.Node, pw *payloadWriter, depth int, hasRun *bool) error {
+	enc := pw.enc
 	if depth > maxPayloadDepth {
 		return d.fail(w, n, "the payload is nested more than %d deep", maxPayloadDepth)
 	}
@@ -93,7 +122,7 @@ func (d *fileDecoder) encodeValue(w where, n *yaml.Node, enc *msgpack.Encoder, d
 			if err := enc.EncodeString(e.key); err != nil {
 				return d.fail(w, n, "%v", err)
 			}
-			if err := d.encodeValue(w.in(e.key), e.v, enc, depth+1, hasRun); err != nil {
+			if err := d.encodeValue(w.in(e.key), e.v, pw, depth+1, hasRun); err != nil {
 				return err
 			}
 		}
@@ -103,7 +132,7 @@ func (d *fileDecoder) encodeValue(w where, n *yaml.Node, enc *msgpack.Encoder, d
 			return d.fail(w, n, "%v", err)
 		}
 		for i, e := range n.Content {
-			if err := d.encodeValue(w.at(i), e, enc, depth+1, hasRun); err != nil {
+			if err := d.encodeValue(w.at(i), e, pw, depth+1, hasRun); err != nil {
 				return err
 			}
 		}

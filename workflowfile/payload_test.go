@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -173,4 +174,33 @@ func pathOf(fe *Error) string {
 		return ""
 	}
 	return fe.Path
+}
+
+// YAML aliases cannot make a payload, or a plan, far larger than the
+// file: encoding stops at the payload limit, and at MaxCommands for all
+// the file's payloads.
+func TestPayloadAliasesBounded(t *testing.T) {
+	s := `"` + strings.Repeat("x", 1000) + `"`
+	level := func(anchor, item string) string {
+		return "&" + anchor + " [" + strings.TrimSuffix(strings.Repeat(item+", ", 10), ", ") + "]"
+	}
+	one := "tasks:\n  - name: a\n    queue: q\n    payload: {a: " + level("l0", s) + ", b: " + level("l1", "*l0") +
+		", c: " + level("l2", "*l1") + ", d: " + level("l3", "*l2") + ", e: [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]}\n"
+	_, err := Parse("f", []byte(one), Options{})
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 1048576 bytes") {
+		t.Errorf("a payload of 100 MB from a few KB: %v", err)
+	}
+
+	// 40 tasks share a payload of about 0.9 MB.
+	big := "[" + strings.TrimSuffix(strings.Repeat("*l1, ", 9), ", ") + "]"
+	var b strings.Builder
+	b.WriteString("tasks:\n  - name: t0\n    queue: q\n    payload: {a: " + level("l0", s) + ", b: " + level("l1", "*l0") + "}\n")
+	b.WriteString("  - name: t1\n    queue: q\n    payload: &big " + big + "\n")
+	for i := 2; i < 40; i++ {
+		fmt.Fprintf(&b, "  - name: t%d\n    queue: q\n    payload: *big\n", i)
+	}
+	_, err = Parse("f", []byte(b.String()), Options{})
+	if err == nil || !strings.Contains(err.Error(), "payloads total more than") {
+		t.Errorf("40 aliases of a payload of 0.9 MB: %v", err)
+	}
 }
