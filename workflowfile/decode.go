@@ -165,14 +165,14 @@ func jsonValue(dec *json.Decoder, depth int) (*yaml.Node, error) {
 
 // fileDecoder maps nodes onto the fields of a workflow file.
 type fileDecoder struct {
-	path    string
-	json    bool
-	budget  int                 // nodes that may still be visited
+	path   string
+	json   bool
+	budget int // nodes that may still be visited
 	// maxPayload bounds one payload as msgpack, and payloadBytes counts
 	// the bytes of the payloads decoded so far (bounded by MaxCommands):
 	// YAML aliases cannot make a large plan of a small file.
 	maxPayload, payloadBytes int
-	merging map[*yaml.Node]bool // the mappings whose merge keys are being expanded
+	merging                  map[*yaml.Node]bool // the mappings whose merge keys are being expanded
 }
 
 // maxMergeDepth bounds merge keys within merged mappings.
