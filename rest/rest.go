@@ -59,7 +59,8 @@ const DefaultMaxBody = 4 << 20
 type Config struct {
 	// Store is the store the API reads and changes. Required.
 	Store engine.Store
-	// Token, when set, is the bearer token every /v1 route (and /metrics) requires
+	// Token, when set, is the read-write bearer token: every /v1 route
+	// (and /metrics) requires it, or one of ReadTokens for GET and HEAD
 	// (Authorization: Bearer <token>); it must pass CheckToken. Without
 	// one the API answers only requests to a loopback address. A server
 	// reachable from other machines needs one.
