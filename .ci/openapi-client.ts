@@ -11,6 +11,17 @@ type Schemas = components["schemas"];
 export const file: Schemas["WorkflowFile"] = { tasks: [{ name: "a", run: "echo a" }] };
 export const yamlBody: paths["/v1/workflows"]["post"]["requestBody"]["content"]["application/yaml"] = file;
 
+// A producer in TypeScript: a job for a Go handler needs only its queue;
+// a task for a Go handler has a payload and a queue instead of run.
+export const job: Schemas["JobRequest"] = { queue: "resize", payload: { url: "https://example.com/a.png", width: 640 } };
+export const jobBody: paths["/v1/jobs"]["post"]["requestBody"]["content"]["application/json"] = { ...job, id: "img-1", retries: 3, delay: "10s" };
+export const goTasks: Schemas["WorkflowFile"] = {
+  tasks: [{ name: "charge", queue: "payments", payload: { order: 42 }, undo: { payload: { order: 42 } } }],
+};
+export function jobResult(j: paths["/v1/jobs"]["post"]["responses"]["201"]["content"]["application/json"]): Schemas["Value"] {
+  return j.result;
+}
+
 // The list's query parameters are all optional.
 export const query: NonNullable<paths["/v1/workflows"]["get"]["parameters"]["query"]> = {};
 

@@ -221,6 +221,10 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "submit again", method: "POST", path: "/v1/workflows", body: `{"id":"new-1","fail_fast":true,"undo_on_cancel":false,"tasks":[{"name":"a","run":"true","queue":"q","retries":1,"backoff":"250ms","timeout":"1m30s","always":false,"undo":{"run":"true","queue":"u"}},{"name":"b","run":"true","after":["a"]}]}`, status: 200},
 		{name: "submit YAML", method: "POST", path: "/v1/workflows", body: "id: new-2\ntasks:\n  - name: a\n    run: echo a\n", header: []string{"Content-Type", "application/yaml"}, status: 201},
 		{name: "cancel", method: "POST", path: "/v1/workflows/new-2/cancel?undo=true", status: 200},
+		{name: "enqueue a job", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 201},
+		{name: "enqueue again", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 200},
+		{name: "enqueue YAML at a time", method: "POST", path: "/v1/jobs", body: "queue: q\nrun_at: \"2030-01-02T03:04:05Z\"\npayload: [1, two]\n", header: []string{"Content-Type", "application/yaml"}, status: 201},
+		{name: "submit tasks for Go handlers", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","queue":"q","payload":{"n":1},"priority":3},{"name":"b","queue":"q","payload":null,"after":["a"],"undo":{"payload":"u","queue":"u"}}`), status: 201},
 
 		// Refused, and the spec refuses them too.
 		{name: "no tasks", method: "POST", path: "/v1/workflows", body: `{"tasks":[]}`, status: 400, specRefuses: true},
@@ -270,6 +274,15 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "a bad workflow ID", method: "GET", path: "/v1/workflows/bad%20id", status: 404, specRefuses: true},
 
 		// Refused; the spec cannot say why.
+		{name: "job without a queue", method: "POST", path: "/v1/jobs", body: `{"payload":1}`, status: 400, specRefuses: true},
+		{name: "job with an unknown field", method: "POST", path: "/v1/jobs", body: `{"queue":"q","colour":1}`, status: 400, specRefuses: true},
+		{name: "job priority over", method: "POST", path: "/v1/jobs", body: `{"queue":"q","priority":1001}`, status: 400, specRefuses: true},
+		{name: "job as an array", method: "POST", path: "/v1/jobs", body: `[]`, status: 400, specRefuses: true},
+		{name: "job exists", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q"}`, status: 409, serverOnly: "what the store holds"},
+		{name: "job delay and run_at", method: "POST", path: "/v1/jobs", body: `{"queue":"q","delay":"1s","run_at":"2030-01-02T03:04:05Z"}`, status: 400, serverOnly: "a rule across fields"},
+		{name: "task with run and payload", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"q","payload":1}`), status: 400, serverOnly: "a rule across fields"},
+		{name: "task with payload and no queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","payload":1}`), status: 400, serverOnly: "a rule across fields"},
+		{name: "task with neither run nor payload", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a"}`), status: 400, serverOnly: "a rule across fields"},
 		{name: "after a later task", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","after":["b"]},{"name":"b","run":"x"}`), status: 400, serverOnly: "a rule across tasks"},
 		{name: "duplicate task name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x"},{"name":"a","run":"x"}`), status: 400, serverOnly: "uniqueness of a field across items"},
 		{name: "a key twice", method: "POST", path: "/v1/workflows", body: `{"id":"a","id":"b","tasks":[{"name":"a","run":"x"}]}`, status: 400, serverOnly: "JSON parsers keep one of the two"},

@@ -18,7 +18,7 @@ import (
 // store): a route, a path tail, a query and a body, JSON or YAML. The API
 // never panics; every answer has a status it documents and a JSON body, an
 // error body with a code; a request without the token is 401 on every /v1
-// route; a refused submit writes nothing.
+// route; a refused submit or enqueue writes nothing.
 func FuzzAPIRequest(f *testing.F) {
 	f.Add(uint8(0), "", "", []byte(`{"id":"w1","tasks":[{"name":"a","run":"echo a"}]}`), false, true)
 	f.Add(uint8(0), "", "", []byte("tasks:\n  - name: a\n    run: x\n    after: [a]\n"), true, true)
@@ -28,13 +28,15 @@ func FuzzAPIRequest(f *testing.F) {
 	f.Add(uint8(3), "w1/a/undo", "", []byte(nil), false, false)
 	f.Add(uint8(4), "bad queue/pause", "", []byte(nil), false, true)
 	f.Add(uint8(5), "%zz", "", []byte("{"), false, true)
+	f.Add(uint8(6), "", "", []byte(`{"id":"j1","queue":"q","payload":{"b":[1,2.5],"a":null},"retries":2,"delay":"1s"}`), false, true)
+	f.Add(uint8(6), "", "", []byte("queue: q\npayload: {run: x}\nrun_at: 2030-01-01T00:00:00Z\n"), true, true)
 	const token = "fuzz-token-of-16-or-more"
 	f.Fuzz(func(t *testing.T, route uint8, tail, query string, body []byte, yamlBody, auth bool) {
 		if len(body) > 64<<10 || len(tail)+len(query) > 1024 {
 			t.Skip()
 		}
 		method, target := "GET", "/v1/workflows/"+tail
-		switch route % 6 {
+		switch route % 7 {
 		case 0:
 			method, target = "POST", "/v1/workflows"
 		case 2:
@@ -45,6 +47,8 @@ func FuzzAPIRequest(f *testing.F) {
 			method, target = "POST", "/v1/queues/"+tail
 		case 5:
 			target = "/v1/" + tail
+		case 6:
+			method, target = "POST", "/v1/jobs"
 		}
 		u := &url.URL{Path: target, RawQuery: query}
 		req, err := http.NewRequestWithContext(context.Background(), method, u.String(), bytes.NewReader(body))
@@ -93,6 +97,9 @@ func FuzzAPIRequest(f *testing.F) {
 			pg, err := store.ListWorkflows(context.Background(), engine.ListParams{})
 			if err != nil || len(pg.Workflows) != 0 {
 				t.Fatalf("a refused request (%d) left %d workflows (%v)", rec.Code, len(pg.Workflows), err)
+			}
+			if qs, err := store.Queues(context.Background()); err != nil || len(qs) != 0 {
+				t.Fatalf("a refused request (%d) left queues %+v (%v)", rec.Code, qs, err)
 			}
 		}
 	})

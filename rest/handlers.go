@@ -180,6 +180,9 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, e)
 		return
 	}
+	if a.refuseShell(w, lf.Shell) {
+		return
+	}
 	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan})
 	if err != nil {
 		var ve *engine.ValidationError

@@ -11,7 +11,16 @@
 //
 // POST /v1/workflows takes a workflow file (package workflowfile) as JSON
 // or YAML; its tasks are shell tasks, run by a worker that has
-// shell.Register'ed their queues, in that worker's working directory.
+// shell.Register'ed their queues, in that worker's working directory, or
+// tasks with a JSON payload for Go handlers. POST /v1/jobs enqueues a plain
+// job with a JSON payload. A payload is stored as the msgpack a Go
+// producer would store for the same value, so that an ordinary
+// worker.Handle handler of a client.NewQueue[P, R] decodes it into its P:
+// programs in any language produce work for Go workers. Records show
+// payloads and results decoded as JSON.
+//
+// Config.ReadTokens are tokens that may only read (GET, HEAD);
+// Config.NoShell refuses shell commands.
 //
 // The handler also refuses what a web page could send it from a browser
 // (docs/security.md, spec/rest.md "Browsers and other sites"): without a
@@ -27,7 +36,6 @@ package rest
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +59,8 @@ const DefaultMaxBody = 4 << 20
 type Config struct {
 	// Store is the store the API reads and changes. Required.
 	Store engine.Store
-	// Token, when set, is the bearer token every /v1 route (and /metrics) requires
+	// Token, when set, is the read-write bearer token: every /v1 route
+	// (and /metrics) requires it, or one of ReadTokens for GET and HEAD
 	// (Authorization: Bearer <token>); it must pass CheckToken. Without
 	// one the API answers only requests to a loopback address. A server
 	// reachable from other machines needs one.
@@ -72,6 +81,17 @@ type Config struct {
 	// Logger, when set, logs requests that failed on the server's side
 	// with the details their answer leaves out.
 	Logger *slog.Logger
+	// ReadTokens are bearer tokens that may only read (tokens.go): with
+	// one, GET and HEAD requests are served and every other is refused
+	// with 403 READONLY. Token is then the read-write token, and is
+	// required. Each must pass CheckToken and differ from Token.
+	ReadTokens []string
+	// NoShell refuses shell commands (shell_guard.go): a workflow with a
+	// shell task or undo (run), and a job or task whose payload is an
+	// object with a "run" key (what a shell worker runs), are refused with
+	// 403 NOSHELL. Tasks and jobs with payloads for Go handlers are
+	// accepted. `weir serve` sets it when it listens off loopback.
+	NoShell bool
 	// Metrics, when set, answers GET /metrics (a Prometheus handler, such
 	// as promhttp.HandlerFor of a registry with package metrics'
 	// collectors), behind the same token and checks as the /v1 routes.
@@ -83,7 +103,8 @@ type api struct {
 	store    engine.Store
 	cfg      Config
 	tokenSum [sha256.Size]byte
-	origins  map[string]bool // canonicalOrigin of each of cfg.Origins
+	readSums [][sha256.Size]byte // of cfg.ReadTokens
+	origins  map[string]bool     // canonicalOrigin of each of cfg.Origins
 	mux      *http.ServeMux
 }
 
@@ -108,6 +129,7 @@ var routes = []route{
 	{"POST", "/v1/workflows", (*api).submitWorkflow, true, nil},
 	{"GET", "/v1/workflows/{id}", (*api).getWorkflow, false, nil},
 	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow, false, []string{"undo"}},
+	{"POST", "/v1/jobs", (*api).enqueueJob, true, nil},
 	{"GET", "/v1/jobs/{id...}", (*api).getJob, false, nil},
 	{"GET", "/v1/queues", (*api).listQueues, false, nil},
 	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue, false, nil},
@@ -130,13 +152,17 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			return nil, err
 		}
 	}
+	readSums, err := readTokenSums(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()
 	}
-	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), origins: map[string]bool{}, mux: http.NewServeMux()}
+	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), readSums: readSums, origins: map[string]bool{}, mux: http.NewServeMux()}
 	for _, o := range cfg.Origins {
 		c, err := canonicalOrigin(o)
 		if err != nil {
@@ -179,10 +205,18 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !a.guardRequest(w, r) {
 		return
 	}
-	if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !a.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
-		writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
-		return
+	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics" {
+		switch a.access(r) {
+		case accessNone:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
+			writeError(w, http.StatusUnauthorized, apiError{Code: codeUnauthorized, Message: "a valid bearer token is required (Authorization: Bearer <token>)"})
+			return
+		case accessRead:
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				writeError(w, http.StatusForbidden, apiError{Code: codeReadOnly, Message: fmt.Sprintf("this token is read-only: %s %s needs the read-write token", r.Method, r.URL.Path)})
+				return
+			}
+		}
 	}
 	if !cleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path with an HTML body.
@@ -200,19 +234,6 @@ func cleanPath(p string) bool {
 		c += "/"
 	}
 	return c == p
-}
-
-// authorized reports whether r carries the API's token, comparing in
-// constant time (over SHA-256 sums, so the length does not show either).
-// With no token configured every request is authorized.
-func (a *api) authorized(r *http.Request) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	match := subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) == 1
-	return ok && strings.EqualFold(scheme, "Bearer") && match
 }
 
 // noRoute answers a request no route matched: 405 when the path has a route
@@ -242,6 +263,8 @@ const (
 	codeUnauthorized = "UNAUTHORIZED" // no or wrong bearer token
 	codeMethod       = "METHOD"       // the route does not take that method
 	codeInternal     = "INTERNAL"     // an error with no result code
+	codeReadOnly     = "READONLY"     // a read-only token on a route that writes
+	codeNoShell      = "NOSHELL"      // a shell command sent to a server that refuses them
 )
 
 // apiError is the body of every error response.

@@ -35,7 +35,7 @@ func fileNodes(limits engine.Limits) int {
 
 // decodeFile decodes data strictly as format.
 func decodeFile(path string, data []byte, format Format, limits engine.Limits) (fileWorkflow, error) {
-	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits)}
+	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits), maxPayload: limits.MaxPayload}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fileWorkflow{}, &Error{File: path, Problem: "the file is empty"}
 	}
@@ -165,10 +165,14 @@ func jsonValue(dec *json.Decoder, depth int) (*yaml.Node, error) {
 
 // fileDecoder maps nodes onto the fields of a workflow file.
 type fileDecoder struct {
-	path    string
-	json    bool
-	budget  int                 // nodes that may still be visited
-	merging map[*yaml.Node]bool // the mappings whose merge keys are being expanded
+	path   string
+	json   bool
+	budget int // nodes that may still be visited
+	// maxPayload bounds one payload as msgpack, and payloadBytes counts
+	// the bytes of the payloads decoded so far (bounded by MaxCommands):
+	// YAML aliases cannot make a large plan of a small file.
+	maxPayload, payloadBytes int
+	merging                  map[*yaml.Node]bool // the mappings whose merge keys are being expanded
 }
 
 // maxMergeDepth bounds merge keys within merged mappings.
@@ -276,7 +280,9 @@ func (d *fileDecoder) want(kind string) string {
 	words := map[string][2]string{
 		"workflow": {"a workflow (a mapping)", "a workflow (an object)"},
 		"task":     {"a task (a mapping)", "a task (an object)"},
-		"undo":     {"an undo (a mapping with run and queue)", "an undo (an object with run and queue)"},
+		"undo":     {"an undo (a mapping with run or payload, and queue)", "an undo (an object with run or payload, and queue)"},
+		"payload":  {"a payload", "a payload"},
+		"job":      {"a job (a mapping)", "a job (an object)"},
 		"tasks":    {"a list of tasks", "a list of tasks"},
 		"after":    {"a list of task names", "a list of task names"},
 		"string":   {"a string", "a string"},
@@ -546,6 +552,13 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			t.Timeout, err = d.str(fw, v)
 		case "undo":
 			t.Undo, err = d.undo(fw, v)
+		case "payload":
+			var pv payloadValue
+			if pv, err = d.payload(fw, v); err == nil {
+				t.Payload = &pv
+			}
+		case "priority":
+			t.Priority, err = d.int(fw, v)
 		default:
 			err = d.unknown(w, k)
 		}
@@ -589,6 +602,11 @@ func (d *fileDecoder) undo(w where, n *yaml.Node) (*fileUndo, error) {
 			u.Run, err = d.str(w.in("run"), v)
 		case "queue":
 			u.Queue, err = d.str(w.in("queue"), v)
+		case "payload":
+			var pv payloadValue
+			if pv, err = d.payload(w.in("payload"), v); err == nil {
+				u.Payload = &pv
+			}
 		default:
 			err = d.unknown(w, k)
 		}

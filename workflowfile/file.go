@@ -1,5 +1,6 @@
 // Package workflowfile reads weir's workflow files (spec/workflow-file.md):
-// a workflow of shell tasks written in YAML or JSON, parsed strictly and
+// a workflow of shell tasks, or of tasks for Go handlers, written in YAML
+// or JSON, parsed strictly and
 // checked into an engine.Plan ready to submit. It also holds the workflow
 // record (Record), the JSON shape in which the `weir` command and the REST
 // API show a workflow.
@@ -11,9 +12,12 @@
 // task and the field, by name and by its path in the document
 // ("tasks[1].after").
 //
-// The tasks of a plan are shell tasks: their payloads are shell.Payload
-// values on shell.Queue queues, run by a worker that has shell.Register'ed
-// them.
+// A task is a shell task (run: its payload is a shell.Payload on a
+// shell.Queue queue, run by a worker that has shell.Register'ed it) or a
+// task for a Go handler (payload: any JSON value, stored as the msgpack a
+// Go producer would have stored, so that worker.Handle's typed handler
+// decodes it; see payload.go). ParseJob reads the job document of the REST
+// API's POST /v1/jobs the same way.
 package workflowfile
 
 import (
@@ -54,11 +58,16 @@ type fileTask struct {
 	Backoff     string
 	Timeout     string
 	Undo        *fileUndo
+	// Payload is the task's JSON payload for a Go handler (nil: none
+	// given; the task is a shell task, with Run).
+	Payload  *payloadValue
+	Priority int
 }
 
 type fileUndo struct {
-	Run   string
-	Queue string
+	Run     string
+	Queue   string
+	Payload *payloadValue
 }
 
 // DefaultQueue is the queue of a task that names none.
@@ -117,6 +126,16 @@ type File struct {
 	// Queues lists every queue the file names (tasks and undos), in
 	// first-use order: the queues a worker must serve to run it.
 	Queues []string
+	// GoQueues lists the queues of the tasks and undos that have a
+	// payload rather than a command, in first-use order: Go handlers
+	// (worker.Handle) serve them, not shell workers.
+	GoQueues []string
+	// Shell lists, by their path in the document, the fields that a shell
+	// worker would run as a command: every run and undo.run, and every
+	// payload that is an object with a "run" key (the field of
+	// shell.Payload), in file order. A server that refuses shell commands
+	// refuses a file where it is not empty.
+	Shell []string
 }
 
 // Format is the syntax of a workflow file.
@@ -170,7 +189,8 @@ func Load(path string, limits engine.Limits) (*File, error) {
 }
 
 // MaxCommands is the most bytes of shell commands (undos included) one
-// workflow file may hold once its YAML aliases are expanded.
+// workflow file may hold once its YAML aliases are expanded, and, apart,
+// the most bytes of payloads (as msgpack).
 const MaxCommands = 16 << 20
 
 // formatOf is the syntax of the file named name: JSON by the extension
@@ -223,6 +243,13 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 			lf.Queues = append(lf.Queues, q)
 		}
 	}
+	seenGo := map[string]bool{}
+	addGoQueue := func(q string) {
+		if !seenGo[q] {
+			seenGo[q] = true
+			lf.GoQueues = append(lf.GoQueues, q)
+		}
+	}
 	index := map[string]int{}
 	total := 0 // bytes of every command, undos included
 	for i, t := range f.Tasks {
@@ -235,10 +262,15 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
 		}
-		if strings.TrimSpace(t.Run) == "" {
-			return nil, fail(i, t.Name, "run", "required: the shell command to run")
+		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority}
+		switch {
+		case t.Payload != nil && t.Run != "":
+			return nil, fail(i, t.Name, "payload", "a task has run (a shell command) or payload (for a Go handler), not both")
+		case t.Payload != nil && t.Queue == "":
+			return nil, fail(i, t.Name, "queue", "required with payload: the queue whose Go handler runs the task")
+		case t.Payload == nil && strings.TrimSpace(t.Run) == "":
+			return nil, fail(i, t.Name, "run", "required: the shell command to run (or a payload, for a Go handler)")
 		}
-		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always}
 		if spec.Queue == "" {
 			spec.Queue = DefaultQueue
 		}
@@ -278,17 +310,33 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		if spec.Timeout, err = parseDuration(t.Timeout, 0); err != nil {
 			return nil, fail(i, t.Name, "timeout", "%v", err)
 		}
-		if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
-			return nil, fail(i, t.Name, "run", "%v", err)
+		field := fmt.Sprintf("tasks[%d]", i)
+		if t.Payload != nil {
+			spec.Payload = t.Payload.msgpack
+			if len(spec.Payload) > limits.MaxPayload {
+				return nil, fail(i, t.Name, "payload", "the payload is %d bytes as msgpack, over the limit of %d", len(spec.Payload), limits.MaxPayload)
+			}
+			if t.Payload.hasRun {
+				lf.Shell = append(lf.Shell, field+".payload")
+			}
+			addGoQueue(spec.Queue)
+		} else {
+			if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
+				return nil, fail(i, t.Name, "run", "%v", err)
+			}
+			if len(spec.Payload) > limits.MaxPayload {
+				return nil, fail(i, t.Name, "run", "the command is %d bytes, over the limit of %d", len(t.Run), limits.MaxPayload)
+			}
+			total += len(t.Run)
+			lf.Shell = append(lf.Shell, field+".run")
 		}
-		if len(spec.Payload) > limits.MaxPayload {
-			return nil, fail(i, t.Name, "run", "the command is %d bytes, over the limit of %d", len(t.Run), limits.MaxPayload)
-		}
-		total += len(t.Run)
 		addQueue(spec.Queue)
 		if t.Undo != nil {
-			if strings.TrimSpace(t.Undo.Run) == "" {
-				return nil, fail(i, t.Name, "undo.run", "required: the shell command to run")
+			switch {
+			case t.Undo.Payload != nil && t.Undo.Run != "":
+				return nil, fail(i, t.Name, "undo.payload", "an undo has run (a shell command) or payload (for a Go handler), not both")
+			case t.Undo.Payload == nil && strings.TrimSpace(t.Undo.Run) == "":
+				return nil, fail(i, t.Name, "undo.run", "required: the shell command to run (or a payload, for a Go handler)")
 			}
 			u := &engine.UndoSpec{Queue: t.Undo.Queue}
 			if u.Queue == "" {
@@ -297,13 +345,25 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 			if !engine.ValidName(u.Queue) {
 				return nil, fail(i, t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", u.Queue)
 			}
-			if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
-				return nil, fail(i, t.Name, "undo.run", "%v", err)
+			if t.Undo.Payload != nil {
+				u.Payload = t.Undo.Payload.msgpack
+				if len(u.Payload) > limits.MaxPayload {
+					return nil, fail(i, t.Name, "undo.payload", "the payload is %d bytes as msgpack, over the limit of %d", len(u.Payload), limits.MaxPayload)
+				}
+				if t.Undo.Payload.hasRun {
+					lf.Shell = append(lf.Shell, field+".undo.payload")
+				}
+				addGoQueue(u.Queue)
+			} else {
+				if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
+					return nil, fail(i, t.Name, "undo.run", "%v", err)
+				}
+				if len(u.Payload) > limits.MaxPayload {
+					return nil, fail(i, t.Name, "undo.run", "the command is %d bytes, over the limit of %d", len(t.Undo.Run), limits.MaxPayload)
+				}
+				total += len(t.Undo.Run)
+				lf.Shell = append(lf.Shell, field+".undo.run")
 			}
-			if len(u.Payload) > limits.MaxPayload {
-				return nil, fail(i, t.Name, "undo.run", "the command is %d bytes, over the limit of %d", len(t.Undo.Run), limits.MaxPayload)
-			}
-			total += len(t.Undo.Run)
 			spec.Undo = u
 			addQueue(u.Queue)
 		}

@@ -27,8 +27,10 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"(weir submit/worker/status... with --redis) and programs can use it. It prints\n" +
 			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready, and\n" +
 			"WEIR_TOKEN=<token> when it generated the API's bearer token (it does unless given\n" +
-			"--token or WEIR_TOKEN, or --no-token). Its data lives in memory and is gone when\n" +
-			"it stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
+			"--token or WEIR_TOKEN, or --no-token), then WEIR_READ_TOKEN=<token>, a read-only\n" +
+			"token it generated with it (unless given --read-token or WEIR_READ_TOKEN). Its data\n" +
+			"lives in memory and is gone when it stops (SIGINT or SIGTERM). It ignores\n" +
+			"WEIR_REDIS_URL.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if g.redisURL != "" {
@@ -78,7 +80,8 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	limits := cn.store.Config().Limits
 	wm := metrics.NewWorkerMetrics(metrics.WorkerMetricsOpts{})
 	h, err := rest.NewHandler(rest.Config{
-		Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
+		Store: cn.store, Token: token, ReadTokens: af.readTokens, NoShell: af.noShell,
+		MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
 		Logger:  slog.New(slog.NewTextHandler(stderr, nil)),
 		Metrics: metricsHandler(cn.store, wm),
 	})
@@ -97,6 +100,9 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	fmt.Fprintf(stdout, "WEIR_REDIS_URL=%s\nWEIR_HTTP_URL=http://%s\n", cn.url, ln.Addr())
 	if generated {
 		fmt.Fprintf(stdout, "WEIR_TOKEN=%s\n", token)
+		if af.readGenerated {
+			fmt.Fprintf(stdout, "WEIR_READ_TOKEN=%s\n", af.readTokens[0])
+		}
 	}
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
 	serveErr := serveAPI(ctx, ln, h)

@@ -52,8 +52,11 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 
 func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, asJSON bool, stdout, stderr io.Writer) error {
 	// Validate before starting anything: a bad file is status 2 at once.
-	if _, err := workflowfile.Load(path, engine.DefaultLimits()); err != nil {
+	if lf, err := workflowfile.Load(path, engine.DefaultLimits()); err != nil {
 		return usageErr(err)
+	} else if len(lf.GoQueues) > 0 {
+		// Its shell workers would take those jobs for commands.
+		return usageErr(fmt.Errorf("%s: tasks with a payload are for Go handlers (queues %s): weir run runs shell tasks only; submit it (weir submit) and run Go workers for those queues", path, strings.Join(lf.GoQueues, ", ")))
 	}
 	cn, err := g.open(ctx, true)
 	if err != nil {

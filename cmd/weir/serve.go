@@ -15,22 +15,29 @@ import (
 
 // apiFlags are the flags of the REST API, shared by serve and dev.
 type apiFlags struct {
-	addr    string
-	token   string
-	noToken bool // dev only
-	origins []string
-	maxBody int64
+	addr       string
+	token      string
+	noToken    bool // dev only
+	readTokens []string
+	// readGenerated: readTokens holds one token that dev generated.
+	readGenerated bool
+	noShell       bool
+	origins       []string
+	maxBody       int64
 }
 
 func (f *apiFlags) register(c *cobra.Command, defaultAddr string) {
 	c.Flags().StringVar(&f.addr, "http", defaultAddr, "address the REST API listens on (host:port; port 0 picks a free one)")
 	c.Flags().StringVar(&f.token, "token", "", fmt.Sprintf("bearer token every /v1 route requires, at least %d characters (default $WEIR_TOKEN); required off loopback", rest.MinTokenLen))
+	c.Flags().StringArrayVar(&f.readTokens, "read-token", nil, "bearer token that may only read (GET and HEAD), besides --token; repeatable (default $WEIR_READ_TOKEN)")
+	c.Flags().BoolVar(&f.noShell, "no-shell", false, "refuse shell commands over the API (workflows with run, payloads with a run field): 403 NOSHELL (default: on when --http is not a loopback address; --no-shell=false allows them there)")
 	c.Flags().StringSliceVar(&f.origins, "origin", nil, "web origin (scheme://host[:port]) whose pages may call the API besides its own, such as the public address of a proxy in front; repeatable")
 	c.Flags().Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBody, "largest request body accepted, in bytes (larger: 413)")
 }
 
 // check validates the flags and returns the token (the flag's, else
 // WEIR_TOKEN's, else a new one when generate is set: generated says so).
+// It resolves f.readTokens and f.noShell.
 func (f *apiFlags) check(c *cobra.Command, generate bool) (token string, generated bool, err error) {
 	if f.maxBody < 1 {
 		return "", false, usageErr(fmt.Errorf("--max-body must be at least 1, got %d", f.maxBody))
@@ -43,7 +50,16 @@ func (f *apiFlags) check(c *cobra.Command, generate bool) (token string, generat
 	if token, generated, err = f.resolveToken(c, generate); err != nil {
 		return "", false, err
 	}
-	return token, generated, checkListen("--http", f.addr, token)
+	if err := checkListen("--http", f.addr, token); err != nil {
+		return "", false, err
+	}
+	if err := f.resolveReadTokens(c, token, generated); err != nil {
+		return "", false, err
+	}
+	if !c.Flags().Changed("no-shell") {
+		f.noShell = !isLoopback(f.addr)
+	}
+	return token, generated, nil
 }
 
 // listen opens the API's listener.
@@ -64,6 +80,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			"WEIR_REDIS_URL. Every /v1 route requires the bearer token of --token or WEIR_TOKEN;\n" +
 			"without one it only listens on a loopback address, and answers only requests to\n" +
 			"that address. Requests from web pages of other origins are refused (spec/rest.md).\n" +
+			"Tokens of --read-token or WEIR_READ_TOKEN may only read. Off loopback it refuses\n" +
+			"shell commands (--no-shell): only jobs and tasks with payloads for Go handlers.\n" +
 			"It prints WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
 			"SIGINT or SIGTERM.",
 		Args: exactArgs(0),
@@ -79,7 +97,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			}
 			defer cn.Close()
 			h, err := rest.NewHandler(rest.Config{
-				Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
+				Store: cn.store, Token: token, ReadTokens: af.readTokens, NoShell: af.noShell,
+				MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
 				Logger:  slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
 				Metrics: metricsHandler(cn.store, nil),
 			})

@@ -40,3 +40,35 @@ func (f *apiFlags) resolveToken(c *cobra.Command, generate bool) (token string, 
 	}
 	return "", false, nil
 }
+
+// resolveReadTokens checks the read-only tokens of --read-token, else of
+// WEIR_READ_TOKEN (one token), into f.readTokens; with none, it generates
+// one when the read-write token was generated (f.readGenerated says so).
+// A read-only token needs a read-write token beside it.
+func (f *apiFlags) resolveReadTokens(c *cobra.Command, token string, generated bool) error {
+	source := "--read-token"
+	if !c.Flags().Changed("read-token") {
+		f.readTokens = nil
+		if v := os.Getenv("WEIR_READ_TOKEN"); v != "" {
+			f.readTokens, source = []string{v}, "WEIR_READ_TOKEN"
+		}
+	}
+	if len(f.readTokens) == 0 {
+		if generated {
+			f.readTokens, f.readGenerated = []string{newToken()}, true
+		}
+		return nil
+	}
+	if token == "" {
+		return usageErr(fmt.Errorf("%s without a read-write token: give --token or WEIR_TOKEN too (without one every request may write)", source))
+	}
+	for _, rt := range f.readTokens {
+		if err := rest.CheckToken(source, rt); err != nil {
+			return usageErr(err)
+		}
+		if rt == token {
+			return usageErr(fmt.Errorf("%s is the read-write token: a token is read-only or read-write, not both", source))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/workflowfile"
+)
+
+// newEnqueueCmd is `weir enqueue FILE`: the job document of POST /v1/jobs
+// (spec/rest.md#enqueueing-a-job), from a file or standard input.
+func newEnqueueCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "enqueue FILE",
+		Short: "Enqueue a job for a Go handler from a job document (JSON or YAML; - reads stdin) and print its ID",
+		Long: "enqueue reads a job document, the body of the REST API's POST /v1/jobs\n" +
+			"(spec/rest.md, \"Enqueueing a job\"): {\"queue\": \"resize\", \"payload\": {...}, \"id\": ...},\n" +
+			"from FILE or, with -, standard input, and enqueues it on the shared Redis. The\n" +
+			"payload is stored as a Go producer would store it, for the worker.Handle handler\n" +
+			"of the queue. It prints the job's ID; the same job under the same ID again changes\n" +
+			"nothing.",
+		Args: exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			name, data, err := readJobFile(args[0], c.InOrStdin())
+			if err != nil {
+				return usageErr(err)
+			}
+			limits := s.(interface{ Config() engine.Config }).Config().Limits
+			j, err := workflowfile.ParseJob(name, data, workflowfile.Options{Limits: limits})
+			if err != nil {
+				return usageErr(err)
+			}
+			if j.Delay > 0 {
+				j.Spec.RunAt = time.Now().Add(j.Delay)
+			}
+			if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec}); err != nil {
+				if errors.Is(err, engine.ErrJobExists) {
+					return failErr(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))
+				}
+				return storeErr(name, err)
+			}
+			fmt.Fprintln(c.OutOrStdout(), j.Spec.ID)
+			return nil
+		}),
+	}
+}
+
+// readJobFile reads path, or stdin for "-" (named "stdin").
+func readJobFile(path string, stdin io.Reader) (string, []byte, error) {
+	if path == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, workflowfile.MaxCommands+1))
+		if err != nil {
+			return "stdin", nil, fmt.Errorf("stdin: %w", err)
+		}
+		return "stdin", b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return path, nil, fmt.Errorf("%s: cannot read the file: %w", path, err)
+	}
+	return path, b, nil
+}

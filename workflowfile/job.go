@@ -1,0 +1,199 @@
+package workflowfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
+)
+
+// Job is a parsed and checked job document (spec/rest.md, "Enqueueing a
+// job"): one plain job, for a Go handler, as the REST API's POST /v1/jobs
+// takes it.
+type Job struct {
+	// Spec is the job to enqueue: its ID is the document's, or a new one
+	// (client.NewID) when it has none; its payload the document's payload
+	// as msgpack (null when it has none). RunAt is the document's run_at,
+	// or zero; see Delay.
+	Spec engine.JobSpec
+	// Delay is the document's delay: the caller sets Spec.RunAt to now
+	// plus Delay when it enqueues (0: no delay).
+	Delay time.Duration
+	// Shell is "payload" when the payload is an object with a "run" key,
+	// the field a shell worker runs as a command (shell.Payload); else "".
+	Shell string
+}
+
+// fileJob is the job document as decoded.
+type fileJob struct {
+	ID          string
+	Queue       string
+	Payload     *payloadValue
+	Priority    int
+	Retries     int
+	MaxExpiries *int
+	Backoff     string
+	Timeout     string
+	Delay       string
+	RunAt       string
+}
+
+// ParseJob strictly decodes data, a job document named name (errors start
+// with it), and checks it into a job spec as Parse does a workflow file:
+// every problem is an *Error naming the field; a nil error means the spec
+// passes engine.ValidateJob with o's limits. o.Dir is not used.
+func ParseJob(name string, data []byte, o Options) (*Job, error) {
+	limits, format := o.Limits, o.Format
+	if limits == (engine.Limits{}) {
+		limits = engine.DefaultLimits()
+	}
+	if format == FormatAuto {
+		format = formatOf(name, data)
+	}
+	d := &fileDecoder{path: name, json: format == FormatJSON, budget: fileNodes(limits), maxPayload: limits.MaxPayload}
+	root, err := d.root(data)
+	if err != nil {
+		return nil, err
+	}
+	f, err := d.job(root)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(field, format string, args ...any) error {
+		return taskError(name, -1, "", field, fmt.Sprintf(format, args...))
+	}
+	j := &Job{Spec: engine.JobSpec{ID: f.ID, Queue: f.Queue, Priority: f.Priority}}
+	switch {
+	case j.Spec.ID == "":
+		j.Spec.ID = client.NewID()
+	case !engine.ValidID(j.Spec.ID):
+		return nil, fail("id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", j.Spec.ID)
+	}
+	switch {
+	case f.Queue == "":
+		return nil, fail("queue", "required: the queue whose Go handler runs the job")
+	case !engine.ValidName(f.Queue):
+		return nil, fail("queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", f.Queue)
+	}
+	j.Spec.Payload = []byte{0xc0} // msgpack nil: what client encodes for a nil payload
+	if f.Payload != nil {
+		j.Spec.Payload = f.Payload.msgpack
+		if f.Payload.hasRun {
+			j.Shell = "payload"
+		}
+	}
+	if len(j.Spec.Payload) > limits.MaxPayload {
+		return nil, fail("payload", "the payload is %d bytes as msgpack, over the limit of %d", len(j.Spec.Payload), limits.MaxPayload)
+	}
+	if f.Retries < 0 || f.Retries > limits.MaxAttempts-1 {
+		return nil, fail("retries", "%d is outside [0, %d]", f.Retries, limits.MaxAttempts-1)
+	}
+	j.Spec.MaxAttempts = f.Retries + 1
+	if x := f.MaxExpiries; x != nil {
+		if *x < 0 || *x > limits.MaxAttempts {
+			return nil, fail("max_expiries", "%d is outside [0, %d]", *x, limits.MaxAttempts)
+		}
+		j.Spec.MaxExpiries = *x
+		if *x == 0 {
+			j.Spec.MaxExpiries = engine.NoExpiries
+		}
+	}
+	if j.Spec.Backoff, err = parseDuration(f.Backoff, limits.MaxBackoff); err != nil {
+		return nil, fail("backoff", "%v", err)
+	}
+	if j.Spec.Timeout, err = parseDuration(f.Timeout, 0); err != nil {
+		return nil, fail("timeout", "%v", err)
+	}
+	if j.Delay, err = parseDuration(f.Delay, 0); err != nil {
+		return nil, fail("delay", "%v", err)
+	}
+	if f.RunAt != "" {
+		if f.Delay != "" {
+			return nil, fail("run_at", "give delay or run_at, not both")
+		}
+		t, err := time.Parse(time.RFC3339Nano, f.RunAt)
+		if err != nil {
+			return nil, fail("run_at", "%q is not an RFC 3339 time (example: 2026-12-04T17:00:00Z)", f.RunAt)
+		}
+		j.Spec.RunAt = t
+	}
+	if err := engine.ValidateJob(j.Spec, limits); err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fail(ve.Field, "%s", ve.Problem)
+		}
+		return nil, &Error{File: name, Problem: err.Error()}
+	}
+	return j, nil
+}
+
+// root parses data into the node of its one value.
+func (d *fileDecoder) root(data []byte) (*yaml.Node, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &Error{File: d.path, Problem: "the document is empty"}
+	}
+	if d.json {
+		n, err := jsonNodes(data)
+		if err != nil {
+			return nil, &Error{File: d.path, Problem: "invalid JSON: " + err.Error()}
+		}
+		return n, nil
+	}
+	n, err := yamlNodes(data)
+	if err != nil {
+		return nil, &Error{File: d.path, Problem: err.Error()}
+	}
+	return n, nil
+}
+
+func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
+	var f fileJob
+	top := where{task: -1}
+	fields, err := d.mapping(top, n, "job")
+	if err != nil {
+		return f, err
+	}
+	for i := 0; i < len(fields); i += 2 {
+		k, v := fields[i], fields[i+1]
+		w := top.in(k.Value)
+		switch k.Value {
+		case "id":
+			f.ID, err = d.str(w, v)
+		case "queue":
+			f.Queue, err = d.str(w, v)
+		case "payload":
+			var pv payloadValue
+			if pv, err = d.payload(w, v); err == nil {
+				f.Payload = &pv
+			}
+		case "priority":
+			f.Priority, err = d.int(w, v)
+		case "retries":
+			f.Retries, err = d.int(w, v)
+		case "max_expiries":
+			var x int
+			if x, err = d.int(w, v); err == nil {
+				f.MaxExpiries = &x
+			}
+		case "backoff":
+			f.Backoff, err = d.str(w, v)
+		case "timeout":
+			f.Timeout, err = d.str(w, v)
+		case "delay":
+			f.Delay, err = d.str(w, v)
+		case "run_at":
+			f.RunAt, err = d.str(w, v)
+		default:
+			err = d.fail(w, k, "unknown field (the fields of a job are listed in spec/rest.md)")
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
