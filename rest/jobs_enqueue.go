@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/workflowfile"
@@ -36,7 +35,8 @@ func bodyError(w http.ResponseWriter, err error) {
 
 // enqueueJob takes a job document (workflowfile.ParseJob) as JSON or
 // YAML, enqueues it and answers its record: 201 when new, 200 when the
-// same job already existed under that ID.
+// same job already existed under that ID, or with the record of the job
+// that holds its unique key.
 func (a *api) enqueueJob(w http.ResponseWriter, r *http.Request) {
 	body, ok := a.readBody(w, r)
 	if !ok {
@@ -50,9 +50,6 @@ func (a *api) enqueueJob(w http.ResponseWriter, r *http.Request) {
 	if j.Shell != "" && a.refuseShell(w, []string{j.Shell}) {
 		return
 	}
-	if j.Delay > 0 {
-		j.Spec.RunAt = time.Now().Add(j.Delay)
-	}
 	res, err := a.store.Enqueue(r.Context(), engine.EnqueueParams{Job: j.Spec})
 	if err != nil {
 		if errors.Is(err, engine.ErrJobExists) {
@@ -63,7 +60,11 @@ func (a *api) enqueueJob(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, r, err)
 		return
 	}
-	job, err := a.store.GetJob(r.Context(), j.Spec.ID)
+	id := j.Spec.ID
+	if res.Existing != "" {
+		id = res.Existing // another job holds the unique key: it is the answer
+	}
+	job, err := a.store.GetJob(r.Context(), id)
 	if err != nil {
 		a.storeError(w, r, err)
 		return

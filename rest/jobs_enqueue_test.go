@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -395,6 +396,47 @@ func TestAPIEnqueueIdempotentRace(t *testing.T) {
 		}
 		if created != 1 {
 			t.Errorf("%d responses were 201, want 1", created)
+		}
+	})
+}
+
+// TestAPIEnqueueUnique: a job whose unique key another job holds is not
+// enqueued; the answer is 200 with the holder's record. Racing producers
+// write one job.
+func TestAPIEnqueueUnique(t *testing.T) {
+	t.Parallel()
+	everyStore(t, Config{}, func(t *testing.T, a apiStore) {
+		var wg sync.WaitGroup
+		type answer struct {
+			status int
+			id     string
+		}
+		answers := make(chan answer, 8)
+		for i := range 8 {
+			wg.Go(func() {
+				r := a.do("POST", "/v1/jobs", fmt.Sprintf(`{"id": "u%d", "queue": "resize", "payload": {"width": %d}, "unique": {"key": "acct-7"}}`, i, i))
+				var rec struct{ ID string }
+				_ = json.Unmarshal(r.body, &rec)
+				answers <- answer{r.status, rec.ID}
+			})
+		}
+		wg.Wait()
+		close(answers)
+		created, ids := 0, map[string]bool{}
+		for an := range answers {
+			if an.status == http.StatusCreated {
+				created++
+			} else if an.status != http.StatusOK {
+				t.Errorf("status %d", an.status)
+			}
+			ids[an.id] = true
+		}
+		if created != 1 || len(ids) != 1 {
+			t.Errorf("%d answers were 201 and they name %d jobs; want 1 and 1 (the holder)", created, len(ids))
+		}
+		// the key is per queue: another queue takes its own
+		if r := a.do("POST", "/v1/jobs", `{"queue": "other", "unique": {"key": "acct-7"}}`); r.status != http.StatusCreated {
+			t.Errorf("another queue: %d %s", r.status, r.body)
 		}
 	})
 }

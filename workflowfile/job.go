@@ -18,12 +18,9 @@ import (
 type Job struct {
 	// Spec is the job to enqueue: its ID is the document's, or a new one
 	// (client.NewID) when it has none; its payload the document's payload
-	// as msgpack (null when it has none). RunAt is the document's run_at,
-	// or zero; see Delay.
+	// as msgpack (null when it has none); RunAt, Delay and Unique the
+	// document's run_at, delay and unique.
 	Spec engine.JobSpec
-	// Delay is the document's delay: the caller sets Spec.RunAt to now
-	// plus Delay when it enqueues (0: no delay).
-	Delay time.Duration
 	// Shell is "payload" when the payload is an object with a "run" key,
 	// the field a shell worker runs as a command (shell.Payload); else "".
 	Shell string
@@ -41,6 +38,13 @@ type fileJob struct {
 	Timeout     string
 	Delay       string
 	RunAt       string
+	Unique      *fileUnique
+}
+
+// fileUnique is a job document's unique object.
+type fileUnique struct {
+	Key string
+	For string
 }
 
 // ParseJob strictly decodes data, a job document named name (errors start
@@ -109,8 +113,14 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	if j.Spec.Timeout, err = parseDuration(f.Timeout, 0); err != nil {
 		return nil, fail("timeout", "%v", err)
 	}
-	if j.Delay, err = parseDuration(f.Delay, 0); err != nil {
+	if j.Spec.Delay, err = parseDuration(f.Delay, 0); err != nil {
 		return nil, fail("delay", "%v", err)
+	}
+	if u := f.Unique; u != nil {
+		j.Spec.Unique = &engine.Unique{Key: u.Key}
+		if j.Spec.Unique.For, err = parseDuration(u.For, 0); err != nil {
+			return nil, fail("unique.for", "%v", err)
+		}
 	}
 	if f.RunAt != "" {
 		if f.Delay != "" {
@@ -188,6 +198,8 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 			f.Delay, err = d.str(w, v)
 		case "run_at":
 			f.RunAt, err = d.str(w, v)
+		case "unique":
+			f.Unique, err = d.unique(w, v)
 		default:
 			err = d.fail(w, k, "unknown field (the fields of a job are listed in spec/rest.md)")
 		}
@@ -196,4 +208,28 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 		}
 	}
 	return f, nil
+}
+
+// unique decodes a job's unique object: {key, for}, both optional.
+func (d *fileDecoder) unique(w where, n *yaml.Node) (*fileUnique, error) {
+	fields, err := d.mapping(w, n, "unique")
+	if err != nil {
+		return nil, err
+	}
+	u := &fileUnique{}
+	for i := 0; i < len(fields); i += 2 {
+		k, v := fields[i], fields[i+1]
+		switch k.Value {
+		case "key":
+			u.Key, err = d.str(w.in(k.Value), v)
+		case "for":
+			u.For, err = d.str(w.in(k.Value), v)
+		default:
+			err = d.fail(w.in(k.Value), k, "unknown field (a job's unique takes key and for)")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
 }

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
 )
 
 type inner struct {
@@ -160,7 +162,7 @@ func TestParseJobDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j.Spec.Queue != "q" || j.Spec.MaxAttempts != 1 || j.Spec.MaxExpiries != 0 || !bytes.Equal(j.Spec.Payload, []byte{0xc0}) ||
-		j.Delay != 0 || !j.Spec.RunAt.IsZero() || j.Shell != "" || len(j.Spec.ID) != 26 {
+		j.Spec.Delay != 0 || j.Spec.Unique != nil || !j.Spec.RunAt.IsZero() || j.Shell != "" || len(j.Spec.ID) != 26 {
 		t.Errorf("job %+v", j)
 	}
 	// What a Go client stores for a nil payload.
@@ -202,5 +204,28 @@ func TestPayloadAliasesBounded(t *testing.T) {
 	_, err = Parse("f", []byte(b.String()), Options{})
 	if err == nil || !strings.Contains(err.Error(), "payloads total more than") {
 		t.Errorf("40 aliases of a payload of 0.9 MB: %v", err)
+	}
+}
+
+func TestParseJobDelayAndUnique(t *testing.T) {
+	j, err := ParseJob("job", []byte(`{"queue": "q", "delay": "1m", "unique": {"key": "acct-7", "for": "10m"}}`), Options{Format: FormatJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Spec.Delay != time.Minute || j.Spec.Unique == nil || *j.Spec.Unique != (engine.Unique{Key: "acct-7", For: 10 * time.Minute}) {
+		t.Errorf("delay %v, unique %+v", j.Spec.Delay, j.Spec.Unique)
+	}
+	if j, err := ParseJob("job", []byte("queue: q\nunique: {}\n"), Options{}); err != nil || j.Spec.Unique == nil || *j.Spec.Unique != (engine.Unique{}) {
+		t.Errorf("unique {}: %+v, %v", j, err)
+	}
+	for body, field := range map[string]string{
+		`{"queue": "q", "unique": {"for": "-1s"}}`: "unique.for",
+		`{"queue": "q", "unique": {"ttl": "1s"}}`:  "unique.ttl",
+		`{"queue": "q", "unique": "k"}`:            "unique",
+	} {
+		var fe *Error
+		if _, err := ParseJob("job", []byte(body), Options{Format: FormatJSON}); !errors.As(err, &fe) || pathOf(fe) != field {
+			t.Errorf("%s: %v (path %q); want an error at %s", body, err, pathOf(fe), field)
+		}
 	}
 }

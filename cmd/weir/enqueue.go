@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +25,7 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			"from FILE or, with -, standard input, and enqueues it on the shared Redis. The\n" +
 			"payload is stored as a Go producer would store it, for the worker.Handle handler\n" +
 			"of the queue. It prints the job's ID; the same job under the same ID again changes\n" +
-			"nothing.",
+			"nothing, and a job whose unique key another job holds prints that job's ID.",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			name, data, err := readJobFile(args[0], c.InOrStdin())
@@ -38,14 +37,18 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			if j.Delay > 0 {
-				j.Spec.RunAt = time.Now().Add(j.Delay)
-			}
-			if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec}); err != nil {
+			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec})
+			if err != nil {
 				if errors.Is(err, engine.ErrJobExists) {
 					return failErr(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))
 				}
 				return storeErr(name, err)
+			}
+			if res.Existing != "" {
+				// another job holds the unique key: that job is the answer
+				fmt.Fprintf(c.ErrOrStderr(), "weir enqueue: job %s holds the unique key (%s); nothing enqueued\n", res.Existing, res.State)
+				fmt.Fprintln(c.OutOrStdout(), res.Existing)
+				return nil
 			}
 			fmt.Fprintln(c.OutOrStdout(), j.Spec.ID)
 			return nil
