@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/metrics"
 	"github.com/weirflow/weir/rest"
@@ -79,8 +80,9 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	wm := metrics.NewWorkerMetrics(metrics.WorkerMetricsOpts{})
 	h, err := rest.NewHandler(rest.Config{
 		Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
-		Logger:  slog.New(slog.NewTextHandler(stderr, nil)),
-		Metrics: metricsHandler(cn.store, wm),
+		Logger:    slog.New(slog.NewTextHandler(stderr, nil)),
+		Metrics:   metricsHandler(cn.store, wm),
+		Dashboard: dashboard.Handler(),
 	})
 	if err != nil {
 		return usageErr(err)
@@ -98,6 +100,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if generated {
 		fmt.Fprintf(stdout, "WEIR_TOKEN=%s\n", token)
 	}
+	fmt.Fprintf(stderr, "weir dev: dashboard at %s\n", dashboardURL(ln.Addr().String(), token, generated))
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
 	serveErr := serveAPI(ctx, ln, h)
 	// Running commands get shutdownTimeout to finish; then they are killed
@@ -128,4 +131,16 @@ func parseQueues(list string) ([]string, error) {
 		}
 	}
 	return qs, nil
+}
+
+// dashboardURL is the dashboard's address on the API's listener addr. A
+// token dev generated rides in the fragment (#token=), which the browser
+// keeps to itself and the page moves to the tab's sessionStorage; a token
+// the user gave is not printed.
+func dashboardURL(addr, token string, generated bool) string {
+	u := "http://" + addr + "/"
+	if generated {
+		u += "#token=" + token
+	}
+	return u
 }

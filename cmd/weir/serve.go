@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/rest"
 )
 
@@ -80,8 +81,9 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			defer cn.Close()
 			h, err := rest.NewHandler(rest.Config{
 				Store: cn.store, Token: token, MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
-				Logger:  slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
-				Metrics: metricsHandler(cn.store, nil),
+				Logger:    slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
+				Metrics:   metricsHandler(cn.store, nil),
+				Dashboard: dashboard.Handler(),
 			})
 			if err != nil {
 				return usageErr(err)
@@ -91,6 +93,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
+			fmt.Fprintf(c.ErrOrStderr(), "weir serve: dashboard at http://%s/\n", ln.Addr())
 			if err := serveAPI(ctx, ln, h); err != nil {
 				return failErr(err)
 			}
