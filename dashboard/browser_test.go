@@ -1,0 +1,342 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirflow/weir/dashboard"
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/rest"
+)
+
+// The browser tests drive the dashboard in a headless Chromium (Debian's
+// chromium package) through the DevTools protocol (chromedp). They skip
+// when no Chromium is found, unless WEIR_BROWSER=required (.ci/run sets
+// it). WEIR_CHROMIUM names the binary; else chromium, chromium-browser,
+// google-chrome are looked up in PATH.
+
+// browserTimeout bounds a whole browser test: a deadline for a hung
+// browser, not a timed assertion.
+const browserTimeout = 2 * time.Minute
+
+// chromiumPath returns the browser to run, or skips the test.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	names := []string{"chromium", "chromium-browser", "google-chrome"}
+	if p := os.Getenv("WEIR_CHROMIUM"); p != "" {
+		names = []string{p}
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("WEIR_BROWSER") == "required" {
+		t.Fatalf("WEIR_BROWSER=required but none of %v is found", names)
+	}
+	t.Skipf("no Chromium (%v) found; WEIR_BROWSER=required makes this a failure", names)
+	return ""
+}
+
+// browser is a headless Chromium tab, and what its page reported: script
+// exceptions and console or browser-log errors (a CSP violation among
+// them).
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	problems []string
+}
+
+// newBrowser starts Chromium with a new profile and opens a tab of
+// width x height; both end with the test.
+func newBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
+	path := chromiumPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	t.Cleanup(cancel)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	b := &browser{ctx: bctx}
+	if err := chromedp.Do(bctx); err != nil { // starts the browser and opens the tab
+		t.Fatalf("start %s: %v", path, err)
+	}
+	messages := chromedp.Console(bctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException || m.Source == "security" {
+				b.mu.Lock()
+				b.problems = append(b.problems, string(m.Type)+": "+m.String()+" "+m.URL)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		// Close the browser before its profile directory is removed.
+		chromedp.Cancel(bctx)
+		bcancel()
+		acancel()
+		<-done
+	})
+	return b
+}
+
+// run runs actions in the tab; a failure (a selector never matched before
+// the deadline, say) fails the test.
+func (b *browser) run(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		t.Fatalf("browser: %v (page problems: %q)", err, b.reported())
+	}
+}
+
+// reported returns what the page reported so far.
+func (b *browser) reported() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.problems)
+}
+
+// evaluate evaluates a JavaScript expression in b's page into a T.
+func evaluate[T any](t *testing.T, b *browser, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// wait waits until the page has an element matching the CSS selector.
+func wait(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitReady(chromedp.CSS(sel)) }
+
+// click clicks the first element matching the CSS selector.
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+
+// node is a task's node in the drawn DAG.
+type node struct {
+	Task, State, Class, Fill string
+}
+
+// nodes reads the DAG's nodes: their task, state, classes and the fill
+// the style sheet gives their box.
+func (b *browser) nodes(t *testing.T) []node {
+	t.Helper()
+	return evaluate[[]node](t, b, `[...document.querySelectorAll('#dag-svg g.node')].map(g => ({
+		Task: g.dataset.task, State: g.dataset.state, Class: g.getAttribute('class'),
+		Fill: getComputedStyle(g.querySelector('rect.box')).fill}))`)
+}
+
+// submit posts a workflow file to the API and fails the test unless it is
+// created.
+func submit(t *testing.T, srv string, contentType, body string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", srv+"/v1/workflows", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", contentType)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %s", res.Status)
+	}
+}
+
+// claim claims the queued jobs of queue as a worker would and returns them
+// by job ID.
+func claim(t *testing.T, s engine.Store, queue string) map[string]engine.Claimed {
+	t.Helper()
+	cs, err := s.Claim(context.Background(), engine.ClaimParams{Queues: []string{queue}, Max: 50, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]engine.Claimed{}
+	for _, c := range cs {
+		m[c.Job.ID] = c
+	}
+	return m
+}
+
+// finish ends a claimed job: completed with result, or failed with errText
+// (not retried).
+func finish(t *testing.T, s engine.Store, c engine.Claimed, result, errText string) {
+	t.Helper()
+	o := engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted}
+	if errText != "" {
+		o.Kind, o.Error, o.NonRetryable = engine.OutcomeFailed, errText, true
+	} else {
+		b, err := msgpack.Marshal(result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Result = b
+	}
+	res, err := s.Finish(context.Background(), engine.FinishParams{Outcomes: []engine.Outcome{o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Settled {
+		if st.Err != nil {
+			t.Fatalf("finish %s: %v", c.Job.ID, st.Err)
+		}
+	}
+}
+
+// TestBrowser opens the dashboard in Chromium on a memstore through the
+// REST API and checks what a user sees and does: the workflow list, the
+// workflow's DAG (one node per task, coloured by its state, an edge per
+// dependency) following the store as a worker runs the tasks, pausing and
+// resuming a queue, the token handling, and no script error or CSP
+// violation on the way.
+func TestBrowser(t *testing.T) {
+	b := newBrowser(t, 1280, 900)
+	s := memstore.New()
+	srv := newServer(t, rest.Config{Store: s, Token: testToken, Dashboard: dashboard.Handler()})
+	submit(t, srv.URL, "application/json", `{"id":"wf-1","tasks":[
+		{"name":"a","run":"true"},
+		{"name":"b","run":"true","after":["a"]},
+		{"name":"c","run":"true","after":["a"]},
+		{"name":"d","run":"true","after":["b","c"],"undo":{"run":"true"}}]}`)
+
+	// The token arrives in the fragment, moves to sessionStorage and leaves
+	// the address bar.
+	b.run(t, chromedp.Navigate(srv.URL+"/#token="+testToken), wait(`#workflow-table tr[data-workflow="wf-1"]`))
+	href := evaluate[string](t, b, `location.href`)
+	stored := evaluate[string](t, b, `sessionStorage.getItem('weir.token')`)
+	if strings.Contains(href, testToken) || stored != testToken {
+		t.Errorf("after load: location %q, sessionStorage token %q; want the token stored and gone from the URL", href, stored)
+	}
+	listed := evaluate[string](t, b, `document.querySelector('tr[data-workflow="wf-1"] .badge').dataset.state`)
+	if listed != "running" {
+		t.Errorf("the list shows wf-1 %q, want running", listed)
+	}
+
+	// The workflow page: its DAG.
+	b.run(t, click(`tr[data-workflow="wf-1"] a`), wait(`#dag-svg g.node[data-task="d"]`))
+	checkNodes := func(want map[string]string) []node {
+		t.Helper()
+		ns := b.nodes(t)
+		var names []string
+		for _, n := range ns {
+			names = append(names, n.Task)
+			if n.State != want[n.Task] || !strings.Contains(n.Class, "st-"+n.State) {
+				t.Errorf("node %s: state %q, classes %q; want %s", n.Task, n.State, n.Class, want[n.Task])
+			}
+		}
+		if !slices.Equal(names, []string{"a", "b", "c", "d"}) {
+			t.Errorf("the DAG's nodes are %v, want a b c d", names)
+		}
+		return ns
+	}
+	ns := checkNodes(map[string]string{"a": "queued", "b": "waiting", "c": "waiting", "d": "waiting"})
+	edges := evaluate[[]string](t, b, `[...document.querySelectorAll('#dag-svg path.edge')].map(e => e.dataset.from + '>' + e.dataset.to).sort()`)
+	if want := []string{"a>b", "a>c", "b>d", "c>d"}; !slices.Equal(edges, want) {
+		t.Errorf("the DAG's edges are %v, want %v", edges, want)
+	}
+	undos := evaluate[int](t, b, `document.querySelectorAll('#dag-svg g.node[data-task="d"] g.undo').length`)
+	if undos != 1 {
+		t.Errorf("task d's node has %d undo marks, want 1", undos)
+	}
+	if ns[0].Fill == ns[1].Fill {
+		t.Errorf("a queued and a waiting node have the same fill %s: the style sheet did not colour them", ns[0].Fill)
+	}
+
+	// Live: the page follows the store while a worker runs the tasks.
+	cs := claim(t, s, "default")
+	b.run(t, wait(`#dag-svg g.node[data-task="a"][data-state="running"]`))
+	checkNodes(map[string]string{"a": "running", "b": "waiting", "c": "waiting", "d": "waiting"})
+	finish(t, s, cs["wf-1/a"], "hello", "")
+	b.run(t, wait(`#dag-svg g.node[data-task="b"][data-state="queued"]`))
+	ns = checkNodes(map[string]string{"a": "completed", "b": "queued", "c": "queued", "d": "waiting"})
+	if ns[0].Fill == ns[1].Fill || ns[0].Fill == ns[3].Fill {
+		t.Errorf("fills completed %s, queued %s, waiting %s: want each its own", ns[0].Fill, ns[1].Fill, ns[3].Fill)
+	}
+	cs = claim(t, s, "default")
+	finish(t, s, cs["wf-1/b"], "", "exit status 3: disk full")
+	b.run(t, wait(`#dag-svg g.node[data-task="b"][data-state="failed"]`),
+		wait(`#workflow-meta`), click(`#dag-svg g.node[data-task="b"]`), wait(`.job-card[data-job="wf-1/b"]`))
+	jobText := evaluate[string](t, b, `document.querySelector('.job-card[data-job="wf-1/b"]').textContent`)
+	if !strings.Contains(jobText, "exit status 3: disk full") {
+		t.Errorf("the job card of the failed task says %q, want its error", jobText)
+	}
+
+	// The queues page: pause and resume.
+	b.run(t, click(`#nav-queues`), wait(`tr[data-queue="default"][data-paused="false"] button.pause`))
+	b.run(t, click(`tr[data-queue="default"] button.pause`), wait(`tr[data-queue="default"][data-paused="true"] button.resume`))
+	qs, err := s.Queues(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 1 || !qs[0].Paused {
+		t.Errorf("after Pause the store has the queues %+v, want default paused", qs)
+	}
+	b.run(t, click(`tr[data-queue="default"] button.resume`), wait(`tr[data-queue="default"][data-paused="false"]`))
+	if qs, err = s.Queues(context.Background()); err != nil {
+		t.Fatal(err)
+	} else if qs[0].Paused {
+		t.Errorf("after Resume the store has the queues %+v, want default not paused", qs)
+	}
+	// The inspector's controls stay hidden while the API lacks their routes.
+	purge := evaluate[int](t, b, `document.querySelectorAll('button.purge').length`)
+	if purge != 0 {
+		t.Errorf("the queues page shows %d Purge buttons, but the API has no purge route", purge)
+	}
+
+	if p := b.reported(); len(p) > 0 {
+		t.Errorf("the page reported problems: %q", p)
+	}
+}
+
+// TestBrowserToken: a tab without the token is asked for it, and the page
+// works once it is given.
+func TestBrowserToken(t *testing.T) {
+	b := newBrowser(t, 1000, 700)
+	s := memstore.New()
+	srv := newServer(t, rest.Config{Store: s, Token: testToken, Dashboard: dashboard.Handler()})
+	submit(t, srv.URL, "application/json", `{"id":"wf-t","tasks":[{"name":"a","run":"true"}]}`)
+	b.run(t, chromedp.Navigate(srv.URL+"/"), wait(`#token-form`))
+	shown := evaluate[int](t, b, `document.querySelectorAll('#workflow-table').length`)
+	if shown != 0 {
+		t.Error("the workflow list shows without a token")
+	}
+	b.run(t, chromedp.SendKeys(chromedp.CSS(`#token-input`), testToken), click(`#token-form button[type="submit"]`),
+		wait(`#workflow-table tr[data-workflow="wf-t"]`))
+	// The 401 that asked for the token is logged by the browser as a failed
+	// load: that one is expected.
+	for _, p := range b.reported() {
+		if !strings.Contains(p, "401") {
+			t.Errorf("the page reported %q", p)
+		}
+	}
+}
