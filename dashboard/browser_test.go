@@ -2,9 +2,12 @@ package dashboard_test
 
 import (
 	"context"
+	"flag"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -338,5 +341,110 @@ func TestBrowserToken(t *testing.T) {
 		if !strings.Contains(p, "401") {
 			t.Errorf("the page reported %q", p)
 		}
+	}
+}
+
+// screenshots is where TestScreenshots writes its PNGs (docs/img from the
+// repository's root is ../docs/img); empty skips it.
+var screenshots = flag.String("screenshots", "", "directory TestScreenshots writes the dashboard's screenshots to (empty: skip)")
+
+// TestScreenshots writes the README's screenshots of the dashboard: a
+// running workflow, a failed one, a saga compensating, and the list:
+//
+//	go test ./dashboard -run TestScreenshots -screenshots ../docs/img
+//
+// It checks each page shows the states it set up before taking it.
+func TestScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("no -screenshots directory")
+	}
+	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, 1200, 760)
+	s := memstore.New()
+	srv := newServer(t, rest.Config{Store: s, Token: testToken, Dashboard: dashboard.Handler()})
+	ctx := context.Background()
+
+	// A failed deploy: the tests fail, what depends on them is cancelled.
+	submit(t, srv.URL, "application/yaml", `id: deploy-1842
+tasks:
+  - {name: build, run: make build}
+  - {name: unit-tests, run: make test, after: [build]}
+  - {name: lint, run: make lint, after: [build]}
+  - {name: deploy-eu, run: ./deploy eu, after: [unit-tests, lint]}
+  - {name: deploy-us, run: ./deploy us, after: [unit-tests, lint]}
+  - {name: smoke-test, run: ./smoke, after: [deploy-eu, deploy-us]}
+`)
+	cs := claim(t, s, "default")
+	finish(t, s, cs["deploy-1842/build"], "bin/shop 41 MB", "")
+	cs = claim(t, s, "default")
+	finish(t, s, cs["deploy-1842/lint"], "0 issues", "")
+	finish(t, s, cs["deploy-1842/unit-tests"], "", "exit status 1: --- FAIL: TestCheckoutTotals (0.02s)\n    cart_test.go:88: total = 41.90, want 42.00\nFAIL\tshop/cart\t0.412s")
+
+	// A saga compensating (examples/saga.yaml): paying fails, the undo of
+	// the car booking runs, the hotel's and the flight's wait for it.
+	saga, err := os.ReadFile("../examples/saga.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit(t, srv.URL, "application/yaml", "id: trip-0193\n"+string(saga))
+	for _, step := range []struct{ task, result string }{{"flight", "FL-1"}, {"hotel", "HO-2"}, {"car", "CA-3"}} {
+		cs = claim(t, s, "default")
+		finish(t, s, cs["trip-0193/"+step.task], step.result, "")
+	}
+	cs = claim(t, s, "default")
+	finish(t, s, cs["trip-0193/pay"], "", "exit status 3: card declined")
+	cs = claim(t, s, "default")
+	if _, ok := cs["trip-0193/car/undo"]; !ok {
+		t.Fatalf("the saga's first undo is not the car's: claimed %v", slices.Collect(maps.Keys(cs)))
+	}
+
+	// A running image pipeline, submitted last: the newest.
+	submit(t, srv.URL, "application/yaml", `id: photos-2026-12-04
+tasks:
+  - {name: fetch, run: ./fetch.sh}
+  - {name: resize, run: ./resize.sh, after: [fetch]}
+  - {name: thumbnails, run: ./thumbs.sh, after: [fetch]}
+  - {name: detect-faces, run: ./faces.py, after: [fetch], queue: gpu, retries: 3, backoff: 1ms}
+  - {name: index, run: ./index.sh, after: [resize, thumbnails, detect-faces]}
+  - {name: publish, run: ./publish.sh, after: [index], undo: {run: ./unpublish.sh}}
+  - {name: notify, run: ./notify.sh, after: [publish], always: true}
+`)
+	cs = claim(t, s, "default")
+	finish(t, s, cs["photos-2026-12-04/fetch"], "1,204 photos, 3.1 GB", "")
+	cs = claim(t, s, "default")
+	finish(t, s, cs["photos-2026-12-04/resize"], "1,204 resized", "")
+	gpu := claim(t, s, "gpu")
+	g := gpu["photos-2026-12-04/detect-faces"]
+	o := engine.Outcome{JobID: g.Job.ID, Token: g.Lease.Token, Kind: engine.OutcomeFailed, Error: "CUDA out of memory", RetryAfter: time.Millisecond}
+	if _, err := s.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{o}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, engine.ClaimParams{Queues: []string{"gpu"}, Max: 1, Lease: time.Hour, Wait: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+
+	shoot := func(name, url, ready string) {
+		t.Helper()
+		b.run(t, chromedp.Navigate(url), wait(ready), chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*screenshots, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.run(t, chromedp.Navigate(srv.URL+"/#token="+testToken), wait(`#workflow-table tr[data-workflow="deploy-1842"]`))
+	shoot("dashboard-running.png", srv.URL+"/#/workflows/photos-2026-12-04",
+		`#dag-svg g.node[data-task="detect-faces"][data-state="running"]`)
+	shoot("dashboard-failed.png", srv.URL+"/#/workflows/deploy-1842?task=unit-tests",
+		`#dag-svg g.node[data-task="unit-tests"][data-state="failed"] ~ g.node[data-task="deploy-eu"][data-state="cancelled"]`)
+	shoot("dashboard-compensating.png", srv.URL+"/#/workflows/trip-0193?task=pay",
+		`#dag-svg g.node[data-task="car"] g.undo[data-undo-state="running"]`)
+	shoot("dashboard-workflows.png", srv.URL+"/#/", `#workflow-table tr[data-workflow="photos-2026-12-04"]`)
+	if p := b.reported(); len(p) > 0 {
+		t.Errorf("the page reported problems: %q", p)
 	}
 }

@@ -62,6 +62,13 @@
     }
   }
 
+  // fill replaces el's children with children, skipping null, undefined
+  // and false (which replaceChildren would write as text).
+  function fill(el, ...children) {
+    el.replaceChildren();
+    append(el, children);
+  }
+
   function badge(state) {
     return h('span', { class: 'badge st-' + state, 'data-state': state }, state.replace('_', ' '));
   }
@@ -161,7 +168,7 @@
     document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue');
     const main = document.getElementById('view');
     const v = views[route.view](route);
-    main.replaceChildren(v.root);
+    fill(main, v.root);
     poll(generation, v.refresh);
   }
 
@@ -222,7 +229,7 @@
       features = null;
       show();
     });
-    document.getElementById('view').replaceChildren(form);
+    fill(document.getElementById('view'), form);
     setBanner('');
   }
 
@@ -244,7 +251,7 @@
     });
     const body = h('div', { id: 'workflows' });
     const cursors = ['']; // the cursor of each page shown so far
-    const pager = h('div', { class: 'toolbar' });
+    const pager = h('div', { class: 'toolbar pager' });
     const root = h('section', {}, h('h1', {}, 'Workflows'), form, body, pager);
     let next = null;
 
@@ -255,12 +262,13 @@
       if (cur) path += '&cursor=' + enc(cur);
       const page = await api('GET', path);
       next = page.next_cursor;
-      body.replaceChildren(workflowTable(page.workflows));
+      fill(body, workflowTable(page.workflows));
       const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
       const older = h('button', { type: 'button', disabled: !next }, 'Older →');
       older.addEventListener('click', () => { cursors.push(next); refresh(); });
-      pager.replaceChildren(newer, older);
+      if (cursors.length > 1 || next) fill(pager, newer, older);
+      else fill(pager);
     }
     return { root, refresh };
   }
@@ -308,9 +316,9 @@
         const cancel = wf.state === 'running'
           ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/cancel', 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
           : null;
-        title.replaceChildren('Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel);
+        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel);
       }
-      meta.replaceChildren(
+      fill(meta,
         h('span', {}, h('b', {}, 'created'), fmtTime(wf.created_at)),
         wf.ended_at ? h('span', {}, h('b', {}, 'ended'), fmtTime(wf.ended_at)) : null,
         wf.reason ? h('span', {}, h('b', {}, 'reason'), wf.reason) : null,
@@ -318,14 +326,14 @@
         wf.fail_fast ? h('span', {}, 'fail fast') : null,
         wf.undo_on_cancel ? h('span', {}, 'undo on cancel') : null,
         wf.cancel_requested ? h('span', {}, 'cancel requested') : null);
-      dag.replaceChildren(drawDAG(wf.tasks, selected, select));
-      tasks.replaceChildren(taskTable(wf, select));
+      fill(dag, drawDAG(wf.tasks, selected, select));
+      fill(tasks, taskTable(wf, select));
       if (selected && wf.tasks.some((t) => t.name === selected)) {
         const t = wf.tasks.find((x) => x.name === selected);
         const id = wf.id + '/' + selected;
-        job.replaceChildren(await jobCard(id), t.undo && t.undo.state ? await jobCard(id + '/undo') : '');
+        fill(job, await jobCard(id), t.undo && t.undo.state ? await jobCard(id + '/undo') : '');
       } else {
-        job.replaceChildren();
+        fill(job);
       }
     }
     return { root, refresh };
@@ -389,10 +397,10 @@
     async function refresh() {
       const { queues } = await api('GET', '/v1/queues');
       if (queues.length === 0) {
-        body.replaceChildren(h('p', { class: 'muted' }, 'No queues yet.'));
+        fill(body, h('p', { class: 'muted' }, 'No queues yet.'));
         return;
       }
-      body.replaceChildren(h('table', { id: 'queue-table' },
+      fill(body, h('table', { id: 'queue-table' },
         h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Ready'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Running'), h('th', {}, ''))),
         h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name, 'data-paused': String(q.paused) },
           h('td', { class: 'mono' }, has('listJobs') ? h('a', { href: '#/queues/' + enc(q.name) }, q.name) : q.name),
@@ -419,16 +427,16 @@
     const root = h('section', {}, h('h1', {}, 'Queue ', h('span', { class: 'mono' }, route.name)), h('div', { class: 'toolbar' }, select), body);
     async function refresh() {
       if (!has('listJobs')) {
-        body.replaceChildren(h('p', { class: 'muted' }, 'This server cannot list jobs.'));
+        fill(body, h('p', { class: 'muted' }, 'This server cannot list jobs.'));
         return;
       }
       const page = await api('GET', '/v1/queues/' + enc(route.name) + '/jobs?state=' + enc(route.state) + '&limit=' + PAGE);
       const jobs = page.jobs || [];
       if (jobs.length === 0) {
-        body.replaceChildren(h('p', { class: 'muted' }, 'No ' + route.state + ' jobs.'));
+        fill(body, h('p', { class: 'muted' }, 'No ' + route.state + ' jobs.'));
         return;
       }
-      body.replaceChildren(h('table', { id: 'job-table' },
+      fill(body, h('table', { id: 'job-table' },
         h('thead', {}, h('tr', {}, ['Job', 'State', 'Attempts', 'Created', 'Error', ''].map((c) => h('th', {}, c)))),
         h('tbody', {}, jobs.map((j) => h('tr', { 'data-job': j.id },
           h('td', { class: 'mono' }, j.workflow ? h('a', { href: '#/workflows/' + enc(j.workflow) + (j.task ? '?task=' + enc(j.task) : '') }, j.id) : j.id),
