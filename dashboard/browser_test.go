@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -57,6 +58,7 @@ func chromiumPath(t *testing.T) string {
 // them).
 type browser struct {
 	ctx      context.Context
+	wg       sync.WaitGroup // the goroutines reading the tab's events
 	mu       sync.Mutex
 	problems []string
 }
@@ -86,9 +88,9 @@ func newBrowser(t *testing.T, width, height int) *browser {
 		t.Fatalf("start %s: %v", path, err)
 	}
 	messages := chromedp.Console(bctx)
-	done := make(chan struct{})
+	b.wg.Add(1)
 	go func() {
-		defer close(done)
+		defer b.wg.Done()
 		for m, err := range messages {
 			if err != nil {
 				return
@@ -105,9 +107,27 @@ func newBrowser(t *testing.T, width, height int) *browser {
 		chromedp.Cancel(bctx)
 		bcancel()
 		acancel()
-		<-done
+		b.wg.Wait()
 	})
 	return b
+}
+
+// acceptDialogs makes the tab accept every dialog (confirm) it opens from
+// now on.
+func (b *browser) acceptDialogs() {
+	dialogs := chromedp.Events(b.ctx, page.JavascriptDialogOpening)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			if _, err := chromedp.Call(b.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+				return
+			}
+		}
+	}()
 }
 
 // run runs actions in the tab; a failure (a selector never matched before
@@ -294,6 +314,32 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the job card of the failed task says %q, want its error", jobText)
 	}
 
+	// Cancel, confirmed in the page's dialog.
+	b.acceptDialogs()
+	b.run(t, click(`#cancel-workflow`), wait(`#workflow-meta .cancel-requested`))
+	wf, err := s.GetWorkflow(context.Background(), "wf-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wf.CancelRequested {
+		t.Errorf("after Cancel the workflow is %s without a cancel requested", wf.State)
+	}
+	// c's worker stops it: the workflow ends.
+	c := cs["wf-1/c"]
+	if _, err := s.Finish(context.Background(), engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCancelled}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = s.GetWorkflow(context.Background(), "wf-1"); err != nil {
+		t.Fatal(err)
+	}
+	if wf.State == engine.WorkflowRunning {
+		t.Fatalf("the workflow is still running after its last job was cancelled")
+	}
+	b.run(t, wait(`h1 .badge[data-state="`+string(wf.State)+`"]`))
+	if n := evaluate[int](t, b, `document.querySelectorAll('#cancel-workflow').length`); n != 0 {
+		t.Errorf("the ended workflow's page shows %d Cancel buttons", n)
+	}
+
 	// The queues page: pause and resume.
 	b.run(t, click(`#nav-queues`), wait(`tr[data-queue="default"][data-paused="false"] button.pause`))
 	b.run(t, click(`tr[data-queue="default"] button.pause`), wait(`tr[data-queue="default"][data-paused="true"] button.resume`))
@@ -316,6 +362,18 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the queues page shows %d Purge buttons, but the API has no purge route", purge)
 	}
 
+	if p := b.reported(); len(p) > 0 {
+		t.Errorf("the page reported problems: %q", p)
+	}
+}
+
+// TestBrowserNoToken: with no token configured the page works as is.
+func TestBrowserNoToken(t *testing.T) {
+	b := newBrowser(t, 1000, 700)
+	s := memstore.New()
+	srv := newServer(t, rest.Config{Store: s, Dashboard: dashboard.Handler()})
+	submit(t, srv.URL, "application/json", `{"id":"wf-open","tasks":[{"name":"a","run":"true"}]}`)
+	b.run(t, chromedp.Navigate(srv.URL+"/"), wait(`#workflow-table tr[data-workflow="wf-open"]`))
 	if p := b.reported(); len(p) > 0 {
 		t.Errorf("the page reported problems: %q", p)
 	}

@@ -311,9 +311,10 @@
 
     async function refresh() {
       const wf = await api('GET', '/v1/workflows/' + enc(route.id));
-      if (wf.state !== lastState) {
-        lastState = wf.state;
-        const cancel = wf.state === 'running'
+      const key = wf.state + (wf.cancel_requested ? '+cancel' : '');
+      if (key !== lastState) {
+        lastState = key;
+        const cancel = wf.state === 'running' && !wf.cancel_requested
           ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/cancel', 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
           : null;
         fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel);
@@ -325,7 +326,7 @@
         h('span', {}, h('b', {}, 'tasks'), taskSummary(wf.tasks)),
         wf.fail_fast ? h('span', {}, 'fail fast') : null,
         wf.undo_on_cancel ? h('span', {}, 'undo on cancel') : null,
-        wf.cancel_requested ? h('span', {}, 'cancel requested') : null);
+        wf.cancel_requested ? h('span', { class: 'cancel-requested' }, 'cancel requested') : null);
       fill(dag, drawDAG(wf.tasks, selected, select));
       fill(tasks, taskTable(wf, select));
       if (selected && wf.tasks.some((t) => t.name === selected)) {
