@@ -3,8 +3,10 @@ package dashboard_test
 import (
 	"context"
 	"flag"
+	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -402,12 +404,16 @@ func TestBrowserToken(t *testing.T) {
 	}
 }
 
+// shotWidth is the width of the screenshots, in CSS pixels.
+const shotWidth = 1200
+
 // screenshots is where TestScreenshots writes its PNGs (docs/img from the
 // repository's root is ../docs/img); empty skips it.
 var screenshots = flag.String("screenshots", "", "directory TestScreenshots writes the dashboard's screenshots to (empty: skip)")
 
 // TestScreenshots writes the README's screenshots of the dashboard: a
-// running workflow, a failed one, a saga compensating, and the list:
+// running workflow, a failed one, a saga compensating, the list and the
+// queues:
 //
 //	go test ./dashboard -run TestScreenshots -screenshots ../docs/img
 //
@@ -483,10 +489,18 @@ tasks:
 		t.Fatal(err)
 	}
 
-	shoot := func(name, url, ready string) {
+	// shoot opens url at the width of the shots, waits for the selectors,
+	// then grows the viewport to the page's height and writes a PNG of it.
+	shoot := func(name, url string, ready ...string) {
 		t.Helper()
-		b.run(t, chromedp.Navigate(url), wait(ready), chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
-		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		b.run(t, chromedp.EmulateViewport(shotWidth, 700), chromedp.Navigate(url))
+		for _, sel := range ready {
+			b.run(t, wait(sel))
+		}
+		b.run(t, chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+		height := evaluate[int64](t, b, `Math.max(360, document.body.scrollHeight)`)
+		b.run(t, chromedp.EmulateViewport(shotWidth, height))
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -498,10 +512,74 @@ tasks:
 	shoot("dashboard-running.png", srv.URL+"/#/workflows/photos-2026-12-04",
 		`#dag-svg g.node[data-task="detect-faces"][data-state="running"]`)
 	shoot("dashboard-failed.png", srv.URL+"/#/workflows/deploy-1842?task=unit-tests",
-		`#dag-svg g.node[data-task="unit-tests"][data-state="failed"] ~ g.node[data-task="deploy-eu"][data-state="cancelled"]`)
-	shoot("dashboard-compensating.png", srv.URL+"/#/workflows/trip-0193?task=pay",
-		`#dag-svg g.node[data-task="car"] g.undo[data-undo-state="running"]`)
+		`#dag-svg g.node[data-task="unit-tests"][data-state="failed"] ~ g.node[data-task="deploy-eu"][data-state="cancelled"]`,
+		`.job-card[data-job="deploy-1842/unit-tests"]`)
+	shoot("dashboard-compensating.png", srv.URL+"/#/workflows/trip-0193?task=car",
+		`#dag-svg g.node[data-task="car"] g.undo[data-undo-state="running"]`, `.job-card[data-job="trip-0193/car/undo"]`)
 	shoot("dashboard-workflows.png", srv.URL+"/#/", `#workflow-table tr[data-workflow="photos-2026-12-04"]`)
+	if err := s.PauseQueue(ctx, "gpu"); err != nil {
+		t.Fatal(err)
+	}
+	shoot("dashboard-queues.png", srv.URL+"/#/queues", `tr[data-queue="gpu"][data-paused="true"]`)
+	if p := b.reported(); len(p) > 0 {
+		t.Errorf("the page reported problems: %q", p)
+	}
+}
+
+// TestBrowserInspectorHooks: the controls of the inspector's routes show
+// when the API's OpenAPI document lists them, and call them. The API here
+// is a stand-in answering those routes as spec/dashboard.md expects.
+func TestBrowserInspectorHooks(t *testing.T) {
+	b := newBrowser(t, 1000, 700)
+	calls := make(chan string, 10)
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", dashboard.Handler())
+	mux.Handle("GET /ui/", dashboard.Handler())
+	mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "openapi: 3.0.3\npaths:\n  /v1/queues:\n    get:\n  /v1/queues/{name}/jobs:\n    get:\n"+
+			"  /v1/queues/{name}/purge:\n    post:\n  /v1/jobs/{id}/retry:\n    post:\n  /v1/jobs/{id}/cancel:\n    post:\ncomponents:\n")
+	})
+	mux.HandleFunc("GET /v1/queues", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"queues":[{"name":"mail","paused":false,"ready":3,"delayed":0,"running":1}]}`)
+	})
+	mux.HandleFunc("GET /v1/queues/mail/jobs", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("state") != "failed" {
+			io.WriteString(w, `{"jobs":[],"next_cursor":null}`)
+			return
+		}
+		io.WriteString(w, `{"jobs":[{"id":"welcome-7","queue":"mail","workflow":null,"task":null,"undo":false,"state":"failed",
+			"attempts":3,"max_attempts":3,"error":"smtp: 550 mailbox unavailable","created_at":"2026-12-04T10:00:00.000Z"}],"next_cursor":null}`)
+	})
+	record := func(w http.ResponseWriter, r *http.Request) {
+		calls <- r.Method + " " + r.URL.Path
+		io.WriteString(w, `{}`)
+	}
+	mux.HandleFunc("POST /v1/queues/{name}/purge", record)
+	mux.HandleFunc("POST /v1/jobs/{id}/retry", record)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	// called waits for the stand-in's next call and checks it.
+	called := func(want string) {
+		t.Helper()
+		select {
+		case c := <-calls:
+			if c != want {
+				t.Errorf("the page called %s, want %s", c, want)
+			}
+		case <-b.ctx.Done():
+			t.Fatalf("the page never called %s", want)
+		}
+	}
+	b.acceptDialogs()
+	b.run(t, chromedp.Navigate(srv.URL+"/#/queues"), wait(`tr[data-queue="mail"] button.purge`), click(`tr[data-queue="mail"] button.purge`))
+	called("POST /v1/queues/mail/purge")
+	b.run(t, click(`tr[data-queue="mail"] a`), wait(`#job-table tr[data-job="welcome-7"]`))
+	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-job="welcome-7"] button').length`); n != 1 {
+		t.Errorf("the failed plain job has %d buttons, want Retry only (it has ended, and the stand-in has no delete route)", n)
+	}
+	b.run(t, click(`tr[data-job="welcome-7"] button`))
+	called("POST /v1/jobs/welcome-7/retry")
 	if p := b.reported(); len(p) > 0 {
 		t.Errorf("the page reported problems: %q", p)
 	}

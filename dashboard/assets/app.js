@@ -342,7 +342,7 @@
 
   function taskTable(wf, select) {
     return h('table', { id: 'task-table' },
-      h('thead', {}, h('tr', {}, ['Task', 'Queue', 'State', 'Attempts', 'After', 'Undo', 'Error or result'].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ['Task', 'Queue', 'State', 'Attempts', 'After', 'Undo', 'Error or result'].map((c) => h('th', { class: c === 'Attempts' ? 'num' : null }, c)))),
       h('tbody', {}, wf.tasks.map((t) => h('tr', { 'data-task': t.name },
         h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name)),
         h('td', {}, t.queue),
@@ -407,13 +407,13 @@
           h('td', { class: 'mono' }, has('listJobs') ? h('a', { href: '#/queues/' + enc(q.name) }, q.name) : q.name),
           h('td', {}, badge(q.paused ? 'paused' : 'active')),
           h('td', { class: 'num' }, q.ready), h('td', { class: 'num' }, q.delayed), h('td', { class: 'num' }, q.running),
-          h('td', { class: 'toolbar' },
+          h('td', {}, h('span', { class: 'toolbar actions' },
             q.paused
               ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/resume') }, 'Resume')
               : h('button', { type: 'button', class: 'pause', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/pause') }, 'Pause'),
             has('purgeQueue')
               ? h('button', { type: 'button', class: 'danger purge', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/purge', 'Purge the ready and delayed jobs of queue ' + q.name + '?') }, 'Purge')
-              : null))))));
+              : null)))))));
     }
     return { root, refresh };
   }
