@@ -28,7 +28,9 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"(weir submit/worker/status... with --redis) and programs can use it. It prints\n" +
 			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready, and\n" +
 			"WEIR_TOKEN=<token> when it generated the API's bearer token (it does unless given\n" +
-			"--token or WEIR_TOKEN, or --no-token). Its data lives in memory and is gone when\n" +
+			"--token or WEIR_TOKEN, or --no-token). The web dashboard (spec/dashboard.md) is at\n" +
+			"/; dev prints its address on stderr, with a token it generated in the fragment.\n" +
+			"Its data lives in memory and is gone when\n" +
 			"it stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -65,7 +65,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			"WEIR_REDIS_URL. Every /v1 route requires the bearer token of --token or WEIR_TOKEN;\n" +
 			"without one it only listens on a loopback address, and answers only requests to\n" +
 			"that address. Requests from web pages of other origins are refused (spec/rest.md).\n" +
-			"It prints WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
+			"It serves the web dashboard (spec/dashboard.md) at /. It prints\n" +
+			"WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
 			"SIGINT or SIGTERM.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
