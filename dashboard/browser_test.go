@@ -542,7 +542,12 @@ func TestBrowserInspectorHooks(t *testing.T) {
 	mux.HandleFunc("GET /v1/queues", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"queues":[{"name":"mail","paused":false,"ready":3,"delayed":0,"running":1}]}`)
 	})
+	listed := make(chan struct{}, 100)
 	mux.HandleFunc("GET /v1/queues/mail/jobs", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case listed <- struct{}{}:
+		default:
+		}
 		if r.URL.Query().Get("state") != "failed" {
 			io.WriteString(w, `{"jobs":[],"next_cursor":null}`)
 			return
@@ -555,7 +560,12 @@ func TestBrowserInspectorHooks(t *testing.T) {
 		io.WriteString(w, `{}`)
 	}
 	mux.HandleFunc("POST /v1/queues/{name}/purge", record)
-	mux.HandleFunc("POST /v1/jobs/{id}/retry", record)
+	mux.HandleFunc("POST /v1/jobs/{id}/retry", func(w http.ResponseWriter, r *http.Request) {
+		calls <- r.Method + " " + r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		io.WriteString(w, `{"code":"JOBRUNNING","message":"the job is running again"}`)
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -580,7 +590,28 @@ func TestBrowserInspectorHooks(t *testing.T) {
 	}
 	b.run(t, click(`tr[data-job="welcome-7"] button`))
 	called("POST /v1/jobs/welcome-7/retry")
-	if p := b.reported(); len(p) > 0 {
-		t.Errorf("the page reported problems: %q", p)
+	// The refusal shows above the view, and stays there through the
+	// refreshes that follow.
+	b.run(t, wait(`#banner:not([hidden])`))
+	for range 2 {
+		for len(listed) > 0 {
+			<-listed
+		}
+		select {
+		case <-listed:
+		case <-b.ctx.Done():
+			t.Fatal("the page stopped refreshing")
+		}
+	}
+	b.run(t, wait(`tr[data-job="welcome-7"]`))
+	if banner := evaluate[string](t, b, `document.getElementById('banner').hidden ? '' : document.getElementById('banner').textContent`); !strings.Contains(banner, "the job is running again (JOBRUNNING)") {
+		t.Errorf("the banner after a refused retry and two refreshes says %q", banner)
+	}
+	// The browser logs the refused retry as a failed load: that one is
+	// expected.
+	for _, p := range b.reported() {
+		if !strings.Contains(p, "409 (Conflict)") {
+			t.Errorf("the page reported %q", p)
+		}
 	}
 }

@@ -117,8 +117,12 @@
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = 'Bearer ' + token;
     const res = await fetch('/v1/openapi.yaml', { headers, credentials: 'omit', cache: 'no-store' });
-    if (!res.ok) throw new APIError(res.status, null);
+    if (res.status === 401) throw new APIError(res.status, null);
     const set = new Set();
+    if (!res.ok) { // no document: only the routes every version has
+      features = set;
+      return;
+    }
     let path = null;
     for (const line of (await res.text()).split('\n')) {
       let m = /^ {2}(\/\S*):\s*$/.exec(line);
@@ -158,6 +162,9 @@
 
   let generation = 0;
   let timer = null;
+  // actionError is the refusal of the last action (cancel, pause...): it
+  // stays above the view until the next action or another view.
+  let actionError = '';
 
   function show() {
     generation++;
@@ -179,7 +186,7 @@
         if (features === null) await readFeatures();
         await refresh();
         if (gen !== generation) return;
-        setBanner('');
+        setBanner(actionError);
         document.getElementById('status').textContent = 'updated ' + new Date().toLocaleTimeString();
       } catch (e) {
         if (gen !== generation) return;
@@ -207,10 +214,11 @@
     if (question && !window.confirm(question)) return;
     try {
       await api(method, path);
-      setBanner('');
+      actionError = '';
     } catch (e) {
-      setBanner(e.message + (e.code ? ' (' + e.code + ')' : ''));
+      actionError = method + ' ' + path + ': ' + e.message + (e.code ? ' (' + e.code + ')' : '');
     }
+    setBanner(actionError);
     refreshNow();
   }
 
@@ -550,7 +558,7 @@
   // ---- start ------------------------------------------------------------
 
   takeToken();
-  window.addEventListener('hashchange', () => { takeToken(); show(); });
+  window.addEventListener('hashchange', () => { actionError = ''; takeToken(); show(); });
   document.addEventListener('visibilitychange', () => { if (!document.hidden) show(); });
   show();
 })();
