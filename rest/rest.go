@@ -96,6 +96,10 @@ type Config struct {
 	// as promhttp.HandlerFor of a registry with package metrics'
 	// collectors), behind the same token and checks as the /v1 routes.
 	Metrics http.Handler
+	// Dashboard, when set, answers GET / and GET /ui/ (the web dashboard:
+	// dashboard.Handler()), without the token and behind the same checks
+	// against other sites as the API. Nil: / is 404.
+	Dashboard http.Handler
 }
 
 // api serves the REST API on a store.
@@ -192,6 +196,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			}
 			cfg.Metrics.ServeHTTP(w, r)
 		})
+	}
+	if cfg.Dashboard != nil {
+		a.mux.Handle("GET /{$}", cfg.Dashboard)
+		a.mux.Handle("GET /ui/", cfg.Dashboard)
 	}
 	a.mux.HandleFunc("/", a.noRoute)
 	return a, nil

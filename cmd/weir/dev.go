@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/metrics"
 	"github.com/weirflow/weir/rest"
@@ -28,9 +29,10 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"WEIR_REDIS_URL=<url> and WEIR_HTTP_URL=<url> on stdout once ready, and\n" +
 			"WEIR_TOKEN=<token> when it generated the API's bearer token (it does unless given\n" +
 			"--token or WEIR_TOKEN, or --no-token), then WEIR_READ_TOKEN=<token>, a read-only\n" +
-			"token it generated with it (unless given --read-token or WEIR_READ_TOKEN). Its data\n" +
-			"lives in memory and is gone when it stops (SIGINT or SIGTERM). It ignores\n" +
-			"WEIR_REDIS_URL.",
+			"token it generated with it (unless given --read-token or WEIR_READ_TOKEN). The web\n" +
+			"dashboard (spec/dashboard.md) is at /; dev prints its address on stderr, with a\n" +
+			"token it generated in the fragment. Its data lives in memory and is gone when it\n" +
+			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if g.redisURL != "" {
@@ -82,8 +84,9 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	h, err := rest.NewHandler(rest.Config{
 		Store: cn.store, Token: token, ReadTokens: af.readTokens, NoShell: af.noShell,
 		MaxBody: af.maxBody, Limits: limits, Ping: cn.ping, Origins: af.origins,
-		Logger:  slog.New(slog.NewTextHandler(stderr, nil)),
-		Metrics: metricsHandler(cn.store, wm),
+		Logger:    slog.New(slog.NewTextHandler(stderr, nil)),
+		Metrics:   metricsHandler(cn.store, wm),
+		Dashboard: dashboard.Handler(),
 	})
 	if err != nil {
 		return usageErr(err)
@@ -104,6 +107,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 			fmt.Fprintf(stdout, "WEIR_READ_TOKEN=%s\n", af.readTokens[0])
 		}
 	}
+	fmt.Fprintf(stderr, "weir dev: dashboard at %s\n", dashboardURL(ln.Addr().String(), token, generated))
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
 	serveErr := serveAPI(ctx, ln, h)
 	// Running commands get shutdownTimeout to finish; then they are killed
@@ -134,4 +138,16 @@ func parseQueues(list string) ([]string, error) {
 		}
 	}
 	return qs, nil
+}
+
+// dashboardURL is the dashboard's address on the API's listener addr. A
+// token dev generated rides in the fragment (#token=), which the browser
+// keeps to itself and the page moves to the tab's sessionStorage; a token
+// the user gave is not printed.
+func dashboardURL(addr, token string, generated bool) string {
+	u := "http://" + addr + "/"
+	if generated {
+		u += "#token=" + token
+	}
+	return u
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/rest"
 )
 
@@ -82,7 +83,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			"that address. Requests from web pages of other origins are refused (spec/rest.md).\n" +
 			"Tokens of --read-token or WEIR_READ_TOKEN may only read. Off loopback it refuses\n" +
 			"shell commands (--no-shell): only jobs and tasks with payloads for Go handlers.\n" +
-			"It prints WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
+			"It serves the web dashboard (spec/dashboard.md) at /. It prints\n" +
+			"WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
 			"SIGINT or SIGTERM.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -99,8 +101,9 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			h, err := rest.NewHandler(rest.Config{
 				Store: cn.store, Token: token, ReadTokens: af.readTokens, NoShell: af.noShell,
 				MaxBody: af.maxBody, Limits: cn.store.Config().Limits, Ping: cn.ping, Origins: af.origins,
-				Logger:  slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
-				Metrics: metricsHandler(cn.store, nil),
+				Logger:    slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil)),
+				Metrics:   metricsHandler(cn.store, nil),
+				Dashboard: dashboard.Handler(),
 			})
 			if err != nil {
 				return usageErr(err)
@@ -110,6 +113,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
+			fmt.Fprintf(c.ErrOrStderr(), "weir serve: dashboard at http://%s/\n", ln.Addr())
 			if err := serveAPI(ctx, ln, h); err != nil {
 				return failErr(err)
 			}

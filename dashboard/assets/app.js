@@ -1,0 +1,564 @@
+// weir dashboard (spec/dashboard.md): a single page on the REST API of
+// spec/rest.md, served with the API. No build step and no dependencies:
+// the DOM is built with createElement and text nodes (never from HTML text),
+// and the workflow's DAG is an SVG laid out here.
+'use strict';
+
+(() => {
+  // The API's bearer token lives in this tab's sessionStorage. It arrives
+  // in the URL's fragment (#token=...), which the browser never sends to a
+  // server, or from the form shown when the API answers 401.
+  const TOKEN_KEY = 'weir.token';
+  // The open view is read again this often while the tab is visible.
+  // (When the event stream lands, the workflow page follows it instead.)
+  const POLL_MS = 1500;
+  const PAGE = 50;
+
+  const WORKFLOW_STATES = ['running', 'completed', 'failed', 'cancelled', 'compensating', 'compensated', 'compensation_failed'];
+  const TASK_STATES = ['waiting', 'pending', 'queued', 'running', 'completed', 'failed', 'cancelled'];
+  const JOB_STATES = ['ready', 'delayed', 'running', 'failed', 'cancelled', 'completed'];
+
+  // Routes the page uses when the API has them (read from
+  // /v1/openapi.yaml): the inspector's. Their controls stay hidden
+  // otherwise.
+  const OPTIONAL = {
+    listJobs: 'GET /v1/queues/{name}/jobs',
+    purgeQueue: 'POST /v1/queues/{name}/purge',
+    retryJob: 'POST /v1/jobs/{id}/retry',
+    cancelJob: 'POST /v1/jobs/{id}/cancel',
+    deleteJob: 'DELETE /v1/jobs/{id}',
+  };
+  let features = null; // the set of "METHOD /path" of the API, once read
+
+  // ---- DOM helpers ----------------------------------------------------
+
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    setAttrs(el, attrs);
+    append(el, children);
+    return el;
+  }
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  function s(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG_NS, tag);
+    setAttrs(el, attrs);
+    append(el, children);
+    return el;
+  }
+
+  function setAttrs(el, attrs) {
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+
+  function append(el, children) {
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+  }
+
+  // fill replaces el's children with children, skipping null, undefined
+  // and false (which replaceChildren would write as text).
+  function fill(el, ...children) {
+    el.replaceChildren();
+    append(el, children);
+  }
+
+  function badge(state) {
+    return h('span', { class: 'badge st-' + state, 'data-state': state }, state.replace('_', ' '));
+  }
+
+  function fmtTime(stamp) {
+    if (!stamp) return '';
+    const d = new Date(stamp);
+    const today = new Date().toDateString() === d.toDateString();
+    return today ? d.toLocaleTimeString() : d.toLocaleString();
+  }
+
+  function fmtValue(v) {
+    if (v === null || v === undefined) return '';
+    return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+  }
+
+  const enc = encodeURIComponent;
+
+  // ---- the API --------------------------------------------------------
+
+  class APIError extends Error {
+    constructor(status, body) {
+      const msg = body && typeof body === 'object' && body.message ? body.message : 'HTTP ' + status;
+      super(msg);
+      this.status = status;
+      this.code = body && body.code;
+    }
+  }
+
+  async function api(method, path) {
+    const headers = { Accept: 'application/json' };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const res = await fetch(path, { method, headers, credentials: 'omit', cache: 'no-store', redirect: 'error' });
+    const text = await res.text();
+    let body = null;
+    try { body = text ? JSON.parse(text) : null; } catch (e) { body = text; }
+    if (!res.ok) throw new APIError(res.status, body);
+    return body;
+  }
+
+  // readFeatures lists the API's routes from its OpenAPI document: a path
+  // key at two spaces, its methods at four.
+  async function readFeatures() {
+    const headers = {};
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const res = await fetch('/v1/openapi.yaml', { headers, credentials: 'omit', cache: 'no-store' });
+    if (res.status === 401) throw new APIError(res.status, null);
+    const set = new Set();
+    if (!res.ok) { // no document: only the routes every version has
+      features = set;
+      return;
+    }
+    let path = null;
+    for (const line of (await res.text()).split('\n')) {
+      let m = /^ {2}(\/\S*):\s*$/.exec(line);
+      if (m) { path = m[1]; continue; }
+      if (/^\S/.test(line)) path = null;
+      m = /^ {4}(get|post|put|patch|delete):/.exec(line);
+      if (m && path) set.add(m[1].toUpperCase() + ' ' + path);
+    }
+    features = set;
+  }
+
+  function has(name) {
+    return features !== null && features.has(OPTIONAL[name]);
+  }
+
+  // ---- routing and polling --------------------------------------------
+
+  function takeToken() {
+    const m = /^#token=([^&]*)/.exec(location.hash);
+    if (!m) return;
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+    // Leave no token in the address bar or the history.
+    history.replaceState(null, '', location.pathname + location.search + '#/');
+  }
+
+  function parseRoute() {
+    const raw = location.hash.replace(/^#/, '') || '/';
+    const [path, query] = raw.split('?', 2);
+    const q = new URLSearchParams(query || '');
+    let m;
+    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '' };
+    if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
+    if (path === '/queues') return { view: 'queues' };
+    if ((m = /^\/queues\/([^/]+)$/.exec(path))) return { view: 'queue', name: decodeURIComponent(m[1]), state: q.get('state') || 'failed' };
+    return { view: 'notfound' };
+  }
+
+  let generation = 0;
+  let timer = null;
+  // actionError is the refusal of the last action (cancel, pause...): it
+  // stays above the view until the next action or another view.
+  let actionError = '';
+
+  function show() {
+    generation++;
+    clearTimeout(timer);
+    const route = parseRoute();
+    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, notfound: notFoundView };
+    document.getElementById('nav-workflows').classList.toggle('active', route.view === 'workflows' || route.view === 'workflow');
+    document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue');
+    const main = document.getElementById('view');
+    const v = views[route.view](route);
+    fill(main, v.root);
+    poll(generation, v.refresh);
+  }
+
+  async function poll(gen, refresh) {
+    if (gen !== generation) return;
+    if (!document.hidden) {
+      try {
+        if (features === null) await readFeatures();
+        await refresh();
+        if (gen !== generation) return;
+        setBanner(actionError);
+        document.getElementById('status').textContent = 'updated ' + new Date().toLocaleTimeString();
+      } catch (e) {
+        if (gen !== generation) return;
+        if (e instanceof APIError && e.status === 401) {
+          askToken(e);
+          return; // polling starts again once a token is given
+        }
+        setBanner(e instanceof APIError ? e.message + (e.code ? ' (' + e.code + ')' : '') : 'the server does not answer: ' + e.message);
+      }
+    }
+    if (gen === generation) timer = setTimeout(() => poll(gen, refresh), POLL_MS);
+  }
+
+  function refreshNow() {
+    show();
+  }
+
+  function setBanner(text) {
+    const b = document.getElementById('banner');
+    b.textContent = text;
+    b.hidden = !text;
+  }
+
+  async function act(method, path, question) {
+    if (question && !window.confirm(question)) return;
+    try {
+      await api(method, path);
+      actionError = '';
+    } catch (e) {
+      actionError = method + ' ' + path + ': ' + e.message + (e.code ? ' (' + e.code + ')' : '');
+    }
+    setBanner(actionError);
+    refreshNow();
+  }
+
+  function askToken(err) {
+    const had = sessionStorage.getItem(TOKEN_KEY) !== null;
+    const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', placeholder: 'WEIR_TOKEN', id: 'token-input' });
+    const form = h('form', { class: 'token card', id: 'token-form' },
+      h('h1', {}, 'API token'),
+      h('p', {}, had ? 'The API refused the token: ' + err.message : 'The API wants its bearer token (WEIR_TOKEN).'),
+      h('p', { class: 'muted' }, 'It is kept in this tab only (sessionStorage) and sent to this server only.'),
+      input,
+      h('button', { type: 'submit' }, 'Use token'));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+      features = null;
+      show();
+    });
+    fill(document.getElementById('view'), form);
+    setBanner('');
+  }
+
+  // ---- views ----------------------------------------------------------
+  // Each view returns {root, refresh}: root is put in the page at once,
+  // refresh reads the API and fills it, again every POLL_MS.
+
+  function workflowsView(route) {
+    const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
+      h('option', { value: '' }, 'all states'),
+      WORKFLOW_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st.replace('_', ' '))));
+    select.addEventListener('change', () => { location.hash = select.value ? '#/?state=' + enc(select.value) : '#/'; });
+    const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID', 'aria-label': 'workflow ID' });
+    const form = h('form', { class: 'toolbar' }, select, search, h('button', { type: 'submit' }, 'Open'));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const id = search.value.trim();
+      if (id) location.hash = '#/workflows/' + enc(id);
+    });
+    const body = h('div', { id: 'workflows' });
+    const cursors = ['']; // the cursor of each page shown so far
+    const pager = h('div', { class: 'toolbar pager' });
+    const root = h('section', {}, h('h1', {}, 'Workflows'), form, body, pager);
+    let next = null;
+
+    async function refresh() {
+      let path = '/v1/workflows?limit=' + PAGE;
+      if (route.state) path += '&state=' + enc(route.state);
+      const cur = cursors[cursors.length - 1];
+      if (cur) path += '&cursor=' + enc(cur);
+      const page = await api('GET', path);
+      next = page.next_cursor;
+      fill(body, workflowTable(page.workflows));
+      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
+      newer.addEventListener('click', () => { cursors.pop(); refresh(); });
+      const older = h('button', { type: 'button', disabled: !next }, 'Older →');
+      older.addEventListener('click', () => { cursors.push(next); refresh(); });
+      if (cursors.length > 1 || next) fill(pager, newer, older);
+      else fill(pager);
+    }
+    return { root, refresh };
+  }
+
+  function workflowTable(wfs) {
+    if (wfs.length === 0) return h('p', { class: 'muted' }, 'No workflows.');
+    return h('table', { id: 'workflow-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'ID'), h('th', {}, 'State'), h('th', {}, 'Tasks'), h('th', {}, 'Created'), h('th', {}, 'Ended'))),
+      h('tbody', {}, wfs.map((wf) => h('tr', { 'data-workflow': wf.id },
+        h('td', { class: 'id' }, h('a', { href: '#/workflows/' + enc(wf.id) }, wf.id)),
+        h('td', {}, badge(wf.state)),
+        h('td', {}, taskSummary(wf.tasks)),
+        h('td', {}, fmtTime(wf.created_at)),
+        h('td', {}, fmtTime(wf.ended_at))))));
+  }
+
+  function taskSummary(tasks) {
+    const counts = {};
+    for (const t of tasks) counts[t.state] = (counts[t.state] || 0) + 1;
+    const parts = TASK_STATES.filter((st) => counts[st]).map((st) => counts[st] + ' ' + st);
+    return (counts.completed || 0) + '/' + tasks.length + ' done' + (parts.length ? ' · ' + parts.join(', ') : '');
+  }
+
+  function workflowView(route) {
+    const title = h('h1', {}, 'Workflow ', h('span', { class: 'mono' }, route.id));
+    const meta = h('div', { class: 'card meta', id: 'workflow-meta' });
+    const dag = h('div', { class: 'dag-wrap', id: 'dag' });
+    const tasks = h('div', { id: 'tasks' });
+    const job = h('div', { id: 'job' });
+    const legend = h('div', { class: 'legend' }, TASK_STATES.map(badge));
+    const root = h('section', {}, title, meta, h('h2', {}, 'Tasks'), legend, dag, tasks, job);
+    let selected = route.task;
+    let lastState = null;
+
+    function select(name) {
+      selected = name;
+      history.replaceState(null, '', '#/workflows/' + enc(route.id) + (name ? '?task=' + enc(name) : ''));
+      refresh().catch((e) => setBanner(e.message));
+    }
+
+    async function refresh() {
+      const wf = await api('GET', '/v1/workflows/' + enc(route.id));
+      const key = wf.state + (wf.cancel_requested ? '+cancel' : '');
+      if (key !== lastState) {
+        lastState = key;
+        const cancel = wf.state === 'running' && !wf.cancel_requested
+          ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/cancel', 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
+          : null;
+        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel);
+      }
+      fill(meta,
+        h('span', {}, h('b', {}, 'created'), fmtTime(wf.created_at)),
+        wf.ended_at ? h('span', {}, h('b', {}, 'ended'), fmtTime(wf.ended_at)) : null,
+        wf.reason ? h('span', {}, h('b', {}, 'reason'), wf.reason) : null,
+        h('span', {}, h('b', {}, 'tasks'), taskSummary(wf.tasks)),
+        wf.fail_fast ? h('span', {}, 'fail fast') : null,
+        wf.undo_on_cancel ? h('span', {}, 'undo on cancel') : null,
+        wf.cancel_requested ? h('span', { class: 'cancel-requested' }, 'cancel requested') : null);
+      fill(dag, drawDAG(wf.tasks, selected, select));
+      fill(tasks, taskTable(wf, select));
+      if (selected && wf.tasks.some((t) => t.name === selected)) {
+        const t = wf.tasks.find((x) => x.name === selected);
+        const id = wf.id + '/' + selected;
+        fill(job, await jobCard(id), t.undo && t.undo.state ? await jobCard(id + '/undo') : '');
+      } else {
+        fill(job);
+      }
+    }
+    return { root, refresh };
+  }
+
+  function taskTable(wf, select) {
+    return h('table', { id: 'task-table' },
+      h('thead', {}, h('tr', {}, ['Task', 'Queue', 'State', 'Attempts', 'After', 'Undo', 'Error or result'].map((c) => h('th', { class: c === 'Attempts' ? 'num' : null }, c)))),
+      h('tbody', {}, wf.tasks.map((t) => h('tr', { 'data-task': t.name },
+        h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name)),
+        h('td', {}, t.queue),
+        h('td', {}, badge(t.state)),
+        h('td', { class: 'num' }, t.attempts),
+        h('td', { class: 'mono' }, t.after.join(', ')),
+        h('td', {}, t.undo ? (t.undo.state ? [badge(t.undo.state), t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''] : h('span', { class: 'muted' }, 'not started')) : ''),
+        h('td', {}, t.error ? h('pre', { class: 'error-text' }, t.error) : null,
+          t.undo && t.undo.error ? h('pre', { class: 'error-text' }, 'undo: ' + t.undo.error) : null,
+          t.result !== null && t.result !== undefined ? h('pre', {}, fmtValue(t.result)) : null)))));
+  }
+
+  async function jobCard(id) {
+    let j;
+    try {
+      j = await api('GET', '/v1/jobs/' + id.split('/').map(enc).join('/'));
+    } catch (e) {
+      if (e instanceof APIError && e.status === 404) {
+        return h('div', { class: 'card' }, h('h2', {}, 'Job ', h('span', { class: 'mono' }, id)), h('p', { class: 'muted' }, 'No job yet: the task has not been queued.'));
+      }
+      throw e;
+    }
+    const rows = [
+      ['state', badge(j.state)], ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts],
+      ['priority', j.priority], ['created', fmtTime(j.created_at)], ['run at', fmtTime(j.run_at)],
+      ['lease until', fmtTime(j.lease_deadline)], ['ended', fmtTime(j.ended_at)], ['expires', fmtTime(j.expires_at)],
+      ['payload', j.payload !== null ? h('pre', {}, fmtValue(j.payload)) : ''],
+      ['result', j.result !== null ? h('pre', {}, fmtValue(j.result)) : ''],
+      ['error', j.error ? h('pre', { class: 'error-text' }, j.error) : ''],
+    ].filter(([, v]) => v !== '' && v !== null);
+    return h('div', { class: 'card job-card', 'data-job': j.id },
+      h('h2', {}, j.undo ? 'Undo job ' : 'Job ', h('span', { class: 'mono' }, j.id), ' ', jobActions(j)),
+      h('table', {}, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))));
+  }
+
+  // jobActions are the inspector's actions on one job, each shown only
+  // when the API has its route.
+  function jobActions(j) {
+    const path = '/v1/jobs/' + j.id.split('/').map(enc).join('/');
+    const ended = ['completed', 'failed', 'cancelled'].includes(j.state);
+    return h('span', { class: 'toolbar' },
+      has('retryJob') && (j.state === 'failed' || j.state === 'cancelled')
+        ? h('button', { type: 'button', onclick: () => act('POST', path + '/retry', 'Retry job ' + j.id + '?') }, 'Retry') : null,
+      has('cancelJob') && !ended
+        ? h('button', { type: 'button', class: 'danger', onclick: () => act('POST', path + '/cancel', 'Cancel job ' + j.id + '?') }, 'Cancel job') : null,
+      has('deleteJob') && ended && !j.workflow
+        ? h('button', { type: 'button', class: 'danger', onclick: () => act('DELETE', path, 'Delete job ' + j.id + '?') }, 'Delete') : null);
+  }
+
+  function queuesView() {
+    const body = h('div', { id: 'queues' });
+    const root = h('section', {}, h('h1', {}, 'Queues'), body);
+    async function refresh() {
+      const { queues } = await api('GET', '/v1/queues');
+      if (queues.length === 0) {
+        fill(body, h('p', { class: 'muted' }, 'No queues yet.'));
+        return;
+      }
+      fill(body, h('table', { id: 'queue-table' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Ready'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Running'), h('th', {}, ''))),
+        h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name, 'data-paused': String(q.paused) },
+          h('td', { class: 'mono' }, has('listJobs') ? h('a', { href: '#/queues/' + enc(q.name) }, q.name) : q.name),
+          h('td', {}, badge(q.paused ? 'paused' : 'active')),
+          h('td', { class: 'num' }, q.ready), h('td', { class: 'num' }, q.delayed), h('td', { class: 'num' }, q.running),
+          h('td', {}, h('span', { class: 'toolbar actions' },
+            q.paused
+              ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/resume') }, 'Resume')
+              : h('button', { type: 'button', class: 'pause', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/pause') }, 'Pause'),
+            has('purgeQueue')
+              ? h('button', { type: 'button', class: 'danger purge', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/purge', 'Purge the ready and delayed jobs of queue ' + q.name + '?') }, 'Purge')
+              : null)))))));
+    }
+    return { root, refresh };
+  }
+
+  // queueView lists a queue's jobs in one state: the inspector's route
+  // (OPTIONAL.listJobs), answering {"jobs": [job], "next_cursor"}.
+  function queueView(route) {
+    const select = h('select', { id: 'job-state', 'aria-label': 'state' },
+      JOB_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st)));
+    select.addEventListener('change', () => { location.hash = '#/queues/' + enc(route.name) + '?state=' + enc(select.value); });
+    const body = h('div', { id: 'jobs' });
+    const root = h('section', {}, h('h1', {}, 'Queue ', h('span', { class: 'mono' }, route.name)), h('div', { class: 'toolbar' }, select), body);
+    async function refresh() {
+      if (!has('listJobs')) {
+        fill(body, h('p', { class: 'muted' }, 'This server cannot list jobs.'));
+        return;
+      }
+      const page = await api('GET', '/v1/queues/' + enc(route.name) + '/jobs?state=' + enc(route.state) + '&limit=' + PAGE);
+      const jobs = page.jobs || [];
+      if (jobs.length === 0) {
+        fill(body, h('p', { class: 'muted' }, 'No ' + route.state + ' jobs.'));
+        return;
+      }
+      fill(body, h('table', { id: 'job-table' },
+        h('thead', {}, h('tr', {}, ['Job', 'State', 'Attempts', 'Created', 'Error', ''].map((c) => h('th', {}, c)))),
+        h('tbody', {}, jobs.map((j) => h('tr', { 'data-job': j.id },
+          h('td', { class: 'mono' }, j.workflow ? h('a', { href: '#/workflows/' + enc(j.workflow) + (j.task ? '?task=' + enc(j.task) : '') }, j.id) : j.id),
+          h('td', {}, badge(j.state)),
+          h('td', { class: 'num' }, j.attempts),
+          h('td', {}, fmtTime(j.created_at)),
+          h('td', {}, j.error ? h('pre', { class: 'error-text' }, j.error) : ''),
+          h('td', {}, jobActions(j)))))));
+    }
+    return { root, refresh };
+  }
+
+  function notFoundView() {
+    return { root: h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Workflows')), refresh: async () => {} };
+  }
+
+  // ---- the DAG --------------------------------------------------------
+
+  const NODE_W = 176, NODE_H = 44, UNDO_H = 18, GAP_X = 56, GAP_Y = 18, PAD = 12;
+
+  // layout places each task in a layer (the longest path of dependencies
+  // before it) and orders each layer by the mean position of the tasks it
+  // depends on, so that edges cross less.
+  function layout(tasks) {
+    const index = new Map(tasks.map((t, i) => [t.name, i]));
+    const depth = new Array(tasks.length).fill(-1);
+    function layerOf(i, seen) {
+      if (depth[i] >= 0) return depth[i];
+      if (seen.has(i)) return 0; // a cycle: the store refuses them, draw anyway
+      seen.add(i);
+      let d = 0;
+      for (const dep of tasks[i].after) {
+        const j = index.get(dep);
+        if (j !== undefined) d = Math.max(d, layerOf(j, seen) + 1);
+      }
+      depth[i] = d;
+      return d;
+    }
+    tasks.forEach((_, i) => layerOf(i, new Set()));
+    const layers = [];
+    tasks.forEach((_, i) => { (layers[depth[i]] = layers[depth[i]] || []).push(i); });
+    const pos = new Array(tasks.length).fill(0);
+    layers.forEach((layer, l) => {
+      if (l > 0) {
+        const key = (i) => {
+          const ps = tasks[i].after.map((d) => index.get(d)).filter((j) => j !== undefined).map((j) => pos[j]);
+          return ps.length ? ps.reduce((a, b) => a + b, 0) / ps.length : 0;
+        };
+        layer.sort((a, b) => key(a) - key(b) || a - b);
+      }
+      layer.forEach((i, p) => { pos[i] = p; });
+    });
+    return { index, depth, pos, layers };
+  }
+
+  function drawDAG(tasks, selected, select) {
+    const { index, depth, pos, layers } = layout(tasks);
+    const slot = NODE_H + (tasks.some((t) => t.undo) ? UNDO_H : 0) + GAP_Y;
+    const tallest = Math.max(1, ...layers.map((l) => l.length));
+    const width = PAD * 2 + layers.length * NODE_W + Math.max(0, layers.length - 1) * GAP_X;
+    const height = PAD * 2 + tallest * slot - GAP_Y;
+    const xy = tasks.map((_, i) => ({
+      x: PAD + depth[i] * (NODE_W + GAP_X),
+      y: PAD + pos[i] * slot + (tallest - layers[depth[i]].length) * slot / 2,
+    }));
+    const svg = s('svg', { class: 'dag', id: 'dag-svg', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'the workflow\'s tasks and dependencies' },
+      s('defs', {}, s('marker', { id: 'arrow', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 8, markerHeight: 8, orient: 'auto' },
+        s('path', { d: 'M0,0 L8,4 L0,8 z' }))));
+    const edges = s('g', { class: 'edges' });
+    tasks.forEach((t, i) => {
+      for (const dep of t.after) {
+        const j = index.get(dep);
+        if (j === undefined) continue;
+        const x1 = xy[j].x + NODE_W, y1 = xy[j].y + NODE_H / 2, x2 = xy[i].x, y2 = xy[i].y + NODE_H / 2;
+        const c = GAP_X / 2;
+        edges.append(s('path', {
+          class: 'edge' + (t.always ? ' always' : ''), 'data-from': dep, 'data-to': t.name,
+          d: `M${x1},${y1} C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`, 'marker-end': 'url(#arrow)',
+        }));
+      }
+    });
+    svg.append(edges);
+    tasks.forEach((t, i) => {
+      const { x, y } = xy[i];
+      const sub = t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
+      const tip = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
+        t.undo ? 'undo: ' + (t.undo.state || 'not started') : ''].filter(Boolean).join('\n');
+      const g = s('g', { class: 'node st-' + t.state + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
+        s('title', {}, tip),
+        s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
+        s('text', { class: 'name', x: x + 10, y: y + 18 }, clip(t.name, 22)),
+        s('text', { class: 'sub', x: x + 10, y: y + 35 }, clip(sub, 26)));
+      if (t.undo) {
+        const ust = t.undo.state || 'none';
+        g.append(s('g', { class: 'undo st-' + ust, 'data-undo-state': ust },
+          s('rect', { x: x + 12, y: y + NODE_H - 1, width: NODE_W - 24, height: UNDO_H, rx: 4 }),
+          s('text', { x: x + 20, y: y + NODE_H + 12 }, '↩ undo ' + (t.undo.state || '—') + (t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''))));
+      }
+      g.addEventListener('click', () => select(t.name));
+      g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') select(t.name); });
+      svg.append(g);
+    });
+    return svg;
+  }
+
+  function clip(text, n) {
+    return text.length > n ? text.slice(0, n - 1) + '…' : text;
+  }
+
+  // ---- start ------------------------------------------------------------
+
+  takeToken();
+  window.addEventListener('hashchange', () => { actionError = ''; takeToken(); show(); });
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) show(); });
+  show();
+})();
