@@ -153,6 +153,9 @@ type QueueInfo struct {
 	Ready   int
 	Delayed int
 	Running int
+	// Concurrency is the most jobs of the queue that run at once across
+	// every worker (LimitQueue); 0 means no limit.
+	Concurrency int
 }
 
 // ListParams pages through workflows.

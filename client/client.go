@@ -266,8 +266,17 @@ func (c *Client) ResumeQueue(ctx context.Context, name string) error {
 	return c.store.ResumeQueue(ctx, name)
 }
 
+// LimitQueue lets at most concurrency jobs of the queue named name run at
+// once across every worker of every process (0 removes the limit). The
+// limit is stored and enforced inside each claim; a slot is free again
+// when its job's lease ends, however it ends, so a crashed worker holds
+// none for longer than its lease. Jobs running when it is lowered go on.
+func (c *Client) LimitQueue(ctx context.Context, name string, concurrency int) error {
+	return c.store.LimitQueue(ctx, engine.LimitQueueParams{Queue: name, Concurrency: concurrency})
+}
+
 // Queues lists every queue the store knows, with its counts and whether it
-// is paused.
+// is paused or limited.
 func (c *Client) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
 	return c.store.Queues(ctx)
 }

@@ -176,3 +176,16 @@ func ExampleUnique() {
 	// true
 	// false
 }
+
+func ExampleClient_LimitQueue() {
+	ctx := context.Background()
+	c := client.New(memstore.New())
+	// However many workers and processes serve "upper", at most 2 of its
+	// jobs run at once (a partner API allows two connections).
+	if err := c.LimitQueue(ctx, "upper", 2); err != nil {
+		panic(err)
+	}
+	qs, _ := c.Queues(ctx)
+	fmt.Println(qs[0].Name, qs[0].Concurrency)
+	// Output: upper 2
+}

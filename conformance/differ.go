@@ -430,9 +430,13 @@ func (d *differ) doStep() {
 			}
 			d.last()
 		}
-	case 14: // pause, resume, purge
+	case 14: // pause, resume, purge, limit
 		q := sampled(d, []string{"q1", "q2", "q3"}, "queue")
-		qop := d.intRange(0, 2, "qop")
+		qop := d.intRange(0, 3, "qop")
+		limit := 0
+		if qop == 3 {
+			limit = d.intRange(0, 2, "concurrency")
+		}
 		d.last = func() {
 			now := d.clock()
 			switch qop {
@@ -445,6 +449,9 @@ func (d *differ) doStep() {
 				sr, serr := d.s.PurgeQueue(d.ctx, q)
 				d.sameErr("purge", merr, serr)
 				d.same("purge", mr, sr)
+			case 3:
+				p := engine.LimitQueueParams{Queue: q, Concurrency: limit}
+				d.sameErr("limit", d.m.LimitQueue(now, p), d.s.LimitQueue(d.ctx, p))
 			}
 		}
 		d.last()

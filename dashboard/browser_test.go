@@ -358,6 +358,11 @@ func TestBrowser(t *testing.T) {
 	} else if qs[0].Paused {
 		t.Errorf("after Resume the store has the queues %+v, want default not paused", qs)
 	}
+	// a concurrency limit set elsewhere shows on the next refresh
+	if err := s.LimitQueue(context.Background(), engine.LimitQueueParams{Queue: "default", Concurrency: 3}); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, wait(`tr[data-queue="default"] td[data-limit="3"]`))
 	// The inspector's controls stay hidden while the API lacks their routes.
 	purge := evaluate[int](t, b, `document.querySelectorAll('button.purge').length`)
 	if purge != 0 {

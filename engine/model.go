@@ -75,6 +75,7 @@ type lastFinish struct {
 type queue struct {
 	name    string
 	paused  bool
+	limit   int        // most leased at once; 0: none
 	ready   orderedSet // (priority, pushSeq)
 	delayed orderedSet // (due, 0, id)
 	active  orderedSet // (deadline, 0, id)
@@ -354,7 +355,7 @@ func (m *Model) Queues(now time.Time) []QueueInfo {
 	out := make([]QueueInfo, len(names))
 	for i, n := range names {
 		q := m.queues[n]
-		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len(), Delayed: q.delayed.Len(), Running: q.active.Len()}
+		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit}
 	}
 	return out
 }
@@ -391,6 +392,28 @@ func (m *Model) PauseQueue(now time.Time, name string) error { return m.setPause
 
 // ResumeQueue lets claims take from a queue again.
 func (m *Model) ResumeQueue(now time.Time, name string) error { return m.setPaused(now, name, false) }
+
+// LimitQueue sets how many jobs of a queue may be leased at once.
+func (m *Model) LimitQueue(now time.Time, p LimitQueueParams) error {
+	if err := ValidateLimitQueue(p); err != nil {
+		return err
+	}
+	m.tick(now)
+	m.queue(p.Queue).limit = p.Concurrency
+	return nil
+}
+
+// ValidateLimitQueue checks LimitQueueParams: a valid queue name, a limit
+// in [0, MaxConcurrency].
+func ValidateLimitQueue(p LimitQueueParams) error {
+	if !ValidName(p.Queue) {
+		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+	}
+	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
+		return invalid("", "concurrency", "%d is outside [0, %d]", p.Concurrency, MaxConcurrency)
+	}
+	return nil
+}
 
 func (m *Model) setPaused(now time.Time, name string, paused bool) error {
 	m.tick(now)

@@ -110,7 +110,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			continue
 		}
 		m.sweep(q, now, SweepPerClaim, nil)
-		for len(out) < p.Max {
+		for len(out) < p.Max && (q.limit == 0 || q.active.Len() < q.limit) {
 			it, ok := q.ready.min()
 			if !ok {
 				break

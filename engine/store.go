@@ -66,7 +66,24 @@ type Store interface {
 	PurgeQueue(ctx context.Context, queue string) (PurgeResult, error)
 	// Queues lists every queue the store knows, by name.
 	Queues(ctx context.Context) ([]QueueInfo, error)
+	// LimitQueue sets how many jobs of a queue may run at once across
+	// every worker (0: no limit). It is durable, every claim obeys it, and
+	// a slot is free again when its job's lease ends however it ends
+	// (finish, lease expiry, cancel), so a crashed worker leaks none.
+	LimitQueue(ctx context.Context, p LimitQueueParams) error
 }
+
+// LimitQueueParams sets a queue's limits.
+type LimitQueueParams struct {
+	Queue string
+	// Concurrency is the most jobs of the queue leased at once, 0 to
+	// MaxConcurrency; 0 removes the limit. Jobs running when it is lowered
+	// go on; claims wait until fewer run than the limit.
+	Concurrency int
+}
+
+// MaxConcurrency bounds LimitQueueParams.Concurrency.
+const MaxConcurrency = 1 << 20
 
 // StopWatcher is implemented by stores that tell workers at once when a
 // running job is asked to stop (CancelJob, CancelWorkflow), so that its

@@ -22,6 +22,15 @@ func (s *Store) pause(ctx context.Context, queue, v string) error {
 	return err
 }
 
+// LimitQueue implements engine.Store.
+func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+	if err := engine.ValidateLimitQueue(p); err != nil {
+		return err
+	}
+	_, err := s.run(ctx, "limit_queue", p.Queue, p.Concurrency)
+	return err
+}
+
 // PurgeQueue implements engine.Store.
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
 	if !engine.ValidName(queue) {
@@ -88,7 +97,7 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 func queuesReply(r *reader) []engine.QueueInfo {
 	out := make([]engine.QueueInfo, r.count())
 	for i := range out {
-		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int())}
+		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
 	}
 	return out
 }

@@ -40,6 +40,7 @@ var scriptDefs = []scriptDef{
 	{name: "cancel_workflow", allowFull: true},
 	{name: "cancel_job", allowFull: true},
 	{name: "pause", allowFull: true},
+	{name: "limit_queue", allowFull: true},
 	{name: "purge", allowFull: true},
 	{name: "drain", allowFull: true},
 	{name: "get_workflow", readOnly: true},

@@ -41,6 +41,8 @@ type queueRec struct {
 	Ready   int    `json:"ready"`
 	Delayed int    `json:"delayed"`
 	Running int    `json:"running"`
+	// Concurrency is the queue's limit of jobs running at once; 0: none.
+	Concurrency int `json:"concurrency"`
 }
 
 // jobRec is the body of GET /v1/jobs/{id}.
@@ -259,9 +261,34 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 		Queues []queueRec `json:"queues"`
 	}{Queues: make([]queueRec, len(qs))}
 	for i, q := range qs {
-		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running}
+		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency}
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// limitQueue sets a queue's concurrency limit from the query's
+// concurrency (0 removes it).
+func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !engine.ValidName(name) {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		return
+	}
+	v := r.URL.Query().Get("concurrency")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > engine.MaxConcurrency {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "concurrency",
+			Message: fmt.Sprintf("concurrency %q must be an integer from 0 (no limit) to %d", v, engine.MaxConcurrency)})
+		return
+	}
+	if err := a.store.LimitQueue(r.Context(), engine.LimitQueueParams{Queue: name, Concurrency: n}); err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Name        string `json:"name"`
+		Concurrency int    `json:"concurrency"`
+	}{name, n})
 }
 
 func (a *api) pauseQueue(w http.ResponseWriter, r *http.Request)  { a.setPaused(w, r, true) }

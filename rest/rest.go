@@ -138,6 +138,7 @@ var routes = []route{
 	{"GET", "/v1/queues", (*api).listQueues, false, nil},
 	{"POST", "/v1/queues/{name}/pause", (*api).pauseQueue, false, nil},
 	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue, false, nil},
+	{"POST", "/v1/queues/{name}/limit", (*api).limitQueue, false, []string{"concurrency"}},
 }
 
 // NewHandler returns the REST API on cfg.Store. It fails, before serving

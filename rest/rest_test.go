@@ -609,6 +609,23 @@ func TestAPIQueues(t *testing.T) {
 	}
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/pause", nil), engine.ErrInvalid.Code, "name")
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/"+strings.Repeat("q", 65)+"/resume", nil), engine.ErrInvalid.Code, "name")
+
+	// a concurrency limit, shown by the list; 0 removes it
+	r = a.want(http.StatusOK, "POST", "/v1/queues/q2/limit?concurrency=3", nil)
+	if string(bytes.TrimSpace(r.body)) != `{"name":"q2","concurrency":3}` {
+		t.Errorf("limit: %s", r.body)
+	}
+	if q := strict[queues](t, a.want(http.StatusOK, "GET", "/v1/queues", nil).body); q.Queues[1].Concurrency != 3 {
+		t.Errorf("q2's limit not listed: %+v", q.Queues)
+	}
+	a.want(http.StatusOK, "POST", "/v1/queues/q2/limit?concurrency=0", nil)
+	if q := strict[queues](t, a.want(http.StatusOK, "GET", "/v1/queues", nil).body); q.Queues[1].Concurrency != 0 {
+		t.Errorf("q2's limit not removed: %+v", q.Queues)
+	}
+	for _, v := range []string{"", "-1", "x", "1048577"} {
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/limit?concurrency="+v, nil), engine.ErrInvalid.Code, "concurrency")
+	}
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/limit?concurrency=1", nil), engine.ErrInvalid.Code, "name")
 }
 
 // GET /metrics answers with Config.Metrics behind the token and the

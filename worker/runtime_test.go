@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -521,6 +522,67 @@ func TestPauseStopsClaimsAcrossWorkers(t *testing.T) {
 			if got, err := j.Wait(ctx); err != nil || got != i {
 				t.Fatalf("job %d: %v, %v", i, got, err)
 			}
+		}
+	})
+}
+
+// TestQueueConcurrencyLimit: two workers of four slots each never run
+// more than a queue's limit of jobs at once, and run them all. The first
+// two jobs wait for each other, so the limit must let two run.
+func TestQueueConcurrencyLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := testCtx(t)
+		c := client.New(b.open(t))
+		q := client.NewQueue[string, string]("limited")
+		if err := c.LimitQueue(ctx, q.Name(), 2); err != nil {
+			t.Fatal(err)
+		}
+		var jobs []*client.Job[string]
+		for i := range 12 {
+			jobs = append(jobs, mustEnqueue(t, c, q, fmt.Sprint(i)))
+		}
+		var mu sync.Mutex
+		running, most, started := 0, 0, 0
+		both := make(chan struct{})
+		handler := func(ctx context.Context, j *worker.Job[string]) (string, error) {
+			mu.Lock()
+			running++
+			started++
+			most = max(most, running)
+			if started == 2 {
+				close(both)
+			}
+			first := started <= 2
+			mu.Unlock()
+			if first {
+				select {
+				case <-both:
+				case <-ctx.Done():
+				}
+			}
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return j.Payload, nil
+		}
+		for range 2 {
+			w := worker.New(b.open(t), fastConfig())
+			worker.Handle(w, q, handler)
+			start(t, w)
+		}
+		for _, j := range jobs {
+			if _, err := j.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if most != 2 {
+			t.Errorf("at most %d jobs ran at once; the limit is 2", most)
+		}
+		qs, err := c.Queues(ctx)
+		if err != nil || !slices.ContainsFunc(qs, func(i weir.QueueInfo) bool { return i.Name == "limited" && i.Concurrency == 2 }) {
+			t.Errorf("Queues = %+v, %v; want limited with concurrency 2", qs, err)
 		}
 	})
 }

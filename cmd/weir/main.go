@@ -108,7 +108,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().DurationVar(&g.durable.Timeout, "durable-timeout", time.Second,
 		"how long a transition waits for --durable-replicas before it fails as not replicated")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
-		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newWorkerCmd(g),
+		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newQueueCmd(g), newWorkerCmd(g),
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g))
 	return root
 }

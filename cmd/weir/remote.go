@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -190,13 +191,55 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 				return storeErr("queues", err)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING")
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT")
 			for _, q := range qs {
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running)
+				limit := "-"
+				if q.Concurrency > 0 {
+					limit = strconv.Itoa(q.Concurrency)
+				}
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit)
 			}
 			return tw.Flush()
 		}),
 	}
+}
+
+// newQueueCmd groups the commands that change one queue's settings.
+func newQueueCmd(g *globalFlags) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "queue",
+		Short: "Change a queue's settings (limit)",
+		Args:  exactArgs(0),
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "limit QUEUE N",
+		Short: "Let at most N jobs of a queue run at once across every worker (0: no limit)",
+		Long: "weir queue limit QUEUE N stores a concurrency limit for the queue: every claim, by\n" +
+			"every worker, leases a job of it only while fewer than N of its jobs run. A slot is\n" +
+			"free again when its job's lease ends, however it ends (a crashed worker's lease\n" +
+			"expires). Lowering it stops no running job. 0 removes the limit.",
+		Args: exactArgs(2),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				return usageErr(fmt.Errorf("weir queue limit: concurrency %q is not an integer", args[1]))
+			}
+			p := engine.LimitQueueParams{Queue: args[0], Concurrency: n}
+			if err := engine.ValidateLimitQueue(p); err != nil {
+				return usageErr(fmt.Errorf("weir queue limit: %w", err))
+			}
+			if err := s.LimitQueue(ctx, p); err != nil {
+				return storeErr("queue "+args[0], err)
+			}
+			if n == 0 {
+				fmt.Fprintf(c.OutOrStdout(), "queue %s: no limit\n", args[0])
+			} else {
+				fmt.Fprintf(c.OutOrStdout(), "queue %s: at most %d running\n", args[0], n)
+			}
+			return nil
+		}),
+	})
+	return c
 }
 
 func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,19 @@ func TestSharedRedisCommands(t *testing.T) {
 	cli := func(args ...string) result {
 		t.Helper()
 		return weir(t, "", env, append(args, ns...)...)
+	}
+
+	// A concurrency limit, listed by weir queues.
+	if r := cli("queue", "limit", "lim", "3"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 3 running" {
+		t.Errorf("queue limit: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3$`).MatchString(r.Stdout) {
+		t.Errorf("queues after a limit: %d %q", r.Code, r.Stdout)
+	}
+	for _, bad := range []string{"x", "2000000"} {
+		if r := cli("queue", "limit", "lim", bad); r.Code != 2 || !strings.Contains(r.Stderr, "concurrency") {
+			t.Errorf("limit %s: %d %q", bad, r.Code, r.Stderr)
+		}
 	}
 
 	// Submit with workers paused: the workflow waits in its queue.

@@ -479,6 +479,12 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
 	return s.write(ctx, func(now time.Time) error { return s.m.ResumeQueue(now, queue) })
 }
 
+// LimitQueue sets how many jobs of a queue may run at once (see
+// engine.Store), and wakes the claimers blocked on it.
+func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.LimitQueue(now, p) })
+}
+
 // PurgeQueue cancels every job waiting in a queue (see engine.Store).
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (res engine.PurgeResult, err error) {
 	err = s.write(ctx, func(now time.Time) (err error) {

@@ -8,8 +8,9 @@ import (
 
 type opQueue struct {
 	noMore
-	verb  string // purge, pause, resume
+	verb  string // purge, pause, resume, limit
 	queue string
+	limit int // limit's concurrency
 }
 
 func (*opQueue) needsReply() bool { return true }
@@ -29,6 +30,8 @@ func (op *opQueue) exec(r *runner, st *Step) error {
 		}
 	case "pause":
 		err = r.t.PauseQueue(r.ctx, st.Now, op.queue)
+	case "limit":
+		err = r.t.LimitQueue(r.ctx, st.Now, engine.LimitQueueParams{Queue: op.queue, Concurrency: op.limit})
 	default:
 		err = r.t.ResumeQueue(r.ctx, st.Now, op.queue)
 	}
@@ -48,6 +51,9 @@ func (op *opQueues) exec(r *runner, st *Step) error {
 		l := line{{"", q.Name}, {"ready", strconv.Itoa(q.Ready)}, {"delayed", strconv.Itoa(q.Delayed)}, {"running", strconv.Itoa(q.Running)}}
 		if q.Paused {
 			l = append(l, field{"", "paused"})
+		}
+		if q.Concurrency > 0 {
+			l = append(l, field{"concurrency", strconv.Itoa(q.Concurrency)})
 		}
 		got = append(got, l)
 	}

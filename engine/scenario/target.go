@@ -30,6 +30,7 @@ type Target interface {
 	GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error)
 	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
+	LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
 	Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error)
@@ -106,6 +107,11 @@ func (t *ModelTarget) GetJob(_ context.Context, now time.Time, id string) (engin
 // ListWorkflows calls Model.ListWorkflows.
 func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	return t.M.ListWorkflows(now, p)
+}
+
+// LimitQueue calls Model.LimitQueue.
+func (t *ModelTarget) LimitQueue(_ context.Context, now time.Time, p engine.LimitQueueParams) error {
+	return t.M.LimitQueue(now, p)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -210,6 +216,12 @@ func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (eng
 func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	t.SetClock(now)
 	return t.Store.ListWorkflows(ctx, p)
+}
+
+// LimitQueue calls Store.LimitQueue at now.
+func (t *StoreTarget) LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error {
+	t.SetClock(now)
+	return t.Store.LimitQueue(ctx, p)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

@@ -778,7 +778,8 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens) and push (its push counter). spec/keys.md says more.
+-- list may hold tokens), push (its push counter) and c (its concurrency
+-- limit, absent for none). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -789,8 +790,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
     all[q] = s
   end
   return s
@@ -1161,6 +1162,14 @@ end
 local function finalize()
   -- the writes first: a SET of a state string would drop a TTL given before
   states_flush()
+  -- leases that ended free slots of a queue with a concurrency limit: a
+  -- claim blocked on it may take jobs again
+  local arm = CALL.arm
+  if arm then
+    for _, q in ipairs(CALL.aq) do
+      if arm[q] and qstate(q).c then wake(q, #arm[q]) end
+    end
+  end
   active_flush_all()
   local pub = expire_records()
   -- wake-up lists: a clear is needed only while the list may hold tokens

@@ -778,7 +778,8 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens) and push (its push counter). spec/keys.md says more.
+-- list may hold tokens), push (its push counter) and c (its concurrency
+-- limit, absent for none). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -789,8 +790,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
     all[q] = s
   end
   return s
@@ -2048,19 +2049,28 @@ local function claim(queues, max, lease_ms, out)
           end
           local rk = qkey(q, 'r')
           local n0 = n
-          while n < max do
-            local want = max - n
+          -- a concurrency limit: at most room more leases of q
+          local top, empty = max, false
+          if qs.c then
+            active_flush(q)
+            top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
+          end
+          while n < top do
+            local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
               local j, v = claiming(got[k], q)
               if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < 2 * want then break end
+            if #got < 2 * want then
+              empty = true
+              break
+            end
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if n < max then
+          if empty or (n < max and not qs.c) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -2217,8 +2227,8 @@ local function put_snapshot(out, j)
 end
 
 -- queues_reply: the number of known queues, then per queue in name order
--- its name, "1" when paused (else ""), and its ready, delayed and running
--- counts.
+-- its name, "1" when paused (else ""), its ready, delayed and running
+-- counts and its concurrency limit ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -2230,6 +2240,7 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
+    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
   end
 end
 
@@ -2521,6 +2532,14 @@ end
 local function finalize()
   -- the writes first: a SET of a state string would drop a TTL given before
   states_flush()
+  -- leases that ended free slots of a queue with a concurrency limit: a
+  -- claim blocked on it may take jobs again
+  local arm = CALL.arm
+  if arm then
+    for _, q in ipairs(CALL.aq) do
+      if arm[q] and qstate(q).c then wake(q, #arm[q]) end
+    end
+  end
   active_flush_all()
   local pub = expire_records()
   -- wake-up lists: a clear is needed only while the list may hold tokens

@@ -1,4 +1,4 @@
-#!lua name=weir2_8a71a2799143
+#!lua name=weir2_6728dc653b15
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -779,7 +779,8 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens) and push (its push counter). spec/keys.md says more.
+-- list may hold tokens), push (its push counter) and c (its concurrency
+-- limit, absent for none). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -790,8 +791,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
     all[q] = s
   end
   return s
@@ -1066,8 +1067,8 @@ local function put_snapshot(out, j)
 end
 
 -- queues_reply: the number of known queues, then per queue in name order
--- its name, "1" when paused (else ""), and its ready, delayed and running
--- counts.
+-- its name, "1" when paused (else ""), its ready, delayed and running
+-- counts and its concurrency limit ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1079,6 +1080,7 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
+    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
   end
 end
 
@@ -1893,6 +1895,14 @@ end
 local function finalize()
   -- the writes first: a SET of a state string would drop a TTL given before
   states_flush()
+  -- leases that ended free slots of a queue with a concurrency limit: a
+  -- claim blocked on it may take jobs again
+  local arm = CALL.arm
+  if arm then
+    for _, q in ipairs(CALL.aq) do
+      if arm[q] and qstate(q).c then wake(q, #arm[q]) end
+    end
+  end
   active_flush_all()
   local pub = expire_records()
   -- wake-up lists: a clear is needed only while the list may hold tokens
@@ -2508,19 +2518,28 @@ local function claim(queues, max, lease_ms, out)
           end
           local rk = qkey(q, 'r')
           local n0 = n
-          while n < max do
-            local want = max - n
+          -- a concurrency limit: at most room more leases of q
+          local top, empty = max, false
+          if qs.c then
+            active_flush(q)
+            top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
+          end
+          while n < top do
+            local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
               local j, v = claiming(got[k], q)
               if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < 2 * want then break end
+            if #got < 2 * want then
+              empty = true
+              break
+            end
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if n < max then
+          if empty or (n < max and not qs.c) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -2580,7 +2599,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_submit', flags = {},
+redis.register_function{function_name = 'weir2_6728dc653b15_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2698,7 +2717,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_6728dc653b15_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2785,7 +2804,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2844,7 +2863,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2945,7 +2964,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2993,7 +3012,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3051,7 +3070,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3167,7 +3186,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3226,7 +3245,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3258,8 +3277,41 @@ finalize()
 return {'OK'}
 end}
 
+-- ---- scripts/limit_queue.lua
+redis.register_function{function_name = 'weir2_6728dc653b15_limit_queue', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
+-- across every worker (making the queue known when it is not). Raising or
+-- removing the limit pushes wake-up tokens for the jobs ready in it.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  the limit, 1 to engine.MaxConcurrency, or "0" for none
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local q = ARGV[4]
+read_clock()
+allow_full()
+register_queue(q)
+local old = tonumber(qstate(q).c) or 0
+local new = tonumber(ARGV[5])
+qs_set(q, 'c', new > 0 and ARGV[5] or false)
+if old > 0 and (new == 0 or new > old) then
+  local n = redis.call('ZCARD', qkey(q, 'r'))
+  if n > 0 then wake(q, n) end
+end
+finalize()
+return {'OK'}
+end}
+
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3339,7 +3391,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_6728dc653b15_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3381,7 +3433,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6728dc653b15_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3414,7 +3466,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6728dc653b15_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3440,7 +3492,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6728dc653b15_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3512,14 +3564,14 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6728dc653b15_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- Reply:   n, (name, paused "1" | "", ready, delayed, running)*
+-- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency)*
 --
 --!include call.lua
 --!include reply.lua
@@ -3531,7 +3583,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_8a71a2799143_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_6728dc653b15_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -109,6 +109,14 @@ end
 local function finalize()
   -- the writes first: a SET of a state string would drop a TTL given before
   states_flush()
+  -- leases that ended free slots of a queue with a concurrency limit: a
+  -- claim blocked on it may take jobs again
+  local arm = CALL.arm
+  if arm then
+    for _, q in ipairs(CALL.aq) do
+      if arm[q] and qstate(q).c then wake(q, #arm[q]) end
+    end
+  end
   active_flush_all()
   local pub = expire_records()
   -- wake-up lists: a clear is needed only while the list may hold tokens

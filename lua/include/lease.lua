@@ -276,19 +276,28 @@ local function claim(queues, max, lease_ms, out)
           end
           local rk = qkey(q, 'r')
           local n0 = n
-          while n < max do
-            local want = max - n
+          -- a concurrency limit: at most room more leases of q
+          local top, empty = max, false
+          if qs.c then
+            active_flush(q)
+            top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
+          end
+          while n < top do
+            local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
             for k = 1, #got, 2 do
               local j, v = claiming(got[k], q)
               if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < 2 * want then break end
+            if #got < 2 * want then
+              empty = true
+              break
+            end
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if n < max then
+          if empty or (n < max and not qs.c) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)

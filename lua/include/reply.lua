@@ -96,8 +96,8 @@ local function put_snapshot(out, j)
 end
 
 -- queues_reply: the number of known queues, then per queue in name order
--- its name, "1" when paused (else ""), and its ready, delayed and running
--- counts.
+-- its name, "1" when paused (else ""), its ready, delayed and running
+-- counts and its concurrency limit ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -109,5 +109,6 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
+    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
   end
 end

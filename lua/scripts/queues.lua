@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- Reply:   n, (name, paused "1" | "", ready, delayed, running)*
+-- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency)*
 --
 --!include call.lua
 --!include reply.lua
