@@ -25,6 +25,7 @@ type Model struct {
 	workflows map[string]*workflow
 	queues    map[string]*queue
 	expiry    orderedSet // ended records by expiry time: "j:"+id or "w:"+id
+	schedules map[string]*Schedule // model_schedule.go; nil until the first put
 }
 
 type job struct {

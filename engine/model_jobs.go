@@ -24,6 +24,15 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		}
 		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
 	}
+	return m.enqueue(t, s, h), nil
+}
+
+// enqueue writes a new plain job of spec s (fingerprint h) at time t and
+// pushes it, or returns the state of the one already under its ID.
+func (m *Model) enqueue(t int64, s JobSpec, h string) EnqueueResult {
+	if j := m.jobs[s.ID]; j != nil {
+		return EnqueueResult{State: j.state}
+	}
 	j := &job{
 		id: s.ID, queue: s.Queue, payload: slices.Clone(s.Payload), priority: s.Priority,
 		maxAttempts: attemptsOrDefault(s.MaxAttempts), maxExpiries: expiriesOrDefault(s.MaxExpiries), backoff: ms(backoffOrDefault(s.Backoff)),
@@ -35,7 +44,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	m.jobs[j.id] = j
 	var fx effects
 	m.push(j, t, &fx)
-	return EnqueueResult{Created: true, State: j.state}, nil
+	return EnqueueResult{Created: true, State: j.state}
 }
 
 // Claim leases up to p.Max ready jobs from p.Queues in order, skipping paused
