@@ -24,7 +24,7 @@ type Model struct {
 	jobs      map[string]*job
 	workflows map[string]*workflow
 	queues    map[string]*queue
-	expiry    orderedSet // ended records by expiry time: "j:"+id or "w:"+id
+	expiry    orderedSet           // ended records by expiry time: "j:"+id or "w:"+id
 	schedules map[string]*Schedule // model_schedule.go; nil until the first put
 }
 
