@@ -47,6 +47,19 @@ type Config struct {
 	// Logger gets the store errors the worker retries. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Schedules makes the worker fire the store's schedules (the store
+	// must implement engine.Scheduler): it sleeps until the earliest next
+	// tick, fires every due schedule (each tick once, however many
+	// workers fire), and reads the schedules again at least every
+	// ScheduleRefresh, so that a schedule added or resumed elsewhere is
+	// seen within that time. Any number of workers may do it.
+	Schedules bool
+	// ScheduleRefresh bounds how long a worker firing schedules goes
+	// without reading them again. Default 10s.
+	ScheduleRefresh time.Duration
+	// Clock is the time the worker fires schedules by. Default time.Now;
+	// give a store's test clock here too.
+	Clock func() time.Time
 }
 
 // claimWait bounds how long one blocking claim waits for a job before the

@@ -1,0 +1,62 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// fireSchedules fires the store's due schedules (Config.Schedules) until
+// the worker stops: it reads every schedule, fires those whose next tick
+// has come, and sleeps until the earliest next tick or ScheduleRefresh,
+// whichever comes first. After a fire it reads the schedules again at
+// once, since their next ticks moved.
+func (r *run) fireSchedules(sc engine.Scheduler) {
+	defer r.loops.Done()
+	for {
+		t := time.NewTimer(r.fireDue(r.loopCtx, sc))
+		select {
+		case <-r.loopCtx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fireDue fires every due schedule once and returns how long to sleep.
+func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
+	refresh := r.cfg.ScheduleRefresh
+	list, err := sc.Schedules(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("weir: reading schedules failed", "error", err)
+		}
+		return refresh
+	}
+	now := r.cfg.Clock()
+	wait, fired := refresh, false
+	for _, s := range list {
+		if s.Paused || s.Next.IsZero() {
+			continue
+		}
+		if d := s.Next.Sub(now); d > 0 {
+			wait = min(wait, d)
+			continue
+		}
+		res, err := engine.FireDue(ctx, r.store, sc, s, now)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("weir: firing a schedule failed", "schedule", s.Name, "tick", s.Next, "error", err)
+			}
+			continue
+		}
+		fired = true
+		r.log.Debug("weir: schedule fired", "schedule", s.Name, "tick", s.Next, "outcome", res.Outcome, "id", res.ID, "created", res.Created)
+	}
+	if fired {
+		return 0
+	}
+	return wait
+}
