@@ -33,6 +33,19 @@ type Scheduler interface {
 	FireSchedule(ctx context.Context, p FireScheduleParams) (FireScheduleResult, error)
 }
 
+// ScheduleWatcher is implemented by stores that tell workers at once when a
+// schedule was put or resumed, so that a worker sleeping until its
+// earliest known tick reads the schedules again (both stores of this
+// module implement it). A notice is a hint: a worker also reads them at
+// least every worker.Config.ScheduleRefresh.
+type ScheduleWatcher interface {
+	// WatchSchedules calls fn once it listens, after every reconnection (a
+	// notice sent while it was not listening is lost) and after each put or
+	// resume of a schedule, until ctx is done; then it returns ctx's error.
+	// fn runs on WatchSchedules's goroutine, one call at a time.
+	WatchSchedules(ctx context.Context, fn func()) error
+}
+
 // PutScheduleParams puts one schedule.
 type PutScheduleParams struct {
 	Spec ScheduleSpec

@@ -10,10 +10,25 @@ import (
 // fireSchedules fires the store's due schedules (Config.Schedules) until
 // the worker stops: it reads every schedule, fires those whose next tick
 // has come, and sleeps until the earliest next tick or ScheduleRefresh,
-// whichever comes first. After a fire it reads the schedules again at
-// once, since their next ticks moved.
+// whichever comes first, or until the store tells of a schedule put or
+// resumed (engine.ScheduleWatcher). After a fire it reads the schedules
+// again at once, since their next ticks moved.
 func (r *run) fireSchedules(sc engine.Scheduler) {
 	defer r.loops.Done()
+	// a store that tells of new and resumed schedules wakes the loop
+	kick := make(chan struct{}, 1)
+	if sw, ok := r.store.(engine.ScheduleWatcher); ok {
+		r.loops.Add(1)
+		go func() {
+			defer r.loops.Done()
+			_ = sw.WatchSchedules(r.loopCtx, func() {
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			})
+		}()
+	}
 	for {
 		t := time.NewTimer(r.fireDue(r.loopCtx, sc))
 		select {
@@ -21,6 +36,8 @@ func (r *run) fireSchedules(sc engine.Scheduler) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-kick:
+			t.Stop()
 		}
 	}
 }

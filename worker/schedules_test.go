@@ -224,3 +224,48 @@ func TestWorkersFireEachTickOnce(t *testing.T) {
 		})
 	}
 }
+
+// A worker that read no schedule at its start learns of one added later
+// from the store's notice (engine.ScheduleWatcher), not from its refresh,
+// which is an hour here.
+func TestWorkerLearnsOfNewSchedules(t *testing.T) {
+	clk := testclock.New()
+	for _, b := range clockedBackends(t, clk) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			q := client.NewQueue[struct{}, struct{}]("learn")
+			seen := make(chan string, 10)
+			cfg := fastConfig()
+			cfg.Schedules, cfg.Clock, cfg.ScheduleRefresh, cfg.Lease = true, clk.Now, time.Hour, time.Hour
+			w := worker.New(b.open(t), cfg)
+			worker.Handle(w, q, func(_ context.Context, j *worker.Job[struct{}]) (struct{}, error) {
+				seen <- j.ID
+				return struct{}{}, nil
+			})
+			start(t, w)
+			c := client.New(b.open(t))
+			for _, name := range []string{"first", "second"} {
+				job, _ := client.ScheduledJob(q, struct{}{})
+				// due at once: its first tick is the clock's next second,
+				// where the clock goes
+				tick := clk.Now().Truncate(time.Second).Add(time.Second)
+				clk.Set(tick)
+				if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Second, Job: job, Start: tick.Add(-time.Millisecond)}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case id := <-seen:
+					if id != client.TickID(name, clk.Now()) {
+						t.Fatalf("ran %s, want the tick of %v", id, clk.Now())
+					}
+				case <-ctx.Done():
+					t.Fatalf("schedule %s added while the worker slept never fired", name)
+				}
+				// it would tick again at the next second, the next one's tick
+				if err := c.RemoveSchedule(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-#!lua name=weir2_eaba2973f67d
+#!lua name=weir2_ad3ac8e0f1de
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2562,7 +2562,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_submit', flags = {},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2680,7 +2680,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2749,7 +2749,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2808,7 +2808,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2909,7 +2909,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2957,7 +2957,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3015,7 +3015,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3131,7 +3131,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3190,7 +3190,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3223,7 +3223,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3303,7 +3303,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3345,7 +3345,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3378,7 +3378,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3404,7 +3404,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3476,7 +3476,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3495,7 +3495,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3558,7 +3558,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -3572,6 +3572,7 @@ redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_put', flags
 -- ARGV[7]  next tick, ms
 -- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
+-- Publishes the name on P schedules (lua.Store.WatchSchedules).
 -- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
 --          holds the most schedules already (nothing written)
 --
@@ -3589,12 +3590,14 @@ local rev = (tonumber(v[1]) or 0) + 1
 redis.call('HSET', key, 'd', ARGV[5], 'k', ARGV[6], 'o', ARGV[9], 'r', fmt(rev), 'n', ARGV[7])
 redis.call('ZADD', P .. 'sched', ((v[2] == '1' or ARGV[7] == '0') and '+inf' or ARGV[7]), name)
 finalize()
+-- workers sleeping until their earliest tick read the schedules again
+redis.call('PUBLISH', P .. 'schedules', name)
 if v[1] then return {'', fmt(rev)} end
 return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -3622,7 +3625,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -3633,6 +3636,7 @@ redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_pause', fla
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  schedule name
 -- ARGV[5]  "1" pause, "0" resume
+-- A resume publishes the name on P schedules (lua.Store.WatchSchedules).
 -- Reply:   "OK" (a one-item array)
 -- Errors:  NOTFOUND
 --
@@ -3654,11 +3658,15 @@ else
 end
 redis.call('ZADD', P .. 'sched', ((ARGV[5] == '1' or n == '0') and '+inf' or n), name)
 finalize()
+if ARGV[5] == '0' then
+  -- workers sleeping until their earliest tick read the schedules again
+  redis.call('PUBLISH', P .. 'schedules', name)
+end
 return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -3760,7 +3768,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_eaba2973f67d_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

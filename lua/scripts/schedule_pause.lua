@@ -7,6 +7,7 @@
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  schedule name
 -- ARGV[5]  "1" pause, "0" resume
+-- A resume publishes the name on P schedules (lua.Store.WatchSchedules).
 -- Reply:   "OK" (a one-item array)
 -- Errors:  NOTFOUND
 --
@@ -28,4 +29,8 @@ else
 end
 redis.call('ZADD', P .. 'sched', ((ARGV[5] == '1' or n == '0') and '+inf' or n), name)
 finalize()
+if ARGV[5] == '0' then
+  -- workers sleeping until their earliest tick read the schedules again
+  redis.call('PUBLISH', P .. 'schedules', name)
+end
 return {'OK'}

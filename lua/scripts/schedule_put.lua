@@ -10,6 +10,7 @@
 -- ARGV[7]  next tick, ms
 -- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
+-- Publishes the name on P schedules (lua.Store.WatchSchedules).
 -- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
 --          holds the most schedules already (nothing written)
 --
@@ -27,5 +28,7 @@ local rev = (tonumber(v[1]) or 0) + 1
 redis.call('HSET', key, 'd', ARGV[5], 'k', ARGV[6], 'o', ARGV[9], 'r', fmt(rev), 'n', ARGV[7])
 redis.call('ZADD', P .. 'sched', ((v[2] == '1' or ARGV[7] == '0') and '+inf' or ARGV[7]), name)
 finalize()
+-- workers sleeping until their earliest tick read the schedules again
+redis.call('PUBLISH', P .. 'schedules', name)
 if v[1] then return {'', fmt(rev)} end
 return {'1', fmt(rev)}
