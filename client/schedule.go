@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -191,3 +193,41 @@ func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
 // its tick t: "<name>.<unix seconds of t>". Open it with OpenJob or
 // OpenWorkflow.
 func TickID(name string, t time.Time) string { return engine.TickID(name, t) }
+
+// JSONPayload encodes a JSON value the way weir stores payloads (as
+// Queue.EncodePayload does), so that the handler of a queue whose payload
+// type the value fits decodes it: for producers that hold JSON, such as
+// the CLI and the REST API. Integers stay integers.
+func JSONPayload(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &weir.ValidationError{Field: "payload", Problem: fmt.Sprintf("not JSON: %v", err)}
+	}
+	if dec.More() {
+		return nil, &weir.ValidationError{Field: "payload", Problem: "more than one JSON value"}
+	}
+	return encode(numbers(v))
+}
+
+// numbers replaces json.Numbers by int64 (when whole) or float64.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = numbers(e)
+		}
+	}
+	return v
+}

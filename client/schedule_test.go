@@ -73,3 +73,28 @@ func TestScheduleAPI(t *testing.T) {
 		t.Error("a store without schedules listed them")
 	}
 }
+
+// A JSON payload is stored as the Go client stores the same value: a
+// handler decodes it into its payload type, integers as integers.
+func TestJSONPayload(t *testing.T) {
+	type report struct {
+		Kind  string   `json:"kind"`
+		Days  int      `json:"days"`
+		Ratio float64  `json:"ratio"`
+		Tags  []string `json:"tags"`
+	}
+	q := client.NewQueue[report, string]("reports")
+	b, err := client.JSONPayload([]byte(`{"kind":"sales","days":7,"ratio":0.5,"tags":["a","b"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := q.DecodePayload(b)
+	if err != nil || r.Kind != "sales" || r.Days != 7 || r.Ratio != 0.5 || len(r.Tags) != 2 {
+		t.Fatalf("decoded %+v, %v", r, err)
+	}
+	for _, bad := range []string{"", "{", "1 2", `{"a":}`} {
+		if _, err := client.JSONPayload([]byte(bad)); !errors.Is(err, weir.ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

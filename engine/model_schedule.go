@@ -138,6 +138,9 @@ func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
 	if !ValidName(p.Name) {
 		return invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Name)
 	}
+	if p.Tick.IsZero() {
+		return invalid("", "tick", "give the schedule's next tick as read (the fence)")
+	}
 	for _, f := range []struct {
 		name string
 		t    time.Time

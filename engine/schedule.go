@@ -194,8 +194,9 @@ func DecodeScheduleSpec(b []byte) (ScheduleSpec, error) {
 
 // FirstTick is the tick a schedule put at now fires first: the first
 // tick strictly after now.
+// Only the timing is checked here; the store checks the rest.
 func FirstTick(s ScheduleSpec, now time.Time) (time.Time, error) {
-	t, err := ValidateSchedule(s, DefaultLimits())
+	t, err := scheduleTicker(s)
 	if err != nil {
 		return time.Time{}, err
 	}

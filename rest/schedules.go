@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -45,6 +46,15 @@ type scheduleJob struct {
 	MaxAttempts int             `json:"max_attempts,omitempty"`
 }
 
+// ScheduleJob is the job of a ScheduleRecord: its payload decoded (as
+// the job routes show payloads).
+type ScheduleJob struct {
+	Queue       string `json:"queue"`
+	Payload     any    `json:"payload"`
+	Priority    int    `json:"priority,omitempty"`
+	MaxAttempts int    `json:"max_attempts,omitempty"`
+}
+
 // ScheduleRecord is a schedule as the API and `weir schedule ls --json`
 // show it.
 type ScheduleRecord struct {
@@ -54,9 +64,9 @@ type ScheduleRecord struct {
 	Every   string `json:"every,omitempty"`
 	Missed  string `json:"missed"`
 	Overlap string `json:"overlap"`
-	// Job is the job each tick enqueues (its payload shown when it is
-	// JSON); Tasks name the tasks of the workflow each tick submits.
-	Job      *scheduleJob        `json:"job,omitempty"`
+	// Job is the job each tick enqueues; Tasks name the tasks of the
+	// workflow each tick submits.
+	Job      *ScheduleJob        `json:"job,omitempty"`
 	Tasks    []string            `json:"tasks,omitempty"`
 	Paused   bool                `json:"paused"`
 	Next     *workflowfile.Stamp `json:"next"`
@@ -79,10 +89,7 @@ func NewScheduleRecord(s engine.Schedule) ScheduleRecord {
 		r.Every = s.Every.String()
 	}
 	if s.Job != nil {
-		r.Job = &scheduleJob{Queue: s.Job.Queue, Priority: s.Job.Priority, MaxAttempts: s.Job.MaxAttempts}
-		if json.Valid(s.Job.Payload) {
-			r.Job.Payload = s.Job.Payload
-		}
+		r.Job = &ScheduleJob{Queue: s.Job.Queue, Payload: shell.DecodeResult(s.Job.Payload), Priority: s.Job.Priority, MaxAttempts: s.Job.MaxAttempts}
 	}
 	if s.Plan != nil {
 		r.Tasks = []string{}
@@ -196,7 +203,12 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 	case b.Job != nil:
 		p.Job = &engine.JobSpec{Queue: b.Job.Queue, Priority: b.Job.Priority, MaxAttempts: b.Job.MaxAttempts}
 		if len(b.Job.Payload) > 0 {
-			p.Job.Payload = b.Job.Payload
+			pl, err := client.JSONPayload(b.Job.Payload)
+			if err != nil {
+				bad("job.payload", "%v", err)
+				return
+			}
+			p.Job.Payload = pl
 		}
 	default:
 		lf, err := workflowfile.Parse("workflow", b.Wf, workflowfile.Options{Format: workflowfile.FormatJSON, Limits: a.cfg.Limits})

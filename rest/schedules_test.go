@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestScheduleRoutes(t *testing.T) {
 	}
 	rec := strict[ScheduleRecord](t, r.body)
 	if rec.Name != "report" || rec.Cron != "0 30 2 * * *" || rec.TZ != "Europe/Paris" || rec.Overlap != "skip" || rec.Missed != "skip" ||
-		rec.Job == nil || rec.Job.Queue != "reports" || string(rec.Job.Payload) != `{"kind":"daily"}` || rec.Job.MaxAttempts != 3 ||
+		rec.Job == nil || rec.Job.Queue != "reports" || fmt.Sprint(rec.Job.Payload) != "map[kind:daily]" || rec.Job.MaxAttempts != 3 ||
 		rec.Rev != 1 || rec.Paused || rec.Next == nil || rec.LastTick != nil {
 		t.Fatalf("created record %+v", rec)
 	}
@@ -66,6 +67,7 @@ func TestScheduleRoutes(t *testing.T) {
 		{`{"every":"1m","job":{"queue":"q"},"missed":"all"}`, "missed"},
 		{`{"every":"1m","workflow":{"tasks":[{"name":"a"}]}}`, "workflow.tasks[0].run"},
 		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, ""},
+		{`{"every":"1m","job":{"queue":"q","payload":1 2}}`, ""},
 	} {
 		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), engine.ErrInvalid.Code, c.field)
 	}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -63,6 +64,10 @@ func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
 			continue
 		}
 		res, err := engine.FireDue(ctx, r.store, sc, s, now)
+		if errors.Is(err, engine.ErrNotFound) {
+			fired = true // removed meanwhile: read the schedules again
+			continue
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Warn("weir: firing a schedule failed", "schedule", s.Name, "tick", s.Next, "error", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -58,10 +57,11 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 			default:
 				p.Job = &engine.JobSpec{Queue: queue, Priority: priority, MaxAttempts: attempts}
 				if c.Flags().Changed("payload") {
-					if !json.Valid([]byte(payload)) {
-						return usageErr(fmt.Errorf("--payload is not JSON: %q", payload))
+					b, err := client.JSONPayload([]byte(payload))
+					if err != nil {
+						return usageErr(fmt.Errorf("--payload %q: %w", payload, err))
 					}
-					p.Job.Payload = []byte(payload)
+					p.Job.Payload = b
 				}
 			}
 			sc, err := client.New(s).AddSchedule(ctx, p)

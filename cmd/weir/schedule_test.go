@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -47,7 +48,7 @@ func TestScheduleCommands(t *testing.T) {
 	r = cli("schedule", "ls", "--json")
 	r.WantCode(t, 0)
 	var recs []rest.ScheduleRecord
-	if err := json.Unmarshal([]byte(r.Stdout), &recs); err != nil || len(recs) != 2 || !recs[0].Paused || recs[0].Overlap != "skip" || strings.Join(strings.Fields(string(recs[0].Job.Payload)), "") != `{"k":1}` {
+	if err := json.Unmarshal([]byte(r.Stdout), &recs); err != nil || len(recs) != 2 || !recs[0].Paused || recs[0].Overlap != "skip" || fmt.Sprint(recs[0].Job.Payload) != "map[k:1]" {
 		t.Errorf("ls --json: %v\n%s", err, r.Stdout)
 	}
 	cli("schedule", "resume", "report").WantCode(t, 0)
