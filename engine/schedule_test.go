@@ -196,6 +196,11 @@ func TestModelFireSchedule(t *testing.T) {
 	if r, err := m.FireSchedule(tick0.Add(30*time.Second), p); err != nil || r.Outcome != FireStale {
 		t.Fatalf("old revision: %+v %v", r, err)
 	}
+	noFence := p
+	noFence.Tick = time.Time{}
+	if _, err := m.FireSchedule(tick0.Add(30*time.Second), noFence); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a fire without its fence tick: %v", err)
+	}
 	if err := m.PauseSchedule(tick0, "s", true); err != nil {
 		t.Fatal(err)
 	}
