@@ -16,8 +16,8 @@ var reports = client.NewQueue[string, string]("reports")
 // A schedule that enqueues a report job at 10:00 Paris time on weekdays,
 // fired by a worker. Any number of workers may fire schedules: each tick
 // starts one job, whose ID is the schedule's name and the tick's unix
-// seconds. The example runs on a clock it moves itself; a real program
-// leaves Clock out (and the store's clock too).
+// seconds. Ticks come by the store's clock: here a clock the example moves
+// itself; a real program leaves WithClock out.
 func ExampleClient_AddSchedule() {
 	ctx := context.Background()
 	var clock atomic.Int64 // unix ms
@@ -40,7 +40,7 @@ func ExampleClient_AddSchedule() {
 	fmt.Println("next tick:", s.Next)
 
 	ran := make(chan string)
-	w := worker.New(store, worker.Config{Schedules: true, Clock: now})
+	w := worker.New(store, worker.Config{Schedules: true})
 	worker.Handle(w, reports, func(ctx context.Context, j *worker.Job[string]) (string, error) {
 		ran <- j.ID + " " + j.Payload
 		return "done", nil

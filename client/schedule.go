@@ -186,7 +186,8 @@ func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sc.Schedules(ctx)
+	l, err := sc.Schedules(ctx)
+	return l.Schedules, err
 }
 
 // TickID is the ID of the job or workflow that schedule name starts for

@@ -75,9 +75,10 @@ func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
 	return c, nil
 }
 
-// Schedules lists every schedule, by name.
-func (m *Model) Schedules(now time.Time) []Schedule {
-	m.peek(now)
+// Schedules lists every schedule, by name, with the time the read runs
+// at.
+func (m *Model) Schedules(now time.Time) ScheduleList {
+	t := m.peek(now)
 	out := make([]Schedule, 0, len(m.schedules))
 	for _, s := range m.schedules {
 		c := *s
@@ -85,7 +86,7 @@ func (m *Model) Schedules(now time.Time) []Schedule {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return ScheduleList{Schedules: out, Now: toTime(t)}
 }
 
 // FireSchedule fires one tick of a schedule (see FireScheduleParams):

@@ -26,8 +26,10 @@ type Scheduler interface {
 	ResumeSchedule(ctx context.Context, name string) error
 	// GetSchedule returns one schedule, or ErrNotFound.
 	GetSchedule(ctx context.Context, name string) (Schedule, error)
-	// Schedules lists every schedule, by name.
-	Schedules(ctx context.Context) ([]Schedule, error)
+	// Schedules lists every schedule, by name, with the store's time at
+	// the read (the time its transitions run at), by which a worker plans
+	// its fires.
+	Schedules(ctx context.Context) (ScheduleList, error)
 	// FireSchedule fires one tick of a schedule (FireScheduleParams); use
 	// FireDue, which computes the params.
 	FireSchedule(ctx context.Context, p FireScheduleParams) (FireScheduleResult, error)
@@ -44,6 +46,13 @@ type ScheduleWatcher interface {
 	// resume of a schedule, until ctx is done; then it returns ctx's error.
 	// fn runs on WatchSchedules's goroutine, one call at a time.
 	WatchSchedules(ctx context.Context, fn func()) error
+}
+
+// ScheduleList is every schedule of a store, by name, and the store's
+// time when it read them.
+type ScheduleList struct {
+	Schedules []Schedule
+	Now       time.Time
 }
 
 // PutScheduleParams puts one schedule.

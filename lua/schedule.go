@@ -75,10 +75,11 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, 
 	if !engine.ValidName(name) {
 		return engine.Schedule{}, invalidSchedule(name)
 	}
-	out, err := s.schedules(ctx, name)
+	l, err := s.schedules(ctx, name)
 	if err != nil {
 		return engine.Schedule{}, err
 	}
+	out := l.Schedules
 	if len(out) != 1 {
 		return engine.Schedule{}, codeError("PROTOCOL", "schedule_list returned "+strconv.Itoa(len(out))+" schedules for one name")
 	}
@@ -86,17 +87,18 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, 
 }
 
 // Schedules implements engine.Scheduler (schedule_list.lua): every
-// schedule, by name.
-func (s *Store) Schedules(ctx context.Context) ([]engine.Schedule, error) {
+// schedule, by name, with the store's time.
+func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
 	return s.schedules(ctx, "")
 }
 
-func (s *Store) schedules(ctx context.Context, name string) ([]engine.Schedule, error) {
+func (s *Store) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
 	v, err := s.run(ctx, "schedule_list", name)
 	if err != nil {
-		return nil, err
+		return engine.ScheduleList{}, err
 	}
 	r := newReader(v)
+	now := r.time()
 	out := make([]engine.Schedule, r.count())
 	for i := range out {
 		sc := &out[i]
@@ -111,19 +113,19 @@ func (s *Store) schedules(ctx context.Context, name string) ([]engine.Schedule, 
 		}
 		sc.LastID = r.str()
 		if r.err != nil {
-			return nil, r.err
+			return engine.ScheduleList{}, r.err
 		}
 		if sc.ScheduleSpec, err = engine.DecodeScheduleSpec([]byte(spec)); err != nil {
-			return nil, err
+			return engine.ScheduleList{}, err
 		}
 		sc.Name = n
 	}
 	if err := r.done(); err != nil {
-		return nil, err
+		return engine.ScheduleList{}, err
 	}
 	// the index orders by next tick; the contract orders by name
 	sortSchedules(out)
-	return out, nil
+	return engine.ScheduleList{Schedules: out, Now: now}, nil
 }
 
 // FireSchedule implements engine.Scheduler (schedule_fire.lua).

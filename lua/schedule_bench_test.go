@@ -88,8 +88,8 @@ func BenchmarkScheduleCalls(b *testing.B) {
 	})
 	b.Run("list10", func(b *testing.B) {
 		measure(b, func() {
-			if l, err := s.Schedules(bg); err != nil || len(l) < 10 {
-				b.Fatalf("%d %v", len(l), err)
+			if l, err := s.Schedules(bg); err != nil || len(l.Schedules) < 10 {
+				b.Fatalf("%d %v", len(l.Schedules), err)
 			}
 		})
 	})

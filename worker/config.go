@@ -55,11 +55,9 @@ type Config struct {
 	// seen within that time. Any number of workers may do it.
 	Schedules bool
 	// ScheduleRefresh bounds how long a worker firing schedules goes
-	// without reading them again. Default 10s.
+	// without reading them again. Default 10s. Ticks come by the store's
+	// clock (engine.ScheduleList.Now), not the worker's.
 	ScheduleRefresh time.Duration
-	// Clock is the time the worker fires schedules by. Default time.Now;
-	// give a store's test clock here too.
-	Clock func() time.Time
 }
 
 // claimWait bounds how long one blocking claim waits for a job before the

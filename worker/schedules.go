@@ -53,9 +53,9 @@ func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
 		}
 		return refresh
 	}
-	now := r.cfg.Clock()
+	now := list.Now // the store's time: ticks are due by the store's clock
 	wait, fired := refresh, false
-	for _, s := range list {
+	for _, s := range list.Schedules {
 		if s.Paused || s.Next.IsZero() {
 			continue
 		}

@@ -161,7 +161,7 @@ func TestWorkersFireEachTickOnce(t *testing.T) {
 			seen := make(chan string, 100)
 			for range 3 {
 				cfg := fastConfig()
-				cfg.Schedules, cfg.Clock, cfg.ScheduleRefresh = true, clk.Now, 2*time.Millisecond
+				cfg.Schedules, cfg.ScheduleRefresh = true, 2*time.Millisecond
 				// the test clock jumps a minute a tick: no lease may expire
 				cfg.Lease = time.Hour
 				w := worker.New(b.open(t), cfg)
@@ -236,7 +236,7 @@ func TestWorkerLearnsOfNewSchedules(t *testing.T) {
 			q := client.NewQueue[struct{}, struct{}]("learn")
 			seen := make(chan string, 10)
 			cfg := fastConfig()
-			cfg.Schedules, cfg.Clock, cfg.ScheduleRefresh, cfg.Lease = true, clk.Now, time.Hour, time.Hour
+			cfg.Schedules, cfg.ScheduleRefresh, cfg.Lease = true, time.Hour, time.Hour
 			w := worker.New(b.open(t), cfg)
 			worker.Handle(w, q, func(_ context.Context, j *worker.Job[struct{}]) (struct{}, error) {
 				seen <- j.ID

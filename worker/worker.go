@@ -61,9 +61,6 @@ func New(store client.Store, cfg Config) *Worker {
 	if cfg.ScheduleRefresh <= 0 {
 		cfg.ScheduleRefresh = 10 * time.Second
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
-	}
 	if cfg.Limits == (weir.Limits{}) {
 		if r, ok := store.(engine.ConfigReporter); ok {
 			cfg.Limits = r.Config().Limits

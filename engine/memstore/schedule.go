@@ -53,8 +53,9 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (sc engine.Schedul
 	return sc, err
 }
 
-// Schedules lists every schedule, by name (see engine.Scheduler).
-func (s *Store) Schedules(ctx context.Context) (out []engine.Schedule, err error) {
+// Schedules lists every schedule, by name, with the store's time (see
+// engine.Scheduler).
+func (s *Store) Schedules(ctx context.Context) (out engine.ScheduleList, err error) {
 	err = s.read(ctx, func(now time.Time) error {
 		out = s.m.Schedules(now)
 		return nil

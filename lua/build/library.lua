@@ -1,4 +1,4 @@
-#!lua name=weir2_ad3ac8e0f1de
+#!lua name=weir2_d337fd6582a1
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2562,7 +2562,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_submit', flags = {},
+redis.register_function{function_name = 'weir2_d337fd6582a1_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2680,7 +2680,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_d337fd6582a1_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2749,7 +2749,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2808,7 +2808,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2909,7 +2909,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2957,7 +2957,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3015,7 +3015,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3131,7 +3131,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3190,7 +3190,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3223,7 +3223,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3303,7 +3303,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3345,7 +3345,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3378,7 +3378,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3404,7 +3404,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3476,7 +3476,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3495,7 +3495,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3558,7 +3558,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_d337fd6582a1_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -3597,7 +3597,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -3625,7 +3625,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -3666,7 +3666,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_d337fd6582a1_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -3768,7 +3768,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d337fd6582a1_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -3776,7 +3776,8 @@ redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_list', flag
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  schedule name, or "" for every schedule
--- Reply:   count, then per schedule 7 strings: name, spec (JSON),
+-- Reply:   the store's now (ms, as every transition reads it), count, then
+--          per schedule 7 strings: name, spec (JSON),
 --          revision, paused ("1" or ""), next tick ms ("0": none), last
 --          fired tick ms ("" before the first), last fired ID
 -- Errors:  NOTFOUND (a named schedule)
@@ -3784,17 +3785,18 @@ redis.register_function{function_name = 'weir2_ad3ac8e0f1de_schedule_list', flag
 --!include call.lua
 
 begin(KEYS, ARGV)
+read_clock()
 local names
 if ARGV[4] ~= '' then
   names = {ARGV[4]}
 else
   names = redis.call('ZRANGE', P .. 'sched', 0, -1)
 end
-local out = {0}
+local out = {NOW_S, 0}
 for _, name in ipairs(names) do
   local v = redis.call('HMGET', P .. 's:' .. name, 'd', 'r', 'p', 'n', 'lt', 'li')
   if v[1] then
-    out[1] = out[1] + 1
+    out[2] = out[2] + 1
     out[#out + 1] = name
     for i = 1, 6 do out[#out + 1] = v[i] or '' end
   elseif ARGV[4] ~= '' then
