@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -162,4 +164,73 @@ func due2(d *differ, s engine.Schedule) engine.FireScheduleParams {
 		d.fatalf("PlanFire %q: due %v, %v", s.Name, ok, err)
 	}
 	return p
+}
+
+// runScheduleRace: 8 goroutines fire the same tick of a job schedule at
+// once (5 ticks): exactly one fire is "fired" and the others "stale", and
+// the tick's job is written once.
+func runScheduleRace(t suiteT, newStore NewStore) {
+	clk := newClock()
+	s := newStore(t, engine.DefaultConfig(), clk.Now)
+	defer closeStore(s)
+	ss, ok := s.(engine.Scheduler)
+	if !ok {
+		t.Skip("the store does not implement engine.Scheduler")
+	}
+	ctx := context.Background()
+	spec := engine.ScheduleSpec{Name: "race", Every: 10 * time.Second, Job: &engine.JobSpec{Queue: "q"}}
+	first, err := engine.FirstTick(spec, clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: first}); err != nil {
+		t.Fatal(err)
+	}
+	const racers = 8
+	for round := range 5 {
+		sc, err := ss.GetSchedule(ctx, "race")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(sc.Next)
+		p, due, err := engine.PlanFire(sc, sc.Next)
+		if err != nil || !due {
+			t.Fatalf("round %d: due %v, %v", round, due, err)
+		}
+		res := make([]engine.FireScheduleResult, racers)
+		errs := make([]error, racers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range racers {
+			wg.Go(func() {
+				<-start
+				res[i], errs[i] = ss.FireSchedule(ctx, p)
+			})
+		}
+		close(start)
+		wg.Wait()
+		fired := 0
+		for i := range racers {
+			if errs[i] != nil {
+				t.Fatalf("fire %d: %v", i, errs[i])
+			}
+			switch res[i].Outcome {
+			case engine.FireFired:
+				fired++
+				if !res[i].Created || res[i].ID != p.Job.ID {
+					t.Fatalf("round %d: the winning fire %+v, want job %s created", round, res[i], p.Job.ID)
+				}
+			case engine.FireStale:
+			default:
+				t.Fatalf("round %d: outcome %q", round, res[i].Outcome)
+			}
+		}
+		if fired != 1 {
+			t.Fatalf("round %d: %d fires of one tick fired, want exactly 1", round, fired)
+		}
+	}
+	qs, err := s.Queues(ctx)
+	if err != nil || len(qs) != 1 || qs[0].Ready != 5 {
+		t.Fatalf("queues after 5 ticks: %+v (%v), want 5 jobs ready in q", qs, err)
+	}
 }
