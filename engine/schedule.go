@@ -107,10 +107,7 @@ type everyTicker time.Duration
 
 func (d everyTicker) Next(t time.Time) time.Time {
 	s := int64(time.Duration(d) / time.Second)
-	u := t.Unix()
-	if t.Before(time.Unix(u, 0)) { // t before the epoch with a fraction
-		u--
-	}
+	u := t.Unix() // whole seconds, rounded down
 	n := u - mod(u, s) + s
 	return time.Unix(n, 0).UTC()
 }
@@ -179,8 +176,8 @@ func ValidateSchedule(s ScheduleSpec, l Limits) (Ticker, error) {
 	return t, nil
 }
 
-// encodeScheduleSpec is the stored form of a spec (the Redis store keeps
-// it as one field); DecodeScheduleSpec reads it back.
+// EncodeScheduleSpec is the stored form of a spec (the Redis store keeps
+// it as one field, JSON); DecodeScheduleSpec reads it back.
 func EncodeScheduleSpec(s ScheduleSpec) ([]byte, error) { return json.Marshal(s) }
 
 // DecodeScheduleSpec reads a spec written by EncodeScheduleSpec.
