@@ -93,6 +93,10 @@ func runConcurrency(t suiteT, newStore NewStore) {
 		}
 	})
 
+	t.Run("ScheduleFireOneWinner", func(t suiteT) {
+		t.Parallel()
+		runScheduleRace(t, newStore)
+	})
 	t.Run("ClaimRaceOneWinner", func(t suiteT) {
 		t.Parallel()
 		const racers = 4

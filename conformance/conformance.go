@@ -104,6 +104,10 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 			t.Skip("the store does not implement conformance.QueueInspector: queue contents are not compared, only Queues() counts")
 		}
 	})
+	t.Run("Schedules", func(t suiteT) {
+		t.Parallel()
+		runSchedules(t, newStore)
+	})
 	t.Run("Sequences", func(t suiteT) {
 		t.Parallel()
 		runSequences(t, newStore, o.sequences)

@@ -26,6 +26,7 @@ type Model struct {
 	queues    map[string]*queue
 	expiry    orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
 	unique    map[string]uniqueLock // by UniqueDigest
+	schedules map[string]*Schedule  // model_schedule.go; nil until the first put
 }
 
 // uniqueLock is a unique key held by a job: until it ends (until 0) or

@@ -24,10 +24,19 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		}
 		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
 	}
+	return m.enqueue(t, s, h), nil
+}
+
+// enqueue writes a new plain job of spec s (fingerprint h) at time t and
+// pushes it, or returns the state of the one already under its ID.
+func (m *Model) enqueue(t int64, s JobSpec, h string) EnqueueResult {
+	if j := m.jobs[s.ID]; j != nil {
+		return EnqueueResult{State: j.state}
+	}
 	digest := UniqueDigest(s)
 	if digest != "" {
 		if h := m.uniqueHolder(digest, t); h != nil {
-			return EnqueueResult{State: h.state, Existing: h.id}, nil
+			return EnqueueResult{State: h.state, Existing: h.id}
 		}
 		l := uniqueLock{job: s.ID}
 		if s.Unique.For > 0 {
@@ -49,7 +58,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	m.jobs[j.id] = j
 	var fx effects
 	m.push(j, t, &fx)
-	return EnqueueResult{Created: true, State: j.state}, nil
+	return EnqueueResult{Created: true, State: j.state}
 }
 
 // uniqueHolder returns the job that holds the unique key digest at t, or

@@ -63,6 +63,7 @@ func (k keys) waitJob(id string) string           { return k.prefix + "await:j:"
 func (k keys) chanWorkflow(id string) string      { return k.prefix + "o:w:" + id }
 func (k keys) chanJob(id string) string           { return k.prefix + "o:j:" + id }
 func (k keys) chanStop() string                   { return k.prefix + "stop" }
+func (k keys) chanSchedules() string              { return k.prefix + "schedules" }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text
 // between the first '{' and the next '}', when not empty; else the key.

@@ -48,6 +48,11 @@ var scriptDefs = []scriptDef{
 	{name: "list", readOnly: true},
 	{name: "queues", readOnly: true},
 	{name: "observe", readOnly: true},
+	{name: "schedule_put"},
+	{name: "schedule_delete", allowFull: true},
+	{name: "schedule_pause", allowFull: true},
+	{name: "schedule_fire"},
+	{name: "schedule_list", readOnly: true},
 }
 
 // script is one transition as the server runs it.

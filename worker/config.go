@@ -47,6 +47,17 @@ type Config struct {
 	// Logger gets the store errors the worker retries. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Schedules makes the worker fire the store's schedules (the store
+	// must implement engine.Scheduler): it sleeps until the earliest next
+	// tick, fires every due schedule (each tick once, however many
+	// workers fire), and reads the schedules again at least every
+	// ScheduleRefresh, so that a schedule added or resumed elsewhere is
+	// seen within that time. Any number of workers may do it.
+	Schedules bool
+	// ScheduleRefresh bounds how long a worker firing schedules goes
+	// without reading them again. Default 10s. Ticks come by the store's
+	// clock (engine.ScheduleList.Now), not the worker's.
+	ScheduleRefresh time.Duration
 }
 
 // claimWait bounds how long one blocking claim waits for a job before the

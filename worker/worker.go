@@ -58,6 +58,9 @@ func New(store client.Store, cfg Config) *Worker {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
+	if cfg.ScheduleRefresh <= 0 {
+		cfg.ScheduleRefresh = 10 * time.Second
+	}
 	if cfg.Limits == (weir.Limits{}) {
 		if r, ok := store.(engine.ConfigReporter); ok {
 			cfg.Limits = r.Config().Limits
@@ -129,6 +132,13 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		queues = append(queues, queueWeight{q, wt})
 	}
+	var sc engine.Scheduler
+	if w.cfg.Schedules {
+		var ok bool
+		if sc, ok = w.store.(engine.Scheduler); !ok {
+			return fmt.Errorf("weir: Config.Schedules is set but the store (%T) keeps no schedules", w.store)
+		}
+	}
 	slices.SortFunc(queues, func(a, b queueWeight) int {
 		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.name, b.name))
 	})
@@ -162,6 +172,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	if sw, ok := w.store.(engine.StopWatcher); ok {
 		r.loops.Add(1)
 		go r.watchStops(sw)
+	}
+	if sc != nil {
+		r.loops.Add(1)
+		go r.fireSchedules(sc)
 	}
 	w.cur = r
 	return nil

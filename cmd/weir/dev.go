@@ -95,7 +95,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if err != nil {
 		return err
 	}
-	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe)
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true)
 	if err := w.Start(ctx); err != nil {
 		ln.Close()
 		return failErr(err)

@@ -109,7 +109,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		"how long a transition waits for --durable-replicas before it fails as not replicated")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
 		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newQueueCmd(g), newWorkerCmd(g),
-		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g))
+		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
 	return root
 }
 

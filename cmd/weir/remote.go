@@ -271,6 +271,7 @@ func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
 func newWorkerCmd(g *globalFlags) *cobra.Command {
 	var queues string
 	var concurrency int
+	var schedules bool
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
@@ -290,7 +291,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
-			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil)
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules)
 			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d\n", strings.Join(qs, ","), concurrency)
 			if err := w.Run(ctx); err != nil {
 				return failErr(err)
@@ -301,5 +302,6 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	}
 	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
 	return c
 }

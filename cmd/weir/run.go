@@ -77,7 +77,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		case nudge <- struct{}{}:
 		default:
 		}
-	})
+	}, false)
 	if err := w.Start(ctx); err != nil {
 		return failErr(err)
 	}
@@ -147,8 +147,9 @@ func taskWhere(name string) string {
 }
 
 // newShellWorker returns a worker of shell tasks for queues.
-func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer) *worker.Worker {
+func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool) *worker.Worker {
 	w := worker.New(s, worker.Config{
+		Schedules:       schedules,
 		Observer:        observer,
 		Concurrency:     concurrency,
 		SweepInterval:   100 * time.Millisecond,

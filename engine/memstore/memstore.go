@@ -50,6 +50,11 @@ type Store struct {
 	stopSeq int
 	stopCh  chan struct{}
 
+	// schedSeq counts the puts and resumes of schedules; schedCh is closed
+	// (and set to nil) at each. WatchSchedules reads them (schedule.go).
+	schedSeq int
+	schedCh  chan struct{}
+
 	// waitHook, when set (by tests), is called under mu each time a
 	// blocking call is about to sleep, with the method's name.
 	waitHook func(method string)

@@ -346,6 +346,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return &opQueues{}, nil
 	case "expect":
 		return parseExpect(args, now)
+	case "schedule":
+		return parseSchedule(args, now)
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)
 }

@@ -967,6 +967,37 @@ local function active_flush_all()
   for _, q in ipairs(CALL.aq or EMPTY) do active_flush(q) end
 end
 
+-- ---- include/plain.lua
+-- plain.lua: writing a new plain job from a call's arguments.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--!include queue.lua
+
+-- write_plain writes plain job id (key: its hash) from the enqueue values
+-- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order),
+-- and pushes it, ready or delayed until ra (ms; now or before: ready),
+-- adding to fx.
+local function write_plain(argv, id, key, b, ra, fx)
+  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
+  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
+  bag('jobs')[id] = j
+  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
+  if argv[b + 4] == '1' then
+    hs[#hs + 1] = 'p'
+    hs[#hs + 1] = argv[b + 5]
+  end
+  if ra > NOW then
+    hs[#hs + 1] = 'ra'
+    hs[#hs + 1] = fmt(ra)
+  end
+  push(j, ra, fx, true)
+  redis.call('HSET', key, unpack(hs))
+  return j
+end
+
 -- ---- include/unique.lua
 -- unique.lua: unique keys of plain jobs (spec/states.md, Unique jobs).
 --
@@ -1250,6 +1281,7 @@ end
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include plain.lua
 --!include unique.lua
 --!include finalize.lua
 
@@ -1260,7 +1292,7 @@ local out = {}
 local fx = {}
 for x = 0, k - 1 do
   local b = 5 + 9 * x
-  local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
+  local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, 's', 'en', 'h')
   local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
@@ -1286,22 +1318,9 @@ for x = 0, k - 1 do
       redis.call('ZREM', K_EXPIRY, 'j:' .. id)
       redis.call('UNLINK', key)
     end
-    local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
-    j.q, j.pr = q, tonumber(ARGV[b + 2])
-    bag('jobs')[id] = j
-    local hs = {'spec', spec, 'h', hash, 'c', NOW_S, 's', 'queued'}
-    if ARGV[b + 4] == '1' then
-      hs[#hs + 1] = 'p'
-      hs[#hs + 1] = ARGV[b + 5]
-    end
     local ra = tonumber(ARGV[b + 6])
     if ra < 0 then ra = NOW - ra end -- a delay from now
-    if ra > NOW then
-      hs[#hs + 1] = 'ra'
-      hs[#hs + 1] = fmt(ra)
-    end
-    push(j, ra, fx, true)
-    redis.call('HSET', key, unpack(hs))
+    write_plain(ARGV, id, key, b, ra, fx)
     if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'

@@ -1,4 +1,4 @@
-#!lua name=weir2_6728dc653b15
+#!lua name=weir2_3fc37e46a94b
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1959,6 +1959,37 @@ local function publish_stops(ids)
   end
 end
 
+-- ---- include/plain.lua
+-- plain.lua: writing a new plain job from a call's arguments.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--!include queue.lua
+
+-- write_plain writes plain job id (key: its hash) from the enqueue values
+-- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order),
+-- and pushes it, ready or delayed until ra (ms; now or before: ready),
+-- adding to fx.
+local function write_plain(argv, id, key, b, ra, fx)
+  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
+  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
+  bag('jobs')[id] = j
+  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
+  if argv[b + 4] == '1' then
+    hs[#hs + 1] = 'p'
+    hs[#hs + 1] = argv[b + 5]
+  end
+  if ra > NOW then
+    hs[#hs + 1] = 'ra'
+    hs[#hs + 1] = fmt(ra)
+  end
+  push(j, ra, fx, true)
+  redis.call('HSET', key, unpack(hs))
+  return j
+end
+
 -- ---- include/settle.lua
 -- settle.lua: applying a finished attempt's outcome to a running job, and
 -- what a job's end does next.
@@ -2599,7 +2630,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_submit', flags = {},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2717,7 +2748,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2742,6 +2773,7 @@ redis.register_function{function_name = 'weir2_6728dc653b15_enqueue', flags = {}
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include plain.lua
 --!include unique.lua
 --!include finalize.lua
 
@@ -2752,7 +2784,7 @@ local out = {}
 local fx = {}
 for x = 0, k - 1 do
   local b = 5 + 9 * x
-  local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
+  local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, 's', 'en', 'h')
   local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
@@ -2778,22 +2810,9 @@ for x = 0, k - 1 do
       redis.call('ZREM', K_EXPIRY, 'j:' .. id)
       redis.call('UNLINK', key)
     end
-    local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
-    j.q, j.pr = q, tonumber(ARGV[b + 2])
-    bag('jobs')[id] = j
-    local hs = {'spec', spec, 'h', hash, 'c', NOW_S, 's', 'queued'}
-    if ARGV[b + 4] == '1' then
-      hs[#hs + 1] = 'p'
-      hs[#hs + 1] = ARGV[b + 5]
-    end
     local ra = tonumber(ARGV[b + 6])
     if ra < 0 then ra = NOW - ra end -- a delay from now
-    if ra > NOW then
-      hs[#hs + 1] = 'ra'
-      hs[#hs + 1] = fmt(ra)
-    end
-    push(j, ra, fx, true)
-    redis.call('HSET', key, unpack(hs))
+    write_plain(ARGV, id, key, b, ra, fx)
     if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'
@@ -2804,7 +2823,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2863,7 +2882,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2964,7 +2983,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3012,7 +3031,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3070,7 +3089,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3186,7 +3205,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3245,7 +3264,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3278,7 +3297,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3311,7 +3330,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3391,7 +3410,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3433,7 +3452,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3466,7 +3485,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3492,7 +3511,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3564,7 +3583,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3583,7 +3602,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_6728dc653b15_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3fc37e46a94b_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3640,6 +3659,247 @@ for _ = 1, tonumber(nextarg()) do
     local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
     out[#out + 1] = fmt(#ids)
     append(out, ids)
+  end
+end
+return out
+end}
+
+-- ---- scripts/schedule_put.lua
+redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_put', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_schedule_put: Creates a schedule, or replaces the spec of one
+-- (which keeps its paused flag and its last tick); its next tick becomes
+-- the one given.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name
+-- ARGV[5]  spec (JSON, engine.EncodeScheduleSpec; stored, never read here)
+-- ARGV[6]  "j" a job schedule, "w" a workflow schedule
+-- ARGV[7]  next tick, ms
+-- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
+-- ARGV[9]  overlap policy ("allow" or "skip", resolved)
+-- Publishes the name on P schedules (lua.Store.WatchSchedules).
+-- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
+--          holds the most schedules already (nothing written)
+--
+--!include call.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local name, key = ARGV[4], P .. 's:' .. ARGV[4]
+read_clock()
+local v = redis.call('HMGET', key, 'r', 'p')
+if not v[1] and redis.call('ZCARD', P .. 'sched') >= tonumber(ARGV[8]) then
+  return {'LIMIT'}
+end
+local rev = (tonumber(v[1]) or 0) + 1
+redis.call('HSET', key, 'd', ARGV[5], 'k', ARGV[6], 'o', ARGV[9], 'r', fmt(rev), 'n', ARGV[7])
+redis.call('ZADD', P .. 'sched', ((v[2] == '1' or ARGV[7] == '0') and '+inf' or ARGV[7]), name)
+finalize()
+-- workers sleeping until their earliest tick read the schedules again
+redis.call('PUBLISH', P .. 'schedules', name)
+if v[1] then return {'', fmt(rev)} end
+return {'1', fmt(rev)}
+end}
+
+-- ---- scripts/schedule_delete.lua
+redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_delete', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
+-- started).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name
+-- Reply:   "OK" (a one-item array)
+-- Errors:  NOTFOUND
+--
+--!include call.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local name = ARGV[4]
+read_clock()
+allow_full()
+if redis.call('EXISTS', P .. 's:' .. name) == 0 then
+  return redis.error_reply('NOTFOUND schedule "' .. name .. '"')
+end
+redis.call('DEL', P .. 's:' .. name)
+redis.call('ZREM', P .. 'sched', name)
+finalize()
+return {'OK'}
+end}
+
+-- ---- scripts/schedule_pause.lua
+redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_pause', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
+-- leaves the due part of the index (score '+inf'); a resumed one goes
+-- back at its next tick, which may have passed (the missed-tick policy
+-- then applies at its fire).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name
+-- ARGV[5]  "1" pause, "0" resume
+-- A resume publishes the name on P schedules (lua.Store.WatchSchedules).
+-- Reply:   "OK" (a one-item array)
+-- Errors:  NOTFOUND
+--
+--!include call.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local name, key = ARGV[4], P .. 's:' .. ARGV[4]
+read_clock()
+allow_full()
+local n = redis.call('HGET', key, 'n')
+if not n then
+  return redis.error_reply('NOTFOUND schedule "' .. name .. '"')
+end
+if ARGV[5] == '1' then
+  redis.call('HSET', key, 'p', '1')
+else
+  redis.call('HDEL', key, 'p')
+end
+redis.call('ZADD', P .. 'sched', ((ARGV[5] == '1' or n == '0') and '+inf' or n), name)
+finalize()
+if ARGV[5] == '0' then
+  -- workers sleeping until their earliest tick read the schedules again
+  redis.call('PUBLISH', P .. 'schedules', name)
+end
+return {'OK'}
+end}
+
+-- ---- scripts/schedule_fire.lua
+redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_fire', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
+-- Fenced: unless the schedule is at the revision given, not paused, and its
+-- next tick is still the tick given, nothing changes (reply "stale"), so
+-- of several workers firing one tick one does it. With no tick to fire it
+-- only moves the schedule on ("skipped", or "overlap" when the caller
+-- found the last workflow running). A job schedule then skips the tick
+-- under the overlap policy "skip" while its last fired job has not ended
+-- ("overlap"), or enqueues the tick's job as enqueue.lua would (a job
+-- already under the tick's ID is the tick's: nothing written, created
+-- ""); a workflow schedule records the workflow the caller submitted.
+-- Every outcome but "stale" sets the next tick.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name
+-- ARGV[5]  revision (fence)
+-- ARGV[6]  tick, ms (fence: the schedule's next tick as read)
+-- ARGV[7]  tick fired, ms; "0" fires none
+-- ARGV[8]  next tick, ms; "0" when it ticks no more
+-- ARGV[9]  "1": overlap (with no tick fired)
+-- ARGV[10] the fired tick's ID (its job's, or the submitted workflow's)
+-- ARGV[11] "1" with a job, then ARGV[12..20] its 9 values as enqueue.lua
+--          (its ID is ARGV[10]; run-at and unique are not used)
+-- Reply:   outcome ("fired", "skipped", "overlap", "stale"), ID, created
+--          ("1" or ""); or "KIND", "1" (a job schedule) or "" (a workflow
+--          schedule) when the fire's target is not of the schedule's kind
+--          (nothing written)
+-- Errors:  NOTFOUND
+--
+--!include call.lua
+--!include job.lua
+--!include queue.lua
+--!include plain.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local name, key = ARGV[4], P .. 's:' .. ARGV[4]
+read_clock()
+local v = redis.call('HMGET', key, 'r', 'p', 'n', 'k', 'li', 'o')
+if not v[1] then
+  return redis.error_reply('NOTFOUND schedule "' .. name .. '"')
+end
+if v[1] ~= ARGV[5] or v[2] == '1' or v[3] ~= ARGV[6] then
+  return {'stale', '', ''}
+end
+local nx = ARGV[8]
+local fire = ARGV[7]
+if fire == '0' then
+  redis.call('HSET', key, 'n', nx)
+  redis.call('ZADD', P .. 'sched', (nx == '0' and '+inf' or nx), name)
+  finalize()
+  if ARGV[9] == '1' then return {'overlap', '', ''} end
+  return {'skipped', '', ''}
+end
+local has_job = ARGV[11] == '1'
+if has_job ~= (v[4] == 'j') then
+  if v[4] == 'j' then return {'KIND', '1'} end
+  return {'KIND', ''}
+end
+local id = ARGV[10]
+local created = ''
+if has_job then
+  if v[5] and v[6] == 'skip' then
+    local last = redis.call('HMGET', P .. 'j:' .. v[5], 's', 'en')
+    local st = last[1]
+    if st and st ~= 'completed' and st ~= 'failed' and st ~= 'cancelled' then
+      redis.call('HSET', key, 'n', nx)
+      redis.call('ZADD', P .. 'sched', (nx == '0' and '+inf' or nx), name)
+      finalize()
+      return {'overlap', '', ''}
+    end
+  end
+  local b = 12
+  local jkey = P .. 'j:' .. id
+  local old = redis.call('HMGET', jkey, 's', 'en')
+  if not old[1] or plain_expired(old[2]) then
+    if old[1] then
+      -- the old record's retention passed: it goes first
+      redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+      redis.call('UNLINK', jkey)
+    end
+    write_plain(ARGV, id, jkey, b, 0, {})
+    created = '1'
+  end
+end
+redis.call('HSET', key, 'n', nx, 'lt', fire, 'li', id)
+redis.call('ZADD', P .. 'sched', (nx == '0' and '+inf' or nx), name)
+finalize()
+return {'fired', id, created}
+end}
+
+-- ---- scripts/schedule_list.lua
+redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_list', flags = {'no-writes'},
+  callback = function(KEYS, ARGV)
+-- weir2_schedule_list: Reads one schedule, or every schedule (at most
+-- engine.MaxSchedules). Read-only.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name, or "" for every schedule
+-- Reply:   the store's now (ms, as every transition reads it), count, then
+--          per schedule 7 strings: name, spec (JSON),
+--          revision, paused ("1" or ""), next tick ms ("0": none), last
+--          fired tick ms ("" before the first), last fired ID
+-- Errors:  NOTFOUND (a named schedule)
+--
+--!include call.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local names
+if ARGV[4] ~= '' then
+  names = {ARGV[4]}
+else
+  names = redis.call('ZRANGE', P .. 'sched', 0, -1)
+end
+local out = {NOW_S, 0}
+for _, name in ipairs(names) do
+  local v = redis.call('HMGET', P .. 's:' .. name, 'd', 'r', 'p', 'n', 'lt', 'li')
+  if v[1] then
+    out[2] = out[2] + 1
+    out[#out + 1] = name
+    for i = 1, 6 do out[#out + 1] = v[i] or '' end
+  elseif ARGV[4] ~= '' then
+    return redis.error_reply('NOTFOUND schedule "' .. name .. '"')
   end
 end
 return out

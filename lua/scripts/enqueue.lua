@@ -21,6 +21,7 @@
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include plain.lua
 --!include unique.lua
 --!include finalize.lua
 
@@ -31,7 +32,7 @@ local out = {}
 local fx = {}
 for x = 0, k - 1 do
   local b = 5 + 9 * x
-  local id, q, spec, hash = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 7]
+  local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)
   local uq, lk, holder, hst = ARGV[b + 8], false, nil, nil
@@ -57,22 +58,9 @@ for x = 0, k - 1 do
       redis.call('ZREM', K_EXPIRY, 'j:' .. id)
       redis.call('UNLINK', key)
     end
-    local j = new_job('j', id, key, '', false, false, false, 'queued', spec)
-    j.q, j.pr = q, tonumber(ARGV[b + 2])
-    bag('jobs')[id] = j
-    local hs = {F_SPEC, spec, F_HASH, hash, F_CREATED, NOW_S, F_STATE, 'queued'}
-    if ARGV[b + 4] == '1' then
-      hs[#hs + 1] = F_PAYLOAD
-      hs[#hs + 1] = ARGV[b + 5]
-    end
     local ra = tonumber(ARGV[b + 6])
     if ra < 0 then ra = NOW - ra end -- a delay from now
-    if ra > NOW then
-      hs[#hs + 1] = F_RUN_AT
-      hs[#hs + 1] = fmt(ra)
-    end
-    push(j, ra, fx, true)
-    redis.call('HSET', key, unpack(hs))
+    write_plain(ARGV, id, key, b, ra, fx)
     if lk then unique_take(lk, id, tonumber(string.match(uq, ':(%d+)$'))) end
     out[#out + 1] = '1'
     out[#out + 1] = 'queued'

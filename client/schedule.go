@@ -1,0 +1,234 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir"
+	"github.com/weirflow/weir/engine"
+)
+
+// Schedule is a stored schedule: its spec and where its ticks stand.
+type Schedule = engine.Schedule
+
+// Missed-tick and overlap policies of a schedule (engine.MissedPolicy,
+// engine.OverlapPolicy).
+const (
+	MissedSkip   = engine.MissedSkip
+	MissedOnce   = engine.MissedOnce
+	OverlapAllow = engine.OverlapAllow
+	OverlapSkip  = engine.OverlapSkip
+)
+
+// ScheduleParams defines a schedule for AddSchedule: when it ticks (Cron,
+// or Every) and what each tick starts (Job, Workflow or Plan: exactly
+// one). The job or workflow of a tick has the ID "<Name>.<unix seconds of
+// the tick>" (TickID), so a tick starts it once however many workers
+// fire the schedule.
+type ScheduleParams struct {
+	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. Adding a name
+	// that exists replaces its spec.
+	Name string
+	// Cron is a cron expression: five fields (minute, hour, day of month,
+	// month, day of week), six with seconds first, or a descriptor
+	// (@hourly, @daily, @every 90m, ...). TZ is the IANA zone it is read
+	// in; empty is UTC.
+	Cron string
+	TZ   string
+	// Every ticks at each multiple of Every since the Unix epoch (whole
+	// seconds).
+	Every time.Duration
+	// Job is the job each tick enqueues (ScheduledJob builds one); its ID
+	// is the tick's.
+	Job *engine.JobSpec
+	// Workflow is the workflow each tick submits, built with NewWorkflow
+	// and AddTask (its ID is the tick's; the builder is only read).
+	Workflow *Workflow
+	// Plan is a workflow plan each tick submits (one read from a workflow
+	// file, for example); its ID is the tick's.
+	Plan *engine.Plan
+	// Missed says what a fire late by more than one tick does: MissedSkip
+	// (the default) starts nothing, MissedOnce starts the latest missed
+	// tick's; both go on with the first tick after now.
+	Missed engine.MissedPolicy
+	// Overlap says what a tick does while the last tick's job or workflow
+	// has not ended: OverlapAllow (the default) starts it anyway,
+	// OverlapSkip starts nothing.
+	Overlap engine.OverlapPolicy
+	// Start: the first tick is the first after Start; zero means now.
+	Start time.Time
+}
+
+// ScheduledJob builds the job a schedule enqueues at each tick: payload
+// encoded for queue q, with opts (ID, RunAt and Delay do not apply: the
+// ID is the tick's and the job runs at its tick).
+func ScheduledJob[P, R any](q Queue[P, R], payload P, opts ...JobOption) (*engine.JobSpec, error) {
+	b, err := q.EncodePayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	spec := engine.JobSpec{Queue: q.name, Payload: b}
+	for _, o := range opts {
+		if o.job != nil {
+			o.job(&spec)
+		}
+	}
+	if spec.ID != "" || !spec.RunAt.IsZero() {
+		return nil, &weir.BuildError{Problem: "a scheduled job takes its ID and its run time from its tick: leave out ID, RunAt and Delay", Err: weir.ErrInvalid}
+	}
+	return &spec, nil
+}
+
+// scheduler is the store's engine.Scheduler, or an error saying it has none.
+func (c *Client) scheduler() (engine.Scheduler, error) {
+	sc, ok := c.store.(engine.Scheduler)
+	if !ok {
+		return nil, fmt.Errorf("weir: the store (%T) keeps no schedules", c.store)
+	}
+	return sc, nil
+}
+
+// AddSchedule stores a schedule, or replaces the spec of the one of that
+// name (which keeps its paused flag), and returns it. Its first tick is
+// the first after p.Start (now when zero). Workers with
+// worker.Config.Schedules fire it.
+func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (Schedule, error) {
+	sc, err := c.scheduler()
+	if err != nil {
+		return Schedule{}, err
+	}
+	spec := engine.ScheduleSpec{Name: p.Name, Cron: p.Cron, TZ: p.TZ, Every: p.Every, Job: p.Job, Plan: p.Plan, Missed: p.Missed, Overlap: p.Overlap}
+	if p.Workflow != nil {
+		if p.Plan != nil {
+			return Schedule{}, &weir.ValidationError{Field: "job", Problem: "give a job or a workflow plan, exactly one"}
+		}
+		plan, err := p.Workflow.schedulePlan()
+		if err != nil {
+			return Schedule{}, err
+		}
+		spec.Plan = &plan
+	}
+	start := p.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	next, err := engine.FirstTick(spec, start)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if _, err := sc.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: next}); err != nil {
+		return Schedule{}, err
+	}
+	return sc.GetSchedule(ctx, p.Name)
+}
+
+// schedulePlan returns the workflow's plan, without fixing it.
+func (w *Workflow) schedulePlan() (engine.Plan, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opened {
+		return engine.Plan{}, &weir.BuildError{Problem: "a workflow opened by ID has no plan to schedule", Err: weir.ErrInvalid}
+	}
+	if w.err != nil {
+		return engine.Plan{}, w.err
+	}
+	p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes))}
+	for i, n := range w.nodes {
+		p.Tasks[i] = n.spec
+	}
+	return p, nil
+}
+
+// RemoveSchedule deletes a schedule (not the jobs and workflows it
+// started); weir.ErrNotFound when there is none of that name.
+func (c *Client) RemoveSchedule(ctx context.Context, name string) error {
+	sc, err := c.scheduler()
+	if err != nil {
+		return err
+	}
+	return sc.DeleteSchedule(ctx, name)
+}
+
+// PauseSchedule stops a schedule's ticks until ResumeSchedule.
+func (c *Client) PauseSchedule(ctx context.Context, name string) error {
+	sc, err := c.scheduler()
+	if err != nil {
+		return err
+	}
+	return sc.PauseSchedule(ctx, name)
+}
+
+// ResumeSchedule lets a paused schedule tick again; the ticks it missed
+// meanwhile follow its missed-tick policy.
+func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
+	sc, err := c.scheduler()
+	if err != nil {
+		return err
+	}
+	return sc.ResumeSchedule(ctx, name)
+}
+
+// GetSchedule returns one schedule, or weir.ErrNotFound.
+func (c *Client) GetSchedule(ctx context.Context, name string) (Schedule, error) {
+	sc, err := c.scheduler()
+	if err != nil {
+		return Schedule{}, err
+	}
+	return sc.GetSchedule(ctx, name)
+}
+
+// Schedules lists every schedule, by name.
+func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
+	sc, err := c.scheduler()
+	if err != nil {
+		return nil, err
+	}
+	l, err := sc.Schedules(ctx)
+	return l.Schedules, err
+}
+
+// TickID is the ID of the job or workflow that schedule name starts for
+// its tick t: "<name>.<unix seconds of t>". Open it with OpenJob or
+// OpenWorkflow.
+func TickID(name string, t time.Time) string { return engine.TickID(name, t) }
+
+// JSONPayload encodes a JSON value the way weir stores payloads (as
+// Queue.EncodePayload does), so that the handler of a queue whose payload
+// type the value fits decodes it: for producers that hold JSON, such as
+// the CLI and the REST API. Integers stay integers.
+func JSONPayload(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &weir.ValidationError{Field: "payload", Problem: fmt.Sprintf("not JSON: %v", err)}
+	}
+	if dec.More() {
+		return nil, &weir.ValidationError{Field: "payload", Problem: "more than one JSON value"}
+	}
+	return encode(numbers(v))
+}
+
+// numbers replaces json.Numbers by int64 (when whole) or float64.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = numbers(e)
+		}
+	}
+	return v
+}

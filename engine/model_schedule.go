@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// PutSchedule creates a schedule or replaces the spec of one (see
+// Scheduler).
+func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
+	m.tick(now)
+	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
+		return PutScheduleResult{}, err
+	}
+	if m.schedules == nil {
+		m.schedules = map[string]*Schedule{}
+	}
+	s := m.schedules[p.Spec.Name]
+	if s == nil {
+		if len(m.schedules) >= MaxSchedules {
+			return PutScheduleResult{}, invalid("", "name", "a namespace holds at most %d schedules", MaxSchedules)
+		}
+		s = &Schedule{}
+		m.schedules[p.Spec.Name] = s
+	}
+	s.ScheduleSpec = cloneScheduleSpec(p.Spec)
+	s.Rev++
+	s.Next = toTime(p.Next.UnixMilli())
+	return PutScheduleResult{Created: s.Rev == 1, Rev: s.Rev}, nil
+}
+
+// ValidatePutSchedule checks a put's params against the limits.
+func ValidatePutSchedule(p PutScheduleParams, l Limits) error {
+	if _, err := ValidateSchedule(p.Spec, l); err != nil {
+		return err
+	}
+	if p.Next.IsZero() || p.Next.UnixMilli() <= 0 || !p.Next.Equal(toTime(p.Next.UnixMilli())) {
+		return invalid("", "next", "the first tick %v must be a positive time in whole milliseconds", p.Next)
+	}
+	return nil
+}
+
+// DeleteSchedule removes a schedule, or returns ErrNotFound.
+func (m *Model) DeleteSchedule(now time.Time, name string) error {
+	m.tick(now)
+	if m.schedules[name] == nil {
+		return wrap(ErrNotFound, "schedule %q", name)
+	}
+	delete(m.schedules, name)
+	return nil
+}
+
+// PauseSchedule sets or clears a schedule's paused flag, or returns
+// ErrNotFound.
+func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
+	m.tick(now)
+	s := m.schedules[name]
+	if s == nil {
+		return wrap(ErrNotFound, "schedule %q", name)
+	}
+	s.Paused = paused
+	return nil
+}
+
+// GetSchedule returns one schedule, or ErrNotFound.
+func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
+	m.peek(now)
+	s := m.schedules[name]
+	if s == nil {
+		return Schedule{}, wrap(ErrNotFound, "schedule %q", name)
+	}
+	c := *s
+	c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
+	return c, nil
+}
+
+// Schedules lists every schedule, by name, with the time the read runs
+// at.
+func (m *Model) Schedules(now time.Time) ScheduleList {
+	t := m.peek(now)
+	out := make([]Schedule, 0, len(m.schedules))
+	for _, s := range m.schedules {
+		c := *s
+		c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
+	return ScheduleList{Schedules: out, Now: toTime(t)}
+}
+
+// FireSchedule fires one tick of a schedule (see FireScheduleParams):
+// fenced on the revision, the paused flag and the next tick; under
+// OverlapSkip it starts nothing while the last fired job has not ended; it
+// enqueues the tick's job (a job schedule) or records the workflow the
+// caller submitted (a workflow schedule); and it moves the schedule to
+// p.Next.
+func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
+	t := m.tick(now)
+	if err := ValidateFireSchedule(p, m.cfg.Limits); err != nil {
+		return FireScheduleResult{}, err
+	}
+	s := m.schedules[p.Name]
+	if s == nil {
+		return FireScheduleResult{}, wrap(ErrNotFound, "schedule %q", p.Name)
+	}
+	if s.Rev != p.Rev || s.Paused || !s.Next.Equal(p.Tick) {
+		return FireScheduleResult{Outcome: FireStale}, nil
+	}
+	if p.Fire.IsZero() {
+		s.Next = msTime(p.Next)
+		if p.Overlap {
+			return FireScheduleResult{Outcome: FireOverlap}, nil
+		}
+		return FireScheduleResult{Outcome: FireSkipped}, nil
+	}
+	id := TickID(p.Name, p.Fire)
+	if (s.Job != nil) != (p.Job != nil) {
+		return FireScheduleResult{}, fireKindError(p.Name, s.Job != nil)
+	}
+	res := FireScheduleResult{Outcome: FireFired, ID: id}
+	if p.Job != nil {
+		if last := m.jobs[s.LastID]; s.Overlap == OverlapSkip && last != nil && !last.state.Ended() {
+			s.Next = msTime(p.Next)
+			return FireScheduleResult{Outcome: FireOverlap}, nil
+		}
+		// a job already under the tick's ID (another spec's, when the
+		// schedule was replaced meanwhile) is the tick's: nothing is written
+		er := m.enqueue(t, *p.Job, JobHash(*p.Job))
+		res.Created = er.Created
+	}
+	s.LastTick, s.LastID = msTime(p.Fire), id
+	s.Next = msTime(p.Next)
+	return res, nil
+}
+
+// ValidateFireSchedule checks a fire's params against the limits.
+func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
+	if !ValidName(p.Name) {
+		return invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Name)
+	}
+	if p.Tick.IsZero() {
+		return invalid("", "tick", "give the schedule's next tick as read (the fence)")
+	}
+	for _, f := range []struct {
+		name string
+		t    time.Time
+	}{{"tick", p.Tick}, {"fire", p.Fire}, {"next", p.Next}} {
+		if !f.t.IsZero() && (f.t.UnixMilli() <= 0 || !f.t.Equal(toTime(f.t.UnixMilli()))) {
+			return invalid("", f.name, "%v must be a positive time in whole milliseconds", f.t)
+		}
+	}
+	if p.Overlap && (!p.Fire.IsZero() || p.Job != nil) {
+		return invalid("", "overlap", "an overlap fire starts nothing: leave Fire and Job empty")
+	}
+	if !p.Fire.IsZero() {
+		id := TickID(p.Name, p.Fire)
+		if (p.Job != nil && p.Job.ID != id) || (p.Job == nil && p.Submitted != id) {
+			return invalid("", "job", "the fire of tick %v starts %q: give that ID to its job, or as the submitted workflow", p.Fire.UTC(), id)
+		}
+	} else if p.Job != nil || p.Submitted != "" {
+		return invalid("", "job", "a fire of no tick starts nothing: leave Job and Submitted empty")
+	}
+	if p.Job != nil {
+		if !p.Job.RunAt.IsZero() {
+			return invalid("", "job", "a scheduled job runs at its tick: leave RunAt zero")
+		}
+		return ValidateJob(*p.Job, l)
+	}
+	return nil
+}
+
+func cloneScheduleSpec(s ScheduleSpec) ScheduleSpec {
+	if s.Job != nil {
+		j := *s.Job
+		j.Payload = slices.Clone(j.Payload)
+		s.Job = &j
+	}
+	if s.Plan != nil {
+		p := clonePlan(*s.Plan)
+		s.Plan = &p
+	}
+	return s
+}
+
+// fireKindError is a fire whose target is not the schedule's kind.
+func fireKindError(name string, job bool) error {
+	if job {
+		return invalid("", "job", "schedule %q enqueues a job: give the tick's job", name)
+	}
+	return invalid("", "job", "schedule %q submits a workflow: give the submitted workflow ID, no job", name)
+}
+
+// FireKindError is the error of a fire whose target (a job, or a submitted
+// workflow) is not the kind of the schedule's: job is true for a job
+// schedule. Stores other than the Model return it.
+func FireKindError(name string, job bool) error { return fireKindError(name, job) }
+
+// msTime is t in whole milliseconds, UTC (zero stays zero).
+func msTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return toTime(t.UnixMilli())
+}

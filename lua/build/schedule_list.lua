@@ -1,0 +1,222 @@
+-- weir2_schedule_list: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- edit those files, not this one.
+
+local IS_FUNCTION = false
+
+-- ---- include/call.lua
+-- call.lua: what one call knows about itself: its partition's keys, its
+-- clock, its limits, the seq hash's fields it read or changed, and the bags
+-- in which it collects what finalize writes at its end.
+--
+-- Every transition starts with begin(KEYS, ARGV). A function library runs
+-- its top level once, when FUNCTION LOAD loads it, and keeps these locals
+-- from one call to the next: begin sets every one of them again, so that
+-- nothing one call left behind is seen by the next.
+--
+-- KEYS[1] weir:{<ns>:<p>}:  the partition prefix. Every key a call touches
+--         is this prefix followed by a fixed name or by a name that Go
+--         validated (spec/keys.md), so every call stays in one slot.
+-- ARGV[1] the test clock's now in ms, or "" for the server's TIME
+-- ARGV[2] retention in ms
+-- ARGV[3] largest backoff in ms (Limits.MaxBackoff)
+-- ARGV[4 ..] the transition's own arguments
+
+local P, K_SEQ, K_QUEUES, K_WF, K_EXPIRY
+local TEST_NOW, RETENTION, MAX_BACKOFF
+-- NOW is the call's now in ms, NOW_S the same formatted once; CLOCK_LAST
+-- the now the seq hash held.
+local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+-- IGNORE_EXPIRY: this read also sees ended records whose retention passed
+-- (awaits read the outcome they were woken for).
+local IGNORE_EXPIRY = false
+-- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
+local SEQ, SEQ_DIRTY = {}, {}
+-- CALL: the call's bags, each made on first use by bag(name).
+local CALL = {}
+-- KEEP: IDs of workflows this call finds even when their retention passed
+-- (those that earlier calls of the same finish ended: finish.lua).
+local KEEP = {}
+-- EMPTY is read where a bag may be absent (ipairs(CALL.x or EMPTY)), so
+-- that no table is made for it; nothing ever writes to it.
+local EMPTY = {}
+-- BUDGET: the units of cascade work this call may still do (a dependent
+-- visited, a task a FailFast cancels, a job purged: spec/scripts.md,
+-- Cascades in bounded steps), from the seq hash's cb (absent:
+-- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
+-- (the seq hash's pend). read_clock sets both.
+local BUDGET, PENDING = 0, false
+local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+
+local GRACE = 60000 -- ms an ended record is kept past retention while awaited
+local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
+-- the push counter stops at PUSH_MAX, so that a ready score stays an exact
+-- integer (below 2^53 with priority 1000); a claim that empties a queue
+-- whose counter passed PUSH_RESET sets it back to 0 (spec/keys.md q:<q>:r)
+local PUSH_MAX = 9007199254740991 - 2001 * PRIO_UNIT
+local PUSH_RESET = 4294967296 -- 2^32
+local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
+
+local function begin(keys, argv)
+  P = keys[1]
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  TEST_NOW = argv[1]
+  RETENTION = tonumber(argv[2])
+  MAX_BACKOFF = tonumber(argv[3])
+  NOW, NOW_S, CLOCK_LAST = 0, '0', 0
+  IGNORE_EXPIRY = false
+  SEQ, SEQ_DIRTY = {}, EMPTY
+  CALL = {}
+  KEEP = EMPTY
+  BUDGET, PENDING = 0, false
+end
+
+-- bag returns the call's collection name, made empty on first use.
+local function bag(name)
+  local b = CALL[name]
+  if not b then
+    b = {}
+    CALL[name] = b
+  end
+  return b
+end
+
+local function fmt(n) return string.format('%d', n) end
+
+-- seq_get returns a field of the seq hash (nil when absent), read once.
+local function seq_get(f)
+  local v = SEQ[f]
+  if v == nil then
+    v = redis.call('HGET', K_SEQ, f)
+    SEQ[f] = v
+  end
+  if v == false then return nil end
+  return v
+end
+
+-- seq_set changes a field of the seq hash in this call's copy; seq_flush
+-- writes the copy back. v is a string or an integer.
+local function seq_set(f, v)
+  if SEQ_DIRTY == EMPTY then SEQ_DIRTY = {} end
+  if not SEQ_DIRTY[f] then
+    SEQ_DIRTY[f] = true
+    SEQ_DIRTY[#SEQ_DIRTY + 1] = f
+  end
+  SEQ[f] = v
+end
+
+-- read_clock sets NOW: the source's time (the test clock, else the
+-- server's TIME) plus the clock offset, never before the now the seq hash
+-- holds (engine.Model's clock, spec/states.md Time). A source behind that
+-- now (its clock stepped back, or a failover to a server whose clock is
+-- behind) raises the offset, so time goes on from there at the source's
+-- pace instead of standing still; a source that caught up with it drops
+-- the offset. It reads the seq hash's gc, lease counter, pending flag and
+-- step budget with it.
+local function read_clock()
+  local ms
+  if TEST_NOW ~= '' then
+    ms = tonumber(TEST_NOW)
+  else
+    local t = redis.call('TIME')
+    ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
+  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
+  PENDING = v[5] == '1'
+  BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
+  CLOCK_LAST = tonumber(v[1]) or 0
+  local off = tonumber(v[4]) or 0
+  local now = ms + off
+  if off > 0 and ms >= CLOCK_LAST then
+    now, off = ms, 0
+  elseif now < CLOCK_LAST then
+    now, off = CLOCK_LAST, CLOCK_LAST - ms
+  end
+  if off ~= (tonumber(v[4]) or 0) then seq_set('off', off) end
+  NOW = now
+  NOW_S = fmt(now)
+end
+
+-- seq_next increments the seq hash's lease counter (the tokens of every
+-- queue's leases) and returns its new value.
+local function seq_next(f)
+  local v = (tonumber(seq_get(f)) or 0) + 1
+  seq_set(f, v)
+  return v
+end
+
+-- seq_flush writes the changed fields of the seq hash, with now when it
+-- moved, in one HSET.
+local function seq_flush()
+  if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
+  if #SEQ_DIRTY == 0 then return end
+  local args = {}
+  for _, f in ipairs(SEQ_DIRTY) do
+    local v = SEQ[f]
+    if type(v) == 'number' then v = fmt(v) end
+    args[#args + 1] = f
+    args[#args + 1] = v
+  end
+  redis.call('HSET', K_SEQ, unpack(args))
+  SEQ_DIRTY = EMPTY
+end
+
+-- keep_work keeps what a call leaves undone of one step in P work (the
+-- hash's fields and values, replacing any it held), marks it pending in
+-- the seq hash, and stops the call (spec/scripts.md, Cascades in bounded
+-- steps).
+local function keep_work(...)
+  local key = P .. 'work'
+  redis.call('DEL', key)
+  redis.call('HSET', key, ...)
+  if not PENDING then redis.call('HSET', K_SEQ, 'pend', '1') end
+  PENDING = true
+  CALL.stopped = true
+end
+
+-- allow_full lets the rest of a script write on a server above its
+-- maxmemory: Redis refuses a script only when its first write is a command
+-- that may grow memory, and PERSIST of the seq hash (which has no TTL) is
+-- a write that changes nothing. Called first by the transitions that end
+-- or keep running work. As a function, the library's allow-oom flag does
+-- this, and the call is skipped.
+local function allow_full()
+  if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
+end
+
+-- ---- scripts/schedule_list.lua
+-- weir2_schedule_list: Reads one schedule, or every schedule (at most
+-- engine.MaxSchedules). Read-only.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  schedule name, or "" for every schedule
+-- Reply:   the store's now (ms, as every transition reads it), count, then
+--          per schedule 7 strings: name, spec (JSON),
+--          revision, paused ("1" or ""), next tick ms ("0": none), last
+--          fired tick ms ("" before the first), last fired ID
+-- Errors:  NOTFOUND (a named schedule)
+--
+--!include call.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local names
+if ARGV[4] ~= '' then
+  names = {ARGV[4]}
+else
+  names = redis.call('ZRANGE', P .. 'sched', 0, -1)
+end
+local out = {NOW_S, 0}
+for _, name in ipairs(names) do
+  local v = redis.call('HMGET', P .. 's:' .. name, 'd', 'r', 'p', 'n', 'lt', 'li')
+  if v[1] then
+    out[2] = out[2] + 1
+    out[#out + 1] = name
+    for i = 1, 6 do out[#out + 1] = v[i] or '' end
+  elseif ARGV[4] ~= '' then
+    return redis.error_reply('NOTFOUND schedule "' .. name .. '"')
+  end
+end
+return out

@@ -1,0 +1,75 @@
+package rest
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// The schedule routes: put (created, then replaced), get, list, pause,
+// resume, delete, with the errors spec/rest.md lists.
+func TestScheduleRoutes(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, Config{})
+	r := a.want(http.StatusCreated, "PUT", "/v1/schedules/report",
+		`{"cron":"0 30 2 * * *","tz":"Europe/Paris","overlap":"skip","job":{"queue":"reports","payload":{"kind":"daily"},"max_attempts":3}}`)
+	if r.header.Get("Location") != "/v1/schedules/report" {
+		t.Errorf("Location %q", r.header.Get("Location"))
+	}
+	rec := strict[ScheduleRecord](t, r.body)
+	if rec.Name != "report" || rec.Cron != "0 30 2 * * *" || rec.TZ != "Europe/Paris" || rec.Overlap != "skip" || rec.Missed != "skip" ||
+		rec.Job == nil || rec.Job.Queue != "reports" || fmt.Sprint(rec.Job.Payload) != "map[kind:daily]" || rec.Job.MaxAttempts != 3 ||
+		rec.Rev != 1 || rec.Paused || rec.Next == nil || rec.LastTick != nil {
+		t.Fatalf("created record %+v", rec)
+	}
+	if h := rec.Next.Time.UTC(); h.Second() != 0 || (h.Hour() != 0 && h.Hour() != 1) || h.Minute() != 30 {
+		t.Errorf("next tick %v is not 02:30 in Paris", rec.Next)
+	}
+
+	wf := `{"every":"1h","missed":"once","workflow":{"tasks":[{"name":"a","run":"true"},{"name":"b","run":"true","after":["a"]}]}}`
+	rec = strict[ScheduleRecord](t, a.want(http.StatusCreated, "PUT", "/v1/schedules/etl", wf).body)
+	if rec.Every != "1h0m0s" || rec.Missed != "once" || len(rec.Tasks) != 2 || rec.Job != nil {
+		t.Fatalf("workflow schedule %+v", rec)
+	}
+	rec = strict[ScheduleRecord](t, a.want(http.StatusOK, "PUT", "/v1/schedules/etl", wf).body)
+	if rec.Rev != 2 {
+		t.Errorf("replaced: rev %d", rec.Rev)
+	}
+
+	list := strict[struct {
+		Schedules []ScheduleRecord `json:"schedules"`
+	}](t, a.want(http.StatusOK, "GET", "/v1/schedules", nil).body)
+	if len(list.Schedules) != 2 || list.Schedules[0].Name != "etl" || list.Schedules[1].Name != "report" {
+		t.Fatalf("list %+v", list)
+	}
+
+	a.want(http.StatusOK, "POST", "/v1/schedules/report/pause", nil)
+	if rec = strict[ScheduleRecord](t, a.want(http.StatusOK, "GET", "/v1/schedules/report", nil).body); !rec.Paused {
+		t.Errorf("after pause: %+v", rec)
+	}
+	a.want(http.StatusOK, "POST", "/v1/schedules/report/resume", nil)
+	if s, err := a.store.GetSchedule(t.Context(), "report"); err != nil || s.Paused {
+		t.Errorf("after resume: %+v %v", s, err)
+	}
+	a.want(http.StatusOK, "DELETE", "/v1/schedules/report", nil)
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/schedules/report", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "DELETE", "/v1/schedules/report", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/schedules/report/pause", nil), engine.ErrNotFound.Code, "")
+
+	for _, c := range []struct{ body, field string }{
+		{`{"job":{"queue":"q"}}`, "cron"},
+		{`{"cron":"61 * * * *","job":{"queue":"q"}}`, "cron"},
+		{`{"every":"soon","job":{"queue":"q"}}`, "every"},
+		{`{"every":"1m"}`, "job"},
+		{`{"every":"1m","job":{"queue":"q"},"workflow":{"tasks":[]}}`, "job"},
+		{`{"every":"1m","job":{"queue":"q"},"missed":"all"}`, "missed"},
+		{`{"every":"1m","workflow":{"tasks":[{"name":"a"}]}}`, "workflow.tasks[0].run"},
+		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, ""},
+		{`{"every":"1m","job":{"queue":"q","payload":1 2}}`, ""},
+	} {
+		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), engine.ErrInvalid.Code, c.field)
+	}
+	wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/a%20b", `{"every":"1m","job":{"queue":"q"}}`), engine.ErrInvalid.Code, "name")
+}
