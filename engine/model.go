@@ -49,6 +49,7 @@ type job struct {
 	ended       int64
 	expires     int64
 	hash        string // plain jobs: spec fingerprint
+	unlisted    bool   // a task CancelWorkflow ended before it started: in no job list
 
 	wf   *workflow // nil for a plain job
 	task int       // index of the task in the plan

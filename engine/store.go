@@ -50,6 +50,10 @@ type Store interface {
 	GetJob(ctx context.Context, id string) (Job, error)
 	// ListWorkflows pages through workflows, newest first.
 	ListWorkflows(ctx context.Context, p ListParams) (WorkflowPage, error)
+	// ListJobs pages through the jobs of a queue in one state: ready,
+	// delayed, running (as the queue holds them), or failed, cancelled,
+	// completed (newest end first, until the job's retention passed).
+	ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 	// AwaitWorkflow blocks until the workflow has ended (or ctx is done) and
 	// returns its final snapshot.
 	AwaitWorkflow(ctx context.Context, id string) (Workflow, error)

@@ -45,6 +45,7 @@ var scriptDefs = []scriptDef{
 	{name: "get_workflow", readOnly: true},
 	{name: "get_job", readOnly: true},
 	{name: "list", readOnly: true},
+	{name: "list_jobs", readOnly: true},
 	{name: "queues", readOnly: true},
 	{name: "observe", readOnly: true},
 }

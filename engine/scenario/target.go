@@ -29,6 +29,7 @@ type Target interface {
 	GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error)
 	GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error)
 	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
+	ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error)
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
@@ -106,6 +107,11 @@ func (t *ModelTarget) GetJob(_ context.Context, now time.Time, id string) (engin
 // ListWorkflows calls Model.ListWorkflows.
 func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	return t.M.ListWorkflows(now, p)
+}
+
+// ListJobs calls Model.ListJobs.
+func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+	return t.M.ListJobs(now, p)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -210,6 +216,12 @@ func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (eng
 func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	t.SetClock(now)
 	return t.Store.ListWorkflows(ctx, p)
+}
+
+// ListJobs calls Store.ListJobs at now.
+func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+	t.SetClock(now)
+	return t.Store.ListJobs(ctx, p)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

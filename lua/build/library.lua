@@ -1,4 +1,4 @@
-#!lua name=weir2_f27b558bcc06
+#!lua name=weir2_ed781d2125aa
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1765,6 +1765,57 @@ local function awaited(key)
   return v
 end
 
+-- ---- include/lists.lua
+-- lists.lua: the ended lists of a queue, q:<q>:failed, q:<q>:cancelled
+-- and q:<q>:completed (spec/keys.md): every job that ended in a call is
+-- added by finalize (list_ended), with the members of its list that passed
+-- retention trimmed in the same step, so that an entry lives from the
+-- job's end until its end plus retention.
+--
+--!include call.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--
+-- Members are "<ended ms, 15 digits>:<job ID>", all scores 0, so that a
+-- list reads newest first with ZREVRANGEBYLEX and its entries past
+-- retention leave with one ZREMRANGEBYLEX. Not listed: a plain job that
+-- ended with retention 0 and was unlinked (j.unlink), and a task that
+-- CancelWorkflow ended before it started (never marked ended, or marked
+-- with j.unlisted for its waiters only).
+
+-- list_ended adds the jobs this call ended to their queue's ended list,
+-- one ZADD and one trim per list.
+local function list_ended()
+  local ended = CALL.ended_j
+  if not ended then return end
+  local lists, order = {}, {}
+  local prefix = pad15(NOW) .. ':'
+  for _, j in ipairs(ended) do
+    if not j.unlink and not j.unlisted then
+      local st = job_state(j)
+      if ended_state(st) then
+        local k = qkey(job_queue(j), st)
+        local l = lists[k]
+        if not l then
+          l = {}
+          lists[k] = l
+          order[#order + 1] = k
+        end
+        l[#l + 1] = '0'
+        l[#l + 1] = prefix .. job_id(j)
+      end
+    end
+  end
+  local cut = NOW - RETENTION + 1
+  for _, k in ipairs(order) do
+    local l = lists[k]
+    for i = 1, #l, 1000 do redis.call('ZADD', k, unpack(l, i, math.min(i + 999, #l))) end
+    if cut > 0 then redis.call('ZREMRANGEBYLEX', k, '-', '(' .. pad15(cut)) end
+  end
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1777,6 +1828,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include lists.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1877,6 +1929,7 @@ local function finalize()
   states_flush()
   active_flush_all()
   local pub = expire_records()
+  list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock
@@ -2562,7 +2615,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_submit', flags = {},
+redis.register_function{function_name = 'weir2_ed781d2125aa_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2680,7 +2733,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_ed781d2125aa_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2749,7 +2802,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2808,7 +2861,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2909,7 +2962,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -2957,7 +3010,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3015,7 +3068,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3099,7 +3152,10 @@ states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do
-    mark_ended(task_job(w, pos))
+    -- marked for its waiters only: in no job list (lists.lua)
+    local j = task_job(w, pos)
+    j.unlisted = true
+    mark_ended(j)
     pos = string.find(S, '[wq]', pos + 1)
   end
 end
@@ -3131,7 +3187,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3190,7 +3246,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3223,7 +3279,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3303,7 +3359,7 @@ return out
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3345,7 +3401,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3378,7 +3434,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3404,7 +3460,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3475,8 +3531,106 @@ out[2] = fmt(n)
 return out
 end}
 
+-- ---- scripts/list_jobs.lua
+redis.register_function{function_name = 'weir2_ed781d2125aa_list_jobs', flags = {'no-writes'},
+  callback = function(KEYS, ARGV)
+-- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
+-- running jobs in the order the queue's set holds them, or failed,
+-- cancelled or completed ones newest end first, from the job's end until
+-- its end plus retention (spec/states.md, Job lists). Skips members whose
+-- record is gone or no longer matches (an ID used again). Read-only.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
+-- ARGV[6]  page size
+-- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
+--          a waiting list, the member "<ended15>:<id>" in an ended one
+-- Reply:   next cursor or "", n, n job snapshots (17 strings each,
+--          reply.lua)
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include reply.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local q, list, limit, cursor = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local found, cur = {}, {}
+local batch = limit + 1
+if list == 'ready' or list == 'delayed' or list == 'running' then
+  local k = qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list])
+  local min, cid, off = '-inf', false, 0
+  if cursor ~= '' then
+    local cs
+    cs, cid = string.match(cursor, '^([^:]*):(.*)$')
+    min = cs
+  end
+  local cscore = cid and tonumber(min)
+  -- the state of a job the set holds (a record that says otherwise is
+  -- on its way out of the set: skipped)
+  local want = list == 'running' and 'running' or 'queued'
+  while #found <= limit do
+    local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
+    for x = 1, #ms, 2 do
+      local id, s = ms[x], ms[x + 1]
+      -- members after the cursor: a higher score, or the same and a
+      -- greater ID (a set orders equal scores by member)
+      if not cid or tonumber(s) > cscore or bytes_less(cid, id) then
+        local j = load_job(id)
+        if j and job_state(j) == want then
+          found[#found + 1] = j
+          cur[#found] = s .. ':' .. id
+          if #found > limit then break end
+        end
+      end
+    end
+    if #ms < 2 * batch then break end
+    off = off + batch
+  end
+else
+  local k = qkey(q, list)
+  local max, min = '+', '-'
+  if cursor ~= '' then max = '(' .. cursor end
+  local cut = NOW - RETENTION + 1
+  if cut > 0 then min = '[' .. pad15(cut) end
+  while #found <= limit do
+    local ms = redis.call('ZREVRANGEBYLEX', k, max, min, 'LIMIT', '0', fmt(batch))
+    for _, m in ipairs(ms) do
+      local en, id = string.sub(m, 1, 15), string.sub(m, 17)
+      local j = load_job(id)
+      -- the record the member names: in that state, ended then, and not
+      -- a task CancelWorkflow ended before it started
+      if j and job_state(j) == list and pad15(tonumber(jget(j, F_ENDED)) or -1) == en
+          and not (j.kind == 't' and task_byte(j.wf, j.i) == 'W') then
+        found[#found + 1] = j
+        cur[#found] = m
+        if #found > limit then break end
+      end
+    end
+    if #ms < batch then break end
+    max = '(' .. ms[#ms]
+  end
+end
+local out = {'', '0'}
+local n = 0
+for x, j in ipairs(found) do
+  if x > limit then
+    out[1] = cur[limit]
+    break
+  end
+  put_snapshot(out, j)
+  n = n + 1
+end
+out[2] = fmt(n)
+return out
+end}
+
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3495,7 +3649,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f27b558bcc06_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ed781d2125aa_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

@@ -9,6 +9,7 @@
 --!include job.lua
 --!include queue.lua
 --!include waiters.lua
+--!include lists.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -109,6 +110,7 @@ local function finalize()
   states_flush()
   active_flush_all()
   local pub = expire_records()
+  list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock

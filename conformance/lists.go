@@ -1,0 +1,61 @@
+package conformance
+
+import (
+	"github.com/weirflow/weir"
+	"github.com/weirflow/weir/engine"
+)
+
+// endedLists are the lists checkEach compares after every step.
+var endedLists = []engine.JobList{engine.ListFailed, engine.ListCancelled, engine.ListCompleted}
+
+// checkEndedLists compares the ended lists of every queue, each read in
+// one call: the jobs, and the cursor (which the stores share for ended
+// lists).
+func (d *differ) checkEndedLists(queues []engine.QueueInfo) {
+	d.t.Helper()
+	now := d.clock()
+	for _, q := range queues {
+		for _, l := range endedLists {
+			p := engine.ListJobsParams{Queue: q.Name, State: l, Limit: 1000}
+			mp, merr := d.m.ListJobs(now, p)
+			sp, serr := d.s.ListJobs(d.ctx, p)
+			d.sameErr("list jobs "+q.Name+" "+string(l), merr, serr)
+			d.same("list jobs "+q.Name+" "+string(l), mp, d.normPage(sp))
+		}
+	}
+}
+
+// listJobs pages through a random list of a random queue with a small
+// limit, each store following its own cursors (a waiting list's cursor is
+// the store's own): the pages must hold the same jobs, and end together.
+func (d *differ) listJobs() {
+	d.t.Helper()
+	now := d.clock()
+	p := engine.ListJobsParams{
+		Queue: sampled(d, []string{"q1", "q2", "q3"}, "queue"),
+		State: sampled(d, weir.JobLists, "list"),
+		Limit: d.intRange(1, 2, "limit"),
+	}
+	sp := p
+	for range 5 {
+		mr, merr := d.m.ListJobs(now, p)
+		sr, serr := d.s.ListJobs(d.ctx, sp)
+		d.sameErr("list jobs", merr, serr)
+		d.same("list jobs "+p.Queue+" "+string(p.State)+" page", mr.Jobs, d.normPage(sr).Jobs)
+		if (mr.NextCursor == "") != (sr.NextCursor == "") {
+			d.fatalf("list jobs %s %s: model next %q, store next %q", p.Queue, p.State, mr.NextCursor, sr.NextCursor)
+		}
+		if mr.NextCursor == "" {
+			break
+		}
+		p.Cursor, sp.Cursor = mr.NextCursor, sr.NextCursor
+	}
+}
+
+// normPage returns a store's page with the model's lease tokens.
+func (d *differ) normPage(p engine.JobPage) engine.JobPage {
+	for i := range p.Jobs {
+		p.Jobs[i] = d.normJob(p.Jobs[i])
+	}
+	return p
+}

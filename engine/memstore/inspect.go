@@ -1,0 +1,17 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// ListJobs pages through one list of a queue (see engine.Store).
+func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (page engine.JobPage, err error) {
+	err = s.read(ctx, func(now time.Time) (err error) {
+		page, err = s.m.ListJobs(now, p)
+		return err
+	})
+	return page, err
+}

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir"
+)
+
+// ListJobs pages through one list of a queue (spec/states.md, Job
+// listings). Ready, delayed and running jobs come in the order the queue
+// holds them (claim order, due order, lease-deadline order); ended ones
+// newest end first (end time, then ID, both descending), each listed from
+// its end until its end plus retention, while its record exists. A task
+// that CancelWorkflow ended before it started is not listed. The cursor is
+// the store's own: the model's is "<a>:<b>:<id>" of the previous page's last
+// job in a waiting list, "<ended ms>:<id>" in an ended one.
+func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
+	t := m.peek(now)
+	limit, err := ValidateListJobs(p)
+	if err != nil {
+		return JobPage{}, err
+	}
+	q := m.queues[p.Queue]
+	switch p.State {
+	case ListReady, ListDelayed, ListRunning:
+		var after *item
+		if p.Cursor != "" {
+			parts := strings.SplitN(p.Cursor, ":", 3)
+			if len(parts) != 3 || !validJobRef(parts[2]) {
+				return JobPage{}, badCursor(p.Cursor)
+			}
+			a, err1 := strconv.ParseInt(parts[0], 10, 64)
+			b, err2 := strconv.ParseInt(parts[1], 10, 64)
+			if err1 != nil || err2 != nil {
+				return JobPage{}, badCursor(p.Cursor)
+			}
+			after = &item{id: parts[2], a: a, b: b}
+		}
+		if q == nil {
+			return JobPage{}, nil
+		}
+		set := &q.ready
+		switch p.State {
+		case ListDelayed:
+			set = &q.delayed
+		case ListRunning:
+			set = &q.active
+		}
+		var page JobPage
+		var last item
+		for _, it := range set.sorted() {
+			if after != nil && !after.less(it) {
+				continue
+			}
+			if len(page.Jobs) == limit {
+				page.NextCursor = strconv.FormatInt(last.a, 10) + ":" + strconv.FormatInt(last.b, 10) + ":" + last.id
+				break
+			}
+			page.Jobs = append(page.Jobs, m.jobs[it.id].snapshot())
+			last = it
+		}
+		return page, nil
+	}
+	var afterEnd int64
+	var afterID string
+	if p.Cursor != "" {
+		e, id, ok := strings.Cut(p.Cursor, ":")
+		ended, err := strconv.ParseInt(e, 10, 64)
+		if !ok || err != nil || ended < 0 || !validJobRef(id) {
+			return JobPage{}, badCursor(p.Cursor)
+		}
+		afterEnd, afterID = ended, id
+	}
+	if q == nil {
+		return JobPage{}, nil
+	}
+	var all []*job
+	for _, j := range m.jobs {
+		if j.queue != p.Queue || j.state != State(p.State) || j.unlisted || j.ended+ms(m.cfg.Retention) <= t {
+			continue
+		}
+		if p.Cursor != "" && !endedBefore(j.ended, j.id, afterEnd, afterID) {
+			continue
+		}
+		all = append(all, j)
+	}
+	slices.SortFunc(all, func(x, y *job) int {
+		if endedBefore(y.ended, y.id, x.ended, x.id) {
+			return -1
+		}
+		return 1
+	})
+	var page JobPage
+	for i, j := range all {
+		if i == limit {
+			last := all[i-1]
+			page.NextCursor = strconv.FormatInt(last.ended, 10) + ":" + last.id
+			break
+		}
+		page.Jobs = append(page.Jobs, j.snapshot())
+	}
+	return page, nil
+}
+
+// endedBefore reports whether a job that ended at (e1, id1) lists after one
+// that ended at (e2, id2): an ended list is newest first.
+func endedBefore(e1 int64, id1 string, e2 int64, id2 string) bool {
+	if e1 != e2 {
+		return e1 < e2
+	}
+	return id1 < id2
+}
+
+// ValidateListJobs checks a job listing's queue, list and limit (not its
+// cursor, which belongs to the store) and returns its page size. Every
+// store checks them so.
+func ValidateListJobs(p ListJobsParams) (int, error) {
+	if !ValidName(p.Queue) {
+		return 0, invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+	}
+	if !p.State.Valid() {
+		return 0, invalid("", "state", "unknown job list %q (ready, delayed, running, failed, cancelled or completed)", p.State)
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 {
+		return 0, invalid("", "limit", "%d is outside [1, 1000]", p.Limit)
+	}
+	return limit, nil
+}
+
+func badCursor(c string) error {
+	return invalid("", "cursor", "%q is not a cursor this store returned", c)
+}
+
+// validJobRef reports whether id is the form of a job ID: a plain ID, a
+// task's <wf>/<task> or an undo's <wf>/<task>/undo.
+func validJobRef(id string) bool {
+	parts := strings.Split(id, "/")
+	switch len(parts) {
+	case 1:
+		return ValidID(id)
+	case 2:
+		return ValidID(parts[0]) && ValidName(parts[1])
+	case 3:
+		return ValidID(parts[0]) && ValidName(parts[1]) && parts[2] == "undo"
+	}
+	return false
+}
+
+// The job lists of a queue (see weir.JobList).
+const (
+	ListReady     = weir.ListReady
+	ListDelayed   = weir.ListDelayed
+	ListRunning   = weir.ListRunning
+	ListFailed    = weir.ListFailed
+	ListCancelled = weir.ListCancelled
+	ListCompleted = weir.ListCompleted
+)
