@@ -1,0 +1,53 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weirflow/weir"
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/worker"
+)
+
+var payments = client.NewQueue[int, string]("payments")
+
+// Failed jobs stay listable as the queue's dead letters until their
+// retention passed; waiting ones are listed in claim order and can be
+// purged.
+func ExampleClient_ListJobs() {
+	ctx := context.Background()
+	store := memstore.New()
+	c := client.New(store)
+
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, payments, func(ctx context.Context, j *worker.Job[int]) (string, error) {
+		if j.Payload < 0 {
+			return "", errors.New("negative amount")
+		}
+		return "ok", nil
+	})
+	_ = w.Start(ctx)
+	for _, amount := range []int{5, -1} {
+		job, _ := client.Enqueue(ctx, c, payments, amount, client.ID(fmt.Sprintf("charge-%d", amount)))
+		_, _ = job.Wait(ctx)
+	}
+	_ = w.Stop(ctx)
+
+	page, err := c.ListJobs(ctx, weir.ListJobsParams{Queue: "payments", State: weir.ListFailed})
+	for _, j := range page.Jobs {
+		fmt.Println("failed:", j.ID, j.Error)
+	}
+	fmt.Println(err)
+
+	_, _ = client.Enqueue(ctx, c, payments, 7, client.ID("charge-7"))
+	page, _ = c.ListJobs(ctx, weir.ListJobsParams{Queue: "payments", State: weir.ListReady})
+	fmt.Println("ready:", len(page.Jobs), page.Jobs[0].ID)
+	fmt.Println(c.PurgeQueue(ctx, "payments"))
+	// Output:
+	// failed: charge--1 negative amount
+	// <nil>
+	// ready: 1 charge-7
+	// [charge-7] <nil>
+}
