@@ -74,9 +74,9 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 		}
 		afterEnd, afterID = ended, id
 	}
-	if q == nil {
-		return JobPage{}, nil
-	}
+	// no check of q: a task cancelled before it was ever queued is listed
+	// under its queue, which may be unknown (Queues shows a queue once a
+	// job was queued in it)
 	var all []*job
 	for _, j := range m.jobs {
 		if j.queue != p.Queue || j.state != State(p.State) || j.unlisted || j.ended+ms(m.cfg.Retention) <= t {
