@@ -267,7 +267,7 @@ func (d *differ) anyJobID() string {
 
 func (d *differ) doStep() {
 	now := d.clock()
-	switch op := d.intRange(0, 17, "op"); op {
+	switch op := d.intRange(0, 18, "op"); op {
 	case 0, 1: // submit
 		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
@@ -462,6 +462,8 @@ func (d *differ) doStep() {
 		}
 	case 17: // list the jobs of a queue, following cursors
 		d.listJobs()
+	case 18: // retry a job
+		d.retryJob()
 	}
 }
 

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"time"
+
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
@@ -58,4 +60,27 @@ func (d *differ) normPage(p engine.JobPage) engine.JobPage {
 		p.Jobs[i] = d.normJob(p.Jobs[i])
 	}
 	return p
+}
+
+// retryJob retries a random job (a plain one mostly, at times a task, an
+// undo or an unknown ID), now or at a time ahead or past.
+func (d *differ) retryJob() {
+	d.t.Helper()
+	id := d.anyJobID()
+	if len(d.jobs) > 0 && d.bool("plainretry") {
+		id = sampled(d, d.jobs, "retryjob")
+	}
+	at := time.Duration(sampled(d, []int{0, 0, 5, 200, -100}, "retryat")) * time.Millisecond
+	d.last = func() {
+		now := d.clock()
+		p := engine.RetryJobParams{ID: id}
+		if at != 0 {
+			p.RunAt = now.Add(at)
+		}
+		mr, merr := d.m.RetryJob(now, p)
+		sr, serr := d.s.RetryJob(d.ctx, p)
+		d.sameErr("retry job "+id, merr, serr)
+		d.same("retry job "+id, mr, sr)
+	}
+	d.last()
 }

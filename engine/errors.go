@@ -26,6 +26,8 @@ var (
 	ErrStoreFull      = weir.ErrStoreFull
 	ErrUnavailable    = weir.ErrUnavailable
 	ErrProtocol       = weir.ErrProtocol
+	// ErrJobNotRetryable: see weir.ErrJobNotRetryable.
+	ErrJobNotRetryable = weir.ErrJobNotRetryable
 )
 
 // Errors lists every sentinel in the order of spec/errors.md (weir.Errors).

@@ -162,3 +162,35 @@ const (
 	ListCancelled = weir.ListCancelled
 	ListCompleted = weir.ListCompleted
 )
+
+// RetryJob runs a plain job that ended failed or cancelled again: it is
+// queued (ready, or delayed until p.RunAt) with its attempts, lease
+// expiries, error, result and end cleared, and it leaves the expiry index
+// and its ended list. Its ID, spec, payload and creation time stay. A
+// task or undo job, a job not ended, and a completed one are
+// ErrJobNotRetryable (with State set), changing nothing.
+func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
+	t := m.tick(now)
+	j := m.jobs[p.ID]
+	if j == nil {
+		return RetryResult{}, wrap(ErrNotFound, "job %q", p.ID)
+	}
+	switch {
+	case j.wf != nil:
+		return RetryResult{State: j.state}, wrap(ErrJobNotRetryable, "job %q is a job of workflow %q", p.ID, j.wf.id)
+	case j.state != Failed && j.state != Cancelled:
+		return RetryResult{State: j.state}, wrap(ErrJobNotRetryable, "job %q is %s", p.ID, j.state)
+	}
+	m.expiry.remove("j:" + j.id)
+	j.attempt, j.expiries = 0, 0
+	j.err, j.result = "", nil
+	j.ended, j.expires = 0, 0
+	j.cancelReq, j.token, j.deadline, j.last = false, "", 0, nil
+	j.runAt = 0
+	if !p.RunAt.IsZero() {
+		j.runAt = p.RunAt.UnixMilli()
+	}
+	var fx effects
+	m.push(j, t, &fx)
+	return RetryResult{State: j.state, RunAt: toTime(j.runAt), Pushed: fx.pushed}, nil
+}

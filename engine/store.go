@@ -44,6 +44,10 @@ type Store interface {
 	// CancelJob cancels one job: a waiting or queued one never runs, a
 	// running one is told to stop; an ended one is ErrJobEnded.
 	CancelJob(ctx context.Context, p CancelJobParams) (CancelResult, error)
+	// RetryJob runs a plain job that ended failed or cancelled again, with
+	// its full attempt budget, now or at p.RunAt. Any other job is
+	// ErrJobNotRetryable; an unknown one ErrNotFound.
+	RetryJob(ctx context.Context, p RetryJobParams) (RetryResult, error)
 	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
 	// GetJob returns a job's snapshot, or ErrNotFound.

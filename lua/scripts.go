@@ -41,6 +41,7 @@ var scriptDefs = []scriptDef{
 	{name: "cancel_job", allowFull: true},
 	{name: "pause", allowFull: true},
 	{name: "purge", allowFull: true},
+	{name: "retry_job"},
 	{name: "drain", allowFull: true},
 	{name: "get_workflow", readOnly: true},
 	{name: "get_job", readOnly: true},

@@ -15,3 +15,12 @@ func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (page eng
 	})
 	return page, err
 }
+
+// RetryJob runs an ended plain job again (see engine.Store).
+func (s *Store) RetryJob(ctx context.Context, p engine.RetryJobParams) (res engine.RetryResult, err error) {
+	err = s.write(ctx, func(now time.Time) (err error) {
+		res, err = s.m.RetryJob(now, p)
+		return err
+	})
+	return res, err
+}

@@ -332,6 +332,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseList(args)
 	case "jobs":
 		return parseJobs(args)
+	case "retry":
+		return parseRetry(args, now)
 	case "queues":
 		if len(args) != 0 {
 			return nil, fmt.Errorf("usage: queues")

@@ -30,6 +30,7 @@ type Target interface {
 	GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error)
 	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
 	ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error)
+	RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error)
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
@@ -112,6 +113,11 @@ func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.L
 // ListJobs calls Model.ListJobs.
 func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
 	return t.M.ListJobs(now, p)
+}
+
+// RetryJob calls Model.RetryJob.
+func (t *ModelTarget) RetryJob(_ context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
+	return t.M.RetryJob(now, p)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -222,6 +228,12 @@ func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine
 func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
 	t.SetClock(now)
 	return t.Store.ListJobs(ctx, p)
+}
+
+// RetryJob calls Store.RetryJob at now.
+func (t *StoreTarget) RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
+	t.SetClock(now)
+	return t.Store.RetryJob(ctx, p)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

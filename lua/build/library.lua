@@ -1,4 +1,4 @@
-#!lua name=weir2_ed781d2125aa
+#!lua name=weir2_47064c875518
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2615,7 +2615,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_submit', flags = {},
+redis.register_function{function_name = 'weir2_47064c875518_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2733,7 +2733,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_47064c875518_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2802,7 +2802,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2861,7 +2861,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2962,7 +2962,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3010,7 +3010,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3068,7 +3068,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3187,7 +3187,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3246,7 +3246,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3279,7 +3279,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3358,8 +3358,69 @@ if CALL.stopped then out[#out + 1] = 'P' end
 return out
 end}
 
+-- ---- scripts/retry_job.lua
+redis.register_function{function_name = 'weir2_47064c875518_retry_job', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
+-- queued (ready, or delayed until its run-at) with its attempts, lease
+-- expiries, error, result, end and last finish cleared; it leaves its
+-- ended list and loses its removal time (spec/states.md, RetryJob).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  job ID (validated in Go)
+-- ARGV[5]  run-at ms (0: now)
+-- Reply:   state, runAt ms (0: ready now), nPushed, (id, queue)*
+-- Errors:  NOTFOUND; NOTRETRYABLE <state> (the 2nd word is the job's
+--          state): a task or undo job, or a job not ended failed or
+--          cancelled
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include reply.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local id = ARGV[4]
+local j = load_job(id)
+if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
+local st = job_state(j)
+if j.kind ~= 'j' then
+  return redis.error_reply('NOTRETRYABLE ' .. st .. ' job "' .. id .. '" is a job of workflow "' .. j.wf.id .. '"')
+end
+if st ~= 'failed' and st ~= 'cancelled' then
+  return redis.error_reply('NOTRETRYABLE ' .. st .. ' job "' .. id .. '" is ' .. st)
+end
+local en = redis.call('HGET', j.key, F_ENDED)
+if en then redis.call('ZREM', qkey(job_queue(j), st), pad15(tonumber(en)) .. ':' .. id) end
+redis.call('HDEL', j.key, F_ATTEMPT, F_EXPIRIES, F_ERROR, F_RESULT, F_ENDED, F_CANCEL, F_TOKEN, F_DEADLINE,
+  F_LAST_SETTLED, F_RUN_AT)
+-- its removal time: a PEXPIREAT with the server clock, an expiry entry
+-- with the test clock
+redis.call('PERSIST', j.key)
+redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+local ra = tonumber(ARGV[5])
+local hs = {F_STATE, 'queued'}
+if ra > NOW then
+  hs[3] = F_RUN_AT
+  hs[4] = ARGV[5]
+else
+  ra = 0
+end
+local fx = {}
+push(j, ra, fx, true)
+redis.call('HSET', j.key, unpack(hs))
+finalize()
+local out = {'queued', fmt(ra)}
+put_list(out, fx.pushed, 2)
+return out
+end}
+
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_47064c875518_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3401,7 +3462,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3434,7 +3495,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3460,7 +3521,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3532,7 +3593,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3630,7 +3691,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3649,7 +3710,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_ed781d2125aa_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_47064c875518_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
