@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
@@ -30,7 +31,7 @@ func ExampleClient_ListJobs() {
 	})
 	_ = w.Start(ctx)
 	for _, amount := range []int{5, -1} {
-		job, _ := client.Enqueue(ctx, c, payments, amount, client.ID(fmt.Sprintf("charge-%d", amount)))
+		job, _ := client.Enqueue(ctx, c, payments, amount, client.ID(fmt.Sprintf("payments-%d", amount)))
 		_, _ = job.Wait(ctx)
 	}
 	_ = w.Stop(ctx)
@@ -41,13 +42,19 @@ func ExampleClient_ListJobs() {
 	}
 	fmt.Println(err)
 
-	_, _ = client.Enqueue(ctx, c, payments, 7, client.ID("charge-7"))
+	// a dead letter runs again, with its full attempt budget
+	fmt.Println(c.RetryJob(ctx, "payments--1", time.Time{}))
+	fmt.Println(errors.Is(c.RetryJob(ctx, "payments-5", time.Time{}), weir.ErrJobNotRetryable))
+
+	_, _ = client.Enqueue(ctx, c, payments, 7, client.ID("payments-7"))
 	page, _ = c.ListJobs(ctx, weir.ListJobsParams{Queue: "payments", State: weir.ListReady})
 	fmt.Println("ready:", len(page.Jobs), page.Jobs[0].ID)
 	fmt.Println(c.PurgeQueue(ctx, "payments"))
 	// Output:
-	// failed: charge--1 negative amount
+	// failed: payments--1 negative amount
 	// <nil>
-	// ready: 1 charge-7
-	// [charge-7] <nil>
+	// <nil>
+	// true
+	// ready: 2 payments--1
+	// [payments--1 payments-7] <nil>
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
@@ -34,4 +35,15 @@ func (c *Client) CancelJob(ctx context.Context, id string) (weir.State, error) {
 func (c *Client) PurgeQueue(ctx context.Context, name string) ([]string, error) {
 	res, err := c.store.PurgeQueue(ctx, name)
 	return res.Purged, err
+}
+
+// RetryJob runs a plain job that ended failed or cancelled (a dead letter)
+// again, with its full attempt budget: at once when runAt is zero or not
+// in the future, else at runAt. Its payload and spec stay; its error,
+// result and end are cleared. Any other job (waiting, queued, running,
+// completed, or a workflow's task or undo job) is weir.ErrJobNotRetryable
+// and nothing changes; an unknown one weir.ErrNotFound.
+func (c *Client) RetryJob(ctx context.Context, id string, runAt time.Time) error {
+	_, err := c.store.RetryJob(ctx, engine.RetryJobParams{ID: id, RunAt: runAt})
+	return err
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // The inspector's routes (spec/rest.md, Jobs of a queue): list a queue's
@@ -14,6 +16,7 @@ var inspectRoutes = []route{
 	{"GET", "/v1/queues/{name}/jobs", (*api).listJobs, false, []string{"state", "limit", "cursor"}},
 	{"POST", "/v1/queues/{name}/purge", (*api).purgeQueue, false, nil},
 	{"POST", "/v1/jobs/{id}/cancel", (*api).cancelJob, false, nil},
+	{"POST", "/v1/jobs/{id}/retry", (*api).retryJob, false, []string{"at"}},
 }
 
 func init() { routes = append(routes, inspectRoutes...) }
@@ -116,4 +119,30 @@ func (a *api) purgeQueue(w http.ResponseWriter, r *http.Request) {
 		body.Purged = []string{}
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// jobRetryRec is the body of POST /v1/jobs/{id}/retry.
+type jobRetryRec struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	// RunAt is when a delayed job becomes ready; null when ready now.
+	RunAt *workflowfile.Stamp `json:"run_at"`
+}
+
+func (a *api) retryJob(w http.ResponseWriter, r *http.Request) {
+	p := engine.RetryJobParams{ID: r.PathValue("id")}
+	if s := r.URL.Query().Get("at"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "at", Message: fmt.Sprintf("at %q is not an RFC 3339 time", s)})
+			return
+		}
+		p.RunAt = t
+	}
+	res, err := a.store.RetryJob(r.Context(), p)
+	if err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobRetryRec{ID: p.ID, State: string(res.State), RunAt: optTime(res.RunAt)})
 }

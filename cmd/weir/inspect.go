@@ -120,3 +120,49 @@ func newPurgeCmd(g *globalFlags) *cobra.Command {
 		}),
 	}
 }
+
+func newRetryJobCmd(g *globalFlags) *cobra.Command {
+	var at string
+	c := &cobra.Command{
+		Use:   "retry-job ID",
+		Short: "Run a plain job that ended failed or cancelled again (now, or --at a time)",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			p := engine.RetryJobParams{ID: args[0]}
+			if at != "" {
+				t, err := parseAt(at, time.Now())
+				if err != nil {
+					return usageErr(err)
+				}
+				p.RunAt = t
+			}
+			r, err := s.RetryJob(ctx, p)
+			if err != nil {
+				if errors.Is(err, engine.ErrJobNotRetryable) {
+					return failErr(fmt.Errorf("job %s cannot be retried (%s): only a plain job that ended failed or cancelled can", args[0], r.State))
+				}
+				return storeErr("job "+args[0], err)
+			}
+			if r.RunAt.IsZero() {
+				fmt.Fprintf(c.OutOrStdout(), "job %s queued\n", args[0])
+			} else {
+				fmt.Fprintf(c.OutOrStdout(), "job %s queued until %s\n", args[0], r.RunAt.UTC().Format(time.RFC3339))
+			}
+			return nil
+		}),
+	}
+	c.Flags().StringVar(&at, "at", "", "when it runs: an RFC 3339 time (2026-12-04T18:00:00Z) or a delay from now (10m)")
+	return c
+}
+
+// parseAt reads --at: an RFC 3339 time, or a Go duration from now.
+func parseAt(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("--at %q is neither an RFC 3339 time nor a delay such as 10m", s)
+	}
+	return now.Add(d), nil
+}

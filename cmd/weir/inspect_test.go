@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/lua"
 )
 
 // The inspector's commands on a shared Redis: jobs of a queue by state,
@@ -69,4 +74,36 @@ func TestInspectCommands(t *testing.T) {
 	}
 	cli("jobs", "default", "--state", "dead").WantCode(t, 2)
 	cli("purge", "bad:name").WantCode(t, 2)
+
+	// retry-job: a task is refused; a plain job that failed runs again
+	r = cli("retry-job", ids[0]+"/fetch")
+	r.WantCode(t, 1)
+	if !strings.Contains(r.Stderr, "cannot be retried (cancelled)") {
+		t.Errorf("retry-job of a task: %s", r.Stderr)
+	}
+	cli("retry-job", "plain", "--at", "soon").WantCode(t, 2)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	s, err := lua.New(rdb, lua.Options{Namespace: "inspect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "plain", Queue: "mail"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CancelJob(ctx, engine.CancelJobParams{ID: "plain"}); err != nil {
+		t.Fatal(err)
+	}
+	r = cli("retry-job", "plain", "--at", "1h")
+	r.WantCode(t, 0)
+	if !strings.HasPrefix(r.Stdout, "job plain queued until ") {
+		t.Errorf("retry-job: %s", r.Stdout)
+	}
+	r = cli("jobs", "mail", "--state", "delayed")
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, "plain") {
+		t.Errorf("delayed after retry-job:\n%s", r.Stdout)
+	}
+	cli("retry-job", "plain").WantCode(t, 1)
 }
