@@ -84,3 +84,26 @@ func (d *differ) retryJob() {
 	}
 	d.last()
 }
+
+// deleteRecord deletes a random plain job or workflow (an ended one when
+// the draw finds one, else the refusals).
+func (d *differ) deleteRecord() {
+	d.t.Helper()
+	if d.bool("delwf") {
+		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
+		d.last = func() {
+			now := d.clock()
+			d.sameErr("delete workflow "+id, d.m.DeleteWorkflow(now, id), d.s.DeleteWorkflow(d.ctx, id))
+		}
+	} else {
+		id := d.anyJobID()
+		if len(d.jobs) > 0 && d.bool("plaindel") {
+			id = sampled(d, d.jobs, "deljob")
+		}
+		d.last = func() {
+			now := d.clock()
+			d.sameErr("delete job "+id, d.m.DeleteJob(now, id), d.s.DeleteJob(d.ctx, id))
+		}
+	}
+	d.last()
+}

@@ -28,6 +28,8 @@ var (
 	ErrProtocol       = weir.ErrProtocol
 	// ErrJobNotRetryable: see weir.ErrJobNotRetryable.
 	ErrJobNotRetryable = weir.ErrJobNotRetryable
+	// ErrNotEnded: see weir.ErrNotEnded.
+	ErrNotEnded = weir.ErrNotEnded
 )
 
 // Errors lists every sentinel in the order of spec/errors.md (weir.Errors).

@@ -194,3 +194,41 @@ func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
 	m.push(j, t, &fx)
 	return RetryResult{State: j.state, RunAt: toTime(j.runAt), Pushed: fx.pushed}, nil
 }
+
+// DeleteJob removes an ended plain job now, as the expiry of its retention
+// would: reads find it no more, its ID is free and it leaves its ended
+// list. The ID of a task or undo job is invalid (deleted with its
+// workflow); an unknown job ErrNotFound; one not ended ErrNotEnded.
+func (m *Model) DeleteJob(now time.Time, id string) error {
+	m.tick(now)
+	if strings.Contains(id, "/") {
+		return invalid("", "id", "job %q is a workflow's: delete its workflow", id)
+	}
+	j := m.jobs[id]
+	if j == nil {
+		return wrap(ErrNotFound, "job %q", id)
+	}
+	if !j.state.Ended() {
+		return wrap(ErrNotEnded, "job %q is %s", id, j.state)
+	}
+	m.expiry.remove("j:" + id)
+	delete(m.jobs, id)
+	return nil
+}
+
+// DeleteWorkflow removes an ended workflow and its task and undo jobs now,
+// as the expiry of its retention would. An unknown workflow is
+// ErrNotFound; a running or compensating one ErrNotEnded.
+func (m *Model) DeleteWorkflow(now time.Time, id string) error {
+	m.tick(now)
+	w := m.workflows[id]
+	if w == nil {
+		return wrap(ErrNotFound, "workflow %q", id)
+	}
+	if !w.state.Ended() {
+		return wrap(ErrNotEnded, "workflow %q is %s", id, w.state)
+	}
+	m.expiry.remove("w:" + id)
+	m.removeWorkflow(w)
+	return nil
+}

@@ -48,6 +48,14 @@ type Store interface {
 	// its full attempt budget, now or at p.RunAt. Any other job is
 	// ErrJobNotRetryable; an unknown one ErrNotFound.
 	RetryJob(ctx context.Context, p RetryJobParams) (RetryResult, error)
+	// DeleteJob removes an ended plain job at once, as if its retention
+	// had passed. A queued or running one is ErrNotEnded; a task or undo
+	// job's ID is ErrInvalid (it goes with its workflow).
+	DeleteJob(ctx context.Context, id string) error
+	// DeleteWorkflow removes an ended workflow and its jobs at once, as if
+	// its retention had passed. A running or compensating one is
+	// ErrNotEnded.
+	DeleteWorkflow(ctx context.Context, id string) error
 	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
 	// GetJob returns a job's snapshot, or ErrNotFound.

@@ -42,6 +42,8 @@ var scriptDefs = []scriptDef{
 	{name: "pause", allowFull: true},
 	{name: "purge", allowFull: true},
 	{name: "retry_job"},
+	{name: "delete_job", allowFull: true},
+	{name: "delete_workflow", allowFull: true},
 	{name: "drain", allowFull: true},
 	{name: "get_workflow", readOnly: true},
 	{name: "get_job", readOnly: true},

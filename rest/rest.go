@@ -271,6 +271,7 @@ var statusOf = map[string]int{
 	engine.ErrUnavailable.Code:     http.StatusServiceUnavailable,
 	engine.ErrProtocol.Code:        http.StatusBadGateway,
 	engine.ErrJobNotRetryable.Code: http.StatusConflict,
+	engine.ErrNotEnded.Code:        http.StatusConflict,
 }
 
 // genericMessage is the message of each error of the server's side: the
@@ -287,6 +288,7 @@ var genericMessage = map[string]string{
 	engine.ErrWorkflowEnded.Code:   "the workflow has already ended",
 	engine.ErrWorkflowExists.Code:  "a workflow with that ID exists with a different plan",
 	engine.ErrJobNotRetryable.Code: "the job cannot be retried: only a plain job that ended failed or cancelled can",
+	engine.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
 }
 
 // storeError writes the response for an error of the store. Only the

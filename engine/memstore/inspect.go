@@ -24,3 +24,13 @@ func (s *Store) RetryJob(ctx context.Context, p engine.RetryJobParams) (res engi
 	})
 	return res, err
 }
+
+// DeleteJob removes an ended plain job now (see engine.Store).
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.DeleteJob(now, id) })
+}
+
+// DeleteWorkflow removes an ended workflow now (see engine.Store).
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.DeleteWorkflow(now, id) })
+}

@@ -334,6 +334,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseJobs(args)
 	case "retry":
 		return parseRetry(args, now)
+	case "delete":
+		return parseDelete(args)
 	case "queues":
 		if len(args) != 0 {
 			return nil, fmt.Errorf("usage: queues")

@@ -31,6 +31,8 @@ type Target interface {
 	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
 	ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error)
 	RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error)
+	DeleteJob(ctx context.Context, now time.Time, id string) error
+	DeleteWorkflow(ctx context.Context, now time.Time, id string) error
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
@@ -118,6 +120,16 @@ func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p engine.ListJo
 // RetryJob calls Model.RetryJob.
 func (t *ModelTarget) RetryJob(_ context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
 	return t.M.RetryJob(now, p)
+}
+
+// DeleteJob calls Model.DeleteJob.
+func (t *ModelTarget) DeleteJob(_ context.Context, now time.Time, id string) error {
+	return t.M.DeleteJob(now, id)
+}
+
+// DeleteWorkflow calls Model.DeleteWorkflow.
+func (t *ModelTarget) DeleteWorkflow(_ context.Context, now time.Time, id string) error {
+	return t.M.DeleteWorkflow(now, id)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -234,6 +246,18 @@ func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p engine.List
 func (t *StoreTarget) RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
 	t.SetClock(now)
 	return t.Store.RetryJob(ctx, p)
+}
+
+// DeleteJob calls Store.DeleteJob at now.
+func (t *StoreTarget) DeleteJob(ctx context.Context, now time.Time, id string) error {
+	t.SetClock(now)
+	return t.Store.DeleteJob(ctx, id)
+}
+
+// DeleteWorkflow calls Store.DeleteWorkflow at now.
+func (t *StoreTarget) DeleteWorkflow(ctx context.Context, now time.Time, id string) error {
+	t.SetClock(now)
+	return t.Store.DeleteWorkflow(ctx, id)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

@@ -1,4 +1,4 @@
-#!lua name=weir2_47064c875518
+#!lua name=weir2_83b2898b7be6
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2615,7 +2615,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_47064c875518_submit', flags = {},
+redis.register_function{function_name = 'weir2_83b2898b7be6_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2733,7 +2733,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_47064c875518_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_83b2898b7be6_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2802,7 +2802,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_47064c875518_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2861,7 +2861,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_47064c875518_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2962,7 +2962,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_47064c875518_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3010,7 +3010,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_47064c875518_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3068,7 +3068,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_47064c875518_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3187,7 +3187,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_47064c875518_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3246,7 +3246,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_47064c875518_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3279,7 +3279,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_47064c875518_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3359,7 +3359,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_47064c875518_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_83b2898b7be6_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3419,8 +3419,88 @@ put_list(out, fx.pushed, 2)
 return out
 end}
 
+-- ---- scripts/delete_job.lua
+redis.register_function{function_name = 'weir2_83b2898b7be6_delete_job', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_delete_job: Removes an ended plain job at once, as the expiry of
+-- its retention would: its hash, its test-clock expiry entry and its
+-- member of its queue's ended list (spec/states.md, DeleteJob).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  plain job ID (validated in Go; a task's or undo's is refused
+--          there)
+-- Reply:   {"OK"}
+-- Errors:  NOTFOUND; NOTENDED <state> (the 2nd word is the job's state)
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local id = ARGV[4]
+local j = load_job(id)
+if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
+local st = job_state(j)
+if not ended_state(st) then
+  return redis.error_reply('NOTENDED ' .. st .. ' job "' .. id .. '" is ' .. st)
+end
+local en = redis.call('HGET', j.key, F_ENDED)
+if en then redis.call('ZREM', qkey(job_queue(j), st), pad15(tonumber(en)) .. ':' .. id) end
+redis.call('UNLINK', j.key)
+redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+finalize()
+return {'OK'}
+end}
+
+-- ---- scripts/delete_workflow.lua
+redis.register_function{function_name = 'weir2_83b2898b7be6_delete_workflow', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
+-- the expiry of its retention would: its keys, its listing members and its
+-- expiry entry (spec/states.md, DeleteWorkflow). Its jobs' members of
+-- their queues' ended lists stay until trimmed; a listing skips them.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  workflow ID (validated in Go)
+-- Reply:   {"OK"}
+-- Errors:  NOTFOUND; NOTENDED <state> (the 2nd word is the workflow's
+--          state); PENDING (drain.lua: drain, then send the call again)
+--
+--!include call.lua
+--!include text.lua
+--!include workflow.lua
+--!include drain.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply(PENDING_REPLY)
+end
+local id = ARGV[4]
+local w = load_wf(id)
+if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end
+local st = wget(w, W_STATE)
+if not wf_ended_state(st) then
+  return redis.error_reply('NOTENDED ' .. st .. ' workflow "' .. id .. '" is ' .. st)
+end
+local m = wf_member(w)
+redis.call('UNLINK', w.key, w.pkey, w.skey, wf_ikey(w), wf_nkey(w))
+redis.call('ZREM', K_WF, m)
+redis.call('ZREM', P .. 'wf:' .. st, m)
+redis.call('ZREM', K_EXPIRY, 'w:' .. st .. ':' .. m)
+finalize()
+return {'OK'}
+end}
+
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_47064c875518_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3462,7 +3542,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_47064c875518_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3495,7 +3575,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_47064c875518_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3521,7 +3601,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_47064c875518_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3593,7 +3673,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_47064c875518_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3691,7 +3771,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_47064c875518_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3710,7 +3790,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_47064c875518_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_83b2898b7be6_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
