@@ -50,6 +50,11 @@ func ExampleClient_ListJobs() {
 	page, _ = c.ListJobs(ctx, weir.ListJobsParams{Queue: "payments", State: weir.ListReady})
 	fmt.Println("ready:", len(page.Jobs), page.Jobs[0].ID)
 	fmt.Println(c.PurgeQueue(ctx, "payments"))
+
+	// an ended job can be deleted before its retention passed
+	fmt.Println(c.DeleteJob(ctx, "payments-5"))
+	_, err = client.OpenJob(c, payments, "payments-5").Status(ctx)
+	fmt.Println(errors.Is(err, weir.ErrNotFound))
 	// Output:
 	// failed: payments--1 negative amount
 	// <nil>
@@ -57,4 +62,6 @@ func ExampleClient_ListJobs() {
 	// true
 	// ready: 2 payments--1
 	// [payments--1 payments-7] <nil>
+	// <nil>
+	// true
 }

@@ -47,3 +47,18 @@ func (c *Client) RetryJob(ctx context.Context, id string, runAt time.Time) error
 	_, err := c.store.RetryJob(ctx, engine.RetryJobParams{ID: id, RunAt: runAt})
 	return err
 }
+
+// DeleteJob removes a plain job that ended, at once, as if its retention
+// had passed: reads say weir.ErrNotFound afterwards and its ID is free. A
+// queued or running job is weir.ErrNotEnded; a workflow's task or undo job
+// is a *weir.ValidationError (delete its workflow).
+func (c *Client) DeleteJob(ctx context.Context, id string) error {
+	return c.store.DeleteJob(ctx, id)
+}
+
+// DeleteWorkflow removes a workflow that ended, with its jobs, at once, as
+// if its retention had passed. A running or compensating workflow is
+// weir.ErrNotEnded.
+func (c *Client) DeleteWorkflow(ctx context.Context, id string) error {
+	return c.store.DeleteWorkflow(ctx, id)
+}

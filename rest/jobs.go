@@ -11,12 +11,15 @@ import (
 )
 
 // The inspector's routes (spec/rest.md, Jobs of a queue): list a queue's
-// jobs by state, cancel a job, purge a queue.
+// jobs by state, cancel, retry or delete a job, delete a workflow, purge a
+// queue.
 var inspectRoutes = []route{
 	{"GET", "/v1/queues/{name}/jobs", (*api).listJobs, false, []string{"state", "limit", "cursor"}},
 	{"POST", "/v1/queues/{name}/purge", (*api).purgeQueue, false, nil},
 	{"POST", "/v1/jobs/{id}/cancel", (*api).cancelJob, false, nil},
 	{"POST", "/v1/jobs/{id}/retry", (*api).retryJob, false, []string{"at"}},
+	{"DELETE", "/v1/jobs/{id...}", (*api).deleteJob, false, nil},
+	{"DELETE", "/v1/workflows/{id}", (*api).deleteWorkflow, false, nil},
 }
 
 func init() { routes = append(routes, inspectRoutes...) }
@@ -145,4 +148,28 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, jobRetryRec{ID: p.ID, State: string(res.State), RunAt: optTime(res.RunAt)})
+}
+
+// deletedRec is the body of DELETE /v1/jobs/{id} and /v1/workflows/{id}.
+type deletedRec struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (a *api) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := a.store.DeleteJob(r.Context(), id); err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, deletedRec{ID: id, Deleted: true})
+}
+
+func (a *api) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := a.store.DeleteWorkflow(r.Context(), id); err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, deletedRec{ID: id, Deleted: true})
 }

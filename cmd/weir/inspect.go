@@ -166,3 +166,31 @@ func parseAt(s string, now time.Time) (time.Time, error) {
 	}
 	return now.Add(d), nil
 }
+
+func newDeleteCmd(g *globalFlags, workflow bool) *cobra.Command {
+	use, what := "delete-job ID", "job"
+	short := "Delete a plain job that ended, before its retention passed"
+	if workflow {
+		use, what = "delete-workflow ID", "workflow"
+		short = "Delete a workflow that ended, with its jobs, before its retention passed"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			f := s.DeleteJob
+			if workflow {
+				f = s.DeleteWorkflow
+			}
+			if err := f(ctx, args[0]); err != nil {
+				if errors.Is(err, engine.ErrNotEnded) {
+					return failErr(fmt.Errorf("%s %s has not ended: cancel it first, or wait", what, args[0]))
+				}
+				return storeErr(what+" "+args[0], err)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s %s deleted\n", what, args[0])
+			return nil
+		}),
+	}
+}

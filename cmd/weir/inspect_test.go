@@ -106,4 +106,21 @@ func TestInspectCommands(t *testing.T) {
 		t.Errorf("delayed after retry-job:\n%s", r.Stdout)
 	}
 	cli("retry-job", "plain").WantCode(t, 1)
+
+	// delete-job and delete-workflow: only what ended
+	r = cli("delete-job", "plain")
+	r.WantCode(t, 1)
+	if !strings.Contains(r.Stderr, "has not ended") {
+		t.Errorf("delete-job of a queued job: %s", r.Stderr)
+	}
+	r = cli("submit", "examples/pipeline.yaml")
+	r.WantCode(t, 0)
+	cli("delete-workflow", strings.TrimSpace(r.Stdout)).WantCode(t, 1)
+	r = cli("delete-workflow", ids[0])
+	r.WantCode(t, 0)
+	if strings.TrimSpace(r.Stdout) != "workflow "+ids[0]+" deleted" {
+		t.Errorf("delete-workflow: %s", r.Stdout)
+	}
+	cli("status", ids[0]).WantCode(t, 1)
+	cli("delete-job", ids[1]+"/fetch").WantCode(t, 2)
 }
