@@ -17,6 +17,10 @@
 -- CancelWorkflow ended before it started (never marked ended, or marked
 -- with j.unlisted for its waiters only).
 
+-- LIST_SENTINEL is a member of every ended list: 65 bytes of '~', after
+-- every "<15 digits>:<id>" member; listings skip it.
+local LIST_SENTINEL = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
+
 -- list_ended adds the jobs this call ended to their queue's ended list,
 -- one ZADD and one trim per list.
 local function list_ended()
@@ -31,7 +35,11 @@ local function list_ended()
         local k = qkey(job_queue(j), st)
         local l = lists[k]
         if not l then
-          l = {}
+          -- the sentinel first: a member longer than Redis's default
+          -- zset-max-listpack-value keeps the list a skiplist, whose
+          -- inserts cost the same however long it grows (a listpack is
+          -- searched from its start); it sorts after every real member
+          l = {'0', LIST_SENTINEL}
           lists[k] = l
           order[#order + 1] = k
         end

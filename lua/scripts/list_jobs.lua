@@ -19,6 +19,7 @@
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
+--!include lists.lua
 
 begin(KEYS, ARGV)
 read_clock()
@@ -57,7 +58,8 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
   end
 else
   local k = qkey(q, list)
-  local max, min = '+', '-'
+  -- below the sentinel (lists.lua), which sorts after every member
+  local max, min = '(' .. LIST_SENTINEL, '-'
   if cursor ~= '' then max = '(' .. cursor end
   local cut = NOW - RETENTION + 1
   if cut > 0 then min = '[' .. pad15(cut) end
