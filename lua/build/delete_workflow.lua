@@ -1627,8 +1627,9 @@ end
 -- CancelWorkflow ended before it started (never marked ended, or marked
 -- with j.unlisted for its waiters only).
 
--- LIST_SENTINEL is a member of every ended list: 65 bytes of '~', after
--- every "<15 digits>:<id>" member; listings skip it.
+-- Every list also holds the sentinel member, 65 bytes of '~' (written
+-- inline: the library has no local to spare), after every "<15
+-- digits>:<id>" member; listings read below it.
 
 -- list_ended adds the jobs this call ended to their queue's ended list,
 -- one ZADD and one trim per list.

@@ -1,4 +1,4 @@
-#!lua name=weir2_ebbdb8782610
+#!lua name=weir2_0f99684c5213
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1785,9 +1785,9 @@ end
 -- CancelWorkflow ended before it started (never marked ended, or marked
 -- with j.unlisted for its waiters only).
 
--- LIST_SENTINEL is a member of every ended list: 65 bytes of '~', after
--- every "<15 digits>:<id>" member; listings skip it.
-local LIST_SENTINEL = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
+-- Every list also holds the sentinel member, 65 bytes of '~' (written
+-- inline: the library has no local to spare), after every "<15
+-- digits>:<id>" member; listings read below it.
 
 -- list_ended adds the jobs this call ended to their queue's ended list,
 -- one ZADD and one trim per list.
@@ -1807,7 +1807,7 @@ local function list_ended()
           -- zset-max-listpack-value keeps the list a skiplist, whose
           -- inserts cost the same however long it grows (a listpack is
           -- searched from its start); it sorts after every real member
-          l = {'0', LIST_SENTINEL}
+          l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
           lists[k] = l
           order[#order + 1] = k
         end
@@ -2623,7 +2623,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_submit', flags = {},
+redis.register_function{function_name = 'weir2_0f99684c5213_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2741,7 +2741,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_0f99684c5213_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2810,7 +2810,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2869,7 +2869,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2970,7 +2970,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3018,7 +3018,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3076,7 +3076,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3195,7 +3195,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3254,7 +3254,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3287,7 +3287,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3367,7 +3367,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_0f99684c5213_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3428,7 +3428,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3465,7 +3465,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3508,7 +3508,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0f99684c5213_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3550,7 +3550,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3583,7 +3583,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3609,7 +3609,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3681,7 +3681,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3704,7 +3704,6 @@ redis.register_function{function_name = 'weir2_ebbdb8782610_list_jobs', flags = 
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
---!include lists.lua
 
 begin(KEYS, ARGV)
 read_clock()
@@ -3743,8 +3742,8 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
   end
 else
   local k = qkey(q, list)
-  -- below the sentinel (lists.lua), which sorts after every member
-  local max, min = '(' .. LIST_SENTINEL, '-'
+  -- below the sentinel, 65 '~' (lists.lua), which sorts after every member
+  local max, min = '(~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '-'
   if cursor ~= '' then max = '(' .. cursor end
   local cut = NOW - RETENTION + 1
   if cut > 0 then min = '[' .. pad15(cut) end
@@ -3781,7 +3780,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3800,7 +3799,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_ebbdb8782610_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0f99684c5213_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,

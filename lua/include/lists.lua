@@ -17,9 +17,9 @@
 -- CancelWorkflow ended before it started (never marked ended, or marked
 -- with j.unlisted for its waiters only).
 
--- LIST_SENTINEL is a member of every ended list: 65 bytes of '~', after
--- every "<15 digits>:<id>" member; listings skip it.
-local LIST_SENTINEL = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
+-- Every list also holds the sentinel member, 65 bytes of '~' (written
+-- inline: the library has no local to spare), after every "<15
+-- digits>:<id>" member; listings read below it.
 
 -- list_ended adds the jobs this call ended to their queue's ended list,
 -- one ZADD and one trim per list.
@@ -39,7 +39,7 @@ local function list_ended()
           -- zset-max-listpack-value keeps the list a skiplist, whose
           -- inserts cost the same however long it grows (a listpack is
           -- searched from its start); it sorts after every real member
-          l = {'0', LIST_SENTINEL}
+          l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
           lists[k] = l
           order[#order + 1] = k
         end

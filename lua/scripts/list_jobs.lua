@@ -19,7 +19,6 @@
 --!include job.lua
 --!include queue.lua
 --!include reply.lua
---!include lists.lua
 
 begin(KEYS, ARGV)
 read_clock()
@@ -58,8 +57,8 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
   end
 else
   local k = qkey(q, list)
-  -- below the sentinel (lists.lua), which sorts after every member
-  local max, min = '(' .. LIST_SENTINEL, '-'
+  -- below the sentinel, 65 '~' (lists.lua), which sorts after every member
+  local max, min = '(~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '-'
   if cursor ~= '' then max = '(' .. cursor end
   local cut = NOW - RETENTION + 1
   if cut > 0 then min = '[' .. pad15(cut) end
