@@ -58,12 +58,21 @@ var (
 	// version does not understand (for example a store running another
 	// protocol version).
 	ErrProtocol = &Error{"PROTOCOL", "weir: protocol mismatch"}
+	// ErrJobNotRetryable is returned by RetryJob for a job that is not a
+	// plain job ended failed or cancelled: one waiting, queued or running
+	// (a repeat after a lost reply finds it so), one that completed, or a
+	// workflow's task or undo job, which runs again only with its workflow.
+	ErrJobNotRetryable = &Error{"NOTRETRYABLE", "weir: job cannot be retried"}
+	// ErrNotEnded is returned by DeleteJob and DeleteWorkflow for a job or
+	// workflow that has not ended: only finished records are deleted.
+	ErrNotEnded = &Error{"NOTENDED", "weir: has not ended"}
 )
 
 // Errors lists every store sentinel in the order of spec/errors.md.
 var Errors = []*Error{
 	ErrNotFound, ErrWorkflowExists, ErrJobExists, ErrWorkflowEnded, ErrJobEnded,
 	ErrLeaseLost, ErrInvalid, ErrTooLarge, ErrStoreFull, ErrUnavailable, ErrProtocol,
+	ErrJobNotRetryable, ErrNotEnded,
 }
 
 // ErrorForCode returns the store sentinel with that result code, or nil.

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/worker"
@@ -32,7 +33,7 @@ func ExampleClient_AddSchedule() {
 	}
 	s, err := c.AddSchedule(ctx, client.ScheduleParams{
 		Name: "daily-report", Cron: "0 10 * * MON-FRI", TZ: "Europe/Paris",
-		Job: job, Overlap: client.OverlapSkip, Start: now(),
+		Job: job, Overlap: weir.OverlapSkip, Start: now(),
 	})
 	if err != nil {
 		panic(err)

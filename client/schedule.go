@@ -11,23 +11,11 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// Schedule is a stored schedule: its spec and where its ticks stand.
-type Schedule = engine.Schedule
-
-// Missed-tick and overlap policies of a schedule (engine.MissedPolicy,
-// engine.OverlapPolicy).
-const (
-	MissedSkip   = engine.MissedSkip
-	MissedOnce   = engine.MissedOnce
-	OverlapAllow = engine.OverlapAllow
-	OverlapSkip  = engine.OverlapSkip
-)
-
 // ScheduleParams defines a schedule for AddSchedule: when it ticks (Cron,
-// or Every) and what each tick starts (Job, Workflow or Plan: exactly
-// one). The job or workflow of a tick has the ID "<Name>.<unix seconds of
-// the tick>" (TickID), so a tick starts it once however many workers
-// fire the schedule.
+// or Every) and what each tick starts (Job or Workflow: exactly one). The
+// job or workflow of a tick has the ID "<Name>.<unix seconds of the
+// tick>" (TickID), so a tick starts it once however many workers fire the
+// schedule.
 type ScheduleParams struct {
 	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. Adding a name
 	// that exists replaces its spec.
@@ -43,29 +31,30 @@ type ScheduleParams struct {
 	Every time.Duration
 	// Job is the job each tick enqueues (ScheduledJob builds one); its ID
 	// is the tick's.
-	Job *engine.JobSpec
+	Job *TickJob
 	// Workflow is the workflow each tick submits, built with NewWorkflow
 	// and AddTask (its ID is the tick's; the builder is only read).
 	Workflow *Workflow
-	// Plan is a workflow plan each tick submits (one read from a workflow
-	// file, for example); its ID is the tick's.
-	Plan *engine.Plan
-	// Missed says what a fire late by more than one tick does: MissedSkip
-	// (the default) starts nothing, MissedOnce starts the latest missed
-	// tick's; both go on with the first tick after now.
-	Missed engine.MissedPolicy
+	// Missed says what a fire late by more than one tick does:
+	// weir.MissedSkip (the default) starts nothing, weir.MissedOnce starts
+	// the latest missed tick's; both go on with the first tick after now.
+	Missed weir.MissedPolicy
 	// Overlap says what a tick does while the last tick's job or workflow
-	// has not ended: OverlapAllow (the default) starts it anyway,
-	// OverlapSkip starts nothing.
-	Overlap engine.OverlapPolicy
+	// has not ended: weir.OverlapAllow (the default) starts it anyway,
+	// weir.OverlapSkip starts nothing.
+	Overlap weir.OverlapPolicy
 	// Start: the first tick is the first after Start; zero means now.
 	Start time.Time
 }
 
+// TickJob is the job a schedule enqueues at each tick (ScheduledJob
+// builds one).
+type TickJob struct{ spec engine.JobSpec }
+
 // ScheduledJob builds the job a schedule enqueues at each tick: payload
 // encoded for queue q, with opts (ID, RunAt and Delay do not apply: the
 // ID is the tick's and the job runs at its tick).
-func ScheduledJob[P, R any](q Queue[P, R], payload P, opts ...JobOption) (*engine.JobSpec, error) {
+func ScheduledJob[P, R any](q Queue[P, R], payload P, opts ...JobOption) (*TickJob, error) {
 	b, err := q.EncodePayload(payload)
 	if err != nil {
 		return nil, err
@@ -76,10 +65,10 @@ func ScheduledJob[P, R any](q Queue[P, R], payload P, opts ...JobOption) (*engin
 			o.job(&spec)
 		}
 	}
-	if spec.ID != "" || !spec.RunAt.IsZero() {
+	if spec.ID != "" || !spec.RunAt.IsZero() || spec.Delay != 0 {
 		return nil, &weir.BuildError{Problem: "a scheduled job takes its ID and its run time from its tick: leave out ID, RunAt and Delay", Err: weir.ErrInvalid}
 	}
-	return &spec, nil
+	return &TickJob{spec: spec}, nil
 }
 
 // scheduler is the store's engine.Scheduler, or an error saying it has none.
@@ -95,19 +84,20 @@ func (c *Client) scheduler() (engine.Scheduler, error) {
 // name (which keeps its paused flag), and returns it. Its first tick is
 // the first after p.Start (now when zero). Workers with
 // worker.Config.Schedules fire it.
-func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (Schedule, error) {
+func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (weir.Schedule, error) {
 	sc, err := c.scheduler()
 	if err != nil {
-		return Schedule{}, err
+		return weir.Schedule{}, err
 	}
-	spec := engine.ScheduleSpec{Name: p.Name, Cron: p.Cron, TZ: p.TZ, Every: p.Every, Job: p.Job, Plan: p.Plan, Missed: p.Missed, Overlap: p.Overlap}
+	spec := engine.ScheduleSpec{Name: p.Name, Cron: p.Cron, TZ: p.TZ, Every: p.Every, Missed: p.Missed, Overlap: p.Overlap}
+	if p.Job != nil {
+		job := p.Job.spec
+		spec.Job = &job
+	}
 	if p.Workflow != nil {
-		if p.Plan != nil {
-			return Schedule{}, &weir.ValidationError{Field: "job", Problem: "give a job or a workflow plan, exactly one"}
-		}
 		plan, err := p.Workflow.schedulePlan()
 		if err != nil {
-			return Schedule{}, err
+			return weir.Schedule{}, err
 		}
 		spec.Plan = &plan
 	}
@@ -115,14 +105,11 @@ func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (Schedule, e
 	if start.IsZero() {
 		start = time.Now()
 	}
-	next, err := engine.FirstTick(spec, start)
+	s, err := engine.AddSchedule(ctx, sc, spec, start)
 	if err != nil {
-		return Schedule{}, err
+		return weir.Schedule{}, err
 	}
-	if _, err := sc.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: next}); err != nil {
-		return Schedule{}, err
-	}
-	return sc.GetSchedule(ctx, p.Name)
+	return s.Snapshot(), nil
 }
 
 // schedulePlan returns the workflow's plan, without fixing it.
@@ -172,22 +159,33 @@ func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
 }
 
 // GetSchedule returns one schedule, or weir.ErrNotFound.
-func (c *Client) GetSchedule(ctx context.Context, name string) (Schedule, error) {
+func (c *Client) GetSchedule(ctx context.Context, name string) (weir.Schedule, error) {
 	sc, err := c.scheduler()
 	if err != nil {
-		return Schedule{}, err
+		return weir.Schedule{}, err
 	}
-	return sc.GetSchedule(ctx, name)
+	s, err := sc.GetSchedule(ctx, name)
+	if err != nil {
+		return weir.Schedule{}, err
+	}
+	return s.Snapshot(), nil
 }
 
 // Schedules lists every schedule, by name.
-func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
+func (c *Client) Schedules(ctx context.Context) ([]weir.Schedule, error) {
 	sc, err := c.scheduler()
 	if err != nil {
 		return nil, err
 	}
 	l, err := sc.Schedules(ctx)
-	return l.Schedules, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]weir.Schedule, len(l.Schedules))
+	for i, s := range l.Schedules {
+		out[i] = s.Snapshot()
+	}
+	return out, nil
 }
 
 // TickID is the ID of the job or workflow that schedule name starts for

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,7 +26,8 @@ func TestScheduleAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Next.Equal(start.Truncate(time.Minute).Add(time.Minute)) || s.Plan == nil || !s.Plan.FailFast || len(s.Plan.Tasks) != 1 || s.Rev != 1 {
+	if !s.Next.Equal(start.Truncate(time.Minute).Add(time.Minute)) || !slices.Equal(s.Tasks, []string{"a"}) || s.Queue != "" ||
+		s.Missed != weir.MissedSkip || s.Overlap != weir.OverlapAllow {
 		t.Fatalf("workflow schedule %+v", s)
 	}
 	// the builder was only read: it can still be changed and submitted
@@ -41,8 +43,15 @@ func TestScheduleAPI(t *testing.T) {
 		t.Errorf("ScheduledJob with a delay: %v", err)
 	}
 	job, err := client.ScheduledJob(upper, "p", client.MaxAttempts(3), client.Priority(-1))
-	if err != nil || job.MaxAttempts != 3 || job.Priority != -1 || job.Queue != "upper" {
-		t.Fatalf("ScheduledJob: %+v %v", job, err)
+	if err != nil {
+		t.Fatalf("ScheduledJob: %v", err)
+	}
+	if s, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "jq", Every: time.Minute, Job: job, Overlap: weir.OverlapSkip, Start: start}); err != nil ||
+		s.Queue != "upper" || s.Tasks != nil || s.Overlap != weir.OverlapSkip {
+		t.Fatalf("job schedule %+v, %v", s, err)
+	}
+	if err := c.RemoveSchedule(ctx, "jq"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Cron: "bad", Job: job}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("bad cron: %v", err)

@@ -156,6 +156,7 @@ func (d *differ) checkEach() {
 		d.fatalf("queues: %v", err)
 	}
 	d.same("queues", mq, sq)
+	d.checkEndedLists(mq)
 	if d.qi != nil {
 		for _, q := range mq {
 			mc := d.m.QueueContents(now, q.Name)
@@ -266,7 +267,7 @@ func (d *differ) anyJobID() string {
 
 func (d *differ) doStep() {
 	now := d.clock()
-	switch op := d.intRange(0, 16, "op"); op {
+	switch op := d.intRange(0, 19, "op"); op {
 	case 0, 1: // submit
 		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
@@ -475,6 +476,12 @@ func (d *differ) doStep() {
 		if d.last != nil {
 			d.last()
 		}
+	case 17: // list the jobs of a queue, following cursors
+		d.listJobs()
+	case 18: // retry a job
+		d.retryJob()
+	case 19: // delete a job or workflow
+		d.deleteRecord()
 	}
 }
 

@@ -71,6 +71,7 @@ func (d *differ) checkObserved() {
 			len(o.Contents), len(o.Workflows), len(o.WorkflowErrs), len(o.Jobs), len(o.JobErrs), len(names), len(wfs), len(jobs))
 	}
 	d.same("queues", mq, o.Queues)
+	d.checkEndedLists(mq)
 	for i, q := range names {
 		d.same("queue "+q+" contents", d.m.QueueContents(now, q), o.Contents[i])
 	}

@@ -363,10 +363,13 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.run(t, wait(`tr[data-queue="default"] td[data-limit="3"]`))
-	// The inspector's controls stay hidden while the API lacks their routes.
-	purge := evaluate[int](t, b, `document.querySelectorAll('button.purge').length`)
-	if purge != 0 {
-		t.Errorf("the queues page shows %d Purge buttons, but the API has no purge route", purge)
+	// The API has the inspector's routes: each queue gets a Purge button and
+	// links to its jobs by state (TestBrowserInspectorHooks drives them).
+	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-queue="default"] button.purge').length`); n != 1 {
+		t.Errorf("the queues page shows %d Purge buttons for default, want 1 (the API has the purge route)", n)
+	}
+	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-queue="default"] a[href="#/queues/default"]').length`); n != 1 {
+		t.Errorf("the queues page links default to its jobs %d times, want 1", n)
 	}
 
 	if p := b.reported(); len(p) > 0 {

@@ -26,6 +26,10 @@ var (
 	ErrStoreFull      = weir.ErrStoreFull
 	ErrUnavailable    = weir.ErrUnavailable
 	ErrProtocol       = weir.ErrProtocol
+	// ErrJobNotRetryable: see weir.ErrJobNotRetryable.
+	ErrJobNotRetryable = weir.ErrJobNotRetryable
+	// ErrNotEnded: see weir.ErrNotEnded.
+	ErrNotEnded = weir.ErrNotEnded
 )
 
 // Errors lists every sentinel in the order of spec/errors.md (weir.Errors).

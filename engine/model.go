@@ -59,6 +59,7 @@ type job struct {
 	expires     int64
 	hash        string // plain jobs: spec fingerprint
 	unique      string // plain jobs: UniqueDigest
+	unlisted    bool   // a task CancelWorkflow ended before it started: in no job list
 
 	wf   *workflow // nil for a plain job
 	task int       // index of the task in the plan
@@ -154,18 +155,22 @@ func (m *Model) expire(t int64) {
 		m.expiry.popMin()
 		kind, id, _ := strings.Cut(it.id, ":")
 		if kind == "w" {
-			w := m.workflows[id]
-			delete(m.workflows, id)
-			for _, t := range w.tasks {
-				delete(m.jobs, t.id)
-			}
-			for _, u := range w.undos {
-				if u != nil {
-					delete(m.jobs, u.id)
-				}
-			}
+			m.removeWorkflow(m.workflows[id])
 		} else {
 			delete(m.jobs, id)
+		}
+	}
+}
+
+// removeWorkflow removes workflow w and its task and undo jobs.
+func (m *Model) removeWorkflow(w *workflow) {
+	delete(m.workflows, w.id)
+	for _, t := range w.tasks {
+		delete(m.jobs, t.id)
+	}
+	for _, u := range w.undos {
+		if u != nil {
+			delete(m.jobs, u.id)
 		}
 	}
 }

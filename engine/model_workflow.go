@@ -344,6 +344,7 @@ func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelRes
 		switch j.state {
 		case Waiting, Queued:
 			m.cancelTask(j, ReasonTextWorkflowCancelled, t, &fx)
+			j.unlisted = true
 			w.remaining--
 		case Running:
 			j.cancelReq = true

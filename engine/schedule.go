@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -8,35 +9,22 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/weirflow/weir"
 )
 
-// MissedPolicy says what a fire does when it comes after the schedule's
-// following tick too (the ticks between were missed: every worker was
-// down, or the schedule was paused).
-type MissedPolicy string
-
-// Missed-tick policies.
-const (
-	// MissedSkip fires nothing for missed ticks: the schedule moves on to
-	// its first tick after now. It is the default.
-	MissedSkip MissedPolicy = "skip"
-	// MissedOnce fires once, for the latest missed tick, then moves on to
-	// the first tick after now.
-	MissedOnce MissedPolicy = "once"
+// The policies of a schedule are package weir's.
+type (
+	MissedPolicy  = weir.MissedPolicy
+	OverlapPolicy = weir.OverlapPolicy
 )
 
-// OverlapPolicy says what a tick does while the job or workflow of the
-// schedule's last fired tick has not ended.
-type OverlapPolicy string
-
-// Overlap policies.
+// Missed-tick and overlap policies (weir's).
 const (
-	// OverlapAllow fires every tick, whatever the last one is doing. It is
-	// the default.
-	OverlapAllow OverlapPolicy = "allow"
-	// OverlapSkip fires nothing while the last fired job or workflow has not
-	// ended; the schedule moves on to its next tick.
-	OverlapSkip OverlapPolicy = "skip"
+	MissedSkip   = weir.MissedSkip
+	MissedOnce   = weir.MissedOnce
+	OverlapAllow = weir.OverlapAllow
+	OverlapSkip  = weir.OverlapSkip
 )
 
 // MaxSchedules bounds the schedules of one namespace, so that listing them
@@ -235,4 +223,40 @@ func scheduleTicker(s ScheduleSpec) (Ticker, error) {
 	default:
 		return nil, invalid("", "cron", "give a cron expression or an interval")
 	}
+}
+
+// Snapshot is s as package weir shows it to users.
+func (s Schedule) Snapshot() weir.Schedule {
+	out := weir.Schedule{Name: s.Name, Cron: s.Cron, TZ: s.TZ, Every: s.Every, Missed: s.Missed, Overlap: s.Overlap,
+		Paused: s.Paused, Next: s.Next, LastTick: s.LastTick, LastID: s.LastID}
+	if out.Missed == "" {
+		out.Missed = MissedSkip
+	}
+	if out.Overlap == "" {
+		out.Overlap = OverlapAllow
+	}
+	if s.Job != nil {
+		out.Queue = s.Job.Queue
+	}
+	if s.Plan != nil {
+		out.Tasks = make([]string, len(s.Plan.Tasks))
+		for i, t := range s.Plan.Tasks {
+			out.Tasks[i] = t.Name
+		}
+	}
+	return out
+}
+
+// AddSchedule stores spec on sc, or replaces the spec of the schedule of
+// that name (which keeps its paused flag), with its first tick the first
+// after start, and returns the stored schedule.
+func AddSchedule(ctx context.Context, sc Scheduler, spec ScheduleSpec, start time.Time) (Schedule, error) {
+	next, err := FirstTick(spec, start)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if _, err := sc.PutSchedule(ctx, PutScheduleParams{Spec: spec, Next: next}); err != nil {
+		return Schedule{}, err
+	}
+	return sc.GetSchedule(ctx, spec.Name)
 }

@@ -44,12 +44,28 @@ type Store interface {
 	// CancelJob cancels one job: a waiting or queued one never runs, a
 	// running one is told to stop; an ended one is ErrJobEnded.
 	CancelJob(ctx context.Context, p CancelJobParams) (CancelResult, error)
+	// RetryJob runs a plain job that ended failed or cancelled again, with
+	// its full attempt budget, now or at p.RunAt. Any other job is
+	// ErrJobNotRetryable; an unknown one ErrNotFound.
+	RetryJob(ctx context.Context, p RetryJobParams) (RetryResult, error)
+	// DeleteJob removes an ended plain job at once, as if its retention
+	// had passed. A queued or running one is ErrNotEnded; a task or undo
+	// job's ID is ErrInvalid (it goes with its workflow).
+	DeleteJob(ctx context.Context, id string) error
+	// DeleteWorkflow removes an ended workflow and its jobs at once, as if
+	// its retention had passed. A running or compensating one is
+	// ErrNotEnded.
+	DeleteWorkflow(ctx context.Context, id string) error
 	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
 	// GetJob returns a job's snapshot, or ErrNotFound.
 	GetJob(ctx context.Context, id string) (Job, error)
 	// ListWorkflows pages through workflows, newest first.
 	ListWorkflows(ctx context.Context, p ListParams) (WorkflowPage, error)
+	// ListJobs pages through the jobs of a queue in one state: ready,
+	// delayed, running (as the queue holds them), or failed, cancelled,
+	// completed (newest end first, until the job's retention passed).
+	ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 	// AwaitWorkflow blocks until the workflow has ended (or ctx is done) and
 	// returns its final snapshot.
 	AwaitWorkflow(ctx context.Context, id string) (Workflow, error)

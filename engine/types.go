@@ -11,18 +11,21 @@ import (
 // The user-facing types live in package weir; the store contract names them
 // here too, so that engine.Job and weir.Job are one type.
 type (
-	State         = weir.State
-	WorkflowState = weir.WorkflowState
-	Reason        = weir.Reason
-	Lease         = weir.Lease
-	Job           = weir.Job
-	Task          = weir.Task
-	UndoStatus    = weir.UndoStatus
-	Workflow      = weir.Workflow
-	DepOutcome    = weir.DepOutcome
-	QueueInfo     = weir.QueueInfo
-	ListParams    = weir.ListParams
-	WorkflowPage  = weir.WorkflowPage
+	State          = weir.State
+	WorkflowState  = weir.WorkflowState
+	Reason         = weir.Reason
+	Lease          = weir.Lease
+	Job            = weir.Job
+	Task           = weir.Task
+	UndoStatus     = weir.UndoStatus
+	Workflow       = weir.Workflow
+	DepOutcome     = weir.DepOutcome
+	QueueInfo      = weir.QueueInfo
+	ListParams     = weir.ListParams
+	WorkflowPage   = weir.WorkflowPage
+	JobList        = weir.JobList
+	ListJobsParams = weir.ListJobsParams
+	JobPage        = weir.JobPage
 )
 
 // Job and task states (see weir.State).

@@ -291,32 +291,36 @@ type apiError struct {
 
 // statusOf is the HTTP status of each engine result code.
 var statusOf = map[string]int{
-	engine.ErrNotFound.Code:       http.StatusNotFound,
-	engine.ErrWorkflowExists.Code: http.StatusConflict,
-	engine.ErrJobExists.Code:      http.StatusConflict,
-	engine.ErrWorkflowEnded.Code:  http.StatusConflict,
-	engine.ErrJobEnded.Code:       http.StatusConflict,
-	engine.ErrLeaseLost.Code:      http.StatusConflict,
-	engine.ErrInvalid.Code:        http.StatusBadRequest,
-	engine.ErrTooLarge.Code:       http.StatusRequestEntityTooLarge,
-	engine.ErrStoreFull.Code:      http.StatusInsufficientStorage,
-	engine.ErrUnavailable.Code:    http.StatusServiceUnavailable,
-	engine.ErrProtocol.Code:       http.StatusBadGateway,
+	engine.ErrNotFound.Code:        http.StatusNotFound,
+	engine.ErrWorkflowExists.Code:  http.StatusConflict,
+	engine.ErrJobExists.Code:       http.StatusConflict,
+	engine.ErrWorkflowEnded.Code:   http.StatusConflict,
+	engine.ErrJobEnded.Code:        http.StatusConflict,
+	engine.ErrLeaseLost.Code:       http.StatusConflict,
+	engine.ErrInvalid.Code:         http.StatusBadRequest,
+	engine.ErrTooLarge.Code:        http.StatusRequestEntityTooLarge,
+	engine.ErrStoreFull.Code:       http.StatusInsufficientStorage,
+	engine.ErrUnavailable.Code:     http.StatusServiceUnavailable,
+	engine.ErrProtocol.Code:        http.StatusBadGateway,
+	engine.ErrJobNotRetryable.Code: http.StatusConflict,
+	engine.ErrNotEnded.Code:        http.StatusConflict,
 }
 
 // genericMessage is the message of each error of the server's side: the
 // error itself (which may name the Redis address, or a Go type) is logged,
 // not sent.
 var genericMessage = map[string]string{
-	codeInternal:                  "internal error (the server's log has the details)",
-	engine.ErrUnavailable.Code:    "the store does not answer now; retry later",
-	engine.ErrProtocol.Code:       "the store replied something this server does not understand (the server's log has the details)",
-	engine.ErrStoreFull.Code:      "the store is out of memory: nothing was written",
-	engine.ErrLeaseLost.Code:      "the job's lease was lost",
-	engine.ErrJobExists.Code:      "the job exists",
-	engine.ErrJobEnded.Code:       "the job has ended",
-	engine.ErrWorkflowEnded.Code:  "the workflow has already ended",
-	engine.ErrWorkflowExists.Code: "a workflow with that ID exists with a different plan",
+	codeInternal:                   "internal error (the server's log has the details)",
+	engine.ErrUnavailable.Code:     "the store does not answer now; retry later",
+	engine.ErrProtocol.Code:        "the store replied something this server does not understand (the server's log has the details)",
+	engine.ErrStoreFull.Code:       "the store is out of memory: nothing was written",
+	engine.ErrLeaseLost.Code:       "the job's lease was lost",
+	engine.ErrJobExists.Code:       "the job exists",
+	engine.ErrJobEnded.Code:        "the job has ended",
+	engine.ErrWorkflowEnded.Code:   "the workflow has already ended",
+	engine.ErrWorkflowExists.Code:  "a workflow with that ID exists with a different plan",
+	engine.ErrJobNotRetryable.Code: "the job cannot be retried: only a plain job that ended failed or cancelled can",
+	engine.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
 }
 
 // storeError writes the response for an error of the store. Only the

@@ -107,12 +107,13 @@ func NewScheduleRecord(s engine.Schedule) ScheduleRecord {
 }
 
 // scheduler is the store's engine.Scheduler; without one it answers 501.
-func (a *api) scheduler(w http.ResponseWriter) *client.Client {
-	if _, ok := a.store.(engine.Scheduler); !ok {
+func (a *api) scheduler(w http.ResponseWriter) engine.Scheduler {
+	sc, ok := a.store.(engine.Scheduler)
+	if !ok {
 		writeError(w, http.StatusNotImplemented, apiError{Code: codeInternal, Message: "the store keeps no schedules"})
 		return nil
 	}
-	return client.New(a.store)
+	return sc
 }
 
 // scheduleName checks the {name} of a schedule route.
@@ -135,8 +136,8 @@ func (a *api) listSchedules(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, r, err)
 		return
 	}
-	out := make([]ScheduleRecord, len(list))
-	for i, s := range list {
+	out := make([]ScheduleRecord, len(list.Schedules))
+	for i, s := range list.Schedules {
 		out[i] = NewScheduleRecord(s)
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -187,7 +188,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		bad("", "the body is not a schedule (JSON): %v", err)
 		return
 	}
-	p := client.ScheduleParams{Name: name, Cron: b.Cron, TZ: b.TZ, Missed: engine.MissedPolicy(b.Missed), Overlap: engine.OverlapPolicy(b.Overlap)}
+	p := engine.ScheduleSpec{Name: name, Cron: b.Cron, TZ: b.TZ, Missed: engine.MissedPolicy(b.Missed), Overlap: engine.OverlapPolicy(b.Overlap)}
 	if b.Every != "" {
 		d, err := time.ParseDuration(b.Every)
 		if err != nil {
@@ -223,7 +224,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Plan = &lf.Plan
 	}
-	s, err := c.AddSchedule(r.Context(), p)
+	s, err := engine.AddSchedule(r.Context(), c, p, time.Now())
 	if err != nil {
 		a.storeError(w, r, err)
 		return
@@ -245,7 +246,7 @@ func (a *api) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	if err := c.RemoveSchedule(r.Context(), name); err != nil {
+	if err := c.DeleteSchedule(r.Context(), name); err != nil {
 		a.storeError(w, r, err)
 		return
 	}

@@ -58,7 +58,11 @@ func TestScheduleFireRaceExactlyOnce(t *testing.T) {
 			}
 			c := client.New(stores[0])
 			start := clk.Now()
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "j", Every: 10 * time.Second, Job: &engine.JobSpec{Queue: "race"}, Start: start}); err != nil {
+			tj, err := client.ScheduledJob(client.NewQueue[int, int]("race"), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "j", Every: 10 * time.Second, Job: tj, Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			wf := client.NewWorkflow()

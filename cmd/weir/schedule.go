@@ -15,6 +15,16 @@ import (
 	"github.com/weirflow/weir/workflowfile"
 )
 
+// schedulerOf is s's engine.Scheduler, or an error saying it keeps no
+// schedules.
+func schedulerOf(s engine.Store) (engine.Scheduler, error) {
+	sc, ok := s.(engine.Scheduler)
+	if !ok {
+		return nil, fmt.Errorf("weir: the store (%T) keeps no schedules", s)
+	}
+	return sc, nil
+}
+
 // newScheduleCmd is `weir schedule add|ls|rm|pause|resume`.
 func newScheduleCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
@@ -27,7 +37,7 @@ func newScheduleCmd(g *globalFlags) *cobra.Command {
 }
 
 func newScheduleAddCmd(g *globalFlags) *cobra.Command {
-	var p client.ScheduleParams
+	var p engine.ScheduleSpec
 	var queue, payload, file, missed, overlap string
 	var priority, attempts int
 	c := &cobra.Command{
@@ -64,7 +74,11 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 					p.Job.Payload = b
 				}
 			}
-			sc, err := client.New(s).AddSchedule(ctx, p)
+			sched, err := schedulerOf(s)
+			if err != nil {
+				return storeErr("schedule "+p.Name, err)
+			}
+			sc, err := engine.AddSchedule(ctx, sched, p, time.Now())
 			if err != nil {
 				return storeErr("schedule "+p.Name, err)
 			}
@@ -93,10 +107,15 @@ func newScheduleLsCmd(g *globalFlags) *cobra.Command {
 		Short: "List schedules",
 		Args:  exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			list, err := client.New(s).Schedules(ctx)
+			sched, err := schedulerOf(s)
 			if err != nil {
 				return storeErr("schedules", err)
 			}
+			l, err := sched.Schedules(ctx)
+			if err != nil {
+				return storeErr("schedules", err)
+			}
+			list := l.Schedules
 			if asJSON {
 				recs := make([]rest.ScheduleRecord, len(list))
 				for i, s := range list {

@@ -339,6 +339,12 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return &opQueue{verb: name, queue: args[0].val}, nil
 	case "list":
 		return parseList(args)
+	case "jobs":
+		return parseJobs(args)
+	case "retry":
+		return parseRetry(args, now)
+	case "delete":
+		return parseDelete(args)
 	case "queues":
 		if len(args) != 0 {
 			return nil, fmt.Errorf("usage: queues")

@@ -29,6 +29,10 @@ type Target interface {
 	GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error)
 	GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error)
 	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
+	ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error)
+	RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error)
+	DeleteJob(ctx context.Context, now time.Time, id string) error
+	DeleteWorkflow(ctx context.Context, now time.Time, id string) error
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
@@ -112,6 +116,26 @@ func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.L
 // LimitQueue calls Model.LimitQueue.
 func (t *ModelTarget) LimitQueue(_ context.Context, now time.Time, p engine.LimitQueueParams) error {
 	return t.M.LimitQueue(now, p)
+}
+
+// ListJobs calls Model.ListJobs.
+func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+	return t.M.ListJobs(now, p)
+}
+
+// RetryJob calls Model.RetryJob.
+func (t *ModelTarget) RetryJob(_ context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
+	return t.M.RetryJob(now, p)
+}
+
+// DeleteJob calls Model.DeleteJob.
+func (t *ModelTarget) DeleteJob(_ context.Context, now time.Time, id string) error {
+	return t.M.DeleteJob(now, id)
+}
+
+// DeleteWorkflow calls Model.DeleteWorkflow.
+func (t *ModelTarget) DeleteWorkflow(_ context.Context, now time.Time, id string) error {
+	return t.M.DeleteWorkflow(now, id)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -222,6 +246,30 @@ func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine
 func (t *StoreTarget) LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error {
 	t.SetClock(now)
 	return t.Store.LimitQueue(ctx, p)
+}
+
+// ListJobs calls Store.ListJobs at now.
+func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+	t.SetClock(now)
+	return t.Store.ListJobs(ctx, p)
+}
+
+// RetryJob calls Store.RetryJob at now.
+func (t *StoreTarget) RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error) {
+	t.SetClock(now)
+	return t.Store.RetryJob(ctx, p)
+}
+
+// DeleteJob calls Store.DeleteJob at now.
+func (t *StoreTarget) DeleteJob(ctx context.Context, now time.Time, id string) error {
+	t.SetClock(now)
+	return t.Store.DeleteJob(ctx, id)
+}
+
+// DeleteWorkflow calls Store.DeleteWorkflow at now.
+func (t *StoreTarget) DeleteWorkflow(ctx context.Context, now time.Time, id string) error {
+	t.SetClock(now)
+	return t.Store.DeleteWorkflow(ctx, id)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

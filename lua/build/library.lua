@@ -1,4 +1,4 @@
-#!lua name=weir2_3fc37e46a94b
+#!lua name=weir2_b1c4ccc0bca4
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1783,6 +1783,65 @@ local function unique_release(j)
   if redis.call('GET', lk) == '0|' .. j.id then redis.call('DEL', lk) end
 end
 
+-- ---- include/lists.lua
+-- lists.lua: the ended lists of a queue, q:<q>:failed, q:<q>:cancelled
+-- and q:<q>:completed (spec/keys.md): every job that ended in a call is
+-- added by finalize (list_ended), with the members of its list that passed
+-- retention trimmed in the same step, so that an entry lives from the
+-- job's end until its end plus retention.
+--
+--!include call.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--
+-- Members are "<ended ms, 15 digits>:<job ID>", all scores 0, so that a
+-- list reads newest first with ZREVRANGEBYLEX and its entries past
+-- retention leave with one ZREMRANGEBYLEX. Not listed: a plain job that
+-- ended with retention 0 and was unlinked (j.unlink), and a task that
+-- CancelWorkflow ended before it started (never marked ended, or marked
+-- with j.unlisted for its waiters only).
+
+-- Every list also holds the sentinel member, 65 bytes of '~' (written
+-- inline: the library has no local to spare), after every "<15
+-- digits>:<id>" member; listings read below it.
+
+-- list_ended adds the jobs this call ended to their queue's ended list,
+-- one ZADD and one trim per list.
+local function list_ended()
+  local ended = CALL.ended_j
+  if not ended then return end
+  local lists, order = {}, {}
+  local prefix = pad15(NOW) .. ':'
+  for _, j in ipairs(ended) do
+    if not j.unlink and not j.unlisted then
+      local st = job_state(j)
+      if ended_state(st) then
+        local k = qkey(job_queue(j), st)
+        local l = lists[k]
+        if not l then
+          -- the sentinel first: a member longer than Redis's default
+          -- zset-max-listpack-value keeps the list a skiplist, whose
+          -- inserts cost the same however long it grows (a listpack is
+          -- searched from its start); it sorts after every real member
+          l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
+          lists[k] = l
+          order[#order + 1] = k
+        end
+        l[#l + 1] = '0'
+        l[#l + 1] = prefix .. job_id(j)
+      end
+    end
+  end
+  local cut = NOW - RETENTION + 1
+  for _, k in ipairs(order) do
+    local l = lists[k]
+    for i = 1, #l, 1000 do redis.call('ZADD', k, unpack(l, i, math.min(i + 999, #l))) end
+    if cut > 0 then redis.call('ZREMRANGEBYLEX', k, '-', '(' .. pad15(cut)) end
+  end
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1796,6 +1855,7 @@ end
 --!include queue.lua
 --!include waiters.lua
 --!include unique.lua
+--!include lists.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1905,6 +1965,7 @@ local function finalize()
   end
   active_flush_all()
   local pub = expire_records()
+  list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock
@@ -2630,7 +2691,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_submit', flags = {},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2748,7 +2809,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2823,7 +2884,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2882,7 +2943,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -2983,7 +3044,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3031,7 +3092,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3089,7 +3150,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3173,7 +3234,10 @@ states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do
-    mark_ended(task_job(w, pos))
+    -- marked for its waiters only: in no job list (lists.lua)
+    local j = task_job(w, pos)
+    j.unlisted = true
+    mark_ended(j)
     pos = string.find(S, '[wq]', pos + 1)
   end
 end
@@ -3205,7 +3269,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3264,7 +3328,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3297,7 +3361,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3330,7 +3394,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3409,8 +3473,149 @@ if CALL.stopped then out[#out + 1] = 'P' end
 return out
 end}
 
+-- ---- scripts/retry_job.lua
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_retry_job', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
+-- queued (ready, or delayed until its run-at) with its attempts, lease
+-- expiries, error, result, end and last finish cleared; it leaves its
+-- ended list and loses its removal time (spec/states.md, RetryJob).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  job ID (validated in Go)
+-- ARGV[5]  run-at ms (0: now)
+-- Reply:   state, runAt ms (0: ready now), nPushed, (id, queue)*
+-- Errors:  NOTFOUND; NOTRETRYABLE <state> (the 2nd word is the job's
+--          state): a task or undo job, or a job not ended failed or
+--          cancelled
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include reply.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local id = ARGV[4]
+local j = load_job(id)
+if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
+local st = job_state(j)
+if j.kind ~= 'j' then
+  return redis.error_reply('NOTRETRYABLE ' .. st .. ' job "' .. id .. '" is a job of workflow "' .. j.wf.id .. '"')
+end
+if st ~= 'failed' and st ~= 'cancelled' then
+  return redis.error_reply('NOTRETRYABLE ' .. st .. ' job "' .. id .. '" is ' .. st)
+end
+local en = redis.call('HGET', j.key, 'en')
+if en then redis.call('ZREM', qkey(job_queue(j), st), pad15(tonumber(en)) .. ':' .. id) end
+redis.call('HDEL', j.key, 'a', 'xp', 'e', 'r', 'en', 'cr', 'tk', 'dl',
+  'ls', 'ra')
+-- its removal time: a PEXPIREAT with the server clock, an expiry entry
+-- with the test clock
+redis.call('PERSIST', j.key)
+redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+local ra = tonumber(ARGV[5])
+local hs = {'s', 'queued'}
+if ra > NOW then
+  hs[3] = 'ra'
+  hs[4] = ARGV[5]
+else
+  ra = 0
+end
+local fx = {}
+push(j, ra, fx, true)
+redis.call('HSET', j.key, unpack(hs))
+finalize()
+local out = {'queued', fmt(ra)}
+put_list(out, fx.pushed, 2)
+return out
+end}
+
+-- ---- scripts/delete_job.lua
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_job', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_delete_job: Removes an ended plain job at once, as the expiry of
+-- its retention would: its hash, its test-clock expiry entry and its
+-- member of its queue's ended list (spec/states.md, DeleteJob).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  plain job ID (validated in Go; a task's or undo's is refused
+--          there)
+-- Reply:   {"OK"}
+-- Errors:  NOTFOUND; NOTENDED <state> (the 2nd word is the job's state)
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local id = ARGV[4]
+local j = load_job(id)
+if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
+local st = job_state(j)
+if not ended_state(st) then
+  return redis.error_reply('NOTENDED ' .. st .. ' job "' .. id .. '" is ' .. st)
+end
+local en = redis.call('HGET', j.key, 'en')
+if en then redis.call('ZREM', qkey(job_queue(j), st), pad15(tonumber(en)) .. ':' .. id) end
+redis.call('UNLINK', j.key)
+redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+finalize()
+return {'OK'}
+end}
+
+-- ---- scripts/delete_workflow.lua
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_workflow', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
+-- the expiry of its retention would: its keys, its listing members and its
+-- expiry entry (spec/states.md, DeleteWorkflow). Its jobs' members of
+-- their queues' ended lists stay until trimmed; a listing skips them.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  workflow ID (validated in Go)
+-- Reply:   {"OK"}
+-- Errors:  NOTFOUND; NOTENDED <state> (the 2nd word is the workflow's
+--          state); PENDING (drain.lua: drain, then send the call again)
+--
+--!include call.lua
+--!include text.lua
+--!include workflow.lua
+--!include drain.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
+end
+local id = ARGV[4]
+local w = load_wf(id)
+if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end
+local st = wget(w, 'st')
+if not wf_ended_state(st) then
+  return redis.error_reply('NOTENDED ' .. st .. ' workflow "' .. id .. '" is ' .. st)
+end
+local m = wf_member(w)
+redis.call('UNLINK', w.key, w.pkey, w.skey, wf_ikey(w), wf_nkey(w))
+redis.call('ZREM', K_WF, m)
+redis.call('ZREM', P .. 'wf:' .. st, m)
+redis.call('ZREM', K_EXPIRY, 'w:' .. st .. ':' .. m)
+finalize()
+return {'OK'}
+end}
+
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3452,7 +3657,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3485,7 +3690,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3511,7 +3716,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3582,8 +3787,107 @@ out[2] = fmt(n)
 return out
 end}
 
+-- ---- scripts/list_jobs.lua
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = {'no-writes'},
+  callback = function(KEYS, ARGV)
+-- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
+-- running jobs in the order the queue's set holds them, or failed,
+-- cancelled or completed ones newest end first, from the job's end until
+-- its end plus retention (spec/states.md, Job lists). Skips members whose
+-- record is gone or no longer matches (an ID used again). Read-only.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
+-- ARGV[6]  page size
+-- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
+--          a waiting list, the member "<ended15>:<id>" in an ended one
+-- Reply:   next cursor or "", n, n job snapshots (17 strings each,
+--          reply.lua)
+--
+--!include call.lua
+--!include text.lua
+--!include job.lua
+--!include queue.lua
+--!include reply.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local q, list, limit, cursor = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local found, cur = {}, {}
+local batch = limit + 1
+if list == 'ready' or list == 'delayed' or list == 'running' then
+  local k = qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list])
+  local min, cid, off = '-inf', false, 0
+  if cursor ~= '' then
+    local cs
+    cs, cid = string.match(cursor, '^([^:]*):(.*)$')
+    min = cs
+  end
+  local cscore = cid and tonumber(min)
+  -- the state of a job the set holds (a record that says otherwise is
+  -- on its way out of the set: skipped)
+  local want = list == 'running' and 'running' or 'queued'
+  while #found <= limit do
+    local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
+    for x = 1, #ms, 2 do
+      local id, s = ms[x], ms[x + 1]
+      -- members after the cursor: a higher score, or the same and a
+      -- greater ID (a set orders equal scores by member)
+      if not cid or tonumber(s) > cscore or bytes_less(cid, id) then
+        local j = load_job(id)
+        if j and job_state(j) == want then
+          found[#found + 1] = j
+          cur[#found] = s .. ':' .. id
+          if #found > limit then break end
+        end
+      end
+    end
+    if #ms < 2 * batch then break end
+    off = off + batch
+  end
+else
+  local k = qkey(q, list)
+  -- below the sentinel, 65 '~' (lists.lua), which sorts after every member
+  local max, min = '(~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '-'
+  if cursor ~= '' then max = '(' .. cursor end
+  local cut = NOW - RETENTION + 1
+  if cut > 0 then min = '[' .. pad15(cut) end
+  while #found <= limit do
+    local ms = redis.call('ZREVRANGEBYLEX', k, max, min, 'LIMIT', '0', fmt(batch))
+    for _, m in ipairs(ms) do
+      local en, id = string.sub(m, 1, 15), string.sub(m, 17)
+      local j = load_job(id)
+      -- the record the member names: in that state, ended then, and not
+      -- a task CancelWorkflow ended before it started
+      if j and job_state(j) == list and pad15(tonumber(jget(j, 'en')) or -1) == en
+          and not (j.kind == 't' and task_byte(j.wf, j.i) == 'W') then
+        found[#found + 1] = j
+        cur[#found] = m
+        if #found > limit then break end
+      end
+    end
+    if #ms < batch then break end
+    max = '(' .. ms[#ms]
+  end
+end
+local out = {'', '0'}
+local n = 0
+for x, j in ipairs(found) do
+  if x > limit then
+    out[1] = cur[limit]
+    break
+  end
+  put_snapshot(out, j)
+  n = n + 1
+end
+out[2] = fmt(n)
+return out
+end}
+
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3602,7 +3906,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3665,7 +3969,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -3704,7 +4008,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -3732,7 +4036,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -3773,7 +4077,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -3867,7 +4171,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_3fc37e46a94b_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

@@ -10,6 +10,7 @@
 --!include queue.lua
 --!include waiters.lua
 --!include unique.lua
+--!include lists.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -119,6 +120,7 @@ local function finalize()
   end
   active_flush_all()
   local pub = expire_records()
+  list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock

@@ -80,7 +80,10 @@ states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
   pos = string.find(S, '[wq]')
   while pos do
-    mark_ended(task_job(w, pos))
+    -- marked for its waiters only: in no job list (lists.lua)
+    local j = task_job(w, pos)
+    j.unlisted = true
+    mark_ended(j)
     pos = string.find(S, '[wq]', pos + 1)
   end
 end

@@ -1,0 +1,36 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// ListJobs pages through one list of a queue (see engine.Store).
+func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (page engine.JobPage, err error) {
+	err = s.read(ctx, func(now time.Time) (err error) {
+		page, err = s.m.ListJobs(now, p)
+		return err
+	})
+	return page, err
+}
+
+// RetryJob runs an ended plain job again (see engine.Store).
+func (s *Store) RetryJob(ctx context.Context, p engine.RetryJobParams) (res engine.RetryResult, err error) {
+	err = s.write(ctx, func(now time.Time) (err error) {
+		res, err = s.m.RetryJob(now, p)
+		return err
+	})
+	return res, err
+}
+
+// DeleteJob removes an ended plain job now (see engine.Store).
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.DeleteJob(now, id) })
+}
+
+// DeleteWorkflow removes an ended workflow now (see engine.Store).
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.DeleteWorkflow(now, id) })
+}
