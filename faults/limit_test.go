@@ -44,43 +44,52 @@ var limitQueue = client.NewQueue[int, int]("limited")
 
 // TestQueueLimitKills checks that a queue's concurrency limit holds while
 // worker processes are SIGKILLed mid-handler and redis-server is killed and
-// restarted from its AOF (appendfsync always): limitJobs short jobs run on
-// a queue limited to limitN by limitProcs worker processes of concurrency
-// limitConc each, replaced as they are killed.
+// restarted from its AOF (appendfsync always): limitJobs short jobs (10–50
+// ms) run on a queue limited to limitN by limitProcs worker processes of
+// concurrency limitConc each, replaced as they are killed. A batch of jobs
+// is enqueued before each fault, so every fault hits a busy queue; each
+// kill picks a process that is running a handler.
 //
 // What is measured. Each handler prints, on its process's stdout (a pipe
-// the test reads, so nothing printed is lost to a kill or a Redis
+// the test reads to EOF, so nothing printed is lost to a kill or a Redis
 // restart), a start line and, just before it returns, an end line, each
 // with the wall-clock time in ns: one clock, that of the machine, shared by
 // every process. A handler of a killed process has a start and no end: it
 // stopped running when its process died, which the test bounds from above
-// by the time it reaped the process. So every handler run is an interval,
-// and the test computes the largest number of intervals open at once.
+// by the moment it reaped the process. So every handler run is an
+// interval, and the test computes the largest number of intervals open at
+// one instant.
 //
-// Why it must be at most limitN. The store enforces the limit on leases:
+// Why that must be at most limitN. The store enforces the limit on leases:
 // a claim takes at most limitN minus the queue's leased jobs (P
 // q:<queue>:a), and a slot is free again only when its lease ends
 // (spec/states.md, LimitQueue). A handler runs inside its lease: it starts
 // after the claim that created the lease returned, and it ends (returns,
 // or dies with its process) before its finish, or the lease's expiry,
-// frees the slot. A killed worker's lease outlives its handler: the slot
-// stays taken, in the store's eyes, until the lease expires — at least
-// about two thirds of limitLease after the kill, as the worker heartbeats
-// every third of it — so reaping the process before counting the handler
-// as ended only lengthens the interval, never past its lease. Hence at any
-// instant the handlers running are a subset of the leases held, at most
-// limitN. The one way a handler outlives its lease is a lease lost under a
-// live worker (the store expired it while its heartbeats could not reach
-// Redis for a whole lease); the lease is much longer than a Redis restart
-// takes, so that does not happen here, and the test fails, saying so,
-// when a worker reports a lost lease.
+// frees the slot. So at any instant the handlers running are a subset of
+// the leases held, at most limitN. A killed handler's lease outlives it:
+// nobody extends the lease after the kill, and the store keeps counting
+// it until it expires. The test reads that lease's deadline right after
+// the kill and checks a second, stronger count in which a killed run
+// lasts until its lease's deadline — what the store must count — which
+// must not exceed limitN either; a store that freed a dead worker's slot
+// early, or forgot a lease across a restart, fails it. (The run reaped at
+// its process's death ends before that deadline: a lease read after the
+// kill that had already ended is reported.)
+//
+// The one way a handler outlives its lease is a lease lost under a live
+// worker (the store expired it while the worker's heartbeats could not
+// reach Redis for a whole lease); the lease is much longer than a Redis
+// restart takes, so that does not happen here, and the test fails, saying
+// so, when a worker reports a lost lease.
 //
 // It also samples the store's own count (ZCARD of the queue's leased set)
-// throughout, which must never exceed limitN either, checks that the
-// limit was reached (so the measurement could have seen a breach), and
-// that every job completed with its result, every attempt started once,
-// the store's invariants held after each restart and at the end, and the
-// queue ended empty.
+// every 2 ms, which must never exceed limitN either; checks that limitN
+// handlers did run at once (so the measure could have seen a breach); and
+// that every job completed with its result, no attempt started twice, a
+// run that did not complete its job belonged to a killed process, the
+// store's invariants (CheckStore) held after each restart and at the end,
+// and the queue ended empty with its limit kept.
 func TestQueueLimitKills(t *testing.T) {
 	rp := StartRedisT(t, "--appendonly", "yes", "--appendfsync", "always")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
