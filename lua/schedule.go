@@ -5,9 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -183,34 +181,5 @@ var _ engine.ScheduleWatcher = (*Store)(nil)
 // weir:{<ns>:<p>}:schedules (spec/keys.md); WatchSchedules subscribes to
 // it and calls fn for each message, and after every (re)subscription.
 func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	sub := s.rdb.Subscribe(ctx, s.keys.chanSchedules())
-	defer sub.Close()
-	// A blocked read does not watch ctx: closing the subscription ends it.
-	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
-	defer stop()
-	pause := time.Duration(0)
-	for {
-		msg, err := sub.Receive(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if err := backOff(ctx, &pause); err != nil {
-				return err
-			}
-			continue
-		}
-		pause = 0
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				fn()
-			}
-		case *redis.Message:
-			fn()
-		}
-	}
+	return s.watch(ctx, s.keys.chanSchedules(), func(string, bool) { fn() })
 }

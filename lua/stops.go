@@ -19,10 +19,25 @@ var _ engine.StopWatcher = (*Store)(nil)
 // subscriber that is away, so fn(nil) comes after every (re)subscription:
 // the caller then checks all its jobs (a worker heartbeats them).
 func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
+	return s.watch(ctx, s.keys.chanStop(), func(payload string, subscribed bool) {
+		if subscribed {
+			fn(nil)
+		} else if ids := strings.Fields(payload); len(ids) > 0 {
+			fn(ids)
+		}
+	})
+}
+
+// watch subscribes to channel until ctx is done, and then returns ctx's
+// error: it calls fn(payload, false) for each message and fn("", true)
+// after every (re)subscription, since Redis keeps no message for a
+// subscriber that is away. A lost connection is subscribed again after a
+// pause that grows while the server cannot be reached.
+func (s *Store) watch(ctx context.Context, channel string, fn func(payload string, subscribed bool)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sub := s.rdb.Subscribe(ctx, s.keys.chanStop())
+	sub := s.rdb.Subscribe(ctx, channel)
 	defer sub.Close()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
@@ -45,12 +60,10 @@ func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error 
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				fn(nil)
+				fn("", true)
 			}
 		case *redis.Message:
-			if ids := strings.Fields(m.Payload); len(ids) > 0 {
-				fn(ids)
-			}
+			fn(m.Payload, false)
 		}
 	}
 }

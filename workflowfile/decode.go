@@ -539,17 +539,6 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			t.After, err = d.after(fw, v)
 		case "always":
 			t.Always, err = d.bool(fw, v)
-		case "retries":
-			t.Retries, err = d.int(fw, v)
-		case "max_expiries":
-			var x int
-			if x, err = d.int(fw, v); err == nil {
-				t.MaxExpiries = &x
-			}
-		case "backoff":
-			t.Backoff, err = d.str(fw, v)
-		case "timeout":
-			t.Timeout, err = d.str(fw, v)
 		case "undo":
 			t.Undo, err = d.undo(fw, v)
 		case "payload":
@@ -560,7 +549,10 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 		case "priority":
 			t.Priority, err = d.int(fw, v)
 		default:
-			err = d.unknown(w, k)
+			var ok bool
+			if ok, err = d.retryField(fw, k.Value, v, &t.fileRetry); !ok {
+				err = d.unknown(w, k)
+			}
 		}
 		if err != nil {
 			return t, err

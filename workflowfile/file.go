@@ -47,17 +47,13 @@ type fileWorkflow struct {
 }
 
 type fileTask struct {
-	Name    string
-	Run     string
-	Queue   string
-	After   []string
-	Always  bool
-	Retries int
-	// MaxExpiries is max_expiries when given (nil: the engine's default).
-	MaxExpiries *int
-	Backoff     string
-	Timeout     string
-	Undo        *fileUndo
+	Name   string
+	Run    string
+	Queue  string
+	After  []string
+	Always bool
+	fileRetry
+	Undo *fileUndo
 	// Payload is the task's JSON payload for a Go handler (nil: none
 	// given; the task is a shell task, with Run).
 	Payload  *payloadValue
@@ -290,26 +286,11 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 			seenDep[d] = true
 			spec.After = append(spec.After, d)
 		}
-		if t.Retries < 0 || t.Retries > limits.MaxAttempts-1 {
-			return nil, fail(i, t.Name, "retries", "%d is outside [0, %d]", t.Retries, limits.MaxAttempts-1)
+		rp, rf, err := t.resolve(limits)
+		if err != nil {
+			return nil, fail(i, t.Name, rf, "%v", err)
 		}
-		spec.MaxAttempts = t.Retries + 1
-		if x := t.MaxExpiries; x != nil {
-			if *x < 0 || *x > limits.MaxAttempts {
-				return nil, fail(i, t.Name, "max_expiries", "%d is outside [0, %d]", *x, limits.MaxAttempts)
-			}
-			// in a file 0 means none; the engine's 0 is its default
-			spec.MaxExpiries = *x
-			if *x == 0 {
-				spec.MaxExpiries = engine.NoExpiries
-			}
-		}
-		if spec.Backoff, err = parseDuration(t.Backoff, limits.MaxBackoff); err != nil {
-			return nil, fail(i, t.Name, "backoff", "%v", err)
-		}
-		if spec.Timeout, err = parseDuration(t.Timeout, 0); err != nil {
-			return nil, fail(i, t.Name, "timeout", "%v", err)
-		}
+		spec.MaxAttempts, spec.MaxExpiries, spec.Backoff, spec.Timeout = rp.maxAttempts, rp.maxExpiries, rp.backoff, rp.timeout
 		field := fmt.Sprintf("tasks[%d]", i)
 		if t.Payload != nil {
 			spec.Payload = t.Payload.msgpack

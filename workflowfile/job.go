@@ -28,17 +28,14 @@ type Job struct {
 
 // fileJob is the job document as decoded.
 type fileJob struct {
-	ID          string
-	Queue       string
-	Payload     *payloadValue
-	Priority    int
-	Retries     int
-	MaxExpiries *int
-	Backoff     string
-	Timeout     string
-	Delay       string
-	RunAt       string
-	Unique      *fileUnique
+	ID       string
+	Queue    string
+	Payload  *payloadValue
+	Priority int
+	fileRetry
+	Delay  string
+	RunAt  string
+	Unique *fileUnique
 }
 
 // fileUnique is a job document's unique object.
@@ -94,25 +91,11 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	if len(j.Spec.Payload) > limits.MaxPayload {
 		return nil, fail("payload", "the payload is %d bytes as msgpack, over the limit of %d", len(j.Spec.Payload), limits.MaxPayload)
 	}
-	if f.Retries < 0 || f.Retries > limits.MaxAttempts-1 {
-		return nil, fail("retries", "%d is outside [0, %d]", f.Retries, limits.MaxAttempts-1)
+	rp, rf, err := f.resolve(limits)
+	if err != nil {
+		return nil, fail(rf, "%v", err)
 	}
-	j.Spec.MaxAttempts = f.Retries + 1
-	if x := f.MaxExpiries; x != nil {
-		if *x < 0 || *x > limits.MaxAttempts {
-			return nil, fail("max_expiries", "%d is outside [0, %d]", *x, limits.MaxAttempts)
-		}
-		j.Spec.MaxExpiries = *x
-		if *x == 0 {
-			j.Spec.MaxExpiries = engine.NoExpiries
-		}
-	}
-	if j.Spec.Backoff, err = parseDuration(f.Backoff, limits.MaxBackoff); err != nil {
-		return nil, fail("backoff", "%v", err)
-	}
-	if j.Spec.Timeout, err = parseDuration(f.Timeout, 0); err != nil {
-		return nil, fail("timeout", "%v", err)
-	}
+	j.Spec.MaxAttempts, j.Spec.MaxExpiries, j.Spec.Backoff, j.Spec.Timeout = rp.maxAttempts, rp.maxExpiries, rp.backoff, rp.timeout
 	if j.Spec.Delay, err = parseDuration(f.Delay, 0); err != nil {
 		return nil, fail("delay", "%v", err)
 	}
@@ -183,17 +166,6 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 			}
 		case "priority":
 			f.Priority, err = d.int(w, v)
-		case "retries":
-			f.Retries, err = d.int(w, v)
-		case "max_expiries":
-			var x int
-			if x, err = d.int(w, v); err == nil {
-				f.MaxExpiries = &x
-			}
-		case "backoff":
-			f.Backoff, err = d.str(w, v)
-		case "timeout":
-			f.Timeout, err = d.str(w, v)
 		case "delay":
 			f.Delay, err = d.str(w, v)
 		case "run_at":
@@ -201,7 +173,10 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 		case "unique":
 			f.Unique, err = d.unique(w, v)
 		default:
-			err = d.fail(w, k, "unknown field (the fields of a job are listed in spec/rest.md)")
+			var ok bool
+			if ok, err = d.retryField(w, k.Value, v, &f.fileRetry); !ok {
+				err = d.fail(w, k, "unknown field (the fields of a job are listed in spec/rest.md)")
+			}
 		}
 		if err != nil {
 			return f, err
