@@ -141,8 +141,34 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 	if refused == 0 {
 		t.Fatalf("no submit refused: %d accepted under maxmemory %d (used %d)", accepted, limit, usedMemory(t, admin))
 	}
-	// An enqueue is refused the same way.
-	_, enqErr := store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "full-job", Queue: "idle"}})
+	// An enqueue is refused the same way. Memory can fall back under the
+	// limit between two calls (the running tasks finish, the expiry sweep
+	// removes records), so each try comes right after a submit that the
+	// server refused; an enqueue that went through found room, and the
+	// next try fills the server again first. One refusal is required.
+	var enqErr error
+	for try := range 5 {
+		refill := newWorkload(t, fmt.Sprintf("refill%d", try), 50, 50, 1)
+		for _, id := range refill.ids {
+			plan := refill.plans[id]
+			for i := range plan.Tasks {
+				plan.Tasks[i].Queue = "idle"
+			}
+			_, err := store.Submit(ctx, engine.SubmitParams{Plan: plan})
+			if errors.Is(err, engine.ErrStoreFull) {
+				refusedIDs = append(refusedIDs, id)
+				break
+			} else if err != nil {
+				t.Fatalf("submit %s on a full server: %v (want nil or ErrStoreFull)", id, err)
+			}
+		}
+		_, enqErr = store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: fmt.Sprintf("full-job-%d", try), Queue: "idle"}})
+		if enqErr == nil {
+			t.Logf("enqueue try %d found room (memory fell under the limit); filling again", try)
+			continue
+		}
+		break
+	}
 	if !errors.Is(enqErr, engine.ErrStoreFull) {
 		t.Errorf("enqueue on a full server: %v (want ErrStoreFull)", enqErr)
 	}
