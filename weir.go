@@ -4,7 +4,7 @@
 //
 // Packages client and worker take and return these types; a program that
 // enqueues jobs, submits workflows or runs handlers needs only client,
-// worker, a store (engine/memstore, or the Redis store of package lua) and
+// worker, a store (engine/memstore, or the Redis store of package redisstore) and
 // this package. Package engine, the store contract, uses the same types
 // under its own names (engine.Job is weir.Job), so a value passes between
 // them unchanged.

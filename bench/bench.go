@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // runner is one Run in progress.
 type runner struct {
 	opts   Options
 	srv    *server
-	store  *lua.Store
+	store  *redisstore.Store
 	client *client.Client
 	rep    *Report
 }
@@ -70,7 +70,7 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 			rep = nil
 		}
 	}()
-	store, err := lua.New(srv.rdb, lua.Options{Namespace: srv.namespace})
+	store, err := redisstore.New(srv.rdb, redisstore.Options{Namespace: srv.namespace})
 	if err != nil {
 		return rep, err
 	}

@@ -8,7 +8,7 @@ const (
 	CallPathScripts = "scripts"
 )
 
-// callPather is a store that says which path its calls take: lua.Store
+// callPather is a store that says which path its calls take: redisstore.Store
 // runs its Lua as a Redis Functions library through FCALL where the server
 // has Functions and as scripts through EVALSHA elsewhere, choosing on first
 // use. A store without it runs scripts.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -98,7 +98,7 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 	defer rdb.Close()
 	var trips atomic.Int64
 	rdb.AddHook(tripHook{&trips})
-	store, err := lua.New(rdb, lua.Options{Namespace: cfg.Namespace})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: cfg.Namespace})
 	if err != nil {
 		return fail(err)
 	}

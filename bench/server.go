@@ -90,7 +90,7 @@ func newNamespace() string {
 	return "bench-" + hex.EncodeToString(b)
 }
 
-// prefix is the prefix of every key of the run's namespace (lua/keys.go:
+// prefix is the prefix of every key of the run's namespace (redisstore/keys.go:
 // weir:{<ns>:<partition>}:).
 func (s *server) prefix() string { return "weir:{" + s.namespace + ":0}:" }
 

@@ -13,14 +13,14 @@ import (
 
 // Store is what a Client (and a worker.Worker) runs on: a weir store, such
 // as the in-process *memstore.Store (package engine/memstore) or the Redis
-// *lua.Store (package lua). It is the store contract of package engine;
+// *redisstore.Store (package redisstore). It is the store contract of package engine;
 // implement it against package conformance, which checks a store against
 // the reference model. That contract follows the protocol version, not Go
 // semver: it is not stable.
 type Store = engine.Store
 
 // Client enqueues jobs, submits workflows and follows them, on any Store:
-// the in-process one (engine/memstore) or the Redis one (package lua). It
+// the in-process one (engine/memstore) or the Redis one (package redisstore). It
 // keeps no state of its own, so any number of clients, in any number of
 // processes, can follow the same jobs and workflows. It is safe for
 // concurrent use.

@@ -1,6 +1,6 @@
 // Package client is weir's producer API: typed queue definitions, plain
 // jobs and workflows (DAGs of jobs), on any Store: the in-process
-// engine/memstore, or the Redis store of package lua. The snapshots it
+// engine/memstore, or the Redis store of package redisstore. The snapshots it
 // returns, their states and every error it returns are types of package
 // weir.
 //

@@ -10,10 +10,10 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
-// redisStores returns a lua.Store on miniredis, and one on the Redis server
+// redisStores returns a redisstore.Store on miniredis, and one on the Redis server
 // of WEIR_REDIS_URL when it is set, each in a namespace of its own.
 func redisStores(t *testing.T) map[string]client.Store {
 	t.Helper()
@@ -24,7 +24,7 @@ func redisStores(t *testing.T) map[string]client.Store {
 	stores := map[string]client.Store{}
 	for name, srv := range servers {
 		rdb := redistest.Client(t, srv.Options)
-		s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "cl")})
+		s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t, rdb, "cl")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func ExampleClient_AddSchedule() {
 	var clock atomic.Int64 // unix ms
 	clock.Store(time.Date(2030, 1, 7, 8, 0, 0, 0, time.UTC).UnixMilli())
 	now := func() time.Time { return time.UnixMilli(clock.Load()).UTC() }
-	store := memstore.New(memstore.WithClock(now)) // or lua.New(redisClient, lua.Options{})
+	store := memstore.New(memstore.WithClock(now)) // or redisstore.New(redisClient, redisstore.Options{})
 
 	c := client.New(store)
 	job, err := client.ScheduledJob(reports, "sales")

@@ -19,7 +19,7 @@ var upper = client.NewQueue[string, string]("upper")
 
 func Example() {
 	ctx := context.Background()
-	store := memstore.New() // or lua.New(redisClient, lua.Options{})
+	store := memstore.New() // or redisstore.New(redisClient, redisstore.Options{})
 
 	w := worker.New(store, worker.Config{})
 	worker.Handle(w, upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {

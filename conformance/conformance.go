@@ -5,7 +5,7 @@
 //
 // Time is an input of the model, so the suite owns the clock: the
 // constructor gets a func() time.Time that the store must use as "now" for
-// every call (lua.Options.Clock, memstore.WithClock). See
+// every call (redisstore.Options.Clock, memstore.WithClock). See
 // spec/conformance.md.
 //
 // Stability: this package, like the engine.Store contract it checks, is

@@ -21,7 +21,7 @@ func Sentinel(err error) error {
 	return err
 }
 
-// differ drives engine.Model and a lua.Store with the same calls and the
+// differ drives engine.Model and a redisstore.Store with the same calls and the
 // same clock, and compares every reply and the state after every step.
 type differ struct {
 	t     tb

@@ -17,7 +17,7 @@ import (
 // end of every sequence, in the scenarios and in the error cases, so an
 // Observer adds speed, not trust.
 //
-// lua.Store.Observe has this shape; convert its lua.Observation with
+// redisstore.Store.Observe has this shape; convert its redisstore.Observation with
 // conformance.Observation(o).
 type Observer interface {
 	Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error)

@@ -1,7 +1,7 @@
 // Package engine is weir's reference: the pure, deterministic state machine
 // that defines what every transition of a workflow or job does, and the
 // Store contract that every store (the in-process one, the Redis one in
-// package lua, any other) implements.
+// package redisstore, any other) implements.
 //
 // The Model has no I/O, no clock and no randomness: time is an argument of
 // every transition, lease tokens and queue order come from counters, and

@@ -22,7 +22,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -46,15 +46,15 @@ func newRedisClient(t testing.TB, addr string) *redis.Client {
 	})
 }
 
-// newStore returns a lua.Store on rdb in namespace ns, with cfg when
+// newStore returns a redisstore.Store on rdb in namespace ns, with cfg when
 // given (else the default config).
-func newStore(t testing.TB, rdb redis.UniversalClient, ns string, cfg ...engine.Config) *lua.Store {
+func newStore(t testing.TB, rdb redis.UniversalClient, ns string, cfg ...engine.Config) *redisstore.Store {
 	t.Helper()
-	opts := lua.Options{Namespace: ns}
+	opts := redisstore.Options{Namespace: ns}
 	if len(cfg) > 0 {
 		opts.Config = cfg[0]
 	}
-	s, err := lua.New(rdb, opts)
+	s, err := redisstore.New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

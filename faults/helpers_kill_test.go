@@ -23,7 +23,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -102,7 +102,7 @@ func runWorkerProcess() error {
 	ns := os.Getenv(envNS)
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envAddr)})
 	defer rdb.Close()
-	store, err := lua.New(rdb, lua.Options{Namespace: ns, Config: killConfig()})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: killConfig()})
 	if err != nil {
 		return err
 	}

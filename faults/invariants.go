@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -145,7 +145,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 	}
 	P := "weir:{" + ns + ":0}:"
 	rep := &InvariantReport{TaskStates: map[string]int{}}
-	store, err := lua.New(rdb, lua.Options{Namespace: ns})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {
 		return nil, err
 	}

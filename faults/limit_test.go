@@ -21,7 +21,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -612,7 +612,7 @@ func runLimitWorker() error {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envAddr)})
 	defer rdb.Close()
-	store, err := lua.New(rdb, lua.Options{Namespace: os.Getenv(envNS), Config: killConfig()})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: os.Getenv(envNS), Config: killConfig()})
 	if err != nil {
 		return err
 	}

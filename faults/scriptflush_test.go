@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -21,17 +21,17 @@ import (
 // register through pipelines), on the functions path and on the scripts
 // path: no error reaches any caller, and no worker logs a store error.
 func TestScriptFlush(t *testing.T) {
-	for _, path := range []lua.CallPath{lua.PathFunctions, lua.PathScripts} {
+	for _, path := range []redisstore.CallPath{redisstore.PathFunctions, redisstore.PathScripts} {
 		t.Run(path.String(), func(t *testing.T) { scriptFlush(t, path) })
 	}
 }
 
-func scriptFlush(t *testing.T, path lua.CallPath) {
+func scriptFlush(t *testing.T, path redisstore.CallPath) {
 	proc := StartRedisT(t)
 	rdb := newRedisClient(t, proc.Addr())
 	admin := newRedisClient(t, proc.Addr())
 	const ns = "flush"
-	store, err := lua.New(rdb, lua.Options{Namespace: ns, Path: path})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -37,7 +37,7 @@ import (
 // tested something.
 func TestSentinelFailover(t *testing.T) { runSentinel(t, false) }
 
-// TestSentinelFailoverDurable is the same with lua.Durable{Replicas: 1}:
+// TestSentinelFailoverDurable is the same with redisstore.Durable{Replicas: 1}:
 // nothing acknowledged is lost.
 func TestSentinelFailoverDurable(t *testing.T) { runSentinel(t, true) }
 
@@ -203,11 +203,11 @@ func runSentinel(t *testing.T, durable bool) {
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	const ns = "sentinel"
-	opts := lua.Options{Namespace: ns}
+	opts := redisstore.Options{Namespace: ns}
 	if durable {
-		opts.Durable = lua.Durable{Replicas: 1, Timeout: time.Second}
+		opts.Durable = redisstore.Durable{Replicas: 1, Timeout: time.Second}
 	}
-	store, err := lua.New(rdb, opts)
+	store, err := redisstore.New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func runSentinel(t *testing.T, durable bool) {
 				mu.Unlock()
 				return
 			}
-			if errors.Is(err, lua.ErrNotReplicated) {
+			if errors.Is(err, redisstore.ErrNotReplicated) {
 				mu.Lock()
 				notReplicated++
 				mu.Unlock()

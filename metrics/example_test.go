@@ -21,7 +21,7 @@ import (
 // serves the registry on /metrics.
 func Example() {
 	ctx := context.Background()
-	store := memstore.New() // or the Redis store of package lua
+	store := memstore.New() // or the Redis store of package redisstore
 	c := client.New(store)
 	emails := client.NewQueue[string, string]("emails")
 

@@ -17,8 +17,8 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
 	"github.com/weirflow/weir/metrics"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -32,7 +32,7 @@ func stores(t *testing.T) map[string]client.Store {
 	out := map[string]client.Store{"memstore": memstore.New()}
 	for _, srv := range redistest.Servers(t) {
 		rdb := redistest.Client(t, srv.Options)
-		s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "metrics")})
+		s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t, rdb, "metrics")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ var Resize = client.NewQueue[ResizeArgs, Image]("resize")
 // the request a Python or Node service would send, made with net/http) runs
 // in an ordinary typed Go handler, and its result reads back as JSON.
 func ExampleNewHandler_jobForGoHandler() {
-	store := memstore.New() // or lua.New(redisClient, lua.Options{})
+	store := memstore.New() // or redisstore.New(redisClient, redisstore.Options{})
 	h, err := rest.NewHandler(rest.Config{
 		Store:      store,
 		Token:      "the-read-write-token",

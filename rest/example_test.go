@@ -14,7 +14,7 @@ import (
 // The REST API on a store of the program's own, served by net/http: a
 // workflow file submitted as JSON, then read back.
 func ExampleNewHandler() {
-	store := memstore.New() // or lua.New(redisClient, lua.Options{})
+	store := memstore.New() // or redisstore.New(redisClient, redisstore.Options{})
 	h, err := rest.NewHandler(rest.Config{
 		Store: store,
 		Token: "a-token-of-at-least-16-characters", // every /v1 route requires it

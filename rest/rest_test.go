@@ -22,7 +22,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/clitest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
 	"github.com/weirflow/weir/worker"
@@ -32,7 +32,7 @@ import (
 // testStore returns a store of its own for a test: in a new namespace of
 // the Redis of WEIR_REDIS_URL when set (its keys removed at the end), else
 // on a new miniredis.
-func testStore(t *testing.T) *lua.Store {
+func testStore(t *testing.T) *redisstore.Store {
 	t.Helper()
 	var rdb *redis.Client
 	ns := "resttest-" + client.NewID()
@@ -55,7 +55,7 @@ func testStore(t *testing.T) *lua.Store {
 		rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
 		t.Cleanup(func() { rdb.Close() })
 	}
-	s, err := lua.New(rdb, lua.Options{Namespace: ns})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func newAPI(t testing.TB, s engine.Store, cfg Config) http.Handler {
 
 // shellWorker returns a worker of the store's shell tasks on the default
 // queue; the caller starts and stops it.
-func shellWorker(s *lua.Store) *worker.Worker {
+func shellWorker(s *redisstore.Store) *worker.Worker {
 	limits := s.Config().Limits
 	w := worker.New(s, worker.Config{Concurrency: 2, SweepInterval: 100 * time.Millisecond, Limits: limits})
 	shell.Register(w, []string{workflowfile.DefaultQueue}, limits.MaxResult)
@@ -93,7 +93,7 @@ type apiT struct {
 	t     *testing.T
 	url   string
 	token string
-	store *lua.Store
+	store *redisstore.Store
 }
 
 const testToken = "s3cret-token-of-the-tests"
@@ -707,7 +707,7 @@ func TestAPIHealthzDown(t *testing.T) {
 
 	// A store that cannot be reached answers 503 on every route.
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	gone, err := lua.New(rdb, lua.Options{})
+	gone, err := redisstore.New(rdb, redisstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

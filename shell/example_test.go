@@ -15,7 +15,7 @@ import (
 // the command's standard output is the job's result.
 func ExampleRegister() {
 	ctx := context.Background()
-	store := memstore.New() // or lua.New(redisClient, lua.Options{})
+	store := memstore.New() // or redisstore.New(redisClient, redisstore.Options{})
 
 	w := worker.New(store, worker.Config{})
 	shell.Register(w, []string{"default"}, engine.DefaultLimits().MaxResult)

@@ -13,7 +13,7 @@ import (
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -97,7 +97,7 @@ func TestChainStepIsOneRoundTrip(t *testing.T) {
 			hook := &roundTrips{}
 			rdb := redistest.Client(t, opt)
 			rdb.AddHook(hook)
-			ls, err := lua.New(rdb, lua.Options{Namespace: ns})
+			ls, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // redisBackends returns a miniredis backend and, when WEIR_REDIS_URL is
@@ -35,13 +35,13 @@ func redisBackends(t testing.TB) []backend {
 	return bs
 }
 
-// openLua opens a lua.Store on a new client; the test's end closes the
+// openLua opens a redisstore.Store on a new client; the test's end closes the
 // client and removes the namespace's keys.
 func openLua(t testing.TB, opt *redis.Options, ns string) client.Store {
 	t.Helper()
 	rdb := redistest.Client(t, opt)
 	redistest.CleanupNamespace(t, rdb, ns)
-	s, err := lua.New(rdb, lua.Options{Namespace: ns})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

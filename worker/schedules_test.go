@@ -13,7 +13,7 @@ import (
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/internal/testclock"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -33,7 +33,7 @@ func clockedBackends(t *testing.T, clk *testclock.Clock) []backend {
 		bs = append(bs, backend{name: srv.Name, open: func(t testing.TB) client.Store {
 			rdb := redistest.Client(t, srv.Options)
 			redistest.CleanupNamespace(t, rdb, ns)
-			s, err := lua.New(rdb, lua.Options{Namespace: ns, Clock: clk.Now})
+			s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Clock: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}

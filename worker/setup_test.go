@@ -16,7 +16,7 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -119,11 +119,11 @@ func TestWorkerTakesTheStoresLimits(t *testing.T) {
 	}
 }
 
-// openLuaWith opens a lua.Store with cfg in a namespace of its own.
+// openLuaWith opens a redisstore.Store with cfg in a namespace of its own.
 func openLuaWith(t *testing.T, opt *redis.Options, cfg engine.Config) client.Store {
 	t.Helper()
 	rdb := redistest.Client(t, opt)
-	s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "wl"), Config: cfg})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t, rdb, "wl"), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

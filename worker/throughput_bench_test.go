@@ -14,7 +14,7 @@ import (
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -65,7 +65,7 @@ func eachThroughputStore(b *testing.B, f func(b *testing.B, s *benchStore)) {
 		h := &tripHook{}
 		rdb.AddHook(h)
 		ns := redistest.Namespace(b, rdb, "wt")
-		st, err := lua.New(rdb, lua.Options{Namespace: ns})
+		st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,7 +30,7 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // Exit statuses.
@@ -129,7 +129,7 @@ func newConformanceCmd() *cobra.Command {
 			if sequences < 0 {
 				return usageErr(fmt.Errorf("--sequences %d: want a count", sequences))
 			}
-			callPath, ok := map[string]lua.CallPath{"auto": lua.PathAuto, "functions": lua.PathFunctions, "scripts": lua.PathScripts}[path]
+			callPath, ok := map[string]redisstore.CallPath{"auto": redisstore.PathAuto, "functions": redisstore.PathFunctions, "scripts": redisstore.PathScripts}[path]
 			if !ok {
 				return usageErr(fmt.Errorf("--path %q: want auto, functions or scripts", path))
 			}

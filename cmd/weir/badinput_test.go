@@ -17,20 +17,20 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/rest"
 )
 
 // testToken is the REST API's token in the tests.
 const testToken = "s3cret-token-of-the-tests"
 
-// badEnv is one namespace reached three ways: the Go API (a lua.Store),
+// badEnv is one namespace reached three ways: the Go API (a redisstore.Store),
 // the CLI binary (--redis, --namespace) and the REST API (on the store).
 type badEnv struct {
 	rdb   *redis.Client
 	url   string
 	ns    string
-	store *lua.Store
+	store *redisstore.Store
 	api   http.Handler
 	live  engine.Claimed // the running job of workflow "live"
 }
@@ -40,7 +40,7 @@ func newBadEnv(t *testing.T) *badEnv {
 	srv := redistest.Default(t)
 	e := &badEnv{rdb: redistest.Client(t, srv.Options), url: srv.URL}
 	e.ns = redistest.Namespace(t, e.rdb, "bad")
-	s, err := lua.New(e.rdb, lua.Options{Namespace: e.ns})
+	s, err := redisstore.New(e.rdb, redisstore.Options{Namespace: e.ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // weir enqueue reads the job document of POST /v1/jobs from a file or
@@ -48,7 +48,7 @@ func TestEnqueue(t *testing.T) {
 
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	defer rdb.Close()
-	s, err := lua.New(rdb, lua.Options{})
+	s, err := redisstore.New(rdb, redisstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

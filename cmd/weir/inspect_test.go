@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // The inspector's commands on a shared Redis: jobs of a queue by state,
@@ -84,7 +84,7 @@ func TestInspectCommands(t *testing.T) {
 	cli("retry-job", "plain", "--at", "soon").WantCode(t, 2)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { rdb.Close() })
-	s, err := lua.New(rdb, lua.Options{Namespace: "inspect"})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: "inspect"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // Exit statuses.
@@ -50,8 +50,8 @@ var errQuiet = errors.New("")
 type globalFlags struct {
 	redisURL  string
 	namespace string
-	// durable is lua.Options.Durable (--durable-replicas, --durable-timeout)
-	durable lua.Durable
+	// durable is redisstore.Options.Durable (--durable-replicas, --durable-timeout)
+	durable redisstore.Durable
 }
 
 // quietRedisLog drops go-redis's internal log lines (connection pool

@@ -13,7 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/rest"
 )
 
@@ -83,7 +83,7 @@ func TestScheduleCommands(t *testing.T) {
 	})
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { rdb.Close() })
-	s, err := lua.New(rdb, lua.Options{Namespace: "clisched"})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: "clisched"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // clockTick is how often the embedded server's key TTLs are advanced by the
@@ -20,7 +20,7 @@ const clockTick = 250 * time.Millisecond
 
 // conn is an open store and what closes it.
 type conn struct {
-	store  *lua.Store
+	store  *redisstore.Store
 	closer func()
 	// ping checks that the server answers (for GET /healthz).
 	ping func(context.Context) error
@@ -61,7 +61,7 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		rdb.Close()
 		return nil, failErr(fmt.Errorf("connect to %s: %w", opt.Addr, err))
 	}
-	s, err := lua.New(rdb, lua.Options{Namespace: g.namespace, Durable: g.durable})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable})
 	if err != nil {
 		rdb.Close()
 		return nil, usageErr(err)
@@ -84,7 +84,7 @@ func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 		return nil, failErr(fmt.Errorf("start the embedded server: %w", err))
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	s, err := lua.New(rdb, lua.Options{Namespace: g.namespace})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace})
 	if err != nil {
 		rdb.Close()
 		m.Close()

@@ -1,8 +1,8 @@
-// Package luastore wires lua.Store into the conformance suite: every
+// Package luastore wires redisstore.Store into the conformance suite: every
 // store it makes lives in a namespace of its own, shows its queues
 // (conformance.QueueInspector), reads a whole state in one script
 // (conformance.Observer) and deletes its keys when the suite closes it.
-// The lua package's tests and the command weir-conformance use it.
+// The redisstore package's tests and the command weir-conformance use it.
 //
 // Stability: unstable, like package conformance.
 package luastore
@@ -18,36 +18,36 @@ import (
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/rediskeys"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
-// NewStore returns a conformance.NewStore making lua.Stores on rdb (a
+// NewStore returns a conformance.NewStore making redisstore.Stores on rdb (a
 // plain, failover or cluster client), each in the namespace
 // "<prefix>-<n>"; prefix must be a valid namespace of at most 40 bytes,
 // unique to the run (Clean removes whatever the run left). With more
 // clients (say, one per miniredis, whose Lua runs one script at a time),
 // the stores go to them in turn.
 func NewStore(prefix string, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
-	return NewStoreOn(prefix, lua.PathAuto, rdb, more...)
+	return NewStoreOn(prefix, redisstore.PathAuto, rdb, more...)
 }
 
-// NewStoreOn is NewStore with the stores' call path (lua.Options.Path):
+// NewStoreOn is NewStore with the stores' call path (redisstore.Options.Path):
 // the suite holds the function library and the scripts to the model alike.
-func NewStoreOn(prefix string, path lua.CallPath, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+func NewStoreOn(prefix string, path redisstore.CallPath, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
 	return NewStoreBudget(prefix, path, 0, rdb, more...)
 }
 
 // NewStoreBudget is NewStoreOn with each store's step budget
-// (lua.Store.SetStepBudget; 0: the default): a small one makes every
+// (redisstore.Store.SetStepBudget; 0: the default): a small one makes every
 // cascade of more than that many dependents run over several calls.
-func NewStoreBudget(prefix string, path lua.CallPath, budget int, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+func NewStoreBudget(prefix string, path redisstore.CallPath, budget int, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
 	var seq atomic.Int64
 	all := append([]redis.UniversalClient{rdb}, more...)
 	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
 		n := seq.Add(1)
 		rdb := all[int(n)%len(all)]
 		ns := prefix + "-" + strconv.FormatInt(n, 10)
-		s, err := lua.New(rdb, lua.Options{Namespace: ns, Config: cfg, Clock: clock, Path: path})
+		s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: cfg, Clock: clock, Path: path})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,9 +60,9 @@ func NewStoreBudget(prefix string, path lua.CallPath, budget int, rdb redis.Univ
 	}
 }
 
-// Store is a lua.Store made by NewStore.
+// Store is a redisstore.Store made by NewStore.
 type Store struct {
-	*lua.Store
+	*redisstore.Store
 	rdb redis.UniversalClient
 	ns  string
 }
@@ -72,7 +72,7 @@ var (
 	_ conformance.Observer       = (*Store)(nil)
 )
 
-// Observe is lua.Store.Observe as a conformance.Observer.
+// Observe is redisstore.Store.Observe as a conformance.Observer.
 func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (conformance.Observation, error) {
 	o, err := s.Store.Observe(ctx, workflows, jobs, queues)
 	return conformance.Observation(o), err

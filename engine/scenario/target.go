@@ -164,10 +164,10 @@ func (t *ModelTarget) QueueContents(_ context.Context, now time.Time, queue stri
 }
 
 // StoreTarget runs scenarios against an engine.Store made with a clock
-// the caller controls (lua.Options.Clock, memstore.WithClock): each call
+// the caller controls (redisstore.Options.Clock, memstore.WithClock): each call
 // first sets that clock to the scenario's time with SetClock, then calls
 // the store. QueueContents calls the store's own QueueContents method
-// (lua.Store and the conformance suite's stores have one); a store without
+// (redisstore.Store and the conformance suite's stores have one); a store without
 // it answers errors.ErrUnsupported, so the runner skips "expect queue".
 type StoreTarget struct {
 	Store    engine.Store

@@ -23,7 +23,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -53,7 +53,7 @@ func openStore(url string) (client.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lua.New(redis.NewClient(opt), lua.Options{})
+	return redisstore.New(redis.NewClient(opt), redisstore.Options{})
 }
 
 // run starts three workers that fire schedules, adds the schedule, waits

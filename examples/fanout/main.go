@@ -20,7 +20,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -59,7 +59,7 @@ func openStore(url string) (client.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lua.New(redis.NewClient(opt), lua.Options{})
+	return redisstore.New(redis.NewClient(opt), redisstore.Options{})
 }
 
 // Options size the run.

@@ -21,7 +21,7 @@ var (
 
 func main() {
 	ctx := context.Background()
-	store := memstore.New() // or store, err := lua.New(redisClient, lua.Options{}) to share a Redis
+	store := memstore.New() // or store, err := redisstore.New(redisClient, redisstore.Options{}) to share a Redis
 
 	w := worker.New(store, worker.Config{Concurrency: 4})
 	worker.Handle(w, Upper, func(ctx context.Context, j *worker.Job[string]) (string, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Namespace is the pattern of every key of a lua.Store namespace.
+// Namespace is the pattern of every key of a redisstore.Store namespace.
 func Namespace(ns string) string { return "weir:{" + ns + ":*" }
 
 // Delete deletes the keys matching pattern on every primary, at most 1000

@@ -1,5 +1,5 @@
 // Package testclock is the tests' clock for a store's test clock
-// (lua.Options.Clock, memstore.WithClock): a count of milliseconds that
+// (redisstore.Options.Clock, memstore.WithClock): a count of milliseconds that
 // moves only when told to, safe for concurrent use.
 package testclock
 

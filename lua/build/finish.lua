@@ -1,4 +1,4 @@
--- weir2_finish: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- weir2_finish: built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
 local IS_FUNCTION = false
@@ -46,7 +46,7 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -2131,7 +2131,7 @@ end
 -- ---- include/reply.lua
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; lua/codec.go reads them.
+-- lists; redisstore/codec.go reads them.
 --
 --!include call.lua
 --!include fields.lua
@@ -2352,7 +2352,7 @@ end
 -- drain_first lets a write call that could start a cascade go on with the
 -- one left by an earlier call first; returns whether it found none, so
 -- that the call may do its own work. A call that drained does no more:
--- it finalizes and answers PENDING (lua.Store drains what is left and
+-- it finalizes and answers PENDING (redisstore.Store drains what is left and
 -- sends it again), so that none of its own early returns can skip the
 -- finalize that writes what the drain did.
 local function drain_first()
@@ -2649,7 +2649,7 @@ end
 -- publish_stops tells the workers which running jobs this call asked to
 -- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
 -- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- heartbeat (redisstore.Store.WatchStops). Called after finalize: PUBLISH is
 -- never refused, not even by a full server.
 local function publish_stops(ids)
   for i = 1, #ids, 1000 do

@@ -1,5 +1,5 @@
-#!lua name=weir2_b1c4ccc0bca4
--- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+#!lua name=weir2_1995e8a27774
+-- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
 local IS_FUNCTION = true
@@ -47,7 +47,7 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -971,7 +971,7 @@ end
 -- ---- include/reply.lua
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; lua/codec.go reads them.
+-- lists; redisstore/codec.go reads them.
 --
 --!include call.lua
 --!include fields.lua
@@ -1689,7 +1689,7 @@ end
 -- drain_first lets a write call that could start a cascade go on with the
 -- one left by an earlier call first; returns whether it found none, so
 -- that the call may do its own work. A call that drained does no more:
--- it finalizes and answers PENDING (lua.Store drains what is left and
+-- it finalizes and answers PENDING (redisstore.Store drains what is left and
 -- sends it again), so that none of its own early returns can skip the
 -- finalize that writes what the drain did.
 local function drain_first()
@@ -2012,7 +2012,7 @@ end
 -- publish_stops tells the workers which running jobs this call asked to
 -- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
 -- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- heartbeat (redisstore.Store.WatchStops). Called after finalize: PUBLISH is
 -- never refused, not even by a full server.
 local function publish_stops(ids)
   for i = 1, #ids, 1000 do
@@ -2691,7 +2691,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_submit', flags = {},
+redis.register_function{function_name = 'weir2_1995e8a27774_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2809,7 +2809,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_1995e8a27774_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2884,7 +2884,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2943,7 +2943,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3044,7 +3044,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3092,7 +3092,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3150,7 +3150,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3269,7 +3269,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3328,7 +3328,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3361,7 +3361,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3394,12 +3394,12 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
--- A call goes through at most its budget of jobs; lua.Store sends the
+-- A call goes through at most its budget of jobs; redisstore.Store sends the
 -- rest in more calls.
 --
 -- KEYS[1]  partition prefix (call.lua)
@@ -3474,7 +3474,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_1995e8a27774_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3535,7 +3535,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3572,7 +3572,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3615,7 +3615,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3657,7 +3657,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3690,7 +3690,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3716,7 +3716,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3788,7 +3788,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3887,7 +3887,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3906,7 +3906,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3969,7 +3969,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_1995e8a27774_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -3983,7 +3983,7 @@ redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags
 -- ARGV[7]  next tick, ms
 -- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
--- Publishes the name on P schedules (lua.Store.WatchSchedules).
+-- Publishes the name on P schedules (redisstore.Store.WatchSchedules).
 -- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
 --          holds the most schedules already (nothing written)
 --
@@ -4008,7 +4008,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4036,7 +4036,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1995e8a27774_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4047,7 +4047,7 @@ redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', fla
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  schedule name
 -- ARGV[5]  "1" pause, "0" resume
--- A resume publishes the name on P schedules (lua.Store.WatchSchedules).
+-- A resume publishes the name on P schedules (redisstore.Store.WatchSchedules).
 -- Reply:   "OK" (a one-item array)
 -- Errors:  NOTFOUND
 --
@@ -4077,7 +4077,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_1995e8a27774_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4171,7 +4171,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1995e8a27774_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

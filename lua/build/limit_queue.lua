@@ -1,4 +1,4 @@
--- weir2_limit_queue: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- weir2_limit_queue: built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
 local IS_FUNCTION = false
@@ -46,7 +46,7 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -1279,7 +1279,7 @@ end
 -- publish_stops tells the workers which running jobs this call asked to
 -- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
 -- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- heartbeat (redisstore.Store.WatchStops). Called after finalize: PUBLISH is
 -- never refused, not even by a full server.
 local function publish_stops(ids)
   for i = 1, #ids, 1000 do

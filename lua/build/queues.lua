@@ -1,4 +1,4 @@
--- weir2_queues: built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
+-- weir2_queues: built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
 local IS_FUNCTION = false
@@ -46,7 +46,7 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
@@ -970,7 +970,7 @@ end
 -- ---- include/reply.lua
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; lua/codec.go reads them.
+-- lists; redisstore/codec.go reads them.
 --
 --!include call.lua
 --!include fields.lua

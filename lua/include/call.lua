@@ -40,7 +40,7 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
-local STEP_BUDGET = 64 -- lua.DefaultStepBudget
+local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
 local GC_MAX_S = '20' -- expired records removed per call

@@ -105,7 +105,7 @@ end
 -- drain_first lets a write call that could start a cascade go on with the
 -- one left by an earlier call first; returns whether it found none, so
 -- that the call may do its own work. A call that drained does no more:
--- it finalizes and answers PENDING (lua.Store drains what is left and
+-- it finalizes and answers PENDING (redisstore.Store drains what is left and
 -- sends it again), so that none of its own early returns can skip the
 -- finalize that writes what the drain did.
 local function drain_first()

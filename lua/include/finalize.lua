@@ -167,7 +167,7 @@ end
 -- publish_stops tells the workers which running jobs this call asked to
 -- stop (ids, in order) on the partition's channel P stop, 1,000 IDs a
 -- message separated by spaces, so that their handlers stop before the next
--- heartbeat (lua.Store.WatchStops). Called after finalize: PUBLISH is
+-- heartbeat (redisstore.Store.WatchStops). Called after finalize: PUBLISH is
 -- never refused, not even by a full server.
 local function publish_stops(ids)
   for i = 1, #ids, 1000 do

@@ -1,6 +1,6 @@
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; lua/codec.go reads them.
+-- lists; redisstore/codec.go reads them.
 --
 --!include call.lua
 --!include fields.lua

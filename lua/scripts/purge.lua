@@ -1,7 +1,7 @@
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
--- A call goes through at most its budget of jobs; lua.Store sends the
+-- A call goes through at most its budget of jobs; redisstore.Store sends the
 -- rest in more calls.
 --
 -- KEYS[1]  partition prefix (call.lua)

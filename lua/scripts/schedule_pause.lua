@@ -7,7 +7,7 @@
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  schedule name
 -- ARGV[5]  "1" pause, "0" resume
--- A resume publishes the name on P schedules (lua.Store.WatchSchedules).
+-- A resume publishes the name on P schedules (redisstore.Store.WatchSchedules).
 -- Reply:   "OK" (a one-item array)
 -- Errors:  NOTFOUND
 --

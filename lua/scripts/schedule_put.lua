@@ -10,7 +10,7 @@
 -- ARGV[7]  next tick, ms
 -- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
--- Publishes the name on P schedules (lua.Store.WatchSchedules).
+-- Publishes the name on P schedules (redisstore.Store.WatchSchedules).
 -- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
 --          holds the most schedules already (nothing written)
 --

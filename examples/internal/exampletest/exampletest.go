@@ -15,7 +15,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/lua"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // Store is the store an example runs on.
@@ -51,11 +51,11 @@ func CheckOutput(t *testing.T, timeout time.Duration, want string, run func(ctx 
 	})
 }
 
-// openLua opens a lua.Store in a namespace of its own, removed at the end.
+// openLua opens a redisstore.Store in a namespace of its own, removed at the end.
 func openLua(t *testing.T, opt *redis.Options) Store {
 	t.Helper()
 	rdb := redistest.Client(t, opt)
-	s, err := lua.New(rdb, lua.Options{Namespace: redistest.Namespace(t, rdb, "ex")})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(t, rdb, "ex")})
 	if err != nil {
 		t.Fatal(err)
 	}

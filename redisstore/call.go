@@ -1,0 +1,270 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CallPath says how a Store runs its transitions on the server.
+type CallPath int32
+
+const (
+	// PathAuto: functions where the server has them, else scripts. The
+	// store decides on its first call and keeps to it.
+	PathAuto CallPath = iota
+	// PathFunctions: the function library, loaded once per server
+	// (FUNCTION LOAD) and called with FCALL; its setup runs at load, not
+	// per call.
+	PathFunctions
+	// PathScripts: each transition as a script, with EVALSHA (EVAL when
+	// the server does not have it cached). miniredis and servers before
+	// Redis 7 have only this path.
+	PathScripts
+)
+
+func (p CallPath) String() string {
+	switch p {
+	case PathFunctions:
+		return "functions"
+	case PathScripts:
+		return "scripts"
+	}
+	return "auto"
+}
+
+// CallPath returns the path the store uses: "functions" or "scripts" once
+// it made a call, "auto" before.
+func (s *Store) CallPath() string { return CallPath(s.path.Load()).String() }
+
+// argv starts the command of a call of script sc, with room for n more
+// arguments: two slots for the verb and the function or SHA (call fills
+// them), one key (the partition prefix), and the common ARGV (now,
+// retention, largest backoff).
+func (s *Store) argv(sc *script, n int) []any {
+	argv := make([]any, 0, 7+n)
+	argv = append(argv, nil, nil, argOne, s.prefixArg)
+	if s.clock != nil {
+		argv = append(argv, strconv.FormatInt(s.clock().UnixMilli(), 10))
+	} else {
+		argv = append(argv, argEmpty)
+	}
+	return append(argv, s.limitArgs...)
+}
+
+// run calls script name with args after the common ones.
+func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, error) {
+	sc := scripts[name]
+	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
+}
+
+// call runs one call of script sc (argv from s.argv) and returns its flat
+// reply, the values decoded straight from the connection as strings
+// (integers in decimal, nil as "").
+func (s *Store) call(ctx context.Context, sc *script, argv []any) ([]string, error) {
+	r := s.callMany(ctx, sc, [][]any{argv})
+	return r[0].v, r[0].err
+}
+
+// callResult is one call's reply or error.
+type callResult struct {
+	v   []string
+	err error
+}
+
+// callMany runs calls of sc (several at once in one pipeline) and returns
+// each one's result, in order. It is the one way every script reaches the
+// server (run, call, EnqueueBatch and the drains all come here): on the
+// functions path a "function not found" (a restarted or flushed server, a
+// failover to one that never had the library) loads the library and runs
+// those calls again; a server without FCALL moves the store to the scripts
+// path (unless Options.Path fixed the path); on the scripts path a
+// NOSCRIPT runs the call again with EVAL; a call refused with PENDING
+// (drain.go) runs again once the kept cascade is drained. None of these
+// reaches the caller.
+func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
+	out := make([]callResult, len(argvs))
+	if err := ctx.Err(); err != nil {
+		for i := range out {
+			out[i].err = err
+		}
+		return out
+	}
+	pending := make([]int, len(argvs))
+	for i := range pending {
+		pending[i] = i
+	}
+	evalSrc := false
+	rounds := 0 // PENDING refusals answered (drain.go)
+	for attempt := 0; len(pending) > 0; attempt++ {
+		path := CallPath(s.path.Load())
+		cmds := make([]*redis.StringSliceCmd, len(pending))
+		for k, i := range pending {
+			a := argvs[i]
+			switch {
+			case path == PathScripts && evalSrc:
+				a[0], a[1] = sc.eval, sc.src
+			case path == PathScripts:
+				a[0], a[1] = sc.evalsha, sc.sha
+			default:
+				a[0], a[1] = sc.fcall, sc.fn
+			}
+			cmds[k] = redis.NewStringSliceCmd(ctx, a...)
+			cmds[k].SetFirstKeyPos(3)
+		}
+		// a write call of a durable store waits for its replicas on the
+		// same connection (one pipeline)
+		var wait *redis.IntCmd
+		if s.durable.Replicas > 0 && !sc.def.readOnly {
+			wait = s.durable.waitCmd(ctx)
+		}
+		if len(cmds) == 1 && wait == nil {
+			_ = s.rdb.Process(ctx, cmds[0])
+		} else {
+			pipe := s.rdb.Pipeline()
+			for _, c := range cmds {
+				_ = pipe.Process(ctx, c)
+			}
+			if wait != nil {
+				_ = pipe.Process(ctx, wait)
+			}
+			_, _ = pipe.Exec(ctx) // each command's error is read below
+		}
+		var notReplicated error
+		if wait != nil {
+			notReplicated = s.durable.replicated(wait)
+		}
+		var again []int
+		var first error
+		refused := false
+		for k, i := range pending {
+			err := cmds[k].Err()
+			if err == nil && notReplicated != nil {
+				out[i].err = notReplicated
+				continue
+			}
+			if isPending(err) && rounds < maxPendingRounds {
+				again = append(again, i)
+				refused = true
+				continue
+			}
+			if err == nil {
+				out[i].v = cmds[k].Val()
+				if path == PathAuto {
+					s.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
+				}
+				continue
+			}
+			if attempt < 3 && s.recoverable(path, err) {
+				again = append(again, i)
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			out[i].err = mapErr(err)
+		}
+		if len(again) == 0 {
+			break
+		}
+		if refused {
+			// a cascade left by an earlier call: finish it, then send again
+			rounds++
+			attempt--
+			if err := s.drain(ctx, nil); err != nil {
+				for _, i := range again {
+					out[i].err = err
+				}
+				break
+			}
+		}
+		switch {
+		case first == nil:
+		case path == PathScripts:
+			evalSrc = true
+		case isUnknownCommand(first):
+			s.path.CompareAndSwap(int32(path), int32(PathScripts))
+		default: // function not found
+			if err := s.loadLibrary(ctx); err != nil {
+				for _, i := range again {
+					out[i].err = err
+				}
+				again = nil
+			}
+		}
+		pending = again
+	}
+	return out
+}
+
+// recoverable reports whether err on path is one callMany handles by
+// itself.
+func (s *Store) recoverable(path CallPath, err error) bool {
+	if path == PathScripts {
+		return redis.HasErrorPrefix(err, "NOSCRIPT")
+	}
+	return isFunctionNotFound(err) || (isUnknownCommand(err) && !s.fixedPath)
+}
+
+func isFunctionNotFound(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR Function not found")
+}
+
+func isUnknownCommand(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(strings.ToLower(rerr.Error()), "err unknown command")
+}
+
+// loadLibrary loads the function library on the server (on every primary
+// of a cluster). A library already there (another process loaded it) is a
+// success; a server that has no FUNCTION, or refuses it to this user, moves
+// the store to the scripts path.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		err := c.FunctionLoad(ctx, library.src).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	var err error
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+	} else {
+		err = load(ctx, s.rdb)
+	}
+	if err == nil {
+		return nil
+	}
+	if (isUnknownCommand(err) || redis.HasErrorPrefix(err, "NOPERM")) && !s.fixedPath {
+		s.path.Store(int32(PathScripts))
+		return nil
+	}
+	return mapErr(err)
+}
+
+// Load makes the transitions ready on the server before the first call:
+// it loads the function library, or on the scripts path every script
+// (SCRIPT LOAD). Calls do this by themselves when needed; Load moves the
+// cost out of the first call.
+func (s *Store) Load(ctx context.Context) error {
+	if CallPath(s.path.Load()) != PathScripts {
+		if err := s.loadLibrary(ctx); err != nil {
+			return err
+		}
+	}
+	if CallPath(s.path.Load()) == PathScripts {
+		for _, d := range scriptDefs {
+			if err := s.rdb.ScriptLoad(ctx, scripts[d.name].src).Err(); err != nil {
+				return mapErr(err)
+			}
+		}
+		return nil
+	}
+	s.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
+	return nil
+}

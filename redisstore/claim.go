@@ -1,0 +1,180 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	mrand "math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// appendClaimArgs appends a claim's ARGV (max, lease, nonce, queues...) to
+// args.
+func appendClaimArgs(args []any, p engine.ClaimParams) []any {
+	args = append(args, p.Max, p.Lease.Milliseconds(), nonce())
+	for _, q := range p.Queues {
+		args = append(args, q)
+	}
+	return args
+}
+
+// claimOnce runs claim.lua once. With wait > 0, when it claims nothing it
+// also returns how long until the next delayed job or lease deadline of
+// those queues (-1: none), and registers the caller as waiting on them for
+// wait plus a second (pushes write wake-up tokens only while someone may
+// wait; see spec/keys.md, P seq).
+//
+// A claim whose sweep stopped on its budget (drain.go) goes on, once the
+// cascade is drained, from the queue where it stopped.
+func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
+	var got []engine.Claimed
+	for {
+		out, due, at, stopped, err := s.claimCall(ctx, p, wait)
+		if err != nil {
+			return nil, 0, err
+		}
+		got = append(got, out...)
+		if !stopped {
+			return got, due, nil
+		}
+		if err := s.drain(ctx, nil); err != nil {
+			return nil, 0, err
+		}
+		p.Queues, p.Max = p.Queues[max(at, 1)-1:], p.Max-len(out)
+		if p.Max <= 0 {
+			return got, -1, nil
+		}
+	}
+}
+
+// claimCall runs claim.lua once (claimOnce) and reports whether and in
+// which queue it stopped on its budget.
+func (s *Store) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
+	waitArg := ""
+	if wait > 0 {
+		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
+	}
+	args := s.argv(scripts["claim"], 4+len(p.Queues))
+	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg, nonce())
+	for _, q := range p.Queues {
+		args = append(args, q)
+	}
+	v, err := s.call(ctx, scripts["claim"], args)
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	r := newReader(v)
+	now := r.int()
+	next := r.int()
+	out := r.claimed()
+	at, stopped := r.stopped()
+	if err := r.done(); err != nil {
+		return nil, 0, 0, false, err
+	}
+	if err := s.readDeps(ctx, out, r.lazy); err != nil {
+		return nil, 0, 0, false, err
+	}
+	due := time.Duration(-1)
+	if next > 0 {
+		due = max(0, time.Duration(next-now)*time.Millisecond)
+	}
+	return out, due, at, stopped, nil
+}
+
+// nonce names one claim call (claim_once in lua/include/lease.lua): the
+// same when go-redis sends the call again after a broken connection, new
+// for every call.
+func nonce() string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], mrand.Uint64())
+	return hex.EncodeToString(b[:])
+}
+
+// maxBlock bounds one blocking wait for a wake-up (a safety net: the
+// claim runs again after it).
+const maxBlock = time.Minute
+
+// Claim implements engine.Store. With p.Wait it blocks on the queues'
+// wake-up lists (BLPOP), never sleeping in a loop: every push into a queue
+// adds a token there; the wait ends no later than the next delayed job or
+// lease deadline the claim saw, then the claim runs again. A cancelled
+// context wakes the wait through a private list of this call.
+func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.validateClaim(p); err != nil {
+		return nil, err
+	}
+	if p.Wait <= 0 {
+		out, _, err := s.claimOnce(ctx, p, 0)
+		return out, err
+	}
+	deadline := time.Now().Add(p.Wait)
+	var wakeKeys []string
+	for _, q := range p.Queues {
+		if k := s.keys.wake(q); !slices.Contains(wakeKeys, k) {
+			wakeKeys = append(wakeKeys, k)
+		}
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	private := s.keys.prefix + "wk:" + hex.EncodeToString(rnd[:])
+	wakeKeys = append(wakeKeys, private)
+	stop := context.AfterFunc(ctx, func() {
+		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pipe := s.rdb.Pipeline()
+		pipe.LPush(pctx, private, "1")
+		pipe.PExpire(pctx, private, time.Minute)
+		_, _ = pipe.Exec(pctx)
+	})
+	defer stop()
+	for {
+		out, due, err := s.claimOnce(ctx, p, max(time.Until(deadline), time.Millisecond))
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+		block := time.Until(deadline)
+		if block <= 0 {
+			return nil, nil
+		}
+		if due >= 0 && due < block {
+			block = due
+		}
+		block = min(max(block, time.Millisecond), maxBlock)
+		err = s.blpop(ctx, block, wakeKeys)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		var nerr net.Error
+		if err != nil && !errors.Is(err, redis.Nil) && !(errors.As(err, &nerr) && nerr.Timeout()) {
+			return nil, mapErr(err)
+		}
+	}
+}
+
+// blpop blocks on keys for at most d: whole seconds through go-redis's
+// BLPop (which sets the read timeout for it), less than a second with a
+// decimal timeout (Redis 6 and later).
+func (s *Store) blpop(ctx context.Context, d time.Duration, keys []string) error {
+	if d >= time.Second {
+		return s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Err()
+	}
+	args := make([]any, 0, len(keys)+2)
+	args = append(args, "BLPOP")
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	return s.rdb.Do(ctx, args...).Err()
+}

@@ -1,0 +1,537 @@
+package redisstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// reader walks a script's flat reply (lua/include/reply.lua). Every reply
+// is a flat array of strings; what Lua can leave to Go (a job's queue,
+// priority and retry policy from its spec, the parts of a snapshot a state
+// implies) is decoded here, so the server does less.
+type reader struct {
+	v   []string
+	i   int
+	err error
+	// lazy lists the Claimed whose dependency outcomes the reply left out
+	lazy []lazyDeps
+}
+
+// lazyDeps names a Claimed (its index in the reply's list) whose
+// dependencies, the task indices dp ("1,5,7"), are read after the call.
+type lazyDeps struct {
+	at int
+	dp string
+}
+
+// peek returns the next value without reading it ("" at the end).
+func (r *reader) peek() string {
+	if r.err != nil || r.i >= len(r.v) {
+		return ""
+	}
+	return r.v[r.i]
+}
+
+func newReader(v []string) *reader { return &reader{v: v} }
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: "+format, append([]any{engine.ErrProtocol}, args...)...)
+	}
+}
+
+func (r *reader) str() string {
+	if r.err != nil {
+		return ""
+	}
+	if r.i >= len(r.v) {
+		r.fail("reply too short (%d values)", len(r.v))
+		return ""
+	}
+	r.i++
+	return r.v[r.i-1]
+}
+
+func (r *reader) int() int64 {
+	s := r.str()
+	if s == "" || r.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		r.fail("%q is not an integer", s)
+	}
+	return n
+}
+
+func (r *reader) count() int {
+	n := r.int()
+	if n < 0 || n > int64(len(r.v)) {
+		r.fail("bad count %d", n)
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) flag() bool      { return r.str() == "1" }
+func (r *reader) time() time.Time { return toTime(r.int()) }
+
+// bytes reads a presence flag and a value: nil when absent.
+func (r *reader) bytes() []byte {
+	has := r.flag()
+	s := r.str()
+	if !has {
+		return nil
+	}
+	return []byte(s)
+}
+
+func (r *reader) strings() []string {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}
+
+func (r *reader) pushed() []engine.Pushed {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]engine.Pushed, n)
+	for i := range out {
+		out[i] = engine.Pushed{JobID: r.str(), Queue: r.str()}
+	}
+	return out
+}
+
+// toTime is the model's: zero for 0, else UTC milliseconds.
+func toTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// applySpec fills a job's identity and static attributes from its ID and
+// its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]
+// [|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
+// backoffMs|timeoutMs|flags|undoQueue" for a task or undo job (an undo
+// runs on undoQueue; flags carry "X<n>" for max expiries n). Max expiries
+// absent from either is engine.DefaultMaxExpiries.
+func applySpec(j *engine.Job, id, spec string) error {
+	j.ID = id
+	f := strings.Split(spec, "|")
+	wf, rest, isTask := strings.Cut(id, "/")
+	var q string
+	xs := ""
+	if isTask {
+		if len(f) != 8 {
+			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
+		}
+		task, _, undo := strings.Cut(rest, "/")
+		j.Workflow, j.Task, j.Undo = wf, task, undo
+		if _, after, ok := strings.Cut(f[6], "X"); ok {
+			xs = after
+		}
+		q, f = f[1], f[2:6]
+		if undo {
+			q = spec[strings.LastIndexByte(spec, '|')+1:]
+		}
+	} else {
+		if n := len(f); n > 5 && f[n-1] != "" && (f[n-1][0] == 'u' || f[n-1][0] == 'U') {
+			f = f[:n-1] // a unique job's key
+		}
+		if len(f) != 5 && len(f) != 6 {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		if len(f) == 6 {
+			xs = f[5]
+		}
+		q, f = f[0], f[1:5]
+	}
+	j.MaxExpiries = engine.DefaultMaxExpiries
+	if xs != "" {
+		x, err := strconv.Atoi(xs)
+		if err != nil || x < 0 {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		j.MaxExpiries = x
+	}
+	var n [4]int64
+	for i, s := range f {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
+		n[i] = v
+	}
+	j.Queue = q
+	j.Priority, j.MaxAttempts = int(n[0]), int(n[1])
+	j.Backoff, j.Timeout = time.Duration(n[2])*time.Millisecond, time.Duration(n[3])*time.Millisecond
+	return nil
+}
+
+// job reads a job snapshot (reply.lua put_snapshot): id spec created
+// hasPayload payload state attempt runAt token deadline cancelRequested
+// hasResult result error ended expires expiries.
+func (r *reader) job() engine.Job {
+	var j engine.Job
+	id, spec := r.str(), r.str()
+	if r.err == nil {
+		if err := applySpec(&j, id, spec); err != nil {
+			r.err = err
+		}
+	}
+	j.CreatedAt = r.time()
+	j.Payload = r.bytes()
+	j.State = engine.State(r.str())
+	j.Attempt = int(r.int())
+	j.RunAt = r.time()
+	token := r.str()
+	deadline := r.time()
+	j.CancelRequested = r.flag()
+	j.Result = r.bytes()
+	j.Error = r.str()
+	j.EndedAt = r.time()
+	j.ExpiresAt = r.time()
+	j.Expiries = int(r.int())
+	if j.State == engine.Running {
+		j.Lease = &engine.Lease{Token: token, Deadline: deadline}
+	}
+	return j
+}
+
+// claimed reads a claim's count and its Claimed (lease.lua lease_job): id
+// spec created hasPayload payload attempt token deadline error expiries
+// nDeps, then
+// per dependency spec state hasResult result error. The job is running;
+// the rest of its snapshot is zero.
+func (r *reader) claimed() []engine.Claimed {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]engine.Claimed, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		var c engine.Claimed
+		id, spec := r.str(), r.str()
+		if r.err == nil {
+			if err := applySpec(&c.Job, id, spec); err != nil {
+				r.err = err
+			}
+		}
+		c.Job.CreatedAt = r.time()
+		c.Job.Payload = r.bytes()
+		c.Job.State = engine.Running
+		c.Job.Attempt = int(r.int())
+		c.Lease.Token = r.str()
+		c.Lease.Deadline = r.time()
+		c.Job.Error = r.str()
+		c.Job.Expiries = int(r.int())
+		lease := c.Lease
+		c.Job.Lease = &lease
+		if dp, ok := strings.CutPrefix(r.peek(), "L"); ok {
+			// a wide join: its dependencies' outcomes are read after the
+			// call (Store.readDeps)
+			r.i++
+			r.lazy = append(r.lazy, lazyDeps{at: len(out), dp: dp})
+		} else if nd := r.count(); nd > 0 {
+			c.Deps = make([]engine.DepOutcome, nd)
+			for k := range c.Deps {
+				name, _, _ := strings.Cut(r.str(), "|")
+				c.Deps[k] = engine.DepOutcome{Task: name, State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (r *reader) settled() engine.Settled {
+	s := engine.Settled{JobID: r.str()}
+	code := r.str()
+	s.State = engine.State(r.str())
+	s.RunAt = r.time()
+	s.WorkflowState = engine.WorkflowState(r.str())
+	s.WorkflowEnded = r.flag()
+	s.Pushed = r.pushed()
+	if code != "" {
+		s.Err = codeError(code, fmt.Sprintf("job %q is not leased with that token", s.JobID))
+	}
+	return s
+}
+
+// codeError returns the sentinel of a result code, wrapped with msg.
+func codeError(code, msg string) error {
+	e := engine.ErrorForCode(code)
+	if e == nil {
+		return fmt.Errorf("%w: unknown result code %q: %s", engine.ErrProtocol, code, msg)
+	}
+	return fmt.Errorf("%w: %s", e, msg)
+}
+
+// workflowFromHash builds a snapshot from a workflow hash's fields (a
+// field/value list ending with "S" and the task-state string).
+func workflowFromHash(flat []string) (engine.Workflow, error) {
+	if len(flat)%2 != 0 {
+		return engine.Workflow{}, fmt.Errorf("%w: odd hash reply", engine.ErrProtocol)
+	}
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		m[flat[i]] = flat[i+1]
+	}
+	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	w := engine.Workflow{
+		ID: m["id"], State: engine.WorkflowState(m["st"]), Reason: engine.Reason(m["rs"]),
+		FailFast: m["ff"] == "1", UndoOnCancel: m["uoc"] == "1", CancelRequested: m["cr"] == "1",
+		CancelUndo: m["cu"] == "1", PlanHash: m["h"], CreatedAt: toTime(atoi(m["c"])),
+		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),
+	}
+	n := int(atoi(m["n"]))
+	states := m["S"]
+	if n <= 0 || w.ID == "" || len(states) != n {
+		return engine.Workflow{}, fmt.Errorf("%w: workflow record without tasks", engine.ErrProtocol)
+	}
+	specs := make([][]string, n)
+	for i := range specs {
+		f := strings.Split(m["t"+strconv.Itoa(i+1)], "|")
+		if len(f) != 8 {
+			return engine.Workflow{}, fmt.Errorf("%w: bad task spec %d", engine.ErrProtocol, i+1)
+		}
+		specs[i] = f
+	}
+	w.Tasks = make([]engine.Task, n)
+	for i, f := range specs {
+		p := "t" + strconv.Itoa(i+1) + "."
+		t := engine.Task{
+			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"),
+			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
+		}
+		if states[i] == 'W' {
+			t.Error = engine.ReasonTextWorkflowCancelled
+		}
+		if r, ok := m[p+"r"]; ok {
+			t.Result = []byte(r)
+		}
+		if dp := m[p+"dp"]; dp != "" {
+			for _, d := range strings.Split(dp, ",") {
+				k := int(atoi(d))
+				if k < 1 || k > n {
+					return engine.Workflow{}, fmt.Errorf("%w: bad dependency index", engine.ErrProtocol)
+				}
+				t.After = append(t.After, specs[k-1][0])
+			}
+		} else if strings.Contains(f[6], "E") {
+			t.After = []string{}
+		}
+		if strings.Contains(f[6], "U") {
+			t.Undo = &engine.UndoStatus{Queue: f[7]}
+			u := "u" + strconv.Itoa(i+1) + "."
+			if s, ok := m[u+"s"]; ok {
+				t.Undo.State = engine.State(s)
+				t.Undo.Attempt = int(atoi(m[u+"a"]))
+				t.Undo.Error = m[u+"e"]
+			}
+		}
+		w.Tasks[i] = t
+	}
+	return w, nil
+}
+
+// maxExpiries resolves a MaxExpiries as the model does: 0 is
+// engine.DefaultMaxExpiries, engine.NoExpiries (or any negative) none.
+func maxExpiries(n int) int {
+	switch {
+	case n == 0:
+		return engine.DefaultMaxExpiries
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// expiriesField is the end of a plain job's spec that gives its max
+// expiries: "" for the default, else "|<n>" (resolved).
+func expiriesField(n int) string {
+	if x := maxExpiries(n); x != engine.DefaultMaxExpiries {
+		return "|" + strconv.Itoa(x)
+	}
+	return ""
+}
+
+// jobSpec is a plain job's spec field: "queue|priority|maxAttempts|
+// backoffMs|timeoutMs", defaults applied; expiriesField appends its max
+// expiries when not the default.
+func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duration) string {
+	return queue + "|" + strconv.Itoa(priority) + "|" + strconv.Itoa(attempts) + "|" +
+		strconv.FormatInt(backoff.Milliseconds(), 10) + "|" + strconv.FormatInt(timeout.Milliseconds(), 10)
+}
+
+// planArgs encodes a validated plan for submit.lua: the workflow-hash
+// fields (the workflow's, then per task its spec t<i>, its dependencies
+// t<i>.dp, dependents t<i>.dn (dependentsField) and open count t<i>.o), the payload-hash
+// fields, the name-index fields and the root indices (1-based).
+func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any) {
+	n := len(p.Tasks)
+	pos := make(map[string]int, n)
+	dependents := make([][]int, n)
+	for i, t := range p.Tasks {
+		pos[t.Name] = i
+		for _, a := range t.After {
+			d := pos[a]
+			dependents[d] = append(dependents[d], i)
+		}
+	}
+	names := make([]string, n)
+	alw := make([]byte, n)
+	und := make([]byte, n)
+	for i, t := range p.Tasks {
+		names[i] = t.Name
+		alw[i], und[i] = '0', '0'
+		if t.Always {
+			alw[i] = '1'
+		}
+		if t.Undo != nil {
+			und[i] = '1'
+		}
+	}
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	fields = make([]any, 0, 22+8*n)
+	fields = append(fields, "id", p.ID, "st", string(engine.WorkflowRunning), "n", strconv.Itoa(n),
+		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
+		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
+	indices := func(list []int) string {
+		var sb strings.Builder
+		for k, d := range list {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Itoa(d + 1))
+		}
+		return sb.String()
+	}
+	for i, t := range p.Tasks {
+		is := strconv.Itoa(i + 1)
+		flags := ""
+		if t.Always {
+			flags += "A"
+		}
+		absorb := len(dependents[i]) > 0
+		for _, d := range dependents[i] {
+			if !p.Tasks[d].Always {
+				absorb = false
+			}
+		}
+		if absorb {
+			flags += "B"
+		}
+		uq := ""
+		if t.Undo != nil {
+			flags += "U"
+			uq = t.Undo.Queue
+		}
+		if t.After != nil && len(t.After) == 0 {
+			flags += "E"
+		}
+		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
+			flags += "X" + strconv.Itoa(x)
+		}
+		attempts := max(t.MaxAttempts, 1)
+		backoff := t.Backoff
+		if backoff <= 0 {
+			backoff = engine.DefaultBackoff
+		}
+		spec := t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
+		fields = append(fields, "t"+is, spec)
+		if len(t.After) > 0 {
+			deps := make([]int, len(t.After))
+			for k, a := range t.After {
+				deps[k] = pos[a]
+			}
+			fields = append(fields, "t"+is+".dp", indices(deps), "t"+is+".o", strconv.Itoa(len(deps)))
+		}
+		if len(dependents[i]) > 0 {
+			fields = append(fields, "t"+is+".dn", dependentsField(p.Tasks, dependents[i]))
+		}
+		index = append(index, t.Name, is)
+		if len(t.After) == 0 {
+			roots = append(roots, is)
+		}
+		if t.Payload != nil {
+			payloads = append(payloads, is, t.Payload)
+		}
+		if t.Undo != nil && t.Undo.Payload != nil {
+			payloads = append(payloads, "u"+is, t.Undo.Payload)
+		}
+	}
+	if n >= hashTableTasks {
+		fields = append(fields, ":ht", hashTableMarker)
+		index = append(index, ":ht", hashTableMarker)
+	}
+	return fields, payloads, index, roots
+}
+
+// A workflow of hashTableTasks tasks or more gets the field ":ht" in its
+// hash and in its name index, whose value is longer than Redis's default
+// hash-max-listpack-value (64): that keeps both hash tables, whose field
+// look-ups cost the same whatever the workflow's size, instead of
+// listpacks, which Redis searches from the start for every field (a
+// 100-task workflow's index scanned ~50 entries per look-up).
+const hashTableTasks = 8
+
+var hashTableMarker = strings.Repeat("-", 65)
+
+// dependentsField is a task's t<i>.dn: per dependent (ascending)
+// "<index> <name> <queue> <priority>", joined by ";", so that a promotion
+// reads nothing but the open count.
+func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
+	var sb strings.Builder
+	for k, d := range dependents {
+		if k > 0 {
+			sb.WriteByte(';')
+		}
+		t := tasks[d]
+		sb.WriteString(strconv.Itoa(d + 1))
+		sb.WriteByte(' ')
+		sb.WriteString(t.Name)
+		sb.WriteByte(' ')
+		sb.WriteString(t.Queue)
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.Itoa(t.Priority))
+	}
+	return sb.String()
+}
+
+// taskState decodes one byte of a workflow's task-state string.
+func taskState(c byte) engine.State {
+	switch c {
+	case 'w':
+		return engine.Waiting
+	case 'q':
+		return engine.Queued
+	case 'r':
+		return engine.Running
+	case 'c':
+		return engine.Completed
+	case 'f':
+		return engine.Failed
+	case 'x', 'W':
+		return engine.Cancelled
+	}
+	return engine.State("?" + string(c))
+}

@@ -1,0 +1,98 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/conformance"
+	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/redisstore"
+)
+
+// Default numbers of random sequences under go test (the README's
+// `go test -race ./...`); WEIR_CONFORMANCE_SEQUENCES raises them (CI runs
+// 10,000 per store without -race, see spec/conformance.md). The three
+// tests run in parallel with each other.
+const (
+	miniredisSequences = 300
+	redisSequences     = 300
+	clusterSequences   = 300
+)
+
+func confRun(t *testing.T, sequences int, rdb redis.UniversalClient, more ...redis.UniversalClient) {
+	confRunOn(t, redisstore.PathAuto, sequences, rdb, more...)
+}
+
+// confRunPaths runs the suite on the function library and on the scripts,
+// as subtests.
+func confRunPaths(t *testing.T, sequences int, rdb redis.UniversalClient) {
+	for _, p := range []redisstore.CallPath{redisstore.PathFunctions, redisstore.PathScripts} {
+		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
+			confRunOn(t, p, sequences, rdb)
+		})
+	}
+}
+
+func confRunOn(t *testing.T, path redisstore.CallPath, sequences int, rdb redis.UniversalClient, more ...redis.UniversalClient) {
+	prefix := fmt.Sprintf("conf%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		for _, c := range append([]redis.UniversalClient{rdb}, more...) {
+			luastore.Clean(context.Background(), c, prefix)
+		}
+	})
+	conformance.Run(t, luastore.NewStoreOn(prefix, path, rdb, more...), conformance.Sequences(sequences))
+}
+
+// TestConformanceMiniredis holds redisstore.Store on miniredis to the model. A
+// miniredis runs one script at a time, so the stores are spread over
+// several, one core each.
+func TestConformanceMiniredis(t *testing.T) {
+	t.Parallel()
+	var rdbs []redis.UniversalClient
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		rdbs = append(rdbs, redistest.Client(t, redistest.Mini(t).Options))
+	}
+	confRun(t, miniredisSequences, rdbs[0], rdbs[1:]...)
+}
+
+// TestConformanceRedis holds redisstore.Store on the redis-server of
+// WEIR_REDIS_URL to the model.
+func TestConformanceRedis(t *testing.T) {
+	t.Parallel()
+	confRunPaths(t, redisSequences, redistest.Client(t, redistest.Shared(t).Options))
+}
+
+// TestConformanceCluster holds redisstore.Store on the Redis Cluster whose seed
+// addresses WEIR_REDIS_CLUSTER lists (comma-separated) to the model.
+func TestConformanceCluster(t *testing.T) {
+	t.Parallel()
+	confRunPaths(t, clusterSequences, redistest.Cluster(t))
+}
+
+// TestConformanceSmallBudget holds redisstore.Store to the model with a step
+// budget of 2 (redisstore.Store.SetStepBudget): every cascade past two dependents
+// stops, is drained over more calls, and must still come out as the
+// model's, on miniredis and, with WEIR_REDIS_URL, on redis-server.
+func TestConformanceSmallBudget(t *testing.T) {
+	t.Parallel()
+	budgetRun := func(t *testing.T, path redisstore.CallPath, rdb redis.UniversalClient) {
+		prefix := fmt.Sprintf("confb%d", time.Now().UnixNano())
+		t.Cleanup(func() { luastore.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, luastore.NewStoreBudget(prefix, path, 2, rdb), conformance.Sequences(miniredisSequences/3))
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		budgetRun(t, redisstore.PathScripts, redistest.Client(t, redistest.Mini(t).Options))
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		budgetRun(t, redisstore.PathAuto, redistest.Client(t, redistest.Shared(t).Options))
+	})
+}

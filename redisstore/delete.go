@@ -1,0 +1,36 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// DeleteJob implements engine.Store.
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	if strings.Contains(id, "/") {
+		return invalid("id", "job %q is a workflow's: delete its workflow", id)
+	}
+	if !validJobID(id) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
+	}
+	_, err := s.run(ctx, "delete_job", id)
+	return err
+}
+
+// DeleteWorkflow implements engine.Store.
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
+	if !engine.ValidID(id) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: workflow %q", engine.ErrNotFound, id)
+	}
+	_, err := s.run(ctx, "delete_workflow", id)
+	return err
+}

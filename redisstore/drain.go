@@ -1,0 +1,140 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Cascades in bounded steps (spec/scripts.md): a call does at most its budget of
+// cascade work (dependents visited, jobs purged: 64 units unless the seq
+// hash's cb says otherwise). A cascade that needs more keeps the rest in
+// the partition (P work) and the call stops after the step that started
+// it, saying so with a last reply value "P…"; the Store then drains the
+// rest with the drain script, one bounded call at a time, and sends what
+// the first call did not do. Meanwhile every write call that could start a
+// cascade and finds one kept goes on with it first and then answers
+// PENDING, which callMany answers by draining and sending the call again. A caller sees one call, whose results are the model's.
+
+// maxPendingRounds bounds how often callMany drains and sends a call again
+// that was refused with PENDING (other processes' cascades may keep
+// coming, each drained by everyone who meets it).
+const maxPendingRounds = 1000
+
+func isPending(err error) bool { return err != nil && redis.HasErrorPrefix(err, "PENDING") }
+
+// drained is what drain calls did: the jobs they pushed and cancelled,
+// and the kept cascade's workflow with the state they left it in.
+type drained struct {
+	Pushed    []engine.Pushed
+	Cancelled []string
+	Workflow  string
+	State     engine.WorkflowState
+	Ended     bool
+}
+
+// maxDrainCalls bounds one drain: the largest step the limits allow (a
+// compensation start over 10,000 tasks and 100,000 edges) takes about a
+// thousand calls at the default budget, and every call makes progress; a
+// drain that does not end is a bug, reported rather than run forever.
+const maxDrainCalls = 1_000_000
+
+// drain runs the drain script until nothing is kept, adding what each call
+// did to d (nil: not wanted).
+func (s *Store) drain(ctx context.Context, d *drained) error {
+	for range maxDrainCalls {
+		s.drainCalls.Add(1)
+		v, err := s.call(ctx, scripts["drain"], s.argv(scripts["drain"], 0))
+		if err != nil {
+			return err
+		}
+		r := newReader(v)
+		more, wf, st, ended := r.flag(), r.str(), r.str(), r.flag()
+		pushed, cancelled := r.pushed(), r.strings()
+		if r.err != nil {
+			return r.err
+		}
+		if d != nil && wf != "" {
+			d.Pushed = append(d.Pushed, pushed...)
+			d.Cancelled = append(d.Cancelled, cancelled...)
+			d.Workflow, d.State = wf, engine.WorkflowState(st)
+			d.Ended = d.Ended || ended
+		}
+		if !more {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", engine.ErrProtocol, s.keys.prefix, maxDrainCalls)
+}
+
+// addTo gives Settled st (a task's, whose cascade the drain calls went on
+// with) what they pushed and the workflow's state after them.
+func (d *drained) addTo(st *engine.Settled) {
+	if d.Workflow == "" || st.Err != nil {
+		return
+	}
+	if wf, _, _ := strings.Cut(st.JobID, "/"); wf != d.Workflow {
+		return
+	}
+	st.Pushed = append(st.Pushed, d.Pushed...)
+	st.WorkflowState = d.State
+	st.WorkflowEnded = st.WorkflowEnded || d.Ended
+}
+
+// stopped reads the last value of a reply whose call stopped on its budget
+// ("P" and a number for claim and finish), or reports that it did not.
+func (r *reader) stopped() (at int, ok bool) {
+	m, ok := r.mark()
+	if !ok || m == "" {
+		return 0, ok
+	}
+	n, err := strconv.Atoi(m)
+	if err != nil || n < 0 {
+		r.fail("bad stop mark %q", "P"+m)
+		return 0, false
+	}
+	return n, true
+}
+
+// mark reads the last value of a reply whose call stopped on its budget
+// ("P" and what follows it), or reports that it did not.
+func (r *reader) mark() (string, bool) {
+	if r.err != nil || r.i != len(r.v)-1 || !strings.HasPrefix(r.v[r.i], "P") {
+		return "", false
+	}
+	return r.str()[1:], true
+}
+
+// done checks that a reply was read to its end.
+func (r *reader) done() error {
+	if r.err == nil && r.i != len(r.v) {
+		r.fail("%d values left at the end of the reply", len(r.v)-r.i)
+	}
+	return r.err
+}
+
+// DefaultStepBudget is the units of cascade work (a dependent visited, a
+// job purged) one call does unless SetStepBudget said otherwise: about
+// 5 ms of a loaded redis-server core at the most (docs/reliability.md,
+// Cascades in bounded steps; 128 came to 10.5 ms in a CI run).
+const DefaultStepBudget = 64
+
+// SetStepBudget sets the units of cascade work one call of this namespace
+// does before it leaves the rest to the calls after it (spec/scripts.md,
+// Cascades in bounded steps), for every process sharing the namespace: n ≥ 1, or 0 for
+// DefaultStepBudget. Smaller budgets make shorter calls and more of them;
+// what the transitions do is the same.
+func (s *Store) SetStepBudget(ctx context.Context, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: step budget %d: give at least 1, or 0 for the default %d", engine.ErrInvalid, n, DefaultStepBudget)
+	}
+	if n == 0 {
+		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "cb").Err())
+	}
+	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "cb", n).Err())
+}

@@ -1,0 +1,79 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/worker"
+)
+
+// A store over Redis Sentinel that acknowledges a transition only once a
+// replica has it, so that a failover loses nothing acknowledged. (Not run:
+// it needs a Sentinel deployment.)
+func ExampleDurable() {
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:    "weir",
+		SentinelAddrs: []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
+	})
+	defer rdb.Close()
+	store, err := redisstore.New(rdb, redisstore.Options{Durable: redisstore.Durable{Replicas: 1, Timeout: time.Second}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := client.New(store)
+	q := client.NewQueue[string, string]("emails")
+	ctx := context.Background()
+	for {
+		_, err := client.Enqueue(ctx, c, q, "welcome", client.ID("welcome-42"))
+		if !errors.Is(err, redisstore.ErrNotReplicated) {
+			if err != nil {
+				log.Fatal(err)
+			}
+			break
+		}
+		// it took effect on the primary only: sending it again is safe
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Opening the Redis store: any go-redis client (here an embedded
+// miniredis; a redis-server, Sentinel or Cluster alike) and a namespace.
+// Every process that shares the namespace shares the queues and
+// workflows.
+func ExampleNew() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: "shop"})
+	if err != nil {
+		log.Fatal(err) // an invalid namespace or option says what is wrong
+	}
+	ctx := context.Background()
+	q := client.NewQueue[string, string]("greet")
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, q, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return "hello, " + j.Payload, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+	job, err := client.Enqueue(ctx, client.New(store), q, "redis")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(job.Wait(ctx))
+	// Output: hello, redis <nil>
+}

@@ -1,0 +1,103 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// PauseQueue implements engine.Store.
+func (s *Store) PauseQueue(ctx context.Context, queue string) error { return s.pause(ctx, queue, "1") }
+
+// ResumeQueue implements engine.Store.
+func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	return s.pause(ctx, queue, "0")
+}
+
+func (s *Store) pause(ctx context.Context, queue, v string) error {
+	if !engine.ValidName(queue) {
+		return invalidQueue(queue)
+	}
+	_, err := s.run(ctx, "pause", queue, v)
+	return err
+}
+
+// LimitQueue implements engine.Store.
+func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+	if err := engine.ValidateLimitQueue(p); err != nil {
+		return err
+	}
+	_, err := s.run(ctx, "limit_queue", p.Queue, p.Concurrency)
+	return err
+}
+
+// PurgeQueue implements engine.Store.
+func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
+	if !engine.ValidName(queue) {
+		return engine.PurgeResult{}, invalidQueue(queue)
+	}
+	// a call goes through at most its budget of jobs (drain.go): those of
+	// the queue it did not reach go in more calls, 1,000 at most a call
+	var res engine.PurgeResult
+	var rest []string
+	for first := true; ; first = false {
+		var sent []string
+		args := []any{queue}
+		if !first {
+			sent = rest[:min(len(rest), 1000)]
+			for _, id := range sent {
+				args = append(args, id)
+			}
+		}
+		v, err := s.run(ctx, "purge", args...)
+		if err != nil {
+			return engine.PurgeResult{}, err
+		}
+		r := newReader(v)
+		res.Purged = append(res.Purged, r.strings()...)
+		res.Pushed = append(res.Pushed, r.pushed()...)
+		done, left := r.count(), r.strings()
+		_, stopped := r.stopped()
+		if err := r.done(); err != nil {
+			return engine.PurgeResult{}, err
+		}
+		if first {
+			rest = left
+		} else if done <= len(sent) {
+			rest = rest[done:]
+		}
+		if stopped {
+			var d drained
+			if err := s.drain(ctx, &d); err != nil {
+				return engine.PurgeResult{}, err
+			}
+			res.Pushed = append(res.Pushed, d.Pushed...)
+		}
+		if len(rest) == 0 {
+			return res, nil
+		}
+	}
+}
+
+// Queues implements engine.Store.
+func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+	v, err := s.run(ctx, "queues")
+	if err != nil {
+		return nil, err
+	}
+	r := newReader(v)
+	out := queuesReply(r)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return out, nil
+}
+
+// queuesReply reads the queues reply (reply.lua queues_reply).
+func queuesReply(r *reader) []engine.QueueInfo {
+	out := make([]engine.QueueInfo, r.count())
+	for i := range out {
+		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
+	}
+	return out
+}

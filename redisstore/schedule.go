@@ -1,0 +1,185 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var _ engine.Scheduler = (*Store)(nil)
+
+// PutSchedule implements engine.Scheduler (schedule_put.lua).
+func (s *Store) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
+	if err := engine.ValidatePutSchedule(p, s.cfg.Limits); err != nil {
+		return engine.PutScheduleResult{}, err
+	}
+	spec, err := engine.EncodeScheduleSpec(p.Spec)
+	if err != nil {
+		return engine.PutScheduleResult{}, err
+	}
+	kind := "w"
+	if p.Spec.Job != nil {
+		kind = "j"
+	}
+	overlap := engine.OverlapAllow
+	if p.Spec.Overlap == engine.OverlapSkip {
+		overlap = engine.OverlapSkip
+	}
+	v, err := s.run(ctx, "schedule_put", p.Spec.Name, spec, kind, p.Next.UnixMilli(), engine.MaxSchedules, string(overlap))
+	if err != nil {
+		return engine.PutScheduleResult{}, err
+	}
+	r := newReader(v)
+	created := r.str()
+	if created == "LIMIT" {
+		return engine.PutScheduleResult{}, invalid("name", "a namespace holds at most %d schedules", engine.MaxSchedules)
+	}
+	res := engine.PutScheduleResult{Created: created == "1", Rev: r.int()}
+	return res, r.done()
+}
+
+// DeleteSchedule implements engine.Scheduler (schedule_delete.lua).
+func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
+	if !engine.ValidName(name) {
+		return invalidSchedule(name)
+	}
+	_, err := s.run(ctx, "schedule_delete", name)
+	return err
+}
+
+// PauseSchedule implements engine.Scheduler (schedule_pause.lua).
+func (s *Store) PauseSchedule(ctx context.Context, name string) error {
+	return s.pauseSchedule(ctx, name, "1")
+}
+
+// ResumeSchedule implements engine.Scheduler (schedule_pause.lua).
+func (s *Store) ResumeSchedule(ctx context.Context, name string) error {
+	return s.pauseSchedule(ctx, name, "0")
+}
+
+func (s *Store) pauseSchedule(ctx context.Context, name, v string) error {
+	if !engine.ValidName(name) {
+		return invalidSchedule(name)
+	}
+	_, err := s.run(ctx, "schedule_pause", name, v)
+	return err
+}
+
+// GetSchedule implements engine.Scheduler (schedule_list.lua).
+func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
+	if !engine.ValidName(name) {
+		return engine.Schedule{}, invalidSchedule(name)
+	}
+	l, err := s.schedules(ctx, name)
+	if err != nil {
+		return engine.Schedule{}, err
+	}
+	out := l.Schedules
+	if len(out) != 1 {
+		return engine.Schedule{}, codeError("PROTOCOL", "schedule_list returned "+strconv.Itoa(len(out))+" schedules for one name")
+	}
+	return out[0], nil
+}
+
+// Schedules implements engine.Scheduler (schedule_list.lua): every
+// schedule, by name, with the store's time.
+func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
+	return s.schedules(ctx, "")
+}
+
+func (s *Store) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
+	v, err := s.run(ctx, "schedule_list", name)
+	if err != nil {
+		return engine.ScheduleList{}, err
+	}
+	r := newReader(v)
+	now := r.time()
+	out := make([]engine.Schedule, r.count())
+	for i := range out {
+		sc := &out[i]
+		n, spec := r.str(), r.str()
+		sc.Rev, sc.Paused, sc.Next = r.int(), r.flag(), r.time()
+		if lt := r.str(); lt != "" {
+			ms, err := strconv.ParseInt(lt, 10, 64)
+			if err != nil {
+				r.fail("last tick %q", lt)
+			}
+			sc.LastTick = toTime(ms)
+		}
+		sc.LastID = r.str()
+		if r.err != nil {
+			return engine.ScheduleList{}, r.err
+		}
+		if sc.ScheduleSpec, err = engine.DecodeScheduleSpec([]byte(spec)); err != nil {
+			return engine.ScheduleList{}, err
+		}
+		sc.Name = n
+	}
+	if err := r.done(); err != nil {
+		return engine.ScheduleList{}, err
+	}
+	// the index orders by next tick; the contract orders by name
+	sortSchedules(out)
+	return engine.ScheduleList{Schedules: out, Now: now}, nil
+}
+
+// FireSchedule implements engine.Scheduler (schedule_fire.lua).
+func (s *Store) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
+	if err := engine.ValidateFireSchedule(p, s.cfg.Limits); err != nil {
+		return engine.FireScheduleResult{}, err
+	}
+	var fire, next int64
+	var id string
+	if !p.Fire.IsZero() {
+		fire = p.Fire.UnixMilli()
+		id = engine.TickID(p.Name, p.Fire)
+	}
+	if !p.Next.IsZero() {
+		next = p.Next.UnixMilli()
+	}
+	sc := scripts["schedule_fire"]
+	args := s.argv(sc, 8+enqueueArgs)
+	args = append(args, p.Name, p.Rev, p.Tick.UnixMilli(), fire, next, flagArg(p.Overlap), id, flagArg(p.Job != nil))
+	if p.Job != nil {
+		var err error
+		if args, err = s.appendEnqueue(args, *p.Job); err != nil {
+			return engine.FireScheduleResult{}, err
+		}
+	}
+	v, err := s.call(ctx, sc, args)
+	if err != nil {
+		return engine.FireScheduleResult{}, err
+	}
+	r := newReader(v)
+	outcome := r.str()
+	if outcome == "KIND" {
+		job := r.flag()
+		if err := r.done(); err != nil {
+			return engine.FireScheduleResult{}, err
+		}
+		return engine.FireScheduleResult{}, engine.FireKindError(p.Name, job)
+	}
+	res := engine.FireScheduleResult{Outcome: engine.FireOutcome(outcome), ID: r.str(), Created: r.flag()}
+	return res, r.done()
+}
+
+func invalidSchedule(name string) error {
+	return invalid("name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+}
+
+func sortSchedules(out []engine.Schedule) {
+	slices.SortFunc(out, func(a, b engine.Schedule) int { return strings.Compare(a.Name, b.Name) })
+}
+
+var _ engine.ScheduleWatcher = (*Store)(nil)
+
+// WatchSchedules implements engine.ScheduleWatcher: schedule_put and a
+// resume publish the schedule's name on the partition's channel
+// weir:{<ns>:<p>}:schedules (spec/keys.md); WatchSchedules subscribes to
+// it and calls fn for each message, and after every (re)subscription.
+func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
+	return s.watch(ctx, s.keys.chanSchedules(), func(string, bool) { fn() })
+}

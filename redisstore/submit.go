@@ -1,0 +1,88 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Submit implements engine.Store.
+func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
+	if err := engine.ValidatePlan(p.Plan, s.cfg.Limits); err != nil {
+		return engine.SubmitResult{}, err
+	}
+	hash := engine.PlanHash(p.Plan)
+	fields, payloads, index, roots := planArgs(p.Plan, hash)
+	staged := len(fields)+len(payloads)+len(index) > stageAbove
+	var v []string
+	var err error
+	for try := 0; ; try++ {
+		if staged {
+			if err := s.stage(ctx, p.Plan.ID, hash, fields, payloads, index); err != nil {
+				return engine.SubmitResult{}, err
+			}
+		}
+		args := s.argv(scripts["submit"], 8+len(fields)+len(payloads)+len(index)+len(roots))
+		args = append(args, p.Plan.ID, hash, len(p.Plan.Tasks))
+		if staged {
+			args = append(args, "s", 0, 0, 0)
+		} else {
+			args = append(args, "i", len(fields))
+			args = append(args, fields...)
+			args = append(args, len(payloads))
+			args = append(args, payloads...)
+			args = append(args, len(index))
+			args = append(args, index...)
+		}
+		args = append(args, roots...)
+		v, err = s.call(ctx, scripts["submit"], args)
+		if err != nil {
+			return engine.SubmitResult{}, err
+		}
+		if len(v) != 1 || v[0] != "R" || try > 0 {
+			break
+		}
+	}
+	r := newReader(v)
+	res := engine.SubmitResult{Created: r.flag(), Pushed: r.pushed()}
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// more roots than a call's budget: drain calls push the rest
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.SubmitResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	return res, nil
+}
+
+// stageAbove is the number of field and value strings above which a plan
+// is staged before its submit, so that no script call stores a large plan
+// at once.
+const stageAbove = 2000
+
+// stage writes a plan's workflow-hash, payload-hash and index-hash fields
+// into the staging keys stage:<id>:<hash>[:p|:i], 1,000 strings a command,
+// with a TTL;
+// submit.lua renames them into place.
+func (s *Store) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
+	key := s.keys.stage(id, hash)
+	pipe := s.rdb.Pipeline()
+	for _, kv := range []struct {
+		key string
+		v   []any
+	}{{key, fields}, {key + ":p", payloads}, {key + ":i", index}} {
+		for i := 0; i < len(kv.v); i += 1000 {
+			pipe.HSet(ctx, kv.key, kv.v[i:min(i+1000, len(kv.v))]...)
+		}
+		pipe.PExpire(ctx, kv.key, stageTTL)
+	}
+	_, err := pipe.Exec(ctx)
+	return mapErr(err)
+}
+
+// stageTTL bounds how long an abandoned staging key lives.
+const stageTTL = time.Hour

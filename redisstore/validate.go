@@ -1,0 +1,71 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// validJobID reports whether id can name a job: a plain ID, "<wf>/<task>"
+// or "<wf>/<task>/undo". Only such IDs reach a key.
+func validJobID(id string) bool {
+	wf, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return engine.ValidID(id)
+	}
+	task, undo, isUndo := strings.Cut(rest, "/")
+	if isUndo && undo != "undo" {
+		return false
+	}
+	return engine.ValidID(wf) && engine.ValidName(task)
+}
+
+func invalid(field, format string, args ...any) error {
+	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+func tooLarge(field, format string, args ...any) error {
+	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
+}
+
+func (s *Store) validateQueues(queues []string) error {
+	if len(queues) == 0 {
+		return invalid("queues", "name at least one queue")
+	}
+	for _, q := range queues {
+		if !engine.ValidName(q) {
+			return invalid("queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+		}
+	}
+	return nil
+}
+
+func (s *Store) validateBatch(field string, n int) error {
+	if n < 1 || n > s.cfg.Limits.MaxBatch {
+		return invalid(field, "%d is outside [1, %d]", n, s.cfg.Limits.MaxBatch)
+	}
+	return nil
+}
+
+func (s *Store) validateLease(d time.Duration) error {
+	if d < time.Millisecond || d > s.cfg.Limits.MaxLease || d%time.Millisecond != 0 {
+		return invalid("lease", "%v must be whole milliseconds in [1ms, %v]", d, s.cfg.Limits.MaxLease)
+	}
+	return nil
+}
+
+func (s *Store) validateClaim(p engine.ClaimParams) error {
+	if err := s.validateQueues(p.Queues); err != nil {
+		return err
+	}
+	if err := s.validateBatch("max", p.Max); err != nil {
+		return err
+	}
+	return s.validateLease(p.Lease)
+}
+
+func invalidQueue(name string) error {
+	return invalid("queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+}
