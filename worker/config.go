@@ -47,8 +47,9 @@ type Config struct {
 	// Logger gets the store errors the worker retries. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// Schedules makes the worker fire the store's schedules (the store
-	// must implement engine.Scheduler): it sleeps until the earliest next
+	// Schedules makes the worker fire the store's schedules (both stores
+	// of this module keep schedules; Run returns an error at once on a
+	// store that does not): it sleeps until the earliest next
 	// tick, fires every due schedule (each tick once, however many
 	// workers fire), and reads the schedules again at least every
 	// ScheduleRefresh, so that a schedule added or resumed elsewhere is
@@ -56,7 +57,7 @@ type Config struct {
 	Schedules bool
 	// ScheduleRefresh bounds how long a worker firing schedules goes
 	// without reading them again. Default 10s. Ticks come by the store's
-	// clock (engine.ScheduleList.Now), not the worker's.
+	// clock, not the worker's.
 	ScheduleRefresh time.Duration
 }
 

@@ -14,15 +14,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,66 +27,30 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/redisstore"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0 // every test passed and the namespaces are removed
-	exitFail  = 1 // a test failed, or the namespaces could not be removed
-	exitUsage = 2 // usage error
+	exitOK    = command.ExitOK    // every test passed and the namespaces are removed
+	exitFail  = command.ExitFail  // a test failed, or the namespaces could not be removed
+	exitUsage = command.ExitUsage // usage error
 )
 
-// exitError carries the exit status of an error.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(err error) error { return &exitError{exitUsage, err} }
-func failErr(err error) error  { return &exitError{exitFail, err} }
-
-// errQuiet ends the command with status 1 and nothing more to print (the
-// report said it).
-var errQuiet = errors.New("")
-
-// quietRedisLog drops go-redis's internal log lines (connection pool
-// notes printed at shutdown); errors that matter reach the command as
-// errors.
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
-
-func main() {
-	redis.SetLogger(quietRedisLog{})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { command.Main("weir-conformance", newRoot) }
 
 // run runs the command line args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return command.Run(ctx, "weir-conformance", newRoot(stdout, stderr), args, stderr)
+}
+
+// newRoot is the command, writing to stdout and stderr.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := newConformanceCmd()
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // cobra's own errors: bad flag, arguments
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if !errors.Is(err, errQuiet) {
-		fmt.Fprintln(stderr, "weir-conformance:", err)
-	}
-	return code
+	return root
 }
 
 // conformanceReport is what `weir-conformance --json` prints.
@@ -121,24 +82,24 @@ func newConformanceCmd() *cobra.Command {
 		SilenceErrors: true,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 0 {
-				return usageErr(fmt.Errorf("weir-conformance takes no arguments, got %d (usage: %s)", len(args), c.UseLine()))
+				return command.Usage(fmt.Errorf("weir-conformance takes no arguments, got %d (usage: %s)", len(args), c.UseLine()))
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if sequences < 0 {
-				return usageErr(fmt.Errorf("--sequences %d: want a count", sequences))
+				return command.Usage(fmt.Errorf("--sequences %d: want a count", sequences))
 			}
 			callPath, ok := map[string]redisstore.CallPath{"auto": redisstore.PathAuto, "functions": redisstore.PathFunctions, "scripts": redisstore.PathScripts}[path]
 			if !ok {
-				return usageErr(fmt.Errorf("--path %q: want auto, functions or scripts", path))
+				return command.Usage(fmt.Errorf("--path %q: want auto, functions or scripts", path))
 			}
 			u := redisURL
 			if u == "" {
 				u = os.Getenv("WEIR_REDIS_URL")
 			}
 			if u == "" {
-				return usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
+				return command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
 			}
 			prefix := namespace
 			if prefix == "" {
@@ -147,7 +108,7 @@ func newConformanceCmd() *cobra.Command {
 				prefix = "weirconf-" + hex.EncodeToString(b)
 			}
 			if len(prefix) > 40 || !validPrefix(prefix) {
-				return usageErr(fmt.Errorf("--namespace %q: the prefix must match ^[A-Za-z0-9_.-]{1,40}$", prefix))
+				return command.Usage(fmt.Errorf("--namespace %q: the prefix must match ^[A-Za-z0-9_.-]{1,40}$", prefix))
 			}
 			var (
 				rdb    redis.UniversalClient
@@ -156,25 +117,25 @@ func newConformanceCmd() *cobra.Command {
 			if cluster {
 				opt, err := redis.ParseClusterURL(u)
 				if err != nil {
-					return usageErr(fmt.Errorf("redis cluster URL: %w", err))
+					return command.Usage(fmt.Errorf("redis cluster URL: %w", err))
 				}
 				rdb, server = redis.NewClusterClient(opt), strings.Join(opt.Addrs, ",")
 			} else {
 				opt, err := redis.ParseURL(u)
 				if err != nil {
-					return usageErr(fmt.Errorf("redis URL: %w", err))
+					return command.Usage(fmt.Errorf("redis URL: %w", err))
 				}
 				rdb, server = redis.NewClient(opt), opt.Addr
 			}
 			defer rdb.Close()
 			ctx := c.Context()
 			if err := rdb.Ping(ctx).Err(); err != nil {
-				return failErr(fmt.Errorf("connect to %s: %w", server, err))
+				return command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 			}
 			if n, err := luastore.Count(ctx, rdb, prefix); err != nil {
-				return failErr(fmt.Errorf("scan %s: %w", server, err))
+				return command.Fail(fmt.Errorf("scan %s: %w", server, err))
 			} else if n > 0 {
-				return usageErr(fmt.Errorf("namespaces %q-* already hold %d keys: pick another --namespace", prefix, n))
+				return command.Usage(fmt.Errorf("namespaces %q-* already hold %d keys: pick another --namespace", prefix, n))
 			}
 			// rapid must not write fail files into the working directory;
 			// rapid.checks is how many sequences one rapid.Check runs: a
@@ -201,24 +162,24 @@ func newConformanceCmd() *cobra.Command {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(out); err != nil {
-					return failErr(err)
+					return command.Fail(err)
 				}
 			} else {
 				printConformance(w, out)
 			}
 			if cerr != nil {
-				return failErr(fmt.Errorf("remove namespaces %s-*: %w", prefix, cerr))
+				return command.Fail(fmt.Errorf("remove namespaces %s-*: %w", prefix, cerr))
 			}
 			if err := ctx.Err(); err != nil {
-				return failErr(fmt.Errorf("interrupted: %w", err))
+				return command.Fail(fmt.Errorf("interrupted: %w", err))
 			}
 			if !rep.OK() {
-				return failErr(errQuiet)
+				return command.Fail(command.ErrQuiet)
 			}
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return command.Usage(err) })
 	cmd.Flags().StringVar(&redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
 	cmd.Flags().StringVar(&namespace, "namespace", "", "prefix of the run's namespaces (default weirconf-<random>)")
 	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/bench"
+	"github.com/weirflow/weir/internal/command"
 )
 
 // newBenchCmd is `weir bench`: the measurements of package bench, as a
@@ -35,16 +36,16 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {
-				return usageErr(errors.New("bench uses a namespace of its own (bench-<random>); --namespace does not apply"))
+				return command.Usage(errors.New("bench uses a namespace of its own (bench-<random>); --namespace does not apply"))
 			}
 			var old *bench.Report
 			if against != "" && compare == "" {
-				return usageErr(errors.New("--against NEW.json needs --compare OLD.json"))
+				return command.Usage(errors.New("--against NEW.json needs --compare OLD.json"))
 			}
 			if compare != "" {
 				var err error
 				if old, err = bench.ReadReport(compare); err != nil {
-					return usageErr(fmt.Errorf("--compare: %w", err))
+					return command.Usage(fmt.Errorf("--compare: %w", err))
 				}
 			}
 			if against != "" {
@@ -60,10 +61,10 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			}
 			var err error
 			if opts.Concurrencies, err = intList("--concurrency", concs); err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			if opts.Processes, err = intList("--processes", pros); err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			if noProcs {
 				opts.Processes = []int{}
@@ -75,9 +76,9 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			rep, err := bench.RunWith(c.Context(), opts, defaults)
 			if err != nil {
 				if errors.Is(err, bench.ErrUsage) {
-					return usageErr(err)
+					return command.Usage(err)
 				}
-				return failErr(err)
+				return command.Fail(err)
 			}
 			var cmp *bench.Comparison
 			if old != nil {
@@ -117,12 +118,12 @@ var runFlags = []string{"redis", "quick", "jobs", "scenarios", "concurrency", "p
 func compareSaved(c *cobra.Command, old *bench.Report, oldPath, newPath string, asJSON bool) error {
 	for _, name := range runFlags {
 		if c.Flags().Changed(name) {
-			return usageErr(fmt.Errorf("--against compares two saved reports without running: --%s does not apply", name))
+			return command.Usage(fmt.Errorf("--against compares two saved reports without running: --%s does not apply", name))
 		}
 	}
 	cur, err := bench.ReadReport(newPath)
 	if err != nil {
-		return usageErr(fmt.Errorf("--against: %w", err))
+		return command.Usage(fmt.Errorf("--against: %w", err))
 	}
 	cmp := bench.Compare(old, cur, oldPath, newPath)
 	if asJSON {
@@ -154,10 +155,10 @@ func newBenchWorkerCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := bench.ParseWorkerArgs(args)
 			if err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			if err := bench.RunWorkerProcess(c.Context(), cfg, c.InOrStdin(), c.OutOrStdout()); err != nil {
-				return failErr(err)
+				return command.Fail(err)
 			}
 			return nil
 		},

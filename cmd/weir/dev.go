@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/metrics"
 	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/workflowfile"
@@ -36,13 +37,13 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if g.redisURL != "" {
-				return usageErr(fmt.Errorf("dev runs its own embedded server: --redis is for the other commands (use --redis-addr to choose its address)"))
+				return command.Usage(fmt.Errorf("dev runs its own embedded server: --redis is for the other commands (use --redis-addr to choose its address)"))
 			}
 			if !isLoopback(redisAddr) {
-				return usageErr(fmt.Errorf("--redis-addr %q must be a loopback host:port (the embedded server has no password)", redisAddr))
+				return command.Usage(fmt.Errorf("--redis-addr %q must be a loopback host:port (the embedded server has no password)", redisAddr))
 			}
 			if concurrency < 1 {
-				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+				return command.Usage(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
 			}
 			qs, err := parseQueues(queues)
 			if err != nil {
@@ -69,10 +70,10 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	ctx := c.Context()
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
-		return usageErr(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+		return command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
 	}
 	if g.durable.Replicas != 0 {
-		return usageErr(fmt.Errorf("--durable-replicas %d: dev's embedded server has no replicas; use weir serve --redis URL", g.durable.Replicas))
+		return command.Usage(fmt.Errorf("--durable-replicas %d: dev's embedded server has no replicas; use weir serve --redis URL", g.durable.Replicas))
 	}
 	cn, err := g.openEmbeddedAt(redisAddr)
 	if err != nil {
@@ -89,7 +90,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		Dashboard: dashboard.Handler(),
 	})
 	if err != nil {
-		return usageErr(err)
+		return command.Usage(err)
 	}
 	ln, err := af.listen()
 	if err != nil {
@@ -98,7 +99,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true)
 	if err := w.Start(ctx); err != nil {
 		ln.Close()
-		return failErr(err)
+		return command.Fail(err)
 	}
 	fmt.Fprintf(stdout, "WEIR_REDIS_URL=%s\nWEIR_HTTP_URL=http://%s\n", cn.url, ln.Addr())
 	if generated {
@@ -116,10 +117,10 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	defer cancel()
 	stopErr := w.Stop(sctx)
 	if serveErr != nil {
-		return failErr(serveErr)
+		return command.Fail(serveErr)
 	}
 	if stopErr != nil {
-		return failErr(fmt.Errorf("stop the workers: %w", stopErr))
+		return command.Fail(fmt.Errorf("stop the workers: %w", stopErr))
 	}
 	fmt.Fprintln(stderr, "weir dev: stopped")
 	return nil
@@ -131,7 +132,7 @@ func parseQueues(list string) ([]string, error) {
 	for _, q := range strings.Split(list, ",") {
 		q = strings.TrimSpace(q)
 		if !engine.ValidName(q) {
-			return nil, usageErr(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+			return nil, command.Usage(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
 		}
 		if !slices.Contains(qs, q) {
 			qs = append(qs, q)

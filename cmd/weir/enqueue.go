@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -30,17 +31,17 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			name, data, err := readJobFile(args[0], c.InOrStdin())
 			if err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
 			j, err := workflowfile.ParseJob(name, data, workflowfile.Options{Limits: limits})
 			if err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec})
 			if err != nil {
 				if errors.Is(err, engine.ErrJobExists) {
-					return failErr(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))
+					return command.Fail(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))
 				}
 				return storeErr(name, err)
 			}

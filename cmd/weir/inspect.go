@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 )
 
 // The inspector's commands: jobs of a queue by state, cancel-job, purge.
@@ -82,7 +83,7 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 			r, err := s.CancelJob(ctx, engine.CancelJobParams{ID: args[0]})
 			if err != nil {
 				if errors.Is(err, engine.ErrJobEnded) {
-					return failErr(fmt.Errorf("job %s has already ended (%s)", args[0], r.State))
+					return command.Fail(fmt.Errorf("job %s has already ended (%s)", args[0], r.State))
 				}
 				return storeErr("job "+args[0], err)
 			}
@@ -109,7 +110,7 @@ func newPurgeCmd(g *globalFlags) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
-				return usageErr(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
+				return command.Usage(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
 			}
 			r, err := s.PurgeQueue(ctx, args[0])
 			if err != nil {
@@ -132,14 +133,14 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 			if at != "" {
 				t, err := parseAt(at, time.Now())
 				if err != nil {
-					return usageErr(err)
+					return command.Usage(err)
 				}
 				p.RunAt = t
 			}
 			r, err := s.RetryJob(ctx, p)
 			if err != nil {
 				if errors.Is(err, engine.ErrJobNotRetryable) {
-					return failErr(fmt.Errorf("job %s cannot be retried (%s): only a plain job that ended failed or cancelled can", args[0], r.State))
+					return command.Fail(fmt.Errorf("job %s cannot be retried (%s): only a plain job that ended failed or cancelled can", args[0], r.State))
 				}
 				return storeErr("job "+args[0], err)
 			}
@@ -185,7 +186,7 @@ func newDeleteCmd(g *globalFlags, workflow bool) *cobra.Command {
 			}
 			if err := f(ctx, args[0]); err != nil {
 				if errors.Is(err, engine.ErrNotEnded) {
-					return failErr(fmt.Errorf("%s %s has not ended: cancel it first, or wait", what, args[0]))
+					return command.Fail(fmt.Errorf("%s %s has not ended: cancel it first, or wait", what, args[0]))
 				}
 				return storeErr(what+" "+args[0], err)
 			}

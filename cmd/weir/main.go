@@ -11,41 +11,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/redisstore"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0 // the workflow completed (or the command did its job)
-	exitEnded = 1 // the workflow ended another way, or the command failed
-	exitUsage = 2 // usage or validation error
+	exitOK    = command.ExitOK    // the workflow completed (or the command did its job)
+	exitEnded = command.ExitFail  // the workflow ended another way, or the command failed
+	exitUsage = command.ExitUsage // usage or validation error
 )
-
-// exitError carries the exit status of an error.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(err error) error { return &exitError{exitUsage, err} }
-func failErr(err error) error  { return &exitError{exitEnded, err} }
-
-// errQuiet ends the command with status 1 and nothing more to print (the
-// summary said it).
-var errQuiet = errors.New("")
 
 type globalFlags struct {
 	redisURL  string
@@ -54,38 +34,11 @@ type globalFlags struct {
 	durable redisstore.Durable
 }
 
-// quietRedisLog drops go-redis's internal log lines (connection pool
-// notes printed at shutdown); errors that matter reach the commands as
-// errors.
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
-
-func main() {
-	redis.SetLogger(quietRedisLog{})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { command.Main("weir", newRoot) }
 
 // run runs the command line args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // cobra's own errors: unknown command, bad flag, arguments
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if !errors.Is(err, errQuiet) {
-		fmt.Fprintln(stderr, "weir:", err)
-	}
-	return code
+	return command.Run(ctx, "weir", newRoot(stdout, stderr), args, stderr)
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -100,7 +53,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return command.Usage(err) })
 	root.PersistentFlags().StringVar(&g.redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "", "weir namespace in Redis (default \"default\")")
 	root.PersistentFlags().IntVar(&g.durable.Replicas, "durable-replicas", 0,
@@ -119,7 +72,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErr(fmt.Errorf("%s takes %d argument(s), got %d (usage: %s)", c.Name(), n, len(args), c.UseLine()))
+			return command.Usage(fmt.Errorf("%s takes %d argument(s), got %d (usage: %s)", c.Name(), n, len(args), c.UseLine()))
 		}
 		return nil
 	}

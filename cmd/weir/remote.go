@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -34,11 +35,11 @@ func withStore(g *globalFlags, f func(ctx context.Context, s engine.Store, c *co
 func storeErr(what string, err error) error {
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return failErr(fmt.Errorf("%s: not found", what))
+		return command.Fail(fmt.Errorf("%s: not found", what))
 	case errors.Is(err, engine.ErrInvalid):
-		return usageErr(fmt.Errorf("%s: %w", what, err))
+		return command.Usage(fmt.Errorf("%s: %w", what, err))
 	}
-	return failErr(fmt.Errorf("%s: %w", what, err))
+	return command.Fail(fmt.Errorf("%s: %w", what, err))
 }
 
 func newSubmitCmd(g *globalFlags) *cobra.Command {
@@ -50,7 +51,7 @@ func newSubmitCmd(g *globalFlags) *cobra.Command {
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
 			lf, err := workflowfile.Load(args[0], limits)
 			if err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			if _, err := submitPlan(ctx, s, lf); err != nil {
 				return err
@@ -99,10 +100,10 @@ func newWaitCmd(g *globalFlags) *cobra.Command {
 				return storeErr("workflow "+args[0], err)
 			}
 			if err := show(c.OutOrStdout(), w, asJSON); err != nil {
-				return failErr(err)
+				return command.Fail(err)
 			}
 			if w.State != engine.WorkflowCompleted {
-				return &exitError{exitEnded, errQuiet}
+				return command.Fail(command.ErrQuiet)
 			}
 			return nil
 		}),
@@ -126,7 +127,7 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 			r, err := s.CancelWorkflow(ctx, p)
 			if err != nil {
 				if errors.Is(err, engine.ErrWorkflowEnded) {
-					return failErr(fmt.Errorf("workflow %s has already ended", args[0]))
+					return command.Fail(fmt.Errorf("workflow %s has already ended", args[0]))
 				}
 				return storeErr("workflow "+args[0], err)
 			}
@@ -222,11 +223,11 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
 			if err != nil {
-				return usageErr(fmt.Errorf("weir queue limit: concurrency %q is not an integer", args[1]))
+				return command.Usage(fmt.Errorf("weir queue limit: concurrency %q is not an integer", args[1]))
 			}
 			p := engine.LimitQueueParams{Queue: args[0], Concurrency: n}
 			if err := engine.ValidateLimitQueue(p); err != nil {
-				return usageErr(fmt.Errorf("weir queue limit: %w", err))
+				return command.Usage(fmt.Errorf("weir queue limit: %w", err))
 			}
 			if err := s.LimitQueue(ctx, p); err != nil {
 				return storeErr("queue "+args[0], err)
@@ -253,7 +254,7 @@ func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
-				return usageErr(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
+				return command.Usage(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
 			}
 			f := s.ResumeQueue
 			if pause {
@@ -278,13 +279,13 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if concurrency < 1 {
-				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+				return command.Usage(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
 			}
 			var qs []string
 			for _, q := range strings.Split(queues, ",") {
 				q = strings.TrimSpace(q)
 				if !engine.ValidName(q) {
-					return usageErr(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+					return command.Usage(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
 				}
 				if !slices.Contains(qs, q) {
 					qs = append(qs, q)
@@ -294,7 +295,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules)
 			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d\n", strings.Join(qs, ","), concurrency)
 			if err := w.Run(ctx); err != nil {
-				return failErr(err)
+				return command.Fail(err)
 			}
 			fmt.Fprintln(c.ErrOrStderr(), "weir worker: stopped")
 			return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
@@ -40,7 +41,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
-				return usageErr(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+				return command.Usage(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
 			}
 			return runFile(c.Context(), g, args[0], concurrency, asJSON, c.OutOrStdout(), c.ErrOrStderr())
 		},
@@ -53,10 +54,10 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, asJSON bool, stdout, stderr io.Writer) error {
 	// Validate before starting anything: a bad file is status 2 at once.
 	if lf, err := workflowfile.Load(path, engine.DefaultLimits()); err != nil {
-		return usageErr(err)
+		return command.Usage(err)
 	} else if len(lf.GoQueues) > 0 {
 		// Its shell workers would take those jobs for commands.
-		return usageErr(fmt.Errorf("%s: tasks with a payload are for Go handlers (queues %s): weir run runs shell tasks only; submit it (weir submit) and run Go workers for those queues", path, strings.Join(lf.GoQueues, ", ")))
+		return command.Usage(fmt.Errorf("%s: tasks with a payload are for Go handlers (queues %s): weir run runs shell tasks only; submit it (weir submit) and run Go workers for those queues", path, strings.Join(lf.GoQueues, ", ")))
 	}
 	cn, err := g.open(ctx, true)
 	if err != nil {
@@ -66,7 +67,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	limits := cn.store.Config().Limits
 	lf, err := workflowfile.Load(path, limits)
 	if err != nil {
-		return usageErr(err)
+		return command.Usage(err)
 	}
 	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
 		return err
@@ -79,7 +80,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		}
 	}, false)
 	if err := w.Start(ctx); err != nil {
-		return failErr(err)
+		return command.Fail(err)
 	}
 	defer func() {
 		// After the end, nothing runs; after an interrupt, running commands
@@ -105,19 +106,19 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	final, err := follow(ctx, cn.store, lf.Plan.ID, progress, nudge)
 	if err != nil {
 		if ctx.Err() != nil {
-			return failErr(fmt.Errorf("interrupted: workflow %s is still %s", lf.Plan.ID, final.State))
+			return command.Fail(fmt.Errorf("interrupted: workflow %s is still %s", lf.Plan.ID, final.State))
 		}
-		return failErr(err)
+		return command.Fail(err)
 	}
 	if asJSON {
 		if err := printJSON(stdout, workflowfile.NewRecord(final)); err != nil {
-			return failErr(err)
+			return command.Fail(err)
 		}
 	} else {
 		printSummary(stdout, final)
 	}
 	if final.State != engine.WorkflowCompleted {
-		return &exitError{exitEnded, errQuiet}
+		return command.Fail(command.ErrQuiet)
 	}
 	return nil
 }
@@ -130,11 +131,11 @@ func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (boo
 		var ve *engine.ValidationError
 		switch {
 		case errors.As(err, &ve):
-			return false, usageErr(&workflowfile.Error{File: lf.Name, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
+			return false, command.Usage(&workflowfile.Error{File: lf.Name, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
 		case errors.Is(err, engine.ErrWorkflowExists):
-			return false, failErr(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Name, lf.Plan.ID))
+			return false, command.Fail(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Name, lf.Plan.ID))
 		}
-		return false, failErr(fmt.Errorf("submit %s: %w", lf.Name, err))
+		return false, command.Fail(fmt.Errorf("submit %s: %w", lf.Name, err))
 	}
 	return res.Created, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -53,15 +54,15 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 			p.Missed, p.Overlap = engine.MissedPolicy(missed), engine.OverlapPolicy(overlap)
 			switch {
 			case (queue == "") == (file == ""):
-				return usageErr(fmt.Errorf("give --queue or --workflow, exactly one"))
+				return command.Usage(fmt.Errorf("give --queue or --workflow, exactly one"))
 			case file != "":
 				if c.Flags().Changed("payload") || c.Flags().Changed("priority") || c.Flags().Changed("max-attempts") {
-					return usageErr(fmt.Errorf("--payload, --priority and --max-attempts go with --queue, not --workflow"))
+					return command.Usage(fmt.Errorf("--payload, --priority and --max-attempts go with --queue, not --workflow"))
 				}
 				limits := s.(engine.ConfigReporter).Config().Limits
 				lf, err := workflowfile.Load(file, limits)
 				if err != nil {
-					return usageErr(err)
+					return command.Usage(err)
 				}
 				p.Plan = &lf.Plan
 			default:
@@ -69,7 +70,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 				if c.Flags().Changed("payload") {
 					b, err := client.JSONPayload([]byte(payload))
 					if err != nil {
-						return usageErr(fmt.Errorf("--payload %q: %w", payload, err))
+						return command.Usage(fmt.Errorf("--payload %q: %w", payload, err))
 					}
 					p.Job.Payload = b
 				}

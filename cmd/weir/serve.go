@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/weirflow/weir/dashboard"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/rest"
 )
 
@@ -41,11 +42,11 @@ func (f *apiFlags) register(c *cobra.Command, defaultAddr string) {
 // It resolves f.readTokens and f.noShell.
 func (f *apiFlags) check(c *cobra.Command, generate bool) (token string, generated bool, err error) {
 	if f.maxBody < 1 {
-		return "", false, usageErr(fmt.Errorf("--max-body must be at least 1, got %d", f.maxBody))
+		return "", false, command.Usage(fmt.Errorf("--max-body must be at least 1, got %d", f.maxBody))
 	}
 	for _, o := range f.origins {
 		if err := rest.CheckOrigin(o); err != nil {
-			return "", false, usageErr(fmt.Errorf("--origin %w", err))
+			return "", false, command.Usage(fmt.Errorf("--origin %w", err))
 		}
 	}
 	if token, generated, err = f.resolveToken(c, generate); err != nil {
@@ -67,7 +68,7 @@ func (f *apiFlags) check(c *cobra.Command, generate bool) (token string, generat
 func (f *apiFlags) listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return nil, failErr(fmt.Errorf("--http %s: %w", f.addr, err))
+		return nil, command.Fail(fmt.Errorf("--http %s: %w", f.addr, err))
 	}
 	return ln, nil
 }
@@ -106,7 +107,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 				Dashboard: dashboard.Handler(),
 			})
 			if err != nil {
-				return usageErr(err)
+				return command.Usage(err)
 			}
 			ln, err := af.listen()
 			if err != nil {
@@ -115,7 +116,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
 			fmt.Fprintf(c.ErrOrStderr(), "weir serve: dashboard at http://%s/\n", ln.Addr())
 			if err := serveAPI(ctx, ln, h); err != nil {
-				return failErr(err)
+				return command.Fail(err)
 			}
 			fmt.Fprintln(c.ErrOrStderr(), "weir serve: stopped")
 			return nil
@@ -143,10 +144,10 @@ func isLoopback(addr string) bool {
 // token.
 func checkListen(flag, addr, token string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return usageErr(fmt.Errorf("%s %q: %w", flag, addr, err))
+		return command.Usage(fmt.Errorf("%s %q: %w", flag, addr, err))
 	}
 	if token == "" && !isLoopback(addr) {
-		return usageErr(fmt.Errorf("%s %s is not a loopback address: set a token (--token or WEIR_TOKEN) to serve the API there", flag, addr))
+		return command.Usage(fmt.Errorf("%s %s is not a loopback address: set a token (--token or WEIR_TOKEN) to serve the API there", flag, addr))
 	}
 	return nil
 }

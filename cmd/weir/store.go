@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -40,31 +41,31 @@ func (g *globalFlags) url() string {
 // embedded set, it starts an embedded miniredis in this process.
 func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
-		return nil, usageErr(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+		return nil, command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
 	}
 	u := g.url()
 	if u == "" {
 		if !embedded {
-			return nil, usageErr(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
+			return nil, command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
 		}
 		if g.durable.Replicas != 0 {
-			return nil, usageErr(fmt.Errorf("--durable-replicas %d: the embedded server has no replicas; give --redis URL", g.durable.Replicas))
+			return nil, command.Usage(fmt.Errorf("--durable-replicas %d: the embedded server has no replicas; give --redis URL", g.durable.Replicas))
 		}
 		return g.openEmbedded()
 	}
 	opt, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("redis URL %q: %w", u, err))
+		return nil, command.Usage(fmt.Errorf("redis URL %q: %w", u, err))
 	}
 	rdb := redis.NewClient(opt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
-		return nil, failErr(fmt.Errorf("connect to %s: %w", opt.Addr, err))
+		return nil, command.Fail(fmt.Errorf("connect to %s: %w", opt.Addr, err))
 	}
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable})
 	if err != nil {
 		rdb.Close()
-		return nil, usageErr(err)
+		return nil, command.Usage(err)
 	}
 	return &conn{store: s, closer: func() { rdb.Close() }, ping: pinger(rdb)}, nil
 }
@@ -81,14 +82,14 @@ func (g *globalFlags) openEmbedded() (*conn, error) {
 func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 	m := miniredis.NewMiniRedis()
 	if err := m.StartAddr(addr); err != nil {
-		return nil, failErr(fmt.Errorf("start the embedded server: %w", err))
+		return nil, command.Fail(fmt.Errorf("start the embedded server: %w", err))
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace})
 	if err != nil {
 		rdb.Close()
 		m.Close()
-		return nil, usageErr(err)
+		return nil, command.Usage(err)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

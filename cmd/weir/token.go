@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/rest"
 )
 
@@ -29,10 +30,10 @@ func (f *apiFlags) resolveToken(c *cobra.Command, generate bool) (token string, 
 	}
 	switch {
 	case given && f.noToken:
-		return "", false, usageErr(fmt.Errorf("--no-token, and a token in %s: give one or the other", source))
+		return "", false, command.Usage(fmt.Errorf("--no-token, and a token in %s: give one or the other", source))
 	case given:
 		if err := rest.CheckToken(source, token); err != nil {
-			return "", false, usageErr(err)
+			return "", false, command.Usage(err)
 		}
 		return token, false, nil
 	case generate && !f.noToken:
@@ -60,14 +61,14 @@ func (f *apiFlags) resolveReadTokens(c *cobra.Command, token string, generated b
 		return nil
 	}
 	if token == "" {
-		return usageErr(fmt.Errorf("%s without a read-write token: give --token or WEIR_TOKEN too (without one every request may write)", source))
+		return command.Usage(fmt.Errorf("%s without a read-write token: give --token or WEIR_TOKEN too (without one every request may write)", source))
 	}
 	for _, rt := range f.readTokens {
 		if err := rest.CheckToken(source, rt); err != nil {
-			return usageErr(err)
+			return command.Usage(err)
 		}
 		if rt == token {
-			return usageErr(fmt.Errorf("%s is the read-write token: a token is read-only or read-write, not both", source))
+			return command.Usage(fmt.Errorf("%s is the read-write token: a token is read-only or read-write, not both", source))
 		}
 	}
 	return nil
