@@ -5,11 +5,13 @@ import (
 	"fmt"
 )
 
-// Error is an error of the store with a stable result code. The same code
-// is returned by the Lua scripts and listed in spec/errors.md; every store
-// sentinel below is an *Error, so callers test with errors.Is.
+// Error is an error of the store with a stable result code: every store
+// returns the same code for the same refusal, and spec/errors.md lists
+// them all. Every store sentinel below is an *Error, so callers test with
+// errors.Is.
 type Error struct {
-	// Code is the stable, upper-case result code shared with the scripts.
+	// Code is the stable, upper-case result code (spec/errors.md); the REST
+	// API's error bodies carry it too.
 	Code string
 	msg  string
 }
