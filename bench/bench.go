@@ -127,6 +127,14 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.has(ScenarioLimits) {
+		for _, v := range LimitVariants {
+			o.logf("limits: %d jobs at concurrency %d, %s", o.Jobs, o.LimitsConcurrency, v.Name)
+			if err := r.add(r.limited(ctx, v)); err != nil {
+				return err
+			}
+		}
+	}
 	if err := r.ceiling(ctx, "after the scenarios"); err != nil {
 		return err
 	}

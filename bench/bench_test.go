@@ -96,22 +96,26 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 	type key struct {
 		name        string
 		conc, procs int
+		variant     string
 	}
 	want := map[key]int{}
 	for _, c := range o.Concurrencies {
-		want[key{ScenarioPlain, c, 1}] = o.Jobs
+		want[key{ScenarioPlain, c, 1, ""}] = o.Jobs
 	}
 	for _, p := range o.Processes {
-		want[key{ScenarioPlain, o.ProcessConcurrency, p}] = o.Jobs
+		want[key{ScenarioPlain, o.ProcessConcurrency, p, ""}] = o.Jobs
 	}
-	want[key{ScenarioChain, 1, 1}] = o.ChainTasks
-	want[key{ScenarioFanin, o.FaninConcurrency, 1}] = o.FaninWorkflows * (o.FaninWidth + 1)
-	want[key{ScenarioSubmit, 1, 1}] = o.SubmitTasks
+	want[key{ScenarioChain, 1, 1, ""}] = o.ChainTasks
+	want[key{ScenarioFanin, o.FaninConcurrency, 1, ""}] = o.FaninWorkflows * (o.FaninWidth + 1)
+	want[key{ScenarioSubmit, 1, 1, ""}] = o.SubmitTasks
+	for _, v := range LimitVariants {
+		want[key{ScenarioLimits, o.LimitsConcurrency, 1, v.Name}] = o.Jobs
+	}
 	if len(rep.Scenarios) != len(want) {
 		t.Errorf("%d rows, want %d", len(rep.Scenarios), len(want))
 	}
 	for _, s := range rep.Scenarios {
-		k := key{s.Name, s.Concurrency, s.Processes}
+		k := key{s.Name, s.Concurrency, s.Processes, s.Variant}
 		n, ok := want[k]
 		if !ok {
 			t.Errorf("unexpected row %+v", k)
@@ -129,6 +133,13 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 		}
 		if s.Name != ScenarioSubmit && !approx(s.JobsPerS, float64(s.Jobs)/s.Seconds) {
 			t.Errorf("%v: %v jobs/s, %d jobs in %v s", k, s.JobsPerS, s.Jobs, s.Seconds)
+		}
+		// The server's script time is measured where INFO commandstats
+		// has it (not on miniredis).
+		if (s.Name == ScenarioPlain || s.Name == ScenarioLimits) && (s.ServerUsPerJob != nil) != (rep.Server == RedisServer) {
+			t.Errorf("%v: server time per job %v on %s", k, s.ServerUsPerJob, rep.Server)
+		} else if s.ServerUsPerJob != nil && *s.ServerUsPerJob <= 0 {
+			t.Errorf("%v: server time per job %v", k, *s.ServerUsPerJob)
 		}
 		switch s.Name {
 		case ScenarioPlain:

@@ -42,10 +42,15 @@ type ScenarioKey struct {
 	Name        string `json:"name"`
 	Concurrency int    `json:"concurrency"`
 	Processes   int    `json:"processes"`
+	Variant     string `json:"variant,omitempty"`
 }
 
 func (k ScenarioKey) String() string {
-	return fmt.Sprintf("%s conc %d procs %d", k.Name, k.Concurrency, k.Processes)
+	s := fmt.Sprintf("%s conc %d procs %d", k.Name, k.Concurrency, k.Processes)
+	if k.Variant != "" {
+		s += " " + k.Variant
+	}
+	return s
 }
 
 // ScenarioComparison is one row found in both runs.
@@ -198,7 +203,7 @@ func side(r *Report, source string) Side {
 }
 
 func keyOf(r Result) ScenarioKey {
-	return ScenarioKey{Name: r.Name, Concurrency: r.Concurrency, Processes: r.Processes}
+	return ScenarioKey{Name: r.Name, Concurrency: r.Concurrency, Processes: r.Processes, Variant: r.Variant}
 }
 
 // size is the size of a row, as the sizes warning gives it.

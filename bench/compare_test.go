@@ -60,7 +60,7 @@ func TestCompareMatching(t *testing.T) {
 	for _, s := range c.Scenarios {
 		got = append(got, s.ScenarioKey)
 	}
-	want := []ScenarioKey{{ScenarioChain, 1, 1}, {ScenarioPlain, 1, 1}, {ScenarioPlain, 50, 1}} // the new run's order
+	want := []ScenarioKey{{ScenarioChain, 1, 1, ""}, {ScenarioPlain, 1, 1, ""}, {ScenarioPlain, 50, 1, ""}} // the new run's order
 	if len(got) != len(want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
@@ -69,10 +69,10 @@ func TestCompareMatching(t *testing.T) {
 			t.Errorf("row %d %v, want %v", i, got[i], want[i])
 		}
 	}
-	if len(c.OnlyOld) != 1 || c.OnlyOld[0] != (ScenarioKey{ScenarioPlain, 50, 2}) {
+	if len(c.OnlyOld) != 1 || c.OnlyOld[0] != (ScenarioKey{ScenarioPlain, 50, 2, ""}) {
 		t.Errorf("only old %v", c.OnlyOld)
 	}
-	if len(c.OnlyNew) != 1 || c.OnlyNew[0] != (ScenarioKey{ScenarioFanin, 50, 1}) {
+	if len(c.OnlyNew) != 1 || c.OnlyNew[0] != (ScenarioKey{ScenarioFanin, 50, 1, ""}) {
 		t.Errorf("only new %v", c.OnlyNew)
 	}
 	if len(c.Warnings) != 0 {
@@ -103,7 +103,7 @@ func TestCompareDuplicateRows(t *testing.T) {
 func TestCompareFigures(t *testing.T) {
 	old, cur := pair()
 	c := Compare(old, cur, "old.json", "new.json")
-	plain1, plain50, chain := ScenarioKey{ScenarioPlain, 1, 1}, ScenarioKey{ScenarioPlain, 50, 1}, ScenarioKey{ScenarioChain, 1, 1}
+	plain1, plain50, chain := ScenarioKey{ScenarioPlain, 1, 1, ""}, ScenarioKey{ScenarioPlain, 50, 1, ""}, ScenarioKey{ScenarioChain, 1, 1, ""}
 	for _, w := range []struct {
 		key            ScenarioKey
 		field          string

@@ -15,10 +15,11 @@ const (
 	ScenarioChain  = "chain"
 	ScenarioFanin  = "fanin"
 	ScenarioSubmit = "submit"
+	ScenarioLimits = "limits"
 )
 
 // AllScenarios lists every scenario, in run order.
-var AllScenarios = []string{ScenarioPlain, ScenarioChain, ScenarioFanin, ScenarioSubmit}
+var AllScenarios = []string{ScenarioPlain, ScenarioChain, ScenarioFanin, ScenarioSubmit, ScenarioLimits}
 
 // Options configures a Run. Zero sizes take the defaults of Defaults.
 type Options struct {
@@ -46,6 +47,11 @@ type Options struct {
 	FaninConcurrency int
 	// SubmitTasks is the size of the submitted DAG.
 	SubmitTasks int
+	// LimitsConcurrency is the worker concurrency of the limits scenario:
+	// Jobs plain jobs once on a queue without limits and once under each
+	// kind of limit (LimitVariants), so that their server time per job
+	// compares within one run.
+	LimitsConcurrency int
 	// CeilingClients call the ceiling script in parallel for
 	// CeilingDuration, before the scenarios and again after them.
 	CeilingClients  int
@@ -74,6 +80,7 @@ func Defaults() Options {
 		FaninWidth:         10,
 		FaninConcurrency:   50,
 		SubmitTasks:        10_000,
+		LimitsConcurrency:  50,
 		CeilingClients:     50,
 		CeilingDuration:    2 * time.Second,
 		Producers:          50,
@@ -93,6 +100,7 @@ func Quick() Options {
 		FaninWidth:         10,
 		FaninConcurrency:   50,
 		SubmitTasks:        500,
+		LimitsConcurrency:  10,
 		CeilingClients:     50,
 		CeilingDuration:    100 * time.Millisecond,
 		Producers:          20,
@@ -121,6 +129,7 @@ func (o Options) withDefaults(d Options) (Options, error) {
 	fill(&o.FaninWidth, d.FaninWidth)
 	fill(&o.FaninConcurrency, d.FaninConcurrency)
 	fill(&o.SubmitTasks, d.SubmitTasks)
+	fill(&o.LimitsConcurrency, d.LimitsConcurrency)
 	fill(&o.CeilingClients, d.CeilingClients)
 	fill(&o.Producers, d.Producers)
 	if o.CeilingDuration == 0 {
@@ -135,7 +144,7 @@ func (o Options) withDefaults(d Options) (Options, error) {
 	for name, v := range map[string]int{
 		"jobs": o.Jobs, "process concurrency": o.ProcessConcurrency, "chain tasks": o.ChainTasks,
 		"fan-in workflows": o.FaninWorkflows, "fan-in width": o.FaninWidth, "fan-in concurrency": o.FaninConcurrency,
-		"submit tasks": o.SubmitTasks, "ceiling clients": o.CeilingClients, "producers": o.Producers,
+		"submit tasks": o.SubmitTasks, "limits concurrency": o.LimitsConcurrency, "ceiling clients": o.CeilingClients, "producers": o.Producers,
 	} {
 		if v < 1 {
 			return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)

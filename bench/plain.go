@@ -59,15 +59,21 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 // plain enqueues Jobs no-op jobs, then runs them with one worker of this
 // process at concurrency conc.
 func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
-	n := r.opts.Jobs
-	res := Result{Name: ScenarioPlain, Concurrency: conc, Processes: 1, Jobs: n}
-	q := noopQueue("plain-c" + strconv.Itoa(conc))
+	res := Result{Name: ScenarioPlain, Concurrency: conc, Processes: 1, Jobs: r.opts.Jobs}
+	err := r.runPlain(ctx, noopQueue("plain-c"+strconv.Itoa(conc)), conc, &res)
+	return res, err
+}
+
+// runPlain enqueues res.Jobs no-op jobs into q, then runs them with one
+// worker of this process at concurrency conc, and fills res's figures.
+func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], conc int, res *Result) error {
+	n := res.Jobs
 	m0, err := r.snap(ctx, true)
 	if err != nil {
-		return res, err
+		return err
 	}
-	if err := r.enqueue(ctx, q, n, &res); err != nil {
-		return res, err
+	if err := r.enqueue(ctx, q, n, res); err != nil {
+		return err
 	}
 	p := newProgress(worker.EventSucceeded, n)
 	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
@@ -75,20 +81,24 @@ func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
 	worker.Handle(w, q, noop)
 	a, err := r.snap(ctx, false)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if err := p.runUntil(ctx, w); err != nil {
-		return res, err
+		return err
 	}
 	b, err := r.snap(ctx, true)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.Seconds = p.lastTime().Sub(a.at).Seconds()
 	res.JobsPerS = float64(n) / res.Seconds
 	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, n)
 	res.MemoryPerJobBytes = memPer(m0, b, n)
-	return res, nil
+	if !r.srv.lite {
+		us := float64(b.cmds.scriptUsec-a.cmds.scriptUsec) / float64(n)
+		res.ServerUsPerJob = &us
+	}
+	return nil
 }
 
 // proc is one worker process of a multi-process run.

@@ -50,6 +50,8 @@ type Result struct {
 	Name        string `json:"name"`
 	Concurrency int    `json:"concurrency"`
 	Processes   int    `json:"processes"`
+	// Variant names the limit of a limits row ("none", "concurrency", ...).
+	Variant string `json:"variant,omitempty"`
 	// Jobs is the number of jobs (plain jobs or workflow tasks) the rates
 	// and per-job figures divide by.
 	Jobs      int `json:"jobs"`
@@ -73,6 +75,10 @@ type Result struct {
 	// workflow (chain, fanin; submit: the submitted, unfinished DAG).
 	MemoryPerJobBytes      *float64 `json:"memory_per_job_bytes,omitempty"`
 	MemoryPerWorkflowBytes *float64 `json:"memory_per_workflow_bytes,omitempty"`
+	// ServerUsPerJob is the server time of the script calls per job
+	// (INFO commandstats usec of FCALL, FCALL_RO, EVALSHA and EVAL) while
+	// the jobs ran (plain, limits); null on miniredis.
+	ServerUsPerJob *float64 `json:"server_us_per_job,omitempty"`
 	// Chain.
 	StepsPerS      float64 `json:"steps_per_s,omitempty"`
 	PromotionP50Ms float64 `json:"promotion_p50_ms,omitempty"`
@@ -127,6 +133,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		case ScenarioFanin:
 			fmt.Fprintf(&b, "\nfanin: %d workflows of %d tasks, %s tasks/s (submitted at %s workflows/s)\n",
 				s.Workflows, s.Jobs/max(s.Workflows, 1), num(s.TasksPerS), num(s.SubmitWorkflowsPerS))
+		case ScenarioLimits:
+			us := "n/a"
+			if s.ServerUsPerJob != nil {
+				us = fmt.Sprintf("%.2f µs", *s.ServerUsPerJob)
+			}
+			fmt.Fprintf(&b, "\nlimits %s: %d jobs at concurrency %d, %s jobs/s, server script time %s a job\n",
+				s.Variant, s.Jobs, s.Concurrency, num(s.JobsPerS), us)
 		case ScenarioSubmit:
 			script := "n/a"
 			if s.ScriptMs != nil {

@@ -28,7 +28,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands and round trips per job",
-		Long: "weir bench runs the scenarios plain, chain, fanin and submit against the Redis of --redis or\n" +
+		Long: "weir bench runs the scenarios plain, chain, fanin, submit and limits against the Redis of --redis or\n" +
 			"WEIR_REDIS_URL (the embedded miniredis when neither is set: its figures say nothing about Redis),\n" +
 			"in a namespace of its own that it deletes at the end. --compare OLD.json prints each figure next\n" +
 			"to a saved --json report's, as new/old ratios; with --against NEW.json it compares two saved\n" +
@@ -99,7 +99,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
 	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick)")
-	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit (default all)")
+	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit,limits (default all)")
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
 	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
 	f.BoolVar(&noProcs, "no-processes", false, "skip the multi-process plain runs")

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"context"
+	"strconv"
+)
+
+// LimitVariant is one row of the limits scenario: what it sets on its
+// queue before the jobs are enqueued.
+type LimitVariant struct {
+	// Name is the row's Variant.
+	Name string
+	// Set limits queue for a worker of concurrency conc (nil: no limit).
+	Set func(ctx context.Context, r *runner, queue string, conc int) error
+}
+
+// LimitVariants are the rows of the limits scenario, in run order: the
+// same plain jobs without a limit and under each kind of limit, so that
+// what a limit adds to a claim shows in the server time per job of one
+// run.
+var LimitVariants = []LimitVariant{
+	{Name: "none"},
+	// A queue-wide concurrency limit of half the worker's slots: every
+	// claim checks it, and it holds the worker below its concurrency.
+	{Name: "concurrency", Set: func(ctx context.Context, r *runner, q string, conc int) error {
+		return r.client.LimitQueue(ctx, q, max(conc/2, 1))
+	}},
+}
+
+// limited runs the limits scenario's row v.
+func (r *runner) limited(ctx context.Context, v LimitVariant) (Result, error) {
+	conc := r.opts.LimitsConcurrency
+	res := Result{Name: ScenarioLimits, Variant: v.Name, Concurrency: conc, Processes: 1, Jobs: r.opts.Jobs}
+	q := noopQueue("limits-" + v.Name + "-c" + strconv.Itoa(conc))
+	if v.Set != nil {
+		if err := v.Set(ctx, r, q.Name(), conc); err != nil {
+			return res, err
+		}
+	}
+	err := r.runPlain(ctx, q, conc, &res)
+	return res, err
+}
