@@ -202,6 +202,16 @@ func perJob(a, b snapshot, n int) (cmds, trips float64) {
 	return float64(b.cmds.calls-a.cmds.calls) / float64(n), float64(b.trips-a.trips) / float64(n)
 }
 
+// scriptUsPer is the server time of the script calls from a to b per n
+// jobs, in µs, or nil on miniredis (which does not measure it).
+func (r *runner) scriptUsPer(a, b snapshot, n int) *float64 {
+	if r.srv.lite {
+		return nil
+	}
+	v := float64(b.cmds.scriptUsec-a.cmds.scriptUsec) / float64(n)
+	return &v
+}
+
 // memPer is the memory growth from a to b per n records, nil when the
 // server has no memory figures.
 func memPer(a, b snapshot, n int) *float64 {

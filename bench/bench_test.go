@@ -46,7 +46,7 @@ func selfWorker(args []string) *exec.Cmd {
 func tiny() Options {
 	return Options{
 		Jobs: 120, Concurrencies: []int{1, 8}, Processes: []int{2}, ProcessConcurrency: 4,
-		ChainTasks: 12, FaninWorkflows: 6, FaninWidth: 3, FaninConcurrency: 8, SubmitTasks: 250,
+		ChainTasks: 12, FaninWorkflows: 6, FaninWidth: 3, FaninConcurrency: 8, SubmitTasks: 250, LimitsConcurrency: 8,
 		CeilingClients: 8, CeilingDuration: 50 * time.Millisecond, Producers: 4,
 		WorkerCommand: selfWorker,
 	}

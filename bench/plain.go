@@ -94,10 +94,7 @@ func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], con
 	res.JobsPerS = float64(n) / res.Seconds
 	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, n)
 	res.MemoryPerJobBytes = memPer(m0, b, n)
-	if !r.srv.lite {
-		us := float64(b.cmds.scriptUsec-a.cmds.scriptUsec) / float64(n)
-		res.ServerUsPerJob = &us
-	}
+	res.ServerUsPerJob = r.scriptUsPer(a, b, n)
 	return nil
 }
 
@@ -267,6 +264,7 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	res.Seconds = time.Unix(0, last).Sub(a.at).Seconds()
 	res.JobsPerS = float64(n) / res.Seconds
 	res.CommandsPerJob, _ = perJob(a, b, n)
+	res.ServerUsPerJob = r.scriptUsPer(a, b, n)
 	res.RoundTripsPerJob = float64(trips) / float64(n)
 	res.MemoryPerJobBytes = memPer(m0, b, n)
 	return res, nil

@@ -115,14 +115,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "commands counted by %s; round trips by a go-redis hook\n\n", r.CommandsSource)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconc\tprocs\tjobs\tjobs/s\t×ceiling\tcmds/job\ttrips/job\tenqueue/s\tenq ×ceil\tenq cmds/job\tenq trips/job\tmemory\t")
+	fmt.Fprintln(tw, "scenario\tconc\tprocs\tjobs\tjobs/s\t×ceiling\tcmds/job\ttrips/job\tscript µs/job\tenqueue/s\tenq ×ceil\tenq cmds/job\tenq trips/job\tmemory\t")
 	for _, s := range r.Scenarios {
 		enq := "-\t-\t-\t-"
 		if s.EnqueuePerS > 0 {
 			enq = fmt.Sprintf("%s\t%.3f\t%.2f\t%.3f", num(s.EnqueuePerS), s.EnqueueCeilingRatio, s.EnqueueCommandsPerJob, s.EnqueueRoundTripsPerJob)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3f\t%.2f\t%.3f\t%s\t%s\t\n", s.Name, s.Concurrency, s.Processes, s.Jobs,
-			num(s.JobsPerS), s.CeilingRatio, s.CommandsPerJob, s.RoundTripsPerJob, enq, memory(s))
+		name, us := s.Name, "-"
+		if s.Variant != "" {
+			name += " " + s.Variant
+		}
+		if s.ServerUsPerJob != nil {
+			us = fmt.Sprintf("%.2f", *s.ServerUsPerJob)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", name, s.Concurrency, s.Processes, s.Jobs,
+			num(s.JobsPerS), s.CeilingRatio, s.CommandsPerJob, s.RoundTripsPerJob, us, enq, memory(s))
 	}
 	tw.Flush()
 	for _, s := range r.Scenarios {
@@ -133,13 +140,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 		case ScenarioFanin:
 			fmt.Fprintf(&b, "\nfanin: %d workflows of %d tasks, %s tasks/s (submitted at %s workflows/s)\n",
 				s.Workflows, s.Jobs/max(s.Workflows, 1), num(s.TasksPerS), num(s.SubmitWorkflowsPerS))
-		case ScenarioLimits:
-			us := "n/a"
-			if s.ServerUsPerJob != nil {
-				us = fmt.Sprintf("%.2f µs", *s.ServerUsPerJob)
-			}
-			fmt.Fprintf(&b, "\nlimits %s: %d jobs at concurrency %d, %s jobs/s, server script time %s a job\n",
-				s.Variant, s.Jobs, s.Concurrency, num(s.JobsPerS), us)
 		case ScenarioSubmit:
 			script := "n/a"
 			if s.ScriptMs != nil {
