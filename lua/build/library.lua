@@ -1,4 +1,4 @@
-#!lua name=weir2_b1c4ccc0bca4
+#!lua name=weir2_7f99b7b2c616
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -779,8 +779,9 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -791,8 +792,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s
@@ -1068,7 +1069,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts, its concurrency limit ("0": none) and its rate limit
+-- ("<n>:<period ms>", "" for none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1080,7 +1082,9 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    out[n + 6] = lim[1] or '0'
+    out[n + 7] = lim[2] or ''
   end
 end
 
@@ -2331,6 +2335,72 @@ local function sweep(q, max, res, max_leases)
   end
 end
 
+-- ---- include/rate.lua
+-- rate.lua: a queue's rate limit, at most n starts (leases) in any window
+-- of a period, enforced inside claim (spec/states.md, RateLimitQueue).
+--
+--!include call.lua
+--!include queue.lua
+--
+-- The limit is field rl of the queue's state, "<n>:<period ms>", absent
+-- for none; the starts that may still count are the sorted set
+-- q:<q>:starts, score the start's time (ms), member its lease token
+-- (unique), kept for one period after the last start (PEXPIRE). One table
+-- holds the functions (one top-level local of the library).
+
+local RATE = {}
+
+-- RATE.limit returns queue state qs's limit and period (ms), or nil.
+function RATE.limit(qs)
+  local n, per = string.match(qs.rl, '^(%d+):(%d+)$')
+  return tonumber(n), tonumber(per)
+end
+
+-- RATE.room drops queue q's starts older than the period and returns how
+-- many more the limit lets start now, and how many it counts.
+function RATE.room(q, qs)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(NOW - per))
+  local have = redis.call('ZCARD', k)
+  return math.max(0, n - have), have
+end
+
+-- RATE.started logs the last took leases of this call (bag leased: id,
+-- token pairs in order) as starts of queue q now (had: the starts counted
+-- before); when the limit then lets none more start and q still has ready
+-- jobs (empty: the claim found its ready set empty), it keeps the time the
+-- next start is allowed for next_due (CALL.rate_due) and clears q's
+-- wake-up list: no claim can take from q before then, and every claim the
+-- limit refuses learns that time.
+function RATE.started(q, qs, took, had, empty)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  if took > 0 then
+    local leased = bag('leased')
+    local args = {}
+    for i = #leased - 2 * took + 2, #leased, 2 do
+      args[#args + 1] = NOW_S
+      args[#args + 1] = leased[i]
+    end
+    for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
+    redis.call('PEXPIRE', k, fmt(per))
+  end
+  local have = had + took
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  -- the oldest start that must leave the window for one more to fit
+  local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
+  bag('rate_due')[q] = tonumber(r[2]) + per
+  wake_clear(q)
+end
+
+-- RATE.due returns the time the limit next lets queue q start a job, when
+-- this call's claim found it refusing with jobs ready, else 0.
+function RATE.due(q)
+  local d = CALL.rate_due
+  return d and d[q] or 0
+end
+
 -- ---- include/lease.lua
 -- lease.lua: leasing queued jobs to a claim, and what the claim hands the
 -- worker with each (its Claimed).
@@ -2342,6 +2412,7 @@ end
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include rate.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2616,6 +2687,12 @@ local function claim(queues, max, lease_ms, out)
             active_flush(q)
             top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
           end
+          -- a rate limit: at most room more starts of q (rate.lua)
+          local room, had
+          if qs.rl then
+            room, had = RATE.room(q, qs)
+            top = math.min(top, n + room)
+          end
           while n < top do
             local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
@@ -2631,7 +2708,8 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if empty or (n < max and not qs.c) then
+          if room then RATE.started(q, qs, n - n0, had, empty) end
+          if empty or (n < max and not qs.c and not room) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -2670,7 +2748,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first)
 end
 
 -- next_due returns the earliest delayed job or lease deadline of the
--- known, unpaused queues, or 0.
+-- known, unpaused queues, or the next start a rate limit allows (RATE.due),
+-- or 0.
 local function next_due(queues)
   local best = 0
   for _, q in ipairs(queues) do
@@ -2684,6 +2763,8 @@ local function next_due(queues)
           if best == 0 or t < best then best = t end
         end
       end
+      local t = RATE.due(q)
+      if t > 0 and (best == 0 or t < best) then best = t end
     end
   end
   return best
@@ -2691,7 +2772,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_submit', flags = {},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2809,7 +2890,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2884,7 +2965,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2943,7 +3024,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3044,7 +3125,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3092,7 +3173,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3150,7 +3231,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3269,7 +3350,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3328,7 +3409,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3361,7 +3442,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3393,8 +3474,50 @@ finalize()
 return {'OK'}
 end}
 
+-- ---- scripts/rate_limit_queue.lua
+redis.register_function{function_name = 'weir2_7f99b7b2c616_rate_limit_queue', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
+-- window of a period across every worker (making the queue known when it
+-- is not); its concurrency limit stays as it is. A new period, or no
+-- limit, deletes the starts counted so far (q:<queue>:starts); a new limit
+-- of the same period keeps them. Any change pushes wake-up tokens for the
+-- jobs ready in the queue, so blocked claims learn the new limit.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  the limit, 1 to engine.MaxRateLimit, or "0" for none
+-- ARGV[6]  the period in ms (engine.MinRatePeriod to MaxRatePeriod), or
+--          "0" with no limit
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local q = ARGV[4]
+read_clock()
+allow_full()
+register_queue(q)
+local old = qstate(q).rl
+local new = ARGV[5] ~= '0' and (ARGV[5] .. ':' .. ARGV[6]) or false
+if old ~= new then
+  qs_set(q, 'rl', new)
+  -- "<n>:<period>": a new period, or none, counts afresh
+  if not new or not old or string.match(old, ':(%d+)$') ~= ARGV[6] then
+    redis.call('DEL', qkey(q, 'starts'))
+  end
+  local n = redis.call('ZCARD', qkey(q, 'r'))
+  if n > 0 then wake(q, n) end
+end
+finalize()
+return {'OK'}
+end}
+
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3474,7 +3597,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3535,7 +3658,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3572,7 +3695,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3615,7 +3738,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3657,7 +3780,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3690,7 +3813,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3716,7 +3839,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3788,7 +3911,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3887,7 +4010,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3906,7 +4029,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3969,7 +4092,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4008,7 +4131,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4036,7 +4159,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4077,7 +4200,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4171,7 +4294,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7f99b7b2c616_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
