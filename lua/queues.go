@@ -120,12 +120,13 @@ func queuesReply(r *reader) []engine.QueueInfo {
 }
 
 // rateLimit reads a queue's rate limit as queues_reply gives it:
-// "<n>:<period ms>", or "" for none.
+// "<n>:<period ms>" (then ":<ms>" while held), or "" for none.
 func rateLimit(v string) (int, time.Duration) {
 	n, per, ok := strings.Cut(v, ":")
 	if !ok {
 		return 0, 0
 	}
+	per, _, _ = strings.Cut(per, ":")
 	l, _ := strconv.Atoi(n)
 	ms, _ := strconv.ParseInt(per, 10, 64)
 	return l, time.Duration(ms) * time.Millisecond

@@ -5,7 +5,9 @@
 --!include queue.lua
 --
 -- The limit is field rl of the queue's state, "<n>:<period ms>", absent
--- for none; the starts that may still count are the sorted set
+-- for none, and ":<ms>" after it while a claim found the limit refusing
+-- ready jobs: the time the next start is allowed, before which pushes
+-- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
 -- q:<q>:starts, score the start's time (ms), member its lease token
 -- (unique), kept for one period after the last start (PEXPIRE). One table
 -- holds the functions (one top-level local of the library).
@@ -14,7 +16,7 @@ local RATE = {}
 
 -- RATE.limit returns queue state qs's limit and period (ms), or nil.
 function RATE.limit(qs)
-  local n, per = string.match(qs.rl, '^(%d+):(%d+)$')
+  local n, per = string.match(qs.rl, '^(%d+):(%d+)')
   return tonumber(n), tonumber(per)
 end
 
@@ -32,9 +34,9 @@ end
 -- token pairs in order) as starts of queue q now (had: the starts counted
 -- before); when the limit then lets none more start and q still has ready
 -- jobs (empty: the claim found its ready set empty), it keeps the time the
--- next start is allowed for next_due (CALL.rate_due) and clears q's
--- wake-up list: no claim can take from q before then, and every claim the
--- limit refuses learns that time.
+-- next start is allowed for next_due (CALL.rate_due) and in rl, and clears
+-- q's wake-up list: no claim can take from q before then, and every claim
+-- the limit refuses learns that time.
 function RATE.started(q, qs, took, had, empty)
   local n, per = RATE.limit(qs)
   local k = qkey(q, 'starts')
@@ -52,8 +54,20 @@ function RATE.started(q, qs, took, had, empty)
   if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
   -- the oldest start that must leave the window for one more to fit
   local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
-  bag('rate_due')[q] = tonumber(r[2]) + per
+  local due = tonumber(r[2]) + per
+  bag('rate_due')[q] = due
   wake_clear(q)
+  local rl = fmt(n) .. ':' .. fmt(per) .. ':' .. fmt(due)
+  if qs.rl ~= rl then qs_set(q, 'rl', rl) end
+end
+
+-- RATE.held reports whether queue q's rate limit refuses every start now
+-- (a claim found it so, until the time kept in rl): a push then writes no
+-- wake-up token for it.
+function RATE.held(q)
+  local rl = qstate(q).rl
+  local t = rl and string.match(rl, '^%d+:%d+:(%d+)$')
+  return t ~= nil and tonumber(t) > NOW
 end
 
 -- RATE.due returns the time the limit next lets queue q start a job, when

@@ -26,8 +26,8 @@ local old = qstate(q).rl
 local new = ARGV[5] ~= '0' and (ARGV[5] .. ':' .. ARGV[6]) or false
 if old ~= new then
   qs_set(q, 'rl', new)
-  -- "<n>:<period>": a new period, or none, counts afresh
-  if not new or not old or string.match(old, ':(%d+)$') ~= ARGV[6] then
+  -- "<n>:<period>[:<held until>]": a new period, or none, counts afresh
+  if not new or not old or string.match(old, '^%d+:(%d+)') ~= ARGV[6] then
     redis.call('DEL', qkey(q, 'starts'))
   end
   local n = redis.call('ZCARD', qkey(q, 'r'))
