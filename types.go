@@ -156,6 +156,11 @@ type QueueInfo struct {
 	// Concurrency is the most jobs of the queue that run at once across
 	// every worker (LimitQueue); 0 means no limit.
 	Concurrency int
+	// RateLimit is the most jobs of the queue that start in any window of
+	// RatePeriod across every worker (RateLimitQueue); 0 means no limit,
+	// and RatePeriod is then 0.
+	RateLimit  int
+	RatePeriod time.Duration
 }
 
 // ListParams pages through workflows.

@@ -275,6 +275,17 @@ func (c *Client) LimitQueue(ctx context.Context, name string, concurrency int) e
 	return c.store.LimitQueue(ctx, engine.LimitQueueParams{Queue: name, Concurrency: concurrency})
 }
 
+// RateLimitQueue lets at most limit jobs of the queue named name start in
+// any window of per, across every worker of every process (a limit of 0
+// removes it; per is then not used). The starts are counted inside each
+// claim, from the store's clock: a claim the limit refuses sleeps until
+// the next start is allowed rather than polling. A start counts for per
+// after it however its job ends; a new limit keeps the count, a new per
+// starts it afresh. The concurrency limit (LimitQueue) stays as it is.
+func (c *Client) RateLimitQueue(ctx context.Context, name string, limit int, per time.Duration) error {
+	return c.store.RateLimitQueue(ctx, engine.RateLimitQueueParams{Queue: name, Limit: limit, Period: per})
+}
+
 // Queues lists every queue the store knows, with its counts and whether it
 // is paused or limited.
 func (c *Client) Queues(ctx context.Context) ([]weir.QueueInfo, error) {

@@ -189,3 +189,25 @@ func ExampleClient_LimitQueue() {
 	fmt.Println(qs[0].Name, qs[0].Concurrency)
 	// Output: upper 2
 }
+
+func ExampleClient_RateLimitQueue() {
+	ctx := context.Background()
+	store := memstore.New()
+	c := client.New(store)
+	// However many workers and processes serve "upper", at most 2 of its
+	// jobs start in any minute (a partner API allows two calls a minute).
+	if err := c.RateLimitQueue(ctx, "upper", 2, time.Minute); err != nil {
+		panic(err)
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		if _, err := client.Enqueue(ctx, c, upper, s); err != nil {
+			panic(err)
+		}
+	}
+	// A claim, as a worker's, takes the two the limit lets start now; the
+	// third waits for the minute to pass (a worker sleeps until then).
+	claimed, _ := store.Claim(ctx, engine.ClaimParams{Queues: []string{"upper"}, Max: 3, Lease: time.Minute})
+	qs, _ := c.Queues(ctx)
+	fmt.Println(len(claimed), qs[0].Ready, qs[0].RateLimit, qs[0].RatePeriod)
+	// Output: 2 1 2 1m0s
+}

@@ -431,12 +431,17 @@ func (d *differ) doStep() {
 			}
 			d.last()
 		}
-	case 14: // pause, resume, purge, limit
+	case 14: // pause, resume, purge, limit, rate
 		q := sampled(d, []string{"q1", "q2", "q3"}, "queue")
-		qop := d.intRange(0, 3, "qop")
+		qop := d.intRange(0, 4, "qop")
 		limit := 0
-		if qop == 3 {
+		var period time.Duration
+		switch qop {
+		case 3:
 			limit = d.intRange(0, 2, "concurrency")
+		case 4:
+			limit = d.intRange(0, 3, "rate")
+			period = time.Millisecond * time.Duration(sampled(d, []int{10, 100, 1000}, "period"))
 		}
 		d.last = func() {
 			now := d.clock()
@@ -453,6 +458,9 @@ func (d *differ) doStep() {
 			case 3:
 				p := engine.LimitQueueParams{Queue: q, Concurrency: limit}
 				d.sameErr("limit", d.m.LimitQueue(now, p), d.s.LimitQueue(d.ctx, p))
+			case 4:
+				p := engine.RateLimitQueueParams{Queue: q, Limit: limit, Period: period}
+				d.sameErr("rate", d.m.RateLimitQueue(now, p), d.s.RateLimitQueue(d.ctx, p))
 			}
 		}
 		d.last()

@@ -78,6 +78,7 @@ type queue struct {
 	name    string
 	paused  bool
 	limit   int        // most leased at once; 0: none
+	rate    rateLimit  // starts per period (model_rate.go)
 	ready   orderedSet // (priority, pushSeq)
 	delayed orderedSet // (due, 0, id)
 	active  orderedSet // (deadline, 0, id)
@@ -362,6 +363,7 @@ func (m *Model) Queues(now time.Time) []QueueInfo {
 	for i, n := range names {
 		q := m.queues[n]
 		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit}
+		out[i].RateLimit, out[i].RatePeriod = q.rate.info()
 	}
 	return out
 }

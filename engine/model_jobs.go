@@ -119,7 +119,8 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			continue
 		}
 		m.sweep(q, now, SweepPerClaim, nil)
-		for len(out) < p.Max && (q.limit == 0 || q.active.Len() < q.limit) {
+		q.rate.trim(now)
+		for len(out) < p.Max && (q.limit == 0 || q.active.Len() < q.limit) && q.rate.room() > 0 {
 			it, ok := q.ready.min()
 			if !ok {
 				break
@@ -135,6 +136,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			j.token = strconv.FormatInt(m.leaseSeq, 10)
 			j.deadline = now + ms(p.Lease)
 			q.active.add(j.id, j.deadline, 0)
+			q.rate.started(now)
 			out = append(out, Claimed{Job: j.snapshot(), Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: m.deps(j)})
 		}
 		if len(out) == p.Max {

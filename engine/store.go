@@ -87,6 +87,12 @@ type Store interface {
 	// a slot is free again when its job's lease ends however it ends
 	// (finish, lease expiry, cancel), so a crashed worker leaks none.
 	LimitQueue(ctx context.Context, p LimitQueueParams) error
+	// RateLimitQueue sets how many jobs of a queue may start in any period
+	// across every worker (a Limit of 0 removes the limit); it leaves the
+	// concurrency limit as it is. It is durable and every claim obeys it: a
+	// claim it refuses reports, as its next due time, when the next start
+	// is allowed, so a blocking claim sleeps until then.
+	RateLimitQueue(ctx context.Context, p RateLimitQueueParams) error
 }
 
 // LimitQueueParams sets a queue's limits.
@@ -100,6 +106,26 @@ type LimitQueueParams struct {
 
 // MaxConcurrency bounds LimitQueueParams.Concurrency.
 const MaxConcurrency = 1 << 20
+
+// RateLimitQueueParams sets a queue's rate limit: at most Limit of its jobs
+// start (are leased) in any window of Period, across every worker.
+type RateLimitQueueParams struct {
+	Queue string
+	// Limit is the most starts in any window of Period, 0 to MaxRateLimit;
+	// 0 removes the limit (Period is then not used).
+	Limit int
+	// Period is the window's length, whole milliseconds from MinRatePeriod
+	// to MaxRatePeriod. Starts count against the limit until Period after
+	// them; a new Period starts the count afresh, a new Limit keeps it.
+	Period time.Duration
+}
+
+// Bounds of RateLimitQueueParams.
+const (
+	MaxRateLimit  = 10_000
+	MinRatePeriod = time.Millisecond
+	MaxRatePeriod = 24 * time.Hour
+)
 
 // StopWatcher is implemented by stores that tell workers at once when a
 // running job is asked to stop (CancelJob, CancelWorkflow), so that its

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -35,6 +36,20 @@ func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string
 		}
 	}
 	return engine.QueueContents{Ready: out[0], Delayed: out[1], Running: out[2]}, nil
+}
+
+// ClaimDue runs one claim that, when it takes nothing, reports its next
+// due time as a blocking Claim reads it (claimCall with a wait).
+func (t *storeTarget) ClaimDue(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
+	t.SetClock(now)
+	out, due, _, stopped, err := t.s.claimCall(ctx, p, time.Second)
+	if err != nil || len(out) > 0 || due < 0 {
+		return out, time.Time{}, err
+	}
+	if stopped {
+		return nil, time.Time{}, errors.New("due: the claim stopped on its budget")
+	}
+	return nil, now.Add(due), nil
 }
 
 // TestGoldenScenarios replays spec/testdata against the store.

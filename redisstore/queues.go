@@ -2,6 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -28,6 +31,19 @@ func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error
 		return err
 	}
 	_, err := s.run(ctx, "limit_queue", p.Queue, p.Concurrency)
+	return err
+}
+
+// RateLimitQueue implements engine.Store.
+func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
+	if err := engine.ValidateRateLimitQueue(p); err != nil {
+		return err
+	}
+	var per int64
+	if p.Limit > 0 {
+		per = p.Period.Milliseconds()
+	}
+	_, err := s.run(ctx, "rate_limit_queue", p.Queue, p.Limit, per)
 	return err
 }
 
@@ -98,6 +114,20 @@ func queuesReply(r *reader) []engine.QueueInfo {
 	out := make([]engine.QueueInfo, r.count())
 	for i := range out {
 		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
+		out[i].RateLimit, out[i].RatePeriod = rateLimit(r.str())
 	}
 	return out
+}
+
+// rateLimit reads a queue's rate limit as queues_reply gives it:
+// "<n>:<period ms>" (then ":<ms>" while held), or "" for none.
+func rateLimit(v string) (int, time.Duration) {
+	n, per, ok := strings.Cut(v, ":")
+	if !ok {
+		return 0, 0
+	}
+	per, _, _ = strings.Cut(per, ":")
+	l, _ := strconv.Atoi(n)
+	ms, _ := strconv.ParseInt(per, 10, 64)
+	return l, time.Duration(ms) * time.Millisecond
 }

@@ -39,6 +39,7 @@ var scriptDefs = []scriptDef{
 	{name: "cancel_job", allowFull: true},
 	{name: "pause", allowFull: true},
 	{name: "limit_queue", allowFull: true},
+	{name: "rate_limit_queue", allowFull: true},
 	{name: "purge", allowFull: true},
 	{name: "retry_job"},
 	{name: "delete_job", allowFull: true},

@@ -43,6 +43,9 @@ type queueRec struct {
 	Running int    `json:"running"`
 	// Concurrency is the queue's limit of jobs running at once; 0: none.
 	Concurrency int `json:"concurrency"`
+	// RateLimit is the most starts in any window of RatePeriodMS; 0: none.
+	RateLimit    int   `json:"rate_limit"`
+	RatePeriodMS int64 `json:"rate_period_ms"`
 }
 
 // jobRec is the body of GET /v1/jobs/{id}.
@@ -261,7 +264,8 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 		Queues []queueRec `json:"queues"`
 	}{Queues: make([]queueRec, len(qs))}
 	for i, q := range qs {
-		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency}
+		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency,
+			RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds()}
 	}
 	writeJSON(w, http.StatusOK, body)
 }

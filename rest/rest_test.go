@@ -626,6 +626,28 @@ func TestAPIQueues(t *testing.T) {
 		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/limit?concurrency="+v, nil), engine.ErrInvalid.Code, "concurrency")
 	}
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/limit?concurrency=1", nil), engine.ErrInvalid.Code, "name")
+
+	// a rate limit, shown by the list beside the concurrency limit, which
+	// it leaves alone; 0 removes it
+	a.want(http.StatusOK, "POST", "/v1/queues/q2/limit?concurrency=2", nil)
+	r = a.want(http.StatusOK, "POST", "/v1/queues/q2/rate?limit=5&period_ms=1500", nil)
+	if string(bytes.TrimSpace(r.body)) != `{"name":"q2","rate_limit":5,"rate_period_ms":1500}` {
+		t.Errorf("rate: %s", r.body)
+	}
+	if q := strict[queues](t, a.want(http.StatusOK, "GET", "/v1/queues", nil).body); q.Queues[1].RateLimit != 5 || q.Queues[1].RatePeriodMS != 1500 || q.Queues[1].Concurrency != 2 {
+		t.Errorf("q2's rate limit not listed: %+v", q.Queues)
+	}
+	a.want(http.StatusOK, "POST", "/v1/queues/q2/rate?limit=0", nil)
+	if q := strict[queues](t, a.want(http.StatusOK, "GET", "/v1/queues", nil).body); q.Queues[1].RateLimit != 0 || q.Queues[1].RatePeriodMS != 0 || q.Queues[1].Concurrency != 2 {
+		t.Errorf("q2's rate limit not removed: %+v", q.Queues)
+	}
+	for _, v := range []string{"", "-1", "x", "10001"} {
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?period_ms=1000&limit="+v, nil), engine.ErrInvalid.Code, "limit")
+	}
+	for _, v := range []string{"", "0", "x", "86400001"} {
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?limit=1&period_ms="+v, nil), engine.ErrInvalid.Code, "period_ms")
+	}
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/rate?limit=1&period_ms=1", nil), engine.ErrInvalid.Code, "name")
 }
 
 // GET /metrics answers with Config.Metrics behind the token and the

@@ -192,13 +192,13 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 				return storeErr("queues", err)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT")
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE")
 			for _, q := range qs {
 				limit := "-"
 				if q.Concurrency > 0 {
 					limit = strconv.Itoa(q.Concurrency)
 				}
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit)
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit, rateColumn(q))
 			}
 			return tw.Flush()
 		}),
@@ -209,7 +209,7 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
-		Short: "Change a queue's settings (limit)",
+		Short: "Change a queue's settings (limit, rate)",
 		Args:  exactArgs(0),
 	}
 	c.AddCommand(&cobra.Command{
@@ -240,6 +240,7 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 			return nil
 		}),
 	})
+	c.AddCommand(newQueueRateCmd(g))
 	return c
 }
 

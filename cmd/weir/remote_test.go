@@ -31,8 +31,26 @@ func TestSharedRedisCommands(t *testing.T) {
 	if r := cli("queue", "limit", "lim", "3"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 3 running" {
 		t.Errorf("queue limit: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3$`).MatchString(r.Stdout) {
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-$`).MatchString(r.Stdout) {
 		t.Errorf("queues after a limit: %d %q", r.Code, r.Stdout)
+	}
+	// A rate limit, listed beside it; 0 removes it.
+	if r := cli("queue", "rate", "lim", "10/1s"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 10 starts per 1s" {
+		t.Errorf("queue rate: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+10/1s$`).MatchString(r.Stdout) {
+		t.Errorf("queues after a rate limit: %d %q", r.Code, r.Stdout)
+	}
+	for bad, field := range map[string]string{"x/1s": "limit", "10": "period", "10/x": "period", "10/0s": "period", "20000/1s": "limit"} {
+		if r := cli("queue", "rate", "lim", bad); r.Code != 2 || !strings.Contains(r.Stderr, field) {
+			t.Errorf("rate %s: %d %q", bad, r.Code, r.Stderr)
+		}
+	}
+	if r := cli("queue", "rate", "lim", "0"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: no rate limit" {
+		t.Errorf("queue rate 0: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-$`).MatchString(r.Stdout) {
+		t.Errorf("queues after the rate limit's removal: %d %q", r.Code, r.Stdout)
 	}
 	for _, bad := range []string{"x", "2000000"} {
 		if r := cli("queue", "limit", "lim", bad); r.Code != 2 || !strings.Contains(r.Stderr, "concurrency") {

@@ -490,6 +490,12 @@ func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error
 	return s.write(ctx, func(now time.Time) error { return s.m.LimitQueue(now, p) })
 }
 
+// RateLimitQueue sets how many jobs of a queue may start in any period
+// (see engine.Store), and wakes the claimers blocked on it.
+func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.RateLimitQueue(now, p) })
+}
+
 // PurgeQueue cancels every job waiting in a queue (see engine.Store).
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (res engine.PurgeResult, err error) {
 	err = s.write(ctx, func(now time.Time) (err error) {

@@ -332,6 +332,14 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 			return nil, fmt.Errorf("limit: concurrency %q is not an integer", args[1].val)
 		}
 		return &opQueue{verb: "limit", queue: args[0].val, limit: n}, nil
+	case "rate":
+		return parseRate(args)
+	case "due":
+		c, err := parseClaim(args)
+		if err != nil {
+			return nil, err
+		}
+		return &opDue{p: c}, nil
 	case "purge", "pause", "resume":
 		if len(args) != 1 || args[0].key != "" {
 			return nil, fmt.Errorf("usage: %s <queue>", name)

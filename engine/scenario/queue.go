@@ -55,6 +55,9 @@ func (op *opQueues) exec(r *runner, st *Step) error {
 		if q.Concurrency > 0 {
 			l = append(l, field{"concurrency", strconv.Itoa(q.Concurrency)})
 		}
+		if q.RateLimit > 0 {
+			l = append(l, rateField(q))
+		}
 		got = append(got, l)
 	}
 	if len(got) == 0 {

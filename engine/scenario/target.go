@@ -43,6 +43,14 @@ type Target interface {
 	// cannot list them returns an error matching errors.ErrUnsupported; the
 	// runner then skips "expect queue" lines and says so in Result.Skipped.
 	QueueContents(ctx context.Context, now time.Time, queue string) (engine.QueueContents, error)
+	RateLimitQueue(ctx context.Context, now time.Time, p engine.RateLimitQueueParams) error
+	// ClaimDue claims as Claim does and, when it claimed nothing, also
+	// returns the time a blocking claim would sleep until at most (zero:
+	// none). A target that cannot tell returns an error matching
+	// errors.ErrUnsupported after a claim that took nothing; the runner
+	// then skips the comparison of "due" lines and says so in
+	// Result.Skipped.
+	ClaimDue(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, time.Time, error)
 }
 
 // ModelTarget runs scenarios against an engine.Model.

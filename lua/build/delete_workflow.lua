@@ -778,8 +778,9 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -790,8 +791,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s
@@ -1725,6 +1726,86 @@ local function list_ended()
   end
 end
 
+-- ---- include/rate.lua
+-- rate.lua: a queue's rate limit, at most n starts (leases) in any window
+-- of a period, enforced inside claim (spec/states.md, RateLimitQueue).
+--
+--!include call.lua
+--!include queue.lua
+--
+-- The limit is field rl of the queue's state, "<n>:<period ms>", absent
+-- for none, and ":<ms>" after it while a claim found the limit refusing
+-- ready jobs: the time the next start is allowed, before which pushes
+-- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
+-- q:<q>:starts, score the start's time (ms), member its lease token
+-- (unique), kept for one period after the last start (PEXPIRE). One table
+-- holds the functions (one top-level local of the library).
+
+local RATE = {}
+
+-- RATE.limit returns queue state qs's limit and period (ms), or nil.
+function RATE.limit(qs)
+  local n, per = string.match(qs.rl, '^(%d+):(%d+)')
+  return tonumber(n), tonumber(per)
+end
+
+-- RATE.room drops queue q's starts older than the period and returns how
+-- many more the limit lets start now, and how many it counts.
+function RATE.room(q, qs)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(NOW - per))
+  local have = redis.call('ZCARD', k)
+  return math.max(0, n - have), have
+end
+
+-- RATE.started logs the last took leases of this call (bag leased: id,
+-- token pairs in order) as starts of queue q now (had: the starts counted
+-- before); when the limit then lets none more start and q still has ready
+-- jobs (empty: the claim found its ready set empty), it keeps the time the
+-- next start is allowed for next_due (CALL.rate_due) and in rl, and clears
+-- q's wake-up list: no claim can take from q before then, and every claim
+-- the limit refuses learns that time.
+function RATE.started(q, qs, took, had, empty)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  if took > 0 then
+    local leased = bag('leased')
+    local args = {}
+    for i = #leased - 2 * took + 2, #leased, 2 do
+      args[#args + 1] = NOW_S
+      args[#args + 1] = leased[i]
+    end
+    for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
+    redis.call('PEXPIRE', k, fmt(per))
+  end
+  local have = had + took
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  -- the oldest start that must leave the window for one more to fit
+  local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
+  local due = tonumber(r[2]) + per
+  bag('rate_due')[q] = due
+  wake_clear(q)
+  local rl = fmt(n) .. ':' .. fmt(per) .. ':' .. fmt(due)
+  if qs.rl ~= rl then qs_set(q, 'rl', rl) end
+end
+
+-- RATE.held reports whether queue q's rate limit refuses every start now
+-- (a claim found it so, until the time kept in rl): a push then writes no
+-- wake-up token for it.
+function RATE.held(q)
+  local rl = qstate(q).rl
+  local t = rl and string.match(rl, '^%d+:%d+:(%d+)$')
+  return t ~= nil and tonumber(t) > NOW
+end
+
+-- RATE.due returns the time the limit next lets queue q start a job, when
+-- this call's claim found it refusing with jobs ready, else 0.
+function RATE.due(q)
+  local d = CALL.rate_due
+  return d and d[q] or 0
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1739,6 +1820,7 @@ end
 --!include waiters.lua
 --!include unique.lua
 --!include lists.lua
+--!include rate.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1865,6 +1947,8 @@ local function finalize()
   for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    -- a queue whose rate limit refuses every start until later (rate.lua)
+    if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
     if n > 0 then
       pushes = pushes or {}
       pushes[#pushes + 1] = q

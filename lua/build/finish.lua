@@ -778,8 +778,9 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -790,8 +791,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s
@@ -1770,6 +1771,86 @@ local function sweep(q, max, res, max_leases)
   end
 end
 
+-- ---- include/rate.lua
+-- rate.lua: a queue's rate limit, at most n starts (leases) in any window
+-- of a period, enforced inside claim (spec/states.md, RateLimitQueue).
+--
+--!include call.lua
+--!include queue.lua
+--
+-- The limit is field rl of the queue's state, "<n>:<period ms>", absent
+-- for none, and ":<ms>" after it while a claim found the limit refusing
+-- ready jobs: the time the next start is allowed, before which pushes
+-- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
+-- q:<q>:starts, score the start's time (ms), member its lease token
+-- (unique), kept for one period after the last start (PEXPIRE). One table
+-- holds the functions (one top-level local of the library).
+
+local RATE = {}
+
+-- RATE.limit returns queue state qs's limit and period (ms), or nil.
+function RATE.limit(qs)
+  local n, per = string.match(qs.rl, '^(%d+):(%d+)')
+  return tonumber(n), tonumber(per)
+end
+
+-- RATE.room drops queue q's starts older than the period and returns how
+-- many more the limit lets start now, and how many it counts.
+function RATE.room(q, qs)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(NOW - per))
+  local have = redis.call('ZCARD', k)
+  return math.max(0, n - have), have
+end
+
+-- RATE.started logs the last took leases of this call (bag leased: id,
+-- token pairs in order) as starts of queue q now (had: the starts counted
+-- before); when the limit then lets none more start and q still has ready
+-- jobs (empty: the claim found its ready set empty), it keeps the time the
+-- next start is allowed for next_due (CALL.rate_due) and in rl, and clears
+-- q's wake-up list: no claim can take from q before then, and every claim
+-- the limit refuses learns that time.
+function RATE.started(q, qs, took, had, empty)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  if took > 0 then
+    local leased = bag('leased')
+    local args = {}
+    for i = #leased - 2 * took + 2, #leased, 2 do
+      args[#args + 1] = NOW_S
+      args[#args + 1] = leased[i]
+    end
+    for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
+    redis.call('PEXPIRE', k, fmt(per))
+  end
+  local have = had + took
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  -- the oldest start that must leave the window for one more to fit
+  local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
+  local due = tonumber(r[2]) + per
+  bag('rate_due')[q] = due
+  wake_clear(q)
+  local rl = fmt(n) .. ':' .. fmt(per) .. ':' .. fmt(due)
+  if qs.rl ~= rl then qs_set(q, 'rl', rl) end
+end
+
+-- RATE.held reports whether queue q's rate limit refuses every start now
+-- (a claim found it so, until the time kept in rl): a push then writes no
+-- wake-up token for it.
+function RATE.held(q)
+  local rl = qstate(q).rl
+  local t = rl and string.match(rl, '^%d+:%d+:(%d+)$')
+  return t ~= nil and tonumber(t) > NOW
+end
+
+-- RATE.due returns the time the limit next lets queue q start a job, when
+-- this call's claim found it refusing with jobs ready, else 0.
+function RATE.due(q)
+  local d = CALL.rate_due
+  return d and d[q] or 0
+end
+
 -- ---- include/lease.lua
 -- lease.lua: leasing queued jobs to a claim, and what the claim hands the
 -- worker with each (its Claimed).
@@ -1781,6 +1862,7 @@ end
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include rate.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2055,6 +2137,12 @@ local function claim(queues, max, lease_ms, out)
             active_flush(q)
             top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
           end
+          -- a rate limit: at most room more starts of q (rate.lua)
+          local room, had
+          if qs.rl then
+            room, had = RATE.room(q, qs)
+            top = math.min(top, n + room)
+          end
           while n < top do
             local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
@@ -2070,7 +2158,8 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if empty or (n < max and not qs.c) then
+          if room then RATE.started(q, qs, n - n0, had, empty) end
+          if empty or (n < max and not qs.c and not room) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -2109,7 +2198,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first)
 end
 
 -- next_due returns the earliest delayed job or lease deadline of the
--- known, unpaused queues, or 0.
+-- known, unpaused queues, or the next start a rate limit allows (RATE.due),
+-- or 0.
 local function next_due(queues)
   local best = 0
   for _, q in ipairs(queues) do
@@ -2123,6 +2213,8 @@ local function next_due(queues)
           if best == 0 or t < best then best = t end
         end
       end
+      local t = RATE.due(q)
+      if t > 0 and (best == 0 or t < best) then best = t end
     end
   end
   return best
@@ -2228,7 +2320,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts, its concurrency limit ("0": none) and its rate limit
+-- ("<n>:<period ms>", "" for none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -2240,7 +2333,9 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    out[n + 6] = lim[1] or '0'
+    out[n + 7] = lim[2] or ''
   end
 end
 
@@ -2493,6 +2588,7 @@ end
 --!include waiters.lua
 --!include unique.lua
 --!include lists.lua
+--!include rate.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -2619,6 +2715,8 @@ local function finalize()
   for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    -- a queue whose rate limit refuses every start until later (rate.lua)
+    if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
     if n > 0 then
       pushes = pushes or {}
       pushes[#pushes + 1] = q

@@ -1,4 +1,4 @@
-#!lua name=weir2_1995e8a27774
+#!lua name=weir2_afe32cde19c8
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -779,8 +779,9 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -791,8 +792,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s
@@ -1068,7 +1069,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts, its concurrency limit ("0": none) and its rate limit
+-- ("<n>:<period ms>", "" for none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1080,7 +1082,9 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    out[n + 6] = lim[1] or '0'
+    out[n + 7] = lim[2] or ''
   end
 end
 
@@ -1842,6 +1846,86 @@ local function list_ended()
   end
 end
 
+-- ---- include/rate.lua
+-- rate.lua: a queue's rate limit, at most n starts (leases) in any window
+-- of a period, enforced inside claim (spec/states.md, RateLimitQueue).
+--
+--!include call.lua
+--!include queue.lua
+--
+-- The limit is field rl of the queue's state, "<n>:<period ms>", absent
+-- for none, and ":<ms>" after it while a claim found the limit refusing
+-- ready jobs: the time the next start is allowed, before which pushes
+-- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
+-- q:<q>:starts, score the start's time (ms), member its lease token
+-- (unique), kept for one period after the last start (PEXPIRE). One table
+-- holds the functions (one top-level local of the library).
+
+local RATE = {}
+
+-- RATE.limit returns queue state qs's limit and period (ms), or nil.
+function RATE.limit(qs)
+  local n, per = string.match(qs.rl, '^(%d+):(%d+)')
+  return tonumber(n), tonumber(per)
+end
+
+-- RATE.room drops queue q's starts older than the period and returns how
+-- many more the limit lets start now, and how many it counts.
+function RATE.room(q, qs)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', fmt(NOW - per))
+  local have = redis.call('ZCARD', k)
+  return math.max(0, n - have), have
+end
+
+-- RATE.started logs the last took leases of this call (bag leased: id,
+-- token pairs in order) as starts of queue q now (had: the starts counted
+-- before); when the limit then lets none more start and q still has ready
+-- jobs (empty: the claim found its ready set empty), it keeps the time the
+-- next start is allowed for next_due (CALL.rate_due) and in rl, and clears
+-- q's wake-up list: no claim can take from q before then, and every claim
+-- the limit refuses learns that time.
+function RATE.started(q, qs, took, had, empty)
+  local n, per = RATE.limit(qs)
+  local k = qkey(q, 'starts')
+  if took > 0 then
+    local leased = bag('leased')
+    local args = {}
+    for i = #leased - 2 * took + 2, #leased, 2 do
+      args[#args + 1] = NOW_S
+      args[#args + 1] = leased[i]
+    end
+    for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
+    redis.call('PEXPIRE', k, fmt(per))
+  end
+  local have = had + took
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  -- the oldest start that must leave the window for one more to fit
+  local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
+  local due = tonumber(r[2]) + per
+  bag('rate_due')[q] = due
+  wake_clear(q)
+  local rl = fmt(n) .. ':' .. fmt(per) .. ':' .. fmt(due)
+  if qs.rl ~= rl then qs_set(q, 'rl', rl) end
+end
+
+-- RATE.held reports whether queue q's rate limit refuses every start now
+-- (a claim found it so, until the time kept in rl): a push then writes no
+-- wake-up token for it.
+function RATE.held(q)
+  local rl = qstate(q).rl
+  local t = rl and string.match(rl, '^%d+:%d+:(%d+)$')
+  return t ~= nil and tonumber(t) > NOW
+end
+
+-- RATE.due returns the time the limit next lets queue q start a job, when
+-- this call's claim found it refusing with jobs ready, else 0.
+function RATE.due(q)
+  local d = CALL.rate_due
+  return d and d[q] or 0
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -1856,6 +1940,7 @@ end
 --!include waiters.lua
 --!include unique.lua
 --!include lists.lua
+--!include rate.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -1982,6 +2067,8 @@ local function finalize()
   for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    -- a queue whose rate limit refuses every start until later (rate.lua)
+    if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
     if n > 0 then
       pushes = pushes or {}
       pushes[#pushes + 1] = q
@@ -2342,6 +2429,7 @@ end
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include rate.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2616,6 +2704,12 @@ local function claim(queues, max, lease_ms, out)
             active_flush(q)
             top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
           end
+          -- a rate limit: at most room more starts of q (rate.lua)
+          local room, had
+          if qs.rl then
+            room, had = RATE.room(q, qs)
+            top = math.min(top, n + room)
+          end
           while n < top do
             local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
@@ -2631,7 +2725,8 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if empty or (n < max and not qs.c) then
+          if room then RATE.started(q, qs, n - n0, had, empty) end
+          if empty or (n < max and not qs.c and not room) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -2670,7 +2765,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first)
 end
 
 -- next_due returns the earliest delayed job or lease deadline of the
--- known, unpaused queues, or 0.
+-- known, unpaused queues, or the next start a rate limit allows (RATE.due),
+-- or 0.
 local function next_due(queues)
   local best = 0
   for _, q in ipairs(queues) do
@@ -2684,6 +2780,8 @@ local function next_due(queues)
           if best == 0 or t < best then best = t end
         end
       end
+      local t = RATE.due(q)
+      if t > 0 and (best == 0 or t < best) then best = t end
     end
   end
   return best
@@ -2691,7 +2789,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_submit', flags = {},
+redis.register_function{function_name = 'weir2_afe32cde19c8_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2809,7 +2907,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_afe32cde19c8_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2884,7 +2982,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2943,7 +3041,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3044,7 +3142,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3092,7 +3190,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3150,7 +3248,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3269,7 +3367,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3328,7 +3426,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3361,7 +3459,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3393,8 +3491,50 @@ finalize()
 return {'OK'}
 end}
 
+-- ---- scripts/rate_limit_queue.lua
+redis.register_function{function_name = 'weir2_afe32cde19c8_rate_limit_queue', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
+-- window of a period across every worker (making the queue known when it
+-- is not); its concurrency limit stays as it is. A new period, or no
+-- limit, deletes the starts counted so far (q:<queue>:starts); a new limit
+-- of the same period keeps them. Any change pushes wake-up tokens for the
+-- jobs ready in the queue, so blocked claims learn the new limit.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  the limit, 1 to engine.MaxRateLimit, or "0" for none
+-- ARGV[6]  the period in ms (engine.MinRatePeriod to MaxRatePeriod), or
+--          "0" with no limit
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local q = ARGV[4]
+read_clock()
+allow_full()
+register_queue(q)
+local old = qstate(q).rl
+local new = ARGV[5] ~= '0' and (ARGV[5] .. ':' .. ARGV[6]) or false
+if old ~= new then
+  qs_set(q, 'rl', new)
+  -- "<n>:<period>[:<held until>]": a new period, or none, counts afresh
+  if not new or not old or string.match(old, '^%d+:(%d+)') ~= ARGV[6] then
+    redis.call('DEL', qkey(q, 'starts'))
+  end
+  local n = redis.call('ZCARD', qkey(q, 'r'))
+  if n > 0 then wake(q, n) end
+end
+finalize()
+return {'OK'}
+end}
+
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3474,7 +3614,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_afe32cde19c8_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3535,7 +3675,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3572,7 +3712,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3615,7 +3755,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3657,7 +3797,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3690,7 +3830,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3716,7 +3856,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3788,7 +3928,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3887,7 +4027,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3906,7 +4046,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3969,7 +4109,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4008,7 +4148,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4036,7 +4176,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4077,7 +4217,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4171,7 +4311,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_1995e8a27774_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

@@ -778,8 +778,9 @@ end
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -790,8 +791,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s
@@ -1067,7 +1068,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts, its concurrency limit ("0": none) and its rate limit
+-- ("<n>:<period ms>", "" for none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1079,7 +1081,9 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    out[n + 6] = lim[1] or '0'
+    out[n + 7] = lim[2] or ''
   end
 end
 

@@ -11,6 +11,7 @@
 --!include waiters.lua
 --!include unique.lua
 --!include lists.lua
+--!include rate.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -137,6 +138,8 @@ local function finalize()
   for _, q in ipairs(wake) do
     local n = wake[q]
     if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+    -- a queue whose rate limit refuses every start until later (rate.lua)
+    if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
     if n > 0 then
       pushes = pushes or {}
       pushes[#pushes + 1] = q

@@ -8,6 +8,7 @@
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include rate.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -282,6 +283,12 @@ local function claim(queues, max, lease_ms, out)
             active_flush(q)
             top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
           end
+          -- a rate limit: at most room more starts of q (rate.lua)
+          local room, had
+          if qs.rl then
+            room, had = RATE.room(q, qs)
+            top = math.min(top, n + room)
+          end
           while n < top do
             local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
@@ -297,7 +304,8 @@ local function claim(queues, max, lease_ms, out)
           end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
-          if empty or (n < max and not qs.c) then
+          if room then RATE.started(q, qs, n - n0, had, empty) end
+          if empty or (n < max and not qs.c and not room) then
             -- the ready set is empty (the last ZPOPMIN got fewer than asked)
             wake_clear(q)
             reset_push(q)
@@ -336,7 +344,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first)
 end
 
 -- next_due returns the earliest delayed job or lease deadline of the
--- known, unpaused queues, or 0.
+-- known, unpaused queues, or the next start a rate limit allows (RATE.due),
+-- or 0.
 local function next_due(queues)
   local best = 0
   for _, q in ipairs(queues) do
@@ -350,6 +359,8 @@ local function next_due(queues)
           if best == 0 or t < best then best = t end
         end
       end
+      local t = RATE.due(q)
+      if t > 0 and (best == 0 or t < best) then best = t end
     end
   end
   return best

@@ -10,8 +10,9 @@
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
+-- says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -22,8 +23,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
     all[q] = s
   end
   return s

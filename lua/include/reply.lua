@@ -97,7 +97,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts, its concurrency limit ("0": none) and its rate limit
+-- ("<n>:<period ms>", "" for none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -109,6 +110,8 @@ local function queues_reply(out)
     out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    out[n + 6] = lim[1] or '0'
+    out[n + 7] = lim[2] or ''
   end
 end
