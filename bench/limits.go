@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"strconv"
+	"time"
 )
 
 // LimitVariant is one row of the limits scenario: what it sets on its
@@ -24,6 +25,11 @@ var LimitVariants = []LimitVariant{
 	// claim checks it, and it holds the worker below its concurrency.
 	{Name: "concurrency", Set: func(ctx context.Context, r *runner, q string, conc int) error {
 		return r.client.LimitQueue(ctx, q, max(conc/2, 1))
+	}},
+	// A rate limit that the run does not reach (10,000 starts in any
+	// 100 ms): what counting the starts costs a claim.
+	{Name: "rate", Set: func(ctx context.Context, r *runner, q string, _ int) error {
+		return r.client.RateLimitQueue(ctx, q, 10_000, 100*time.Millisecond)
 	}},
 }
 
