@@ -135,7 +135,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			j.token = strconv.FormatInt(m.leaseSeq, 10)
 			j.deadline = now + ms(p.Lease)
 			q.active.add(j.id, j.deadline, 0)
-			out = append(out, Claimed{Job: j.snapshot(), Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: m.deps(j)})
+			out = append(out, j.claimed(m.deps(j)))
 		}
 		if len(out) == p.Max {
 			break
