@@ -51,3 +51,13 @@ func TestSummaryShowsProgress(t *testing.T) {
 		t.Errorf("an ended task's progress is shown:\n%s", out)
 	}
 }
+
+// weir jobs shows a job's progress in one cell, "-" for none.
+func TestProgressCell(t *testing.T) {
+	if got := progressCell(nil); got != "-" {
+		t.Errorf("no progress: %q", got)
+	}
+	if got := progressCell(&engine.Progress{Percent: 12.5, Message: "rows  1 to 40"}); got != "12.5% rows 1 to 40" {
+		t.Errorf("progress cell %q", got)
+	}
+}
