@@ -14,7 +14,13 @@ type Limits struct {
 	MaxBatch    int // jobs in one claim, outcomes in one finish, leases in one heartbeat
 	MaxLease    time.Duration
 	MaxBackoff  time.Duration // cap of the exponential backoff, and largest Backoff
+	// MaxCheckpoint bounds the bytes of a job's checkpoint; 0 means
+	// DefaultMaxCheckpoint.
+	MaxCheckpoint int
 }
+
+// DefaultMaxCheckpoint is the checkpoint limit of DefaultLimits: 64 KiB.
+const DefaultMaxCheckpoint = 64 << 10
 
 // Priority bounds: lower runs first; 0 is the default.
 const (
@@ -45,5 +51,7 @@ func DefaultLimits() Limits {
 		MaxBatch:    1000,
 		MaxLease:    24 * time.Hour,
 		MaxBackoff:  time.Hour,
+
+		MaxCheckpoint: DefaultMaxCheckpoint,
 	}
 }

@@ -93,6 +93,9 @@ type Job struct {
 	EndedAt   time.Time
 	// ExpiresAt is when an ended job's record is removed (retention).
 	ExpiresAt time.Time
+	// Progress is the last progress its handler reported (any attempt),
+	// nil when none did.
+	Progress *Progress
 }
 
 // Task is a snapshot of one task of a workflow.
@@ -107,6 +110,9 @@ type Task struct {
 	Error   string
 	// Undo is nil for a task with no undo job.
 	Undo *UndoStatus
+	// Progress is the last progress the task's handler reported, nil when
+	// none did.
+	Progress *Progress
 }
 
 // UndoStatus is the state of a task's undo job. State is empty until the

@@ -267,7 +267,7 @@ func (d *differ) anyJobID() string {
 
 func (d *differ) doStep() {
 	now := d.clock()
-	switch op := d.intRange(0, 19, "op"); op {
+	switch op := d.intRange(0, 20, "op"); op {
 	case 0, 1: // submit
 		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
@@ -490,6 +490,8 @@ func (d *differ) doStep() {
 		d.retryJob()
 	case 19: // delete a job or workflow
 		d.deleteRecord()
+	case 20: // report progress, write a checkpoint
+		d.progress()
 	}
 }
 

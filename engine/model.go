@@ -66,6 +66,9 @@ type job struct {
 	undo bool
 
 	last *lastFinish
+
+	progress   *Progress // model_progress.go
+	checkpoint []byte
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -250,6 +253,7 @@ func (j *job) snapshot() Job {
 		State:   j.state, Attempt: j.attempt, RunAt: toTime(j.runAt),
 		CancelRequested: j.cancelReq, Result: slices.Clone(j.result), Error: j.err,
 		CreatedAt: toTime(j.created), EndedAt: toTime(j.ended), ExpiresAt: toTime(j.expires),
+		Progress: j.progressOf(),
 	}
 	if j.wf != nil {
 		s.Workflow = j.wf.id

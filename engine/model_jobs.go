@@ -137,7 +137,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			j.deadline = now + ms(p.Lease)
 			q.active.add(j.id, j.deadline, 0)
 			q.rate.started(now)
-			out = append(out, Claimed{Job: j.snapshot(), Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: m.deps(j)})
+			out = append(out, j.claimed(m.deps(j)))
 		}
 		if len(out) == p.Max {
 			break

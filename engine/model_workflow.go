@@ -370,6 +370,7 @@ func (w *workflow) snapshot() Workflow {
 		t := Task{
 			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always,
 			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
+			Progress: j.progressOf(),
 		}
 		if ts.Undo != nil {
 			t.Undo = &UndoStatus{Queue: ts.Undo.Queue}

@@ -36,6 +36,10 @@ type Store interface {
 	// Heartbeat extends many leases at once and says, per lease, whether the
 	// job should stop.
 	Heartbeat(ctx context.Context, p HeartbeatParams) ([]LeaseStatus, error)
+	// Progress reports a running job's progress and writes its checkpoint,
+	// fenced by its lease: a lease no longer held is ErrLeaseLost and
+	// changes nothing.
+	Progress(ctx context.Context, p ProgressParams) error
 	// ExpireLeases fails the attempts whose lease deadline passed (reason
 	// "lease_expired") and makes due delayed jobs ready, in every queue.
 	ExpireLeases(ctx context.Context, p ExpireParams) (ExpireResult, error)
@@ -210,6 +214,9 @@ type Claimed struct {
 	// Deps are the outcomes of a task's dependencies, in its After order. An
 	// undo job gets one entry: the outcome of the task it undoes.
 	Deps []DepOutcome
+	// Checkpoint is the job's last checkpoint (Progress), nil when none:
+	// what an earlier attempt saved for this one to resume from.
+	Checkpoint []byte
 }
 
 // OutcomeKind is how an attempt ended.

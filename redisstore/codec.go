@@ -183,7 +183,7 @@ func applySpec(j *engine.Job, id, spec string) error {
 
 // job reads a job snapshot (reply.lua put_snapshot): id spec created
 // hasPayload payload state attempt runAt token deadline cancelRequested
-// hasResult result error ended expires expiries.
+// hasResult result error ended expires expiries progress.
 func (r *reader) job() engine.Job {
 	var j engine.Job
 	id, spec := r.str(), r.str()
@@ -205,6 +205,7 @@ func (r *reader) job() engine.Job {
 	j.EndedAt = r.time()
 	j.ExpiresAt = r.time()
 	j.Expiries = int(r.int())
+	j.Progress = parseProgress(r.str())
 	if j.State == engine.Running {
 		j.Lease = &engine.Lease{Token: token, Deadline: deadline}
 	}
@@ -214,7 +215,8 @@ func (r *reader) job() engine.Job {
 // claimed reads a claim's count and its Claimed (lease.lua lease_job): id
 // spec created hasPayload payload attempt token deadline error expiries
 // nDeps, then
-// per dependency spec state hasResult result error. The job is running;
+// per dependency spec state hasResult result error, then hasCheckpoint
+// checkpoint. The job is running;
 // the rest of its snapshot is zero.
 func (r *reader) claimed() []engine.Claimed {
 	n := r.count()
@@ -252,6 +254,7 @@ func (r *reader) claimed() []engine.Claimed {
 				c.Deps[k] = engine.DepOutcome{Task: name, State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
 			}
 		}
+		c.Checkpoint = r.bytes()
 		out = append(out, c)
 	}
 	return out
@@ -316,6 +319,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		t := engine.Task{
 			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
+			Progress: parseProgress(m[p+"pg"]),
 		}
 		if states[i] == 'W' {
 			t.Error = engine.ReasonTextWorkflowCancelled

@@ -64,7 +64,7 @@ func (s *Store) readWorkflowHash(ctx context.Context, id string) ([]string, erro
 			for i := first; i <= min(first+tasksPerPage-1, n); i++ {
 				// what workflowFromHash reads of task i and of its undo
 				t, u := "t"+strconv.Itoa(i), "u"+strconv.Itoa(i)
-				fs = append(fs, t, t+".a", t+".e", t+".r", t+".dp", u+".s", u+".a", u+".e")
+				fs = append(fs, t, t+".a", t+".e", t+".r", t+".dp", u+".s", u+".a", u+".e", t+".pg")
 			}
 			names = append(names, fs)
 			pages = append(pages, pipe.HMGet(ctx, key, fs...))

@@ -56,6 +56,7 @@ var scriptDefs = []scriptDef{
 	{name: "schedule_pause", allowFull: true},
 	{name: "schedule_fire"},
 	{name: "schedule_list", readOnly: true},
+	{name: "progress"},
 }
 
 // script is one transition as the server runs it.

@@ -70,6 +70,8 @@ type jobRec struct {
 	CreatedAt       *workflowfile.Stamp `json:"created_at"`
 	EndedAt         *workflowfile.Stamp `json:"ended_at"`
 	ExpiresAt       *workflowfile.Stamp `json:"expires_at"`
+	// Progress is the job's last progress report, null when none.
+	Progress *workflowfile.ProgressRecord `json:"progress"`
 }
 
 // optString is s, or nil (JSON null) when s is empty.
@@ -97,6 +99,7 @@ func toJobRec(j engine.Job) jobRec {
 		BackoffMS: j.Backoff.Milliseconds(), TimeoutMS: j.Timeout.Milliseconds(),
 		Payload: shell.DecodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
+		Progress: workflowfile.NewProgressRecord(j.Progress),
 	}
 	if j.State == engine.Completed {
 		r.Result = shell.DecodeResult(j.Result)

@@ -9,7 +9,8 @@
 // dependencies' results in WEIR_* environment variables and files
 // (spec/workflow-file.md, "How a command runs"). Its standard output is
 // the task's result; a non-zero exit fails the attempt with the end of its
-// standard error as the reason. When the attempt's context is done (a
+// standard error as the reason. The files WEIR_PROGRESS and WEIR_CHECKPOINT
+// name carry its progress and its checkpoint (progress.go). When the attempt's context is done (a
 // timeout, a cancel, the worker stopping) the whole process group is
 // killed.
 package shell
@@ -103,6 +104,10 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 		return "", fmt.Errorf("input file: %w", err)
 	}
 
+	rep, err := newReporter(j, tmp)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint file: %w", err)
+	}
 	undo := "0"
 	if j.Undo {
 		undo = "1"
@@ -117,6 +122,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 		"WEIR_INPUT="+inputPath,
 		"WEIR_DEPS_DIR="+depsDir,
 	)
+	cmd.Env = append(cmd.Env, rep.env()...)
 	// The msgpack header of a string takes up to 5 bytes of the result.
 	stdout := &capBuffer{max: maxResult - 5}
 	stderr := &tailBuffer{max: stderrTail}
@@ -128,11 +134,14 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	rep.start(ctx)
 	select {
 	case err = <-done:
+		rep.finish(ctx)
 	case <-ctx.Done():
 		killProcessGroup(cmd)
 		<-done
+		rep.finish(ctx)
 		return "", fmt.Errorf("killed: %w", ctx.Err())
 	}
 	if err != nil {

@@ -129,3 +129,45 @@ func ExampleWorker_Stop() {
 	// <nil>
 	// shipped B-7 <nil>
 }
+
+// A long handler saves a checkpoint after each step; when an attempt
+// fails, the retry resumes from the last checkpoint instead of starting
+// over, and its progress shows in the job's record.
+func ExampleJobInfo_Checkpoint() {
+	ctx := context.Background()
+	store := memstore.New()
+	sum := client.NewQueue[int, int]("sum")
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, sum, func(ctx context.Context, j *worker.Job[int]) (int, error) {
+		step, total := 1, 0
+		if b := j.LastCheckpoint(); b != nil {
+			fmt.Sscanf(string(b), "%d %d", &step, &total)
+			fmt.Printf("attempt %d resumes at step %d\n", j.Attempt, step)
+		}
+		for ; step <= j.Payload; step++ {
+			if step == 4 && j.Attempt == 1 {
+				return 0, errors.New("the machine went away")
+			}
+			total += step
+			if err := j.Checkpoint(ctx, fmt.Appendf(nil, "%d %d", step+1, total)); err != nil {
+				return 0, err
+			}
+			if err := j.Progress(ctx, float64(100*step/j.Payload), fmt.Sprintf("step %d of %d", step, j.Payload)); err != nil {
+				return 0, err
+			}
+		}
+		return total, nil
+	})
+	_ = w.Start(ctx)
+	defer w.Stop(ctx)
+
+	c := client.New(store)
+	job, _ := client.Enqueue(ctx, c, sum, 5, client.MaxAttempts(2), client.Backoff(time.Millisecond))
+	fmt.Println(job.Wait(ctx))
+	rec, _ := store.GetJob(ctx, job.ID())
+	fmt.Println(rec.Progress.Percent, rec.Progress.Message)
+	// Output:
+	// attempt 2 resumes at step 4
+	// 15 <nil>
+	// 100 step 5 of 5
+}

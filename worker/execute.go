@@ -67,6 +67,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
 	}
+	info.link, info.checkpoint = &progressLink{store: r.store, token: c.Lease.Token}, c.Checkpoint
 	r.observe(Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt})
 	start = time.Now()
 	err := call(hctx, h, info)

@@ -33,7 +33,9 @@ type JobInfo struct {
 	// RawPayload is the payload as stored (msgpack).
 	RawPayload []byte
 
-	result []byte
+	result     []byte
+	link       *progressLink // progress.go
+	checkpoint []byte
 }
 
 // Job is a job as a typed handler gets it: its JobInfo and its decoded

@@ -35,6 +35,8 @@ type TaskRecord struct {
 	Result   any         `json:"result"`
 	Error    *string     `json:"error"`
 	Undo     *UndoRecord `json:"undo"`
+	// Progress is the task's last progress report, null when none.
+	Progress *ProgressRecord `json:"progress"`
 }
 
 // UndoRecord is a task's undo: its state is null until the undo job
@@ -94,6 +96,7 @@ func NewRecord(w engine.Workflow) Record {
 		tr := TaskRecord{
 			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
 			After: after, Always: t.Always, Error: optString(t.Error),
+			Progress: NewProgressRecord(t.Progress),
 		}
 		if t.State == engine.Completed {
 			tr.Result = shell.DecodeResult(t.Result)

@@ -31,9 +31,9 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 			}
 			out := c.OutOrStdout()
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tAT\tERROR")
+			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tAT\tPROGRESS\tERROR")
 			for _, j := range page.Jobs {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", j.ID, j.State, j.Attempt, jobTime(j), cell(j.Error))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", j.ID, j.State, j.Attempt, jobTime(j), progressCell(j.Progress), cell(j.Error))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -64,6 +64,15 @@ func jobTime(j engine.Job) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// progressCell is a job's last progress report on its table row, "-"
+// for none.
+func progressCell(p *engine.Progress) string {
+	if p == nil {
+		return "-"
+	}
+	return strings.Join(strings.Fields(progressText(p)), " ")
 }
 
 // cell keeps a job's error on its table row.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -307,6 +308,9 @@ func liveLines(w engine.Workflow, elapsed time.Duration) []string {
 	for _, t := range w.Tasks {
 		counts[t.State]++
 		l := fmt.Sprintf("  %-*s  %-9s%s", width, t.Name, t.State, attemptNote(t.State, t.Attempt, t.Error))
+		if t.Progress != nil && t.State == engine.Running {
+			l += "  " + progressText(t.Progress)
+		}
 		if t.Undo != nil && t.Undo.State != "" {
 			l += fmt.Sprintf("  [undo %s%s]", t.Undo.State, attemptNote(t.Undo.State, t.Undo.Attempt, t.Undo.Error))
 		}
@@ -374,12 +378,20 @@ func printSummary(out io.Writer, w engine.Workflow) {
 				detail = "result: " + quoteShort(s)
 			}
 		}
+		if t.Progress != nil && !t.State.Ended() {
+			detail = strings.TrimSpace(progressText(t.Progress) + " " + detail)
+		}
 		if t.Undo != nil && t.Undo.Error != "" {
 			detail += " undo: " + oneLine(t.Undo.Error)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", t.Name, t.State, t.Attempt, undo, detail)
 	}
 	tw.Flush()
+}
+
+// progressText is a progress report as status shows it: "40% step 2 of 5".
+func progressText(p *engine.Progress) string {
+	return strings.TrimSpace(strconv.FormatFloat(p.Percent, 'f', -1, 64) + "% " + oneLine(p.Message))
 }
 
 func quoteShort(s string) string {

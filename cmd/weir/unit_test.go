@@ -35,3 +35,29 @@ func TestLiveProgress(t *testing.T) {
 		t.Errorf("second render %q", second)
 	}
 }
+
+// status shows a running task's last progress report in its DETAIL column.
+func TestSummaryShowsProgress(t *testing.T) {
+	var buf bytes.Buffer
+	printSummary(&buf, engine.Workflow{ID: "x", State: engine.WorkflowRunning, Tasks: []engine.Task{
+		{Name: "a", State: engine.Running, Attempt: 2, Progress: &engine.Progress{Percent: 37.5, Message: "chunk 3 of 8"}},
+		{Name: "b", State: engine.Completed, Attempt: 1, Progress: &engine.Progress{Percent: 100, Message: "done"}},
+	}})
+	out := buf.String()
+	if !regexp.MustCompile(`(?m)^  a +running +2 +- +37\.5% chunk 3 of 8$`).MatchString(out) {
+		t.Errorf("running task's progress not shown:\n%s", out)
+	}
+	if strings.Contains(out, "100%") {
+		t.Errorf("an ended task's progress is shown:\n%s", out)
+	}
+}
+
+// weir jobs shows a job's progress in one cell, "-" for none.
+func TestProgressCell(t *testing.T) {
+	if got := progressCell(nil); got != "-" {
+		t.Errorf("no progress: %q", got)
+	}
+	if got := progressCell(&engine.Progress{Percent: 12.5, Message: "rows  1 to 40"}); got != "12.5% rows 1 to 40" {
+		t.Errorf("progress cell %q", got)
+	}
+}

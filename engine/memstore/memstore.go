@@ -301,6 +301,12 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) (res []
 	return res, err
 }
 
+// Progress reports a running job's progress and writes its checkpoint,
+// fenced by its lease (see engine.Store).
+func (s *Store) Progress(ctx context.Context, p engine.ProgressParams) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.Progress(now, p) })
+}
+
 // ExpireLeases fails the attempts whose lease deadline passed and makes due
 // delayed jobs ready, in every queue (see engine.Store). Blocked claims do
 // this themselves for their queues, so a single-process program need not

@@ -34,13 +34,16 @@ func parseClaim(args []word) (engine.ClaimParams, error) {
 }
 
 // claimedLines renders one claimed job: "<id> attempt=N token=T
-// [payload=P]", then one "dep <task> <state> [result=R] [error=E]" line per
+// [payload=P] [checkpoint=C]", then one "dep <task> <state> [result=R] [error=E]" line per
 // dependency outcome handed with it.
 func claimedLines(c engine.Claimed, prefix []field) []line {
 	l := append(line{}, prefix...)
 	l = append(l, field{"", c.Job.ID}, field{"attempt", strconv.Itoa(c.Job.Attempt)}, field{"token", c.Lease.Token})
 	if len(c.Job.Payload) > 0 {
 		l = append(l, field{"payload", string(c.Job.Payload)})
+	}
+	if c.Checkpoint != nil {
+		l = append(l, field{"checkpoint", string(c.Checkpoint)})
 	}
 	out := []line{l}
 	for _, d := range c.Deps {

@@ -35,6 +35,7 @@ var (
 	taskFields = map[string]kind{
 		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "after": kList,
 		"undo": kStr, "undo_queue": kStr, "undo_attempt": kInt, "undo_error": kStr,
+		"progress": kStr, "progress_msg": kStr, "progress_at": kTime,
 	}
 	jobFields = map[string]kind{
 		"queue": kStr, "workflow": kStr, "task": kStr, "undo": kBool, "payload": kStr,
@@ -42,6 +43,7 @@ var (
 		"max_expiries": kInt, "expiries": kInt,
 		"run_at": kTime, "deadline": kTime, "created": kTime, "ended": kTime, "expires": kTime,
 		"token": kToken, "cancel_requested": kBool, "result": kStr, "error": kStr,
+		"progress": kStr, "progress_msg": kStr, "progress_at": kTime,
 	}
 	queueFields = map[string]kind{"ready": kList, "delayed": kList, "running": kList}
 )
@@ -309,6 +311,7 @@ func taskMap(t engine.Task) map[string]string {
 		m["undo_attempt"] = strconv.Itoa(t.Undo.Attempt)
 		m["undo_error"] = t.Undo.Error
 	}
+	addProgress(m, t.Progress)
 	return m
 }
 
@@ -326,5 +329,6 @@ func jobMap(j engine.Job) map[string]string {
 	if j.Lease != nil {
 		m["deadline"], m["token"] = ms(j.Lease.Deadline), j.Lease.Token
 	}
+	addProgress(m, j.Progress)
 	return m
 }

@@ -315,6 +315,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseFinish(args)
 	case "heartbeat":
 		return parseHeartbeat(args)
+	case "progress":
+		return parseProgress(args)
 	case "expire":
 		o, err := parseOpts(args, map[string]kind{"max": kInt})
 		if err != nil {
@@ -500,7 +502,7 @@ func parseConfig(c *engine.Config, args []word) error {
 	spec := map[string]kind{
 		"retention": kDur, "max_tasks": kInt, "max_edges": kInt, "max_payload": kInt,
 		"max_result": kInt, "max_error": kInt, "max_attempts": kInt, "max_batch": kInt,
-		"max_lease": kDur, "max_backoff": kDur,
+		"max_lease": kDur, "max_backoff": kDur, "max_checkpoint": kInt,
 	}
 	o, err := parseOpts(args, spec)
 	if err != nil {
@@ -520,6 +522,7 @@ func parseConfig(c *engine.Config, args []word) error {
 	l.MaxBatch = o.int("max_batch", l.MaxBatch)
 	l.MaxLease = o.dur("max_lease", l.MaxLease)
 	l.MaxBackoff = o.dur("max_backoff", l.MaxBackoff)
+	l.MaxCheckpoint = o.int("max_checkpoint", l.MaxCheckpoint)
 	return nil
 }
 

@@ -24,6 +24,7 @@ type Target interface {
 	Finish(ctx context.Context, now time.Time, p engine.FinishParams) (engine.FinishResult, error)
 	Heartbeat(ctx context.Context, now time.Time, p engine.HeartbeatParams) ([]engine.LeaseStatus, error)
 	ExpireLeases(ctx context.Context, now time.Time, p engine.ExpireParams) (engine.ExpireResult, error)
+	Progress(ctx context.Context, now time.Time, p engine.ProgressParams) error
 	CancelWorkflow(ctx context.Context, now time.Time, p engine.CancelWorkflowParams) (engine.CancelResult, error)
 	CancelJob(ctx context.Context, now time.Time, p engine.CancelJobParams) (engine.CancelResult, error)
 	GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error)
@@ -89,6 +90,11 @@ func (t *ModelTarget) Finish(_ context.Context, now time.Time, p engine.FinishPa
 // Heartbeat calls Model.Heartbeat.
 func (t *ModelTarget) Heartbeat(_ context.Context, now time.Time, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
 	return t.M.Heartbeat(now, p)
+}
+
+// Progress calls Model.Progress.
+func (t *ModelTarget) Progress(_ context.Context, now time.Time, p engine.ProgressParams) error {
+	return t.M.Progress(now, p)
 }
 
 // ExpireLeases calls Model.ExpireLeases.
@@ -212,6 +218,12 @@ func (t *StoreTarget) Finish(ctx context.Context, now time.Time, p engine.Finish
 func (t *StoreTarget) Heartbeat(ctx context.Context, now time.Time, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
 	t.SetClock(now)
 	return t.Store.Heartbeat(ctx, p)
+}
+
+// Progress calls Store.Progress at now.
+func (t *StoreTarget) Progress(ctx context.Context, now time.Time, p engine.ProgressParams) error {
+	t.SetClock(now)
+	return t.Store.Progress(ctx, p)
 }
 
 // ExpireLeases calls Store.ExpireLeases at now.

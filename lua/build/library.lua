@@ -1,4 +1,4 @@
-#!lua name=weir2_afe32cde19c8
+#!lua name=weir2_0ed055178d04
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1014,24 +1014,25 @@ local function put_settled(out, s)
   put_list(out, s.pushed, 2)
 end
 
--- put_snapshot appends job j's snapshot, 17 strings: id spec created
+-- put_snapshot appends job j's snapshot, 18 strings: id spec created
 -- hasPayload payload state attempt runAt token deadline cancelRequested
--- hasResult result error ended expires expiries. Go shows the token and deadline
+-- hasResult result error ended expires expiries progress (checkpoint.lua). Go shows the token and deadline
 -- only while running, and reads queue, priority and retry policy from the
 -- spec.
 local function put_snapshot(out, j)
-  local v, pay, created, st, expires
+  local v, pay, created, st, expires, pg
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, 'spec', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
-      'en', 'c', 'p', 's', 'xp')
-    created, pay, st = v[10], v[11], v[12]
+      'en', 'c', 'p', 's', 'xp', 'pg')
+    created, pay, st, pg = v[10], v[11], v[12], v[14]
     v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. 'a', pre .. 'ra', pre .. 'tk', pre .. 'dl',
-      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp')
+      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp', pre .. 'pg')
+    pg = v[12]
     expires = wget(w, 'x')
     if j.kind == 't' then
       created = wget(w, 'c')
@@ -1065,6 +1066,7 @@ local function put_snapshot(out, j)
   out[n + 15] = v[9] or '0'
   out[n + 16] = expires or '0'
   out[n + 17] = v[11] or '0'
+  out[n + 18] = pg or ''
 end
 
 -- queues_reply: the number of known queues, then per queue in name order
@@ -2418,6 +2420,24 @@ local function sweep(q, max, res, max_leases)
   end
 end
 
+-- ---- include/checkpoint.lua
+-- checkpoint.lua: where a job's checkpoint and progress live
+-- (spec/keys.md): a plain job's checkpoint in its own hash (field "ck"); a
+-- task's or undo's in its workflow's payload hash (field "<prefix>ck", e.g.
+-- "t3.ck"), with "<prefix>ck" = "1" in the workflow hash so that a claim,
+-- which reads that hash anyway, reads the payload hash only for a job
+-- that has one. Progress is "<prefix>pg" in the job's hash: "<percent>
+-- <at ms> <message>".
+--
+--!include call.lua
+
+-- task_checkpoint returns the checkpoint of task or undo job j whose flag
+-- field (read with its other fields) is flag, or false.
+local function task_checkpoint(j, flag)
+  if not flag then return false end
+  return redis.call('HGET', j.wf.pkey, j.pre .. 'ck')
+end
+
 -- ---- include/lease.lua
 -- lease.lua: leasing queued jobs to a claim, and what the claim hands the
 -- worker with each (its Claimed).
@@ -2430,6 +2450,7 @@ end
 --!include sweep.lua
 --!include text.lua
 --!include rate.lua
+--!include checkpoint.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2501,10 +2522,11 @@ end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
 -- payload attempt token deadline error expiries nDeps (spec state
--- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"). The rest of a snapshot is implied: state running, no run-at,
+-- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"),
+-- hasCheckpoint checkpoint (ck). The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
-local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   local n = #out
   out[n + 1] = j.id
   out[n + 2] = spec
@@ -2526,6 +2548,9 @@ local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   else
     put_deps(out, j.wf, dp)
   end
+  local n2 = #out
+  out[n2 + 1] = ck and '1' or ''
+  out[n2 + 2] = ck or ''
 end
 
 -- next_attempt is attempt count a (a string, false for none) plus one.
@@ -2539,13 +2564,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp
+  local spec, a, e, pay, created, dp, xp, ck
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp')
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', p .. 'ck')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -2557,21 +2582,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
+    spec, a, e, pay, created, xp, ck = v[3], v[4], v[5], v[6], v[7], v[8], v[9]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
-      spec, a, dp = v[1], v[2], v[3]
+      spec, a, dp, ck = v[1], v[2], v[3], v[4]
       remember_spec(w, j.i, spec)
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c')
-      a, created = v[1], v[2]
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', p .. 'ck')
+      a, created, ck = v[1], v[2], v[3]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -2581,6 +2606,8 @@ local function lease_job(j, v, dl, dls, out, q)
       local ex = redis.call('HMGET', w.key, p .. 'e', p .. 'xp')
       e, xp = ex[1], ex[2]
     end
+    -- the flag read above: the checkpoint itself only when there is one
+    ck = task_checkpoint(j, ck)
     a = next_attempt(a)
     if j.kind == 't' then
       redis.call('HSET', w.key, p .. 'a', a, p .. 'tk', token, p .. 'dl', dls)
@@ -2593,7 +2620,7 @@ local function lease_job(j, v, dl, dls, out, q)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   return true
 end
 
@@ -2603,15 +2630,16 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, ck = j.spec, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp')
-    created, pay, e, xp = v[1], v[2], v[3], v[4]
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'ck')
+    created, pay, e, xp, ck = v[1], v[2], v[3], v[4], v[5]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp')
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', p .. 'ck')
     e, xp = v[2], v[4]
+    ck = task_checkpoint(j, v[5])
     if j.kind == 't' then
       created, dp = wget(w, 'c'), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -2620,7 +2648,7 @@ local function reclaimed(id, token, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
     end
   end
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   return true
 end
 
@@ -2640,7 +2668,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -2664,7 +2692,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
   end
   return j
 end
@@ -2789,7 +2817,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_submit', flags = {},
+redis.register_function{function_name = 'weir2_0ed055178d04_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2907,7 +2935,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_0ed055178d04_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2982,7 +3010,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3041,7 +3069,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3142,7 +3170,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3190,7 +3218,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3248,7 +3276,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3367,7 +3395,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3426,7 +3454,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3459,7 +3487,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3492,7 +3520,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -3534,7 +3562,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3614,7 +3642,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_0ed055178d04_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3675,7 +3703,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3712,7 +3740,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3755,7 +3783,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3797,7 +3825,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3830,7 +3858,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3856,7 +3884,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3928,7 +3956,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4027,7 +4055,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4046,7 +4074,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4109,7 +4137,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_0ed055178d04_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4148,7 +4176,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4176,7 +4204,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_0ed055178d04_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4217,7 +4245,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_0ed055178d04_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4311,7 +4339,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_afe32cde19c8_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_0ed055178d04_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4347,4 +4375,53 @@ for _, name in ipairs(names) do
   end
 end
 return out
+end}
+
+-- ---- scripts/progress.lua
+redis.register_function{function_name = 'weir2_0ed055178d04_progress', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_progress: Reports a running job's progress and writes its
+-- checkpoint, fenced by its lease (spec/states.md, Progress).
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  job ID
+-- ARGV[5]  token
+-- ARGV[6]  "1" with a progress report, else ""
+-- ARGV[7]  percent, as Go formats it (checked in Go: [0, 100])
+-- ARGV[8]  message (cut in Go to MaxError bytes)
+-- ARGV[9]  "1" with a checkpoint, else ""
+-- ARGV[10] checkpoint bytes (checked in Go: MaxCheckpoint); "" removes it
+-- Reply:   "OK" (a one-item array)
+-- Errors:  LEASELOST (nothing written)
+--
+--!include call.lua
+--!include job.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+local id, tok = ARGV[4], ARGV[5]
+local j, tk = leased_job(id, tok)
+-- only a running job holds its token (settle clears an ended one's)
+if not j or tk ~= tok then
+  return redis.error_reply('LEASELOST job "' .. id .. '" is not leased with that token')
+end
+if ARGV[6] == '1' then
+  jset(j, 'pg', ARGV[7] .. ' ' .. NOW_S .. ' ' .. ARGV[8])
+end
+if ARGV[9] == '1' then
+  local ck = ARGV[10]
+  if j.kind == 'j' then
+    if ck == '' then jdel(j, 'ck') else jset(j, 'ck', ck) end
+  elseif ck == '' then
+    jdel(j, 'ck')
+    redis.call('HDEL', j.wf.pkey, j.pre .. 'ck')
+  else
+    jset(j, 'ck', '1')
+    redis.call('HSET', j.wf.pkey, j.pre .. 'ck', ck)
+  end
+end
+finalize()
+return {'OK'}
 end}

@@ -1732,24 +1732,25 @@ local function put_settled(out, s)
   put_list(out, s.pushed, 2)
 end
 
--- put_snapshot appends job j's snapshot, 17 strings: id spec created
+-- put_snapshot appends job j's snapshot, 18 strings: id spec created
 -- hasPayload payload state attempt runAt token deadline cancelRequested
--- hasResult result error ended expires expiries. Go shows the token and deadline
+-- hasResult result error ended expires expiries progress (checkpoint.lua). Go shows the token and deadline
 -- only while running, and reads queue, priority and retry policy from the
 -- spec.
 local function put_snapshot(out, j)
-  local v, pay, created, st, expires
+  local v, pay, created, st, expires, pg
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, 'spec', 'a', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
-      'en', 'c', 'p', 's', 'xp')
-    created, pay, st = v[10], v[11], v[12]
+      'en', 'c', 'p', 's', 'xp', 'pg')
+    created, pay, st, pg = v[10], v[11], v[12], v[14]
     v[11] = v[13] -- expiries, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. 'a', pre .. 'ra', pre .. 'tk', pre .. 'dl',
-      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp')
+      pre .. 'cr', pre .. 'r', pre .. 'e', pre .. 'en', pre .. 'c', pre .. 'xp', pre .. 'pg')
+    pg = v[12]
     expires = wget(w, 'x')
     if j.kind == 't' then
       created = wget(w, 'c')
@@ -1783,6 +1784,7 @@ local function put_snapshot(out, j)
   out[n + 15] = v[9] or '0'
   out[n + 16] = expires or '0'
   out[n + 17] = v[11] or '0'
+  out[n + 18] = pg or ''
 end
 
 -- queues_reply: the number of known queues, then per queue in name order

@@ -9,6 +9,7 @@
 --!include sweep.lua
 --!include text.lua
 --!include rate.lua
+--!include checkpoint.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -80,10 +81,11 @@ end
 
 -- put_claimed appends job j's Claimed to out: id spec created hasPayload
 -- payload attempt token deadline error expiries nDeps (spec state
--- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"). The rest of a snapshot is implied: state running, no run-at,
+-- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"),
+-- hasCheckpoint checkpoint (ck). The rest of a snapshot is implied: state running, no run-at,
 -- result or end, no cancel request (a queued job has none); Go reads
 -- queue, priority and retry policy from the spec.
-local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   local n = #out
   out[n + 1] = j.id
   out[n + 2] = spec
@@ -105,6 +107,9 @@ local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
   else
     put_deps(out, j.wf, dp)
   end
+  local n2 = #out
+  out[n2 + 1] = ck and '1' or ''
+  out[n2 + 2] = ck or ''
 end
 
 -- next_attempt is attempt count a (a string, false for none) plus one.
@@ -118,13 +123,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp
+  local spec, a, e, pay, created, dp, xp, ck
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS)
+    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS, p .. 'ck')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -136,21 +141,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
+    spec, a, e, pay, created, xp, ck = v[3], v[4], v[5], v[6], v[7], v[8], v[9]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
   else
     if j.kind == 't' then
-      spec, a, dp = v[1], v[2], v[3]
+      spec, a, dp, ck = v[1], v[2], v[3], v[4]
       remember_spec(w, j.i, spec)
       created = wget(w, F_CREATED)
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED)
-      a, created = v[1], v[2]
+      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED, p .. 'ck')
+      a, created, ck = v[1], v[2], v[3]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -160,6 +165,8 @@ local function lease_job(j, v, dl, dls, out, q)
       local ex = redis.call('HMGET', w.key, p .. F_ERROR, p .. F_EXPIRIES)
       e, xp = ex[1], ex[2]
     end
+    -- the flag read above: the checkpoint itself only when there is one
+    ck = task_checkpoint(j, ck)
     a = next_attempt(a)
     if j.kind == 't' then
       redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
@@ -172,7 +179,7 @@ local function lease_job(j, v, dl, dls, out, q)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   return true
 end
 
@@ -182,15 +189,16 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, ck = j.spec, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES)
-    created, pay, e, xp = v[1], v[2], v[3], v[4]
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES, 'ck')
+    created, pay, e, xp, ck = v[1], v[2], v[3], v[4], v[5]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES)
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES, p .. 'ck')
     e, xp = v[2], v[4]
+    ck = task_checkpoint(j, v[5])
     if j.kind == 't' then
       created, dp = wget(w, F_CREATED), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -199,7 +207,7 @@ local function reclaimed(id, token, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
     end
   end
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
   return true
 end
 
@@ -219,7 +227,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -243,7 +251,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES)
+    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck')
   end
   return j
 end
