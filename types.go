@@ -93,6 +93,9 @@ type Job struct {
 	EndedAt   time.Time
 	// ExpiresAt is when an ended job's record is removed (retention).
 	ExpiresAt time.Time
+	// Key is the job's concurrency key (a tenant, a customer), empty for
+	// none; an undo job has none (spec/states.md, Concurrency keys).
+	Key string
 }
 
 // Task is a snapshot of one task of a workflow.
@@ -156,6 +159,9 @@ type QueueInfo struct {
 	// Concurrency is the most jobs of the queue that run at once across
 	// every worker (LimitQueue); 0 means no limit.
 	Concurrency int
+	// KeyConcurrency is the most jobs of one concurrency key of the queue
+	// that run at once (LimitKeys); 0 means no limit.
+	KeyConcurrency int
 }
 
 // ListParams pages through workflows.

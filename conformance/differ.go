@@ -212,6 +212,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 			MaxAttempts: d.intRange(0, 3, "attempts"),
 			MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
 			Backoff:     time.Duration(sampled(d, []int{0, 10, 300}, "backoff")) * time.Millisecond,
+			Key:         sampled(d, []string{"", "A", "B"}, "taskkey"),
 		}
 		if d.bool("payload") {
 			ts.Payload = []byte(sampled(d, []string{"", "p", "\x00\xff"}, "payloadv"))
@@ -295,6 +296,7 @@ func (d *differ) doStep() {
 				Priority:    d.intRange(-1, 1, "prio"),
 				MaxAttempts: d.intRange(0, 3, "attempts"),
 				MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
+				Key:         sampled(d, []string{"", "A", "B", "C"}, "key"),
 			}
 			if d.bool("payload") {
 				js.Payload = []byte("x")
@@ -431,11 +433,11 @@ func (d *differ) doStep() {
 			}
 			d.last()
 		}
-	case 14: // pause, resume, purge, limit
+	case 14: // pause, resume, purge, limit, per-key limit
 		q := sampled(d, []string{"q1", "q2", "q3"}, "queue")
-		qop := d.intRange(0, 3, "qop")
+		qop := d.intRange(0, 4, "qop")
 		limit := 0
-		if qop == 3 {
+		if qop >= 3 {
 			limit = d.intRange(0, 2, "concurrency")
 		}
 		d.last = func() {
@@ -453,6 +455,9 @@ func (d *differ) doStep() {
 			case 3:
 				p := engine.LimitQueueParams{Queue: q, Concurrency: limit}
 				d.sameErr("limit", d.m.LimitQueue(now, p), d.s.LimitQueue(d.ctx, p))
+			case 4:
+				p := engine.LimitKeysParams{Queue: q, Concurrency: limit}
+				d.sameErr("limit keys", d.m.LimitKeys(now, p), d.s.LimitKeys(d.ctx, p))
 			}
 		}
 		d.last()

@@ -87,6 +87,12 @@ type Store interface {
 	// a slot is free again when its job's lease ends however it ends
 	// (finish, lease expiry, cancel), so a crashed worker leaks none.
 	LimitQueue(ctx context.Context, p LimitQueueParams) error
+	// LimitKeys sets how many jobs of each concurrency key of a queue may
+	// run at once across every worker (0: no limit). It is durable, every
+	// claim obeys it without a busy key holding back the others, and a
+	// key's slot is free again when its job's lease ends however it ends
+	// (finish, lease expiry, cancel).
+	LimitKeys(ctx context.Context, p LimitKeysParams) error
 }
 
 // LimitQueueParams sets a queue's limits.

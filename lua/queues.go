@@ -31,6 +31,15 @@ func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error
 	return err
 }
 
+// LimitKeys implements engine.Store.
+func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+	if err := engine.ValidateLimitKeys(p); err != nil {
+		return err
+	}
+	_, err := s.run(ctx, "limit_keys", p.Queue, p.Concurrency)
+	return err
+}
+
 // PurgeQueue implements engine.Store.
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
 	if !engine.ValidName(queue) {
@@ -97,7 +106,7 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 func queuesReply(r *reader) []engine.QueueInfo {
 	out := make([]engine.QueueInfo, r.count())
 	for i := range out {
-		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
+		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int()), KeyConcurrency: int(r.int())}
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-#!lua name=weir2_b1c4ccc0bca4
+#!lua name=weir2_7b17055a372d
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -732,7 +732,7 @@ local function job_max_expiries(j)
   if j.kind == 'j' then
     x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
-    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
     x = flags and string.match(flags, 'X(%d+)')
   end
   return tonumber(x) or 1
@@ -766,6 +766,148 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/keyed.lua
+-- keyed.lua: concurrency keys (spec/states.md, Concurrency keys): a job's
+-- key, and the structures through which claims rotate across a queue's
+-- keys and hold each key to the queue's per-key limit.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Queue q's keyed jobs, besides its sets of queue.lua: q:<q>:k:<key> the
+-- ready jobs of one key (score as in q:<q>:r), q:<q>:kr every keyed ready
+-- job (the same scores: counts, listings, purges), q:<q>:kq the rotation
+-- (keys with ready jobs under the limit, score: their turn), q:<q>:kp the
+-- keys parked at the limit with ready jobs (score: their turn), and
+-- q:<q>:kc a hash: per key its leases, and ":t" the last turn handed out.
+-- The per-key limit is q:<q>:s kl; q:<q>:s K is "1" once the queue had a
+-- keyed job (a claim of a queue without it reads none of these keys).
+-- spec/keys.md says more.
+
+local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+
+-- job_ckey returns job j's concurrency key, or false: a plain job's
+-- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
+local function job_ckey(j)
+  local k = j.ck
+  if k == nil then
+    k = false
+    if j.kind == 'j' then
+      local s = job_spec(j)
+      if string.find(s, '|K', 1, true) then k = string.match(s, '|K([^|]*)') end
+    elseif j.kind == 't' then
+      k = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') or false
+    end
+    j.ck = k
+  end
+  return k
+end
+
+-- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
+-- when it holds lim leases or more (lim: the limit, nil for none; c: its
+-- leases when known).
+local function key_turn(q, key, lim, c)
+  local kc = kkey(q, 'kc')
+  if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
+  local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
+  if lim and c >= lim then
+    redis.call('ZADD', kkey(q, 'kp'), t, key)
+  else
+    redis.call('ZADD', kkey(q, 'kq'), t, key)
+  end
+end
+
+-- keyed_push makes job id, of key, ready in q with score sc (lim: q's
+-- per-key limit, a string or false): a key that had no ready job joins
+-- the end of the rotation, or is parked at its limit.
+local function keyed_push(q, key, id, sc, lim)
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZADD', sk, sc, id)
+  redis.call('ZADD', kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+end
+
+-- keyed_unqueue takes ready job id, of key, out of q and returns whether
+-- it was there; a key left without ready jobs leaves the rotation.
+local function keyed_unqueue(q, key, id)
+  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZREM', sk, id)
+  if redis.call('EXISTS', sk) == 0 then
+    redis.call('ZREM', kkey(q, 'kq'), key)
+    redis.call('ZREM', kkey(q, 'kp'), key)
+  end
+  return true
+end
+
+-- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
+-- and returns whether the key left the parked keys for the end of the
+-- rotation (lim: q's per-key limit, a string or false).
+local function keyed_release(q, key, lim)
+  local kc = kkey(q, 'kc')
+  local c = redis.call('HINCRBY', kc, key, -1)
+  if c <= 0 then redis.call('HDEL', kc, key) end
+  lim = tonumber(lim)
+  if lim and c >= lim then return false end
+  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  return true
+end
+
+-- keyed_claim leases q's keyed jobs while n < top: one job of the key
+-- first in the rotation, which then goes to its end (or is parked at its
+-- limit, or leaves with no ready job left); a key found at its limit (the
+-- limit was lowered) is parked. take(id) leases a popped job and returns
+-- whether it did (a job no longer queued is dropped). Each round pops one
+-- key and one job: at most top - n leases plus the dropped jobs and
+-- parked keys. Returns n and whether the rotation is empty.
+local function keyed_claim(q, lim, top, n, take)
+  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+  lim = tonumber(lim)
+  while n < top do
+    local r = redis.call('ZPOPMIN', kq)
+    if #r == 0 then return n, true end
+    local key = r[1]
+    local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
+    if lim and c >= lim then
+      key_turn(q, key, lim, c)
+    else
+      local sk = kkey(q, 'k:' .. key)
+      local got = redis.call('ZPOPMIN', sk)
+      if #got > 0 then
+        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        if take(got[1]) then
+          n = n + 1
+          redis.call('HINCRBY', kc, key, 1)
+          if c then c = c + 1 end
+        end
+        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+      end
+    end
+  end
+  return n, redis.call('EXISTS', kq) == 0
+end
+
+-- keyed_unpark returns q's parked keys that are under the limit lim (a
+-- string, "0" for none) to the end of the rotation, in the order they
+-- were parked, and returns how many ready jobs they hold. Its work is the
+-- number of parked keys (LimitKeys).
+local function keyed_unpark(q, lim)
+  lim = tonumber(lim)
+  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local n = 0
+  for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
+    local c = tonumber(redis.call('HGET', kc, key)) or 0
+    if lim == 0 or c < lim then
+      redis.call('ZREM', kp, key)
+      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+    end
+  end
+  return n
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -773,14 +915,16 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include keyed.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
--- list may hold tokens), push (its push counter) and c (its concurrency
--- limit, absent for none). spec/keys.md says more.
+-- list may hold tokens), push (its push counter), c (its concurrency
+-- limit, absent for none), kl (its per-key limit, absent for none) and K
+-- ("1" once it had a keyed job: keyed.lua). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -791,8 +935,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'kl', 'K')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], kl = v[7], K = v[8]}
     all[q] = s
   end
   return s
@@ -826,9 +970,13 @@ end
 
 -- reset_push sets queue q's push counter back to 0 when q's ready set is
 -- empty and the counter passed PUSH_RESET (written only then, so a queue
--- that runs empty at every claim costs no write for it).
+-- that runs empty at every claim costs no write for it), and no keyed job
+-- is ready (they share the counter).
 local function reset_push(q)
-  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
+  local s = qstate(q)
+  if (tonumber(s.push) or 0) > PUSH_RESET and not (s.K and redis.call('EXISTS', qkey(q, 'kr')) == 1) then
+    qs_set(q, 'push', 0)
+  end
 end
 
 local function qs_flush()
@@ -903,7 +1051,14 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  local ck = job_ckey(j)
+  if ck then
+    local s = qstate(q)
+    if not s.K then qs_set(q, 'K', '1') end
+    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+  else
+    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  end
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -917,7 +1072,22 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
+  local ck = job_ckey(j)
+  if ck then
+    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    return
+  end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- key_release frees the key slot of job j, whose lease ended (a job
+-- without a key has none); a key that leaves the parked keys asks for a
+-- wake-up token.
+local function key_release(j)
+  local ck = job_ckey(j)
+  if not ck then return end
+  local q = job_queue(j)
+  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one
@@ -1068,7 +1238,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts (ready: unkeyed and keyed), its concurrency limit and its
+-- per-key limit ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1077,10 +1248,12 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local v = redis.call('HMGET', qkey(q, 's'), 'c', 'kl')
+    out[n + 6] = v[1] or '0'
+    out[n + 7] = v[2] or '0'
   end
 end
 
@@ -1363,22 +1536,31 @@ local function cancel_task(j, reason, fx)
 end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
--- entry in a dependents list names it: with its ID, queue and priority,
--- so that its push reads nothing.
+-- entry in a dependents list names it: with its ID, queue and priority
+-- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
   if not j.id then
     j.id = w.id .. '/' .. name
     bag('jobs')[j.id] = j
   end
-  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  if not j.q then
+    local c = string.find(pr, ':', 1, true)
+    if c then
+      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
+    else
+      j.q, j.pr, j.ck = q, tonumber(pr), false
+    end
+  end
   return j
 end
 
 -- task_flags returns the flags of task i's spec: A Always, B a failure is
--- absorbed, U has an undo, E After given empty.
+-- absorbed, U has an undo, E After given empty (a concurrency key after
+-- ":" is not a flag).
 local function task_flags(w, i)
-  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
 end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
@@ -2097,6 +2279,7 @@ end
 -- not counted. Returns its Settled.
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   local p = j.pre
   local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
   if j.kind ~= 't' then
@@ -2141,6 +2324,7 @@ end
 -- finalize instead, with nothing written.
 local function settle(j, kind, result, err, nonretry, retry_after, tok)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
@@ -2629,6 +2813,15 @@ local function claim(queues, max, lease_ms, out)
               break
             end
           end
+          -- then the keyed jobs, across keys in rotation (keyed.lua)
+          if qs.K and n < top then
+            local kempty
+            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+              local j, v = claiming(id, q)
+              return j and lease_job(j, v, dl, dls, out, q) or false
+            end)
+            empty = empty and kempty
+          end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
           if empty or (n < max and not qs.c) then
@@ -2691,7 +2884,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_submit', flags = {},
+redis.register_function{function_name = 'weir2_7b17055a372d_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2809,7 +3002,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_7b17055a372d_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2884,7 +3077,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2943,7 +3136,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3044,7 +3237,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3092,7 +3285,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3150,7 +3343,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3269,7 +3462,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3328,7 +3521,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3353,7 +3546,7 @@ if ARGV[5] == '1' then
   qs_set(q, 'p', '1')
 else
   qs_set(q, 'p', false)
-  local n = redis.call('ZCARD', qkey(q, 'r'))
+  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()
@@ -3361,7 +3554,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3386,7 +3579,7 @@ local old = tonumber(qstate(q).c) or 0
 local new = tonumber(ARGV[5])
 qs_set(q, 'c', new > 0 and ARGV[5] or false)
 if old > 0 and (new == 0 or new > old) then
-  local n = redis.call('ZCARD', qkey(q, 'r'))
+  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()
@@ -3394,10 +3587,10 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
--- order, then the delayed ones in due order, each with the consequences of
+-- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
 -- A call goes through at most its budget of jobs; lua.Store sends the
 -- rest in more calls.
@@ -3440,6 +3633,7 @@ if given then
   for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
 else
   ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
   append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 end
 local fx = {pushed = {}, cancelled = {}}
@@ -3474,7 +3668,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_7b17055a372d_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3535,7 +3729,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3572,7 +3766,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3615,7 +3809,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3657,7 +3851,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3690,7 +3884,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3716,7 +3910,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3788,7 +3982,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3802,7 +3996,8 @@ redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = 
 -- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
 -- ARGV[6]  page size
 -- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
---          a waiting list, the member "<ended15>:<id>" in an ended one
+--          a waiting list ("k<score>:<id>" among a ready list's keyed
+--          jobs, which follow its unkeyed ones), the member "<ended15>:<id>" in an ended one
 -- Reply:   next cursor or "", n, n job snapshots (17 strings each,
 --          reply.lua)
 --
@@ -3817,8 +4012,9 @@ read_clock()
 local q, list, limit, cursor = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local found, cur = {}, {}
 local batch = limit + 1
-if list == 'ready' or list == 'delayed' or list == 'running' then
-  local k = qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list])
+-- collect appends to found the jobs of set k after the cursor cursor
+-- (cursors of its members start with pre)
+local function collect(k, cursor, pre)
   local min, cid, off = '-inf', false, 0
   if cursor ~= '' then
     local cs
@@ -3839,13 +4035,24 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
         local j = load_job(id)
         if j and job_state(j) == want then
           found[#found + 1] = j
-          cur[#found] = s .. ':' .. id
+          cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end
         end
       end
     end
     if #ms < 2 * batch then break end
     off = off + batch
+  end
+end
+
+if list == 'ready' or list == 'delayed' or list == 'running' then
+  -- a ready list's keyed jobs (q:<q>:kr) follow its unkeyed ones; a
+  -- cursor among them starts with "k"
+  if list == 'ready' and string.sub(cursor, 1, 1) == 'k' then
+    collect(qkey(q, 'kr'), string.sub(cursor, 2), 'k')
+  else
+    collect(qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list]), cursor, '')
+    if list == 'ready' and #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
   end
 else
   local k = qkey(q, list)
@@ -3887,14 +4094,15 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency)*
+-- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency,
+--          key concurrency)*
 --
 --!include call.lua
 --!include reply.lua
@@ -3906,7 +4114,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3920,7 +4128,8 @@ redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'
 --          the count of what follows, get_workflow's reply; per job "0" or
 --          "1" and its snapshot; per queue its ready, delayed and running
 --          job IDs, each list a count and the IDs, in claim, due and
---          deadline order
+--          deadline order (the keyed ready jobs after the unkeyed ones,
+--          by priority and push)
 --
 --!include call.lua
 --!include workflow.lua
@@ -3961,6 +4170,8 @@ for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
     local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
+    -- the keyed ready jobs follow the unkeyed ones
+    if kind == 'r' then append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1')) end
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end
@@ -3969,7 +4180,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_7b17055a372d_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4008,7 +4219,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4036,7 +4247,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_7b17055a372d_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4077,7 +4288,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_7b17055a372d_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4171,7 +4382,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_7b17055a372d_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4207,4 +4418,36 @@ for _, name in ipairs(names) do
   end
 end
 return out
+end}
+
+-- ---- scripts/limit_keys.lua
+redis.register_function{function_name = 'weir2_7b17055a372d_limit_keys', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
+-- may be leased at once across every worker (making the queue known when
+-- it is not). Keys parked at the old limit that are under the new one
+-- rejoin the rotation, in the order they were parked, with wake-up tokens
+-- for their ready jobs: the call's work is the number of parked keys.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  the limit, 1 to engine.MaxConcurrency, or "0" for none
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
+--!include keyed.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local q = ARGV[4]
+read_clock()
+allow_full()
+register_queue(q)
+qs_set(q, 'kl', ARGV[5] ~= '0' and ARGV[5] or false)
+local n = keyed_unpark(q, ARGV[5])
+if n > 0 then wake(q, n) end
+finalize()
+return {'OK'}
 end}

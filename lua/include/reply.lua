@@ -97,7 +97,8 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts and its concurrency limit ("0": none).
+-- counts (ready: unkeyed and keyed), its concurrency limit and its
+-- per-key limit ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -106,9 +107,11 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    out[n + 6] = redis.call('HGET', qkey(q, 's'), 'c') or '0'
+    local v = redis.call('HMGET', qkey(q, 's'), 'c', 'kl')
+    out[n + 6] = v[1] or '0'
+    out[n + 7] = v[2] or '0'
   end
 end
