@@ -43,6 +43,9 @@ type queueRec struct {
 	Running int    `json:"running"`
 	// Concurrency is the queue's limit of jobs running at once; 0: none.
 	Concurrency int `json:"concurrency"`
+	// KeyConcurrency is the queue's limit of jobs of one concurrency key
+	// running at once; 0: none.
+	KeyConcurrency int `json:"key_concurrency"`
 }
 
 // jobRec is the body of GET /v1/jobs/{id}.
@@ -67,6 +70,7 @@ type jobRec struct {
 	CreatedAt       *workflowfile.Stamp `json:"created_at"`
 	EndedAt         *workflowfile.Stamp `json:"ended_at"`
 	ExpiresAt       *workflowfile.Stamp `json:"expires_at"`
+	Key             *string             `json:"key"`
 }
 
 // optString is s, or nil (JSON null) when s is empty.
@@ -94,6 +98,7 @@ func toJobRec(j engine.Job) jobRec {
 		BackoffMS: j.Backoff.Milliseconds(), TimeoutMS: j.Timeout.Milliseconds(),
 		Payload: shell.DecodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
+		Key: optString(j.Key),
 	}
 	if j.State == engine.Completed {
 		r.Result = shell.DecodeResult(j.Result)
@@ -261,7 +266,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 		Queues []queueRec `json:"queues"`
 	}{Queues: make([]queueRec, len(qs))}
 	for i, q := range qs {
-		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency}
+		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency, KeyConcurrency: q.KeyConcurrency}
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -288,6 +293,31 @@ func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Name        string `json:"name"`
 		Concurrency int    `json:"concurrency"`
+	}{name, n})
+}
+
+// limitKeys sets a queue's per-key limit from the query's concurrency (0
+// removes it).
+func (a *api) limitKeys(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !engine.ValidName(name) {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		return
+	}
+	v := r.URL.Query().Get("concurrency")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > engine.MaxConcurrency {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "concurrency",
+			Message: fmt.Sprintf("concurrency %q must be an integer from 0 (no limit) to %d", v, engine.MaxConcurrency)})
+		return
+	}
+	if err := a.store.LimitKeys(r.Context(), engine.LimitKeysParams{Queue: name, Concurrency: n}); err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Name           string `json:"name"`
+		KeyConcurrency int    `json:"key_concurrency"`
 	}{name, n})
 }
 
