@@ -96,6 +96,9 @@ type Job struct {
 	// Progress is the last progress its handler reported (any attempt),
 	// nil when none did.
 	Progress *Progress
+	// Key is the job's concurrency key (a tenant, a customer), empty for
+	// none; an undo job has none (spec/states.md, Concurrency keys).
+	Key string
 }
 
 // Task is a snapshot of one task of a workflow.
@@ -167,6 +170,9 @@ type QueueInfo struct {
 	// and RatePeriod is then 0.
 	RateLimit  int
 	RatePeriod time.Duration
+	// KeyConcurrency is the most jobs of one concurrency key of the queue
+	// that run at once (LimitKeys); 0 means no limit.
+	KeyConcurrency int
 }
 
 // ListParams pages through workflows.

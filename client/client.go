@@ -34,8 +34,9 @@ func New(store Store) *Client { return &Client{store: store} }
 // JobOption is one option of a job: of a plain job (Enqueue) or of a
 // workflow task's job (AddTask). It is made by ID, RunAt or Delay, which
 // apply to plain jobs only (given to AddTask they are a *weir.BuildError),
-// or by Priority, MaxAttempts, MaxExpiries, Backoff or Timeout, which apply
-// to both; a task's options apply to its undo job too. Later options
+// or by Priority, MaxAttempts, MaxExpiries, Backoff, Timeout or
+// ConcurrencyKey, which apply to both; a task's options apply to its undo
+// job too (but ConcurrencyKey). Later options
 // override earlier ones. A JobOption prints as the call that made it, for
 // example MaxAttempts(3); the zero JobOption does nothing.
 type JobOption struct {
@@ -118,6 +119,19 @@ func UniqueBy(key string) JobOption {
 		}
 		s.Unique.Key = key
 	}, nil)
+}
+
+// ConcurrencyKey gives the job a concurrency key (a tenant, a customer;
+// ^[A-Za-z0-9_.-]{1,64}$). Claims serve a queue's keys in turn, one job
+// of each, so that a key with many jobs ready does not hold back the
+// first job of another by more than one claim batch, and hold each key to
+// the queue's per-key limit (Client.LimitKeys) without waiting on a busy
+// key. A task's key does not apply to its undo job (spec/states.md,
+// Concurrency keys).
+func ConcurrencyKey(key string) JobOption {
+	return jobOption("ConcurrencyKey", key,
+		func(s *engine.JobSpec) { s.Key = key },
+		func(s *engine.TaskSpec) { s.Key = key })
 }
 
 // MaxAttempts lets the job run up to n times, the first attempt included,
@@ -284,6 +298,16 @@ func (c *Client) LimitQueue(ctx context.Context, name string, concurrency int) e
 // starts it afresh. The concurrency limit (LimitQueue) stays as it is.
 func (c *Client) RateLimitQueue(ctx context.Context, name string, limit int, per time.Duration) error {
 	return c.store.RateLimitQueue(ctx, engine.RateLimitQueueParams{Queue: name, Limit: limit, Period: per})
+}
+
+// LimitKeys lets at most concurrency jobs of each concurrency key of the
+// queue named name run at once across every worker of every process (0
+// removes the limit). A claim skips a key at its limit and serves the
+// next key, so a busy tenant never holds back another. Like LimitQueue's,
+// the limit is stored and enforced inside each claim, and a key's slot is
+// free again when its job's lease ends, however it ends.
+func (c *Client) LimitKeys(ctx context.Context, name string, concurrency int) error {
+	return c.store.LimitKeys(ctx, engine.LimitKeysParams{Queue: name, Concurrency: concurrency})
 }
 
 // Queues lists every queue the store knows, with its counts and whether it

@@ -211,3 +211,46 @@ func ExampleClient_RateLimitQueue() {
 	fmt.Println(len(claimed), qs[0].Ready, qs[0].RateLimit, qs[0].RatePeriod)
 	// Output: 2 1 2 1m0s
 }
+
+func ExampleConcurrencyKey() {
+	ctx := context.Background()
+	store := memstore.New()
+	c := client.New(store)
+	// Each tenant runs at most one job of "reports" at once; tenant
+	// "big" has three jobs ready before tenant "small" enqueues its one.
+	if err := c.LimitKeys(ctx, "reports", 1); err != nil {
+		panic(err)
+	}
+	reports := client.NewQueue[string, string]("reports")
+	for _, t := range []string{"big", "big", "big", "small"} {
+		if _, err := client.Enqueue(ctx, c, reports, t, client.ConcurrencyKey(t)); err != nil {
+			panic(err)
+		}
+	}
+	// One claim of up to ten jobs: one job of each tenant, "big" first
+	// (it was first in turn); its other jobs wait for its slot.
+	got, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{"reports"}, Max: 10, Lease: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	for _, j := range got {
+		fmt.Println(j.Job.Key)
+	}
+	// Output:
+	// big
+	// small
+}
+
+func ExampleTask_ConcurrencyKey() {
+	ctx := context.Background()
+	store := memstore.New()
+	c := client.New(store)
+	w := client.NewWorkflow()
+	client.AddTask(w, "render", upper, "acme report").ConcurrencyKey("acme")
+	if err := c.Submit(ctx, w); err != nil {
+		panic(err)
+	}
+	j, _ := store.GetJob(ctx, weir.TaskJobID(w.ID(), "render"))
+	fmt.Println(j.Key)
+	// Output: acme
+}

@@ -220,6 +220,14 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 // Always tasks too.
 func (t *Task[R]) Always() *Task[R] { return t.set(func(s *engine.TaskSpec) { s.Always = true }) }
 
+// ConcurrencyKey gives the task's job a concurrency key (a tenant, a
+// customer), as the option ConcurrencyKey does: claims serve its queue's
+// keys in turn and hold each to the queue's per-key limit. Its undo job
+// runs without it.
+func (t *Task[R]) ConcurrencyKey(key string) *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.Key = key })
+}
+
 // Undo gives task t a compensation job: payload on queue q. It runs only if
 // the workflow compensates (it fails, or is cancelled with undo) after t
 // completed, once the undos of the tasks that ran after t have ended, so

@@ -212,6 +212,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 			MaxAttempts: d.intRange(0, 3, "attempts"),
 			MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
 			Backoff:     time.Duration(sampled(d, []int{0, 10, 300}, "backoff")) * time.Millisecond,
+			Key:         sampled(d, []string{"", "A", "B"}, "taskkey"),
 		}
 		if d.bool("payload") {
 			ts.Payload = []byte(sampled(d, []string{"", "p", "\x00\xff"}, "payloadv"))
@@ -295,6 +296,7 @@ func (d *differ) doStep() {
 				Priority:    d.intRange(-1, 1, "prio"),
 				MaxAttempts: d.intRange(0, 3, "attempts"),
 				MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
+				Key:         sampled(d, []string{"", "A", "B", "C"}, "key"),
 			}
 			if d.bool("payload") {
 				js.Payload = []byte("x")
@@ -431,9 +433,9 @@ func (d *differ) doStep() {
 			}
 			d.last()
 		}
-	case 14: // pause, resume, purge, limit, rate
+	case 14: // pause, resume, purge, limit, rate, per-key limit
 		q := sampled(d, []string{"q1", "q2", "q3"}, "queue")
-		qop := d.intRange(0, 4, "qop")
+		qop := d.intRange(0, 5, "qop")
 		limit := 0
 		var period time.Duration
 		switch qop {
@@ -461,6 +463,9 @@ func (d *differ) doStep() {
 			case 4:
 				p := engine.RateLimitQueueParams{Queue: q, Limit: limit, Period: period}
 				d.sameErr("rate", d.m.RateLimitQueue(now, p), d.s.RateLimitQueue(d.ctx, p))
+			case 5:
+				p := engine.LimitKeysParams{Queue: q, Concurrency: limit}
+				d.sameErr("limit keys", d.m.LimitKeys(now, p), d.s.LimitKeys(d.ctx, p))
 			}
 		}
 		d.last()

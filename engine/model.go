@@ -60,6 +60,7 @@ type job struct {
 	hash        string // plain jobs: spec fingerprint
 	unique      string // plain jobs: UniqueDigest
 	unlisted    bool   // a task CancelWorkflow ended before it started: in no job list
+	key         string // concurrency key; "" for none (model_keys.go)
 
 	wf   *workflow // nil for a plain job
 	task int       // index of the task in the plan
@@ -85,6 +86,7 @@ type queue struct {
 	ready   orderedSet // (priority, pushSeq)
 	delayed orderedSet // (due, 0, id)
 	active  orderedSet // (deadline, 0, id)
+	keys    *keyed     // concurrency keys (model_keys.go); nil until used
 }
 
 // NewModel returns an empty model. Zero limits are replaced by defaults.
@@ -198,14 +200,18 @@ func (m *Model) push(j *job, now int64, fx *effects) {
 	}
 	j.runAt = 0
 	m.pushSeq++
-	q.ready.add(j.id, int64(j.priority), m.pushSeq)
+	if j.key != "" {
+		q.pushKeyed(j, m.pushSeq)
+	} else {
+		q.ready.add(j.id, int64(j.priority), m.pushSeq)
+	}
 	fx.pushed = append(fx.pushed, Pushed{JobID: j.id, Queue: j.queue})
 }
 
 // unqueue takes a queued job out of its queue.
 func (m *Model) unqueue(j *job) {
 	if q := m.queues[j.queue]; q != nil {
-		if !q.ready.remove(j.id) {
+		if !q.ready.remove(j.id) && !q.unqueueKeyed(j) {
 			q.delayed.remove(j.id)
 		}
 	}
@@ -254,6 +260,7 @@ func (j *job) snapshot() Job {
 		CancelRequested: j.cancelReq, Result: slices.Clone(j.result), Error: j.err,
 		CreatedAt: toTime(j.created), EndedAt: toTime(j.ended), ExpiresAt: toTime(j.expires),
 		Progress: j.progressOf(),
+		Key: j.key,
 	}
 	if j.wf != nil {
 		s.Workflow = j.wf.id
@@ -366,7 +373,7 @@ func (m *Model) Queues(now time.Time) []QueueInfo {
 	out := make([]QueueInfo, len(names))
 	for i, n := range names {
 		q := m.queues[n]
-		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit}
+		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len() + q.keyedReady(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit, KeyConcurrency: q.keyLimit()}
 		out[i].RateLimit, out[i].RatePeriod = q.rate.info()
 	}
 	return out
@@ -374,7 +381,8 @@ func (m *Model) Queues(now time.Time) []QueueInfo {
 
 // QueueContents is the order a queue will hand out its jobs.
 type QueueContents struct {
-	// Ready job IDs in claim order.
+	// Ready job IDs: the unkeyed ones in claim order, then the keyed ones
+	// by priority and push order (spec/states.md, Concurrency keys).
 	Ready []string
 	// Delayed job IDs in due order.
 	Delayed []string
@@ -396,7 +404,11 @@ func (m *Model) QueueContents(now time.Time, name string) QueueContents {
 		}
 		return out
 	}
-	return QueueContents{Ready: ids(&q.ready), Delayed: ids(&q.delayed), Running: ids(&q.active)}
+	ready := ids(&q.ready)
+	for _, it := range q.keyedSorted() {
+		ready = append(ready, it.id)
+	}
+	return QueueContents{Ready: ready, Delayed: ids(&q.delayed), Running: ids(&q.active)}
 }
 
 // PauseQueue stops claims from a queue.

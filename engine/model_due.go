@@ -20,7 +20,7 @@ func (m *Model) NextDue(queues []string) time.Time {
 				next = it.a
 			}
 		}
-		if at := q.rate.next(m.now); at > 0 && q.ready.Len() > 0 && (next == 0 || at < next) {
+		if at := q.rate.next(m.now); at > 0 && q.ready.Len()+q.keyedReady() > 0 && (next == 0 || at < next) {
 			next = at
 		}
 	}

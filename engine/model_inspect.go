@@ -27,8 +27,14 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 	switch p.State {
 	case ListReady, ListDelayed, ListRunning:
 		var after *item
-		if p.Cursor != "" {
-			parts := strings.SplitN(p.Cursor, ":", 3)
+		// a ready list's keyed part follows its unkeyed part; a cursor in
+		// it starts with "k"
+		cursor, afterKeyed := strings.CutPrefix(p.Cursor, "k")
+		if afterKeyed && p.State != ListReady {
+			return JobPage{}, badCursor(p.Cursor)
+		}
+		if cursor != "" {
+			parts := strings.SplitN(cursor, ":", 3)
 			if len(parts) != 3 || !validJobRef(parts[2]) {
 				return JobPage{}, badCursor(p.Cursor)
 			}
@@ -49,18 +55,28 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 		case ListRunning:
 			set = &q.active
 		}
+		all := set.sorted()
+		nUnkeyed := len(all)
+		if p.State == ListReady {
+			all = append(all, q.keyedSorted()...)
+		}
 		var page JobPage
 		var last item
-		for _, it := range set.sorted() {
-			if after != nil && !after.less(it) {
+		lastKeyed := false
+		for i, it := range all {
+			keyedPart := i >= nUnkeyed
+			if after != nil && (afterKeyed && !keyedPart || afterKeyed == keyedPart && !after.less(it)) {
 				continue
 			}
 			if len(page.Jobs) == limit {
 				page.NextCursor = strconv.FormatInt(last.a, 10) + ":" + strconv.FormatInt(last.b, 10) + ":" + last.id
+				if lastKeyed {
+					page.NextCursor = "k" + page.NextCursor
+				}
 				break
 			}
 			page.Jobs = append(page.Jobs, m.jobs[it.id].snapshot())
-			last = it
+			last, lastKeyed = it, keyedPart
 		}
 		return page, nil
 	}

@@ -47,7 +47,7 @@ func (m *Model) enqueue(t int64, s JobSpec, h string) EnqueueResult {
 	j := &job{
 		id: s.ID, queue: s.Queue, payload: slices.Clone(s.Payload), priority: s.Priority,
 		maxAttempts: attemptsOrDefault(s.MaxAttempts), maxExpiries: expiriesOrDefault(s.MaxExpiries), backoff: ms(backoffOrDefault(s.Backoff)),
-		timeout: ms(s.Timeout), created: t, hash: h, unique: digest,
+		timeout: ms(s.Timeout), created: t, hash: h, unique: digest, key: s.Key,
 	}
 	switch {
 	case !s.RunAt.IsZero():
@@ -130,20 +130,26 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			if j == nil || j.state != Queued {
 				continue // not runnable any more: dropped
 			}
-			j.state = Running
-			j.attempt++
-			m.leaseSeq++
-			j.token = strconv.FormatInt(m.leaseSeq, 10)
-			j.deadline = now + ms(p.Lease)
-			q.active.add(j.id, j.deadline, 0)
-			q.rate.started(now)
-			out = append(out, j.claimed(m.deps(j)))
+			out = append(out, m.lease(j, q, now, p))
 		}
+		out = m.claimKeyed(q, now, p, out)
 		if len(out) == p.Max {
 			break
 		}
 	}
 	return out
+}
+
+// lease leases queued job j of queue q.
+func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
+	j.state = Running
+	j.attempt++
+	m.leaseSeq++
+	j.token = strconv.FormatInt(m.leaseSeq, 10)
+	j.deadline = now + ms(p.Lease)
+	q.active.add(j.id, j.deadline, 0)
+	q.rate.started(now)
+	return j.claimed(m.deps(j))
 }
 
 // deps returns the outcomes a claimed job is handed.
@@ -232,6 +238,7 @@ func (m *Model) finish(now int64, o Outcome) Settled {
 // settle applies an outcome to a running job.
 func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 	m.queues[j.queue].active.remove(j.id)
+	m.queues[j.queue].releaseKey(j)
 	j.token = ""
 	j.deadline = 0
 	var fx effects
@@ -284,6 +291,7 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired})
 	}
 	m.queues[j.queue].active.remove(j.id)
+	m.queues[j.queue].releaseKey(j)
 	j.token = ""
 	j.deadline = 0
 	j.expiries++
@@ -431,7 +439,7 @@ func (m *Model) afterEnd(j *job, now int64, fx *effects) {
 }
 
 // PurgeQueue cancels every job waiting in a queue: the ready ones in claim
-// order, then the delayed ones in due order, each with the consequences of a
+// order (the unkeyed ones, then the keyed ones by priority and push), then the delayed ones in due order, each with the consequences of a
 // cancel. Jobs pushed into the queue by those consequences stay.
 func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
 	t := m.tick(now)
@@ -444,6 +452,9 @@ func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
 	}
 	var ids []string
 	for _, it := range q.ready.sorted() {
+		ids = append(ids, it.id)
+	}
+	for _, it := range q.keyedSorted() {
 		ids = append(ids, it.id)
 	}
 	for _, it := range q.delayed.sorted() {

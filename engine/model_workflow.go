@@ -71,7 +71,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
 			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts), maxExpiries: expiriesOrDefault(ts.MaxExpiries),
 			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
-			state: Waiting, created: t, wf: w, task: i,
+			state: Waiting, created: t, wf: w, task: i, key: ts.Key,
 		}
 		w.open[i] = len(c.deps[i])
 		m.jobs[w.tasks[i].id] = w.tasks[i]

@@ -59,6 +59,11 @@ func PlanHash(p Plan) string {
 			str("x")
 			num(int64(x))
 		}
+		// likewise only when set
+		if t.Key != "" {
+			str("k")
+			str(t.Key)
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]
@@ -76,6 +81,7 @@ func JobHash(s JobSpec) string {
 	return PlanHash(Plan{ID: "job:" + s.ID, Tasks: []TaskSpec{{
 		Name: "job", Queue: s.Queue, Payload: s.Payload, Priority: s.Priority,
 		MaxAttempts: s.MaxAttempts, Backoff: s.Backoff, Timeout: s.Timeout, MaxExpiries: s.MaxExpiries,
+		Key: s.Key,
 	}}})
 }
 

@@ -97,6 +97,13 @@ type Store interface {
 	// claim it refuses reports, as its next due time, when the next start
 	// is allowed, so a blocking claim sleeps until then.
 	RateLimitQueue(ctx context.Context, p RateLimitQueueParams) error
+
+	// LimitKeys sets how many jobs of each concurrency key of a queue may
+	// run at once across every worker (0: no limit). It is durable, every
+	// claim obeys it without a busy key holding back the others, and a
+	// key's slot is free again when its job's lease ends however it ends
+	// (finish, lease expiry, cancel).
+	LimitKeys(ctx context.Context, p LimitKeysParams) error
 }
 
 // LimitQueueParams sets a queue's limits.

@@ -103,6 +103,10 @@ type TaskSpec struct {
 	// Past it, an expiry is a failed attempt, retried while attempts
 	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
 	MaxExpiries int
+	// Key is the task's concurrency key (a tenant, a customer): empty for
+	// none, else ^[A-Za-z0-9_.-]{1,64}$ (spec/states.md, Concurrency
+	// keys). The task's undo job runs without one.
+	Key string
 }
 
 // UndoSpec is a task's compensation job.
@@ -140,6 +144,11 @@ type JobSpec struct {
 	// key is held by another job writes nothing and names that job
 	// (EnqueueResult.Existing).
 	Unique *Unique
+	// Key is the job's concurrency key (a tenant, a customer): empty for
+	// none, else ^[A-Za-z0-9_.-]{1,64}$. Claims rotate across a queue's
+	// keys and hold each to the queue's per-key limit (LimitKeys;
+	// spec/states.md, Concurrency keys).
+	Key string
 }
 
 // Unique is a plain job's uniqueness (spec/states.md, Unique jobs).

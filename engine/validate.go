@@ -83,6 +83,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
 			return nil, err
 		}
+		if err := validateKey(t.Name, t.Key); err != nil {
+			return nil, err
+		}
 		if t.Undo != nil {
 			if !ValidName(t.Undo.Queue) {
 				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
@@ -183,7 +186,18 @@ func ValidateJob(s JobSpec, l Limits) error {
 			return invalid("", "unique", "duration %v is longer than %v", u.For, maxDelay)
 		}
 	}
+	if err := validateKey("", s.Key); err != nil {
+		return err
+	}
 	return validateRun("", s.Queue, s.Payload, s.Priority, s.MaxAttempts, s.MaxExpiries, s.Backoff, s.Timeout, l)
+}
+
+// validateKey checks a concurrency key: empty (none) or a name.
+func validateKey(task, key string) error {
+	if key != "" && !ValidName(key) {
+		return invalid(task, "key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", key)
+	}
+	return nil
 }
 
 // maxDelay bounds JobSpec.Delay (100 years), so that now plus a delay in

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,7 +64,8 @@ func parseSpec(s, dp string) (taskSpec, error) {
 	if len(f) != 8 {
 		return taskSpec{}, fmt.Errorf("spec %q has %d fields, want 8", s, len(f))
 	}
-	t := taskSpec{name: f[0], queue: f[1], flags: f[6], undoQueue: f[7]}
+	flags, _, _ := strings.Cut(f[6], ":") // a concurrency key follows the flags
+	t := taskSpec{name: f[0], queue: f[1], flags: flags, undoQueue: f[7]}
 	if dp != "" {
 		for _, d := range strings.Split(dp, ",") {
 			n, err := strconv.Atoi(d)
@@ -89,7 +91,8 @@ for _, q in ipairs(redis.call('HKEYS', P .. 'queues')) do
   qs[#qs + 1] = {q,
     redis.call('ZRANGE', P .. 'q:' .. q .. ':r', 0, -1, 'WITHSCORES'),
     redis.call('ZRANGE', P .. 'q:' .. q .. ':d', 0, -1, 'WITHSCORES'),
-    redis.call('ZRANGE', P .. 'q:' .. q .. ':a', 0, -1, 'WITHSCORES')}
+    redis.call('ZRANGE', P .. 'q:' .. q .. ':a', 0, -1, 'WITHSCORES'),
+    redis.call('ZRANGE', P .. 'q:' .. q .. ':kr', 0, -1, 'WITHSCORES')}
 end
 out[2] = qs
 local members = redis.call('ZRANGE', P .. 'wf', 0, -1)
@@ -162,7 +165,10 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 	qs := map[string]*qsets{}
 	for _, x := range list(raw[1]) {
 		q := list(x)
-		qs[str(q[0])] = &qsets{r: scores(q[1]), d: scores(q[2]), a: scores(q[3])}
+		r := scores(q[1])
+		// keyed ready jobs (q:<q>:kr) are ready jobs too
+		maps.Copy(r, scores(q[4]))
+		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: scores(q[3])}
 	}
 	members := strs(raw[2])
 	stateIdx := map[string]map[string]bool{}

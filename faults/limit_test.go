@@ -90,23 +90,58 @@ var limitQueue = client.NewQueue[int, int]("limited")
 // run that did not complete its job belonged to a killed process, the
 // store's invariants (CheckStore) held after each restart and at the end,
 // and the queue ended empty with its limit kept.
-func TestQueueLimitKills(t *testing.T) {
+func TestQueueLimitKills(t *testing.T) { runLimitKills(t, false) }
+
+// TestKeyLimitKills is TestQueueLimitKills for the per-key limit
+// (spec/states.md, Concurrency keys): the queue has no limit of its own
+// but a per-key limit of limitN, its jobs carry one of limitKeys keys
+// (job i the key "k<i mod limitKeys>"), and each count (handlers running,
+// slots with the leases of killed handlers, the store's own per-key lease
+// count q:<queue>:kc, sampled) is taken per key and must never exceed
+// limitN; some key must reach it. The workers' slots (limitProcs ×
+// limitConc) are well above limitKeys × limitN, so the keys' limits, not
+// the workers, bound what runs.
+func TestKeyLimitKills(t *testing.T) { runLimitKills(t, true) }
+
+// limitKeys is the number of concurrency keys of TestKeyLimitKills.
+const limitKeys = 3
+
+// limitKey is the concurrency key of TestKeyLimitKills's job id
+// ("key-<index>"): "k<index mod limitKeys>".
+func limitKey(id string) string {
+	i, _ := strconv.Atoi(strings.TrimPrefix(id, "key-"))
+	return "k" + strconv.Itoa(i%limitKeys)
+}
+
+// runLimitKills is TestQueueLimitKills, or with keyed TestKeyLimitKills.
+func runLimitKills(t *testing.T, keyed bool) {
 	rp := StartRedisT(t, "--appendonly", "yes", "--appendfsync", "always")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const ns = "lim"
+	ns, prefix := "lim", "lim-"
+	if keyed {
+		ns, prefix = "keylim", "key-"
+	}
 	rdb := newRedisClient(t, rp.Addr())
 	store := newStore(t, rdb, ns, killConfig())
 	cl := client.New(store)
-	if err := cl.LimitQueue(ctx, limitQueue.Name(), limitN); err != nil {
+	limit := cl.LimitQueue
+	if keyed {
+		limit = cl.LimitKeys
+	}
+	if err := limit(ctx, limitQueue.Name(), limitN); err != nil {
 		t.Fatal(err)
 	}
 	var jobs []*client.Job[int]
 	enqueue := func(n int) {
 		for range n {
 			i := len(jobs)
-			j, err := client.Enqueue(ctx, cl, limitQueue, i, client.ID(fmt.Sprintf("lim-%03d", i)),
-				client.MaxAttempts(100), client.Backoff(time.Millisecond))
+			id := fmt.Sprintf("%s%03d", prefix, i)
+			opts := []client.JobOption{client.ID(id), client.MaxAttempts(100), client.Backoff(time.Millisecond)}
+			if keyed {
+				opts = append(opts, client.ConcurrencyKey(limitKey(id)))
+			}
+			j, err := client.Enqueue(ctx, cl, limitQueue, i, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,16 +177,27 @@ func TestQueueLimitKills(t *testing.T) {
 		alive[i] = spawn()
 	}
 
-	// The store's own count, sampled until the end.
-	activeKey := "weir:{" + ns + ":0}:q:" + limitQueue.Name() + ":a"
+	// The store's own count, sampled until the end: the queue's leased
+	// set, or its largest per-key lease count.
+	qprefix := "weir:{" + ns + ":0}:q:" + limitQueue.Name() + ":"
 	var sampled, samples int64
 	sampleDone := make(chan struct{})
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	go func() {
 		defer close(sampleDone)
 		for sampleCtx.Err() == nil {
-			if n, err := rdb.ZCard(sampleCtx, activeKey).Result(); err == nil {
-				sampled = max(sampled, n)
+			if !keyed {
+				if n, err := rdb.ZCard(sampleCtx, qprefix+"a").Result(); err == nil {
+					sampled = max(sampled, n)
+					samples++
+				}
+			} else if vs, err := rdb.HMGet(sampleCtx, qprefix+"kc", "k0", "k1", "k2").Result(); err == nil {
+				for _, v := range vs {
+					if s, ok := v.(string); ok {
+						n, _ := strconv.ParseInt(s, 10, 64)
+						sampled = max(sampled, n)
+					}
+				}
 				samples++
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -251,8 +297,12 @@ func TestQueueLimitKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range qs {
-		if q.Name == limitQueue.Name() && (q.Ready+q.Delayed+q.Running != 0 || q.Concurrency != limitN) {
-			t.Errorf("queue at the end: %+v; want empty, concurrency %d", q, limitN)
+		kept := q.Concurrency
+		if keyed {
+			kept = q.KeyConcurrency
+		}
+		if q.Name == limitQueue.Name() && (q.Ready+q.Delayed+q.Running != 0 || kept != limitN) {
+			t.Errorf("queue at the end: %+v; want empty, its limit %d", q, limitN)
 		}
 	}
 
@@ -301,18 +351,30 @@ func TestQueueLimitKills(t *testing.T) {
 		t.Errorf("workers lost %d leases under live handlers (%v): the store freed their slots while they ran, so the handler count below does not bound the leases (lease %v too short for the Redis downtime?)", len(lost), lost, limitLease)
 	}
 
-	// At no instant did more than limitN handlers run, and not even when a
-	// killed handler counts until its lease's deadline (the store's view).
-	most, at, open := maxOverlap(runs, false)
-	if most > limitN {
-		t.Errorf("%d handlers ran at once (at %s), over the limit of %d: %v", most, time.Unix(0, at).Format(time.StampMicro), limitN, open)
+	// At no instant did more than limitN handlers run (of one key, with
+	// keys), and not even when a killed handler counts until its lease's
+	// deadline (the store's view).
+	groups := map[string][]limitRun{"": runs}
+	if keyed {
+		groups = map[string][]limitRun{}
+		for _, r := range runs {
+			groups[limitKey(r.job)] = append(groups[limitKey(r.job)], r)
+		}
+	}
+	most, slots := 0, 0
+	for key, rs := range groups {
+		m, at, open := maxOverlap(rs, false)
+		if m > limitN {
+			t.Errorf("%d handlers ran at once (at %s) %s, over the limit of %d: %v", m, time.Unix(0, at).Format(time.StampMicro), "key "+key, limitN, open)
+		}
+		s, at, open := maxOverlap(rs, true)
+		if s > limitN {
+			t.Errorf("%d slots were taken at once (at %s) %s, counting a killed handler's until its lease's deadline, over the limit of %d: %v", s, time.Unix(0, at).Format(time.StampMicro), "key "+key, limitN, open)
+		}
+		most, slots = max(most, m), max(slots, s)
 	}
 	if most < limitN {
 		t.Errorf("at most %d handlers ran at once: the limit %d was never reached, so the run could not show it holds", most, limitN)
-	}
-	slots, at, open := maxOverlap(runs, true)
-	if slots > limitN {
-		t.Errorf("%d slots were taken at once (at %s), counting a killed handler's until its lease's deadline, over the limit of %d: %v", slots, time.Unix(0, at).Format(time.StampMicro), limitN, open)
 	}
 	for _, r := range runs {
 		if r.killed && r.leaseEnd == 0 {
@@ -320,13 +382,22 @@ func TestQueueLimitKills(t *testing.T) {
 		}
 	}
 	if sampled > limitN {
-		t.Errorf("the queue's leased set held %d jobs at once (sampled), over the limit of %d", sampled, limitN)
+		t.Errorf("the store counted %d leases at once (sampled: the queue's leased set, or a key's count), over the limit of %d", sampled, limitN)
 	}
 	if midRun == 0 {
 		t.Errorf("no kill caught a handler running: the kills tested nothing")
 	}
-	t.Logf("FAULT queue-limit: limit=%d jobs=%d handler_runs=%d runs_undone_by_kills=%d killed_mid_run=%d kills=%d redis_restarts=%d max_running=%d max_slots_with_dead_leases=%d max_leased_sampled=%d (%d samples) %s",
-		limitN, limitJobs, len(runs), reruns, midRun, kills, restarts, most, slots, sampled, samples, rep)
+	name := "queue-limit"
+	if keyed {
+		// the keys ran side by side: more than one key's limit at once
+		all, _, _ := maxOverlap(runs, false)
+		if all <= limitN {
+			t.Errorf("at most %d handlers of all keys ran at once: the keys never ran side by side", all)
+		}
+		name = fmt.Sprintf("key-limit keys=%d max_running_all_keys=%d", limitKeys, all)
+	}
+	t.Logf("FAULT %s: limit=%d jobs=%d handler_runs=%d runs_undone_by_kills=%d killed_mid_run=%d kills=%d redis_restarts=%d max_running=%d max_slots_with_dead_leases=%d max_leased_sampled=%d (%d samples) %s",
+		name, limitN, limitJobs, len(runs), reruns, midRun, kills, restarts, most, slots, sampled, samples, rep)
 }
 
 // maxOverlap returns the most runs open at one instant, that instant and

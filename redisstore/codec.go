@@ -124,10 +124,11 @@ func toTime(ms int64) time.Time {
 
 // applySpec fills a job's identity and static attributes from its ID and
 // its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]
-// [|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
-// backoffMs|timeoutMs|flags|undoQueue" for a task or undo job (an undo
-// runs on undoQueue; flags carry "X<n>" for max expiries n). Max expiries
-// absent from either is engine.DefaultMaxExpiries.
+// [|K<key>][|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
+// backoffMs|timeoutMs|flags[:key]|undoQueue" for a task or undo job (an undo
+// runs on undoQueue, without the task's concurrency key; flags carry
+// "X<n>" for max expiries n). Max expiries absent from either is
+// engine.DefaultMaxExpiries.
 func applySpec(j *engine.Job, id, spec string) error {
 	j.ID = id
 	f := strings.Split(spec, "|")
@@ -140,7 +141,11 @@ func applySpec(j *engine.Job, id, spec string) error {
 		}
 		task, _, undo := strings.Cut(rest, "/")
 		j.Workflow, j.Task, j.Undo = wf, task, undo
-		if _, after, ok := strings.Cut(f[6], "X"); ok {
+		flags, key, _ := strings.Cut(f[6], ":")
+		if !undo {
+			j.Key = key
+		}
+		if _, after, ok := strings.Cut(flags, "X"); ok {
 			xs = after
 		}
 		q, f = f[1], f[2:6]
@@ -150,6 +155,9 @@ func applySpec(j *engine.Job, id, spec string) error {
 	} else {
 		if n := len(f); n > 5 && f[n-1] != "" && (f[n-1][0] == 'u' || f[n-1][0] == 'U') {
 			f = f[:n-1] // a unique job's key
+		}
+		if n := len(f); n > 5 && strings.HasPrefix(f[n-1], "K") {
+			j.Key, f = f[n-1][1:], f[:n-1] // its concurrency key
 		}
 		if len(f) != 5 && len(f) != 6 {
 			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
@@ -316,6 +324,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 	w.Tasks = make([]engine.Task, n)
 	for i, f := range specs {
 		p := "t" + strconv.Itoa(i+1) + "."
+		f[6], _, _ = strings.Cut(f[6], ":") // the flags, without a concurrency key
 		t := engine.Task{
 			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
@@ -455,6 +464,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
 			flags += "X" + strconv.Itoa(x)
 		}
+		if t.Key != "" {
+			flags += ":" + t.Key
+		}
 		attempts := max(t.MaxAttempts, 1)
 		backoff := t.Backoff
 		if backoff <= 0 {
@@ -501,7 +513,8 @@ const hashTableTasks = 8
 var hashTableMarker = strings.Repeat("-", 65)
 
 // dependentsField is a task's t<i>.dn: per dependent (ascending)
-// "<index> <name> <queue> <priority>", joined by ";", so that a promotion
+// "<index> <name> <queue> <priority>[:<key>]" (key: its concurrency key),
+// joined by ";", so that a promotion
 // reads nothing but the open count.
 func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 	var sb strings.Builder
@@ -517,6 +530,10 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 		sb.WriteString(t.Queue)
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(t.Priority))
+		if t.Key != "" {
+			sb.WriteByte(':')
+			sb.WriteString(t.Key)
+		}
 	}
 	return sb.String()
 }

@@ -138,6 +138,9 @@ func BenchmarkServerCPU(b *testing.B) {
 			return "q" + id, 10
 		}},
 		{"plain-job", func(b *testing.B, s *Store, c, units int) (string, int) { return "p" + strconv.Itoa(c), 50 }},
+		// plain jobs of cpuKeys concurrency keys (job k has key k mod
+		// cpuKeys), claimed in the rotation across keys, 50 a claim
+		{"keyed-job", func(b *testing.B, s *Store, c, units int) (string, int) { return "k" + strconv.Itoa(c), 50 }},
 	}
 	for _, path := range []CallPath{PathFunctions, PathScripts} {
 		for _, sc := range scenarios {
@@ -149,7 +152,7 @@ func BenchmarkServerCPU(b *testing.B) {
 				for c := range cpuClients {
 					queues[c], maxes[c] = sc.prepare(b, s, c, per)
 				}
-				measureUnits(b, rdb, s, cg, queues, maxes, per, sc.name == "plain-job")
+				measureUnits(b, rdb, s, cg, queues, maxes, per, sc.name == "plain-job" || sc.name == "keyed-job")
 			})
 		}
 	}
@@ -221,6 +224,10 @@ func (c *callgrindServer) instructions(tb testing.TB) float64 {
 // claim; a plain-job client first enqueues its per jobs, 100 a call) until
 // it did per units, and reports the server's cost per unit: cpu-us,
 // script-us, cmds and, under callgrind, instr.
+// cpuKeys is the number of concurrency keys of BenchmarkServerCPU's
+// keyed-job scenario.
+const cpuKeys = 20
+
 func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer, queues []string, maxes []int, per int, plain bool) {
 	m := startMeter(b, rdb, cg)
 	var mu sync.Mutex
@@ -237,7 +244,11 @@ func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer
 				for i := 0; i < per; i += 100 {
 					var ps []engine.EnqueueParams
 					for k := i; k < min(i+100, per); k++ {
-						ps = append(ps, engine.EnqueueParams{Job: engine.JobSpec{ID: queues[c] + "-" + strconv.Itoa(k), Queue: queues[c]}})
+						j := engine.JobSpec{ID: queues[c] + "-" + strconv.Itoa(k), Queue: queues[c]}
+						if strings.HasPrefix(queues[c], "k") {
+							j.Key = "t" + strconv.Itoa(k%cpuKeys)
+						}
+						ps = append(ps, engine.EnqueueParams{Job: j})
 					}
 					if _, err := s.EnqueueBatch(bg, ps); err != nil {
 						b.Error(err)

@@ -50,6 +50,9 @@ func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 		runAt = -engine.DelayMillis(j.Delay)
 	}
 	spec := jobSpec(j.Queue, j.Priority, attempts, backoff, j.Timeout) + expiriesField(j.MaxExpiries)
+	if j.Key != "" {
+		spec += "|K" + j.Key
+	}
 	unique := ""
 	if dg := engine.UniqueDigest(j); dg != "" {
 		fo := engine.DelayMillis(j.Unique.For)

@@ -31,6 +31,14 @@ func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string
 		if err != nil {
 			return engine.QueueContents{}, err
 		}
+		if kind == "r" {
+			// the keyed ready jobs follow the unkeyed ones
+			k, err := t.s.rdb.ZRange(ctx, t.s.keys.queue(q, "kr"), 0, -1).Result()
+			if err != nil {
+				return engine.QueueContents{}, err
+			}
+			v = append(v, k...)
+		}
 		if len(v) > 0 {
 			out[i] = v
 		}

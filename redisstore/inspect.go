@@ -11,7 +11,8 @@ import (
 
 // ListJobs implements engine.Store. A cursor of a waiting list (ready,
 // delayed, running) is "<score>:<id>" of the previous page's last job, its
-// score in the queue's set; one of an ended list is the model's,
+// score in the queue's set ("k<score>:<id>" among a ready list's keyed
+// jobs, which follow its unkeyed ones); one of an ended list is the model's,
 // "<ended ms>:<id>".
 func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
 	limit, err := engine.ValidateListJobs(p)
@@ -24,6 +25,9 @@ func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.J
 		bad := !ok || !validJobID(id)
 		switch p.State {
 		case engine.ListReady, engine.ListDelayed, engine.ListRunning:
+			if p.State == engine.ListReady {
+				c = strings.TrimPrefix(c, "k")
+			}
 			if _, err := strconv.ParseFloat(c, 64); err != nil || strings.ContainsAny(c, "([") {
 				bad = true
 			}

@@ -47,6 +47,15 @@ func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParam
 	return err
 }
 
+// LimitKeys implements engine.Store.
+func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+	if err := engine.ValidateLimitKeys(p); err != nil {
+		return err
+	}
+	_, err := s.run(ctx, "limit_keys", p.Queue, p.Concurrency)
+	return err
+}
+
 // PurgeQueue implements engine.Store.
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
 	if !engine.ValidName(queue) {
@@ -115,6 +124,7 @@ func queuesReply(r *reader) []engine.QueueInfo {
 	for i := range out {
 		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
 		out[i].RateLimit, out[i].RatePeriod = rateLimit(r.str())
+		out[i].KeyConcurrency = int(r.int())
 	}
 	return out
 }

@@ -46,6 +46,9 @@ type queueRec struct {
 	// RateLimit is the most starts in any window of RatePeriodMS; 0: none.
 	RateLimit    int   `json:"rate_limit"`
 	RatePeriodMS int64 `json:"rate_period_ms"`
+	// KeyConcurrency is the queue's limit of jobs of one concurrency key
+	// running at once; 0: none.
+	KeyConcurrency int `json:"key_concurrency"`
 }
 
 // jobRec is the body of GET /v1/jobs/{id}.
@@ -72,6 +75,7 @@ type jobRec struct {
 	ExpiresAt       *workflowfile.Stamp `json:"expires_at"`
 	// Progress is the job's last progress report, null when none.
 	Progress *workflowfile.ProgressRecord `json:"progress"`
+	Key             *string             `json:"key"`
 }
 
 // optString is s, or nil (JSON null) when s is empty.
@@ -100,6 +104,7 @@ func toJobRec(j engine.Job) jobRec {
 		Payload: shell.DecodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
 		Progress: workflowfile.NewProgressRecord(j.Progress),
+		Key: optString(j.Key),
 	}
 	if j.State == engine.Completed {
 		r.Result = shell.DecodeResult(j.Result)
@@ -268,7 +273,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 	}{Queues: make([]queueRec, len(qs))}
 	for i, q := range qs {
 		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency,
-			RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds()}
+			RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), KeyConcurrency: q.KeyConcurrency}
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -295,6 +300,31 @@ func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Name        string `json:"name"`
 		Concurrency int    `json:"concurrency"`
+	}{name, n})
+}
+
+// limitKeys sets a queue's per-key limit from the query's concurrency (0
+// removes it).
+func (a *api) limitKeys(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !engine.ValidName(name) {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		return
+	}
+	v := r.URL.Query().Get("concurrency")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > engine.MaxConcurrency {
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "concurrency",
+			Message: fmt.Sprintf("concurrency %q must be an integer from 0 (no limit) to %d", v, engine.MaxConcurrency)})
+		return
+	}
+	if err := a.store.LimitKeys(r.Context(), engine.LimitKeysParams{Queue: name, Concurrency: n}); err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Name           string `json:"name"`
+		KeyConcurrency int    `json:"key_concurrency"`
 	}{name, n})
 }
 

@@ -140,6 +140,7 @@ var routes = []route{
 	{"POST", "/v1/queues/{name}/resume", (*api).resumeQueue, false, nil},
 	{"POST", "/v1/queues/{name}/limit", (*api).limitQueue, false, []string{"concurrency"}},
 	{"POST", "/v1/queues/{name}/rate", (*api).rateLimitQueue, false, []string{"limit", "period_ms"}},
+	{"POST", "/v1/queues/{name}/key-limit", (*api).limitKeys, false, []string{"concurrency"}},
 }
 
 // NewHandler returns the REST API on cfg.Store. It fails, before serving

@@ -58,6 +58,8 @@ type fileTask struct {
 	// given; the task is a shell task, with Run).
 	Payload  *payloadValue
 	Priority int
+	// Key is the task's concurrency key ("": none).
+	Key string
 }
 
 type fileUndo struct {
@@ -258,7 +260,7 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
 		}
-		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority}
+		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority, Key: t.Key}
 		switch {
 		case t.Payload != nil && t.Run != "":
 			return nil, fail(i, t.Name, "payload", "a task has run (a shell command) or payload (for a Go handler), not both")
@@ -272,6 +274,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		if !engine.ValidName(spec.Queue) {
 			return nil, fail(i, t.Name, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", spec.Queue)
+		}
+		if t.Key != "" && !engine.ValidName(t.Key) {
+			return nil, fail(i, t.Name, "key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Key)
 		}
 		seenDep := map[string]bool{}
 		for _, d := range t.After {

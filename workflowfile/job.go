@@ -18,8 +18,8 @@ import (
 type Job struct {
 	// Spec is the job to enqueue: its ID is the document's, or a new one
 	// (client.NewID) when it has none; its payload the document's payload
-	// as msgpack (null when it has none); RunAt, Delay and Unique the
-	// document's run_at, delay and unique.
+	// as msgpack (null when it has none); RunAt, Delay, Unique and Key
+	// the document's run_at, delay, unique and key.
 	Spec engine.JobSpec
 	// Shell is "payload" when the payload is an object with a "run" key,
 	// the field a shell worker runs as a command (shell.Payload); else "".
@@ -36,6 +36,8 @@ type fileJob struct {
 	Delay  string
 	RunAt  string
 	Unique *fileUnique
+	// Key is the job's concurrency key ("": none).
+	Key string
 }
 
 // fileUnique is a job document's unique object.
@@ -105,6 +107,10 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 			return nil, fail("unique.for", "%v", err)
 		}
 	}
+	if f.Key != "" && !engine.ValidName(f.Key) {
+		return nil, fail("key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", f.Key)
+	}
+	j.Spec.Key = f.Key
 	if f.RunAt != "" {
 		if f.Delay != "" {
 			return nil, fail("run_at", "give delay or run_at, not both")
@@ -172,6 +178,8 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 			f.RunAt, err = d.str(w, v)
 		case "unique":
 			f.Unique, err = d.unique(w, v)
+		case "key":
+			f.Key, err = d.str(w, v)
 		default:
 			var ok bool
 			if ok, err = d.retryField(w, k.Value, v, &f.fileRetry); !ok {

@@ -192,13 +192,16 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 				return storeErr("queues", err)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE")
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE\tKEY-LIMIT")
 			for _, q := range qs {
-				limit := "-"
+				limit, keyLimit := "-", "-"
 				if q.Concurrency > 0 {
 					limit = strconv.Itoa(q.Concurrency)
 				}
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit, rateColumn(q))
+				if q.KeyConcurrency > 0 {
+					keyLimit = strconv.Itoa(q.KeyConcurrency)
+				}
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit, rateColumn(q), keyLimit)
 			}
 			return tw.Flush()
 		}),
@@ -209,7 +212,7 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
-		Short: "Change a queue's settings (limit, rate)",
+		Short: "Change a queue's settings (limit, rate, key-limit)",
 		Args:  exactArgs(0),
 	}
 	c.AddCommand(&cobra.Command{
@@ -241,6 +244,35 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 		}),
 	})
 	c.AddCommand(newQueueRateCmd(g))
+	c.AddCommand(&cobra.Command{
+		Use:   "key-limit QUEUE N",
+		Short: "Let at most N jobs of each concurrency key of a queue run at once (0: no limit)",
+		Long: "weir queue key-limit QUEUE N stores a per-key limit for the queue: every claim, by\n" +
+			"every worker, leases a job with a concurrency key (a job document's or a task's\n" +
+			"\"key\") only while fewer than N jobs of that key run, and serves the next key's\n" +
+			"jobs meanwhile. A slot is free again when its job's lease ends, however it ends.\n" +
+			"Lowering it stops no running job. 0 removes the limit.",
+		Args: exactArgs(2),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				return command.Usage(fmt.Errorf("weir queue key-limit: concurrency %q is not an integer", args[1]))
+			}
+			p := engine.LimitKeysParams{Queue: args[0], Concurrency: n}
+			if err := engine.ValidateLimitKeys(p); err != nil {
+				return command.Usage(fmt.Errorf("weir queue key-limit: %w", err))
+			}
+			if err := s.LimitKeys(ctx, p); err != nil {
+				return storeErr("queue "+args[0], err)
+			}
+			if n == 0 {
+				fmt.Fprintf(c.OutOrStdout(), "queue %s: no per-key limit\n", args[0])
+			} else {
+				fmt.Fprintf(c.OutOrStdout(), "queue %s: at most %d running per key\n", args[0], n)
+			}
+			return nil
+		}),
+	})
 	return c
 }
 

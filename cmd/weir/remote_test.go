@@ -52,6 +52,18 @@ func TestSharedRedisCommands(t *testing.T) {
 	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-$`).MatchString(r.Stdout) {
 		t.Errorf("queues after the rate limit's removal: %d %q", r.Code, r.Stdout)
 	}
+	// A per-key limit, listed by weir queues; a job document's key.
+	if r := cli("queue", "key-limit", "lim", "2"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 2 running per key" {
+		t.Errorf("queue key-limit: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+2$`).MatchString(r.Stdout) {
+		t.Errorf("queues after a key limit: %d %q", r.Code, r.Stdout)
+	}
+	for _, bad := range []string{"x", "2000000"} {
+		if r := cli("queue", "key-limit", "lim", bad); r.Code != 2 || !strings.Contains(r.Stderr, "concurrency") {
+			t.Errorf("key-limit %s: %d %q", bad, r.Code, r.Stderr)
+		}
+	}
 	for _, bad := range []string{"x", "2000000"} {
 		if r := cli("queue", "limit", "lim", bad); r.Code != 2 || !strings.Contains(r.Stderr, "concurrency") {
 			t.Errorf("limit %s: %d %q", bad, r.Code, r.Stderr)

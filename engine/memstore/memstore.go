@@ -502,6 +502,12 @@ func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParam
 	return s.write(ctx, func(now time.Time) error { return s.m.RateLimitQueue(now, p) })
 }
 
+// LimitKeys sets how many jobs of each concurrency key of a queue may run
+// at once (see engine.Store), and wakes the claimers blocked on it.
+func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+	return s.write(ctx, func(now time.Time) error { return s.m.LimitKeys(now, p) })
+}
+
 // PurgeQueue cancels every job waiting in a queue (see engine.Store).
 func (s *Store) PurgeQueue(ctx context.Context, queue string) (res engine.PurgeResult, err error) {
 	err = s.write(ctx, func(now time.Time) (err error) {

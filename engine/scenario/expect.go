@@ -40,7 +40,7 @@ var (
 	jobFields = map[string]kind{
 		"queue": kStr, "workflow": kStr, "task": kStr, "undo": kBool, "payload": kStr,
 		"priority": kInt, "max_attempts": kInt, "attempt": kInt, "backoff": kDur, "timeout": kDur,
-		"max_expiries": kInt, "expiries": kInt,
+		"max_expiries": kInt, "expiries": kInt, "key": kStr,
 		"run_at": kTime, "deadline": kTime, "created": kTime, "ended": kTime, "expires": kTime,
 		"token": kToken, "cancel_requested": kBool, "result": kStr, "error": kStr,
 		"progress": kStr, "progress_msg": kStr, "progress_at": kTime,
@@ -320,7 +320,7 @@ func jobMap(j engine.Job) map[string]string {
 		"queue": j.Queue, "workflow": j.Workflow, "task": j.Task, "undo": strconv.FormatBool(j.Undo),
 		"payload": string(j.Payload), "priority": strconv.Itoa(j.Priority),
 		"max_attempts": strconv.Itoa(j.MaxAttempts), "attempt": strconv.Itoa(j.Attempt),
-		"max_expiries": strconv.Itoa(j.MaxExpiries), "expiries": strconv.Itoa(j.Expiries),
+		"max_expiries": strconv.Itoa(j.MaxExpiries), "expiries": strconv.Itoa(j.Expiries), "key": j.Key,
 		"backoff": dur(j.Backoff), "timeout": dur(j.Timeout), "run_at": ms(j.RunAt),
 		"deadline": "-", "token": "", "created": ms(j.CreatedAt), "ended": ms(j.EndedAt),
 		"expires": ms(j.ExpiresAt), "cancel_requested": strconv.FormatBool(j.CancelRequested),

@@ -342,6 +342,15 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 			return nil, err
 		}
 		return &opDue{p: c}, nil
+	case "keylimit":
+		if len(args) != 2 || args[0].key != "" || args[1].key != "" {
+			return nil, fmt.Errorf("usage: keylimit <queue> <concurrency>")
+		}
+		n, err := strconv.Atoi(args[1].val)
+		if err != nil {
+			return nil, fmt.Errorf("keylimit: concurrency %q is not an integer", args[1].val)
+		}
+		return &opQueue{verb: "keylimit", queue: args[0].val, limit: n}, nil
 	case "purge", "pause", "resume":
 		if len(args) != 1 || args[0].key != "" {
 			return nil, fmt.Errorf("usage: %s <queue>", name)

@@ -8,9 +8,9 @@ import (
 
 type opQueue struct {
 	noMore
-	verb  string // purge, pause, resume, limit
+	verb  string // purge, pause, resume, limit, keylimit
 	queue string
-	limit int // limit's concurrency
+	limit int // limit's or keylimit's concurrency
 }
 
 func (*opQueue) needsReply() bool { return true }
@@ -32,6 +32,8 @@ func (op *opQueue) exec(r *runner, st *Step) error {
 		err = r.t.PauseQueue(r.ctx, st.Now, op.queue)
 	case "limit":
 		err = r.t.LimitQueue(r.ctx, st.Now, engine.LimitQueueParams{Queue: op.queue, Concurrency: op.limit})
+	case "keylimit":
+		err = r.t.LimitKeys(r.ctx, st.Now, engine.LimitKeysParams{Queue: op.queue, Concurrency: op.limit})
 	default:
 		err = r.t.ResumeQueue(r.ctx, st.Now, op.queue)
 	}
@@ -57,6 +59,9 @@ func (op *opQueues) exec(r *runner, st *Step) error {
 		}
 		if q.RateLimit > 0 {
 			l = append(l, rateField(q))
+		}
+		if q.KeyConcurrency > 0 {
+			l = append(l, field{"key_concurrency", strconv.Itoa(q.KeyConcurrency)})
 		}
 		got = append(got, l)
 	}

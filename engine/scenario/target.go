@@ -36,6 +36,7 @@ type Target interface {
 	DeleteWorkflow(ctx context.Context, now time.Time, id string) error
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error
+	LimitKeys(ctx context.Context, now time.Time, p engine.LimitKeysParams) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
 	Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error)
@@ -125,6 +126,11 @@ func (t *ModelTarget) GetJob(_ context.Context, now time.Time, id string) (engin
 // ListWorkflows calls Model.ListWorkflows.
 func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	return t.M.ListWorkflows(now, p)
+}
+
+// LimitKeys calls Model.LimitKeys.
+func (t *ModelTarget) LimitKeys(_ context.Context, now time.Time, p engine.LimitKeysParams) error {
+	return t.M.LimitKeys(now, p)
 }
 
 // LimitQueue calls Model.LimitQueue.
@@ -260,6 +266,12 @@ func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (eng
 func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
 	t.SetClock(now)
 	return t.Store.ListWorkflows(ctx, p)
+}
+
+// LimitKeys calls Store.LimitKeys at now.
+func (t *StoreTarget) LimitKeys(ctx context.Context, now time.Time, p engine.LimitKeysParams) error {
+	t.SetClock(now)
+	return t.Store.LimitKeys(ctx, p)
 }
 
 // LimitQueue calls Store.LimitQueue at now.

@@ -731,7 +731,7 @@ local function job_max_expiries(j)
   if j.kind == 'j' then
     x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
-    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
     x = flags and string.match(flags, 'X(%d+)')
   end
   return tonumber(x) or 1
@@ -765,6 +765,148 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/keyed.lua
+-- keyed.lua: concurrency keys (spec/states.md, Concurrency keys): a job's
+-- key, and the structures through which claims rotate across a queue's
+-- keys and hold each key to the queue's per-key limit.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Queue q's keyed jobs, besides its sets of queue.lua: q:<q>:k:<key> the
+-- ready jobs of one key (score as in q:<q>:r), q:<q>:kr every keyed ready
+-- job (the same scores: counts, listings, purges), q:<q>:kq the rotation
+-- (keys with ready jobs under the limit, score: their turn), q:<q>:kp the
+-- keys parked at the limit with ready jobs (score: their turn), and
+-- q:<q>:kc a hash: per key its leases, and ":t" the last turn handed out.
+-- The per-key limit is q:<q>:s kl; q:<q>:s K is "1" once the queue had a
+-- keyed job (a claim of a queue without it reads none of these keys).
+-- spec/keys.md says more.
+
+local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+
+-- job_ckey returns job j's concurrency key, or false: a plain job's
+-- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
+local function job_ckey(j)
+  local k = j.ck
+  if k == nil then
+    k = false
+    if j.kind == 'j' then
+      local s = job_spec(j)
+      if string.find(s, '|K', 1, true) then k = string.match(s, '|K([^|]*)') end
+    elseif j.kind == 't' then
+      k = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') or false
+    end
+    j.ck = k
+  end
+  return k
+end
+
+-- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
+-- when it holds lim leases or more (lim: the limit, nil for none; c: its
+-- leases when known).
+local function key_turn(q, key, lim, c)
+  local kc = kkey(q, 'kc')
+  if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
+  local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
+  if lim and c >= lim then
+    redis.call('ZADD', kkey(q, 'kp'), t, key)
+  else
+    redis.call('ZADD', kkey(q, 'kq'), t, key)
+  end
+end
+
+-- keyed_push makes job id, of key, ready in q with score sc (lim: q's
+-- per-key limit, a string or false): a key that had no ready job joins
+-- the end of the rotation, or is parked at its limit.
+local function keyed_push(q, key, id, sc, lim)
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZADD', sk, sc, id)
+  redis.call('ZADD', kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+end
+
+-- keyed_unqueue takes ready job id, of key, out of q and returns whether
+-- it was there; a key left without ready jobs leaves the rotation.
+local function keyed_unqueue(q, key, id)
+  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZREM', sk, id)
+  if redis.call('EXISTS', sk) == 0 then
+    redis.call('ZREM', kkey(q, 'kq'), key)
+    redis.call('ZREM', kkey(q, 'kp'), key)
+  end
+  return true
+end
+
+-- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
+-- and returns whether the key left the parked keys for the end of the
+-- rotation (lim: q's per-key limit, a string or false).
+local function keyed_release(q, key, lim)
+  local kc = kkey(q, 'kc')
+  local c = redis.call('HINCRBY', kc, key, -1)
+  if c <= 0 then redis.call('HDEL', kc, key) end
+  lim = tonumber(lim)
+  if lim and c >= lim then return false end
+  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  return true
+end
+
+-- keyed_claim leases q's keyed jobs while n < top: one job of the key
+-- first in the rotation, which then goes to its end (or is parked at its
+-- limit, or leaves with no ready job left); a key found at its limit (the
+-- limit was lowered) is parked. take(id) leases a popped job and returns
+-- whether it did (a job no longer queued is dropped). Each round pops one
+-- key and one job: at most top - n leases plus the dropped jobs and
+-- parked keys. Returns n and whether the rotation is empty.
+local function keyed_claim(q, lim, top, n, take)
+  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+  lim = tonumber(lim)
+  while n < top do
+    local r = redis.call('ZPOPMIN', kq)
+    if #r == 0 then return n, true end
+    local key = r[1]
+    local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
+    if lim and c >= lim then
+      key_turn(q, key, lim, c)
+    else
+      local sk = kkey(q, 'k:' .. key)
+      local got = redis.call('ZPOPMIN', sk)
+      if #got > 0 then
+        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        if take(got[1]) then
+          n = n + 1
+          redis.call('HINCRBY', kc, key, 1)
+          if c then c = c + 1 end
+        end
+        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+      end
+    end
+  end
+  return n, redis.call('EXISTS', kq) == 0
+end
+
+-- keyed_unpark returns q's parked keys that are under the limit lim (a
+-- string, "0" for none) to the end of the rotation, in the order they
+-- were parked, and returns how many ready jobs they hold. Its work is the
+-- number of parked keys (LimitKeys).
+local function keyed_unpark(q, lim)
+  lim = tonumber(lim)
+  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local n = 0
+  for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
+    local c = tonumber(redis.call('HGET', kc, key)) or 0
+    if lim == 0 or c < lim then
+      redis.call('ZREM', kp, key)
+      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+    end
+  end
+  return n
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -772,6 +914,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include keyed.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -779,8 +922,9 @@ end
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
 -- list may hold tokens), push (its push counter), c (its concurrency
--- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
--- says more.
+-- limit, absent for none), rl (its rate limit, rate.lua), kl (its
+-- per-key limit, absent for none) and K ("1" once it had a keyed job:
+-- keyed.lua). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -791,8 +935,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9]}
     all[q] = s
   end
   return s
@@ -826,9 +970,13 @@ end
 
 -- reset_push sets queue q's push counter back to 0 when q's ready set is
 -- empty and the counter passed PUSH_RESET (written only then, so a queue
--- that runs empty at every claim costs no write for it).
+-- that runs empty at every claim costs no write for it), and no keyed job
+-- is ready (they share the counter).
 local function reset_push(q)
-  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
+  local s = qstate(q)
+  if (tonumber(s.push) or 0) > PUSH_RESET and not (s.K and redis.call('EXISTS', qkey(q, 'kr')) == 1) then
+    qs_set(q, 'push', 0)
+  end
 end
 
 local function qs_flush()
@@ -903,7 +1051,14 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  local ck = job_ckey(j)
+  if ck then
+    local s = qstate(q)
+    if not s.K then qs_set(q, 'K', '1') end
+    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+  else
+    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  end
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -917,7 +1072,22 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
+  local ck = job_ckey(j)
+  if ck then
+    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    return
+  end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- key_release frees the key slot of job j, whose lease ended (a job
+-- without a key has none); a key that leaves the parked keys asks for a
+-- wake-up token.
+local function key_release(j)
+  local ck = job_ckey(j)
+  if not ck then return end
+  local q = job_queue(j)
+  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one
@@ -1247,22 +1417,31 @@ local function cancel_task(j, reason, fx)
 end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
--- entry in a dependents list names it: with its ID, queue and priority,
--- so that its push reads nothing.
+-- entry in a dependents list names it: with its ID, queue and priority
+-- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
   if not j.id then
     j.id = w.id .. '/' .. name
     bag('jobs')[j.id] = j
   end
-  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  if not j.q then
+    local c = string.find(pr, ':', 1, true)
+    if c then
+      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
+    else
+      j.q, j.pr, j.ck = q, tonumber(pr), false
+    end
+  end
   return j
 end
 
 -- task_flags returns the flags of task i's spec: A Always, B a failure is
--- absorbed, U has an undo, E After given empty.
+-- absorbed, U has an undo, E After given empty (a concurrency key after
+-- ":" is not a flag).
 local function task_flags(w, i)
-  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
 end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
@@ -1537,6 +1716,7 @@ end
 -- not counted. Returns its Settled.
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   local p = j.pre
   local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
   if j.kind ~= 't' then
@@ -1581,6 +1761,7 @@ end
 -- finalize instead, with nothing written.
 local function settle(j, kind, result, err, nonretry, retry_after, tok)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
@@ -1789,8 +1970,9 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts, its concurrency limit ("0": none) and its rate limit
--- ("<n>:<period ms>", "" for none).
+-- counts (ready: unkeyed and keyed), its concurrency limit ("0": none),
+-- its rate limit ("<n>:<period ms>", "" for none) and its per-key limit
+-- ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1799,12 +1981,13 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl', 'kl')
     out[n + 6] = lim[1] or '0'
     out[n + 7] = lim[2] or ''
+    out[n + 8] = lim[3] or '0'
   end
 end
 
@@ -2055,10 +2238,16 @@ end
 -- ready jobs: the time the next start is allowed, before which pushes
 -- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
 -- q:<q>:starts, score the start's time (ms), member its lease token
--- (unique), kept for one period after the last start (PEXPIRE). One table
+-- (unique), kept for a period and a day after the last start (PEXPIRE:
+-- the expiry runs on the server's time, the count on the call's clock,
+-- which a test clock or a clock offset moves apart; claims trim what no
+-- longer counts by score). One table
 -- holds the functions (one top-level local of the library).
 
 local RATE = {}
+
+-- RATE.keep: how long (ms) a log of starts outlives its period.
+RATE.keep = 86400000
 
 -- RATE.limit returns queue state qs's limit and period (ms), or nil.
 function RATE.limit(qs)
@@ -2094,10 +2283,10 @@ function RATE.started(q, qs, took, had, empty)
       args[#args + 1] = leased[i]
     end
     for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
-    redis.call('PEXPIRE', k, fmt(per))
+    redis.call('PEXPIRE', k, fmt(per + RATE.keep))
   end
   local have = had + took
-  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r'), qkey(q, 'kr')) == 0 then return end
   -- the oldest start that must leave the window for one more to fit
   local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
   local due = tonumber(r[2]) + per

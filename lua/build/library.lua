@@ -1,4 +1,4 @@
-#!lua name=weir2_0ed055178d04
+#!lua name=weir2_a4ba6edf5559
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -732,7 +732,7 @@ local function job_max_expiries(j)
   if j.kind == 'j' then
     x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
-    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
     x = flags and string.match(flags, 'X(%d+)')
   end
   return tonumber(x) or 1
@@ -766,6 +766,148 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/keyed.lua
+-- keyed.lua: concurrency keys (spec/states.md, Concurrency keys): a job's
+-- key, and the structures through which claims rotate across a queue's
+-- keys and hold each key to the queue's per-key limit.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--
+-- Queue q's keyed jobs, besides its sets of queue.lua: q:<q>:k:<key> the
+-- ready jobs of one key (score as in q:<q>:r), q:<q>:kr every keyed ready
+-- job (the same scores: counts, listings, purges), q:<q>:kq the rotation
+-- (keys with ready jobs under the limit, score: their turn), q:<q>:kp the
+-- keys parked at the limit with ready jobs (score: their turn), and
+-- q:<q>:kc a hash: per key its leases, and ":t" the last turn handed out.
+-- The per-key limit is q:<q>:s kl; q:<q>:s K is "1" once the queue had a
+-- keyed job (a claim of a queue without it reads none of these keys).
+-- spec/keys.md says more.
+
+local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+
+-- job_ckey returns job j's concurrency key, or false: a plain job's
+-- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
+local function job_ckey(j)
+  local k = j.ck
+  if k == nil then
+    k = false
+    if j.kind == 'j' then
+      local s = job_spec(j)
+      if string.find(s, '|K', 1, true) then k = string.match(s, '|K([^|]*)') end
+    elseif j.kind == 't' then
+      k = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') or false
+    end
+    j.ck = k
+  end
+  return k
+end
+
+-- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
+-- when it holds lim leases or more (lim: the limit, nil for none; c: its
+-- leases when known).
+local function key_turn(q, key, lim, c)
+  local kc = kkey(q, 'kc')
+  if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
+  local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
+  if lim and c >= lim then
+    redis.call('ZADD', kkey(q, 'kp'), t, key)
+  else
+    redis.call('ZADD', kkey(q, 'kq'), t, key)
+  end
+end
+
+-- keyed_push makes job id, of key, ready in q with score sc (lim: q's
+-- per-key limit, a string or false): a key that had no ready job joins
+-- the end of the rotation, or is parked at its limit.
+local function keyed_push(q, key, id, sc, lim)
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZADD', sk, sc, id)
+  redis.call('ZADD', kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+end
+
+-- keyed_unqueue takes ready job id, of key, out of q and returns whether
+-- it was there; a key left without ready jobs leaves the rotation.
+local function keyed_unqueue(q, key, id)
+  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
+  local sk = kkey(q, 'k:' .. key)
+  redis.call('ZREM', sk, id)
+  if redis.call('EXISTS', sk) == 0 then
+    redis.call('ZREM', kkey(q, 'kq'), key)
+    redis.call('ZREM', kkey(q, 'kp'), key)
+  end
+  return true
+end
+
+-- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
+-- and returns whether the key left the parked keys for the end of the
+-- rotation (lim: q's per-key limit, a string or false).
+local function keyed_release(q, key, lim)
+  local kc = kkey(q, 'kc')
+  local c = redis.call('HINCRBY', kc, key, -1)
+  if c <= 0 then redis.call('HDEL', kc, key) end
+  lim = tonumber(lim)
+  if lim and c >= lim then return false end
+  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  return true
+end
+
+-- keyed_claim leases q's keyed jobs while n < top: one job of the key
+-- first in the rotation, which then goes to its end (or is parked at its
+-- limit, or leaves with no ready job left); a key found at its limit (the
+-- limit was lowered) is parked. take(id) leases a popped job and returns
+-- whether it did (a job no longer queued is dropped). Each round pops one
+-- key and one job: at most top - n leases plus the dropped jobs and
+-- parked keys. Returns n and whether the rotation is empty.
+local function keyed_claim(q, lim, top, n, take)
+  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+  lim = tonumber(lim)
+  while n < top do
+    local r = redis.call('ZPOPMIN', kq)
+    if #r == 0 then return n, true end
+    local key = r[1]
+    local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
+    if lim and c >= lim then
+      key_turn(q, key, lim, c)
+    else
+      local sk = kkey(q, 'k:' .. key)
+      local got = redis.call('ZPOPMIN', sk)
+      if #got > 0 then
+        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        if take(got[1]) then
+          n = n + 1
+          redis.call('HINCRBY', kc, key, 1)
+          if c then c = c + 1 end
+        end
+        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+      end
+    end
+  end
+  return n, redis.call('EXISTS', kq) == 0
+end
+
+-- keyed_unpark returns q's parked keys that are under the limit lim (a
+-- string, "0" for none) to the end of the rotation, in the order they
+-- were parked, and returns how many ready jobs they hold. Its work is the
+-- number of parked keys (LimitKeys).
+local function keyed_unpark(q, lim)
+  lim = tonumber(lim)
+  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local n = 0
+  for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
+    local c = tonumber(redis.call('HGET', kc, key)) or 0
+    if lim == 0 or c < lim then
+      redis.call('ZREM', kp, key)
+      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+    end
+  end
+  return n
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -773,6 +915,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include keyed.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -780,8 +923,9 @@ end
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
 -- list may hold tokens), push (its push counter), c (its concurrency
--- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
--- says more.
+-- limit, absent for none), rl (its rate limit, rate.lua), kl (its
+-- per-key limit, absent for none) and K ("1" once it had a keyed job:
+-- keyed.lua). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -792,8 +936,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9]}
     all[q] = s
   end
   return s
@@ -827,9 +971,13 @@ end
 
 -- reset_push sets queue q's push counter back to 0 when q's ready set is
 -- empty and the counter passed PUSH_RESET (written only then, so a queue
--- that runs empty at every claim costs no write for it).
+-- that runs empty at every claim costs no write for it), and no keyed job
+-- is ready (they share the counter).
 local function reset_push(q)
-  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
+  local s = qstate(q)
+  if (tonumber(s.push) or 0) > PUSH_RESET and not (s.K and redis.call('EXISTS', qkey(q, 'kr')) == 1) then
+    qs_set(q, 'push', 0)
+  end
 end
 
 local function qs_flush()
@@ -904,7 +1052,14 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  local ck = job_ckey(j)
+  if ck then
+    local s = qstate(q)
+    if not s.K then qs_set(q, 'K', '1') end
+    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+  else
+    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  end
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -918,7 +1073,22 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
+  local ck = job_ckey(j)
+  if ck then
+    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    return
+  end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- key_release frees the key slot of job j, whose lease ended (a job
+-- without a key has none); a key that leaves the parked keys asks for a
+-- wake-up token.
+local function key_release(j)
+  local ck = job_ckey(j)
+  if not ck then return end
+  local q = job_queue(j)
+  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one
@@ -1071,8 +1241,9 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts, its concurrency limit ("0": none) and its rate limit
--- ("<n>:<period ms>", "" for none).
+-- counts (ready: unkeyed and keyed), its concurrency limit ("0": none),
+-- its rate limit ("<n>:<period ms>", "" for none) and its per-key limit
+-- ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -1081,12 +1252,13 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl', 'kl')
     out[n + 6] = lim[1] or '0'
     out[n + 7] = lim[2] or ''
+    out[n + 8] = lim[3] or '0'
   end
 end
 
@@ -1369,22 +1541,31 @@ local function cancel_task(j, reason, fx)
 end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
--- entry in a dependents list names it: with its ID, queue and priority,
--- so that its push reads nothing.
+-- entry in a dependents list names it: with its ID, queue and priority
+-- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
   if not j.id then
     j.id = w.id .. '/' .. name
     bag('jobs')[j.id] = j
   end
-  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  if not j.q then
+    local c = string.find(pr, ':', 1, true)
+    if c then
+      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
+    else
+      j.q, j.pr, j.ck = q, tonumber(pr), false
+    end
+  end
   return j
 end
 
 -- task_flags returns the flags of task i's spec: A Always, B a failure is
--- absorbed, U has an undo, E After given empty.
+-- absorbed, U has an undo, E After given empty (a concurrency key after
+-- ":" is not a flag).
 local function task_flags(w, i)
-  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
 end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end
@@ -1860,10 +2041,16 @@ end
 -- ready jobs: the time the next start is allowed, before which pushes
 -- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
 -- q:<q>:starts, score the start's time (ms), member its lease token
--- (unique), kept for one period after the last start (PEXPIRE). One table
+-- (unique), kept for a period and a day after the last start (PEXPIRE:
+-- the expiry runs on the server's time, the count on the call's clock,
+-- which a test clock or a clock offset moves apart; claims trim what no
+-- longer counts by score). One table
 -- holds the functions (one top-level local of the library).
 
 local RATE = {}
+
+-- RATE.keep: how long (ms) a log of starts outlives its period.
+RATE.keep = 86400000
 
 -- RATE.limit returns queue state qs's limit and period (ms), or nil.
 function RATE.limit(qs)
@@ -1899,10 +2086,10 @@ function RATE.started(q, qs, took, had, empty)
       args[#args + 1] = leased[i]
     end
     for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
-    redis.call('PEXPIRE', k, fmt(per))
+    redis.call('PEXPIRE', k, fmt(per + RATE.keep))
   end
   local have = had + took
-  if empty or have < n or redis.call('EXISTS', qkey(q, 'r')) == 0 then return end
+  if empty or have < n or redis.call('EXISTS', qkey(q, 'r'), qkey(q, 'kr')) == 0 then return end
   -- the oldest start that must leave the window for one more to fit
   local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
   local due = tonumber(r[2]) + per
@@ -2186,6 +2373,7 @@ end
 -- not counted. Returns its Settled.
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   local p = j.pre
   local hs = {p .. 'e', 'lease_expired', p .. 'xp', fmt(xp + 1), p .. 'tk', ''}
   if j.kind ~= 't' then
@@ -2230,6 +2418,7 @@ end
 -- finalize instead, with nothing written.
 local function settle(j, kind, result, err, nonretry, retry_after, tok)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
@@ -2751,6 +2940,15 @@ local function claim(queues, max, lease_ms, out)
               break
             end
           end
+          -- then the keyed jobs, across keys in rotation (keyed.lua)
+          if qs.K and n < top then
+            local kempty
+            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+              local j, v = claiming(id, q)
+              return j and lease_job(j, v, dl, dls, out, q) or false
+            end)
+            empty = empty and kempty
+          end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
           if room then RATE.started(q, qs, n - n0, had, empty) end
@@ -2817,7 +3015,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_submit', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2935,7 +3133,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3010,7 +3208,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3069,7 +3267,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3170,7 +3368,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3218,7 +3416,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3276,7 +3474,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3395,7 +3593,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3454,7 +3652,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3479,7 +3677,7 @@ if ARGV[5] == '1' then
   qs_set(q, 'p', '1')
 else
   qs_set(q, 'p', false)
-  local n = redis.call('ZCARD', qkey(q, 'r'))
+  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()
@@ -3487,7 +3685,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3512,7 +3710,7 @@ local old = tonumber(qstate(q).c) or 0
 local new = tonumber(ARGV[5])
 qs_set(q, 'c', new > 0 and ARGV[5] or false)
 if old > 0 and (new == 0 or new > old) then
-  local n = redis.call('ZCARD', qkey(q, 'r'))
+  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()
@@ -3520,7 +3718,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -3562,10 +3760,10 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
--- order, then the delayed ones in due order, each with the consequences of
+-- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
 -- A call goes through at most its budget of jobs; redisstore.Store sends the
 -- rest in more calls.
@@ -3608,6 +3806,7 @@ if given then
   for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
 else
   ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
   append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 end
 local fx = {pushed = {}, cancelled = {}}
@@ -3642,7 +3841,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3703,7 +3902,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3740,7 +3939,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3783,7 +3982,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3825,7 +4024,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3858,7 +4057,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3884,7 +4083,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3956,7 +4155,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3970,7 +4169,8 @@ redis.register_function{function_name = 'weir2_0ed055178d04_list_jobs', flags = 
 -- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
 -- ARGV[6]  page size
 -- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
---          a waiting list, the member "<ended15>:<id>" in an ended one
+--          a waiting list ("k<score>:<id>" among a ready list's keyed
+--          jobs, which follow its unkeyed ones), the member "<ended15>:<id>" in an ended one
 -- Reply:   next cursor or "", n, n job snapshots (17 strings each,
 --          reply.lua)
 --
@@ -3985,8 +4185,9 @@ read_clock()
 local q, list, limit, cursor = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local found, cur = {}, {}
 local batch = limit + 1
-if list == 'ready' or list == 'delayed' or list == 'running' then
-  local k = qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list])
+-- collect appends to found the jobs of set k after the cursor cursor
+-- (cursors of its members start with pre)
+local function collect(k, cursor, pre)
   local min, cid, off = '-inf', false, 0
   if cursor ~= '' then
     local cs
@@ -4007,13 +4208,24 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
         local j = load_job(id)
         if j and job_state(j) == want then
           found[#found + 1] = j
-          cur[#found] = s .. ':' .. id
+          cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end
         end
       end
     end
     if #ms < 2 * batch then break end
     off = off + batch
+  end
+end
+
+if list == 'ready' or list == 'delayed' or list == 'running' then
+  -- a ready list's keyed jobs (q:<q>:kr) follow its unkeyed ones; a
+  -- cursor among them starts with "k"
+  if list == 'ready' and string.sub(cursor, 1, 1) == 'k' then
+    collect(qkey(q, 'kr'), string.sub(cursor, 2), 'k')
+  else
+    collect(qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list]), cursor, '')
+    if list == 'ready' and #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
   end
 else
   local k = qkey(q, list)
@@ -4055,14 +4267,15 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency)*
+-- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency,
+--          key concurrency)*
 --
 --!include call.lua
 --!include reply.lua
@@ -4074,7 +4287,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4088,7 +4301,8 @@ redis.register_function{function_name = 'weir2_0ed055178d04_observe', flags = {'
 --          the count of what follows, get_workflow's reply; per job "0" or
 --          "1" and its snapshot; per queue its ready, delayed and running
 --          job IDs, each list a count and the IDs, in claim, due and
---          deadline order
+--          deadline order (the keyed ready jobs after the unkeyed ones,
+--          by priority and push)
 --
 --!include call.lua
 --!include workflow.lua
@@ -4129,6 +4343,8 @@ for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
     local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
+    -- the keyed ready jobs follow the unkeyed ones
+    if kind == 'r' then append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1')) end
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end
@@ -4137,7 +4353,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4176,7 +4392,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4204,7 +4420,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4245,7 +4461,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4339,7 +4555,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4378,7 +4594,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_0ed055178d04_progress', flags = {},
+redis.register_function{function_name = 'weir2_a4ba6edf5559_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4422,6 +4638,38 @@ if ARGV[9] == '1' then
     redis.call('HSET', j.wf.pkey, j.pre .. 'ck', ck)
   end
 end
+finalize()
+return {'OK'}
+end}
+
+-- ---- scripts/limit_keys.lua
+redis.register_function{function_name = 'weir2_a4ba6edf5559_limit_keys', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
+-- may be leased at once across every worker (making the queue known when
+-- it is not). Keys parked at the old limit that are under the new one
+-- rejoin the rotation, in the order they were parked, with wake-up tokens
+-- for their ready jobs: the call's work is the number of parked keys.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  queue name
+-- ARGV[5]  the limit, 1 to engine.MaxConcurrency, or "0" for none
+-- Reply:   "OK" (a one-item array)
+--
+--!include call.lua
+--!include queue.lua
+--!include keyed.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+local q = ARGV[4]
+read_clock()
+allow_full()
+register_queue(q)
+qs_set(q, 'kl', ARGV[5] ~= '0' and ARGV[5] or false)
+local n = keyed_unpark(q, ARGV[5])
+if n > 0 then wake(q, n) end
 finalize()
 return {'OK'}
 end}

@@ -33,22 +33,31 @@ local function cancel_task(j, reason, fx)
 end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
--- entry in a dependents list names it: with its ID, queue and priority,
--- so that its push reads nothing.
+-- entry in a dependents list names it: with its ID, queue and priority
+-- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
   if not j.id then
     j.id = w.id .. '/' .. name
     bag('jobs')[j.id] = j
   end
-  if not j.q then j.q, j.pr = q, tonumber(pr) end
+  if not j.q then
+    local c = string.find(pr, ':', 1, true)
+    if c then
+      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
+    else
+      j.q, j.pr, j.ck = q, tonumber(pr), false
+    end
+  end
   return j
 end
 
 -- task_flags returns the flags of task i's spec: A Always, B a failure is
--- absorbed, U has an undo, E After given empty.
+-- absorbed, U has an undo, E After given empty (a concurrency key after
+-- ":" is not a flag).
 local function task_flags(w, i)
-  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  return string.match(task_spec(w, i), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
 end
 
 local function task_name(w, i) return string.match(task_spec(w, i), '^[^|]*') end

@@ -270,7 +270,7 @@ local function job_max_expiries(j)
   if j.kind == 'j' then
     x = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(%d+)')
   else
-    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)|')
+    local flags = string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)')
     x = flags and string.match(flags, 'X(%d+)')
   end
   return tonumber(x) or 1

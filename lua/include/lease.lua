@@ -310,6 +310,15 @@ local function claim(queues, max, lease_ms, out)
               break
             end
           end
+          -- then the keyed jobs, across keys in rotation (keyed.lua)
+          if qs.K and n < top then
+            local kempty
+            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+              local j, v = claiming(id, q)
+              return j and lease_job(j, v, dl, dls, out, q) or false
+            end)
+            empty = empty and kempty
+          end
           -- every lease taken here ends at dl: one hint update
           if n > n0 then note_due(q, dl) end
           if room then RATE.started(q, qs, n - n0, had, empty) end

@@ -4,6 +4,7 @@
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include keyed.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -11,8 +12,9 @@
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
 -- list may hold tokens), push (its push counter), c (its concurrency
--- limit, absent for none) and rl (its rate limit, rate.lua). spec/keys.md
--- says more.
+-- limit, absent for none), rl (its rate limit, rate.lua), kl (its
+-- per-key limit, absent for none) and K ("1" once it had a keyed job:
+-- keyed.lua). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -23,8 +25,8 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9]}
     all[q] = s
   end
   return s
@@ -58,9 +60,13 @@ end
 
 -- reset_push sets queue q's push counter back to 0 when q's ready set is
 -- empty and the counter passed PUSH_RESET (written only then, so a queue
--- that runs empty at every claim costs no write for it).
+-- that runs empty at every claim costs no write for it), and no keyed job
+-- is ready (they share the counter).
 local function reset_push(q)
-  if (tonumber(qstate(q).push) or 0) > PUSH_RESET then qs_set(q, 'push', 0) end
+  local s = qstate(q)
+  if (tonumber(s.push) or 0) > PUSH_RESET and not (s.K and redis.call('EXISTS', qkey(q, 'kr')) == 1) then
+    qs_set(q, 'push', 0)
+  end
 end
 
 local function qs_flush()
@@ -135,7 +141,14 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  local ck = job_ckey(j)
+  if ck then
+    local s = qstate(q)
+    if not s.K then qs_set(q, 'K', '1') end
+    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+  else
+    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+  end
   wake(q, 1)
   local p = fx.pushed
   if not p then
@@ -149,7 +162,22 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
+  local ck = job_ckey(j)
+  if ck then
+    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    return
+  end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+end
+
+-- key_release frees the key slot of job j, whose lease ended (a job
+-- without a key has none); a key that leaves the parked keys asks for a
+-- wake-up token.
+local function key_release(j)
+  local ck = job_ckey(j)
+  if not ck then return end
+  local q = job_queue(j)
+  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one

@@ -99,8 +99,9 @@ end
 
 -- queues_reply: the number of known queues, then per queue in name order
 -- its name, "1" when paused (else ""), its ready, delayed and running
--- counts, its concurrency limit ("0": none) and its rate limit
--- ("<n>:<period ms>", "" for none).
+-- counts (ready: unkeyed and keyed), its concurrency limit ("0": none),
+-- its rate limit ("<n>:<period ms>", "" for none) and its per-key limit
+-- ("0": none).
 local function queues_reply(out)
   local names = redis.call('HKEYS', K_QUEUES)
   table.sort(names, bytes_less)
@@ -109,11 +110,12 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')))
+    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl')
+    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl', 'kl')
     out[n + 6] = lim[1] or '0'
     out[n + 7] = lim[2] or ''
+    out[n + 8] = lim[3] or '0'
   end
 end

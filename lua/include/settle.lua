@@ -43,6 +43,7 @@ end
 -- not counted. Returns its Settled.
 local function requeue_expired(j, xp)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   local p = j.pre
   local hs = {p .. F_ERROR, 'lease_expired', p .. F_EXPIRIES, fmt(xp + 1), p .. F_TOKEN, ''}
   if j.kind ~= 't' then
@@ -87,6 +88,7 @@ end
 -- finalize instead, with nothing written.
 local function settle(j, kind, result, err, nonretry, retry_after, tok)
   active_remove_later(job_queue(j), j.id)
+  key_release(j)
   if j.kind == 'j' and kind == 'completed' and j.att == 1 and tok then
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)

@@ -10,7 +10,8 @@
 -- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
 -- ARGV[6]  page size
 -- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
---          a waiting list, the member "<ended15>:<id>" in an ended one
+--          a waiting list ("k<score>:<id>" among a ready list's keyed
+--          jobs, which follow its unkeyed ones), the member "<ended15>:<id>" in an ended one
 -- Reply:   next cursor or "", n, n job snapshots (17 strings each,
 --          reply.lua)
 --
@@ -25,8 +26,9 @@ read_clock()
 local q, list, limit, cursor = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local found, cur = {}, {}
 local batch = limit + 1
-if list == 'ready' or list == 'delayed' or list == 'running' then
-  local k = qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list])
+-- collect appends to found the jobs of set k after the cursor cursor
+-- (cursors of its members start with pre)
+local function collect(k, cursor, pre)
   local min, cid, off = '-inf', false, 0
   if cursor ~= '' then
     local cs
@@ -47,13 +49,24 @@ if list == 'ready' or list == 'delayed' or list == 'running' then
         local j = load_job(id)
         if j and job_state(j) == want then
           found[#found + 1] = j
-          cur[#found] = s .. ':' .. id
+          cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end
         end
       end
     end
     if #ms < 2 * batch then break end
     off = off + batch
+  end
+end
+
+if list == 'ready' or list == 'delayed' or list == 'running' then
+  -- a ready list's keyed jobs (q:<q>:kr) follow its unkeyed ones; a
+  -- cursor among them starts with "k"
+  if list == 'ready' and string.sub(cursor, 1, 1) == 'k' then
+    collect(qkey(q, 'kr'), string.sub(cursor, 2), 'k')
+  else
+    collect(qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list]), cursor, '')
+    if list == 'ready' and #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
   end
 else
   local k = qkey(q, list)

@@ -10,7 +10,8 @@
 --          the count of what follows, get_workflow's reply; per job "0" or
 --          "1" and its snapshot; per queue its ready, delayed and running
 --          job IDs, each list a count and the IDs, in claim, due and
---          deadline order
+--          deadline order (the keyed ready jobs after the unkeyed ones,
+--          by priority and push)
 --
 --!include call.lua
 --!include workflow.lua
@@ -51,6 +52,8 @@ for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
     local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
+    -- the keyed ready jobs follow the unkeyed ones
+    if kind == 'r' then append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1')) end
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end

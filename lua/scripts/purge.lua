@@ -1,5 +1,5 @@
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
--- order, then the delayed ones in due order, each with the consequences of
+-- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
 -- A call goes through at most its budget of jobs; redisstore.Store sends the
 -- rest in more calls.
@@ -42,6 +42,7 @@ if given then
   for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
 else
   ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
   append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 end
 local fx = {pushed = {}, cancelled = {}}

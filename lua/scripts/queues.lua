@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency)*
+-- Reply:   n, (name, paused "1" | "", ready, delayed, running, concurrency,
+--          key concurrency)*
 --
 --!include call.lua
 --!include reply.lua
