@@ -66,6 +66,8 @@ type job struct {
 	undo bool
 
 	last *lastFinish
+
+	signal OutcomeKind // a signal task: how the signal that ended it ended it
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -198,7 +200,7 @@ func (m *Model) push(j *job, now int64, fx *effects) {
 	fx.pushed = append(fx.pushed, Pushed{JobID: j.id, Queue: j.queue})
 }
 
-// unqueue takes a queued job out of its queue.
+// unqueue takes a queued job (or an open signal task) out of its queue.
 func (m *Model) unqueue(j *job) {
 	if q := m.queues[j.queue]; q != nil {
 		if !q.ready.remove(j.id) {

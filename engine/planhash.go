@@ -59,6 +59,10 @@ func PlanHash(p Plan) string {
 			str("x")
 			num(int64(x))
 		}
+		if t.Signal {
+			str("signal")
+			num(t.SignalTimeout.Milliseconds())
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]

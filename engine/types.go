@@ -33,6 +33,7 @@ const (
 	Waiting   = weir.Waiting
 	Pending   = weir.Pending
 	Queued    = weir.Queued
+	Open      = weir.Open
 	Running   = weir.Running
 	Completed = weir.Completed
 	Failed    = weir.Failed
@@ -103,6 +104,14 @@ type TaskSpec struct {
 	// Past it, an expiry is a failed attempt, retried while attempts
 	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
 	MaxExpiries int
+	// Signal makes the task a signal task: no worker runs it; once its
+	// dependencies ended it is Open until a Signal completes or fails it
+	// (spec/states.md, Signal). Queue still names a queue: an open task
+	// with a timeout waits in its delayed set.
+	Signal bool
+	// SignalTimeout, for a signal task, fails it with reason "timeout"
+	// when no signal came this long after it opened (whole ms; 0: never).
+	SignalTimeout time.Duration
 }
 
 // UndoSpec is a task's compensation job.

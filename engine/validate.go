@@ -83,6 +83,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
 			return nil, err
 		}
+		if err := validateSignal(t); err != nil {
+			return nil, err
+		}
 		if t.Undo != nil {
 			if !ValidName(t.Undo.Queue) {
 				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)

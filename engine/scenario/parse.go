@@ -354,6 +354,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseExpect(args, now)
 	case "schedule":
 		return parseSchedule(args, now)
+	case "signal":
+		return parseSignal(args)
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)
 }

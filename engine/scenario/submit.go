@@ -29,7 +29,7 @@ func parseSubmit(args []word) (operation, error) {
 var taskSpec = map[string]kind{
 	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
 	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
-	"expiries": kInt,
+	"expiries": kInt, "signal": kBool, "signal_timeout": kDur,
 }
 
 func (op *opSubmit) more(ws []word) error {
@@ -48,7 +48,7 @@ func (op *opSubmit) more(ws []word) error {
 		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
 		Always: o.bool("always", false), Priority: o.int("priority", 0),
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
-		MaxExpiries: o.int("expiries", 0),
+		MaxExpiries: o.int("expiries", 0), Signal: o.bool("signal", false), SignalTimeout: o.dur("signal_timeout", 0),
 	}
 	if o.has("undo") {
 		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}
