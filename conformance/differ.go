@@ -230,6 +230,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 				ts.Undo.Payload = []byte("u")
 			}
 		}
+		d.genSignal(&ts)
 		p.Tasks = append(p.Tasks, ts)
 	}
 	return p
@@ -267,7 +268,7 @@ func (d *differ) anyJobID() string {
 
 func (d *differ) doStep() {
 	now := d.clock()
-	switch op := d.intRange(0, 19, "op"); op {
+	switch op := d.intRange(0, 20, "op"); op {
 	case 0, 1: // submit
 		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
@@ -472,7 +473,7 @@ func (d *differ) doStep() {
 			}
 			p.Cursor = mr.NextCursor
 		}
-	case 16: // repeat the last submit, enqueue, cancel or queue operation, as if its reply was lost
+	case 16: // repeat the last submit, enqueue, cancel, queue or signal operation, as if its reply was lost
 		if d.last != nil {
 			d.last()
 		}
@@ -482,6 +483,8 @@ func (d *differ) doStep() {
 		d.retryJob()
 	case 19: // delete a job or workflow
 		d.deleteRecord()
+	case 20: // signal a task (signals.go)
+		d.signal()
 	}
 }
 

@@ -51,14 +51,16 @@ func (s rapidSource) exhausted() bool { return false }
 
 // tapeVersion is the version of the tapes this suite records: a tape
 // starts with "v<version>"; one without is version 1.
-const tapeVersion = 3
+const tapeVersion = 4
 
 // notOnTape lists, per tape version, the draws its tapes do not hold
 // (added to the generator later) and the value that replays such a tape
 // as it was recorded: version 1 tapes predate max expiries, and index 2 of
 // the "expiries" choices is engine.NoExpiries, the behaviour of that time;
-// tapes before version 3 predate unique jobs (0: not unique).
-var notOnTape = map[int]map[string]int{1: {"expiries": 2, "unique": 0}, 2: {"unique": 0}}
+// tapes before version 3 predate unique jobs (0: not unique), before
+// version 4 signal tasks (1: not a signal task).
+var notOnTape = map[int]map[string]int{1: {"expiries": 2, "unique": 0, "signal": 1}, 2: {"unique": 0, "signal": 1},
+	3: {"signal": 1}}
 
 // tapeSource replays a tape. A tape ends after the step that failed: the
 // sequence ends where the tape does.

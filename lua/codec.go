@@ -126,7 +126,8 @@ func toTime(ms int64) time.Time {
 // its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]
 // [|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
 // backoffMs|timeoutMs|flags|undoQueue" for a task or undo job (an undo
-// runs on undoQueue; flags carry "X<n>" for max expiries n). Max expiries
+// runs on undoQueue; flags carry "X<n>" for max expiries n, last, and "S"
+// for a signal task). Max expiries
 // absent from either is engine.DefaultMaxExpiries.
 func applySpec(j *engine.Job, id, spec string) error {
 	j.ID = id
@@ -314,7 +315,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 	for i, f := range specs {
 		p := "t" + strconv.Itoa(i+1) + "."
 		t := engine.Task{
-			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"),
+			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), Signal: strings.Contains(f[6], "S"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
 		}
 		if states[i] == 'W' {
@@ -448,6 +449,10 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if t.After != nil && len(t.After) == 0 {
 			flags += "E"
 		}
+		if t.Signal {
+			flags += "S"
+		}
+		// last: the spec's readers take the digits after it
 		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
 			flags += "X" + strconv.Itoa(x)
 		}
@@ -470,7 +475,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 		index = append(index, t.Name, is)
 		if len(t.After) == 0 {
-			roots = append(roots, is)
+			roots = append(roots, is+signalMark(t))
 		}
 		if t.Payload != nil {
 			payloads = append(payloads, is, t.Payload)
@@ -497,7 +502,7 @@ const hashTableTasks = 8
 var hashTableMarker = strings.Repeat("-", 65)
 
 // dependentsField is a task's t<i>.dn: per dependent (ascending)
-// "<index> <name> <queue> <priority>", joined by ";", so that a promotion
+// "<index> <name> <queue> <priority>[signalMark]", joined by ";", so that a promotion
 // reads nothing but the open count.
 func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 	var sb strings.Builder
@@ -513,8 +518,19 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 		sb.WriteString(t.Queue)
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(t.Priority))
+		sb.WriteString(signalMark(t))
 	}
 	return sb.String()
+}
+
+// signalMark is what a signal task's root index and dependents entry end
+// with, so that the push that finds it opens it instead
+// (include/signal_open.lua): "s<timeout ms>"; "" for any other task.
+func signalMark(t engine.TaskSpec) string {
+	if !t.Signal {
+		return ""
+	}
+	return "s" + strconv.FormatInt(t.SignalTimeout.Milliseconds(), 10)
 }
 
 // taskState decodes one byte of a workflow's task-state string.
@@ -524,6 +540,8 @@ func taskState(c byte) engine.State {
 		return engine.Waiting
 	case 'q':
 		return engine.Queued
+	case 'o':
+		return engine.Open
 	case 'r':
 		return engine.Running
 	case 'c':

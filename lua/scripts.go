@@ -57,6 +57,7 @@ var scriptDefs = []scriptDef{
 	{name: "schedule_pause", allowFull: true},
 	{name: "schedule_fire"},
 	{name: "schedule_list", readOnly: true},
+	{name: "signal", allowFull: true},
 }
 
 // script is one transition as the server runs it.

@@ -1,0 +1,56 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var _ engine.Signaller = (*Store)(nil)
+
+// Signal implements engine.Signaller with scripts/signal.lua.
+func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
+	lim := s.cfg.Limits
+	if err := engine.ValidateSignal(p, lim); err != nil {
+		return engine.SignalResult{}, err
+	}
+	val := string(p.Value)
+	if p.Kind == engine.OutcomeFailed {
+		val = p.Reason
+		if len(val) > lim.MaxError {
+			val = val[:lim.MaxError]
+		}
+	}
+	v, err := s.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOTSIGNAL ") {
+			return engine.SignalResult{}, &engine.ValidationError{Task: p.Task, Field: "task",
+				Problem: strings.TrimPrefix(rerr.Error(), "NOTSIGNAL ")}
+		}
+		return engine.SignalResult{}, err
+	}
+	r := newReader(v)
+	res := engine.SignalResult{Signalled: r.flag(), State: engine.State(r.str()),
+		WorkflowState: engine.WorkflowState(r.str()), WorkflowEnded: r.flag()}
+	res.Pushed = r.pushed()
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// its cascade stopped on the call's budget (drain.go)
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.SignalResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	if d.Workflow == p.Workflow {
+		res.WorkflowState = d.State
+		res.WorkflowEnded = res.WorkflowEnded || d.Ended
+	}
+	return res, nil
+}
