@@ -3,9 +3,6 @@ package lua
 import (
 	"context"
 	"errors"
-	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -27,10 +24,9 @@ func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.Signa
 	}
 	v, err := s.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
 	if err != nil {
-		var rerr redis.Error
-		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOTSIGNAL ") {
-			return engine.SignalResult{}, &engine.ValidationError{Task: p.Task, Field: "task",
-				Problem: strings.TrimPrefix(rerr.Error(), "NOTSIGNAL ")}
+		var ce *codeErr
+		if errors.As(err, &ce) && ce.code == engine.ErrInvalid {
+			return engine.SignalResult{}, &engine.ValidationError{Task: p.Task, Field: "task", Problem: ce.detail}
 		}
 		return engine.SignalResult{}, err
 	}

@@ -548,6 +548,8 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			}
 		case "priority":
 			t.Priority, err = d.int(fw, v)
+		case "signal":
+			t.Signal, err = d.bool(fw, v)
 		default:
 			var ok bool
 			if ok, err = d.retryField(fw, k.Value, v, &t.fileRetry); !ok {

@@ -58,6 +58,9 @@ type fileTask struct {
 	// given; the task is a shell task, with Run).
 	Payload  *payloadValue
 	Priority int
+	// Signal makes it a signal task (signal.go): no run, no payload; its
+	// timeout is the signal's.
+	Signal bool
 }
 
 type fileUndo struct {
@@ -260,6 +263,10 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority}
 		switch {
+		case t.Signal:
+			if field, problem := signalConflict(t); field != "" {
+				return nil, fail(i, t.Name, field, "%s", problem)
+			}
 		case t.Payload != nil && t.Run != "":
 			return nil, fail(i, t.Name, "payload", "a task has run (a shell command) or payload (for a Go handler), not both")
 		case t.Payload != nil && t.Queue == "":
@@ -292,7 +299,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		spec.MaxAttempts, spec.MaxExpiries, spec.Backoff, spec.Timeout = rp.maxAttempts, rp.maxExpiries, rp.backoff, rp.timeout
 		field := fmt.Sprintf("tasks[%d]", i)
-		if t.Payload != nil {
+		if t.Signal {
+			signalSpec(&spec)
+		} else if t.Payload != nil {
 			spec.Payload = t.Payload.msgpack
 			if len(spec.Payload) > limits.MaxPayload {
 				return nil, fail(i, t.Name, "payload", "the payload is %d bytes as msgpack, over the limit of %d", len(spec.Payload), limits.MaxPayload)

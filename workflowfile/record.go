@@ -35,6 +35,9 @@ type TaskRecord struct {
 	Result   any         `json:"result"`
 	Error    *string     `json:"error"`
 	Undo     *UndoRecord `json:"undo"`
+	// Signal is set for a signal task, which a signal ends (state "open"
+	// while it waits for it).
+	Signal bool `json:"signal"`
 }
 
 // UndoRecord is a task's undo: its state is null until the undo job
@@ -93,7 +96,7 @@ func NewRecord(w engine.Workflow) Record {
 		}
 		tr := TaskRecord{
 			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
-			After: after, Always: t.Always, Error: optString(t.Error),
+			After: after, Always: t.Always, Error: optString(t.Error), Signal: t.Signal,
 		}
 		if t.State == engine.Completed {
 			tr.Result = shell.DecodeResult(t.Result)

@@ -12,8 +12,9 @@
 -- Reply:   signalled "1" | "", state, wfState, wfEnded "1" | "",
 --          nPushed, (job ID, queue)*, then "P" when its cascade ran out of
 --          the call's budget (drain the rest)
--- Errors:  NOTFOUND (workflow or task); NOTSIGNAL (not a signal task: Go
---          makes it INVALID); NOTOPEN <state>; SIGNALLED <state>; PENDING
+-- Errors:  NOTFOUND (workflow or task); INVALID (not a signal task: Go
+--          makes it a ValidationError of field task); NOTOPEN <state>;
+--          SIGNALLED <state>; PENDING
 --          (drain.lua: drain, then send the call again)
 --
 --!include call.lua
@@ -42,7 +43,7 @@ j.id = wid .. '/' .. name
 bag('jobs')[j.id] = j
 local flags = string.match(task_spec(w, i, is), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
 if not string.find(flags or '', 'S', 1, true) then
-  return redis.error_reply('NOTSIGNAL task "' .. name .. '" is not a signal task')
+  return redis.error_reply('INVALID task "' .. name .. '" is not a signal task')
 end
 local st = job_state(j)
 if ended_state(st) then
