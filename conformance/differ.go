@@ -233,6 +233,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 		d.genSignal(&ts)
 		p.Tasks = append(p.Tasks, ts)
 	}
+	d.genStartAt(&p)
 	return p
 }
 

@@ -58,9 +58,12 @@ const tapeVersion = 4
 // as it was recorded: version 1 tapes predate max expiries, and index 2 of
 // the "expiries" choices is engine.NoExpiries, the behaviour of that time;
 // tapes before version 3 predate unique jobs (0: not unique), before
-// version 4 signal tasks (1: not a signal task).
-var notOnTape = map[int]map[string]int{1: {"expiries": 2, "unique": 0, "signal": 1}, 2: {"unique": 0, "signal": 1},
-	3: {"signal": 1}}
+// version 4 signal tasks, delayed tasks and start times (1: none).
+var notOnTape = map[int]map[string]int{
+	1: {"expiries": 2, "unique": 0, "signal": 1, "delay": 1, "startat": 1},
+	2: {"unique": 0, "signal": 1, "delay": 1, "startat": 1},
+	3: {"signal": 1, "delay": 1, "startat": 1},
+}
 
 // tapeSource replays a tape. A tape ends after the step that failed: the
 // sequence ends where the tape does.

@@ -8,13 +8,25 @@ import (
 )
 
 // genSignal makes task ts a signal task, with or without a timeout, in one
-// plan of four (spec/states.md, Signal).
+// plan of four (spec/states.md, Signal), or else gives it a delay, one in
+// five (spec/states.md, Delayed tasks).
 func (d *differ) genSignal(ts *engine.TaskSpec) {
 	if d.intRange(0, 3, "signal") != 0 {
+		if d.intRange(0, 4, "delay") == 0 {
+			ts.Delay = sampled(d, []time.Duration{10 * time.Millisecond, 300 * time.Millisecond}, "delayv")
+		}
 		return
 	}
 	ts.Signal = true
 	ts.SignalTimeout = sampled(d, []time.Duration{0, 100 * time.Millisecond, time.Second}, "sigtimeout")
+}
+
+// genStartAt gives plan p a start time, past or to come, one plan in
+// four.
+func (d *differ) genStartAt(p *engine.Plan) {
+	if d.intRange(0, 3, "startat") == 0 {
+		p.StartAt = d.clock().Add(sampled(d, []time.Duration{-100 * time.Millisecond, 200 * time.Millisecond}, "startatv"))
+	}
 }
 
 // signal sends one signal to the model and the store (a store that is no

@@ -6,8 +6,12 @@ import (
 )
 
 // validateSignal checks a task's signal fields: a timeout only on a signal
-// task, whole milliseconds, not negative, at most 100 years.
+// task, whole milliseconds, not negative, at most 100 years; and its delay
+// (model_delay.go).
 func validateSignal(t TaskSpec) error {
+	if err := validateDelay(t); err != nil {
+		return err
+	}
 	if t.SignalTimeout == 0 {
 		return nil
 	}
@@ -27,7 +31,7 @@ const maxSignalTimeout = 100 * 365 * 24 * time.Hour
 func (m *Model) promote(j *job, now int64, fx *effects) {
 	ts := &j.wf.c.plan.Tasks[j.task]
 	if !ts.Signal {
-		m.push(j, now, fx)
+		m.pushDelayed(j, ts, now, fx)
 		return
 	}
 	j.state = Open

@@ -116,6 +116,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		}
 		index[t.Name] = i
 	}
+	if err := validateStartAt(p); err != nil {
+		return nil, err
+	}
 	c.hash = PlanHash(p)
 	return c, nil
 }

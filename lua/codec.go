@@ -475,7 +475,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 		index = append(index, t.Name, is)
 		if len(t.After) == 0 {
-			roots = append(roots, is+signalMark(t))
+			roots = append(roots, is+signalMark(t)+rootDelayMark(p, t))
 		}
 		if t.Payload != nil {
 			payloads = append(payloads, is, t.Payload)
@@ -519,8 +519,25 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(t.Priority))
 		sb.WriteString(signalMark(t))
+		if t.Delay > 0 {
+			sb.WriteString("d" + strconv.FormatInt(t.Delay.Milliseconds(), 10))
+		}
 	}
 	return sb.String()
+}
+
+// rootDelayMark is what a root index ends with when the push that finds it
+// delays it (include/signal_open.lua): "a<StartAt ms>" for a plan that has
+// one, "d<Delay ms>" for a task that has one; "" for neither.
+func rootDelayMark(p engine.Plan, t engine.TaskSpec) string {
+	m := ""
+	if !p.StartAt.IsZero() {
+		m = "a" + strconv.FormatInt(p.StartAt.UnixMilli(), 10)
+	}
+	if t.Delay > 0 {
+		m += "d" + strconv.FormatInt(t.Delay.Milliseconds(), 10)
+	}
+	return m
 }
 
 // signalMark is what a signal task's root index and dependents entry end

@@ -302,7 +302,7 @@ func codes() string {
 func parseOp(name string, args []word, now int64) (operation, error) {
 	switch name {
 	case "submit":
-		return parseSubmit(args)
+		return parseSubmit(args, now)
 	case "enqueue":
 		return parseEnqueue(args, now)
 	case "claim":

@@ -1213,7 +1213,9 @@ end
 
 -- ---- include/signal_open.lua
 -- signal_open.lua: opening a signal task (spec/states.md, Signal) where
--- another task is pushed: a root at submit, a promotion in a cascade.
+-- another task is pushed: a root at submit, a promotion in a cascade; and
+-- delaying a delayed task, or the roots of a workflow that starts later
+-- (spec/states.md, Delayed tasks), there.
 --
 --!include call.lua
 --!include fields.lua
@@ -1247,26 +1249,45 @@ function SIG.open(j, ms, fx)
   wake(q, 1)
 end
 
+-- SIG.delayed pushes task j delayed until ra (when after now; else ready).
+function SIG.delayed(j, ra, fx)
+  if ra > NOW then jset(j, 'ra', fmt(ra)) end
+  push(j, ra, fx)
+end
+
 -- SIG.push pushes task j ready, or opens it when pr (its priority as its
--- dependents entry gives it) marks a signal task.
+-- dependents entry gives it) marks a signal task, or delays it when pr
+-- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
 function SIG.push(j, pr, fx)
-  local s = string.find(pr, 's', 1, true)
-  if s then
+  local s = string.find(pr, '[sd]')
+  if not s then
+    push(j, 0, fx)
+  elseif string.byte(pr, s) == 115 then
     SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
   else
-    push(j, 0, fx)
+    j.pr = tonumber(string.sub(pr, 1, s - 1))
+    SIG.delayed(j, NOW + tonumber(string.sub(pr, s + 1)), fx)
   end
 end
 
 -- SIG.root pushes (or opens) root r of workflow w, as a submit lists it:
--- "<index>" or "<index>s<timeout ms>".
+-- "<index>", "<index>s<timeout ms>" (a signal task), or
+-- "<index>[a<start ms>][d<delay ms>]": delayed until the later of now and
+-- the workflow's start, plus its delay.
 function SIG.root(w, r, fx)
-  local is, ms = string.match(r, '^(%d+)s(%d+)$')
-  if is then
-    SIG.open(task_job(w, tonumber(is), is), tonumber(ms), fx)
-  else
-    push(task_job(w, tonumber(r), r), 0, fx)
+  local is, rest = string.match(r, '^(%d+)(.*)$')
+  local j = task_job(w, tonumber(is), is)
+  if rest == '' then
+    push(j, 0, fx)
+    return
   end
+  local ms = string.match(rest, '^s(%d+)$')
+  if ms then
+    SIG.open(j, tonumber(ms), fx)
+    return
+  end
+  local at, d = string.match(rest, 'a(%d+)'), string.match(rest, 'd(%d+)')
+  SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
 -- ---- include/cascade.lua
@@ -2029,14 +2050,14 @@ end
 --!include queue.lua
 --!include cascade.lua
 
--- push_roots pushes the roots of workflow w listed in s ("i,i,...", a
--- signal task "<i>s<timeout ms>", opened: signal_open.lua) from
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
+-- possibly marked as signal_open.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.
 local function push_roots(w, s, sp, fx)
   while true do
-    local a, b, v = string.find(s, '([%ds]+)', sp)
+    local a, b, v = string.find(s, '([^,]+)', sp)
     if not a then return end
     if BUDGET <= 0 then
       keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))

@@ -1,4 +1,4 @@
-#!lua name=weir2_5827962a46e9
+#!lua name=weir2_652608c3a798
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -1330,7 +1330,9 @@ end
 
 -- ---- include/signal_open.lua
 -- signal_open.lua: opening a signal task (spec/states.md, Signal) where
--- another task is pushed: a root at submit, a promotion in a cascade.
+-- another task is pushed: a root at submit, a promotion in a cascade; and
+-- delaying a delayed task, or the roots of a workflow that starts later
+-- (spec/states.md, Delayed tasks), there.
 --
 --!include call.lua
 --!include fields.lua
@@ -1364,26 +1366,45 @@ function SIG.open(j, ms, fx)
   wake(q, 1)
 end
 
+-- SIG.delayed pushes task j delayed until ra (when after now; else ready).
+function SIG.delayed(j, ra, fx)
+  if ra > NOW then jset(j, 'ra', fmt(ra)) end
+  push(j, ra, fx)
+end
+
 -- SIG.push pushes task j ready, or opens it when pr (its priority as its
--- dependents entry gives it) marks a signal task.
+-- dependents entry gives it) marks a signal task, or delays it when pr
+-- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
 function SIG.push(j, pr, fx)
-  local s = string.find(pr, 's', 1, true)
-  if s then
+  local s = string.find(pr, '[sd]')
+  if not s then
+    push(j, 0, fx)
+  elseif string.byte(pr, s) == 115 then
     SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
   else
-    push(j, 0, fx)
+    j.pr = tonumber(string.sub(pr, 1, s - 1))
+    SIG.delayed(j, NOW + tonumber(string.sub(pr, s + 1)), fx)
   end
 end
 
 -- SIG.root pushes (or opens) root r of workflow w, as a submit lists it:
--- "<index>" or "<index>s<timeout ms>".
+-- "<index>", "<index>s<timeout ms>" (a signal task), or
+-- "<index>[a<start ms>][d<delay ms>]": delayed until the later of now and
+-- the workflow's start, plus its delay.
 function SIG.root(w, r, fx)
-  local is, ms = string.match(r, '^(%d+)s(%d+)$')
-  if is then
-    SIG.open(task_job(w, tonumber(is), is), tonumber(ms), fx)
-  else
-    push(task_job(w, tonumber(r), r), 0, fx)
+  local is, rest = string.match(r, '^(%d+)(.*)$')
+  local j = task_job(w, tonumber(is), is)
+  if rest == '' then
+    push(j, 0, fx)
+    return
   end
+  local ms = string.match(rest, '^s(%d+)$')
+  if ms then
+    SIG.open(j, tonumber(ms), fx)
+    return
+  end
+  local at, d = string.match(rest, 'a(%d+)'), string.match(rest, 'd(%d+)')
+  SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
 -- ---- include/cascade.lua
@@ -1653,14 +1674,14 @@ end
 --!include queue.lua
 --!include cascade.lua
 
--- push_roots pushes the roots of workflow w listed in s ("i,i,...", a
--- signal task "<i>s<timeout ms>", opened: signal_open.lua) from
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
+-- possibly marked as signal_open.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.
 local function push_roots(w, s, sp, fx)
   while true do
-    local a, b, v = string.find(s, '([%ds]+)', sp)
+    local a, b, v = string.find(s, '([^,]+)', sp)
     if not a then return end
     if BUDGET <= 0 then
       keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
@@ -2824,7 +2845,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_submit', flags = {},
+redis.register_function{function_name = 'weir2_652608c3a798_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2944,7 +2965,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_652608c3a798_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3019,7 +3040,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3078,7 +3099,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3179,7 +3200,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3227,7 +3248,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3285,7 +3306,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3406,7 +3427,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3465,7 +3486,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3498,7 +3519,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3531,7 +3552,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3611,7 +3632,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_652608c3a798_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3672,7 +3693,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3709,7 +3730,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3752,7 +3773,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3794,7 +3815,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3827,7 +3848,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3853,7 +3874,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3925,7 +3946,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4026,7 +4047,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4045,7 +4066,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4108,7 +4129,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_652608c3a798_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4147,7 +4168,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4175,7 +4196,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4216,7 +4237,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_652608c3a798_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4310,7 +4331,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_652608c3a798_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4349,7 +4370,7 @@ return out
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_5827962a46e9_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_652608c3a798_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
