@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
@@ -52,4 +53,29 @@ func ExampleAddSignal() {
 	// open
 	// true
 	// completed deployed v42, approved by ana
+}
+
+// A workflow that starts at a time, and a task that waits after its
+// dependency: both by the store's clock. (Here the start is already past,
+// so the first task is ready at once; the second waits 10ms after it.)
+func ExampleStartAt() {
+	ctx := context.Background()
+	store := memstore.New()
+	w := worker.New(store, worker.Config{Concurrency: 1})
+	worker.Handle(w, deployQ, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return "done " + j.Payload, nil
+	})
+	_ = w.Start(ctx)
+	defer w.Stop(ctx)
+
+	wf := client.NewWorkflow(client.StartAt(time.Now().Add(-time.Minute)))
+	build := client.AddTask(wf, "build", deployQ, "build")
+	client.AddTask(wf, "cool-down", deployQ, "cool-down").After(build).Delay(10 * time.Millisecond)
+	if err := client.New(store).Submit(ctx, wf); err != nil {
+		panic(err)
+	}
+	s, _ := wf.Wait(ctx)
+	fmt.Println(s.State)
+	// Output:
+	// completed
 }

@@ -92,3 +92,44 @@ func TestSignalTimeout(t *testing.T) {
 		t.Fatalf("after the timeout: %+v in a %s workflow", s.Tasks[0], s.State)
 	}
 }
+
+// A delayed task waits its delay after its dependency ended, and a
+// workflow with a start time holds its roots until then: by the store's
+// clock.
+func TestDelayAndStartAt(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.UnixMilli(1_000_000)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := memstore.New(memstore.WithClock(clock))
+	c := client.New(store)
+	start := now.Add(time.Hour)
+	wf := client.NewWorkflow(client.WorkflowID("w"), client.StartAt(start))
+	a := client.AddTask(wf, "a", deployQ, "x")
+	client.AddTask(wf, "b", deployQ, "y").After(a).Delay(time.Minute)
+	if err := c.Submit(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	j, err := store.GetJob(ctx, "w/a")
+	if err != nil || j.State != weir.Queued || !j.RunAt.Equal(start) {
+		t.Fatalf("root: %+v, %v; want queued until %v", j, err, start)
+	}
+	mu.Lock()
+	now = start
+	mu.Unlock()
+	cl, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{"deploy"}, Max: 1, Lease: time.Minute})
+	if err != nil || len(cl) != 1 || cl[0].Job.ID != "w/a" {
+		t.Fatalf("claim at the start: %+v, %v", cl, err)
+	}
+	if _, err := store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "w/a", Token: cl[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := store.GetJob(ctx, "w/b"); err != nil || j.State != weir.Queued || !j.RunAt.Equal(start.Add(time.Minute)) {
+		t.Fatalf("delayed task: %+v, %v; want queued until a minute after a ended", j, err)
+	}
+	bad := client.NewWorkflow(client.StartAt(start))
+	client.AddSignal[bool](bad, "approve")
+	if err := c.Submit(ctx, bad); !errors.Is(err, weir.ErrInvalid) {
+		t.Fatalf("a signal root with a start time: %v, want ErrInvalid", err)
+	}
+}

@@ -44,6 +44,8 @@ type fileWorkflow struct {
 	FailFast     bool
 	UndoOnCancel *bool
 	Tasks        []fileTask
+	// StartAt is an RFC 3339 time, or "" (signal.go).
+	StartAt string
 }
 
 type fileTask struct {
@@ -61,6 +63,8 @@ type fileTask struct {
 	// Signal makes it a signal task (signal.go): no run, no payload; its
 	// timeout is the signal's.
 	Signal bool
+	// Delay is a duration, or "" (signal.go).
+	Delay string
 }
 
 type fileUndo struct {
@@ -227,6 +231,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	if f.UndoOnCancel != nil {
 		p.UndoOnCancel = *f.UndoOnCancel
 	}
+	if p.StartAt, err = parseStartAt(f.StartAt); err != nil {
+		return nil, fail(-1, "", "start_at", "%v", err)
+	}
 	if p.ID == "" {
 		p.ID = client.NewID()
 	} else if !engine.ValidID(p.ID) {
@@ -299,6 +306,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		spec.MaxAttempts, spec.MaxExpiries, spec.Backoff, spec.Timeout = rp.maxAttempts, rp.maxExpiries, rp.backoff, rp.timeout
 		field := fmt.Sprintf("tasks[%d]", i)
+		if spec.Delay, err = parseDuration(t.Delay, 0); err != nil {
+			return nil, fail(i, t.Name, "delay", "%v", err)
+		}
 		if t.Signal {
 			signalSpec(&spec)
 		} else if t.Payload != nil {

@@ -1,6 +1,23 @@
 package workflowfile
 
-import "github.com/weirflow/weir/engine"
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// parseStartAt parses a workflow's start_at, an RFC 3339 time; "" is none.
+func parseStartAt(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time (example: 2026-12-24T18:00:00Z)", s)
+	}
+	return t.UTC(), nil
+}
 
 // A task with `signal: true` is a signal task (spec/workflow-file.md,
 // Signal tasks): nothing runs it; once its `after` tasks ended it waits
