@@ -68,13 +68,20 @@ var (
 	// ErrNotEnded is returned by DeleteJob and DeleteWorkflow for a job or
 	// workflow that has not ended: only finished records are deleted.
 	ErrNotEnded = &Error{"NOTENDED", "weir: has not ended"}
+	// ErrNotOpen is returned by a signal to a signal task that is not
+	// open yet: its dependencies have not all ended.
+	ErrNotOpen = &Error{"NOTOPEN", "weir: signal task is not open yet"}
+	// ErrSignalled is returned by a signal to a signal task that has
+	// ended otherwise: by another signal (another outcome or value), by
+	// its timeout, or cancelled. The same signal again is no error.
+	ErrSignalled = &Error{"SIGNALLED", "weir: signal task has ended"}
 )
 
 // Errors lists every store sentinel in the order of spec/errors.md.
 var Errors = []*Error{
 	ErrNotFound, ErrWorkflowExists, ErrJobExists, ErrWorkflowEnded, ErrJobEnded,
 	ErrLeaseLost, ErrInvalid, ErrTooLarge, ErrStoreFull, ErrUnavailable, ErrProtocol,
-	ErrJobNotRetryable, ErrNotEnded,
+	ErrJobNotRetryable, ErrNotEnded, ErrNotOpen, ErrSignalled,
 }
 
 // ErrorForCode returns the store sentinel with that result code, or nil.

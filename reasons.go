@@ -18,6 +18,9 @@ const (
 	// ReasonTextLeaseExpired: its worker's lease ran out (the worker died
 	// or lost the store for a lease's length).
 	ReasonTextLeaseExpired = "lease_expired"
+	// ReasonTextSignalTimeout: a signal task's timeout passed before its
+	// signal came.
+	ReasonTextSignalTimeout = "timeout"
 )
 
 // DependencyReason is the Error of a task cancelled because its dependency

@@ -11,6 +11,7 @@ const (
 	Waiting   State = "waiting"   // a task with open dependencies
 	Pending   State = "pending"   // an undo waiting for its descendants' undos
 	Queued    State = "queued"    // in its queue, ready or delayed until RunAt
+	Open      State = "open"      // a signal task waiting for its signal
 	Running   State = "running"   // leased to a worker
 	Completed State = "completed" // ended with a result
 	Failed    State = "failed"    // ended out of attempts or non-retryable
@@ -116,6 +117,9 @@ type Task struct {
 	// Progress is the last progress the task's handler reported, nil when
 	// none did.
 	Progress *Progress
+	// Signal is set for a signal task: it is never run by a worker, it
+	// ends by a signal (Open while it waits for one).
+	Signal bool
 }
 
 // UndoStatus is the state of a task's undo job. State is empty until the

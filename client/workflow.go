@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
@@ -32,6 +33,7 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
+	startAt      time.Time // StartAt (delay.go)
 }
 
 type node struct {
@@ -262,7 +264,8 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 		return w.err
 	}
 	if w.plan == nil {
-		p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes))}
+		p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes)),
+			StartAt: w.startAt}
 		for i, n := range w.nodes {
 			p.Tasks[i] = n.spec
 		}

@@ -231,8 +231,10 @@ func (d *differ) genPlan(id string) engine.Plan {
 				ts.Undo.Payload = []byte("u")
 			}
 		}
+		d.genSignal(&ts)
 		p.Tasks = append(p.Tasks, ts)
 	}
+	d.genStartAt(&p)
 	return p
 }
 
@@ -268,7 +270,7 @@ func (d *differ) anyJobID() string {
 
 func (d *differ) doStep() {
 	now := d.clock()
-	switch op := d.intRange(0, 20, "op"); op {
+	switch op := d.intRange(0, 21, "op"); op {
 	case 0, 1: // submit
 		id := sampled(d, []string{"w1", "w2", "w3"}, "wf")
 		p, ok := d.plans[id]
@@ -485,7 +487,7 @@ func (d *differ) doStep() {
 			}
 			p.Cursor = mr.NextCursor
 		}
-	case 16: // repeat the last submit, enqueue, cancel or queue operation, as if its reply was lost
+	case 16: // repeat the last submit, enqueue, cancel, queue or signal operation, as if its reply was lost
 		if d.last != nil {
 			d.last()
 		}
@@ -497,6 +499,8 @@ func (d *differ) doStep() {
 		d.deleteRecord()
 	case 20: // report progress, write a checkpoint
 		d.progress()
+	case 21: // signal a task (signals.go)
+		d.signal()
 	}
 }
 

@@ -51,18 +51,20 @@ func (s rapidSource) exhausted() bool { return false }
 
 // tapeVersion is the version of the tapes this suite records: a tape
 // starts with "v<version>"; one without is version 1.
-const tapeVersion = 4
+const tapeVersion = 5
 
 // notOnTape lists, per tape version, the draws its tapes do not hold
 // (added to the generator later) and the value that replays such a tape
 // as it was recorded: version 1 tapes predate max expiries, and index 2 of
 // the "expiries" choices is engine.NoExpiries, the behaviour of that time;
-// tapes before version 3 predate unique jobs (0: not unique), and before
-// version 4 concurrency keys (0: no key).
+// tapes before version 3 predate unique jobs (0: not unique), before
+// version 4 concurrency keys (0: no key), and before version 5 signal
+// tasks, delayed tasks and start times (1: none).
 var notOnTape = map[int]map[string]int{
-	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0},
-	2: {"unique": 0, "key": 0, "taskkey": 0},
-	3: {"key": 0, "taskkey": 0},
+	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1},
+	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1},
+	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1},
+	4: {"signal": 1, "taskdelay": 1, "startat": 1},
 }
 
 // tapeSource replays a tape. A tape ends after the step that failed: the

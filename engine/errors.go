@@ -30,6 +30,10 @@ var (
 	ErrJobNotRetryable = weir.ErrJobNotRetryable
 	// ErrNotEnded: see weir.ErrNotEnded.
 	ErrNotEnded = weir.ErrNotEnded
+	// ErrNotOpen: see weir.ErrNotOpen.
+	ErrNotOpen = weir.ErrNotOpen
+	// ErrSignalled: see weir.ErrSignalled.
+	ErrSignalled = weir.ErrSignalled
 )
 
 // Errors lists every sentinel in the order of spec/errors.md (weir.Errors).

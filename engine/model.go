@@ -70,6 +70,7 @@ type job struct {
 
 	progress   *Progress // model_progress.go
 	checkpoint []byte
+	signal     OutcomeKind // a signal task: how the signal that ended it ended it
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -208,7 +209,7 @@ func (m *Model) push(j *job, now int64, fx *effects) {
 	fx.pushed = append(fx.pushed, Pushed{JobID: j.id, Queue: j.queue})
 }
 
-// unqueue takes a queued job out of its queue.
+// unqueue takes a queued job (or an open signal task) out of its queue.
 func (m *Model) unqueue(j *job) {
 	if q := m.queues[j.queue]; q != nil {
 		if !q.ready.remove(j.id) && !q.unqueueKeyed(j) {
@@ -260,7 +261,7 @@ func (j *job) snapshot() Job {
 		CancelRequested: j.cancelReq, Result: slices.Clone(j.result), Error: j.err,
 		CreatedAt: toTime(j.created), EndedAt: toTime(j.ended), ExpiresAt: toTime(j.expires),
 		Progress: j.progressOf(),
-		Key: j.key,
+		Key:      j.key,
 	}
 	if j.wf != nil {
 		s.Workflow = j.wf.id

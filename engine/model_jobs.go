@@ -381,6 +381,13 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 		}
 		q.delayed.popMin()
 		j := m.jobs[it.id]
+		if j.state == Open {
+			s := m.signalTimedOut(now, j)
+			if res != nil {
+				res.Expired = append(res.Expired, s)
+			}
+			continue
+		}
 		j.runAt = 0
 		var fx effects
 		m.push(j, now, &fx)

@@ -42,6 +42,7 @@ const (
 	ReasonTextJobCancelled      = weir.ReasonTextJobCancelled
 	ReasonTextPurged            = weir.ReasonTextPurged
 	ReasonTextLeaseExpired      = weir.ReasonTextLeaseExpired
+	ReasonTextSignalTimeout     = weir.ReasonTextSignalTimeout
 )
 
 // DependencyReason is weir.DependencyReason.
@@ -80,7 +81,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	var fx effects
 	for i, j := range w.tasks {
 		if w.open[i] == 0 {
-			m.push(j, t, &fx)
+			m.promote(j, t, &fx)
 		}
 	}
 	return SubmitResult{Created: true, Pushed: fx.pushed}, nil
@@ -105,7 +106,7 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 				if plan.FailFast && !w.failFastFired {
 					w.failFastFired = true
 					for x, tx := range w.tasks {
-						if (tx.state == Waiting || tx.state == Queued) && !plan.Tasks[x].Always {
+						if (tx.state == Waiting || tx.state == Queued || tx.state == Open) && !plan.Tasks[x].Always {
 							m.cancelTask(tx, ReasonTextFailFast, now, fx)
 							work = append(work, x)
 						}
@@ -121,7 +122,7 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 			if t.state == Completed || plan.Tasks[d].Always {
 				w.open[d]--
 				if w.open[d] == 0 {
-					m.push(td, now, fx)
+					m.promote(td, now, fx)
 				}
 				continue
 			}
@@ -137,7 +138,7 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 // cancelTask ends a waiting or queued task (or undo) as cancelled, without
 // its consequences.
 func (m *Model) cancelTask(j *job, reason string, now int64, fx *effects) {
-	if j.state == Queued {
+	if j.state == Queued || j.state == Open {
 		m.unqueue(j)
 	}
 	j.state = Cancelled
@@ -342,7 +343,7 @@ func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelRes
 	var stopping []string
 	for _, j := range w.tasks {
 		switch j.state {
-		case Waiting, Queued:
+		case Waiting, Queued, Open:
 			m.cancelTask(j, ReasonTextWorkflowCancelled, t, &fx)
 			j.unlisted = true
 			w.remaining--
@@ -371,6 +372,7 @@ func (w *workflow) snapshot() Workflow {
 			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always,
 			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
 			Progress: j.progressOf(),
+			Signal:   ts.Signal,
 		}
 		if ts.Undo != nil {
 			t.Undo = &UndoStatus{Queue: ts.Undo.Queue}

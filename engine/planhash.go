@@ -64,10 +64,22 @@ func PlanHash(p Plan) string {
 			str("k")
 			str(t.Key)
 		}
+		if t.Signal {
+			str("signal")
+			num(t.SignalTimeout.Milliseconds())
+		}
+		if t.Delay > 0 {
+			str("delay")
+			num(t.Delay.Milliseconds())
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]
 		}
+	}
+	if !p.StartAt.IsZero() {
+		str("start_at")
+		num(p.StartAt.UnixMilli())
 	}
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))

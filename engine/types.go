@@ -33,6 +33,7 @@ const (
 	Waiting   = weir.Waiting
 	Pending   = weir.Pending
 	Queued    = weir.Queued
+	Open      = weir.Open
 	Running   = weir.Running
 	Completed = weir.Completed
 	Failed    = weir.Failed
@@ -74,6 +75,10 @@ type Plan struct {
 	// undos of completed tasks (true) or not. Fixed at submit. The client
 	// package defaults it to true.
 	UndoOnCancel bool
+	// StartAt, when set and later than the submit, holds the workflow's
+	// roots in their queues' delayed sets until then (plus each root's
+	// Delay): the workflow is running, and nothing of it runs before.
+	StartAt time.Time
 }
 
 // TaskSpec is one node of a plan.
@@ -107,6 +112,18 @@ type TaskSpec struct {
 	// none, else ^[A-Za-z0-9_.-]{1,64}$ (spec/states.md, Concurrency
 	// keys). The task's undo job runs without one.
 	Key string
+	// Signal makes the task a signal task: no worker runs it; once its
+	// dependencies ended it is Open until a Signal completes or fails it
+	// (spec/states.md, Signal). Queue still names a queue: an open task
+	// with a timeout waits in its delayed set.
+	Signal bool
+	// SignalTimeout, for a signal task, fails it with reason "timeout"
+	// when no signal came this long after it opened (whole ms; 0: never).
+	SignalTimeout time.Duration
+	// Delay holds the task in its queue's delayed set this long after its
+	// dependencies ended (a root: after the submit, or StartAt) before it
+	// is ready (whole ms; 0: none). Not on a signal task.
+	Delay time.Duration
 }
 
 // UndoSpec is a task's compensation job.

@@ -86,6 +86,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if err := validateKey(t.Name, t.Key); err != nil {
 			return nil, err
 		}
+		if err := validateSignal(t); err != nil {
+			return nil, err
+		}
 		if t.Undo != nil {
 			if !ValidName(t.Undo.Queue) {
 				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
@@ -115,6 +118,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 			c.dependents[j] = append(c.dependents[j], i)
 		}
 		index[t.Name] = i
+	}
+	if err := validateStartAt(p); err != nil {
+		return nil, err
 	}
 	c.hash = PlanHash(p)
 	return c, nil

@@ -47,7 +47,7 @@ func (r *InvariantReport) String() string {
 }
 
 var stateByte = map[byte]string{
-	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled",
+	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled", 'o': "open",
 }
 
 var wfStates = []string{"running", "completed", "failed", "cancelled", "compensating", "compensated", "compensation_failed"}
@@ -199,6 +199,11 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		case "queued":
 			if inR == inD || inA {
 				rep.addf("job %s queued: in ready=%v delayed=%v active=%v, want exactly one of ready/delayed", id, inR, inD, inA)
+			}
+		case "open":
+			// a signal task: in its delayed set while it has a timeout
+			if inR || inA {
+				rep.addf("job %s open: in ready=%v active=%v, want neither", id, inR, inA)
 			}
 		case "running":
 			rep.Running++
@@ -452,12 +457,14 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 			if open == 0 {
 				rep.addf("task %s waiting with every dependency satisfied", jid)
 			}
-		case "queued", "running", "completed", "failed":
+		case "queued", "open", "running", "completed", "failed":
 			if open != 0 {
 				rep.addf("task %s is %s but %d dependencies are not satisfied", jid, s, open)
 			}
 		}
-		if (s == "completed" || s == "failed") && h[pre+"a"] == "" {
+		// a signal task (flag S) ends by a signal or its timeout, with no
+		// attempt
+		if (s == "completed" || s == "failed") && h[pre+"a"] == "" && !strings.Contains(sp.flags, "S") {
 			rep.addf("task %s is %s without any attempt", jid, s)
 		}
 		checkJob(jid, sp.queue, s, func(f string) (string, bool) { v, ok := h[pre+f]; return v, ok })

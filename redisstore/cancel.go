@@ -47,7 +47,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParam
 		return engine.CancelResult{}, fmt.Errorf("%w: %d task states for %d names", engine.ErrProtocol, len(states), len(names))
 	}
 	for i := 0; i < len(states); i++ {
-		if states[i] == 'w' || states[i] == 'q' {
+		if states[i] == 'w' || states[i] == 'q' || states[i] == 'o' {
 			res.Cancelled = append(res.Cancelled, engine.TaskJobID(p.ID, names[i]))
 		}
 	}

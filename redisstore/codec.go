@@ -126,9 +126,9 @@ func toTime(ms int64) time.Time {
 // its spec: "queue|priority|maxAttempts|backoffMs|timeoutMs[|maxExpiries]
 // [|K<key>][|u<digest>|U<digest>]" for a plain job, the task spec "name|queue|priority|maxAttempts|
 // backoffMs|timeoutMs|flags[:key]|undoQueue" for a task or undo job (an undo
-// runs on undoQueue, without the task's concurrency key; flags carry
-// "X<n>" for max expiries n). Max expiries absent from either is
-// engine.DefaultMaxExpiries.
+// runs on undoQueue, without the task's concurrency key; flags carry "S"
+// for a signal task and, last, "X<n>" for max expiries n). Max expiries
+// absent from either is engine.DefaultMaxExpiries.
 func applySpec(j *engine.Job, id, spec string) error {
 	j.ID = id
 	f := strings.Split(spec, "|")
@@ -326,7 +326,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		p := "t" + strconv.Itoa(i+1) + "."
 		f[6], _, _ = strings.Cut(f[6], ":") // the flags, without a concurrency key
 		t := engine.Task{
-			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"),
+			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), Signal: strings.Contains(f[6], "S"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
 			Progress: parseProgress(m[p+"pg"]),
 		}
@@ -461,6 +461,10 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if t.After != nil && len(t.After) == 0 {
 			flags += "E"
 		}
+		if t.Signal {
+			flags += "S"
+		}
+		// last: the spec's readers take the digits after it
 		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
 			flags += "X" + strconv.Itoa(x)
 		}
@@ -486,7 +490,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		}
 		index = append(index, t.Name, is)
 		if len(t.After) == 0 {
-			roots = append(roots, is)
+			roots = append(roots, is+signalMark(t)+rootDelayMark(p, t))
 		}
 		if t.Payload != nil {
 			payloads = append(payloads, is, t.Payload)
@@ -513,8 +517,8 @@ const hashTableTasks = 8
 var hashTableMarker = strings.Repeat("-", 65)
 
 // dependentsField is a task's t<i>.dn: per dependent (ascending)
-// "<index> <name> <queue> <priority>[:<key>]" (key: its concurrency key),
-// joined by ";", so that a promotion
+// "<index> <name> <queue> <priority>[signalMark][d<delay ms>][:<key>]"
+// (key: its concurrency key), joined by ";", so that a promotion
 // reads nothing but the open count.
 func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 	var sb strings.Builder
@@ -530,12 +534,40 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 		sb.WriteString(t.Queue)
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(t.Priority))
+		sb.WriteString(signalMark(t))
+		if t.Delay > 0 {
+			sb.WriteString("d" + strconv.FormatInt(t.Delay.Milliseconds(), 10))
+		}
 		if t.Key != "" {
 			sb.WriteByte(':')
 			sb.WriteString(t.Key)
 		}
 	}
 	return sb.String()
+}
+
+// rootDelayMark is what a root index ends with when the push that finds it
+// delays it (include/signal_open.lua): "a<StartAt ms>" for a plan that has
+// one, "d<Delay ms>" for a task that has one; "" for neither.
+func rootDelayMark(p engine.Plan, t engine.TaskSpec) string {
+	m := ""
+	if !p.StartAt.IsZero() {
+		m = "a" + strconv.FormatInt(p.StartAt.UnixMilli(), 10)
+	}
+	if t.Delay > 0 {
+		m += "d" + strconv.FormatInt(t.Delay.Milliseconds(), 10)
+	}
+	return m
+}
+
+// signalMark is what a signal task's root index and dependents entry end
+// with, so that the push that finds it opens it instead
+// (include/signal_open.lua): "s<timeout ms>"; "" for any other task.
+func signalMark(t engine.TaskSpec) string {
+	if !t.Signal {
+		return ""
+	}
+	return "s" + strconv.FormatInt(t.SignalTimeout.Milliseconds(), 10)
 }
 
 // taskState decodes one byte of a workflow's task-state string.
@@ -545,6 +577,8 @@ func taskState(c byte) engine.State {
 		return engine.Waiting
 	case 'q':
 		return engine.Queued
+	case 'o':
+		return engine.Open
 	case 'r':
 		return engine.Running
 	case 'c':

@@ -58,6 +58,7 @@ var scriptDefs = []scriptDef{
 	{name: "schedule_list", readOnly: true},
 	{name: "progress"},
 	{name: "limit_keys", allowFull: true},
+	{name: "signal", allowFull: true},
 }
 
 // script is one transition as the server runs it.

@@ -75,7 +75,7 @@ type jobRec struct {
 	ExpiresAt       *workflowfile.Stamp `json:"expires_at"`
 	// Progress is the job's last progress report, null when none.
 	Progress *workflowfile.ProgressRecord `json:"progress"`
-	Key             *string             `json:"key"`
+	Key      *string                      `json:"key"`
 }
 
 // optString is s, or nil (JSON null) when s is empty.
@@ -104,7 +104,7 @@ func toJobRec(j engine.Job) jobRec {
 		Payload: shell.DecodeResult(j.Payload), Error: optString(j.Error), CancelRequested: j.CancelRequested,
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
 		Progress: workflowfile.NewProgressRecord(j.Progress),
-		Key: optString(j.Key),
+		Key:      optString(j.Key),
 	}
 	if j.State == engine.Completed {
 		r.Result = shell.DecodeResult(j.Result)

@@ -306,6 +306,8 @@ var statusOf = map[string]int{
 	engine.ErrProtocol.Code:        http.StatusBadGateway,
 	engine.ErrJobNotRetryable.Code: http.StatusConflict,
 	engine.ErrNotEnded.Code:        http.StatusConflict,
+	engine.ErrNotOpen.Code:         http.StatusConflict,
+	engine.ErrSignalled.Code:       http.StatusConflict,
 }
 
 // genericMessage is the message of each error of the server's side: the
@@ -323,6 +325,8 @@ var genericMessage = map[string]string{
 	engine.ErrWorkflowExists.Code:  "a workflow with that ID exists with a different plan",
 	engine.ErrJobNotRetryable.Code: "the job cannot be retried: only a plain job that ended failed or cancelled can",
 	engine.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
+	engine.ErrNotOpen.Code:         "the signal task is not open yet: its dependencies have not all ended",
+	engine.ErrSignalled.Code:       "the signal task has ended otherwise: another signal, its timeout or a cancel",
 }
 
 // storeError writes the response for an error of the store. Only the

@@ -218,7 +218,7 @@ func tk(name, run string, kv ...any) map[string]any {
 
 // examplePath turns a route pattern into a path to request.
 func examplePath(pattern string) string {
-	return strings.NewReplacer("{id...}", "wf/task", "{id}", "wf", "{name}", "q").Replace(pattern)
+	return strings.NewReplacer("{id...}", "wf/task", "{id}", "wf", "{name}", "q", "{task}", "t").Replace(pattern)
 }
 
 func TestAPIAuth(t *testing.T) {

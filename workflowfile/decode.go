@@ -467,6 +467,8 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 			f.UndoOnCancel = &b
 		case "tasks":
 			f.Tasks, err = d.tasks(w, v)
+		case "start_at":
+			f.StartAt, err = d.str(w, v)
 		default:
 			err = d.unknown(top, k)
 		}
@@ -550,6 +552,10 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			t.Priority, err = d.int(fw, v)
 		case "key":
 			t.Key, err = d.str(fw, v)
+		case "signal":
+			t.Signal, err = d.bool(fw, v)
+		case "delay":
+			t.Delay, err = d.str(fw, v)
 		default:
 			var ok bool
 			if ok, err = d.retryField(fw, k.Value, v, &t.fileRetry); !ok {

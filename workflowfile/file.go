@@ -44,6 +44,8 @@ type fileWorkflow struct {
 	FailFast     bool
 	UndoOnCancel *bool
 	Tasks        []fileTask
+	// StartAt is an RFC 3339 time, or "" (signal.go).
+	StartAt string
 }
 
 type fileTask struct {
@@ -60,6 +62,11 @@ type fileTask struct {
 	Priority int
 	// Key is the task's concurrency key ("": none).
 	Key string
+	// Signal makes it a signal task (signal.go): no run, no payload; its
+	// timeout is the signal's.
+	Signal bool
+	// Delay is a duration, or "" (signal.go).
+	Delay string
 }
 
 type fileUndo struct {
@@ -226,6 +233,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	if f.UndoOnCancel != nil {
 		p.UndoOnCancel = *f.UndoOnCancel
 	}
+	if p.StartAt, err = parseStartAt(f.StartAt); err != nil {
+		return nil, fail(-1, "", "start_at", "%v", err)
+	}
 	if p.ID == "" {
 		p.ID = client.NewID()
 	} else if !engine.ValidID(p.ID) {
@@ -262,6 +272,10 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority, Key: t.Key}
 		switch {
+		case t.Signal:
+			if field, problem := signalConflict(t); field != "" {
+				return nil, fail(i, t.Name, field, "%s", problem)
+			}
 		case t.Payload != nil && t.Run != "":
 			return nil, fail(i, t.Name, "payload", "a task has run (a shell command) or payload (for a Go handler), not both")
 		case t.Payload != nil && t.Queue == "":
@@ -297,7 +311,12 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		spec.MaxAttempts, spec.MaxExpiries, spec.Backoff, spec.Timeout = rp.maxAttempts, rp.maxExpiries, rp.backoff, rp.timeout
 		field := fmt.Sprintf("tasks[%d]", i)
-		if t.Payload != nil {
+		if spec.Delay, err = parseDuration(t.Delay, 0); err != nil {
+			return nil, fail(i, t.Name, "delay", "%v", err)
+		}
+		if t.Signal {
+			signalSpec(&spec)
+		} else if t.Payload != nil {
 			spec.Payload = t.Payload.msgpack
 			if len(spec.Payload) > limits.MaxPayload {
 				return nil, fail(i, t.Name, "payload", "the payload is %d bytes as msgpack, over the limit of %d", len(spec.Payload), limits.MaxPayload)

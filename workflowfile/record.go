@@ -37,6 +37,9 @@ type TaskRecord struct {
 	Undo     *UndoRecord `json:"undo"`
 	// Progress is the task's last progress report, null when none.
 	Progress *ProgressRecord `json:"progress"`
+	// Signal is set for a signal task, which a signal ends (state "open"
+	// while it waits for it).
+	Signal bool `json:"signal"`
 }
 
 // UndoRecord is a task's undo: its state is null until the undo job
@@ -95,7 +98,7 @@ func NewRecord(w engine.Workflow) Record {
 		}
 		tr := TaskRecord{
 			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
-			After: after, Always: t.Always, Error: optString(t.Error),
+			After: after, Always: t.Always, Error: optString(t.Error), Signal: t.Signal,
 			Progress: NewProgressRecord(t.Progress),
 		}
 		if t.State == engine.Completed {

@@ -15,7 +15,7 @@
   const PAGE = 50;
 
   const WORKFLOW_STATES = ['running', 'completed', 'failed', 'cancelled', 'compensating', 'compensated', 'compensation_failed'];
-  const TASK_STATES = ['waiting', 'pending', 'queued', 'running', 'completed', 'failed', 'cancelled'];
+  const TASK_STATES = ['waiting', 'pending', 'queued', 'open', 'running', 'completed', 'failed', 'cancelled'];
   const JOB_STATES = ['ready', 'delayed', 'running', 'failed', 'cancelled', 'completed'];
 
   // Routes the page uses when the API has them (read from

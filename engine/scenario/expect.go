@@ -142,7 +142,7 @@ func sortWords(ws []word, order []string) {
 
 func validTaskState(s string) bool {
 	switch engine.State(s) {
-	case engine.Waiting, engine.Pending, engine.Queued, engine.Running, engine.Completed, engine.Failed, engine.Cancelled:
+	case engine.Waiting, engine.Pending, engine.Queued, engine.Open, engine.Running, engine.Completed, engine.Failed, engine.Cancelled:
 		return true
 	}
 	return false

@@ -302,7 +302,7 @@ func codes() string {
 func parseOp(name string, args []word, now int64) (operation, error) {
 	switch name {
 	case "submit":
-		return parseSubmit(args)
+		return parseSubmit(args, now)
 	case "enqueue":
 		return parseEnqueue(args, now)
 	case "claim":
@@ -373,6 +373,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseExpect(args, now)
 	case "schedule":
 		return parseSchedule(args, now)
+	case "signal":
+		return parseSignal(args)
 	}
 	return nil, fmt.Errorf("unknown operation %q", name)
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -12,24 +13,28 @@ type opSubmit struct {
 
 func (*opSubmit) needsReply() bool { return true }
 
-func parseSubmit(args []word) (operation, error) {
-	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false]")
+func parseSubmit(args []word, now int64) (operation, error) {
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=]")
 	if err != nil {
 		return nil, err
 	}
-	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool})
+	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime})
 	if err != nil {
 		return nil, err
 	}
-	return &opSubmit{plan: engine.Plan{
+	op := &opSubmit{plan: engine.Plan{
 		ID: pos[0], FailFast: o.bool("fail_fast", false), UndoOnCancel: o.bool("undo_on_cancel", true),
-	}}, nil
+	}}
+	if v := o.str("start_at"); v != "" && v != "-" {
+		op.plan.StartAt = time.UnixMilli(timeValue(v, now)).UTC()
+	}
+	return op, nil
 }
 
 var taskSpec = map[string]kind{
 	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
 	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
-	"expiries": kInt, "key": kStr,
+	"expiries": kInt, "key": kStr, "signal": kBool, "signal_timeout": kDur, "delay": kDur,
 }
 
 func (op *opSubmit) more(ws []word) error {
@@ -48,7 +53,8 @@ func (op *opSubmit) more(ws []word) error {
 		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
 		Always: o.bool("always", false), Priority: o.int("priority", 0),
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
-		MaxExpiries: o.int("expiries", 0), Key: o.str("key"),
+		MaxExpiries: o.int("expiries", 0), Key: o.str("key"), Signal: o.bool("signal", false), SignalTimeout: o.dur("signal_timeout", 0),
+		Delay: o.dur("delay", 0),
 	}
 	if o.has("undo") {
 		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}

@@ -1,4 +1,4 @@
-#!lua name=weir2_a4ba6edf5559
+#!lua name=weir2_f690f9a73c25
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -270,8 +270,9 @@ end
 local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
-local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
-local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
+  o = 'open'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
 -- this call (its retention passed).
@@ -1505,6 +1506,88 @@ local function undo_ended(w, i, fx)
   end
 end
 
+-- ---- include/signal_open.lua
+-- signal_open.lua: opening a signal task (spec/states.md, Signal) where
+-- another task is pushed: a root at submit, a promotion in a cascade; and
+-- delaying a delayed task, or the roots of a workflow that starts later
+-- (spec/states.md, Delayed tasks), there.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--
+-- Go marks a signal task where a push finds it, so that a promotion reads
+-- nothing more: its entry in a dependents list (t<i>.dn) carries
+-- "<priority>s<timeout ms>" for its priority, and its root index in a
+-- submit's (or a drain's) list is "<index>s<timeout ms>". Its spec's flags
+-- carry "S". An open task is the state byte "o"; with a timeout it waits in
+-- its queue's delayed set until it opened plus the timeout (F_RUN_AT),
+-- where a sweep fails it (signal_end.lua).
+--
+-- SIG holds the functions of signal tasks: one local for all of them (the
+-- library's top level has few registers left).
+local SIG = {}
+
+-- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
+function SIG.open(j, ms, fx)
+  set_job_state(j, 'open')
+  if ms <= 0 then return end
+  local q = job_queue(j)
+  register_queue(q)
+  local ra = NOW + ms
+  jset(j, 'ra', fmt(ra))
+  redis.call('ZADD', qkey(q, 'd'), fmt(ra), job_id(j))
+  note_due(q, ra)
+  -- a claim blocked on q wakes to wait only until the timeout
+  wake(q, 1)
+end
+
+-- SIG.delayed pushes task j delayed until ra (when after now; else ready).
+function SIG.delayed(j, ra, fx)
+  if ra > NOW then jset(j, 'ra', fmt(ra)) end
+  push(j, ra, fx)
+end
+
+-- SIG.push pushes task j ready, or opens it when pr (its priority as its
+-- dependents entry gives it) marks a signal task, or delays it when pr
+-- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
+function SIG.push(j, pr, fx)
+  -- the marks stand before a concurrency key (":<key>"), which may hold
+  -- any letter
+  pr = string.match(pr, '^[^:]*')
+  local s = string.find(pr, '[sd]')
+  if not s then
+    push(j, 0, fx)
+  elseif string.byte(pr, s) == 115 then
+    SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
+  else
+    j.pr = tonumber(string.sub(pr, 1, s - 1))
+    SIG.delayed(j, NOW + tonumber(string.sub(pr, s + 1)), fx)
+  end
+end
+
+-- SIG.root pushes (or opens) root r of workflow w, as a submit lists it:
+-- "<index>", "<index>s<timeout ms>" (a signal task), or
+-- "<index>[a<start ms>][d<delay ms>]": delayed until the later of now and
+-- the workflow's start, plus its delay.
+function SIG.root(w, r, fx)
+  local is, rest = string.match(r, '^(%d+)(.*)$')
+  local j = task_job(w, tonumber(is), is)
+  if rest == '' then
+    push(j, 0, fx)
+    return
+  end
+  local ms = string.match(rest, '^s(%d+)$')
+  if ms then
+    SIG.open(j, tonumber(ms), fx)
+    return
+  end
+  local at, d = string.match(rest, 'a(%d+)'), string.match(rest, 'd(%d+)')
+  SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1516,12 +1599,14 @@ end
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
+--!include signal_open.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
 -- count goes below zero, so that no later decrement promotes it.
 local function cancel_task(j, reason, fx)
-  if job_state(j) == 'queued' then
+  local st = job_state(j)
+  if st == 'queued' or st == 'open' then
     unqueue(j)
     jdel(j, 'ra')
   end
@@ -1542,7 +1627,8 @@ end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
 -- entry in a dependents list names it: with its ID, queue and priority
--- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- ("<priority>[s<timeout>|d<delay>][:<key>]": a signal or delay mark,
+-- signal_open.lua, and its concurrency key, keyed.lua), so that its push
 -- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
@@ -1552,11 +1638,8 @@ local function promoted(w, d, ds, name, q, pr)
   end
   if not j.q then
     local c = string.find(pr, ':', 1, true)
-    if c then
-      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
-    else
-      j.q, j.pr, j.ck = q, tonumber(pr), false
-    end
+    j.q, j.pr = q, tonumber(string.match(pr, '^%-?%d+'))
+    j.ck = c and string.sub(pr, c + 1) or false
   end
   return j
 end
@@ -1610,22 +1693,22 @@ local function fail_fast(w, from, work, fx)
   local alw = wget(w, 'alw')
   local extra, e = {}, 1
   for i, b in pairs(w.so or EMPTY) do
-    if i >= from and (b == 'w' or b == 'q') then
+    if i >= from and (b == 'w' or b == 'q' or b == 'o') then
       local sb = string.sub(S, i, i)
-      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
+      if sb ~= 'w' and sb ~= 'q' and sb ~= 'o' then extra[#extra + 1] = i end
     end
   end
   table.sort(extra)
   local n, x = 0, from
   while true do
-    local s = string.find(S, '[wq]', x)
+    local s = string.find(S, '[wqo]', x)
     if extra[e] and (not s or extra[e] < s) then
       s = extra[e]
       e = e + 1
     end
     if not s then return nil, n end
     local b = task_byte(w, s)
-    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+    if (b == 'w' or b == 'q' or b == 'o') and string.byte(alw, s) ~= 49 then
       if BUDGET <= 0 then return s, n end
       BUDGET = BUDGET - 1
       cancel_task(task_job(w, s), 'fail_fast', fx)
@@ -1727,11 +1810,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          push(promoted(w, d, ds, name, q, pr), 0, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -1779,20 +1862,21 @@ end
 --!include queue.lua
 --!include cascade.lua
 
--- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
+-- possibly marked as signal_open.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.
 local function push_roots(w, s, sp, fx)
   while true do
-    local a, b, v = string.find(s, '(%d+)', sp)
+    local a, b, v = string.find(s, '([^,]+)', sp)
     if not a then return end
     if BUDGET <= 0 then
       keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
       return
     end
     BUDGET = BUDGET - 1
-    push(task_job(w, tonumber(v), v), 0, fx)
+    SIG.root(w, v, fx)
     sp = b + 1
   end
 end
@@ -2525,6 +2609,72 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   return s
 end
 
+-- ---- include/signal_end.lua
+-- signal_end.lua: how a signal task ends (spec/states.md, Signal): by a
+-- signal (scripts/signal.lua) or by its timeout, which a sweep finds due
+-- in its queue's delayed set (sweep.lua).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include signal_open.lua
+--!include settle.lua
+
+-- SIG.finish ends open signal task j as kind ("completed" or "failed")
+-- with result (completed; nil for none) or err (failed), with the
+-- consequences of a finished task; sig, when given, records that a signal
+-- of that kind ended it (F_SIGNAL), so that the same signal again is
+-- known. Returns its Settled {id, state, run_at, pushed, wf_state,
+-- wf_ended}.
+function SIG.finish(j, kind, result, err, sig)
+  local fx = {}
+  unqueue(j)
+  jdel(j, 'ra')
+  local hs = {'en', NOW_S}
+  if kind == 'completed' then
+    if result then
+      hs[3], hs[4] = 'r', result
+    end
+  else
+    hs[3], hs[4] = 'e', err
+  end
+  if sig then
+    hs[#hs + 1] = 'sg'
+    hs[#hs + 1] = kind
+  end
+  jset(j, unpack(hs))
+  set_job_state(j, kind)
+  if kind == 'completed' then
+    -- what a claim in this call hands the task's dependents
+    local d = j.wf.done
+    if not d then
+      d = {}
+      j.wf.done = d
+    end
+    d[j.i] = result or false
+  end
+  after_end(j, fx)
+  return {id = job_id(j), state = kind, run_at = 0, pushed = fx.pushed, wf_state = wget(j.wf, 'st'),
+    wf_ended = fx.wf_ended}
+end
+
+-- SIG.timeout fails open signal task j, found due by a sweep, with reason
+-- "timeout", and adds its Settled to res.expired when res is given. After
+-- a cascade of this call ran out of the call's budget it puts j back, due
+-- now, for the next sweep.
+function SIG.timeout(j, res)
+  if CALL.stopped then
+    local q = job_queue(j)
+    redis.call('ZADD', qkey(q, 'd'), NOW_S, job_id(j))
+    note_due(q, NOW)
+    return
+  end
+  local s = SIG.finish(j, 'failed', nil, 'timeout')
+  if res then res.expired[#res.expired + 1] = s end
+end
+
 -- ---- include/sweep.lua
 -- sweep.lua: a queue's overdue leases and due delayed jobs.
 --
@@ -2532,6 +2682,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include settle.lua
+--!include signal_end.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
 -- scores and returns those due by now (at most max), and the score of the
@@ -2600,11 +2751,15 @@ local function sweep(q, max, res, max_leases)
   for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
   for _, id in ipairs(due) do
     local j = load_job(id)
-    if j and job_state(j) == 'queued' then
+    local st = j and job_state(j)
+    if st == 'queued' then
       jdel(j, 'ra')
       local fx = {}
       push(j, 0, fx)
       if res and fx.pushed then append(res.due, fx.pushed) end
+    elseif st == 'open' then
+      -- a signal task's timeout (signal_end.lua)
+      SIG.timeout(j, res)
     end
   end
 end
@@ -3015,7 +3170,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_submit', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3033,7 +3188,8 @@ redis.register_function{function_name = 'weir2_a4ba6edf5559_submit', flags = {},
 -- then:    k: count of payload-hash field/value strings, and those
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
--- then:    the indices (1-based) of the root tasks, in plan order
+-- then:    the indices (1-based) of the root tasks, in plan order; a
+--          signal task's "<index>s<timeout ms>" (signal_open.lua)
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
@@ -3046,6 +3202,7 @@ redis.register_function{function_name = 'weir2_a4ba6edf5559_submit', flags = {},
 --!include queue.lua
 --!include reply.lua
 --!include drain.lua
+--!include signal_open.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -3123,7 +3280,7 @@ for i = a, #ARGV do
     break
   end
   BUDGET = BUDGET - 1
-  push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx)
+  SIG.root(w, ARGV[i], fx)
 end
 finalize()
 local out = {'1'}
@@ -3133,7 +3290,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3208,7 +3365,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3267,7 +3424,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3368,7 +3525,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3416,7 +3573,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3474,7 +3631,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3487,7 +3644,8 @@ redis.register_function{function_name = 'weir2_a4ba6edf5559_cancel_workflow', fl
 -- Reply:   wfState, states, names, nStopping, id*, nPushed, (id, queue)*:
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
---          cancelled tasks are those that were waiting (w) or queued (q),
+--          cancelled tasks are those that were waiting (w), queued (q) or
+--          open (o),
 --          in plan order; then "P" when it left queued tasks to take out
 --          of their queues, or the compensation it started ran out of the
 --          call's budget (drain the rest)
@@ -3535,10 +3693,11 @@ while pos do
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
--- queued tasks leave their queues, at most the call's budget of them
--- here (left: where the rest starts)
+-- queued tasks (and open signal tasks, which may wait in a delayed set)
+-- leave their queues, at most the call's budget of them here (left: where
+-- the rest starts)
 local left = nil
-pos = string.find(S, 'q', 1, true)
+pos = string.find(S, '[qo]')
 while pos do
   if BUDGET <= 0 then
     left = pos
@@ -3548,21 +3707,21 @@ while pos do
   local j = task_job(w, pos)
   unqueue(j)
   jdel(j, 'ra')
-  pos = string.find(S, 'q', pos + 1, true)
+  pos = string.find(S, '[qo]', pos + 1)
 end
--- every waiting or queued task ends cancelled ("W"), in one pass
-local newS, k = string.gsub(S, '[wq]', 'W')
+-- every waiting, queued or open task ends cancelled ("W"), in one pass
+local newS, k = string.gsub(S, '[wqo]', 'W')
 w.S = newS
 w.sfull = true
 states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
-  pos = string.find(S, '[wq]')
+  pos = string.find(S, '[wqo]')
   while pos do
     -- marked for its waiters only: in no job list (lists.lua)
     local j = task_job(w, pos)
     j.unlisted = true
     mark_ended(j)
-    pos = string.find(S, '[wq]', pos + 1)
+    pos = string.find(S, '[wqo]', pos + 1)
   end
 end
 local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
@@ -3573,7 +3732,7 @@ if left then
   local rest = {}
   while left do
     rest[#rest + 1] = fmt(left)
-    left = string.find(S, 'q', left + 1, true)
+    left = string.find(S, '[qo]', left + 1)
   end
   keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
 elseif rem == 0 then
@@ -3593,7 +3752,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3652,7 +3811,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3685,7 +3844,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3718,7 +3877,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -3760,7 +3919,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -3841,7 +4000,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3902,7 +4061,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3939,7 +4098,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3982,7 +4141,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4024,7 +4183,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4057,7 +4216,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4083,7 +4242,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4155,7 +4314,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4196,7 +4355,8 @@ local function collect(k, cursor, pre)
   end
   local cscore = cid and tonumber(min)
   -- the state of a job the set holds (a record that says otherwise is
-  -- on its way out of the set: skipped)
+  -- on its way out of the set: skipped); the delayed set also holds open
+  -- signal tasks with a timeout (signal_open.lua)
   local want = list == 'running' and 'running' or 'queued'
   while #found <= limit do
     local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
@@ -4206,7 +4366,8 @@ local function collect(k, cursor, pre)
       -- greater ID (a set orders equal scores by member)
       if not cid or tonumber(s) > cscore or bytes_less(cid, id) then
         local j = load_job(id)
-        if j and job_state(j) == want then
+        local jst = j and job_state(j)
+        if jst == want or (jst == 'open' and list == 'delayed') then
           found[#found + 1] = j
           cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end
@@ -4267,7 +4428,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4287,7 +4448,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4353,7 +4514,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4392,7 +4553,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4420,7 +4581,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4461,7 +4622,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4555,7 +4716,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4594,7 +4755,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_progress', flags = {},
+redis.register_function{function_name = 'weir2_f690f9a73c25_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4643,7 +4804,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_a4ba6edf5559_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f690f9a73c25_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -4672,4 +4833,75 @@ local n = keyed_unpark(q, ARGV[5])
 if n > 0 then wake(q, n) end
 finalize()
 return {'OK'}
+end}
+
+-- ---- scripts/signal.lua
+redis.register_function{function_name = 'weir2_f690f9a73c25_signal', flags = {'allow-oom'},
+  callback = function(KEYS, ARGV)
+-- weir2_signal: Completes or fails an open signal task (spec/states.md,
+-- Signal), with the consequences of a finished task. The signal that ended
+-- the task, sent again, changes nothing.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  workflow ID
+-- ARGV[5]  task name
+-- ARGV[6]  kind: completed | failed
+-- ARGV[7]  "1" when a completion has a value
+-- ARGV[8]  the value (completed) or the reason, cut to MaxError (failed)
+-- Reply:   signalled "1" | "", state, wfState, wfEnded "1" | "",
+--          nPushed, (job ID, queue)*, then "P" when its cascade ran out of
+--          the call's budget (drain the rest)
+-- Errors:  NOTFOUND (workflow or task); INVALID (not a signal task: Go
+--          makes it a ValidationError of field task); NOTOPEN <state>;
+--          SIGNALLED <state>; PENDING
+--          (drain.lua: drain, then send the call again)
+--
+--!include call.lua
+--!include workflow.lua
+--!include job.lua
+--!include signal_end.lua
+--!include reply.lua
+--!include drain.lua
+--!include finalize.lua
+
+begin(KEYS, ARGV)
+read_clock()
+allow_full()
+if not drain_first() then
+  finalize()
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
+end
+local wid, name, kind, has, val = ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1', ARGV[8]
+local w = load_wf(wid)
+if not w then return redis.error_reply('NOTFOUND workflow "' .. wid .. '"') end
+local is = redis.call('HGET', wf_ikey(w), name)
+if not is then return redis.error_reply('NOTFOUND task "' .. name .. '" of workflow "' .. wid .. '"') end
+local i = tonumber(is)
+local j = task_job(w, i, is)
+j.id = wid .. '/' .. name
+bag('jobs')[j.id] = j
+local flags = string.match(task_spec(w, i, is), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+if not string.find(flags or '', 'S', 1, true) then
+  return redis.error_reply('INVALID task "' .. name .. '" is not a signal task')
+end
+local st = job_state(j)
+if ended_state(st) then
+  local sg, r, e = jget(j, 'sg', 'r', 'e')
+  if sg == kind and ((kind == 'completed' and (r or '') == val) or (kind == 'failed' and (e or '') == val)) then
+    return {'', st, wget(w, 'st'), '', '0'}
+  end
+  return redis.error_reply('SIGNALLED ' .. st .. ' task "' .. name .. '" of workflow "' .. wid .. '" is ' .. st)
+end
+if st ~= 'open' then
+  return redis.error_reply('NOTOPEN ' .. st .. ' task "' .. name .. '" of workflow "' .. wid .. '" is ' .. st)
+end
+local result = nil
+if kind == 'completed' and has then result = val end
+local s = SIG.finish(j, kind, result, val, true)
+finalize()
+local out = {'1', s.state, s.wf_state, s.wf_ended and '1' or ''}
+put_list(out, s.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
+return out
 end}

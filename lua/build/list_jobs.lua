@@ -269,8 +269,9 @@ end
 local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
-local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
-local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
+  o = 'open'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
 -- this call (its retention passed).
@@ -1301,7 +1302,8 @@ local function collect(k, cursor, pre)
   end
   local cscore = cid and tonumber(min)
   -- the state of a job the set holds (a record that says otherwise is
-  -- on its way out of the set: skipped)
+  -- on its way out of the set: skipped); the delayed set also holds open
+  -- signal tasks with a timeout (signal_open.lua)
   local want = list == 'running' and 'running' or 'queued'
   while #found <= limit do
     local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
@@ -1311,7 +1313,8 @@ local function collect(k, cursor, pre)
       -- greater ID (a set orders equal scores by member)
       if not cid or tonumber(s) > cscore or bytes_less(cid, id) then
         local j = load_job(id)
-        if j and job_state(j) == want then
+        local jst = j and job_state(j)
+        if jst == want or (jst == 'open' and list == 'delayed') then
           found[#found + 1] = j
           cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end

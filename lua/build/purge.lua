@@ -269,8 +269,9 @@ end
 local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
-local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled'}
-local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x'}
+local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
+  o = 'open'}
+local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
 -- this call (its retention passed).
@@ -1381,6 +1382,88 @@ local function undo_ended(w, i, fx)
   end
 end
 
+-- ---- include/signal_open.lua
+-- signal_open.lua: opening a signal task (spec/states.md, Signal) where
+-- another task is pushed: a root at submit, a promotion in a cascade; and
+-- delaying a delayed task, or the roots of a workflow that starts later
+-- (spec/states.md, Delayed tasks), there.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--
+-- Go marks a signal task where a push finds it, so that a promotion reads
+-- nothing more: its entry in a dependents list (t<i>.dn) carries
+-- "<priority>s<timeout ms>" for its priority, and its root index in a
+-- submit's (or a drain's) list is "<index>s<timeout ms>". Its spec's flags
+-- carry "S". An open task is the state byte "o"; with a timeout it waits in
+-- its queue's delayed set until it opened plus the timeout (F_RUN_AT),
+-- where a sweep fails it (signal_end.lua).
+--
+-- SIG holds the functions of signal tasks: one local for all of them (the
+-- library's top level has few registers left).
+local SIG = {}
+
+-- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
+function SIG.open(j, ms, fx)
+  set_job_state(j, 'open')
+  if ms <= 0 then return end
+  local q = job_queue(j)
+  register_queue(q)
+  local ra = NOW + ms
+  jset(j, 'ra', fmt(ra))
+  redis.call('ZADD', qkey(q, 'd'), fmt(ra), job_id(j))
+  note_due(q, ra)
+  -- a claim blocked on q wakes to wait only until the timeout
+  wake(q, 1)
+end
+
+-- SIG.delayed pushes task j delayed until ra (when after now; else ready).
+function SIG.delayed(j, ra, fx)
+  if ra > NOW then jset(j, 'ra', fmt(ra)) end
+  push(j, ra, fx)
+end
+
+-- SIG.push pushes task j ready, or opens it when pr (its priority as its
+-- dependents entry gives it) marks a signal task, or delays it when pr
+-- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
+function SIG.push(j, pr, fx)
+  -- the marks stand before a concurrency key (":<key>"), which may hold
+  -- any letter
+  pr = string.match(pr, '^[^:]*')
+  local s = string.find(pr, '[sd]')
+  if not s then
+    push(j, 0, fx)
+  elseif string.byte(pr, s) == 115 then
+    SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
+  else
+    j.pr = tonumber(string.sub(pr, 1, s - 1))
+    SIG.delayed(j, NOW + tonumber(string.sub(pr, s + 1)), fx)
+  end
+end
+
+-- SIG.root pushes (or opens) root r of workflow w, as a submit lists it:
+-- "<index>", "<index>s<timeout ms>" (a signal task), or
+-- "<index>[a<start ms>][d<delay ms>]": delayed until the later of now and
+-- the workflow's start, plus its delay.
+function SIG.root(w, r, fx)
+  local is, rest = string.match(r, '^(%d+)(.*)$')
+  local j = task_job(w, tonumber(is), is)
+  if rest == '' then
+    push(j, 0, fx)
+    return
+  end
+  local ms = string.match(rest, '^s(%d+)$')
+  if ms then
+    SIG.open(j, tonumber(ms), fx)
+    return
+  end
+  local at, d = string.match(rest, 'a(%d+)'), string.match(rest, 'd(%d+)')
+  SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1392,12 +1475,14 @@ end
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
+--!include signal_open.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
 -- count goes below zero, so that no later decrement promotes it.
 local function cancel_task(j, reason, fx)
-  if job_state(j) == 'queued' then
+  local st = job_state(j)
+  if st == 'queued' or st == 'open' then
     unqueue(j)
     jdel(j, 'ra')
   end
@@ -1418,7 +1503,8 @@ end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
 -- entry in a dependents list names it: with its ID, queue and priority
--- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- ("<priority>[s<timeout>|d<delay>][:<key>]": a signal or delay mark,
+-- signal_open.lua, and its concurrency key, keyed.lua), so that its push
 -- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
@@ -1428,11 +1514,8 @@ local function promoted(w, d, ds, name, q, pr)
   end
   if not j.q then
     local c = string.find(pr, ':', 1, true)
-    if c then
-      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
-    else
-      j.q, j.pr, j.ck = q, tonumber(pr), false
-    end
+    j.q, j.pr = q, tonumber(string.match(pr, '^%-?%d+'))
+    j.ck = c and string.sub(pr, c + 1) or false
   end
   return j
 end
@@ -1486,22 +1569,22 @@ local function fail_fast(w, from, work, fx)
   local alw = wget(w, 'alw')
   local extra, e = {}, 1
   for i, b in pairs(w.so or EMPTY) do
-    if i >= from and (b == 'w' or b == 'q') then
+    if i >= from and (b == 'w' or b == 'q' or b == 'o') then
       local sb = string.sub(S, i, i)
-      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
+      if sb ~= 'w' and sb ~= 'q' and sb ~= 'o' then extra[#extra + 1] = i end
     end
   end
   table.sort(extra)
   local n, x = 0, from
   while true do
-    local s = string.find(S, '[wq]', x)
+    local s = string.find(S, '[wqo]', x)
     if extra[e] and (not s or extra[e] < s) then
       s = extra[e]
       e = e + 1
     end
     if not s then return nil, n end
     local b = task_byte(w, s)
-    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+    if (b == 'w' or b == 'q' or b == 'o') and string.byte(alw, s) ~= 49 then
       if BUDGET <= 0 then return s, n end
       BUDGET = BUDGET - 1
       cancel_task(task_job(w, s), 'fail_fast', fx)
@@ -1603,11 +1686,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          push(promoted(w, d, ds, name, q, pr), 0, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -2002,20 +2085,21 @@ end
 --!include queue.lua
 --!include cascade.lua
 
--- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
+-- possibly marked as signal_open.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.
 local function push_roots(w, s, sp, fx)
   while true do
-    local a, b, v = string.find(s, '(%d+)', sp)
+    local a, b, v = string.find(s, '([^,]+)', sp)
     if not a then return end
     if BUDGET <= 0 then
       keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
       return
     end
     BUDGET = BUDGET - 1
-    push(task_job(w, tonumber(v), v), 0, fx)
+    SIG.root(w, v, fx)
     sp = b + 1
   end
 end

@@ -8,12 +8,14 @@
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
+--!include signal_open.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
 -- count goes below zero, so that no later decrement promotes it.
 local function cancel_task(j, reason, fx)
-  if job_state(j) == 'queued' then
+  local st = job_state(j)
+  if st == 'queued' or st == 'open' then
     unqueue(j)
     jdel(j, F_RUN_AT)
   end
@@ -34,7 +36,8 @@ end
 
 -- promoted returns dependent d of w (ds: the same as a string) as its
 -- entry in a dependents list names it: with its ID, queue and priority
--- (and "priority:key" its concurrency key: keyed.lua), so that its push
+-- ("<priority>[s<timeout>|d<delay>][:<key>]": a signal or delay mark,
+-- signal_open.lua, and its concurrency key, keyed.lua), so that its push
 -- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)
@@ -44,11 +47,8 @@ local function promoted(w, d, ds, name, q, pr)
   end
   if not j.q then
     local c = string.find(pr, ':', 1, true)
-    if c then
-      j.q, j.pr, j.ck = q, tonumber(string.sub(pr, 1, c - 1)), string.sub(pr, c + 1)
-    else
-      j.q, j.pr, j.ck = q, tonumber(pr), false
-    end
+    j.q, j.pr = q, tonumber(string.match(pr, '^%-?%d+'))
+    j.ck = c and string.sub(pr, c + 1) or false
   end
   return j
 end
@@ -102,22 +102,22 @@ local function fail_fast(w, from, work, fx)
   local alw = wget(w, W_ALWAYS)
   local extra, e = {}, 1
   for i, b in pairs(w.so or EMPTY) do
-    if i >= from and (b == 'w' or b == 'q') then
+    if i >= from and (b == 'w' or b == 'q' or b == 'o') then
       local sb = string.sub(S, i, i)
-      if sb ~= 'w' and sb ~= 'q' then extra[#extra + 1] = i end
+      if sb ~= 'w' and sb ~= 'q' and sb ~= 'o' then extra[#extra + 1] = i end
     end
   end
   table.sort(extra)
   local n, x = 0, from
   while true do
-    local s = string.find(S, '[wq]', x)
+    local s = string.find(S, '[wqo]', x)
     if extra[e] and (not s or extra[e] < s) then
       s = extra[e]
       e = e + 1
     end
     if not s then return nil, n end
     local b = task_byte(w, s)
-    if (b == 'w' or b == 'q') and string.byte(alw, s) ~= 49 then
+    if (b == 'w' or b == 'q' or b == 'o') and string.byte(alw, s) ~= 49 then
       if BUDGET <= 0 then return s, n end
       BUDGET = BUDGET - 1
       cancel_task(task_job(w, s), 'fail_fast', fx)
@@ -219,11 +219,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
           (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-          push(promoted(w, d, ds, name, q, pr), 0, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d

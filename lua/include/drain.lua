@@ -8,20 +8,21 @@
 --!include queue.lua
 --!include cascade.lua
 
--- push_roots pushes the roots of workflow w listed in s ("i,i,...") from
+-- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
+-- possibly marked as signal_open.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.
 local function push_roots(w, s, sp, fx)
   while true do
-    local a, b, v = string.find(s, '(%d+)', sp)
+    local a, b, v = string.find(s, '([^,]+)', sp)
     if not a then return end
     if BUDGET <= 0 then
       keep_work('k', 'r', 'w', w.id, 'l', string.sub(s, a))
       return
     end
     BUDGET = BUDGET - 1
-    push(task_job(w, tonumber(v), v), 0, fx)
+    SIG.root(w, v, fx)
     sp = b + 1
   end
 end

@@ -30,6 +30,7 @@ local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
+local F_SIGNAL = 'sg' -- signal task: the kind of the signal that ended it
 
 local W_STATE = 'st'
 local W_REASON = 'rs'

@@ -4,6 +4,7 @@
 --!include job.lua
 --!include queue.lua
 --!include settle.lua
+--!include signal_end.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
 -- scores and returns those due by now (at most max), and the score of the
@@ -72,11 +73,15 @@ local function sweep(q, max, res, max_leases)
   for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
   for _, id in ipairs(due) do
     local j = load_job(id)
-    if j and job_state(j) == 'queued' then
+    local st = j and job_state(j)
+    if st == 'queued' then
       jdel(j, F_RUN_AT)
       local fx = {}
       push(j, 0, fx)
       if res and fx.pushed then append(res.due, fx.pushed) end
+    elseif st == 'open' then
+      -- a signal task's timeout (signal_end.lua)
+      SIG.timeout(j, res)
     end
   end
 end

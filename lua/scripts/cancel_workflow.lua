@@ -9,7 +9,8 @@
 -- Reply:   wfState, states, names, nStopping, id*, nPushed, (id, queue)*:
 --          states is the task-state string before the cancel and names the
 --          workflow's task names ("" both when nothing was cancelled): the
---          cancelled tasks are those that were waiting (w) or queued (q),
+--          cancelled tasks are those that were waiting (w), queued (q) or
+--          open (o),
 --          in plan order; then "P" when it left queued tasks to take out
 --          of their queues, or the compensation it started ran out of the
 --          call's budget (drain the rest)
@@ -57,10 +58,11 @@ while pos do
   stopping[#stopping + 1] = job_id(j)
   pos = string.find(S, 'r', pos + 1, true)
 end
--- queued tasks leave their queues, at most the call's budget of them
--- here (left: where the rest starts)
+-- queued tasks (and open signal tasks, which may wait in a delayed set)
+-- leave their queues, at most the call's budget of them here (left: where
+-- the rest starts)
 local left = nil
-pos = string.find(S, 'q', 1, true)
+pos = string.find(S, '[qo]')
 while pos do
   if BUDGET <= 0 then
     left = pos
@@ -70,21 +72,21 @@ while pos do
   local j = task_job(w, pos)
   unqueue(j)
   jdel(j, F_RUN_AT)
-  pos = string.find(S, 'q', pos + 1, true)
+  pos = string.find(S, '[qo]', pos + 1)
 end
--- every waiting or queued task ends cancelled ("W"), in one pass
-local newS, k = string.gsub(S, '[wq]', 'W')
+-- every waiting, queued or open task ends cancelled ("W"), in one pass
+local newS, k = string.gsub(S, '[wqo]', 'W')
 w.S = newS
 w.sfull = true
 states_dirty(w)
 if k > 0 and awaited(P .. 'await:wj:' .. id) then
-  pos = string.find(S, '[wq]')
+  pos = string.find(S, '[wqo]')
   while pos do
     -- marked for its waiters only: in no job list (lists.lua)
     local j = task_job(w, pos)
     j.unlisted = true
     mark_ended(j)
-    pos = string.find(S, '[wq]', pos + 1)
+    pos = string.find(S, '[wqo]', pos + 1)
   end
 end
 local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
@@ -95,7 +97,7 @@ if left then
   local rest = {}
   while left do
     rest[#rest + 1] = fmt(left)
-    left = string.find(S, 'q', left + 1, true)
+    left = string.find(S, '[qo]', left + 1)
   end
   keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
 elseif rem == 0 then

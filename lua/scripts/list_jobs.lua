@@ -37,7 +37,8 @@ local function collect(k, cursor, pre)
   end
   local cscore = cid and tonumber(min)
   -- the state of a job the set holds (a record that says otherwise is
-  -- on its way out of the set: skipped)
+  -- on its way out of the set: skipped); the delayed set also holds open
+  -- signal tasks with a timeout (signal_open.lua)
   local want = list == 'running' and 'running' or 'queued'
   while #found <= limit do
     local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
@@ -47,7 +48,8 @@ local function collect(k, cursor, pre)
       -- greater ID (a set orders equal scores by member)
       if not cid or tonumber(s) > cscore or bytes_less(cid, id) then
         local j = load_job(id)
-        if j and job_state(j) == want then
+        local jst = j and job_state(j)
+        if jst == want or (jst == 'open' and list == 'delayed') then
           found[#found + 1] = j
           cur[#found] = pre .. s .. ':' .. id
           if #found > limit then break end

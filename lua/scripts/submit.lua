@@ -14,7 +14,8 @@
 -- then:    k: count of payload-hash field/value strings, and those
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
--- then:    the indices (1-based) of the root tasks, in plan order
+-- then:    the indices (1-based) of the root tasks, in plan order; a
+--          signal task's "<index>s<timeout ms>" (signal_open.lua)
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
@@ -27,6 +28,7 @@
 --!include queue.lua
 --!include reply.lua
 --!include drain.lua
+--!include signal_open.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -104,7 +106,7 @@ for i = a, #ARGV do
     break
   end
   BUDGET = BUDGET - 1
-  push(task_job(w, tonumber(ARGV[i]), ARGV[i]), 0, fx)
+  SIG.root(w, ARGV[i], fx)
 end
 finalize()
 local out = {'1'}

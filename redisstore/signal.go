@@ -1,0 +1,52 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weirflow/weir/engine"
+)
+
+var _ engine.Signaller = (*Store)(nil)
+
+// Signal implements engine.Signaller with scripts/signal.lua.
+func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
+	lim := s.cfg.Limits
+	if err := engine.ValidateSignal(p, lim); err != nil {
+		return engine.SignalResult{}, err
+	}
+	val := string(p.Value)
+	if p.Kind == engine.OutcomeFailed {
+		val = p.Reason
+		if len(val) > lim.MaxError {
+			val = val[:lim.MaxError]
+		}
+	}
+	v, err := s.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
+	if err != nil {
+		var ce *codeErr
+		if errors.As(err, &ce) && ce.code == engine.ErrInvalid {
+			return engine.SignalResult{}, &engine.ValidationError{Task: p.Task, Field: "task", Problem: ce.detail}
+		}
+		return engine.SignalResult{}, err
+	}
+	r := newReader(v)
+	res := engine.SignalResult{Signalled: r.flag(), State: engine.State(r.str()),
+		WorkflowState: engine.WorkflowState(r.str()), WorkflowEnded: r.flag()}
+	res.Pushed = r.pushed()
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// its cascade stopped on the call's budget (drain.go)
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.SignalResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	if d.Workflow == p.Workflow {
+		res.WorkflowState = d.State
+		res.WorkflowEnded = res.WorkflowEnded || d.Ended
+	}
+	return res, nil
+}
