@@ -2,8 +2,11 @@ package bench
 
 import (
 	"context"
+
 	"strconv"
 	"time"
+
+	"github.com/weirflow/weir/client"
 )
 
 // LimitVariant is one row of the limits scenario: what it sets on its
@@ -13,6 +16,8 @@ type LimitVariant struct {
 	Name string
 	// Set limits queue for a worker of concurrency conc (nil: no limit).
 	Set func(ctx context.Context, r *runner, queue string, conc int) error
+	// Opts gives the options of the i-th job (nil: none).
+	Opts func(i int) []client.JobOption
 }
 
 // LimitVariants are the rows of the limits scenario, in run order: the
@@ -31,7 +36,23 @@ var LimitVariants = []LimitVariant{
 	{Name: "rate", Set: func(ctx context.Context, r *runner, q string, _ int) error {
 		return r.client.RateLimitQueue(ctx, q, 10_000, 100*time.Millisecond)
 	}},
+	// Jobs of 20 concurrency keys in turn, at most 2 running per key (40
+	// in all, below the worker's 50): claims rotate across the keys.
+	{Name: "keys", Set: func(ctx context.Context, r *runner, q string, _ int) error {
+		return r.client.LimitKeys(ctx, q, 2)
+	}, Opts: func(i int) []client.JobOption {
+		return []client.JobOption{client.ConcurrencyKey(benchKeys[i%len(benchKeys)])}
+	}},
 }
+
+// benchKeys are the concurrency keys of the limits scenario's keys row.
+var benchKeys = func() []string {
+	k := make([]string, 20)
+	for i := range k {
+		k[i] = "tenant-" + strconv.Itoa(i)
+	}
+	return k
+}()
 
 // limited runs the limits scenario's row v.
 func (r *runner) limited(ctx context.Context, v LimitVariant) (Result, error) {
@@ -43,6 +64,6 @@ func (r *runner) limited(ctx context.Context, v LimitVariant) (Result, error) {
 			return res, err
 		}
 	}
-	err := r.runPlain(ctx, q, conc, &res)
+	err := r.runPlain(ctx, q, conc, v.Opts, &res)
 	return res, err
 }

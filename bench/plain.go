@@ -21,8 +21,9 @@ import (
 )
 
 // enqueue enqueues n no-op jobs into q from the Producers in parallel and
-// fills res's enqueue figures.
-func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n int, res *Result) error {
+// fills res's enqueue figures; opts, when set, gives the options of the
+// i-th job.
+func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n int, opts func(i int) []client.JobOption, res *Result) error {
 	a, err := r.snap(ctx, false)
 	if err != nil {
 		return err
@@ -34,8 +35,16 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				if _, err := client.Enqueue(ctx, r.client, q, empty{}); err != nil {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				var o []client.JobOption
+				if opts != nil {
+					o = opts(int(i))
+				}
+				if _, err := client.Enqueue(ctx, r.client, q, empty{}, o...); err != nil {
 					errs[p] = err
 					return
 				}
@@ -60,19 +69,20 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 // process at concurrency conc.
 func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
 	res := Result{Name: ScenarioPlain, Concurrency: conc, Processes: 1, Jobs: r.opts.Jobs}
-	err := r.runPlain(ctx, noopQueue("plain-c"+strconv.Itoa(conc)), conc, &res)
+	err := r.runPlain(ctx, noopQueue("plain-c"+strconv.Itoa(conc)), conc, nil, &res)
 	return res, err
 }
 
-// runPlain enqueues res.Jobs no-op jobs into q, then runs them with one
-// worker of this process at concurrency conc, and fills res's figures.
-func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], conc int, res *Result) error {
+// runPlain enqueues res.Jobs no-op jobs into q (with opts, as enqueue),
+// then runs them with one worker of this process at concurrency conc, and
+// fills res's figures.
+func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], conc int, opts func(i int) []client.JobOption, res *Result) error {
 	n := res.Jobs
 	m0, err := r.snap(ctx, true)
 	if err != nil {
 		return err
 	}
-	if err := r.enqueue(ctx, q, n, res); err != nil {
+	if err := r.enqueue(ctx, q, n, opts, res); err != nil {
 		return err
 	}
 	p := newProgress(worker.EventSucceeded, n)
@@ -189,7 +199,7 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	if err != nil {
 		return res, err
 	}
-	if err := r.enqueue(ctx, noopQueue(qname), n, &res); err != nil {
+	if err := r.enqueue(ctx, noopQueue(qname), n, nil, &res); err != nil {
 		return res, err
 	}
 	notify := make(chan struct{}, 1)
