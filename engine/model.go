@@ -66,6 +66,9 @@ type job struct {
 	undo bool
 
 	last *lastFinish
+
+	traceParent string // plain jobs: EnqueueParams.TraceParent
+	readyAt     int64  // ms: when its last push made it ready, or its due time
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -187,6 +190,7 @@ func (m *Model) queue(name string) *queue {
 // push puts a job in its queue: ready now, or delayed until runAt.
 func (m *Model) push(j *job, now int64, fx *effects) {
 	j.state = Queued
+	j.readyAt = max(j.runAt, now)
 	q := m.queue(j.queue)
 	if j.runAt > now {
 		q.delayed.add(j.id, j.runAt, 0)

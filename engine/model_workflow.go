@@ -20,6 +20,8 @@ type workflow struct {
 	open      []int // open dependencies per task
 	remaining int   // tasks not ended
 
+	traceParent string // SubmitParams.TraceParent
+
 	unabsorbed         bool // some failure was not absorbed
 	failedBeforeCancel bool // an unabsorbed failure happened before any cancel
 	failFastFired      bool
@@ -55,6 +57,9 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	if err != nil {
 		return SubmitResult{}, err
 	}
+	if err := ValidateTraceParent(p.TraceParent); err != nil {
+		return SubmitResult{}, err
+	}
 	if w := m.workflows[p.Plan.ID]; w != nil {
 		if w.c.hash == c.hash {
 			return SubmitResult{}, nil
@@ -65,6 +70,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	w := &workflow{
 		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
+		traceParent: p.TraceParent,
 	}
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{

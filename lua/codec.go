@@ -252,6 +252,7 @@ func (r *reader) claimed() []engine.Claimed {
 				c.Deps[k] = engine.DepOutcome{Task: name, State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
 			}
 		}
+		r.claimedTail(&c)
 		out = append(out, c)
 	}
 	return out

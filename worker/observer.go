@@ -53,6 +53,10 @@ type Event struct {
 	Duration time.Duration
 	// WorkflowState is the workflow's state after a workflow_ended.
 	WorkflowState weir.WorkflowState
+	// TraceParent is the trace context stored with the job (its
+	// workflow's, for the promotions and the end a finish caused), for
+	// the events of this worker's own attempts; "" otherwise.
+	TraceParent string
 }
 
 // Observer receives a worker's events, synchronously, from the worker's

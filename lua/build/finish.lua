@@ -197,6 +197,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -765,6 +769,26 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait: the time from when it became ready to its claim.
+--
+--!include call.lua
+--!include fields.lua
+
+-- mark_ready records that job j is ready at ms at (push: now, or its due
+-- time when pushed delayed; a sweep that makes it ready keeps that). One
+-- field of the hash its push writes anyway, overwritten by the next push.
+local function mark_ready(j, at)
+  redis.call('HSET', j.key, j.pre .. 'rd', fmt(at))
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ms>": the job's ready-at,
+-- when it has one (every job pushed since ready-at was recorded).
+local function put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -772,6 +796,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -888,9 +913,11 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
+-- stays its due time.
+local function push(j, ra, fx, later, due)
   set_job_state(j, 'queued', later)
+  if not due then mark_ready(j, math.max(ra, NOW)) end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -1764,10 +1791,24 @@ local function sweep(q, max, res, max_leases)
     if j and job_state(j) == 'queued' then
       jdel(j, 'ra')
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     end
   end
+end
+
+-- ---- include/trace.lua
+-- trace.lua: the trace context stored with a workflow or a plain job
+-- (field tp, spec/keys.md), handed back with each claim of its jobs.
+--
+--!include call.lua
+
+-- put_trace ends a Claimed (lease.lua) with "@t<traceparent>" when the job
+-- has a trace context (tp, from the hash the claim read anyway), and with
+-- nothing otherwise: a job without one costs no read and no reply value.
+-- No job ID starts with "@", so the reader tells it from the next Claimed.
+local function put_trace(out, tp)
+  if tp then out[#out + 1] = '@t' .. tp end
 end
 
 -- ---- include/lease.lua
@@ -1781,6 +1822,8 @@ end
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include trace.lua
+--!include ready.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -1890,13 +1933,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp
+  local spec, a, e, pay, created, dp, xp, tp, rd
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp')
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', 'tp', p .. 'rd')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -1908,21 +1951,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
+    spec, a, e, pay, created, xp, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
-      spec, a, dp = v[1], v[2], v[3]
+      spec, a, dp, tp, rd = v[1], v[2], v[3], v[4], v[5]
       remember_spec(w, j.i, spec)
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c')
-      a, created = v[1], v[2]
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', 'tp', p .. 'rd')
+      a, created, tp, rd = v[1], v[2], v[3], v[4]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -1945,6 +1988,8 @@ local function lease_job(j, v, dl, dls, out, q)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_trace(out, tp)
+  put_ready(out, rd)
   return true
 end
 
@@ -1954,15 +1999,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, tp, rd = j.spec, nil, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp')
-    created, pay, e, xp = v[1], v[2], v[3], v[4]
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'tp', 'rd')
+    created, pay, e, xp, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp')
-    e, xp = v[2], v[4]
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', 'tp', p .. 'rd')
+    e, xp, tp, rd = v[2], v[4], v[5], v[6]
     if j.kind == 't' then
       created, dp = wget(w, 'c'), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -1972,6 +2017,8 @@ local function reclaimed(id, token, out)
     end
   end
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_trace(out, tp)
+  put_ready(out, rd)
   return true
 end
 
@@ -1991,7 +2038,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'tp', 'rd')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -2015,7 +2062,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'tp', 'rd')
   end
   return j
 end

@@ -1,4 +1,4 @@
-#!lua name=weir2_b1c4ccc0bca4
+#!lua name=weir2_fdab6b28f3d0
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -198,6 +198,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -766,6 +770,26 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait: the time from when it became ready to its claim.
+--
+--!include call.lua
+--!include fields.lua
+
+-- mark_ready records that job j is ready at ms at (push: now, or its due
+-- time when pushed delayed; a sweep that makes it ready keeps that). One
+-- field of the hash its push writes anyway, overwritten by the next push.
+local function mark_ready(j, at)
+  redis.call('HSET', j.key, j.pre .. 'rd', fmt(at))
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ms>": the job's ready-at,
+-- when it has one (every job pushed since ready-at was recorded).
+local function put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -773,6 +797,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -889,9 +914,11 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
+-- stays its due time.
+local function push(j, ra, fx, later, due)
   set_job_state(j, 'queued', later)
+  if not due then mark_ready(j, math.max(ra, NOW)) end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -2030,9 +2057,9 @@ end
 
 -- write_plain writes plain job id (key: its hash) from the enqueue values
 -- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
--- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order),
--- and pushes it, ready or delayed until ra (ms; now or before: ready),
--- adding to fx.
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
+-- argv[b + 9], when given and not empty, its traceparent), and pushes it,
+-- ready or delayed until ra (ms; now or before: ready), adding to fx.
 local function write_plain(argv, id, key, b, ra, fx)
   local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
   j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
@@ -2041,6 +2068,11 @@ local function write_plain(argv, id, key, b, ra, fx)
   if argv[b + 4] == '1' then
     hs[#hs + 1] = 'p'
     hs[#hs + 1] = argv[b + 5]
+  end
+  local tp = argv[b + 9]
+  if tp and tp ~= '' then
+    hs[#hs + 1] = 'tp'
+    hs[#hs + 1] = tp
   end
   if ra > NOW then
     hs[#hs + 1] = 'ra'
@@ -2325,10 +2357,24 @@ local function sweep(q, max, res, max_leases)
     if j and job_state(j) == 'queued' then
       jdel(j, 'ra')
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     end
   end
+end
+
+-- ---- include/trace.lua
+-- trace.lua: the trace context stored with a workflow or a plain job
+-- (field tp, spec/keys.md), handed back with each claim of its jobs.
+--
+--!include call.lua
+
+-- put_trace ends a Claimed (lease.lua) with "@t<traceparent>" when the job
+-- has a trace context (tp, from the hash the claim read anyway), and with
+-- nothing otherwise: a job without one costs no read and no reply value.
+-- No job ID starts with "@", so the reader tells it from the next Claimed.
+local function put_trace(out, tp)
+  if tp then out[#out + 1] = '@t' .. tp end
 end
 
 -- ---- include/lease.lua
@@ -2342,6 +2388,8 @@ end
 --!include queue.lua
 --!include sweep.lua
 --!include text.lua
+--!include trace.lua
+--!include ready.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2451,13 +2499,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp
+  local spec, a, e, pay, created, dp, xp, tp, rd
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp')
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', 'tp', p .. 'rd')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -2469,21 +2517,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp = v[3], v[4], v[5], v[6], v[7], v[8]
+    spec, a, e, pay, created, xp, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
-      spec, a, dp = v[1], v[2], v[3]
+      spec, a, dp, tp, rd = v[1], v[2], v[3], v[4], v[5]
       remember_spec(w, j.i, spec)
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c')
-      a, created = v[1], v[2]
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', 'tp', p .. 'rd')
+      a, created, tp, rd = v[1], v[2], v[3], v[4]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -2506,6 +2554,8 @@ local function lease_job(j, v, dl, dls, out, q)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_trace(out, tp)
+  put_ready(out, rd)
   return true
 end
 
@@ -2515,15 +2565,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp = j.spec, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, tp, rd = j.spec, nil, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp')
-    created, pay, e, xp = v[1], v[2], v[3], v[4]
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'tp', 'rd')
+    created, pay, e, xp, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp')
-    e, xp = v[2], v[4]
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', 'tp', p .. 'rd')
+    e, xp, tp, rd = v[2], v[4], v[5], v[6]
     if j.kind == 't' then
       created, dp = wget(w, 'c'), v[3]
       pay = redis.call('HGET', w.pkey, j.is)
@@ -2533,6 +2583,8 @@ local function reclaimed(id, token, out)
     end
   end
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp)
+  put_trace(out, tp)
+  put_ready(out, rd)
   return true
 end
 
@@ -2552,7 +2604,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'tp', 'rd')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -2576,7 +2628,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp')
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'tp', 'rd')
   end
   return j
 end
@@ -2691,7 +2743,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_submit', flags = {},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2809,14 +2861,14 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 9 values:
+-- ARGV[4]  k: number of jobs, then per job 10 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
@@ -2824,7 +2876,7 @@ redis.register_function{function_name = 'weir2_b1c4ccc0bca4_enqueue', flags = {}
 --          fingerprint (run-at and delay excluded), unique ("" or
 --          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
 --          until the job ends; the spec then ends "|U<digest>" or
---          "|u<digest>")
+--          "|u<digest>"), traceparent ("": none; trace.lua)
 -- Reply:   per job: created, state; created is "1" (written), "" (the
 --          same spec existed: no effect), "JOBEXISTS" (another spec
 --          exists under the ID: no effect, state "") or "UNIQUE" (another
@@ -2844,7 +2896,7 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 9 * x
+  local b = 5 + 10 * x
   local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, 's', 'en', 'h')
@@ -2884,7 +2936,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2943,7 +2995,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3044,7 +3096,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3092,7 +3144,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3150,7 +3202,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3269,7 +3321,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3328,7 +3380,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3361,7 +3413,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3394,7 +3446,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3474,7 +3526,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3535,7 +3587,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3572,7 +3624,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3615,7 +3667,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3657,7 +3709,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3690,7 +3742,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3716,7 +3768,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3788,7 +3840,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3887,7 +3939,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3906,7 +3958,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -3969,7 +4021,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4008,7 +4060,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4036,7 +4088,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4077,7 +4129,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4171,7 +4223,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_b1c4ccc0bca4_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

@@ -197,6 +197,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -765,6 +769,26 @@ local function mark_ended(j)
   e[#e + 1] = j
 end
 
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait: the time from when it became ready to its claim.
+--
+--!include call.lua
+--!include fields.lua
+
+-- mark_ready records that job j is ready at ms at (push: now, or its due
+-- time when pushed delayed; a sweep that makes it ready keeps that). One
+-- field of the hash its push writes anyway, overwritten by the next push.
+local function mark_ready(j, at)
+  redis.call('HSET', j.key, j.pre .. 'rd', fmt(at))
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ms>": the job's ready-at,
+-- when it has one (every job pushed since ready-at was recorded).
+local function put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
+end
+
 -- ---- include/queue.lua
 -- queue.lua: a queue's sets, pushing a job into it, its due hint, and the
 -- wake-up tokens and lease-set writes that finalize and claim write late.
@@ -772,6 +796,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -888,9 +913,11 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
+-- stays its due time.
+local function push(j, ra, fx, later, due)
   set_job_state(j, 'queued', later)
+  if not due then mark_ready(j, math.max(ra, NOW)) end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)

@@ -30,6 +30,12 @@ local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+local F_TRACE = 'tp'
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
+local F_READY = 'rd'
 
 local W_STATE = 'st'
 local W_REASON = 'rs'

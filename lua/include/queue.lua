@@ -4,6 +4,7 @@
 --!include call.lua
 --!include fields.lua
 --!include job.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -120,9 +121,11 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
+-- stays its due time.
+local function push(j, ra, fx, later, due)
   set_job_state(j, 'queued', later)
+  if not due then mark_ready(j, math.max(ra, NOW)) end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)

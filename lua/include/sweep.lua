@@ -75,7 +75,7 @@ local function sweep(q, max, res, max_leases)
     if j and job_state(j) == 'queued' then
       jdel(j, F_RUN_AT)
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     end
   end
