@@ -14,6 +14,9 @@ type WorkerMetricsOpts struct {
 	Buckets []float64
 	// ConstLabels are added to every metric (e.g. the worker's name).
 	ConstLabels prometheus.Labels
+	// QueueWaitBuckets are the buckets of the queue wait histogram, in
+	// seconds; nil means 1 ms to about 70 minutes, each 4× the one before.
+	QueueWaitBuckets []float64
 }
 
 // WorkerMetrics counts what a worker does, fed by its events: pass
@@ -28,6 +31,9 @@ type WorkerMetricsOpts struct {
 //	                                                        sweep expired: retried, failed, cancelled
 //	weir_worker_promoted_total{queue}                       jobs its finishes pushed (dependents, undos)
 //	weir_worker_workflows_ended_total{state}                workflows its finishes ended
+//	weir_worker_queue_wait_seconds{queue}                   a histogram of the time from when each job
+//	                                                        this worker started became ready (its push,
+//	                                                        or its due time) to its claim
 //
 // One WorkerMetrics may observe several workers of a process; it is safe
 // for concurrent use.
@@ -38,6 +44,7 @@ type WorkerMetrics struct {
 	expired  *prometheus.CounterVec
 	promoted *prometheus.CounterVec
 	ended    *prometheus.CounterVec
+	wait     *prometheus.HistogramVec
 }
 
 // NewWorkerMetrics returns worker metrics at zero, to be registered in a
@@ -46,6 +53,10 @@ func NewWorkerMetrics(opts WorkerMetricsOpts) *WorkerMetrics {
 	b := opts.Buckets
 	if b == nil {
 		b = prometheus.ExponentialBuckets(0.001, 4, 10)
+	}
+	wb := opts.QueueWaitBuckets
+	if wb == nil {
+		wb = prometheus.ExponentialBuckets(0.001, 4, 12)
 	}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: opts.ConstLabels}, labels)
@@ -70,6 +81,12 @@ func NewWorkerMetrics(opts WorkerMetricsOpts) *WorkerMetrics {
 			"queue"),
 		ended: counter("weir_worker_workflows_ended_total",
 			"Workflows this worker's finishes ended, by end state.", "state"),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "weir_worker_queue_wait_seconds",
+			Help:        "Time from when each job this worker started became ready (enqueued, promoted, retried, or due) to its claim, by queue.",
+			Buckets:     wb,
+			ConstLabels: opts.ConstLabels,
+		}, []string{"queue"}),
 	}
 }
 
@@ -78,6 +95,9 @@ func (m *WorkerMetrics) Observe(e worker.Event) {
 	switch e.Kind {
 	case worker.EventStarted:
 		m.started.WithLabelValues(e.Queue).Inc()
+		if !e.ReadyAt.IsZero() {
+			m.wait.WithLabelValues(e.Queue).Observe(e.QueueWait.Seconds())
+		}
 	case worker.EventPromoted:
 		m.promoted.WithLabelValues(e.Queue).Inc()
 	case worker.EventWorkflowEnded:
@@ -110,5 +130,5 @@ func (m *WorkerMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *WorkerMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended}
+	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended, m.wait}
 }

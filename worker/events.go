@@ -73,3 +73,17 @@ func (r *run) observe(e Event) {
 		r.cfg.Observer(e)
 	}
 }
+
+// startedEvent is the started event of claimed job c, with its queue wait
+// when the store said when it became ready: the claim's time (its lease
+// deadline less the lease the worker asked for, by the store's clock)
+// less its ready-at.
+func (r *run) startedEvent(c engine.Claimed) Event {
+	j := &c.Job
+	e := Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, TraceParent: c.TraceParent}
+	if !c.ReadyAt.IsZero() {
+		e.ReadyAt = c.ReadyAt
+		e.QueueWait = max(0, c.Lease.Deadline.Add(-r.cfg.Lease).Sub(c.ReadyAt))
+	}
+	return e
+}

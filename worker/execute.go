@@ -68,7 +68,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
 		TraceParent: c.TraceParent,
 	}
-	r.observe(Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, TraceParent: c.TraceParent})
+	r.observe(r.startedEvent(c))
 	start = time.Now()
 	err := call(hctx, h, info)
 	var pe *panicError

@@ -57,6 +57,14 @@ type Event struct {
 	// workflow's, for the promotions and the end a finish caused), for
 	// the events of this worker's own attempts; "" otherwise.
 	TraceParent string
+	// ReadyAt is when the job became ready (engine.Claimed.ReadyAt: its
+	// push, or its due time), for a started event; zero when the store
+	// did not say.
+	ReadyAt time.Time
+	// QueueWait is the time from ReadyAt to the claim that leased the job
+	// for this attempt, both by the store's clock, for a started event
+	// with a ReadyAt.
+	QueueWait time.Duration
 }
 
 // Observer receives a worker's events, synchronously, from the worker's
