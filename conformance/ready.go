@@ -10,11 +10,12 @@ import (
 // from which a worker measures queue wait): the time of the push that
 // made the job ready (an enqueue, a promotion), or, for a job pushed
 // delayed (a run-at, a retry's backoff), its due time, however late a
-// sweep or a claim found it due.
+// sweep or a claim found it due; and, for a promoted task only, the end
+// of the dependency whose end promoted it (Claimed.PromotedAfter).
 func runReadyAt(t suiteT, newStore NewStore) {
 	d := newPair(t, newStore, engine.DefaultConfig())
 	q := "q"
-	claimOne := func(id string, ready time.Time) engine.Claimed {
+	claimOne := func(id string, ready time.Time, promotedAfter ...time.Time) engine.Claimed {
 		t.Helper()
 		got := d.claim(engine.ClaimParams{Queues: []string{q}, Max: 1, Lease: time.Minute})
 		if len(got) != 1 || got[0].Job.ID != id {
@@ -22,6 +23,13 @@ func runReadyAt(t suiteT, newStore NewStore) {
 		}
 		if !got[0].ReadyAt.Equal(ready) {
 			d.fatalf("claim of %s: ready at %v, want %v", id, got[0].ReadyAt, ready)
+		}
+		var pa time.Time
+		if len(promotedAfter) > 0 {
+			pa = promotedAfter[0]
+		}
+		if !got[0].PromotedAfter.Equal(pa) {
+			d.fatalf("claim of %s: promoted after %v, want %v", id, got[0].PromotedAfter, pa)
 		}
 		return got[0]
 	}
@@ -48,6 +56,7 @@ func runReadyAt(t suiteT, newStore NewStore) {
 	done := d.clock()
 	d.finishOne(engine.Outcome{JobID: a.Job.ID, Token: a.Lease.Token, Kind: engine.OutcomeCompleted})
 	d.clk.Advance(5 * time.Second)
-	// a promoted dependent: ready when its dependency ended
-	claimOne("rw/b", done)
+	// a promoted dependent: ready when its dependency ended, in the same
+	// step (a promotion latency of 0)
+	claimOne("rw/b", done, done)
 }

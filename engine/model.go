@@ -69,6 +69,7 @@ type job struct {
 
 	traceParent string // plain jobs: EnqueueParams.TraceParent
 	readyAt     int64  // ms: when its last push made it ready, or its due time
+	promotedAt  int64  // ms: the end of the dependency whose end made the last push, or 0
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -190,7 +191,7 @@ func (m *Model) queue(name string) *queue {
 // push puts a job in its queue: ready now, or delayed until runAt.
 func (m *Model) push(j *job, now int64, fx *effects) {
 	j.state = Queued
-	j.readyAt = max(j.runAt, now)
+	j.readyAt, j.promotedAt = max(j.runAt, now), 0
 	q := m.queue(j.queue)
 	if j.runAt > now {
 		q.delayed.add(j.id, j.runAt, 0)

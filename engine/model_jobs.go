@@ -142,7 +142,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			j.token = strconv.FormatInt(m.leaseSeq, 10)
 			j.deadline = now + ms(p.Lease)
 			q.active.add(j.id, j.deadline, 0)
-			out = append(out, Claimed{Job: j.snapshot(), Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: m.deps(j), TraceParent: j.traceContext(), ReadyAt: toTime(j.readyAt)})
+			out = append(out, Claimed{Job: j.snapshot(), Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: m.deps(j), TraceParent: j.traceContext(), ReadyAt: toTime(j.readyAt), PromotedAfter: toTime(j.promotedAt)})
 		}
 		if len(out) == p.Max {
 			break
@@ -382,7 +382,7 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 		var fx effects
 		due := j.readyAt
 		m.push(j, now, &fx)
-		j.readyAt = due // ready since it was due
+		j.readyAt = due // ready since it was due (never a promotion)
 		if res != nil {
 			res.Due = append(res.Due, fx.pushed...)
 		}

@@ -128,6 +128,7 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 				w.open[d]--
 				if w.open[d] == 0 {
 					m.push(td, now, fx)
+					td.promotedAt = t.ended
 				}
 				continue
 			}

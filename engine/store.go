@@ -204,6 +204,11 @@ type Claimed struct {
 	// claim's time less ReadyAt is the job's queue wait. Zero when the
 	// store did not record it (a job pushed by an older version).
 	ReadyAt time.Time
+	// PromotedAfter, for a task whose dependencies' end pushed it, is when
+	// the dependency whose end promoted it ended (ReadyAt less it is the
+	// promotion latency); zero for any other push (a root task, a plain
+	// job, an undo job, a retry, a release, a lease expiry).
+	PromotedAfter time.Time
 }
 
 // OutcomeKind is how an attempt ended.

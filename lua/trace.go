@@ -35,7 +35,8 @@ func (s *Store) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, 
 
 // claimedTail reads the optional values that end a Claimed, each starting
 // with "@" (which no job ID does) and a letter: "@t<traceparent>"
-// (lua/include/trace.lua), "@r<ready-at ms>" (lua/include/ready.lua).
+// (lua/include/trace.lua), "@r<ready-at ms>[:<dependency end ms>]"
+// (lua/include/ready.lua).
 func (r *reader) claimedTail(c *engine.Claimed) {
 	for r.err == nil {
 		v, ok := strings.CutPrefix(r.peek(), "@")
@@ -47,11 +48,17 @@ func (r *reader) claimedTail(c *engine.Claimed) {
 		case strings.HasPrefix(v, "t"):
 			c.TraceParent = v[1:]
 		case strings.HasPrefix(v, "r"):
-			ms, err := strconv.ParseInt(v[1:], 10, 64)
-			if err != nil {
-				r.fail("ready-at %q is not an integer", v[1:])
+			// "<ms>", or "<ms>:<ms>" for a promotion (ready.lua)
+			rd, dep, promoted := strings.Cut(v[1:], ":")
+			ms, err := strconv.ParseInt(rd, 10, 64)
+			dms := int64(0)
+			if err == nil && promoted {
+				dms, err = strconv.ParseInt(dep, 10, 64)
 			}
-			c.ReadyAt = toTime(ms)
+			if err != nil {
+				r.fail("ready-at %q is not <ms> or <ms>:<ms>", v[1:])
+			}
+			c.ReadyAt, c.PromotedAfter = toTime(ms), toTime(dms)
 		default:
 			r.fail("unknown value %q at the end of a Claimed", v)
 		}

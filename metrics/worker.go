@@ -14,8 +14,9 @@ type WorkerMetricsOpts struct {
 	Buckets []float64
 	// ConstLabels are added to every metric (e.g. the worker's name).
 	ConstLabels prometheus.Labels
-	// QueueWaitBuckets are the buckets of the queue wait histogram, in
-	// seconds; nil means 1 ms to about 70 minutes, each 4× the one before.
+	// QueueWaitBuckets are the buckets of the queue wait and promotion
+	// latency histograms, in seconds; nil means 1 ms to about 70 minutes,
+	// each 4× the one before.
 	QueueWaitBuckets []float64
 }
 
@@ -34,6 +35,9 @@ type WorkerMetricsOpts struct {
 //	weir_worker_queue_wait_seconds{queue}                   a histogram of the time from when each job
 //	                                                        this worker started became ready (its push,
 //	                                                        or its due time) to its claim
+//	weir_worker_promotion_latency_seconds{queue}            a histogram of the time from a dependency's end
+//	                                                        to the push of the dependent it promoted, for
+//	                                                        each promoted task this worker started
 //
 // One WorkerMetrics may observe several workers of a process; it is safe
 // for concurrent use.
@@ -45,6 +49,7 @@ type WorkerMetrics struct {
 	promoted *prometheus.CounterVec
 	ended    *prometheus.CounterVec
 	wait     *prometheus.HistogramVec
+	promo    *prometheus.HistogramVec
 }
 
 // NewWorkerMetrics returns worker metrics at zero, to be registered in a
@@ -87,6 +92,12 @@ func NewWorkerMetrics(opts WorkerMetricsOpts) *WorkerMetrics {
 			Buckets:     wb,
 			ConstLabels: opts.ConstLabels,
 		}, []string{"queue"}),
+		promo: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "weir_worker_promotion_latency_seconds",
+			Help:        "Time from a dependency's end to the push of the dependent task it promoted (0 when the same step did both), for the promoted tasks this worker started, by the dependent's queue.",
+			Buckets:     wb,
+			ConstLabels: opts.ConstLabels,
+		}, []string{"queue"}),
 	}
 }
 
@@ -97,6 +108,9 @@ func (m *WorkerMetrics) Observe(e worker.Event) {
 		m.started.WithLabelValues(e.Queue).Inc()
 		if !e.ReadyAt.IsZero() {
 			m.wait.WithLabelValues(e.Queue).Observe(e.QueueWait.Seconds())
+		}
+		if !e.PromotedAfter.IsZero() {
+			m.promo.WithLabelValues(e.Queue).Observe(e.PromotionLatency.Seconds())
 		}
 	case worker.EventPromoted:
 		m.promoted.WithLabelValues(e.Queue).Inc()
@@ -130,5 +144,5 @@ func (m *WorkerMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *WorkerMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended, m.wait}
+	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended, m.wait, m.promo}
 }

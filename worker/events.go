@@ -84,6 +84,10 @@ func (r *run) startedEvent(c engine.Claimed) Event {
 	if !c.ReadyAt.IsZero() {
 		e.ReadyAt = c.ReadyAt
 		e.QueueWait = max(0, c.Lease.Deadline.Add(-r.cfg.Lease).Sub(c.ReadyAt))
+		if !c.PromotedAfter.IsZero() {
+			e.PromotedAfter = c.PromotedAfter
+			e.PromotionLatency = max(0, c.ReadyAt.Sub(c.PromotedAfter))
+		}
 	}
 	return e
 }

@@ -65,6 +65,14 @@ type Event struct {
 	// for this attempt, both by the store's clock, for a started event
 	// with a ReadyAt.
 	QueueWait time.Duration
+	// PromotedAfter, for the started event of a task that its
+	// dependencies' end pushed (engine.Claimed.PromotedAfter), is when the
+	// dependency whose end promoted it ended; PromotionLatency is the time
+	// from then to its push (ReadyAt), by the store's clock: 0 when the
+	// dependency's finish pushed it, more when a cascade too big for one
+	// call pushed it in a later one.
+	PromotedAfter    time.Time
+	PromotionLatency time.Duration
 }
 
 // Observer receives a worker's events, synchronously, from the worker's

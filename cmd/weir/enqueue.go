@@ -37,7 +37,7 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec})
+			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec, TraceParent: envTraceParent()})
 			if err != nil {
 				if errors.Is(err, engine.ErrJobExists) {
 					return failErr(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))

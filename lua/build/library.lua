@@ -1,4 +1,4 @@
-#!lua name=weir2_fdab6b28f3d0
+#!lua name=weir2_c28875f784f0
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -772,20 +772,46 @@ end
 
 -- ---- include/ready.lua
 -- ready.lua: a job's ready-at (F_READY), from which a worker measures its
--- queue wait: the time from when it became ready to its claim.
+-- queue wait (the time from when it became ready to its claim) and, for a
+-- promoted task, the promotion latency (from the end of the dependency
+-- whose end promoted it to its push).
 --
 --!include call.lua
 --!include fields.lua
+--!include workflow.lua
 
--- mark_ready records that job j is ready at ms at (push: now, or its due
--- time when pushed delayed; a sweep that makes it ready keeps that). One
--- field of the hash its push writes anyway, overwritten by the next push.
-local function mark_ready(j, at)
-  redis.call('HSET', j.key, j.pre .. 'rd', fmt(at))
+-- mark_ready records job j's ready-at rd: "<ms>" (push: now, or its due
+-- time when pushed delayed; a sweep that readies it keeps that), or
+-- "<ms>:<ms>" for a promoted task (promotion_ready). One field of the hash
+-- of the job's record, overwritten by its next push.
+local function mark_ready(j, rd)
+  redis.call('HSET', j.key, j.pre .. 'rd', rd)
 end
 
--- put_ready ends a Claimed (lease.lua) with "@r<ms>": the job's ready-at,
--- when it has one (every job pushed since ready-at was recorded).
+-- promotion_ready is the ready-at of a task that the end of task k of w
+-- promotes now: "<now>:<k's end>". k's end is now when it ended in this
+-- call (its state byte changed in it); a cascade drained by a later call
+-- reads it, once per k.
+local function promotion_ready(w, k)
+  local en = w.so and w.so[k] and NOW_S
+  if not en then
+    local ke = w.kend
+    if not ke then
+      ke = {}
+      w.kend = ke
+    end
+    en = ke[k]
+    if not en then
+      en = redis.call('HGET', w.key, 't' .. fmt(k) .. '.' .. 'en') or NOW_S
+      ke[k] = en
+    end
+  end
+  return NOW_S .. ':' .. en
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
+-- value), when the job has one (every job pushed since ready-at was
+-- recorded).
 local function put_ready(out, rd)
   if rd then out[#out + 1] = '@r' .. rd end
 end
@@ -914,11 +940,17 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
--- stays its due time.
-local function push(j, ra, fx, later, due)
+-- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
+-- the time it is ready (now, or ra when later), true to keep the one it
+-- has (a sweep readies a job due since its ready-at), or a promotion's
+-- (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if not due then mark_ready(j, math.max(ra, NOW)) end
+  if rd == nil then
+    mark_ready(j, fmt(math.max(ra, NOW)))
+  elseif rd ~= true then
+    mark_ready(j, rd)
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -1365,6 +1397,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
+--!include ready.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1567,11 +1600,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          push(promoted(w, d, ds, name, q, pr), 0, fx)
+          push(promoted(w, d, ds, name, q, pr), 0, fx, nil, promotion_ready(w, k))
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx, nil, promotion_ready(w, k)) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -2743,7 +2776,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_submit', flags = {},
+redis.register_function{function_name = 'weir2_c28875f784f0_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2861,7 +2894,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_c28875f784f0_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2936,7 +2969,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -2995,7 +3028,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3096,7 +3129,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3144,7 +3177,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3202,7 +3235,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3321,7 +3354,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3380,7 +3413,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3413,7 +3446,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3446,7 +3479,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3526,7 +3559,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_c28875f784f0_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3587,7 +3620,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3624,7 +3657,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3667,7 +3700,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3709,7 +3742,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3742,7 +3775,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3768,7 +3801,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3840,7 +3873,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3939,7 +3972,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3958,7 +3991,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4021,7 +4054,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_c28875f784f0_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4060,7 +4093,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4088,7 +4121,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_c28875f784f0_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4129,7 +4162,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_c28875f784f0_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4223,7 +4256,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_fdab6b28f3d0_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_c28875f784f0_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

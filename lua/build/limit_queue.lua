@@ -771,20 +771,46 @@ end
 
 -- ---- include/ready.lua
 -- ready.lua: a job's ready-at (F_READY), from which a worker measures its
--- queue wait: the time from when it became ready to its claim.
+-- queue wait (the time from when it became ready to its claim) and, for a
+-- promoted task, the promotion latency (from the end of the dependency
+-- whose end promoted it to its push).
 --
 --!include call.lua
 --!include fields.lua
+--!include workflow.lua
 
--- mark_ready records that job j is ready at ms at (push: now, or its due
--- time when pushed delayed; a sweep that makes it ready keeps that). One
--- field of the hash its push writes anyway, overwritten by the next push.
-local function mark_ready(j, at)
-  redis.call('HSET', j.key, j.pre .. 'rd', fmt(at))
+-- mark_ready records job j's ready-at rd: "<ms>" (push: now, or its due
+-- time when pushed delayed; a sweep that readies it keeps that), or
+-- "<ms>:<ms>" for a promoted task (promotion_ready). One field of the hash
+-- of the job's record, overwritten by its next push.
+local function mark_ready(j, rd)
+  redis.call('HSET', j.key, j.pre .. 'rd', rd)
 end
 
--- put_ready ends a Claimed (lease.lua) with "@r<ms>": the job's ready-at,
--- when it has one (every job pushed since ready-at was recorded).
+-- promotion_ready is the ready-at of a task that the end of task k of w
+-- promotes now: "<now>:<k's end>". k's end is now when it ended in this
+-- call (its state byte changed in it); a cascade drained by a later call
+-- reads it, once per k.
+local function promotion_ready(w, k)
+  local en = w.so and w.so[k] and NOW_S
+  if not en then
+    local ke = w.kend
+    if not ke then
+      ke = {}
+      w.kend = ke
+    end
+    en = ke[k]
+    if not en then
+      en = redis.call('HGET', w.key, 't' .. fmt(k) .. '.' .. 'en') or NOW_S
+      ke[k] = en
+    end
+  end
+  return NOW_S .. ':' .. en
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
+-- value), when the job has one (every job pushed since ready-at was
+-- recorded).
 local function put_ready(out, rd)
   if rd then out[#out + 1] = '@r' .. rd end
 end
@@ -913,11 +939,17 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
--- stays its due time.
-local function push(j, ra, fx, later, due)
+-- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
+-- the time it is ready (now, or ra when later), true to keep the one it
+-- has (a sweep readies a job due since its ready-at), or a promotion's
+-- (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if not due then mark_ready(j, math.max(ra, NOW)) end
+  if rd == nil then
+    mark_ready(j, fmt(math.max(ra, NOW)))
+  elseif rd ~= true then
+    mark_ready(j, rd)
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)

@@ -8,6 +8,7 @@
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
+--!include ready.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -210,11 +211,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
           (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-          push(promoted(w, d, ds, name, q, pr), 0, fx)
+          push(promoted(w, d, ds, name, q, pr), 0, fx, nil, promotion_ready(w, k))
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then push(promoted(w, d, ds, name, q, pr), 0, fx, nil, promotion_ready(w, k)) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d

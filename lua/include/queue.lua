@@ -121,11 +121,17 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). due: j was delayed and is due now (sweep): its ready-at
--- stays its due time.
-local function push(j, ra, fx, later, due)
+-- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
+-- the time it is ready (now, or ra when later), true to keep the one it
+-- has (a sweep readies a job due since its ready-at), or a promotion's
+-- (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if not due then mark_ready(j, math.max(ra, NOW)) end
+  if rd == nil then
+    mark_ready(j, fmt(math.max(ra, NOW)))
+  elseif rd ~= true then
+    mark_ready(j, rd)
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
