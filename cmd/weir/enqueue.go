@@ -25,7 +25,9 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			"from FILE or, with -, standard input, and enqueues it on the shared Redis. The\n" +
 			"payload is stored as a Go producer would store it, for the worker.Handle handler\n" +
 			"of the queue. It prints the job's ID; the same job under the same ID again changes\n" +
-			"nothing, and a job whose unique key another job holds prints that job's ID.",
+			"nothing, and a job whose unique key another job holds prints that job's ID.\n" +
+			"A well-formed TRACEPARENT variable (W3C) is stored with the job: its attempts'\n" +
+			"spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			name, data, err := readJobFile(args[0], c.InOrStdin())

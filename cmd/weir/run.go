@@ -36,7 +36,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Long: "run submits the workflow of FILE, runs workers for every queue it names, shows\n" +
 			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
 			"in-process server. Exit status: 0 completed, 1 ended another way, 2 usage or\n" +
-			"validation error.",
+			"validation error. A well-formed TRACEPARENT variable (W3C) is stored with the\n" +
+			"workflow: its tasks' spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
