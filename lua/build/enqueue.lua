@@ -787,6 +787,16 @@ local function mark_ready(j, rd)
   redis.call('HSET', j.key, j.pre .. 'rd', rd)
 end
 
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+local function add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. 'rd'
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
 -- promotion_ready is the ready-at of a task that the end of task k of w
 -- promotes now: "<now>:<k's end>". k's end is now when it ended in this
 -- call (its state byte changed in it); a cascade drained by a later call
@@ -939,16 +949,15 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
--- the time it is ready (now, or ra when later), true to keep the one it
--- has (a sweep readies a job due since its ready-at), or a promotion's
--- (promotion_ready).
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if rd == nil then
-    mark_ready(j, fmt(math.max(ra, NOW)))
-  elseif rd ~= true then
-    mark_ready(j, rd)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else mark_ready(j, rd) end
   end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
@@ -1058,6 +1067,7 @@ local function write_plain(argv, id, key, b, ra, fx)
     hs[#hs + 1] = fmt(ra)
   end
   push(j, ra, fx, true)
+  add_ready(hs, j)
   redis.call('HSET', key, unpack(hs))
   return j
 end

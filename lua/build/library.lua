@@ -1,4 +1,4 @@
-#!lua name=weir2_c28875f784f0
+#!lua name=weir2_3eff679d0547
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./lua -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -788,6 +788,16 @@ local function mark_ready(j, rd)
   redis.call('HSET', j.key, j.pre .. 'rd', rd)
 end
 
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+local function add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. 'rd'
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
 -- promotion_ready is the ready-at of a task that the end of task k of w
 -- promotes now: "<now>:<k's end>". k's end is now when it ended in this
 -- call (its state byte changed in it); a cascade drained by a later call
@@ -940,16 +950,15 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
--- the time it is ready (now, or ra when later), true to keep the one it
--- has (a sweep readies a job due since its ready-at), or a promotion's
--- (promotion_ready).
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if rd == nil then
-    mark_ready(j, fmt(math.max(ra, NOW)))
-  elseif rd ~= true then
-    mark_ready(j, rd)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else mark_ready(j, rd) end
   end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
@@ -2112,6 +2121,7 @@ local function write_plain(argv, id, key, b, ra, fx)
     hs[#hs + 1] = fmt(ra)
   end
   push(j, ra, fx, true)
+  add_ready(hs, j)
   redis.call('HSET', key, unpack(hs))
   return j
 end
@@ -2170,6 +2180,7 @@ local function requeue_expired(j, xp)
   end
   local fx = {}
   push(j, 0, fx, true)
+  add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
   if j.wf then s.wf_state = wget(j.wf, 'st') end
@@ -2308,6 +2319,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. 'ls'
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
+  add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   return s
 end
@@ -2776,7 +2788,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_submit', flags = {},
+redis.register_function{function_name = 'weir2_3eff679d0547_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -2894,7 +2906,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_3eff679d0547_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -2969,7 +2981,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3028,7 +3040,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3129,7 +3141,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3177,7 +3189,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3235,7 +3247,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3354,7 +3366,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3413,7 +3425,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3446,7 +3458,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3479,7 +3491,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order, then the delayed ones in due order, each with the consequences of
@@ -3559,7 +3571,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_3eff679d0547_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -3612,6 +3624,7 @@ else
 end
 local fx = {}
 push(j, ra, fx, true)
+add_ready(hs, j)
 redis.call('HSET', j.key, unpack(hs))
 finalize()
 local out = {'queued', fmt(ra)}
@@ -3620,7 +3633,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -3657,7 +3670,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -3700,7 +3713,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -3742,7 +3755,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -3775,7 +3788,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -3801,7 +3814,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -3873,7 +3886,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -3972,7 +3985,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -3991,7 +4004,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4054,7 +4067,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_3eff679d0547_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4093,7 +4106,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4121,7 +4134,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3eff679d0547_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4162,7 +4175,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_3eff679d0547_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4256,7 +4269,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_c28875f784f0_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3eff679d0547_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.

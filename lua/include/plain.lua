@@ -29,6 +29,7 @@ local function write_plain(argv, id, key, b, ra, fx)
     hs[#hs + 1] = fmt(ra)
   end
   push(j, ra, fx, true)
+  add_ready(hs, j)
   redis.call('HSET', key, unpack(hs))
   return j
 end

@@ -121,16 +121,15 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state). rd is j's ready-at as mark_ready stores it: nil for
--- the time it is ready (now, or ra when later), true to keep the one it
--- has (a sweep readies a job due since its ready-at), or a promotion's
--- (promotion_ready).
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
-  if rd == nil then
-    mark_ready(j, fmt(math.max(ra, NOW)))
-  elseif rd ~= true then
-    mark_ready(j, rd)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else mark_ready(j, rd) end
   end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end

@@ -15,6 +15,16 @@ local function mark_ready(j, rd)
   redis.call('HSET', j.key, j.pre .. F_READY, rd)
 end
 
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+local function add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. F_READY
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
 -- promotion_ready is the ready-at of a task that the end of task k of w
 -- promotes now: "<now>:<k's end>". k's end is now when it ended in this
 -- call (its state byte changed in it); a cascade drained by a later call

@@ -51,6 +51,7 @@ local function requeue_expired(j, xp)
   end
   local fx = {}
   push(j, 0, fx, true)
+  add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end
@@ -189,6 +190,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. F_LAST_SETTLED
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
+  add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   return s
 end
