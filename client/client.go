@@ -175,7 +175,9 @@ func Timeout(d time.Duration) JobOption {
 
 // Enqueue adds a job with payload to queue q and returns its handle. The
 // job is durable once Enqueue returns nil. Enqueue is safe to retry with the
-// same ID option after an error: a repeat changes nothing.
+// same ID option after an error: a repeat changes nothing. When ctx
+// carries an OpenTelemetry span, its trace context is stored with the job
+// and its attempts continue that trace (package weirotel).
 func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P, opts ...JobOption) (*Job[R], error) {
 	b, err := q.EncodePayload(payload)
 	if err != nil {
@@ -190,7 +192,7 @@ func Enqueue[P, R any](ctx context.Context, c *Client, q Queue[P, R], payload P,
 	if spec.ID == "" {
 		spec.ID = NewID()
 	}
-	res, err := c.store.Enqueue(ctx, engine.EnqueueParams{Job: spec})
+	res, err := c.store.Enqueue(ctx, engine.EnqueueParams{Job: spec, TraceParent: traceParent(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -252,7 +252,9 @@ func Undo[R, UP, UR any](t *Task[R], q Queue[UP, UR], payload UP) *Task[R] {
 // the store's error (*weir.ValidationError for a plan the store refuses).
 // Submit is idempotent: the first call fixes the plan, and submitting the
 // same workflow again, after an error or not, sends the same plan, which
-// the store accepts once.
+// the store accepts once. When ctx carries an OpenTelemetry span, its
+// trace context is stored with the workflow (by the first submit) and
+// every attempt of its tasks continues that trace (package weirotel).
 func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	w.mu.Lock()
 	if w.opened {
@@ -274,7 +276,7 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	w.c = c
 	plan := *w.plan
 	w.mu.Unlock()
-	_, err := c.store.Submit(ctx, engine.SubmitParams{Plan: plan})
+	_, err := c.store.Submit(ctx, engine.SubmitParams{Plan: plan, TraceParent: traceParent(ctx)})
 	return err
 }
 

@@ -108,6 +108,14 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 		t.Parallel()
 		runSchedules(t, newStore)
 	})
+	t.Run("Trace", func(t suiteT) {
+		t.Parallel()
+		runTrace(t, newStore)
+	})
+	t.Run("ReadyAt", func(t suiteT) {
+		t.Parallel()
+		runReadyAt(t, newStore)
+	})
 	t.Run("Sequences", func(t suiteT) {
 		t.Parallel()
 		runSequences(t, newStore, o.sequences)

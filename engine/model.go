@@ -71,6 +71,9 @@ type job struct {
 	progress   *Progress // model_progress.go
 	checkpoint []byte
 	signal     OutcomeKind // a signal task: how the signal that ended it ended it
+	traceParent string // plain jobs: EnqueueParams.TraceParent
+	readyAt     int64  // ms: when its last push made it ready, or its due time
+	promotedAt  int64  // ms: the end of the dependency whose end made the last push, or 0
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -194,6 +197,7 @@ func (m *Model) queue(name string) *queue {
 // push puts a job in its queue: ready now, or delayed until runAt.
 func (m *Model) push(j *job, now int64, fx *effects) {
 	j.state = Queued
+	j.readyAt, j.promotedAt = max(j.runAt, now), 0
 	q := m.queue(j.queue)
 	if j.runAt > now {
 		q.delayed.add(j.id, j.runAt, 0)

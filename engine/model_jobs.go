@@ -17,6 +17,9 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 	if err := ValidateJob(s, m.cfg.Limits); err != nil {
 		return EnqueueResult{}, err
 	}
+	if err := ValidateTraceParent(p.TraceParent); err != nil {
+		return EnqueueResult{}, err
+	}
 	h := JobHash(s)
 	if j := m.jobs[s.ID]; j != nil {
 		if j.hash == h {
@@ -24,7 +27,11 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		}
 		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
 	}
-	return m.enqueue(t, s, h), nil
+	res := m.enqueue(t, s, h)
+	if res.Created {
+		m.jobs[s.ID].traceParent = p.TraceParent
+	}
+	return res, nil
 }
 
 // enqueue writes a new plain job of spec s (fingerprint h) at time t and
@@ -149,7 +156,9 @@ func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 	j.deadline = now + ms(p.Lease)
 	q.active.add(j.id, j.deadline, 0)
 	q.rate.started(now)
-	return j.claimed(m.deps(j))
+	c := j.claimed(m.deps(j))
+	c.TraceParent, c.ReadyAt, c.PromotedAfter = j.traceContext(), toTime(j.readyAt), toTime(j.promotedAt)
+	return c
 }
 
 // deps returns the outcomes a claimed job is handed.
@@ -390,7 +399,9 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 		}
 		j.runAt = 0
 		var fx effects
+		due := j.readyAt
 		m.push(j, now, &fx)
+		j.readyAt = due // ready since it was due (never a promotion)
 		if res != nil {
 			res.Due = append(res.Due, fx.pushed...)
 		}

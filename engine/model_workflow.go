@@ -20,6 +20,8 @@ type workflow struct {
 	open      []int // open dependencies per task
 	remaining int   // tasks not ended
 
+	traceParent string // SubmitParams.TraceParent
+
 	unabsorbed         bool // some failure was not absorbed
 	failedBeforeCancel bool // an unabsorbed failure happened before any cancel
 	failFastFired      bool
@@ -56,6 +58,9 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	if err != nil {
 		return SubmitResult{}, err
 	}
+	if err := ValidateTraceParent(p.TraceParent); err != nil {
+		return SubmitResult{}, err
+	}
 	if w := m.workflows[p.Plan.ID]; w != nil {
 		if w.c.hash == c.hash {
 			return SubmitResult{}, nil
@@ -66,6 +71,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	w := &workflow{
 		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
+		traceParent: p.TraceParent,
 	}
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{
@@ -123,6 +129,9 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 				w.open[d]--
 				if w.open[d] == 0 {
 					m.promote(td, now, fx)
+					if td.state == Queued && td.runAt == 0 {
+						td.promotedAt = t.ended // pushed ready by this end
+					}
 				}
 				continue
 			}

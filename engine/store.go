@@ -166,6 +166,11 @@ type ConfigReporter interface {
 // SubmitParams submits one workflow.
 type SubmitParams struct {
 	Plan Plan
+	// TraceParent, when set, is the W3C traceparent of the caller's span
+	// (ValidateTraceParent): stored with the workflow and handed back with
+	// every claim of its jobs (Claimed.TraceParent). It is not part of the
+	// plan: a repeated submit with another one changes nothing.
+	TraceParent string
 }
 
 // SubmitResult says what a submit did.
@@ -185,6 +190,11 @@ type Pushed struct {
 // EnqueueParams enqueues one plain job.
 type EnqueueParams struct {
 	Job JobSpec
+	// TraceParent, when set, is the W3C traceparent of the caller's span
+	// (ValidateTraceParent): stored with the job and handed back with
+	// every claim of it (Claimed.TraceParent). It is not part of the spec:
+	// a repeated enqueue with another one changes nothing.
+	TraceParent string
 }
 
 // EnqueueResult says what an enqueue did.
@@ -224,6 +234,21 @@ type Claimed struct {
 	// Checkpoint is the job's last checkpoint (Progress), nil when none:
 	// what an earlier attempt saved for this one to resume from.
 	Checkpoint []byte
+	// TraceParent is the trace context stored by the submit of the job's
+	// workflow (tasks and undo jobs) or by the enqueue of a plain job, ""
+	// when none was given.
+	TraceParent string
+	// ReadyAt is when the job became ready, by the store's clock: the
+	// push that put it into its queue (enqueue, promotion, retry, release,
+	// lease expiry), or, for a job pushed delayed, its due time. The
+	// claim's time less ReadyAt is the job's queue wait. Zero when the
+	// store did not record it (a job pushed by an older version).
+	ReadyAt time.Time
+	// PromotedAfter, for a task whose dependencies' end pushed it, is when
+	// the dependency whose end promoted it ended (ReadyAt less it is the
+	// promotion latency); zero for any other push (a root task, a plain
+	// job, an undo job, a retry, a release, a lease expiry).
+	PromotedAfter time.Time
 }
 
 // OutcomeKind is how an attempt ended.

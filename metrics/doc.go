@@ -2,8 +2,9 @@
 // namespace's queues (jobs ready, delayed and running; paused), read from
 // the store at each scrape, and WorkerMetrics, which a worker feeds with
 // its events (attempts by queue and outcome, their durations, promotions,
-// workflows ended). Both are prometheus.Collectors that a program
-// registers in its own registry:
+// workflows ended, queue wait and promotion latency by the store's clock).
+// Both are prometheus.Collectors that a program registers in its own
+// registry:
 //
 //	wm := metrics.NewWorkerMetrics(metrics.WorkerMetricsOpts{})
 //	reg := prometheus.NewRegistry()

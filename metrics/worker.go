@@ -14,6 +14,10 @@ type WorkerMetricsOpts struct {
 	Buckets []float64
 	// ConstLabels are added to every metric (e.g. the worker's name).
 	ConstLabels prometheus.Labels
+	// QueueWaitBuckets are the buckets of the queue wait and promotion
+	// latency histograms, in seconds; nil means 1 ms to about 70 minutes,
+	// each 4× the one before.
+	QueueWaitBuckets []float64
 }
 
 // WorkerMetrics counts what a worker does, fed by its events: pass
@@ -28,6 +32,12 @@ type WorkerMetricsOpts struct {
 //	                                                        sweep expired: retried, failed, cancelled
 //	weir_worker_promoted_total{queue}                       jobs its finishes pushed (dependents, undos)
 //	weir_worker_workflows_ended_total{state}                workflows its finishes ended
+//	weir_worker_queue_wait_seconds{queue}                   a histogram of the time from when each job
+//	                                                        this worker started became ready (its push,
+//	                                                        or its due time) to its claim
+//	weir_worker_promotion_latency_seconds{queue}            a histogram of the time from a dependency's end
+//	                                                        to the push of the dependent it promoted, for
+//	                                                        each promoted task this worker started
 //
 // One WorkerMetrics may observe several workers of a process; it is safe
 // for concurrent use.
@@ -38,6 +48,8 @@ type WorkerMetrics struct {
 	expired  *prometheus.CounterVec
 	promoted *prometheus.CounterVec
 	ended    *prometheus.CounterVec
+	wait     *prometheus.HistogramVec
+	promo    *prometheus.HistogramVec
 }
 
 // NewWorkerMetrics returns worker metrics at zero, to be registered in a
@@ -46,6 +58,10 @@ func NewWorkerMetrics(opts WorkerMetricsOpts) *WorkerMetrics {
 	b := opts.Buckets
 	if b == nil {
 		b = prometheus.ExponentialBuckets(0.001, 4, 10)
+	}
+	wb := opts.QueueWaitBuckets
+	if wb == nil {
+		wb = prometheus.ExponentialBuckets(0.001, 4, 12)
 	}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: opts.ConstLabels}, labels)
@@ -70,6 +86,18 @@ func NewWorkerMetrics(opts WorkerMetricsOpts) *WorkerMetrics {
 			"queue"),
 		ended: counter("weir_worker_workflows_ended_total",
 			"Workflows this worker's finishes ended, by end state.", "state"),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "weir_worker_queue_wait_seconds",
+			Help:        "Time from when each job this worker started became ready (enqueued, promoted, retried, or due) to its claim, by queue.",
+			Buckets:     wb,
+			ConstLabels: opts.ConstLabels,
+		}, []string{"queue"}),
+		promo: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "weir_worker_promotion_latency_seconds",
+			Help:        "Time from a dependency's end to the push of the dependent task it promoted (0 when the same step did both), for the promoted tasks this worker started, by the dependent's queue.",
+			Buckets:     wb,
+			ConstLabels: opts.ConstLabels,
+		}, []string{"queue"}),
 	}
 }
 
@@ -78,6 +106,12 @@ func (m *WorkerMetrics) Observe(e worker.Event) {
 	switch e.Kind {
 	case worker.EventStarted:
 		m.started.WithLabelValues(e.Queue).Inc()
+		if !e.ReadyAt.IsZero() {
+			m.wait.WithLabelValues(e.Queue).Observe(e.QueueWait.Seconds())
+		}
+		if !e.PromotedAfter.IsZero() {
+			m.promo.WithLabelValues(e.Queue).Observe(e.PromotionLatency.Seconds())
+		}
 	case worker.EventPromoted:
 		m.promoted.WithLabelValues(e.Queue).Inc()
 	case worker.EventWorkflowEnded:
@@ -110,5 +144,5 @@ func (m *WorkerMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *WorkerMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended}
+	return []prometheus.Collector{m.started, m.attempts, m.duration, m.expired, m.promoted, m.ended, m.wait, m.promo}
 }

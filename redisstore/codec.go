@@ -263,6 +263,7 @@ func (r *reader) claimed() []engine.Claimed {
 			}
 		}
 		c.Checkpoint = r.bytes()
+		r.claimedTail(&c)
 		out = append(out, c)
 	}
 	return out

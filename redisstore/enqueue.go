@@ -12,7 +12,7 @@ import (
 func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
 	args := s.argv(scripts["enqueue"], 1+enqueueArgs)
 	args = append(args, 1)
-	args, err := s.appendEnqueue(args, p.Job)
+	args, err := s.appendEnqueueTraced(args, p)
 	if err != nil {
 		return engine.EnqueueResult{}, err
 	}
@@ -28,8 +28,9 @@ func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.Enq
 	return res, err
 }
 
-// enqueueArgs is the number of enqueue.lua arguments per job.
-const enqueueArgs = 9
+// enqueueArgs is the number of enqueue.lua arguments per job: the 9 of
+// appendEnqueue and the traceparent (appendEnqueueTraced).
+const enqueueArgs = 10
 
 // appendEnqueue validates j and appends its enqueue arguments to args.
 func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {

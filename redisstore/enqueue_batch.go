@@ -39,7 +39,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]
 			jobs = append(jobs, nil)
 		}
 		k := len(argvs) - 1
-		args, err := s.appendEnqueue(argvs[k], p.Job)
+		args, err := s.appendEnqueueTraced(argvs[k], p)
 		if err != nil {
 			out[i].Err = err
 			continue

@@ -12,8 +12,12 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 	if err := engine.ValidatePlan(p.Plan, s.cfg.Limits); err != nil {
 		return engine.SubmitResult{}, err
 	}
+	if err := engine.ValidateTraceParent(p.TraceParent); err != nil {
+		return engine.SubmitResult{}, err
+	}
 	hash := engine.PlanHash(p.Plan)
 	fields, payloads, index, roots := planArgs(p.Plan, hash)
+	fields = appendTraceField(fields, p.TraceParent)
 	staged := len(fields)+len(payloads)+len(index) > stageAbove
 	var v []string
 	var err error

@@ -196,7 +196,7 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	if a.refuseShell(w, lf.Shell) {
 		return
 	}
-	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan})
+	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParent(r)})
 	if err != nil {
 		var ve *engine.ValidationError
 		switch {

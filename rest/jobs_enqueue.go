@@ -50,7 +50,7 @@ func (a *api) enqueueJob(w http.ResponseWriter, r *http.Request) {
 	if j.Shell != "" && a.refuseShell(w, []string{j.Shell}) {
 		return
 	}
-	res, err := a.store.Enqueue(r.Context(), engine.EnqueueParams{Job: j.Spec})
+	res, err := a.store.Enqueue(r.Context(), engine.EnqueueParams{Job: j.Spec, TraceParent: traceParent(r)})
 	if err != nil {
 		if errors.Is(err, engine.ErrJobExists) {
 			writeError(w, http.StatusConflict, apiError{Code: engine.ErrJobExists.Code, Field: "id",

@@ -66,9 +66,10 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 	info := &JobInfo{
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
+		TraceParent: c.TraceParent,
 	}
 	info.link, info.checkpoint = &progressLink{store: r.store, token: c.Lease.Token}, c.Checkpoint
-	r.observe(Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt})
+	r.observe(r.startedEvent(c))
 	start = time.Now()
 	err := call(hctx, h, info)
 	var pe *panicError
@@ -76,7 +77,7 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 	cause := context.Cause(hctx)
 	switch {
 	case errors.Is(context.Cause(ctx), weir.ErrLeaseLost):
-		r.observe(Event{Kind: EventLeaseLost, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: time.Since(start)})
+		r.observe(Event{Kind: EventLeaseLost, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Duration: time.Since(start), TraceParent: c.TraceParent})
 		return o, start, false
 	case err == nil:
 		o.Kind = engine.OutcomeCompleted

@@ -32,6 +32,10 @@ type JobInfo struct {
 	Deps []weir.DepOutcome
 	// RawPayload is the payload as stored (msgpack).
 	RawPayload []byte
+	// TraceParent is the W3C trace context stored by the submit of the
+	// job's workflow or the enqueue of the job, "" when its context
+	// carried no span; package weirotel's Middleware continues it.
+	TraceParent string
 
 	result     []byte
 	link       *progressLink // progress.go

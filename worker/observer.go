@@ -53,6 +53,26 @@ type Event struct {
 	Duration time.Duration
 	// WorkflowState is the workflow's state after a workflow_ended.
 	WorkflowState weir.WorkflowState
+	// TraceParent is the trace context stored with the job (its
+	// workflow's, for the promotions and the end a finish caused), for
+	// the events of this worker's own attempts; "" otherwise.
+	TraceParent string
+	// ReadyAt is when the job became ready (engine.Claimed.ReadyAt: its
+	// push, or its due time), for a started event; zero when the store
+	// did not say.
+	ReadyAt time.Time
+	// QueueWait is the time from ReadyAt to the claim that leased the job
+	// for this attempt, both by the store's clock, for a started event
+	// with a ReadyAt.
+	QueueWait time.Duration
+	// PromotedAfter, for the started event of a task that its
+	// dependencies' end pushed (engine.Claimed.PromotedAfter), is when the
+	// dependency whose end promoted it ended; PromotionLatency is the time
+	// from then to its push (ReadyAt), by the store's clock: 0 when the
+	// dependency's finish pushed it, more when a cascade too big for one
+	// call pushed it in a later one.
+	PromotedAfter    time.Time
+	PromotionLatency time.Duration
 }
 
 // Observer receives a worker's events, synchronously, from the worker's

@@ -37,7 +37,7 @@ func (r *run) sweep() {
 			for _, s := range res.Expired {
 				wf, task, _ := cutTaskJobID(s.JobID)
 				r.observe(Event{Kind: stateEvent(s), JobID: s.JobID, Workflow: wf, Task: task, Err: weir.ReasonTextLeaseExpired, RunAt: s.RunAt})
-				r.consequences(s)
+				r.consequences(s, "")
 			}
 			if len(res.Expired) < perCall && len(res.Due) < perCall {
 				break

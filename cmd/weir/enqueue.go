@@ -26,7 +26,9 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			"from FILE or, with -, standard input, and enqueues it on the shared Redis. The\n" +
 			"payload is stored as a Go producer would store it, for the worker.Handle handler\n" +
 			"of the queue. It prints the job's ID; the same job under the same ID again changes\n" +
-			"nothing, and a job whose unique key another job holds prints that job's ID.",
+			"nothing, and a job whose unique key another job holds prints that job's ID.\n" +
+			"A well-formed TRACEPARENT variable (W3C) is stored with the job: its attempts'\n" +
+			"spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			name, data, err := readJobFile(args[0], c.InOrStdin())
@@ -38,7 +40,7 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return command.Usage(err)
 			}
-			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec})
+			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec, TraceParent: envTraceParent()})
 			if err != nil {
 				if errors.Is(err, engine.ErrJobExists) {
 					return command.Fail(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))

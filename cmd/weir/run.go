@@ -38,7 +38,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Long: "run submits the workflow of FILE, runs workers for every queue it names, shows\n" +
 			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
 			"in-process server. Exit status: 0 completed, 1 ended another way, 2 usage or\n" +
-			"validation error.",
+			"validation error. A well-formed TRACEPARENT variable (W3C) is stored with the\n" +
+			"workflow: its tasks' spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -127,7 +128,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
-	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan})
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: envTraceParent()})
 	if err != nil {
 		var ve *engine.ValidationError
 		switch {

@@ -197,6 +197,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -785,11 +789,15 @@ end
 -- keyed job (a claim of a queue without it reads none of these keys).
 -- spec/keys.md says more.
 
-local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+-- KEYED holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local KEYED = {}
+
+function KEYED.kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
 -- job_ckey returns job j's concurrency key, or false: a plain job's
 -- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
-local function job_ckey(j)
+function KEYED.job_ckey(j)
   local k = j.ck
   if k == nil then
     k = false
@@ -807,36 +815,36 @@ end
 -- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
 -- when it holds lim leases or more (lim: the limit, nil for none; c: its
 -- leases when known).
-local function key_turn(q, key, lim, c)
-  local kc = kkey(q, 'kc')
+function KEYED.key_turn(q, key, lim, c)
+  local kc = KEYED.kkey(q, 'kc')
   if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
   local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
   if lim and c >= lim then
-    redis.call('ZADD', kkey(q, 'kp'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kp'), t, key)
   else
-    redis.call('ZADD', kkey(q, 'kq'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kq'), t, key)
   end
 end
 
 -- keyed_push makes job id, of key, ready in q with score sc (lim: q's
 -- per-key limit, a string or false): a key that had no ready job joins
 -- the end of the rotation, or is parked at its limit.
-local function keyed_push(q, key, id, sc, lim)
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_push(q, key, id, sc, lim)
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZADD', sk, sc, id)
-  redis.call('ZADD', kkey(q, 'kr'), sc, id)
-  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+  redis.call('ZADD', KEYED.kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then KEYED.key_turn(q, key, tonumber(lim)) end
 end
 
 -- keyed_unqueue takes ready job id, of key, out of q and returns whether
 -- it was there; a key left without ready jobs leaves the rotation.
-local function keyed_unqueue(q, key, id)
-  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_unqueue(q, key, id)
+  if redis.call('ZREM', KEYED.kkey(q, 'kr'), id) == 0 then return false end
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZREM', sk, id)
   if redis.call('EXISTS', sk) == 0 then
-    redis.call('ZREM', kkey(q, 'kq'), key)
-    redis.call('ZREM', kkey(q, 'kp'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kq'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kp'), key)
   end
   return true
 end
@@ -844,14 +852,14 @@ end
 -- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
 -- and returns whether the key left the parked keys for the end of the
 -- rotation (lim: q's per-key limit, a string or false).
-local function keyed_release(q, key, lim)
-  local kc = kkey(q, 'kc')
+function KEYED.keyed_release(q, key, lim)
+  local kc = KEYED.kkey(q, 'kc')
   local c = redis.call('HINCRBY', kc, key, -1)
   if c <= 0 then redis.call('HDEL', kc, key) end
   lim = tonumber(lim)
   if lim and c >= lim then return false end
-  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
-  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  if redis.call('ZREM', KEYED.kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
   return true
 end
 
@@ -862,8 +870,8 @@ end
 -- whether it did (a job no longer queued is dropped). Each round pops one
 -- key and one job: at most top - n leases plus the dropped jobs and
 -- parked keys. Returns n and whether the rotation is empty.
-local function keyed_claim(q, lim, top, n, take)
-  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+function KEYED.keyed_claim(q, lim, top, n, take)
+  local kq, kc = KEYED.kkey(q, 'kq'), KEYED.kkey(q, 'kc')
   lim = tonumber(lim)
   while n < top do
     local r = redis.call('ZPOPMIN', kq)
@@ -871,18 +879,18 @@ local function keyed_claim(q, lim, top, n, take)
     local key = r[1]
     local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
     if lim and c >= lim then
-      key_turn(q, key, lim, c)
+      KEYED.key_turn(q, key, lim, c)
     else
-      local sk = kkey(q, 'k:' .. key)
+      local sk = KEYED.kkey(q, 'k:' .. key)
       local got = redis.call('ZPOPMIN', sk)
       if #got > 0 then
-        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        redis.call('ZREM', KEYED.kkey(q, 'kr'), got[1])
         if take(got[1]) then
           n = n + 1
           redis.call('HINCRBY', kc, key, 1)
           if c then c = c + 1 end
         end
-        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+        if redis.call('EXISTS', sk) == 1 then KEYED.key_turn(q, key, lim, c) end
       end
     end
   end
@@ -893,19 +901,79 @@ end
 -- string, "0" for none) to the end of the rotation, in the order they
 -- were parked, and returns how many ready jobs they hold. Its work is the
 -- number of parked keys (LimitKeys).
-local function keyed_unpark(q, lim)
+function KEYED.keyed_unpark(q, lim)
   lim = tonumber(lim)
-  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local kp, kc = KEYED.kkey(q, 'kp'), KEYED.kkey(q, 'kc')
   local n = 0
   for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
     local c = tonumber(redis.call('HGET', kc, key)) or 0
     if lim == 0 or c < lim then
       redis.call('ZREM', kp, key)
-      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
-      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+      redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', KEYED.kkey(q, 'k:' .. key))
     end
   end
   return n
+end
+
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait (the time from when it became ready to its claim) and, for a
+-- promoted task, the promotion latency (from the end of the dependency
+-- whose end promoted it to its push).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+
+-- READY holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local READY = {}
+
+-- mark_ready records job j's ready-at rd: "<ms>" (push: now, or its due
+-- time when pushed delayed; a sweep that readies it keeps that), or
+-- "<ms>:<ms>" for a promoted task (promotion_ready). One field of the hash
+-- of the job's record, overwritten by its next push.
+function READY.mark_ready(j, rd)
+  redis.call('HSET', j.key, j.pre .. 'rd', rd)
+end
+
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+function READY.add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. 'rd'
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
+-- promotion_ready is the ready-at of a task that the end of task k of w
+-- promotes now: "<now>:<k's end>". k's end is now when it ended in this
+-- call (its state byte changed in it); a cascade drained by a later call
+-- reads it, once per k.
+function READY.promotion_ready(w, k)
+  local en = w.so and w.so[k] and NOW_S
+  if not en then
+    local ke = w.kend
+    if not ke then
+      ke = {}
+      w.kend = ke
+    end
+    en = ke[k]
+    if not en then
+      en = redis.call('HGET', w.key, 't' .. fmt(k) .. '.' .. 'en') or NOW_S
+      ke[k] = en
+    end
+  end
+  return NOW_S .. ':' .. en
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
+-- value), when the job has one (every job pushed since ready-at was
+-- recorded).
+function READY.put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
 end
 
 -- ---- include/queue.lua
@@ -916,6 +984,7 @@ end
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -1038,9 +1107,16 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else READY.mark_ready(j, rd) end
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -1052,11 +1128,11 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
     local s = qstate(q)
     if not s.K then qs_set(q, 'K', '1') end
-    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+    KEYED.keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
   else
     redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   end
@@ -1073,9 +1149,9 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
-    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    if not KEYED.keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
     return
   end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
@@ -1085,10 +1161,10 @@ end
 -- without a key has none); a key that leaves the parked keys asks for a
 -- wake-up token.
 local function key_release(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if not ck then return end
   local q = job_queue(j)
-  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
+  if KEYED.keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one
@@ -1429,13 +1505,14 @@ end
 -- SIG.push pushes task j ready, or opens it when pr (its priority as its
 -- dependents entry gives it) marks a signal task, or delays it when pr
 -- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
-function SIG.push(j, pr, fx)
+-- rd: the ready-at of a task pushed ready (ready.lua promotion_ready).
+function SIG.push(j, pr, fx, rd)
   -- the marks stand before a concurrency key (":<key>"), which may hold
   -- any letter
   pr = string.match(pr, '^[^:]*')
   local s = string.find(pr, '[sd]')
   if not s then
-    push(j, 0, fx)
+    push(j, 0, fx, nil, rd)
   elseif string.byte(pr, s) == 115 then
     SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
   else
@@ -1476,6 +1553,7 @@ end
 --!include queue.lua
 --!include compensate.lua
 --!include signal_open.lua
+--!include ready.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1686,11 +1764,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -1808,6 +1886,7 @@ local function requeue_expired(j, xp)
   end
   local fx = {}
   push(j, 0, fx, true)
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
   if j.wf then s.wf_state = wget(j.wf, 'st') end
@@ -1947,6 +2026,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. 'ls'
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   return s
 end
@@ -2097,7 +2177,7 @@ local function sweep(q, max, res, max_leases)
     if st == 'queued' then
       jdel(j, 'ra')
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     elseif st == 'open' then
       -- a signal task's timeout (signal_end.lua)
@@ -2210,6 +2290,20 @@ local function task_checkpoint(j, flag)
   return redis.call('HGET', j.wf.pkey, j.pre .. 'ck')
 end
 
+-- ---- include/trace.lua
+-- trace.lua: the trace context stored with a workflow or a plain job
+-- (field tp, spec/keys.md), handed back with each claim of its jobs.
+--
+--!include call.lua
+
+-- put_trace ends a Claimed (lease.lua) with "@t<traceparent>" when the job
+-- has a trace context (tp, from the hash the claim read anyway), and with
+-- nothing otherwise: a job without one costs no read and no reply value.
+-- No job ID starts with "@", so the reader tells it from the next Claimed.
+local function put_trace(out, tp)
+  if tp then out[#out + 1] = '@t' .. tp end
+end
+
 -- ---- include/lease.lua
 -- lease.lua: leasing queued jobs to a claim, and what the claim hands the
 -- worker with each (its Claimed).
@@ -2223,6 +2317,8 @@ end
 --!include text.lua
 --!include rate.lua
 --!include checkpoint.lua
+--!include trace.lua
+--!include ready.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2336,13 +2432,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp, ck
+  local spec, a, e, pay, created, dp, xp, ck, tp, rd
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', p .. 'ck')
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', p .. 'ck', 'tp', p .. 'rd')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -2354,21 +2450,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp, ck = v[3], v[4], v[5], v[6], v[7], v[8], v[9]
+    spec, a, e, pay, created, xp, ck, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
-      spec, a, dp, ck = v[1], v[2], v[3], v[4]
+      spec, a, dp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
       remember_spec(w, j.i, spec)
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', p .. 'ck')
-      a, created, ck = v[1], v[2], v[3]
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', p .. 'ck', 'tp', p .. 'rd')
+      a, created, ck, tp, rd = v[1], v[2], v[3], v[4], v[5]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -2393,6 +2489,8 @@ local function lease_job(j, v, dl, dls, out, q)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -2402,15 +2500,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp, ck = j.spec, nil, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, ck, tp, rd = j.spec, nil, nil, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'ck')
-    created, pay, e, xp, ck = v[1], v[2], v[3], v[4], v[5]
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'ck', 'tp', 'rd')
+    created, pay, e, xp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', p .. 'ck')
-    e, xp = v[2], v[4]
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', p .. 'ck', 'tp', p .. 'rd')
+    e, xp, tp, rd = v[2], v[4], v[6], v[7]
     ck = task_checkpoint(j, v[5])
     if j.kind == 't' then
       created, dp = wget(w, 'c'), v[3]
@@ -2421,6 +2519,8 @@ local function reclaimed(id, token, out)
     end
   end
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -2440,7 +2540,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck', 'tp', 'rd')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -2464,7 +2564,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck', 'tp', 'rd')
   end
   return j
 end
@@ -2526,7 +2626,7 @@ local function claim(queues, max, lease_ms, out)
           -- then the keyed jobs, across keys in rotation (keyed.lua)
           if qs.K and n < top then
             local kempty
-            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+            n, kempty = KEYED.keyed_claim(q, qs.kl, top, n, function(id)
               local j, v = claiming(id, q)
               return j and lease_job(j, v, dl, dls, out, q) or false
             end)

@@ -1,4 +1,4 @@
-#!lua name=weir2_f690f9a73c25
+#!lua name=weir2_ae11b417aad9
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -198,6 +198,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -786,11 +790,15 @@ end
 -- keyed job (a claim of a queue without it reads none of these keys).
 -- spec/keys.md says more.
 
-local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+-- KEYED holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local KEYED = {}
+
+function KEYED.kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
 -- job_ckey returns job j's concurrency key, or false: a plain job's
 -- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
-local function job_ckey(j)
+function KEYED.job_ckey(j)
   local k = j.ck
   if k == nil then
     k = false
@@ -808,36 +816,36 @@ end
 -- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
 -- when it holds lim leases or more (lim: the limit, nil for none; c: its
 -- leases when known).
-local function key_turn(q, key, lim, c)
-  local kc = kkey(q, 'kc')
+function KEYED.key_turn(q, key, lim, c)
+  local kc = KEYED.kkey(q, 'kc')
   if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
   local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
   if lim and c >= lim then
-    redis.call('ZADD', kkey(q, 'kp'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kp'), t, key)
   else
-    redis.call('ZADD', kkey(q, 'kq'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kq'), t, key)
   end
 end
 
 -- keyed_push makes job id, of key, ready in q with score sc (lim: q's
 -- per-key limit, a string or false): a key that had no ready job joins
 -- the end of the rotation, or is parked at its limit.
-local function keyed_push(q, key, id, sc, lim)
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_push(q, key, id, sc, lim)
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZADD', sk, sc, id)
-  redis.call('ZADD', kkey(q, 'kr'), sc, id)
-  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+  redis.call('ZADD', KEYED.kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then KEYED.key_turn(q, key, tonumber(lim)) end
 end
 
 -- keyed_unqueue takes ready job id, of key, out of q and returns whether
 -- it was there; a key left without ready jobs leaves the rotation.
-local function keyed_unqueue(q, key, id)
-  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_unqueue(q, key, id)
+  if redis.call('ZREM', KEYED.kkey(q, 'kr'), id) == 0 then return false end
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZREM', sk, id)
   if redis.call('EXISTS', sk) == 0 then
-    redis.call('ZREM', kkey(q, 'kq'), key)
-    redis.call('ZREM', kkey(q, 'kp'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kq'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kp'), key)
   end
   return true
 end
@@ -845,14 +853,14 @@ end
 -- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
 -- and returns whether the key left the parked keys for the end of the
 -- rotation (lim: q's per-key limit, a string or false).
-local function keyed_release(q, key, lim)
-  local kc = kkey(q, 'kc')
+function KEYED.keyed_release(q, key, lim)
+  local kc = KEYED.kkey(q, 'kc')
   local c = redis.call('HINCRBY', kc, key, -1)
   if c <= 0 then redis.call('HDEL', kc, key) end
   lim = tonumber(lim)
   if lim and c >= lim then return false end
-  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
-  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  if redis.call('ZREM', KEYED.kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
   return true
 end
 
@@ -863,8 +871,8 @@ end
 -- whether it did (a job no longer queued is dropped). Each round pops one
 -- key and one job: at most top - n leases plus the dropped jobs and
 -- parked keys. Returns n and whether the rotation is empty.
-local function keyed_claim(q, lim, top, n, take)
-  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+function KEYED.keyed_claim(q, lim, top, n, take)
+  local kq, kc = KEYED.kkey(q, 'kq'), KEYED.kkey(q, 'kc')
   lim = tonumber(lim)
   while n < top do
     local r = redis.call('ZPOPMIN', kq)
@@ -872,18 +880,18 @@ local function keyed_claim(q, lim, top, n, take)
     local key = r[1]
     local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
     if lim and c >= lim then
-      key_turn(q, key, lim, c)
+      KEYED.key_turn(q, key, lim, c)
     else
-      local sk = kkey(q, 'k:' .. key)
+      local sk = KEYED.kkey(q, 'k:' .. key)
       local got = redis.call('ZPOPMIN', sk)
       if #got > 0 then
-        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        redis.call('ZREM', KEYED.kkey(q, 'kr'), got[1])
         if take(got[1]) then
           n = n + 1
           redis.call('HINCRBY', kc, key, 1)
           if c then c = c + 1 end
         end
-        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+        if redis.call('EXISTS', sk) == 1 then KEYED.key_turn(q, key, lim, c) end
       end
     end
   end
@@ -894,19 +902,79 @@ end
 -- string, "0" for none) to the end of the rotation, in the order they
 -- were parked, and returns how many ready jobs they hold. Its work is the
 -- number of parked keys (LimitKeys).
-local function keyed_unpark(q, lim)
+function KEYED.keyed_unpark(q, lim)
   lim = tonumber(lim)
-  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local kp, kc = KEYED.kkey(q, 'kp'), KEYED.kkey(q, 'kc')
   local n = 0
   for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
     local c = tonumber(redis.call('HGET', kc, key)) or 0
     if lim == 0 or c < lim then
       redis.call('ZREM', kp, key)
-      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
-      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+      redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', KEYED.kkey(q, 'k:' .. key))
     end
   end
   return n
+end
+
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait (the time from when it became ready to its claim) and, for a
+-- promoted task, the promotion latency (from the end of the dependency
+-- whose end promoted it to its push).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+
+-- READY holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local READY = {}
+
+-- mark_ready records job j's ready-at rd: "<ms>" (push: now, or its due
+-- time when pushed delayed; a sweep that readies it keeps that), or
+-- "<ms>:<ms>" for a promoted task (promotion_ready). One field of the hash
+-- of the job's record, overwritten by its next push.
+function READY.mark_ready(j, rd)
+  redis.call('HSET', j.key, j.pre .. 'rd', rd)
+end
+
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+function READY.add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. 'rd'
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
+-- promotion_ready is the ready-at of a task that the end of task k of w
+-- promotes now: "<now>:<k's end>". k's end is now when it ended in this
+-- call (its state byte changed in it); a cascade drained by a later call
+-- reads it, once per k.
+function READY.promotion_ready(w, k)
+  local en = w.so and w.so[k] and NOW_S
+  if not en then
+    local ke = w.kend
+    if not ke then
+      ke = {}
+      w.kend = ke
+    end
+    en = ke[k]
+    if not en then
+      en = redis.call('HGET', w.key, 't' .. fmt(k) .. '.' .. 'en') or NOW_S
+      ke[k] = en
+    end
+  end
+  return NOW_S .. ':' .. en
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
+-- value), when the job has one (every job pushed since ready-at was
+-- recorded).
+function READY.put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
 end
 
 -- ---- include/queue.lua
@@ -917,6 +985,7 @@ end
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -1039,9 +1108,16 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else READY.mark_ready(j, rd) end
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -1053,11 +1129,11 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
     local s = qstate(q)
     if not s.K then qs_set(q, 'K', '1') end
-    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+    KEYED.keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
   else
     redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   end
@@ -1074,9 +1150,9 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
-    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    if not KEYED.keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
     return
   end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
@@ -1086,10 +1162,10 @@ end
 -- without a key has none); a key that leaves the parked keys asks for a
 -- wake-up token.
 local function key_release(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if not ck then return end
   local q = job_queue(j)
-  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
+  if KEYED.keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one
@@ -1553,13 +1629,14 @@ end
 -- SIG.push pushes task j ready, or opens it when pr (its priority as its
 -- dependents entry gives it) marks a signal task, or delays it when pr
 -- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
-function SIG.push(j, pr, fx)
+-- rd: the ready-at of a task pushed ready (ready.lua promotion_ready).
+function SIG.push(j, pr, fx, rd)
   -- the marks stand before a concurrency key (":<key>"), which may hold
   -- any letter
   pr = string.match(pr, '^[^:]*')
   local s = string.find(pr, '[sd]')
   if not s then
-    push(j, 0, fx)
+    push(j, 0, fx, nil, rd)
   elseif string.byte(pr, s) == 115 then
     SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
   else
@@ -1600,6 +1677,7 @@ end
 --!include queue.lua
 --!include compensate.lua
 --!include signal_open.lua
+--!include ready.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1810,11 +1888,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -2390,9 +2468,9 @@ end
 
 -- write_plain writes plain job id (key: its hash) from the enqueue values
 -- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
--- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order),
--- and pushes it, ready or delayed until ra (ms; now or before: ready),
--- adding to fx.
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
+-- argv[b + 9], when given and not empty, its traceparent), and pushes it,
+-- ready or delayed until ra (ms; now or before: ready), adding to fx.
 local function write_plain(argv, id, key, b, ra, fx)
   local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
   j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
@@ -2402,11 +2480,17 @@ local function write_plain(argv, id, key, b, ra, fx)
     hs[#hs + 1] = 'p'
     hs[#hs + 1] = argv[b + 5]
   end
+  local tp = argv[b + 9]
+  if tp and tp ~= '' then
+    hs[#hs + 1] = 'tp'
+    hs[#hs + 1] = tp
+  end
   if ra > NOW then
     hs[#hs + 1] = 'ra'
     hs[#hs + 1] = fmt(ra)
   end
   push(j, ra, fx, true)
+  READY.add_ready(hs, j)
   redis.call('HSET', key, unpack(hs))
   return j
 end
@@ -2466,6 +2550,7 @@ local function requeue_expired(j, xp)
   end
   local fx = {}
   push(j, 0, fx, true)
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
   if j.wf then s.wf_state = wget(j.wf, 'st') end
@@ -2605,6 +2690,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. 'ls'
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   return s
 end
@@ -2755,7 +2841,7 @@ local function sweep(q, max, res, max_leases)
     if st == 'queued' then
       jdel(j, 'ra')
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     elseif st == 'open' then
       -- a signal task's timeout (signal_end.lua)
@@ -2782,6 +2868,20 @@ local function task_checkpoint(j, flag)
   return redis.call('HGET', j.wf.pkey, j.pre .. 'ck')
 end
 
+-- ---- include/trace.lua
+-- trace.lua: the trace context stored with a workflow or a plain job
+-- (field tp, spec/keys.md), handed back with each claim of its jobs.
+--
+--!include call.lua
+
+-- put_trace ends a Claimed (lease.lua) with "@t<traceparent>" when the job
+-- has a trace context (tp, from the hash the claim read anyway), and with
+-- nothing otherwise: a job without one costs no read and no reply value.
+-- No job ID starts with "@", so the reader tells it from the next Claimed.
+local function put_trace(out, tp)
+  if tp then out[#out + 1] = '@t' .. tp end
+end
+
 -- ---- include/lease.lua
 -- lease.lua: leasing queued jobs to a claim, and what the claim hands the
 -- worker with each (its Claimed).
@@ -2795,6 +2895,8 @@ end
 --!include text.lua
 --!include rate.lua
 --!include checkpoint.lua
+--!include trace.lua
+--!include ready.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -2908,13 +3010,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp, ck
+  local spec, a, e, pay, created, dp, xp, ck, tp, rd
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', p .. 'ck')
+    v = redis.call('HMGET', w.key, t, p .. 'a', t .. '.' .. 'dp', p .. 'ck', 'tp', p .. 'rd')
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -2926,21 +3028,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp, ck = v[3], v[4], v[5], v[6], v[7], v[8], v[9]
+    spec, a, e, pay, created, xp, ck, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, 's', 'running', 'a', a, 'tk', token, 'dl', dls)
   else
     if j.kind == 't' then
-      spec, a, dp, ck = v[1], v[2], v[3], v[4]
+      spec, a, dp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
       remember_spec(w, j.i, spec)
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', p .. 'ck')
-      a, created, ck = v[1], v[2], v[3]
+      v = redis.call('HMGET', w.key, p .. 'a', p .. 'c', p .. 'ck', 'tp', p .. 'rd')
+      a, created, ck, tp, rd = v[1], v[2], v[3], v[4], v[5]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -2965,6 +3067,8 @@ local function lease_job(j, v, dl, dls, out, q)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -2974,15 +3078,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp, ck = j.spec, nil, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, ck, tp, rd = j.spec, nil, nil, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'ck')
-    created, pay, e, xp, ck = v[1], v[2], v[3], v[4], v[5]
+    local v = redis.call('HMGET', j.key, 'c', 'p', 'e', 'xp', 'ck', 'tp', 'rd')
+    created, pay, e, xp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', p .. 'ck')
-    e, xp = v[2], v[4]
+    local v = redis.call('HMGET', w.key, p .. 'c', p .. 'e', 't' .. j.is .. '.' .. 'dp', p .. 'xp', p .. 'ck', 'tp', p .. 'rd')
+    e, xp, tp, rd = v[2], v[4], v[6], v[7]
     ck = task_checkpoint(j, v[5])
     if j.kind == 't' then
       created, dp = wget(w, 'c'), v[3]
@@ -2993,6 +3097,8 @@ local function reclaimed(id, token, out)
     end
   end
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -3012,7 +3118,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
+    local v = redis.pcall('HMGET', key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck', 'tp', 'rd')
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -3036,7 +3142,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck')
+    return j, redis.call('HMGET', j.key, 's', 'en', 'spec', 'a', 'e', 'p', 'c', 'xp', 'ck', 'tp', 'rd')
   end
   return j
 end
@@ -3098,7 +3204,7 @@ local function claim(queues, max, lease_ms, out)
           -- then the keyed jobs, across keys in rotation (keyed.lua)
           if qs.K and n < top then
             local kempty
-            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+            n, kempty = KEYED.keyed_claim(q, qs.kl, top, n, function(id)
               local j, v = claiming(id, q)
               return j and lease_job(j, v, dl, dls, out, q) or false
             end)
@@ -3170,7 +3276,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_submit', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3290,14 +3396,14 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 9 values:
+-- ARGV[4]  k: number of jobs, then per job 10 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
@@ -3305,7 +3411,7 @@ redis.register_function{function_name = 'weir2_f690f9a73c25_enqueue', flags = {}
 --          fingerprint (run-at and delay excluded), unique ("" or
 --          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
 --          until the job ends; the spec then ends "|U<digest>" or
---          "|u<digest>")
+--          "|u<digest>"), traceparent ("": none; trace.lua)
 -- Reply:   per job: created, state; created is "1" (written), "" (the
 --          same spec existed: no effect), "JOBEXISTS" (another spec
 --          exists under the ID: no effect, state "") or "UNIQUE" (another
@@ -3325,7 +3431,7 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 9 * x
+  local b = 5 + 10 * x
   local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, 's', 'en', 'h')
@@ -3365,7 +3471,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3424,7 +3530,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3525,7 +3631,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3573,7 +3679,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3631,7 +3737,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3752,7 +3858,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3811,7 +3917,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3844,7 +3950,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3877,7 +3983,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -3919,7 +4025,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4000,7 +4106,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4053,6 +4159,7 @@ else
 end
 local fx = {}
 push(j, ra, fx, true)
+READY.add_ready(hs, j)
 redis.call('HSET', j.key, unpack(hs))
 finalize()
 local out = {'queued', fmt(ra)}
@@ -4061,7 +4168,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4098,7 +4205,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4141,7 +4248,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4183,7 +4290,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4216,7 +4323,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4242,7 +4349,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4314,7 +4421,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4428,7 +4535,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4448,7 +4555,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4514,7 +4621,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4553,7 +4660,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4581,7 +4688,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4622,7 +4729,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4716,7 +4823,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4755,7 +4862,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_progress', flags = {},
+redis.register_function{function_name = 'weir2_ae11b417aad9_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4804,7 +4911,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -4829,14 +4936,14 @@ read_clock()
 allow_full()
 register_queue(q)
 qs_set(q, 'kl', ARGV[5] ~= '0' and ARGV[5] or false)
-local n = keyed_unpark(q, ARGV[5])
+local n = KEYED.keyed_unpark(q, ARGV[5])
 if n > 0 then wake(q, n) end
 finalize()
 return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_f690f9a73c25_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_ae11b417aad9_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

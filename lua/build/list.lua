@@ -239,6 +239,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/workflow.lua

@@ -197,6 +197,10 @@ end
 -- returned (none for a plain job that ended: its state is the answer)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
 
 
 -- ---- include/text.lua
@@ -785,11 +789,15 @@ end
 -- keyed job (a claim of a queue without it reads none of these keys).
 -- spec/keys.md says more.
 
-local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+-- KEYED holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local KEYED = {}
+
+function KEYED.kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
 -- job_ckey returns job j's concurrency key, or false: a plain job's
 -- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
-local function job_ckey(j)
+function KEYED.job_ckey(j)
   local k = j.ck
   if k == nil then
     k = false
@@ -807,36 +815,36 @@ end
 -- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
 -- when it holds lim leases or more (lim: the limit, nil for none; c: its
 -- leases when known).
-local function key_turn(q, key, lim, c)
-  local kc = kkey(q, 'kc')
+function KEYED.key_turn(q, key, lim, c)
+  local kc = KEYED.kkey(q, 'kc')
   if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
   local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
   if lim and c >= lim then
-    redis.call('ZADD', kkey(q, 'kp'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kp'), t, key)
   else
-    redis.call('ZADD', kkey(q, 'kq'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kq'), t, key)
   end
 end
 
 -- keyed_push makes job id, of key, ready in q with score sc (lim: q's
 -- per-key limit, a string or false): a key that had no ready job joins
 -- the end of the rotation, or is parked at its limit.
-local function keyed_push(q, key, id, sc, lim)
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_push(q, key, id, sc, lim)
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZADD', sk, sc, id)
-  redis.call('ZADD', kkey(q, 'kr'), sc, id)
-  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+  redis.call('ZADD', KEYED.kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then KEYED.key_turn(q, key, tonumber(lim)) end
 end
 
 -- keyed_unqueue takes ready job id, of key, out of q and returns whether
 -- it was there; a key left without ready jobs leaves the rotation.
-local function keyed_unqueue(q, key, id)
-  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_unqueue(q, key, id)
+  if redis.call('ZREM', KEYED.kkey(q, 'kr'), id) == 0 then return false end
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZREM', sk, id)
   if redis.call('EXISTS', sk) == 0 then
-    redis.call('ZREM', kkey(q, 'kq'), key)
-    redis.call('ZREM', kkey(q, 'kp'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kq'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kp'), key)
   end
   return true
 end
@@ -844,14 +852,14 @@ end
 -- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
 -- and returns whether the key left the parked keys for the end of the
 -- rotation (lim: q's per-key limit, a string or false).
-local function keyed_release(q, key, lim)
-  local kc = kkey(q, 'kc')
+function KEYED.keyed_release(q, key, lim)
+  local kc = KEYED.kkey(q, 'kc')
   local c = redis.call('HINCRBY', kc, key, -1)
   if c <= 0 then redis.call('HDEL', kc, key) end
   lim = tonumber(lim)
   if lim and c >= lim then return false end
-  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
-  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  if redis.call('ZREM', KEYED.kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
   return true
 end
 
@@ -862,8 +870,8 @@ end
 -- whether it did (a job no longer queued is dropped). Each round pops one
 -- key and one job: at most top - n leases plus the dropped jobs and
 -- parked keys. Returns n and whether the rotation is empty.
-local function keyed_claim(q, lim, top, n, take)
-  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+function KEYED.keyed_claim(q, lim, top, n, take)
+  local kq, kc = KEYED.kkey(q, 'kq'), KEYED.kkey(q, 'kc')
   lim = tonumber(lim)
   while n < top do
     local r = redis.call('ZPOPMIN', kq)
@@ -871,18 +879,18 @@ local function keyed_claim(q, lim, top, n, take)
     local key = r[1]
     local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
     if lim and c >= lim then
-      key_turn(q, key, lim, c)
+      KEYED.key_turn(q, key, lim, c)
     else
-      local sk = kkey(q, 'k:' .. key)
+      local sk = KEYED.kkey(q, 'k:' .. key)
       local got = redis.call('ZPOPMIN', sk)
       if #got > 0 then
-        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        redis.call('ZREM', KEYED.kkey(q, 'kr'), got[1])
         if take(got[1]) then
           n = n + 1
           redis.call('HINCRBY', kc, key, 1)
           if c then c = c + 1 end
         end
-        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+        if redis.call('EXISTS', sk) == 1 then KEYED.key_turn(q, key, lim, c) end
       end
     end
   end
@@ -893,19 +901,79 @@ end
 -- string, "0" for none) to the end of the rotation, in the order they
 -- were parked, and returns how many ready jobs they hold. Its work is the
 -- number of parked keys (LimitKeys).
-local function keyed_unpark(q, lim)
+function KEYED.keyed_unpark(q, lim)
   lim = tonumber(lim)
-  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local kp, kc = KEYED.kkey(q, 'kp'), KEYED.kkey(q, 'kc')
   local n = 0
   for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
     local c = tonumber(redis.call('HGET', kc, key)) or 0
     if lim == 0 or c < lim then
       redis.call('ZREM', kp, key)
-      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
-      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+      redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', KEYED.kkey(q, 'k:' .. key))
     end
   end
   return n
+end
+
+-- ---- include/ready.lua
+-- ready.lua: a job's ready-at (F_READY), from which a worker measures its
+-- queue wait (the time from when it became ready to its claim) and, for a
+-- promoted task, the promotion latency (from the end of the dependency
+-- whose end promoted it to its push).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+
+-- READY holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local READY = {}
+
+-- mark_ready records job j's ready-at rd: "<ms>" (push: now, or its due
+-- time when pushed delayed; a sweep that readies it keeps that), or
+-- "<ms>:<ms>" for a promoted task (promotion_ready). One field of the hash
+-- of the job's record, overwritten by its next push.
+function READY.mark_ready(j, rd)
+  redis.call('HSET', j.key, j.pre .. 'rd', rd)
+end
+
+-- add_ready appends job j's ready-at that push left to its caller (later)
+-- to hs, the fields of the HSET of j's hash the caller makes anyway.
+function READY.add_ready(hs, j)
+  if j.rd then
+    hs[#hs + 1] = j.pre .. 'rd'
+    hs[#hs + 1] = j.rd
+    j.rd = nil
+  end
+end
+
+-- promotion_ready is the ready-at of a task that the end of task k of w
+-- promotes now: "<now>:<k's end>". k's end is now when it ended in this
+-- call (its state byte changed in it); a cascade drained by a later call
+-- reads it, once per k.
+function READY.promotion_ready(w, k)
+  local en = w.so and w.so[k] and NOW_S
+  if not en then
+    local ke = w.kend
+    if not ke then
+      ke = {}
+      w.kend = ke
+    end
+    en = ke[k]
+    if not en then
+      en = redis.call('HGET', w.key, 't' .. fmt(k) .. '.' .. 'en') or NOW_S
+      ke[k] = en
+    end
+  end
+  return NOW_S .. ':' .. en
+end
+
+-- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
+-- value), when the job has one (every job pushed since ready-at was
+-- recorded).
+function READY.put_ready(out, rd)
+  if rd then out[#out + 1] = '@r' .. rd end
 end
 
 -- ---- include/queue.lua
@@ -916,6 +984,7 @@ end
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -1038,9 +1107,16 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else READY.mark_ready(j, rd) end
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -1052,11 +1128,11 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
     local s = qstate(q)
     if not s.K then qs_set(q, 'K', '1') end
-    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+    KEYED.keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
   else
     redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   end
@@ -1073,9 +1149,9 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
-    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    if not KEYED.keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
     return
   end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
@@ -1085,10 +1161,10 @@ end
 -- without a key has none); a key that leaves the parked keys asks for a
 -- wake-up token.
 local function key_release(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if not ck then return end
   local q = job_queue(j)
-  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
+  if KEYED.keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one

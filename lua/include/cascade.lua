@@ -9,6 +9,7 @@
 --!include queue.lua
 --!include compensate.lua
 --!include signal_open.lua
+--!include ready.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -219,11 +220,11 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
           (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx)
+          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d

@@ -31,6 +31,12 @@ local F_DEPENDENTS = 'dn'
 local F_BLOCKERS = 'b' -- undo: undos of its nearest compensated descendants not ended
 local F_PARENTS = 'pa' -- undo: indices of the undos it blocks
 local F_SIGNAL = 'sg' -- signal task: the kind of the signal that ended it
+-- plain job and workflow: the W3C traceparent of its enqueue or submit
+-- (absent: none), handed back with every claim (trace.lua)
+local F_TRACE = 'tp'
+-- a job's ready-at, ms: when its last push made it ready, or, pushed
+-- delayed, when it is due (ready.lua)
+local F_READY = 'rd'
 
 local W_STATE = 'st'
 local W_REASON = 'rs'

@@ -16,11 +16,15 @@
 -- keyed job (a claim of a queue without it reads none of these keys).
 -- spec/keys.md says more.
 
-local function kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
+-- KEYED holds the functions of this file (one top-level local: a
+-- script has at most 200).
+local KEYED = {}
+
+function KEYED.kkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
 -- job_ckey returns job j's concurrency key, or false: a plain job's
 -- spec field "K<key>", a task's flags field ":<key>" (an undo has none).
-local function job_ckey(j)
+function KEYED.job_ckey(j)
   local k = j.ck
   if k == nil then
     k = false
@@ -38,36 +42,36 @@ end
 -- key_turn puts key at the end of q's rotation (kq), or parks it (kp)
 -- when it holds lim leases or more (lim: the limit, nil for none; c: its
 -- leases when known).
-local function key_turn(q, key, lim, c)
-  local kc = kkey(q, 'kc')
+function KEYED.key_turn(q, key, lim, c)
+  local kc = KEYED.kkey(q, 'kc')
   if lim and not c then c = tonumber(redis.call('HGET', kc, key)) or 0 end
   local t = fmt(redis.call('HINCRBY', kc, ':t', 1))
   if lim and c >= lim then
-    redis.call('ZADD', kkey(q, 'kp'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kp'), t, key)
   else
-    redis.call('ZADD', kkey(q, 'kq'), t, key)
+    redis.call('ZADD', KEYED.kkey(q, 'kq'), t, key)
   end
 end
 
 -- keyed_push makes job id, of key, ready in q with score sc (lim: q's
 -- per-key limit, a string or false): a key that had no ready job joins
 -- the end of the rotation, or is parked at its limit.
-local function keyed_push(q, key, id, sc, lim)
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_push(q, key, id, sc, lim)
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZADD', sk, sc, id)
-  redis.call('ZADD', kkey(q, 'kr'), sc, id)
-  if redis.call('ZCARD', sk) == 1 then key_turn(q, key, tonumber(lim)) end
+  redis.call('ZADD', KEYED.kkey(q, 'kr'), sc, id)
+  if redis.call('ZCARD', sk) == 1 then KEYED.key_turn(q, key, tonumber(lim)) end
 end
 
 -- keyed_unqueue takes ready job id, of key, out of q and returns whether
 -- it was there; a key left without ready jobs leaves the rotation.
-local function keyed_unqueue(q, key, id)
-  if redis.call('ZREM', kkey(q, 'kr'), id) == 0 then return false end
-  local sk = kkey(q, 'k:' .. key)
+function KEYED.keyed_unqueue(q, key, id)
+  if redis.call('ZREM', KEYED.kkey(q, 'kr'), id) == 0 then return false end
+  local sk = KEYED.kkey(q, 'k:' .. key)
   redis.call('ZREM', sk, id)
   if redis.call('EXISTS', sk) == 0 then
-    redis.call('ZREM', kkey(q, 'kq'), key)
-    redis.call('ZREM', kkey(q, 'kp'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kq'), key)
+    redis.call('ZREM', KEYED.kkey(q, 'kp'), key)
   end
   return true
 end
@@ -75,14 +79,14 @@ end
 -- keyed_release frees a lease of key in q (a lease ended: finish, expiry)
 -- and returns whether the key left the parked keys for the end of the
 -- rotation (lim: q's per-key limit, a string or false).
-local function keyed_release(q, key, lim)
-  local kc = kkey(q, 'kc')
+function KEYED.keyed_release(q, key, lim)
+  local kc = KEYED.kkey(q, 'kc')
   local c = redis.call('HINCRBY', kc, key, -1)
   if c <= 0 then redis.call('HDEL', kc, key) end
   lim = tonumber(lim)
   if lim and c >= lim then return false end
-  if redis.call('ZREM', kkey(q, 'kp'), key) == 0 then return false end
-  redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+  if redis.call('ZREM', KEYED.kkey(q, 'kp'), key) == 0 then return false end
+  redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
   return true
 end
 
@@ -93,8 +97,8 @@ end
 -- whether it did (a job no longer queued is dropped). Each round pops one
 -- key and one job: at most top - n leases plus the dropped jobs and
 -- parked keys. Returns n and whether the rotation is empty.
-local function keyed_claim(q, lim, top, n, take)
-  local kq, kc = kkey(q, 'kq'), kkey(q, 'kc')
+function KEYED.keyed_claim(q, lim, top, n, take)
+  local kq, kc = KEYED.kkey(q, 'kq'), KEYED.kkey(q, 'kc')
   lim = tonumber(lim)
   while n < top do
     local r = redis.call('ZPOPMIN', kq)
@@ -102,18 +106,18 @@ local function keyed_claim(q, lim, top, n, take)
     local key = r[1]
     local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
     if lim and c >= lim then
-      key_turn(q, key, lim, c)
+      KEYED.key_turn(q, key, lim, c)
     else
-      local sk = kkey(q, 'k:' .. key)
+      local sk = KEYED.kkey(q, 'k:' .. key)
       local got = redis.call('ZPOPMIN', sk)
       if #got > 0 then
-        redis.call('ZREM', kkey(q, 'kr'), got[1])
+        redis.call('ZREM', KEYED.kkey(q, 'kr'), got[1])
         if take(got[1]) then
           n = n + 1
           redis.call('HINCRBY', kc, key, 1)
           if c then c = c + 1 end
         end
-        if redis.call('EXISTS', sk) == 1 then key_turn(q, key, lim, c) end
+        if redis.call('EXISTS', sk) == 1 then KEYED.key_turn(q, key, lim, c) end
       end
     end
   end
@@ -124,16 +128,16 @@ end
 -- string, "0" for none) to the end of the rotation, in the order they
 -- were parked, and returns how many ready jobs they hold. Its work is the
 -- number of parked keys (LimitKeys).
-local function keyed_unpark(q, lim)
+function KEYED.keyed_unpark(q, lim)
   lim = tonumber(lim)
-  local kp, kc = kkey(q, 'kp'), kkey(q, 'kc')
+  local kp, kc = KEYED.kkey(q, 'kp'), KEYED.kkey(q, 'kc')
   local n = 0
   for _, key in ipairs(redis.call('ZRANGE', kp, '0', '-1')) do
     local c = tonumber(redis.call('HGET', kc, key)) or 0
     if lim == 0 or c < lim then
       redis.call('ZREM', kp, key)
-      redis.call('ZADD', kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
-      n = n + redis.call('ZCARD', kkey(q, 'k:' .. key))
+      redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
+      n = n + redis.call('ZCARD', KEYED.kkey(q, 'k:' .. key))
     end
   end
   return n

@@ -10,6 +10,8 @@
 --!include text.lua
 --!include rate.lua
 --!include checkpoint.lua
+--!include trace.lua
+--!include ready.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -123,13 +125,13 @@ end
 -- the values of claiming's HMGET) until the deadline dl (dls formatted), appends its
 -- Claimed to out and records the lease for claim_once.
 local function lease_job(j, v, dl, dls, out, q)
-  local spec, a, e, pay, created, dp, xp, ck
+  local spec, a, e, pay, created, dp, xp, ck, tp, rd
   local w, p = j.wf, j.pre
   if j.kind == 't' then
     -- a task without its spec (not written by weir) is quarantined
     -- before anything of it is written
     local t = 't' .. j.is
-    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS, p .. 'ck')
+    v = redis.call('HMGET', w.key, t, p .. F_ATTEMPT, t .. '.' .. F_DEPS, p .. 'ck', F_TRACE, p .. F_READY)
     if not v[1] then
       quarantine(q, j.id)
       return false
@@ -141,21 +143,21 @@ local function lease_job(j, v, dl, dls, out, q)
   local token = fmt(seq_next('lease')) .. '-' .. CALL.nonce
   if j.kind ~= 'j' then token = token .. '.' .. j.is end
   if j.kind == 'j' then
-    spec, a, e, pay, created, xp, ck = v[3], v[4], v[5], v[6], v[7], v[8], v[9]
+    spec, a, e, pay, created, xp, ck, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
     a = next_attempt(a)
     j.st = 'running'
     redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
   else
     if j.kind == 't' then
-      spec, a, dp, ck = v[1], v[2], v[3], v[4]
+      spec, a, dp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
       remember_spec(w, j.i, spec)
       created = wget(w, F_CREATED)
       pay = redis.call('HGET', w.pkey, j.is)
       set_task_state(w, j.i, 'running')
     else
       spec = job_spec(j)
-      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED, p .. 'ck')
-      a, created, ck = v[1], v[2], v[3]
+      v = redis.call('HMGET', w.key, p .. F_ATTEMPT, p .. F_CREATED, p .. 'ck', F_TRACE, p .. F_READY)
+      a, created, ck, tp, rd = v[1], v[2], v[3], v[4], v[5]
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
       j.st = 'running'
     end
@@ -180,6 +182,8 @@ local function lease_job(j, v, dl, dls, out, q)
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -189,15 +193,15 @@ end
 local function reclaimed(id, token, out)
   local j, tk, _, a, _, dls = leased_job(id, token)
   if not j or tk ~= token then return false end
-  local spec, created, pay, e, dp, xp, ck = j.spec, nil, nil, nil, nil, nil, nil
+  local spec, created, pay, e, dp, xp, ck, tp, rd = j.spec, nil, nil, nil, nil, nil, nil, nil, nil
   local p = j.pre
   if j.kind == 'j' then
-    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES, 'ck')
-    created, pay, e, xp, ck = v[1], v[2], v[3], v[4], v[5]
+    local v = redis.call('HMGET', j.key, F_CREATED, F_PAYLOAD, F_ERROR, F_EXPIRIES, 'ck', F_TRACE, F_READY)
+    created, pay, e, xp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
   else
     local w = j.wf
-    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES, p .. 'ck')
-    e, xp = v[2], v[4]
+    local v = redis.call('HMGET', w.key, p .. F_CREATED, p .. F_ERROR, 't' .. j.is .. '.' .. F_DEPS, p .. F_EXPIRIES, p .. 'ck', F_TRACE, p .. F_READY)
+    e, xp, tp, rd = v[2], v[4], v[6], v[7]
     ck = task_checkpoint(j, v[5])
     if j.kind == 't' then
       created, dp = wget(w, F_CREATED), v[3]
@@ -208,6 +212,8 @@ local function reclaimed(id, token, out)
     end
   end
   put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
+  put_trace(out, tp)
+  READY.put_ready(out, rd)
   return true
 end
 
@@ -227,7 +233,7 @@ local function claiming(id, q)
   local j = jobs[id]
   if j == nil and not string.find(id, '/', 1, true) then
     local key = P .. 'j:' .. id
-    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck')
+    local v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
     if v.err or (v[1] and not v[3]) then
       quarantine(q, id)
       return nil
@@ -251,7 +257,7 @@ local function claiming(id, q)
   if not j or st ~= 'queued' then return nil end
   if j.kind == 'j' then
     -- seen earlier in this call (a job released, then claimed again)
-    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck')
+    return j, redis.call('HMGET', j.key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
   end
   return j
 end
@@ -313,7 +319,7 @@ local function claim(queues, max, lease_ms, out)
           -- then the keyed jobs, across keys in rotation (keyed.lua)
           if qs.K and n < top then
             local kempty
-            n, kempty = keyed_claim(q, qs.kl, top, n, function(id)
+            n, kempty = KEYED.keyed_claim(q, qs.kl, top, n, function(id)
               local j, v = claiming(id, q)
               return j and lease_job(j, v, dl, dls, out, q) or false
             end)

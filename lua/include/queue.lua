@@ -5,6 +5,7 @@
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
+--!include ready.lua
 --
 -- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
 -- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
@@ -127,9 +128,16 @@ end
 -- push puts job j into its queue: delayed until ra when ra is after now,
 -- else ready (and listed in fx.pushed); either asks for a wake-up token. The caller has stored or cleared
 -- j's F_RUN_AT, and writes its state itself when later is true
--- (set_job_state).
-local function push(j, ra, fx, later)
+-- (set_job_state) and its ready-at (add_ready) when later is true. rd is
+-- j's ready-at as mark_ready stores it: nil for the time it is ready
+-- (now, or ra when later), true to keep the one it has (a sweep readies
+-- a job due since its ready-at), or a promotion's (promotion_ready).
+local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
+  if rd == nil then rd = fmt(math.max(ra, NOW)) end
+  if rd ~= true then
+    if later then j.rd = rd else READY.mark_ready(j, rd) end
+  end
   local q, pr = j.q, j.pr
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
@@ -141,11 +149,11 @@ local function push(j, ra, fx, later)
     wake(q, 1)
     return
   end
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
     local s = qstate(q)
     if not s.K then qs_set(q, 'K', '1') end
-    keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
+    KEYED.keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
   else
     redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
   end
@@ -162,9 +170,9 @@ end
 -- unqueue takes a queued job out of its ready or delayed set.
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if ck then
-    if not keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
+    if not KEYED.keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
     return
   end
   if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
@@ -174,10 +182,10 @@ end
 -- without a key has none); a key that leaves the parked keys asks for a
 -- wake-up token.
 local function key_release(j)
-  local ck = job_ckey(j)
+  local ck = KEYED.job_ckey(j)
   if not ck then return end
   local q = job_queue(j)
-  if keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
+  if KEYED.keyed_release(q, ck, qstate(q).kl) then wake(q, 1) end
 end
 
 -- Lease-set writes of many jobs are gathered per queue and written in one

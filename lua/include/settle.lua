@@ -52,6 +52,7 @@ local function requeue_expired(j, xp)
   end
   local fx = {}
   push(j, 0, fx, true)
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   local s = {id = j.id, state = 'queued', run_at = 0, pushed = fx.pushed, wf_state = '', wf_ended = false}
   if j.wf then s.wf_state = wget(j.wf, W_STATE) end
@@ -191,6 +192,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. F_LAST_SETTLED
     if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
   end
+  READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
   return s
 end

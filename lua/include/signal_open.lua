@@ -44,13 +44,14 @@ end
 -- SIG.push pushes task j ready, or opens it when pr (its priority as its
 -- dependents entry gives it) marks a signal task, or delays it when pr
 -- ends with "d<delay ms>" (a delayed task: its dependencies ended now).
-function SIG.push(j, pr, fx)
+-- rd: the ready-at of a task pushed ready (ready.lua promotion_ready).
+function SIG.push(j, pr, fx, rd)
   -- the marks stand before a concurrency key (":<key>"), which may hold
   -- any letter
   pr = string.match(pr, '^[^:]*')
   local s = string.find(pr, '[sd]')
   if not s then
-    push(j, 0, fx)
+    push(j, 0, fx, nil, rd)
   elseif string.byte(pr, s) == 115 then
     SIG.open(j, tonumber(string.sub(pr, s + 1)), fx)
   else

@@ -77,7 +77,7 @@ local function sweep(q, max, res, max_leases)
     if st == 'queued' then
       jdel(j, F_RUN_AT)
       local fx = {}
-      push(j, 0, fx)
+      push(j, 0, fx, nil, true)
       if res and fx.pushed then append(res.due, fx.pushed) end
     elseif st == 'open' then
       -- a signal task's timeout (signal_end.lua)

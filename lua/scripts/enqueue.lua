@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
--- ARGV[4]  k: number of jobs, then per job 9 values:
+-- ARGV[4]  k: number of jobs, then per job 10 values:
 --          job ID (no '/'), queue, priority, spec "queue|priority|
 --          maxAttempts|backoffMs|timeoutMs" (defaults applied), "1" when a
 --          payload is given (even empty) else "", payload, run-at ms (0:
@@ -11,7 +11,7 @@
 --          fingerprint (run-at and delay excluded), unique ("" or
 --          "<digest>:<ms>": the job's unique key, held for ms or, for 0,
 --          until the job ends; the spec then ends "|U<digest>" or
---          "|u<digest>")
+--          "|u<digest>"), traceparent ("": none; trace.lua)
 -- Reply:   per job: created, state; created is "1" (written), "" (the
 --          same spec existed: no effect), "JOBEXISTS" (another spec
 --          exists under the ID: no effect, state "") or "UNIQUE" (another
@@ -31,7 +31,7 @@ read_clock()
 local out = {}
 local fx = {}
 for x = 0, k - 1 do
-  local b = 5 + 9 * x
+  local b = 5 + 10 * x
   local id, hash = ARGV[b], ARGV[b + 7]
   local key = P .. 'j:' .. id
   local v = redis.call('HMGET', key, F_STATE, F_ENDED, F_HASH)

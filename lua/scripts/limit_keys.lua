@@ -21,7 +21,7 @@ read_clock()
 allow_full()
 register_queue(q)
 qs_set(q, 'kl', ARGV[5] ~= '0' and ARGV[5] or false)
-local n = keyed_unpark(q, ARGV[5])
+local n = KEYED.keyed_unpark(q, ARGV[5])
 if n > 0 then wake(q, n) end
 finalize()
 return {'OK'}

@@ -49,6 +49,7 @@ else
 end
 local fx = {}
 push(j, ra, fx, true)
+READY.add_ready(hs, j)
 redis.call('HSET', j.key, unpack(hs))
 finalize()
 local out = {'queued', fmt(ra)}
