@@ -1853,12 +1853,13 @@ end
 --!include queue.lua
 --
 -- The limit is field rl of the queue's state, "<n>:<period ms>", absent
--- for none, and ":<ms>" after it while a claim found the limit refusing
+-- for none, and ":<ms>" after it once a claim found the limit refusing
 -- ready jobs: the time the next start is allowed, before which pushes
--- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
--- q:<q>:starts, score the start's time (ms), member its lease token
--- (unique), kept for one period after the last start (PEXPIRE). One table
--- holds the functions (one top-level local of the library).
+-- write no wake-up tokens (no claim could take the job). The starts that
+-- may still count are the sorted set q:<q>:starts, score the start's time
+-- (ms), member its lease token (unique), kept for one period after the
+-- last start (PEXPIRE). One table holds the functions (one top-level local
+-- of the library).
 
 local RATE = {}
 
