@@ -363,6 +363,11 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.run(t, wait(`tr[data-queue="default"] td[data-limit="3"]`))
+	// and so does a rate limit
+	if err := s.RateLimitQueue(context.Background(), engine.RateLimitQueueParams{Queue: "default", Limit: 10, Period: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, wait(`tr[data-queue="default"] td[data-rate="10/1000"]`))
 	// The API has the inspector's routes: each queue gets a Purge button and
 	// links to its jobs by state (TestBrowserInspectorHooks drives them).
 	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-queue="default"] button.purge').length`); n != 1 {

@@ -68,12 +68,12 @@ type job struct {
 
 	last *lastFinish
 
-	progress   *Progress // model_progress.go
-	checkpoint []byte
-	signal     OutcomeKind // a signal task: how the signal that ended it ended it
-	traceParent string // plain jobs: EnqueueParams.TraceParent
-	readyAt     int64  // ms: when its last push made it ready, or its due time
-	promotedAt  int64  // ms: the end of the dependency whose end made the last push, or 0
+	progress    *Progress // model_progress.go
+	checkpoint  []byte
+	signal      OutcomeKind // a signal task: how the signal that ended it ended it
+	traceParent string      // plain jobs: EnqueueParams.TraceParent
+	readyAt     int64       // ms: when its last push made it ready, or its due time
+	promotedAt  int64       // ms: the end of the dependency whose end made the last push, or 0
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.

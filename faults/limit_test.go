@@ -553,6 +553,9 @@ func (l *limitLog) runs(procs []*limitProc) []limitRun {
 type limitProcOpts struct {
 	addr, ns string
 	stderr   *childLog
+	// test and env name the process's body and the variable that enables
+	// it (default: TestFaultLimitWorkerProcess, envLimit)
+	test, env string
 }
 
 // limitProc is a running limit worker process seen from the test. Its
@@ -574,8 +577,12 @@ type limitProc struct {
 // feeds its stdout lines to log and waits for its READY line. The test's
 // cleanup kills it if it still runs.
 func startLimitWorker(t testing.TB, o limitProcOpts, log *limitLog) (*limitProc, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultLimitWorkerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envLimit+"=1", envAddr+"="+o.addr, envNS+"="+o.ns)
+	test, env := o.test, o.env
+	if test == "" {
+		test, env = "TestFaultLimitWorkerProcess", envLimit
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"=1", envAddr+"="+o.addr, envNS+"="+o.ns)
 	cmd.Stderr = o.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/metrics"
+	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 

@@ -99,7 +99,8 @@ const cpuClients = 16
 // next task of a 100-task chain and claims it, one call per step), a
 // fan-in task (workflows of 10 tasks joined by an 11th, claimed and
 // finished 10 at a time) and a plain job (enqueued 100 a call, claimed and
-// finished 50 a call), with cpuClients clients at once. Metrics: cpu-us,
+// finished 50 a call; plain-job-rated the same on rate-limited queues),
+// with cpuClients clients at once. Metrics: cpu-us,
 // the server's main-thread CPU per unit (network included); script-us, the
 // time inside the transition calls per unit (INFO commandstats); cmds,
 // Redis commands per unit (those inside Lua included). With -benchtime,
@@ -141,6 +142,15 @@ func BenchmarkServerCPU(b *testing.B) {
 		// plain jobs of cpuKeys concurrency keys (job k has key k mod
 		// cpuKeys), claimed in the rotation across keys, 50 a claim
 		{"keyed-job", func(b *testing.B, s *Store, c, units int) (string, int) { return "k" + strconv.Itoa(c), 50 }},
+		// plain-job on a queue with a rate limit that never refuses: what
+		// counting the starts adds to a claim (RateLimitQueue)
+		{"plain-job-rated", func(b *testing.B, s *Store, c, units int) (string, int) {
+			q := "rp" + strconv.Itoa(c)
+			if err := s.RateLimitQueue(bg, engine.RateLimitQueueParams{Queue: q, Limit: engine.MaxRateLimit, Period: time.Second}); err != nil {
+				b.Fatal(err)
+			}
+			return q, 50
+		}},
 	}
 	for _, path := range []CallPath{PathFunctions, PathScripts} {
 		for _, sc := range scenarios {
@@ -152,7 +162,7 @@ func BenchmarkServerCPU(b *testing.B) {
 				for c := range cpuClients {
 					queues[c], maxes[c] = sc.prepare(b, s, c, per)
 				}
-				measureUnits(b, rdb, s, cg, queues, maxes, per, sc.name == "plain-job" || sc.name == "keyed-job")
+				measureUnits(b, rdb, s, cg, queues, maxes, per, strings.HasPrefix(sc.name, "plain-job") || sc.name == "keyed-job")
 			})
 		}
 	}

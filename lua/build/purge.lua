@@ -2398,20 +2398,15 @@ end
 --!include queue.lua
 --
 -- The limit is field rl of the queue's state, "<n>:<period ms>", absent
--- for none, and ":<ms>" after it while a claim found the limit refusing
+-- for none, and ":<ms>" after it once a claim found the limit refusing
 -- ready jobs: the time the next start is allowed, before which pushes
--- write no wake-up tokens (no claim could take the job); the starts that may still count are the sorted set
--- q:<q>:starts, score the start's time (ms), member its lease token
--- (unique), kept for a period and a day after the last start (PEXPIRE:
--- the expiry runs on the server's time, the count on the call's clock,
--- which a test clock or a clock offset moves apart; claims trim what no
--- longer counts by score). One table
--- holds the functions (one top-level local of the library).
+-- write no wake-up tokens (no claim could take the job). The starts that
+-- may still count are the sorted set q:<q>:starts, score the start's time
+-- (ms), member its lease token (unique), kept for one period after the
+-- last start (PEXPIRE; kept with a test clock). One table holds the
+-- functions (one top-level local of the library).
 
 local RATE = {}
-
--- RATE.keep: how long (ms) a log of starts outlives its period.
-RATE.keep = 86400000
 
 -- RATE.limit returns queue state qs's limit and period (ms), or nil.
 function RATE.limit(qs)
@@ -2447,7 +2442,9 @@ function RATE.started(q, qs, took, had, empty)
       args[#args + 1] = leased[i]
     end
     for i = 1, #args, 1000 do redis.call('ZADD', k, unpack(args, i, math.min(i + 999, #args))) end
-    redis.call('PEXPIRE', k, fmt(per + RATE.keep))
+    -- the server's clock expires the key; a test clock's time need not
+    -- follow it, so the key then stays (claims trim it)
+    if TEST_NOW == '' then redis.call('PEXPIRE', k, fmt(per)) end
   end
   local have = had + took
   if empty or have < n or redis.call('EXISTS', qkey(q, 'r'), qkey(q, 'kr')) == 0 then return end
