@@ -148,61 +148,32 @@ func runLimitKills(t *testing.T, keyed bool) {
 			jobs = append(jobs, j)
 		}
 	}
-	// A batch of jobs comes before each fault, so that every fault hits a
-	// busy queue however fast the machine runs the jobs.
-	faults := slices.Repeat([]string{"kill"}, limitKills)
-	faults = append(faults, slices.Repeat([]string{"restart"}, limitRestarts)...)
-	rand.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
-	perFault := limitJobs / (2 * len(faults))
-	enqueue(limitJobs - perFault*len(faults))
+	faults, first, perFault := faultOrder(limitKills, limitRestarts, limitJobs)
+	enqueue(first)
 
 	log := &limitLog{}
 	stderr := &childLog{}
 	defer stderr.check(t)
-	opts := limitProcOpts{addr: rp.Addr(), ns: ns, stderr: stderr}
-	var procs []*limitProc
-	var procsMu sync.Mutex
-	spawn := func() *limitProc {
-		p, err := startLimitWorker(t, opts, log)
-		if err != nil {
-			t.Fatalf("start worker: %v", err)
-		}
-		procsMu.Lock()
-		procs = append(procs, p)
-		procsMu.Unlock()
-		return p
-	}
-	alive := make([]*limitProc, limitProcs)
-	for i := range alive {
-		alive[i] = spawn()
-	}
+	fleet := startLimitFleet(t, limitProcOpts{addr: rp.Addr(), ns: ns, stderr: stderr}, log, limitProcs)
 
 	// The store's own count, sampled until the end: the queue's leased
 	// set, or its largest per-key lease count.
 	qprefix := "weir:{" + ns + ":0}:q:" + limitQueue.Name() + ":"
-	var sampled, samples int64
-	sampleDone := make(chan struct{})
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	go func() {
-		defer close(sampleDone)
-		for sampleCtx.Err() == nil {
-			if !keyed {
-				if n, err := rdb.ZCard(sampleCtx, qprefix+"a").Result(); err == nil {
-					sampled = max(sampled, n)
-					samples++
-				}
-			} else if vs, err := rdb.HMGet(sampleCtx, qprefix+"kc", "k0", "k1", "k2").Result(); err == nil {
-				for _, v := range vs {
-					if s, ok := v.(string); ok {
-						n, _ := strconv.ParseInt(s, 10, 64)
-						sampled = max(sampled, n)
-					}
-				}
-				samples++
-			}
-			time.Sleep(2 * time.Millisecond)
+	stopSampling := sampleMax(ctx, func(ctx context.Context) (int64, bool) {
+		if !keyed {
+			n, err := rdb.ZCard(ctx, qprefix+"a").Result()
+			return n, err == nil
 		}
-	}()
+		vs, err := rdb.HMGet(ctx, qprefix+"kc", "k0", "k1", "k2").Result()
+		var most int64
+		for _, v := range vs {
+			if s, ok := v.(string); ok {
+				n, _ := strconv.ParseInt(s, 10, 64)
+				most = max(most, n)
+			}
+		}
+		return most, err == nil
+	})
 
 	// Faults, in a random order at random intervals: each worker kill
 	// waits until its victim runs a handler, so that it lands mid-run.
@@ -213,24 +184,7 @@ func runLimitKills(t *testing.T, keyed bool) {
 		time.Sleep(time.Duration(rand.IntN(50)) * time.Millisecond)
 		switch f {
 		case "kill":
-			// the victim: one running a handler (any one after 2 s)
-			k := rand.IntN(len(alive))
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				var busy []int
-				for i, p := range alive {
-					if len(log.open(p.pid)) > 0 {
-						busy = append(busy, i)
-					}
-				}
-				if len(busy) > 0 {
-					k = busy[rand.IntN(len(busy))]
-					break
-				}
-			}
-			victim := alive[k]
-			time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
-			victim.kill()
-			<-victim.read // every line it wrote is in the log
+			victim := fleet.killBusy(10 * time.Millisecond)
 			// Its open runs hold their slots until their leases end: read
 			// the deadlines, which nobody extends any more.
 			open := log.open(victim.pid)
@@ -256,7 +210,6 @@ func runLimitKills(t *testing.T, keyed bool) {
 				}
 			}
 			kills++
-			alive[k] = spawn()
 		case "restart":
 			if err := rp.Restart(); err != nil {
 				t.Fatalf("restart redis-server: %v", err)
@@ -276,18 +229,8 @@ func runLimitKills(t *testing.T, keyed bool) {
 			t.Errorf("job %s: result %d, want %d", j.ID(), r, 2*i)
 		}
 	}
-	stopSampling()
-	<-sampleDone
-	for _, p := range alive {
-		if err := p.stop(); err != nil {
-			t.Errorf("worker process %d: %v", p.pid, err)
-		}
-	}
-	procsMu.Lock()
-	for _, p := range procs {
-		<-p.read // every line of every process is in the log
-	}
-	procsMu.Unlock()
+	sampled, samples := stopSampling()
+	procs := fleet.stop()
 	rep := checkInvariants(t, rdb, ns, "at the end")
 	if rep.PlainJobs != limitJobs || rep.Running != 0 {
 		t.Errorf("at the end: %s; want %d plain jobs, none running", rep, limitJobs)

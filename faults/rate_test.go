@@ -85,45 +85,20 @@ func TestQueueRateKills(t *testing.T) {
 			jobs = append(jobs, j)
 		}
 	}
-	faults := slices.Repeat([]string{"kill"}, rateKills)
-	faults = append(faults, slices.Repeat([]string{"restart"}, rateRestarts)...)
-	rand.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
-	perFault := rateJobs / (2 * len(faults))
-	enqueue(rateJobs - perFault*len(faults))
+	faults, first, perFault := faultOrder(rateKills, rateRestarts, rateJobs)
+	enqueue(first)
 
 	log := &limitLog{}
 	stderr := &childLog{}
 	defer stderr.check(t)
-	opts := limitProcOpts{addr: rp.Addr(), ns: ns, stderr: stderr, test: "TestFaultRateWorkerProcess", env: envRate}
-	var procs []*limitProc
-	spawn := func() *limitProc {
-		p, err := startLimitWorker(t, opts, log)
-		if err != nil {
-			t.Fatalf("start worker: %v", err)
-		}
-		procs = append(procs, p)
-		return p
-	}
-	alive := make([]*limitProc, rateProcs)
-	for i := range alive {
-		alive[i] = spawn()
-	}
+	fleet := startLimitFleet(t, limitProcOpts{addr: rp.Addr(), ns: ns, stderr: stderr, test: "TestFaultRateWorkerProcess", env: envRate}, log, rateProcs)
 
 	// The store's own log of starts, sampled until the end.
 	startsKey := "weir:{" + ns + ":0}:q:" + rateQueue.Name() + ":starts"
-	var sampled, samples int64
-	sampleDone := make(chan struct{})
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	go func() {
-		defer close(sampleDone)
-		for sampleCtx.Err() == nil {
-			if n, err := rdb.ZCard(sampleCtx, startsKey).Result(); err == nil {
-				sampled = max(sampled, n)
-				samples++
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
+	stopSampling := sampleMax(ctx, func(ctx context.Context) (int64, bool) {
+		n, err := rdb.ZCard(ctx, startsKey).Result()
+		return n, err == nil
+	})
 
 	kills, restarts, midRun := 0, 0, 0
 	for _, f := range faults {
@@ -132,27 +107,10 @@ func TestQueueRateKills(t *testing.T) {
 		switch f {
 		case "kill":
 			// the victim: one holding a job (any one after 2 s)
-			k := rand.IntN(len(alive))
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				var busy []int
-				for i, p := range alive {
-					if len(log.open(p.pid)) > 0 {
-						busy = append(busy, i)
-					}
-				}
-				if len(busy) > 0 {
-					k = busy[rand.IntN(len(busy))]
-					break
-				}
-			}
-			victim := alive[k]
-			victim.kill()
-			<-victim.read
-			if len(log.open(victim.pid)) > 0 {
+			if victim := fleet.killBusy(0); len(log.open(victim.pid)) > 0 {
 				midRun++
 			}
 			kills++
-			alive[k] = spawn()
 		case "restart":
 			if err := rp.Restart(); err != nil {
 				t.Fatalf("restart redis-server: %v", err)
@@ -171,16 +129,8 @@ func TestQueueRateKills(t *testing.T) {
 			t.Errorf("job %s: result %d, want %d", j.ID(), r, 2*i)
 		}
 	}
-	stopSampling()
-	<-sampleDone
-	for _, p := range alive {
-		if err := p.stop(); err != nil {
-			t.Errorf("worker process %d: %v", p.pid, err)
-		}
-	}
-	for _, p := range procs {
-		<-p.read
-	}
+	sampled, samples := stopSampling()
+	procs := fleet.stop()
 	rep := checkInvariants(t, rdb, ns, "at the end")
 	if rep.PlainJobs != rateJobs || rep.Running != 0 {
 		t.Errorf("at the end: %s; want %d plain jobs, none running", rep, rateJobs)
