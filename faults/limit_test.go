@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
@@ -630,20 +628,11 @@ func TestFaultLimitWorkerProcess(t *testing.T) {
 // <attempt>" when it lost a lease; each line is one write to the pipe, so
 // a kill never tears one.
 func runLimitWorker() error {
-	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envAddr)})
-	defer rdb.Close()
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: os.Getenv(envNS), Config: killConfig()})
-	if err != nil {
-		return err
-	}
-	var out sync.Mutex
-	say := func(format string, args ...any) {
-		line := fmt.Sprintf(format+"\n", args...)
-		out.Lock()
-		defer out.Unlock()
-		_, _ = os.Stdout.WriteString(line)
-	}
+	return runFleetWorker(limitWorker)
+}
+
+// limitWorker is runLimitWorker's worker.
+func limitWorker(store *redisstore.Store, say func(string, ...any)) *worker.Worker {
 	w := worker.New(store, worker.Config{
 		Concurrency:   limitConc,
 		Lease:         limitLease,
@@ -666,12 +655,5 @@ func runLimitWorker() error {
 		}
 		return 2 * j.Payload, nil
 	})
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	say("READY %d", os.Getpid())
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	return w.Stop(stopCtx)
+	return w
 }

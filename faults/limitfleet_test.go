@@ -4,11 +4,18 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/worker"
 )
 
 // faultOrder returns kills "kill" and restarts "restart" in a random
@@ -119,4 +126,35 @@ func sampleMax(ctx context.Context, read func(context.Context) (int64, bool)) (s
 		<-done
 		return most, samples
 	}
+}
+
+// runFleetWorker is the body of a fleet's worker process: it opens the
+// store of envAddr and envNS, builds its worker (say prints one line to
+// stdout in one write, so that a kill never tears one), starts it, prints
+// "READY <pid>", and runs until stdin closes; then it stops the worker
+// gracefully.
+func runFleetWorker(build func(store *redisstore.Store, say func(string, ...any)) *worker.Worker) error {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envAddr)})
+	defer rdb.Close()
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: os.Getenv(envNS), Config: killConfig()})
+	if err != nil {
+		return err
+	}
+	var out sync.Mutex
+	say := func(format string, args ...any) {
+		line := fmt.Sprintf(format+"\n", args...)
+		out.Lock()
+		defer out.Unlock()
+		_, _ = os.Stdout.WriteString(line)
+	}
+	w := build(store, say)
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	say("READY %d", os.Getpid())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return w.Stop(stopCtx)
 }

@@ -5,15 +5,11 @@ package faults
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
@@ -234,20 +230,11 @@ func (s *startPrinter) Finish(ctx context.Context, p engine.FinishParams) (engin
 // <ns>" as a handler returns; each line is one write to the pipe, so a
 // kill never tears one.
 func runRateWorker() error {
-	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envAddr)})
-	defer rdb.Close()
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: os.Getenv(envNS), Config: killConfig()})
-	if err != nil {
-		return err
-	}
-	var out sync.Mutex
-	say := func(format string, args ...any) {
-		line := fmt.Sprintf(format+"\n", args...)
-		out.Lock()
-		defer out.Unlock()
-		_, _ = os.Stdout.WriteString(line)
-	}
+	return runFleetWorker(rateWorker)
+}
+
+// rateWorker is runRateWorker's worker.
+func rateWorker(store *redisstore.Store, say func(string, ...any)) *worker.Worker {
 	w := worker.New(&startPrinter{Store: store, say: say}, worker.Config{
 		Concurrency:   rateConc,
 		Lease:         rateLease,
@@ -264,12 +251,5 @@ func runRateWorker() error {
 		}
 		return 2 * j.Payload, nil
 	})
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	say("READY %d", os.Getpid())
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	return w.Stop(stopCtx)
+	return w
 }
