@@ -209,24 +209,13 @@ func runLimitKills(t *testing.T, keyed bool) {
 			}
 			kills++
 		case "restart":
-			if err := rp.Restart(); err != nil {
-				t.Fatalf("restart redis-server: %v", err)
-			}
 			restarts++
-			checkInvariants(t, rdb, ns, fmt.Sprintf("after restart %d", restarts))
+			restartAndCheck(t, rp, rdb, ns, restarts)
 		}
 	}
 
 	// Every job completes with its result.
-	for i, j := range jobs {
-		r, err := j.Wait(ctx)
-		if err != nil {
-			t.Fatalf("job %s: %v (%d handler runs ended)", j.ID(), err, log.ended())
-		}
-		if r != 2*i {
-			t.Errorf("job %s: result %d, want %d", j.ID(), r, 2*i)
-		}
-	}
+	waitDoubled(ctx, t, jobs, func() string { return fmt.Sprintf("%d handler runs ended", log.ended()) })
 	sampled, samples := stopSampling()
 	procs := fleet.stop()
 	rep := checkInvariants(t, rdb, ns, "at the end")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
@@ -157,4 +158,33 @@ func runFleetWorker(build func(store *redisstore.Store, say func(string, ...any)
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return w.Stop(stopCtx)
+}
+
+// restartAndCheck restarts redis-server, the n-th time, and checks the
+// store's invariants after it.
+func restartAndCheck(t testing.TB, rp *RedisProc, rdb *redis.Client, ns string, n int) {
+	t.Helper()
+	if err := rp.Restart(); err != nil {
+		t.Fatalf("restart redis-server: %v", err)
+	}
+	checkInvariants(t, rdb, ns, fmt.Sprintf("after restart %d", n))
+}
+
+// waitDoubled waits for every job and checks that job i's result is 2i
+// (what the fleets' handlers return); about, when set, adds to the
+// failure of a job that did not complete.
+func waitDoubled(ctx context.Context, t testing.TB, jobs []*client.Job[int], about func() string) {
+	t.Helper()
+	for i, j := range jobs {
+		r, err := j.Wait(ctx)
+		if err != nil {
+			if about != nil {
+				t.Fatalf("job %s: %v (%s)", j.ID(), err, about())
+			}
+			t.Fatalf("job %s: %v", j.ID(), err)
+		}
+		if r != 2*i {
+			t.Errorf("job %s: result %d, want %d", j.ID(), r, 2*i)
+		}
+	}
 }

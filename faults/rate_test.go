@@ -108,23 +108,12 @@ func TestQueueRateKills(t *testing.T) {
 			}
 			kills++
 		case "restart":
-			if err := rp.Restart(); err != nil {
-				t.Fatalf("restart redis-server: %v", err)
-			}
 			restarts++
-			checkInvariants(t, rdb, ns, fmt.Sprintf("after restart %d", restarts))
+			restartAndCheck(t, rp, rdb, ns, restarts)
 		}
 	}
 
-	for i, j := range jobs {
-		r, err := j.Wait(ctx)
-		if err != nil {
-			t.Fatalf("job %s: %v", j.ID(), err)
-		}
-		if r != 2*i {
-			t.Errorf("job %s: result %d, want %d", j.ID(), r, 2*i)
-		}
-	}
+	waitDoubled(ctx, t, jobs, nil)
 	sampled, samples := stopSampling()
 	procs := fleet.stop()
 	rep := checkInvariants(t, rdb, ns, "at the end")
