@@ -142,32 +142,21 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 		t.Fatalf("no submit refused: %d accepted under maxmemory %d (used %d)", accepted, limit, usedMemory(t, admin))
 	}
 	// An enqueue is refused the same way. Memory can fall back under the
-	// limit between two calls (the running tasks finish, the expiry sweep
-	// removes records), so each try comes right after a submit that the
-	// server refused; an enqueue that went through found room, and the
-	// next try fills the server again first. One refusal is required.
+	// limit between two calls (a refused submit removes what it staged, the
+	// running tasks finish, the expiry sweep removes records), so the test
+	// enqueues jobs of 4 KiB until one is refused: each that goes through
+	// fills the server further (2,000 of them are twice its maxmemory). One
+	// refusal is required.
 	var enqErr error
-	for try := range 5 {
-		refill := newWorkload(t, fmt.Sprintf("refill%d", try), 50, 50, 1)
-		for _, id := range refill.ids {
-			plan := refill.plans[id]
-			for i := range plan.Tasks {
-				plan.Tasks[i].Queue = "idle"
+	for try := range 2000 {
+		_, enqErr = store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{
+			ID: fmt.Sprintf("full-job-%d", try), Queue: "idle", Payload: make([]byte, 4096)}})
+		if enqErr != nil {
+			if try > 0 {
+				t.Logf("enqueue refused at try %d (memory had fallen under the limit)", try)
 			}
-			_, err := store.Submit(ctx, engine.SubmitParams{Plan: plan})
-			if errors.Is(err, engine.ErrStoreFull) {
-				refusedIDs = append(refusedIDs, id)
-				break
-			} else if err != nil {
-				t.Fatalf("submit %s on a full server: %v (want nil or ErrStoreFull)", id, err)
-			}
+			break
 		}
-		_, enqErr = store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: fmt.Sprintf("full-job-%d", try), Queue: "idle"}})
-		if enqErr == nil {
-			t.Logf("enqueue try %d found room (memory fell under the limit); filling again", try)
-			continue
-		}
-		break
 	}
 	if !errors.Is(enqErr, engine.ErrStoreFull) {
 		t.Errorf("enqueue on a full server: %v (want ErrStoreFull)", enqErr)
