@@ -2170,19 +2170,33 @@ local function sweep(q, max, res, max_leases)
   else
     qs_set(q, 'n', 'none')
   end
-  for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
-  for _, id in ipairs(due) do
-    local j = load_job(id)
-    local st = j and job_state(j)
-    if st == 'queued' then
-      jdel(j, 'ra')
-      local fx = {}
-      push(j, 0, fx, nil, true)
-      if res and fx.pushed then append(res.due, fx.pushed) end
-    elseif st == 'open' then
-      -- a signal task's timeout (signal_end.lua)
-      SIG.timeout(j, res)
+  -- at most max handled, in order: one handled can end one taken after it
+  -- (a signal task's timeout failing its workflow fast cancels another
+  -- open one), which is skipped, and the room it leaves is taken from the
+  -- set again (at most twice more), as the model takes one at a time
+  local handled = 0
+  for pass = 1, 3 do
+    for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
+    local skipped = 0
+    for _, id in ipairs(due) do
+      local j = load_job(id)
+      local st = j and job_state(j)
+      if st == 'queued' then
+        jdel(j, 'ra')
+        local fx = {}
+        push(j, 0, fx, nil, true)
+        if res and fx.pushed then append(res.due, fx.pushed) end
+      elseif st == 'open' then
+        -- a signal task's timeout (signal_end.lua)
+        SIG.timeout(j, res)
+      else
+        skipped = skipped + 1
+      end
     end
+    handled = handled + #due - skipped
+    if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
+    due = due_until(dk, max - handled)
+    if #due == 0 then return end
   end
 end
 

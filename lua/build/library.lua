@@ -1,4 +1,4 @@
-#!lua name=weir2_5baf057c252c
+#!lua name=weir2_036d0e1f69b1
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2831,19 +2831,33 @@ local function sweep(q, max, res, max_leases)
   else
     qs_set(q, 'n', 'none')
   end
-  for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
-  for _, id in ipairs(due) do
-    local j = load_job(id)
-    local st = j and job_state(j)
-    if st == 'queued' then
-      jdel(j, 'ra')
-      local fx = {}
-      push(j, 0, fx, nil, true)
-      if res and fx.pushed then append(res.due, fx.pushed) end
-    elseif st == 'open' then
-      -- a signal task's timeout (signal_end.lua)
-      SIG.timeout(j, res)
+  -- at most max handled, in order: one handled can end one taken after it
+  -- (a signal task's timeout failing its workflow fast cancels another
+  -- open one), which is skipped, and the room it leaves is taken from the
+  -- set again (at most twice more), as the model takes one at a time
+  local handled = 0
+  for pass = 1, 3 do
+    for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
+    local skipped = 0
+    for _, id in ipairs(due) do
+      local j = load_job(id)
+      local st = j and job_state(j)
+      if st == 'queued' then
+        jdel(j, 'ra')
+        local fx = {}
+        push(j, 0, fx, nil, true)
+        if res and fx.pushed then append(res.due, fx.pushed) end
+      elseif st == 'open' then
+        -- a signal task's timeout (signal_end.lua)
+        SIG.timeout(j, res)
+      else
+        skipped = skipped + 1
+      end
     end
+    handled = handled + #due - skipped
+    if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
+    due = due_until(dk, max - handled)
+    if #due == 0 then return end
   end
 end
 
@@ -3273,7 +3287,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_submit', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3393,7 +3407,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3468,7 +3482,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3527,7 +3541,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3628,7 +3642,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3676,7 +3690,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3734,7 +3748,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3855,7 +3869,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3914,7 +3928,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3947,7 +3961,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3980,7 +3994,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4022,7 +4036,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4103,7 +4117,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4165,7 +4179,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4202,7 +4216,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4245,7 +4259,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4287,7 +4301,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4320,7 +4334,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4346,7 +4360,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4418,7 +4432,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4532,7 +4546,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4552,7 +4566,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4618,7 +4632,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4657,7 +4671,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4685,7 +4699,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4726,7 +4740,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4820,7 +4834,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4859,7 +4873,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_progress', flags = {},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4908,7 +4922,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -4940,7 +4954,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_5baf057c252c_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_036d0e1f69b1_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
