@@ -268,7 +268,7 @@ func TestGuardMediaType(t *testing.T) {
 	req.Header.Add("Content-Type", "application/json")
 	req.Header.Add("Content-Type", "text/plain")
 	req.Header.Set("Authorization", "Bearer "+a.token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

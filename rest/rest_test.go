@@ -165,7 +165,7 @@ func (a *apiT) do(method, path string, body any, header ...string) resp {
 			req.Header.Set(header[i], header[i+1])
 		}
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -176,6 +176,11 @@ func (a *apiT) do(method, path string, body any, header ...string) resp {
 	}
 	return resp{res.StatusCode, res.Header, b}
 }
+
+// testClient sends the tests' requests: without keep-alives, so that a
+// parallel test's httptest.Server.Close, which closes the idle connections
+// of http.DefaultTransport, cannot break one of them in flight.
+var testClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // want sends a request and fails the test unless the status is status.
 func (a *apiT) want(status int, method, path string, body any, header ...string) resp {
