@@ -2083,16 +2083,10 @@ function SIG.finish(j, kind, result, err, sig)
 end
 
 -- SIG.timeout fails open signal task j, found due by a sweep, with reason
--- "timeout", and adds its Settled to res.expired when res is given. After
--- a cascade of this call ran out of the call's budget it puts j back, due
--- now, for the next sweep.
+-- "timeout", and adds its Settled to res.expired when res is given. (A
+-- sweep whose call ran out of its budget calls it no more: sweep.lua puts
+-- the rest back.)
 function SIG.timeout(j, res)
-  if CALL.stopped then
-    local q = job_queue(j)
-    redis.call('ZADD', qkey(q, 'd'), NOW_S, job_id(j))
-    note_due(q, NOW)
-    return
-  end
   local s = SIG.finish(j, 'failed', nil, 'timeout')
   if res then res.expired[#res.expired + 1] = s end
 end
@@ -2107,17 +2101,19 @@ end
 --!include signal_end.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
--- scores and returns those due by now (at most max), and the score of the
--- first one not taken (nil when there is none).
+-- scores and returns those due by now (at most max), the score of the
+-- first one not taken (nil when there is none), and the scores (strings)
+-- of those taken.
 local function due_until(k, max)
   local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
-  local due = {}
+  local due, at = {}, {}
   for x = 1, #r, 2 do
     local t = tonumber(r[x + 1])
-    if t > NOW or #due == max then return due, t end
+    if t > NOW or #due == max then return due, t, at end
     due[#due + 1] = r[x]
+    at[#at + 1] = r[x + 1]
   end
-  return due, nil
+  return due, nil, at
 end
 
 -- sweep ends q's overdue leases (within the job's expiry budget it is
@@ -2125,10 +2121,11 @@ end
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
--- of now, and stores the next hint after a sweep. max_leases, when given,
--- bounds the leases instead (a sweep going on from an earlier call that
--- stopped; res.n counts the leases ended).
-local function sweep(q, max, res, max_leases)
+-- of now, and stores the next hint after a sweep. max_leases and max_due,
+-- when given, bound the leases and the delayed jobs instead (a sweep going
+-- on from an earlier call that stopped; res.n counts the leases ended and
+-- res.d the delayed jobs handled).
+local function sweep(q, max, res, max_leases, max_due)
   local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
@@ -2160,8 +2157,9 @@ local function sweep(q, max, res, max_leases)
   end
   active_flush(q)
   local dk = qkey(q, 'd')
-  local nd
-  due, nd = due_until(dk, max)
+  local nd, at
+  max = max_due or max
+  due, nd, at = due_until(dk, max)
   -- leases taken and jobs delayed later in this call lower it again
   if na and nd then
     qs_set(q, 'n', math.min(na, nd))
@@ -2177,25 +2175,34 @@ local function sweep(q, max, res, max_leases)
   local handled = 0
   for pass = 1, 3 do
     for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
-    local skipped = 0
-    for _, id in ipairs(due) do
-      local j = load_job(id)
-      local st = j and job_state(j)
-      if st == 'queued' then
-        jdel(j, 'ra')
-        local fx = {}
-        push(j, 0, fx, nil, true)
-        if res and fx.pushed then append(res.due, fx.pushed) end
-      elseif st == 'open' then
-        -- a signal task's timeout (signal_end.lua)
-        SIG.timeout(j, res)
+    local skipped, left = 0, 0
+    for i, id in ipairs(due) do
+      if CALL.stopped then
+        -- a timeout's cascade ran out of the call's budget: the rest go
+        -- back as they were, for the call that goes on after the drain
+        redis.call('ZADD', dk, at[i], id)
+        note_due(q, tonumber(at[i]))
+        left = left + 1
       else
-        skipped = skipped + 1
+        local j = load_job(id)
+        local st = j and job_state(j)
+        if st == 'queued' then
+          jdel(j, 'ra')
+          local fx = {}
+          push(j, 0, fx, nil, true)
+          if res and fx.pushed then append(res.due, fx.pushed) end
+        elseif st == 'open' then
+          -- a signal task's timeout (signal_end.lua)
+          SIG.timeout(j, res)
+        else
+          skipped = skipped + 1
+        end
       end
     end
-    handled = handled + #due - skipped
+    handled = handled + #due - skipped - left
+    if res then res.d = handled end
     if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
-    due = due_until(dk, max - handled)
+    due, nd, at = due_until(dk, max - handled)
     if #due == 0 then return end
   end
 end
@@ -2831,12 +2838,14 @@ end
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  max per queue
--- ARGV[5]  "<k>/<queue>" or none: go on from that queue (by name), k of
---          its leases ended already (where an earlier call stopped)
+-- ARGV[5]  "<k>/<d>/<queue>" or none: go on from that queue (by name), k
+--          of its leases ended and d of its delayed jobs handled already
+--          (where an earlier call stopped)
 -- Reply:   nExpired, Settled* (reply.lua), nDue, (job ID, queue)*, then
---          "P<k>/<queue>" when an expiry's cascade ran out of the call's
---          budget: the sweep stopped after it, in that queue, k of whose
---          leases it ended (drain, then expire from there)
+--          "P<k>/<d>/<queue>" when an expiry's or a timeout's cascade ran
+--          out of the call's budget: the sweep stopped after it, in that
+--          queue, k of whose leases it ended and d of whose delayed jobs it
+--          handled (drain, then expire from there)
 -- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
@@ -2855,18 +2864,19 @@ end
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
 table.sort(names, bytes_less)
--- where an earlier call stopped: in queue "from", k of its leases ended
-local k, from = string.match(ARGV[5] or '', '^(%d+)/(.+)$')
-k = tonumber(k) or 0
+-- where an earlier call stopped: in queue "from", k of its leases ended and
+-- d of its delayed jobs handled
+local k, d, from = string.match(ARGV[5] or '', '^(%d+)/(%d+)/(.+)$')
+k, d = tonumber(k) or 0, tonumber(d) or 0
 local res = {expired = {}, due = {}}
 for _, q in ipairs(names) do
   if not from or not bytes_less(q, from) then
-    res.n = 0
-    local left = max
-    if q == from then left = max - k end
-    sweep(q, max, res, left)
+    res.n, res.d = 0, 0
+    local left, left_due = max, max
+    if q == from then left, left_due = max - k, max - d end
+    sweep(q, max, res, left, left_due)
     if CALL.stopped then
-      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. q
+      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. fmt(res.d + max - left_due) .. '/' .. q
       break
     end
   end

@@ -2083,16 +2083,10 @@ function SIG.finish(j, kind, result, err, sig)
 end
 
 -- SIG.timeout fails open signal task j, found due by a sweep, with reason
--- "timeout", and adds its Settled to res.expired when res is given. After
--- a cascade of this call ran out of the call's budget it puts j back, due
--- now, for the next sweep.
+-- "timeout", and adds its Settled to res.expired when res is given. (A
+-- sweep whose call ran out of its budget calls it no more: sweep.lua puts
+-- the rest back.)
 function SIG.timeout(j, res)
-  if CALL.stopped then
-    local q = job_queue(j)
-    redis.call('ZADD', qkey(q, 'd'), NOW_S, job_id(j))
-    note_due(q, NOW)
-    return
-  end
   local s = SIG.finish(j, 'failed', nil, 'timeout')
   if res then res.expired[#res.expired + 1] = s end
 end
@@ -2107,17 +2101,19 @@ end
 --!include signal_end.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
--- scores and returns those due by now (at most max), and the score of the
--- first one not taken (nil when there is none).
+-- scores and returns those due by now (at most max), the score of the
+-- first one not taken (nil when there is none), and the scores (strings)
+-- of those taken.
 local function due_until(k, max)
   local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
-  local due = {}
+  local due, at = {}, {}
   for x = 1, #r, 2 do
     local t = tonumber(r[x + 1])
-    if t > NOW or #due == max then return due, t end
+    if t > NOW or #due == max then return due, t, at end
     due[#due + 1] = r[x]
+    at[#at + 1] = r[x + 1]
   end
-  return due, nil
+  return due, nil, at
 end
 
 -- sweep ends q's overdue leases (within the job's expiry budget it is
@@ -2125,10 +2121,11 @@ end
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
--- of now, and stores the next hint after a sweep. max_leases, when given,
--- bounds the leases instead (a sweep going on from an earlier call that
--- stopped; res.n counts the leases ended).
-local function sweep(q, max, res, max_leases)
+-- of now, and stores the next hint after a sweep. max_leases and max_due,
+-- when given, bound the leases and the delayed jobs instead (a sweep going
+-- on from an earlier call that stopped; res.n counts the leases ended and
+-- res.d the delayed jobs handled).
+local function sweep(q, max, res, max_leases, max_due)
   local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
@@ -2160,8 +2157,9 @@ local function sweep(q, max, res, max_leases)
   end
   active_flush(q)
   local dk = qkey(q, 'd')
-  local nd
-  due, nd = due_until(dk, max)
+  local nd, at
+  max = max_due or max
+  due, nd, at = due_until(dk, max)
   -- leases taken and jobs delayed later in this call lower it again
   if na and nd then
     qs_set(q, 'n', math.min(na, nd))
@@ -2177,25 +2175,34 @@ local function sweep(q, max, res, max_leases)
   local handled = 0
   for pass = 1, 3 do
     for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
-    local skipped = 0
-    for _, id in ipairs(due) do
-      local j = load_job(id)
-      local st = j and job_state(j)
-      if st == 'queued' then
-        jdel(j, 'ra')
-        local fx = {}
-        push(j, 0, fx, nil, true)
-        if res and fx.pushed then append(res.due, fx.pushed) end
-      elseif st == 'open' then
-        -- a signal task's timeout (signal_end.lua)
-        SIG.timeout(j, res)
+    local skipped, left = 0, 0
+    for i, id in ipairs(due) do
+      if CALL.stopped then
+        -- a timeout's cascade ran out of the call's budget: the rest go
+        -- back as they were, for the call that goes on after the drain
+        redis.call('ZADD', dk, at[i], id)
+        note_due(q, tonumber(at[i]))
+        left = left + 1
       else
-        skipped = skipped + 1
+        local j = load_job(id)
+        local st = j and job_state(j)
+        if st == 'queued' then
+          jdel(j, 'ra')
+          local fx = {}
+          push(j, 0, fx, nil, true)
+          if res and fx.pushed then append(res.due, fx.pushed) end
+        elseif st == 'open' then
+          -- a signal task's timeout (signal_end.lua)
+          SIG.timeout(j, res)
+        else
+          skipped = skipped + 1
+        end
       end
     end
-    handled = handled + #due - skipped
+    handled = handled + #due - skipped - left
+    if res then res.d = handled end
     if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
-    due = due_until(dk, max - handled)
+    due, nd, at = due_until(dk, max - handled)
     if #due == 0 then return end
   end
 end

@@ -1,4 +1,4 @@
-#!lua name=weir2_036d0e1f69b1
+#!lua name=weir2_3c866313c428
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2744,16 +2744,10 @@ function SIG.finish(j, kind, result, err, sig)
 end
 
 -- SIG.timeout fails open signal task j, found due by a sweep, with reason
--- "timeout", and adds its Settled to res.expired when res is given. After
--- a cascade of this call ran out of the call's budget it puts j back, due
--- now, for the next sweep.
+-- "timeout", and adds its Settled to res.expired when res is given. (A
+-- sweep whose call ran out of its budget calls it no more: sweep.lua puts
+-- the rest back.)
 function SIG.timeout(j, res)
-  if CALL.stopped then
-    local q = job_queue(j)
-    redis.call('ZADD', qkey(q, 'd'), NOW_S, job_id(j))
-    note_due(q, NOW)
-    return
-  end
   local s = SIG.finish(j, 'failed', nil, 'timeout')
   if res then res.expired[#res.expired + 1] = s end
 end
@@ -2768,17 +2762,19 @@ end
 --!include signal_end.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
--- scores and returns those due by now (at most max), and the score of the
--- first one not taken (nil when there is none).
+-- scores and returns those due by now (at most max), the score of the
+-- first one not taken (nil when there is none), and the scores (strings)
+-- of those taken.
 local function due_until(k, max)
   local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
-  local due = {}
+  local due, at = {}, {}
   for x = 1, #r, 2 do
     local t = tonumber(r[x + 1])
-    if t > NOW or #due == max then return due, t end
+    if t > NOW or #due == max then return due, t, at end
     due[#due + 1] = r[x]
+    at[#at + 1] = r[x + 1]
   end
-  return due, nil
+  return due, nil, at
 end
 
 -- sweep ends q's overdue leases (within the job's expiry budget it is
@@ -2786,10 +2782,11 @@ end
 -- then makes its due delayed jobs ready, each in (time, ID) order and at
 -- most max of each. res, when given, collects {expired = {Settled...},
 -- due = {id, queue, ...}}. It reads nothing while q's due hint lies ahead
--- of now, and stores the next hint after a sweep. max_leases, when given,
--- bounds the leases instead (a sweep going on from an earlier call that
--- stopped; res.n counts the leases ended).
-local function sweep(q, max, res, max_leases)
+-- of now, and stores the next hint after a sweep. max_leases and max_due,
+-- when given, bound the leases and the delayed jobs instead (a sweep going
+-- on from an earlier call that stopped; res.n counts the leases ended and
+-- res.d the delayed jobs handled).
+local function sweep(q, max, res, max_leases, max_due)
   local h = qstate(q).n
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
@@ -2821,8 +2818,9 @@ local function sweep(q, max, res, max_leases)
   end
   active_flush(q)
   local dk = qkey(q, 'd')
-  local nd
-  due, nd = due_until(dk, max)
+  local nd, at
+  max = max_due or max
+  due, nd, at = due_until(dk, max)
   -- leases taken and jobs delayed later in this call lower it again
   if na and nd then
     qs_set(q, 'n', math.min(na, nd))
@@ -2838,25 +2836,34 @@ local function sweep(q, max, res, max_leases)
   local handled = 0
   for pass = 1, 3 do
     for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
-    local skipped = 0
-    for _, id in ipairs(due) do
-      local j = load_job(id)
-      local st = j and job_state(j)
-      if st == 'queued' then
-        jdel(j, 'ra')
-        local fx = {}
-        push(j, 0, fx, nil, true)
-        if res and fx.pushed then append(res.due, fx.pushed) end
-      elseif st == 'open' then
-        -- a signal task's timeout (signal_end.lua)
-        SIG.timeout(j, res)
+    local skipped, left = 0, 0
+    for i, id in ipairs(due) do
+      if CALL.stopped then
+        -- a timeout's cascade ran out of the call's budget: the rest go
+        -- back as they were, for the call that goes on after the drain
+        redis.call('ZADD', dk, at[i], id)
+        note_due(q, tonumber(at[i]))
+        left = left + 1
       else
-        skipped = skipped + 1
+        local j = load_job(id)
+        local st = j and job_state(j)
+        if st == 'queued' then
+          jdel(j, 'ra')
+          local fx = {}
+          push(j, 0, fx, nil, true)
+          if res and fx.pushed then append(res.due, fx.pushed) end
+        elseif st == 'open' then
+          -- a signal task's timeout (signal_end.lua)
+          SIG.timeout(j, res)
+        else
+          skipped = skipped + 1
+        end
       end
     end
-    handled = handled + #due - skipped
+    handled = handled + #due - skipped - left
+    if res then res.d = handled end
     if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
-    due = due_until(dk, max - handled)
+    due, nd, at = due_until(dk, max - handled)
     if #due == 0 then return end
   end
 end
@@ -3287,7 +3294,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_submit', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3407,7 +3414,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3482,7 +3489,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3541,7 +3548,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3642,7 +3649,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3690,7 +3697,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3699,12 +3706,14 @@ redis.register_function{function_name = 'weir2_036d0e1f69b1_expire', flags = {'a
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  max per queue
--- ARGV[5]  "<k>/<queue>" or none: go on from that queue (by name), k of
---          its leases ended already (where an earlier call stopped)
+-- ARGV[5]  "<k>/<d>/<queue>" or none: go on from that queue (by name), k
+--          of its leases ended and d of its delayed jobs handled already
+--          (where an earlier call stopped)
 -- Reply:   nExpired, Settled* (reply.lua), nDue, (job ID, queue)*, then
---          "P<k>/<queue>" when an expiry's cascade ran out of the call's
---          budget: the sweep stopped after it, in that queue, k of whose
---          leases it ended (drain, then expire from there)
+--          "P<k>/<d>/<queue>" when an expiry's or a timeout's cascade ran
+--          out of the call's budget: the sweep stopped after it, in that
+--          queue, k of whose leases it ended and d of whose delayed jobs it
+--          handled (drain, then expire from there)
 -- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
@@ -3723,18 +3732,19 @@ end
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
 table.sort(names, bytes_less)
--- where an earlier call stopped: in queue "from", k of its leases ended
-local k, from = string.match(ARGV[5] or '', '^(%d+)/(.+)$')
-k = tonumber(k) or 0
+-- where an earlier call stopped: in queue "from", k of its leases ended and
+-- d of its delayed jobs handled
+local k, d, from = string.match(ARGV[5] or '', '^(%d+)/(%d+)/(.+)$')
+k, d = tonumber(k) or 0, tonumber(d) or 0
 local res = {expired = {}, due = {}}
 for _, q in ipairs(names) do
   if not from or not bytes_less(q, from) then
-    res.n = 0
-    local left = max
-    if q == from then left = max - k end
-    sweep(q, max, res, left)
+    res.n, res.d = 0, 0
+    local left, left_due = max, max
+    if q == from then left, left_due = max - k, max - d end
+    sweep(q, max, res, left, left_due)
     if CALL.stopped then
-      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. q
+      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. fmt(res.d + max - left_due) .. '/' .. q
       break
     end
   end
@@ -3748,7 +3758,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3869,7 +3879,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3928,7 +3938,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3961,7 +3971,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -3994,7 +4004,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4036,7 +4046,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4117,7 +4127,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4179,7 +4189,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4216,7 +4226,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4259,7 +4269,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4301,7 +4311,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4334,7 +4344,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4360,7 +4370,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4432,7 +4442,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4546,7 +4556,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4566,7 +4576,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4632,7 +4642,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4671,7 +4681,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4699,7 +4709,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4740,7 +4750,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4834,7 +4844,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3c866313c428_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4873,7 +4883,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_progress', flags = {},
+redis.register_function{function_name = 'weir2_3c866313c428_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4922,7 +4932,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -4954,7 +4964,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_036d0e1f69b1_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3c866313c428_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -49,16 +49,10 @@ function SIG.finish(j, kind, result, err, sig)
 end
 
 -- SIG.timeout fails open signal task j, found due by a sweep, with reason
--- "timeout", and adds its Settled to res.expired when res is given. After
--- a cascade of this call ran out of the call's budget it puts j back, due
--- now, for the next sweep.
+-- "timeout", and adds its Settled to res.expired when res is given. (A
+-- sweep whose call ran out of its budget calls it no more: sweep.lua puts
+-- the rest back.)
 function SIG.timeout(j, res)
-  if CALL.stopped then
-    local q = job_queue(j)
-    redis.call('ZADD', qkey(q, 'd'), NOW_S, job_id(j))
-    note_due(q, NOW)
-    return
-  end
   local s = SIG.finish(j, 'failed', nil, 'timeout')
   if res then res.expired[#res.expired + 1] = s end
 end

@@ -5,12 +5,14 @@
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  max per queue
--- ARGV[5]  "<k>/<queue>" or none: go on from that queue (by name), k of
---          its leases ended already (where an earlier call stopped)
+-- ARGV[5]  "<k>/<d>/<queue>" or none: go on from that queue (by name), k
+--          of its leases ended and d of its delayed jobs handled already
+--          (where an earlier call stopped)
 -- Reply:   nExpired, Settled* (reply.lua), nDue, (job ID, queue)*, then
---          "P<k>/<queue>" when an expiry's cascade ran out of the call's
---          budget: the sweep stopped after it, in that queue, k of whose
---          leases it ended (drain, then expire from there)
+--          "P<k>/<d>/<queue>" when an expiry's or a timeout's cascade ran
+--          out of the call's budget: the sweep stopped after it, in that
+--          queue, k of whose leases it ended and d of whose delayed jobs it
+--          handled (drain, then expire from there)
 -- Errors:  PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
@@ -29,18 +31,19 @@ end
 local max = tonumber(ARGV[4])
 local names = redis.call('HKEYS', K_QUEUES)
 table.sort(names, bytes_less)
--- where an earlier call stopped: in queue "from", k of its leases ended
-local k, from = string.match(ARGV[5] or '', '^(%d+)/(.+)$')
-k = tonumber(k) or 0
+-- where an earlier call stopped: in queue "from", k of its leases ended and
+-- d of its delayed jobs handled
+local k, d, from = string.match(ARGV[5] or '', '^(%d+)/(%d+)/(.+)$')
+k, d = tonumber(k) or 0, tonumber(d) or 0
 local res = {expired = {}, due = {}}
 for _, q in ipairs(names) do
   if not from or not bytes_less(q, from) then
-    res.n = 0
-    local left = max
-    if q == from then left = max - k end
-    sweep(q, max, res, left)
+    res.n, res.d = 0, 0
+    local left, left_due = max, max
+    if q == from then left, left_due = max - k, max - d end
+    sweep(q, max, res, left, left_due)
     if CALL.stopped then
-      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. q
+      CALL.stopped_at = fmt(res.n + max - left) .. '/' .. fmt(res.d + max - left_due) .. '/' .. q
       break
     end
   end
