@@ -1,4 +1,4 @@
-#!lua name=weir2_3c866313c428
+#!lua name=weir2_3319a56a1fc7
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -858,7 +858,8 @@ function KEYED.keyed_release(q, key, lim)
   local c = redis.call('HINCRBY', kc, key, -1)
   if c <= 0 then redis.call('HDEL', kc, key) end
   lim = tonumber(lim)
-  if lim and c >= lim then return false end
+  -- without a limit no key is parked (LimitKeys to 0 returns them all)
+  if not lim or c >= lim then return false end
   if redis.call('ZREM', KEYED.kkey(q, 'kp'), key) == 0 then return false end
   redis.call('ZADD', KEYED.kkey(q, 'kq'), fmt(redis.call('HINCRBY', kc, ':t', 1)), key)
   return true
@@ -868,34 +869,168 @@ end
 -- first in the rotation, which then goes to its end (or is parked at its
 -- limit, or leaves with no ready job left); a key found at its limit (the
 -- limit was lowered) is parked. take(id) leases a popped job and returns
--- whether it did (a job no longer queued is dropped). Each round pops one
--- key and one job: at most top - n leases plus the dropped jobs and
--- parked keys. Returns n and whether the rotation is empty.
+-- whether it did (a job no longer queued is dropped). Returns n and
+-- whether the rotation is empty.
+--
+-- The rounds run on a copy in the call (KEYED.rounds): the rotation is
+-- read in order, each key's jobs popped a few at a time, and what the
+-- rounds changed written back once (the keys' turns, their lease counts,
+-- kr, the jobs popped and not reached), so that a claim of Max jobs over
+-- K keys costs about two commands a key, not five a job. Its work stays
+-- at most top - n leases plus the jobs it drops and the keys it parks.
 function KEYED.keyed_claim(q, lim, top, n, take)
   local kq, kc = KEYED.kkey(q, 'kq'), KEYED.kkey(q, 'kc')
   lim = tonumber(lim)
+  local r = {
+    front = {}, fi = 1, read = 0, more = true, back = {},
+    cnt = {}, buf = {}, out = {}, place = {}, last = {}, turns = 0, gone = {},
+  }
   while n < top do
-    local r = redis.call('ZPOPMIN', kq)
-    if #r == 0 then return n, true end
-    local key = r[1]
-    local c = lim and (tonumber(redis.call('HGET', kc, key)) or 0)
+    local key = KEYED.next_key(r, kq, kc, top - n)
+    if not key then break end
+    local c = r.cnt[key]
     if lim and c >= lim then
-      KEYED.key_turn(q, key, lim, c)
+      KEYED.turn(r, key, 'p')
     else
-      local sk = KEYED.kkey(q, 'k:' .. key)
-      local got = redis.call('ZPOPMIN', sk)
-      if #got > 0 then
-        redis.call('ZREM', KEYED.kkey(q, 'kr'), got[1])
-        if take(got[1]) then
+      local id = KEYED.next_job(r, q, key, lim, top - n)
+      if id then
+        r.gone[#r.gone + 1] = id
+        if take(id) then
           n = n + 1
-          redis.call('HINCRBY', kc, key, 1)
-          if c then c = c + 1 end
+          c = c + 1
+          r.cnt[key] = c
+          r.changed = true
         end
-        if redis.call('EXISTS', sk) == 1 then KEYED.key_turn(q, key, lim, c) end
+        if KEYED.has_more(r, q, key) then
+          if lim and c >= lim then
+            KEYED.turn(r, key, 'p')
+          else
+            KEYED.turn(r, key, 'q')
+            r.back[#r.back + 1] = key
+          end
+        else
+          r.place[key] = false
+        end
+      else
+        r.place[key] = false
       end
     end
   end
-  return n, redis.call('EXISTS', kq) == 0
+  return n, KEYED.write_rounds(r, q, kq, kc)
+end
+
+-- next_key returns the key next in turn in the rounds r (nil when the
+-- rotation is empty): the keys of kq not yet served, read in order (want
+-- at a time, with their lease counts), then those the rounds put back.
+function KEYED.next_key(r, kq, kc, want)
+  if r.fi > #r.front then
+    local keys = {}
+    if r.more then
+      keys = redis.call('ZRANGE', kq, fmt(r.read), fmt(r.read + want - 1))
+      r.read = r.read + #keys
+      if #keys < want then r.more = false end
+    end
+    if #keys > 0 then
+      local v = redis.call('HMGET', kc, unpack(keys))
+      for i, key in ipairs(keys) do r.cnt[key] = tonumber(v[i]) or 0 end
+    else
+      keys, r.back = r.back, {}
+    end
+    r.front, r.fi = keys, 1
+    if #keys == 0 then return nil end
+  end
+  local key = r.front[r.fi]
+  r.fi = r.fi + 1
+  return key
+end
+
+-- turn ends key's turn in the rounds r at the end of the rotation
+-- (kind "q") or parked (kind "p"), as key_turn does, numbered in order.
+function KEYED.turn(r, key, kind)
+  r.turns = r.turns + 1
+  r.place[key], r.last[key] = kind, r.turns
+end
+
+-- next_job pops key's next ready job for the rounds r: from what was
+-- popped before, else about as many as the rounds left will take of it
+-- (want leases left over the keys in the rotation, at most its room
+-- under lim). Returns nil when the key has none.
+function KEYED.next_job(r, q, key, lim, want)
+  local b = r.buf[key]
+  if not b or b.i > #b then
+    local keys = (#r.front - r.fi + 1) + #r.back + 1
+    local k = math.ceil(want / keys)
+    if lim then k = math.min(k, lim - r.cnt[key]) end
+    k = math.max(k, 1)
+    local got = redis.call('ZPOPMIN', KEYED.kkey(q, 'k:' .. key), fmt(k))
+    b = {i = 1, left = #got == 2 * k}
+    for x = 1, #got, 2 do
+      b[#b + 1] = got[x]
+      b[#b + 1] = got[x + 1]
+    end
+    r.buf[key] = b
+    if #b == 0 then return nil end
+  end
+  local id = b[b.i]
+  b.i = b.i + 2
+  return id
+end
+
+-- has_more says whether key still has ready jobs in the rounds r: popped
+-- and not reached, or left in its set.
+function KEYED.has_more(r, q, key)
+  local b = r.buf[key]
+  if b.i <= #b then return true end
+  if not b.left then return false end
+  return redis.call('EXISTS', KEYED.kkey(q, 'k:' .. key)) == 1
+end
+
+-- write_rounds writes what the rounds r changed: the jobs popped and not
+-- reached back to their key's set, the jobs taken or dropped out of kr,
+-- the lease counts, and each key served where its last turn put it (the
+-- end of the rotation or the parked keys, numbered after the last turn
+-- handed out) or out of the rotation. Returns whether the rotation is
+-- empty.
+function KEYED.write_rounds(r, q, kq, kc)
+  for key, b in pairs(r.buf) do
+    if b.i <= #b then
+      local args = {}
+      for x = b.i, #b, 2 do
+        args[#args + 1] = b[x + 1]
+        args[#args + 1] = b[x]
+      end
+      redis.call('ZADD', KEYED.kkey(q, 'k:' .. key), unpack(args))
+    end
+  end
+  local gone = r.gone
+  for i = 1, #gone, 1000 do redis.call('ZREM', KEYED.kkey(q, 'kr'), unpack(gone, i, math.min(i + 999, #gone))) end
+  local set, rot, park, out = {}, {}, {}, {}
+  for key, c in pairs(r.cnt) do
+    if r.place[key] ~= nil and c > 0 then
+      set[#set + 1] = key
+      set[#set + 1] = fmt(c)
+    end
+  end
+  if r.changed and #set > 0 then redis.call('HSET', kc, unpack(set)) end
+  local base = r.turns > 0 and redis.call('HINCRBY', kc, ':t', r.turns) - r.turns
+  for key, kind in pairs(r.place) do
+    if kind == 'q' then
+      rot[#rot + 1] = fmt(base + r.last[key])
+      rot[#rot + 1] = key
+    else
+      out[#out + 1] = key
+      if kind == 'p' then
+        park[#park + 1] = fmt(base + r.last[key])
+        park[#park + 1] = key
+      end
+    end
+  end
+  if #out > 0 then redis.call('ZREM', kq, unpack(out)) end
+  if #rot > 0 then redis.call('ZADD', kq, unpack(rot)) end
+  if #park > 0 then redis.call('ZADD', KEYED.kkey(q, 'kp'), unpack(park)) end
+  if #rot > 0 or r.fi <= #r.front then return false end
+  if not r.more then return true end
+  return redis.call('EXISTS', kq) == 0
 end
 
 -- keyed_unpark returns q's parked keys that are under the limit lim (a
@@ -3294,7 +3429,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_3c866313c428_submit', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3414,7 +3549,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_3c866313c428_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3489,7 +3624,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_3c866313c428_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3548,7 +3683,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_3c866313c428_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3649,7 +3784,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_3c866313c428_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3697,7 +3832,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_3c866313c428_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3758,7 +3893,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_3c866313c428_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3879,7 +4014,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_3c866313c428_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -3938,7 +4073,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_3c866313c428_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -3971,7 +4106,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_3c866313c428_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4004,7 +4139,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_3c866313c428_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4046,7 +4181,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_3c866313c428_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4127,7 +4262,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_3c866313c428_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4189,7 +4324,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_3c866313c428_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4226,7 +4361,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_3c866313c428_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4269,7 +4404,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_3c866313c428_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4311,7 +4446,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_3c866313c428_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4344,7 +4479,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_3c866313c428_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4370,7 +4505,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_3c866313c428_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4442,7 +4577,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_3c866313c428_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4556,7 +4691,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_3c866313c428_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4576,7 +4711,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_3c866313c428_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4642,7 +4777,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_3c866313c428_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4681,7 +4816,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_3c866313c428_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4709,7 +4844,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_3c866313c428_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4750,7 +4885,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_3c866313c428_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4844,7 +4979,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_3c866313c428_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4883,7 +5018,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_3c866313c428_progress', flags = {},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -4932,7 +5067,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_3c866313c428_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -4964,7 +5099,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_3c866313c428_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_3319a56a1fc7_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
