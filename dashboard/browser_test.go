@@ -368,6 +368,11 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.run(t, wait(`tr[data-queue="default"] td[data-rate="10/1000"]`))
+	// and a per-key limit
+	if err := s.LimitKeys(context.Background(), engine.LimitKeysParams{Queue: "default", Concurrency: 2}); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, wait(`tr[data-queue="default"] td[data-key-limit="2"]`))
 	// The API has the inspector's routes: each queue gets a Purge button and
 	// links to its jobs by state (TestBrowserInspectorHooks drives them).
 	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-queue="default"] button.purge').length`); n != 1 {

@@ -410,13 +410,14 @@
         return;
       }
       fill(body, h('table', { id: 'queue-table' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Ready'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Running'), h('th', { class: 'num' }, 'Limit'), h('th', { class: 'num' }, 'Rate'), h('th', {}, ''))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'Queue'), h('th', {}, 'State'), h('th', { class: 'num' }, 'Ready'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Running'), h('th', { class: 'num' }, 'Limit'), h('th', { class: 'num' }, 'Rate'), h('th', { class: 'num', title: 'the most jobs of one concurrency key running at once' }, 'Key limit'), h('th', {}, ''))),
         h('tbody', {}, queues.map((q) => h('tr', { 'data-queue': q.name, 'data-paused': String(q.paused) },
           h('td', { class: 'mono' }, has('listJobs') ? h('a', { href: '#/queues/' + enc(q.name) }, q.name) : q.name),
           h('td', {}, badge(q.paused ? 'paused' : 'active')),
           h('td', { class: 'num' }, q.ready), h('td', { class: 'num' }, q.delayed), h('td', { class: 'num' }, q.running),
           h('td', { class: 'num', 'data-limit': String(q.concurrency || 0) }, q.concurrency ? String(q.concurrency) : '—'),
           h('td', { class: 'num', 'data-rate': q.rate_limit ? q.rate_limit + '/' + q.rate_period_ms : '0' }, q.rate_limit ? q.rate_limit + ' / ' + q.rate_period_ms + ' ms' : '—'),
+          h('td', { class: 'num', 'data-key-limit': String(q.key_concurrency || 0) }, q.key_concurrency ? String(q.key_concurrency) : '—'),
           h('td', {}, h('span', { class: 'toolbar actions' },
             q.paused
               ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/resume') }, 'Resume')
