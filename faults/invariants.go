@@ -47,7 +47,7 @@ func (r *InvariantReport) String() string {
 }
 
 var stateByte = map[byte]string{
-	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled", 'o': "open",
+	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled", 'D': "cancelled", 'o': "open",
 }
 
 var wfStates = []string{"running", "completed", "failed", "cancelled", "compensating", "compensated", "compensation_failed"}
