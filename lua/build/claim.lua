@@ -2156,6 +2156,23 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   wset(w, 'cat', NOW_S)
   CANCEL.drop_deadline(w)
   local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
   local pos = string.find(S, 'r', 1, true)
   while pos do
     local j = task_job(w, pos)

@@ -1,4 +1,4 @@
-#!lua name=weir2_8411be54181f
+#!lua name=weir2_8766f183bb8b
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2824,6 +2824,23 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   wset(w, 'cat', NOW_S)
   CANCEL.drop_deadline(w)
   local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
   local pos = string.find(S, 'r', 1, true)
   while pos do
     local j = task_job(w, pos)
@@ -3456,7 +3473,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_8411be54181f_submit', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3605,7 +3622,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_8411be54181f_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3680,7 +3697,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_8411be54181f_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3739,7 +3756,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_8411be54181f_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3840,7 +3857,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_8411be54181f_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3888,7 +3905,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_8411be54181f_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3949,7 +3966,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_8411be54181f_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4014,7 +4031,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_8411be54181f_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4073,7 +4090,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_8411be54181f_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4106,7 +4123,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_8411be54181f_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4139,7 +4156,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_8411be54181f_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4181,7 +4198,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_8411be54181f_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4262,7 +4279,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_8411be54181f_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4324,7 +4341,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_8411be54181f_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4361,7 +4378,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_8411be54181f_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4404,7 +4421,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_8411be54181f_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4446,7 +4463,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_8411be54181f_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4479,7 +4496,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_8411be54181f_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4505,7 +4522,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_8411be54181f_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4577,7 +4594,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_8411be54181f_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4691,7 +4708,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_8411be54181f_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4711,7 +4728,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_8411be54181f_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4777,7 +4794,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_8411be54181f_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4816,7 +4833,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_8411be54181f_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4844,7 +4861,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_8411be54181f_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4885,7 +4902,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_8411be54181f_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4979,7 +4996,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_8411be54181f_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5018,7 +5035,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_8411be54181f_progress', flags = {},
+redis.register_function{function_name = 'weir2_8766f183bb8b_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5067,7 +5084,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_8411be54181f_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5099,7 +5116,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_8411be54181f_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_8766f183bb8b_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
