@@ -72,5 +72,15 @@ func (m *Model) dropDeadline(w *workflow) {
 func (m *Model) deadlinePassed(now int64, w *workflow) Settled {
 	w.deadlineHit = true
 	res := m.cancelWorkflow(w, w.c.plan.UndoOnCancel, ReasonTextDeadline, now)
+	m.sweepStops = append(m.sweepStops, res.Stopping...)
 	return Settled{JobID: DeadlineMarker(w.id), State: Cancelled, Pushed: res.Pushed, WorkflowState: w.state, WorkflowEnded: w.state.Ended()}
+}
+
+// TakeSweepStops returns the running jobs that deadlines found by sweeps
+// asked to stop since the last call, in order, and forgets them: a store
+// built on the model tells its workers (as the Redis store publishes them).
+func (m *Model) TakeSweepStops() []string {
+	s := m.sweepStops
+	m.sweepStops = nil
+	return s
 }
