@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -61,5 +62,21 @@ func TestDeadlinePublishesStops(t *testing.T) {
 		}
 		cancel()
 		<-done
+	}
+}
+
+// A large workflow (read in pages) shows its deadline as a small one does.
+func TestDeadlineOfLargeWorkflow(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	p := engine.Plan{ID: "big", DeadlineIn: time.Hour}
+	for i := range tasksPerPage + 1 {
+		p.Tasks = append(p.Tasks, engine.TaskSpec{Name: "t" + strconv.Itoa(i), Queue: "q"})
+	}
+	if _, err := e.store.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.store.GetWorkflow(bg, "big")
+	if err != nil || !w.Deadline.Equal(e.clock().Add(time.Hour).Truncate(time.Millisecond)) || w.DeadlineHit {
+		t.Fatalf("deadline %v hit %v, %v; want %v", w.Deadline, w.DeadlineHit, err, e.clock().Add(time.Hour))
 	}
 }
