@@ -21,6 +21,9 @@ const (
 	// ReasonTextSignalTimeout: a signal task's timeout passed before its
 	// signal came.
 	ReasonTextSignalTimeout = "timeout"
+	// ReasonTextDeadline: the workflow's deadline passed before the job
+	// started (the workflow was cancelled by it).
+	ReasonTextDeadline = "deadline"
 )
 
 // DependencyReason is the Error of a task cancelled because its dependency

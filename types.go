@@ -146,6 +146,10 @@ type Workflow struct {
 	CreatedAt       time.Time
 	EndedAt         time.Time
 	ExpiresAt       time.Time
+	// Deadline is when the workflow is cancelled if it has not ended
+	// (zero: none); DeadlineHit is set once its deadline cancelled it.
+	Deadline    time.Time
+	DeadlineHit bool
 	// Tasks is in plan order.
 	Tasks []Task
 }

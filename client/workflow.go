@@ -33,7 +33,9 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
-	startAt      time.Time // StartAt (delay.go)
+	startAt      time.Time     // StartAt (delay.go)
+	deadline     time.Time     // Deadline (deadline.go)
+	deadlineIn   time.Duration // DeadlineIn (deadline.go)
 }
 
 type node struct {
@@ -267,7 +269,7 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	}
 	if w.plan == nil {
 		p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes)),
-			StartAt: w.startAt}
+			StartAt: w.startAt, Deadline: w.deadline, DeadlineIn: w.deadlineIn}
 		for i, n := range w.nodes {
 			p.Tasks[i] = n.spec
 		}

@@ -235,6 +235,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 		p.Tasks = append(p.Tasks, ts)
 	}
 	d.genStartAt(&p)
+	d.genDeadline(&p)
 	return p
 }
 

@@ -29,6 +29,18 @@ func (d *differ) genStartAt(p *engine.Plan) {
 	}
 }
 
+// genDeadline gives plan p a deadline (spec/states.md, Deadline), one plan
+// in three: after the submit by the store's clock, or at a time, past (the
+// submit is refused) or to come.
+func (d *differ) genDeadline(p *engine.Plan) {
+	switch d.intRange(0, 5, "deadline") {
+	case 0:
+		p.DeadlineIn = sampled(d, []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 2 * time.Second}, "deadlinein")
+	case 1:
+		p.Deadline = d.clock().Add(sampled(d, []time.Duration{-50 * time.Millisecond, 100 * time.Millisecond, time.Second}, "deadlineat"))
+	}
+}
+
 // signal sends one signal to the model and the store (a store that is no
 // engine.Signaller is skipped): a task that may be a signal task, open or
 // not, or no task at all; a repeat of it is the last operation.

@@ -16,17 +16,18 @@ import (
 // clock. Reads move no clock. Times are kept in whole milliseconds, as the
 // Redis store keeps them.
 type Model struct {
-	cfg       Config
-	now       int64 // time of the last write, unix ms
-	off       int64 // clock offset, ms (clock)
-	pushSeq   int64 // FIFO order among equal priorities
-	leaseSeq  int64 // lease tokens
-	jobs      map[string]*job
-	workflows map[string]*workflow
-	queues    map[string]*queue
-	expiry    orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
-	unique    map[string]uniqueLock // by UniqueDigest
-	schedules map[string]*Schedule  // model_schedule.go; nil until the first put
+	cfg        Config
+	now        int64 // time of the last write, unix ms
+	off        int64 // clock offset, ms (clock)
+	pushSeq    int64 // FIFO order among equal priorities
+	leaseSeq   int64 // lease tokens
+	jobs       map[string]*job
+	sweepStops []string // running jobs deadlines asked to stop (TakeSweepStops)
+	workflows  map[string]*workflow
+	queues     map[string]*queue
+	expiry     orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
+	unique     map[string]uniqueLock // by UniqueDigest
+	schedules  map[string]*Schedule  // model_schedule.go; nil until the first put
 }
 
 // uniqueLock is a unique key held by a job: until it ends (until 0) or

@@ -68,6 +68,9 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 			if after != nil && (afterKeyed && !keyedPart || afterKeyed == keyedPart && !after.less(it)) {
 				continue
 			}
+			if deadlineOf(it.id) != "" {
+				continue // a workflow's deadline marker (model_deadline.go): no job
+			}
 			if len(page.Jobs) == limit {
 				page.NextCursor = strconv.FormatInt(last.a, 10) + ":" + strconv.FormatInt(last.b, 10) + ":" + last.id
 				if lastKeyed {

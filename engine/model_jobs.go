@@ -389,6 +389,13 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 			break
 		}
 		q.delayed.popMin()
+		if wf := deadlineOf(it.id); wf != "" {
+			s := m.deadlinePassed(now, m.workflows[wf])
+			if res != nil {
+				res.Expired = append(res.Expired, s)
+			}
+			continue
+		}
 		j := m.jobs[it.id]
 		if j.state == Open {
 			s := m.signalTimedOut(now, j)

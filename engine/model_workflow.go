@@ -22,6 +22,9 @@ type workflow struct {
 
 	traceParent string // SubmitParams.TraceParent
 
+	deadline    int64 // ms; 0: none (model_deadline.go)
+	deadlineHit bool  // the deadline cancelled it
+
 	unabsorbed         bool // some failure was not absorbed
 	failedBeforeCancel bool // an unabsorbed failure happened before any cancel
 	failFastFired      bool
@@ -67,11 +70,16 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 		}
 		return SubmitResult{}, wrap(ErrWorkflowExists, "workflow %q", p.Plan.ID)
 	}
+	dl := deadlineAt(&c.plan, t)
+	if dl != 0 && dl <= t {
+		return SubmitResult{}, invalid("", "deadline", "deadline %s is not after the store's now %s",
+			toTime(dl).Format(time.RFC3339Nano), toTime(t).Format(time.RFC3339Nano))
+	}
 	n := len(c.plan.Tasks)
 	w := &workflow{
 		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
-		traceParent: p.TraceParent,
+		traceParent: p.TraceParent, deadline: dl,
 	}
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{
@@ -89,6 +97,9 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 		if w.open[i] == 0 {
 			m.promote(j, t, &fx)
 		}
+	}
+	if w.deadline != 0 {
+		m.queue(c.plan.Tasks[0].Queue).delayed.add(DeadlineMarker(w.id), w.deadline, 0)
 	}
 	return SubmitResult{Created: true, Pushed: fx.pushed}, nil
 }
@@ -159,6 +170,7 @@ func (m *Model) cancelTask(j *job, reason string, now int64, fx *effects) {
 
 // tasksAllEnded decides a workflow's end once every task ended.
 func (m *Model) tasksAllEnded(w *workflow, now int64, fx *effects) {
+	m.dropDeadline(w)
 	compensable := false
 	for i, t := range w.tasks {
 		if t.state == Completed && w.c.plan.Tasks[i].Undo != nil {
@@ -343,17 +355,26 @@ func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelRes
 	if w.cancelReq || w.state == WorkflowCompensating {
 		return CancelResult{WorkflowState: w.state}, nil
 	}
-	w.cancelReq = true
-	w.cancelUndo = w.c.plan.UndoOnCancel
+	undo := w.c.plan.UndoOnCancel
 	if p.Undo != nil {
-		w.cancelUndo = *p.Undo
+		undo = *p.Undo
 	}
+	return m.cancelWorkflow(w, undo, ReasonTextWorkflowCancelled, t), nil
+}
+
+// cancelWorkflow cancels running workflow w, whose cancel was not requested
+// yet: its unstarted tasks end cancelled with reason, running ones are told
+// to stop; undo says whether a compensation may follow.
+func (m *Model) cancelWorkflow(w *workflow, undo bool, reason string, t int64) CancelResult {
+	w.cancelReq = true
+	w.cancelUndo = undo
+	m.dropDeadline(w)
 	var fx effects
 	var stopping []string
 	for _, j := range w.tasks {
 		switch j.state {
 		case Waiting, Queued, Open:
-			m.cancelTask(j, ReasonTextWorkflowCancelled, t, &fx)
+			m.cancelTask(j, reason, t, &fx)
 			j.unlisted = true
 			w.remaining--
 		case Running:
@@ -364,7 +385,7 @@ func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelRes
 	if w.remaining == 0 {
 		m.tasksAllEnded(w, t, &fx)
 	}
-	return CancelResult{Cancelled: fx.cancelled, Stopping: stopping, Pushed: fx.pushed, WorkflowState: w.state}, nil
+	return CancelResult{Cancelled: fx.cancelled, Stopping: stopping, Pushed: fx.pushed, WorkflowState: w.state}
 }
 
 func (w *workflow) snapshot() Workflow {
@@ -374,6 +395,7 @@ func (w *workflow) snapshot() Workflow {
 		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
 		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
 		ExpiresAt: toTime(w.expires), Tasks: make([]Task, len(w.tasks)),
+		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit,
 	}
 	for i, j := range w.tasks {
 		ts := plan.Tasks[i]

@@ -81,6 +81,14 @@ func PlanHash(p Plan) string {
 		str("start_at")
 		num(p.StartAt.UnixMilli())
 	}
+	if !p.Deadline.IsZero() {
+		str("deadline")
+		num(p.Deadline.UnixMilli())
+	}
+	if p.DeadlineIn != 0 {
+		str("deadline_in")
+		num(p.DeadlineIn.Milliseconds())
+	}
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -79,6 +79,14 @@ type Plan struct {
 	// roots in their queues' delayed sets until then (plus each root's
 	// Delay): the workflow is running, and nothing of it runs before.
 	StartAt time.Time
+	// Deadline, when set, cancels the workflow as Cancel does (undo per
+	// UndoOnCancel; unstarted tasks end with reason "deadline") once the
+	// store's clock passes it, at the first sweep of its first task's
+	// queue after then (spec/states.md, Deadline). It must be after the
+	// submit's now. DeadlineIn is the same relative to the submit, by the
+	// store's clock (whole ms in (0, 100 years]); at most one of the two.
+	Deadline   time.Time
+	DeadlineIn time.Duration
 }
 
 // TaskSpec is one node of a plan.

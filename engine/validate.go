@@ -122,6 +122,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	if err := validateStartAt(p); err != nil {
 		return nil, err
 	}
+	if err := validateDeadline(p); err != nil {
+		return nil, err
+	}
 	c.hash = PlanHash(p)
 	return c, nil
 }

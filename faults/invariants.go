@@ -47,7 +47,7 @@ func (r *InvariantReport) String() string {
 }
 
 var stateByte = map[byte]string{
-	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled", 'o': "open",
+	'w': "waiting", 'q': "queued", 'r': "running", 'c': "completed", 'f': "failed", 'x': "cancelled", 'W': "cancelled", 'D': "cancelled", 'o': "open",
 }
 
 var wfStates = []string{"running", "completed", "failed", "cancelled", "compensating", "compensated", "compensation_failed"}
@@ -184,6 +184,14 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 	}
 
 	seenActive := map[string]bool{} // "queue\x00job" of every running job
+	markers := map[string]bool{}    // "queue\x00marker" of every deadline marker
+	for q, s := range qs {
+		for id := range s.d {
+			if strings.HasSuffix(id, engine.DeadlineSuffix) {
+				markers[q+"\x00"+id] = true
+			}
+		}
+	}
 	checkJob := func(id, queue, state string, get func(string) (string, bool)) {
 		s := qs[queue]
 		if s == nil {
@@ -261,6 +269,20 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		sb := str(w[2])
 		rep.Tasks += len(sb)
 		checkWorkflow(rep, id, m, h, sb, ttls, stateIdx, expiry, checkJob)
+		// a deadline marker exactly while the workflow has a deadline, runs
+		// and its cancel was not requested (spec/states.md, Deadline)
+		if _, q, ok := strings.Cut(h["t1"], "|"); ok {
+			q, _, _ = strings.Cut(q, "|")
+			marked := false
+			if s := qs[q]; s != nil {
+				_, marked = s.d[engine.DeadlineMarker(id)]
+			}
+			want := h["wdl"] != "" && h["st"] == string(engine.WorkflowRunning) && h["cr"] != "1"
+			if marked != want {
+				rep.addf("workflow %s (%s, cr=%q, wdl=%q): deadline marker in %q's delayed set %v, want %v", id, h["st"], h["cr"], h["wdl"], q, marked, want)
+			}
+			delete(markers, q+"\x00"+engine.DeadlineMarker(id))
+		}
 		if engine.WorkflowState(h["st"]).Ended() {
 			endedIDs = append(endedIDs, id)
 			// Cross-check with the store's read API: an ended workflow
@@ -318,6 +340,10 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		}
 		queue, _, _ := strings.Cut(h["spec"], "|")
 		checkJob(id, queue, st, func(f string) (string, bool) { v, ok := h[f]; return v, ok })
+	}
+	for m := range markers {
+		q, id, _ := strings.Cut(m, "\x00")
+		rep.addf("delayed set of %q holds deadline marker %s of no live workflow", q, id)
 	}
 	for q, s := range qs {
 		for id := range s.a {

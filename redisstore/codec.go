@@ -308,6 +308,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		FailFast: m["ff"] == "1", UndoOnCancel: m["uoc"] == "1", CancelRequested: m["cr"] == "1",
 		CancelUndo: m["cu"] == "1", PlanHash: m["h"], CreatedAt: toTime(atoi(m["c"])),
 		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),
+		Deadline: toTime(atoi(m["wdl"])), DeadlineHit: m["wdh"] == "1",
 	}
 	n := int(atoi(m["n"]))
 	states := m["S"]
@@ -331,8 +332,11 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
 			Progress: parseProgress(m[p+"pg"]),
 		}
-		if states[i] == 'W' {
+		switch states[i] {
+		case 'W':
 			t.Error = engine.ReasonTextWorkflowCancelled
+		case 'D':
+			t.Error = engine.ReasonTextDeadline
 		}
 		if r, ok := m[p+"r"]; ok {
 			t.Result = []byte(r)
@@ -586,7 +590,7 @@ func taskState(c byte) engine.State {
 		return engine.Completed
 	case 'f':
 		return engine.Failed
-	case 'x', 'W':
+	case 'x', 'W', 'D':
 		return engine.Cancelled
 	}
 	return engine.State("?" + string(c))

@@ -77,8 +77,11 @@ func (s *Store) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []l
 					d.Result = []byte(r)
 				}
 				d.Error, _ = v[k+2].(string)
-				if states[i-1] == 'W' {
+				switch states[i-1] {
+				case 'W':
 					d.Error = engine.ReasonTextWorkflowCancelled
+				case 'D':
+					d.Error = engine.ReasonTextDeadline
 				}
 				rd.c.Deps = append(rd.c.Deps, d)
 			}

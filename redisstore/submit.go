@@ -2,6 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -19,6 +22,7 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 	fields, payloads, index, roots := planArgs(p.Plan, hash)
 	fields = appendTraceField(fields, p.TraceParent)
 	staged := len(fields)+len(payloads)+len(index) > stageAbove
+	dl := deadlineArg(p.Plan)
 	var v []string
 	var err error
 	for try := 0; ; try++ {
@@ -30,9 +34,9 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 		args := s.argv(scripts["submit"], 8+len(fields)+len(payloads)+len(index)+len(roots))
 		args = append(args, p.Plan.ID, hash, len(p.Plan.Tasks))
 		if staged {
-			args = append(args, "s", 0, 0, 0)
+			args = append(args, "s"+dl, 0, 0, 0)
 		} else {
-			args = append(args, "i", len(fields))
+			args = append(args, "i"+dl, len(fields))
 			args = append(args, fields...)
 			args = append(args, len(payloads))
 			args = append(args, payloads...)
@@ -42,6 +46,11 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 		args = append(args, roots...)
 		v, err = s.call(ctx, scripts["submit"], args)
 		if err != nil {
+			var ce *codeErr
+			if errors.As(err, &ce) && errors.Is(err, engine.ErrInvalid) {
+				// the one check the script makes: a deadline not after now
+				return engine.SubmitResult{}, &engine.ValidationError{Field: "deadline", Problem: strings.TrimPrefix(ce.detail, "deadline ")}
+			}
 			return engine.SubmitResult{}, err
 		}
 		if len(v) != 1 || v[0] != "R" || try > 0 {
@@ -90,3 +99,15 @@ func (s *Store) stage(ctx context.Context, id, hash string, fields, payloads, in
 
 // stageTTL bounds how long an abandoned staging key lives.
 const stageTTL = time.Hour
+
+// deadlineArg is what the submit script's mode argument ends with for plan
+// p's deadline (lua/scripts/submit.lua): "a<unix ms>", "i<ms>", or "".
+func deadlineArg(p engine.Plan) string {
+	switch {
+	case !p.Deadline.IsZero():
+		return "a" + strconv.FormatInt(p.Deadline.UnixMilli(), 10)
+	case p.DeadlineIn > 0:
+		return "i" + strconv.FormatInt(p.DeadlineIn.Milliseconds(), 10)
+	}
+	return ""
+}

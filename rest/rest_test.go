@@ -817,3 +817,24 @@ func TestOpenAPIRoutes(t *testing.T) {
 }
 
 func deref(s *string) string { return clitest.Deref(s) }
+
+// A submit's deadline: the record shows it; a time already past is 400
+// naming the field; the deadline's cancel shows in deadline_hit.
+func TestAPISubmitDeadline(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, Config{})
+	r := a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "dl-1", "deadline": "1h", "tasks": tasks(tk("a", "true"))})
+	rec := strict[workflowfile.Record](t, r.body)
+	if rec.Deadline == nil || rec.DeadlineHit || rec.Deadline.Sub(rec.CreatedAt.Time) != time.Hour {
+		t.Errorf("record deadline %v created %v hit %v", rec.Deadline, rec.CreatedAt, rec.DeadlineHit)
+	}
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"id": "dl-2", "deadline": past, "tasks": tasks(tk("a", "true"))}),
+		engine.ErrInvalid.Code, "deadline")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"deadline": "soon", "tasks": tasks(tk("a", "true"))}),
+		engine.ErrInvalid.Code, "deadline")
+	r = a.want(http.StatusOK, "GET", "/v1/workflows/dl-1", nil)
+	if got := strict[workflowfile.Record](t, r.body); got.Deadline == nil || !got.Deadline.Equal(rec.Deadline.Time) {
+		t.Errorf("GET deadline %v, want %v", got.Deadline, rec.Deadline)
+	}
+}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir"
@@ -35,6 +36,12 @@ func (r *run) sweep() {
 				break
 			}
 			for _, s := range res.Expired {
+				if strings.HasSuffix(s.JobID, engine.DeadlineSuffix) {
+					// a workflow's deadline cancelled it: no job of its own,
+					// only the undos it pushed and the workflow's end
+					r.consequences(s, "")
+					continue
+				}
 				wf, task, _ := cutTaskJobID(s.JobID)
 				r.observe(Event{Kind: stateEvent(s), JobID: s.JobID, Workflow: wf, Task: task, Err: weir.ReasonTextLeaseExpired, RunAt: s.RunAt})
 				r.consequences(s, "")

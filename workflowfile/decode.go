@@ -469,6 +469,8 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 			f.Tasks, err = d.tasks(w, v)
 		case "start_at":
 			f.StartAt, err = d.str(w, v)
+		case "deadline":
+			f.Deadline, err = d.str(w, v)
 		default:
 			err = d.unknown(top, k)
 		}

@@ -46,6 +46,9 @@ type fileWorkflow struct {
 	Tasks        []fileTask
 	// StartAt is an RFC 3339 time, or "" (signal.go).
 	StartAt string
+	// Deadline is a duration after the submit (DeadlineIn) or an RFC 3339
+	// time (Deadline), or "" (deadline.go).
+	Deadline string
 }
 
 type fileTask struct {
@@ -235,6 +238,9 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	}
 	if p.StartAt, err = parseStartAt(f.StartAt); err != nil {
 		return nil, fail(-1, "", "start_at", "%v", err)
+	}
+	if p.Deadline, p.DeadlineIn, err = parseDeadline(f.Deadline); err != nil {
+		return nil, fail(-1, "", "deadline", "%v", err)
 	}
 	if p.ID == "" {
 		p.ID = client.NewID()

@@ -13,15 +13,19 @@ import (
 // every field the spec lists, null where there is no value; NewRecord makes
 // one.
 type Record struct {
-	ID              string       `json:"id"`
-	State           string       `json:"state"`
-	Reason          *string      `json:"reason"`
-	FailFast        bool         `json:"fail_fast"`
-	UndoOnCancel    bool         `json:"undo_on_cancel"`
-	CancelRequested bool         `json:"cancel_requested"`
-	CreatedAt       *Stamp       `json:"created_at"`
-	EndedAt         *Stamp       `json:"ended_at"`
-	Tasks           []TaskRecord `json:"tasks"`
+	ID              string  `json:"id"`
+	State           string  `json:"state"`
+	Reason          *string `json:"reason"`
+	FailFast        bool    `json:"fail_fast"`
+	UndoOnCancel    bool    `json:"undo_on_cancel"`
+	CancelRequested bool    `json:"cancel_requested"`
+	CreatedAt       *Stamp  `json:"created_at"`
+	EndedAt         *Stamp  `json:"ended_at"`
+	// Deadline is when the workflow is cancelled if it has not ended (null:
+	// none); DeadlineHit is set once its deadline cancelled it.
+	Deadline    *Stamp       `json:"deadline"`
+	DeadlineHit bool         `json:"deadline_hit"`
+	Tasks       []TaskRecord `json:"tasks"`
 }
 
 // TaskRecord is one task of a Record, in plan order.
@@ -89,6 +93,7 @@ func NewRecord(w engine.Workflow) Record {
 		ID: w.ID, State: string(w.State), Reason: optString(string(w.Reason)),
 		FailFast: w.FailFast, UndoOnCancel: w.UndoOnCancel, CancelRequested: w.CancelRequested,
 		CreatedAt: optTime(w.CreatedAt), EndedAt: optTime(w.EndedAt),
+		Deadline: optTime(w.Deadline), DeadlineHit: w.DeadlineHit,
 		Tasks: make([]TaskRecord, len(w.Tasks)),
 	}
 	for i, t := range w.Tasks {

@@ -360,6 +360,12 @@ func printSummary(out io.Writer, w engine.Workflow) {
 		reason = fmt.Sprintf(" (reason: %s)", w.Reason)
 	}
 	fmt.Fprintf(out, "\nworkflow %s %s%s%s\n", w.ID, w.State, reason, took)
+	switch {
+	case w.DeadlineHit:
+		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))
+	case !w.Deadline.IsZero():
+		fmt.Fprintf(out, "  deadline %s\n", w.Deadline.UTC().Format(time.RFC3339Nano))
+	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TASK\tSTATE\tATTEMPTS\tUNDO\tDETAIL")
 	for _, t := range w.Tasks {

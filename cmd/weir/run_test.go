@@ -458,3 +458,25 @@ func zombie(pid int) bool {
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] == "Z"
 }
+
+func TestRunDeadline(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	r := weir(t, "", nil, "run", "--json", "examples/deadline.yaml")
+	r.WantCode(t, 1)
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the run took %v: the deadline of 2s did not stop the 30s build", took)
+	}
+	rec := decodeRecord(t, r)
+	if rec.State != "cancelled" || !rec.DeadlineHit || rec.Deadline == nil {
+		t.Errorf("state %s deadline_hit %v deadline %v", rec.State, rec.DeadlineHit, rec.Deadline)
+	}
+	pub := recordTask(t, rec, "publish")
+	wantTask(t, pub, "cancelled", 0)
+	if deref(pub.Error) != "deadline" {
+		t.Errorf("publish's error %q", deref(pub.Error))
+	}
+	if b := recordTask(t, rec, "build"); b.State != "cancelled" {
+		t.Errorf("build %s", b.State)
+	}
+}

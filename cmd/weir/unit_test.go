@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -49,6 +50,27 @@ func TestSummaryShowsProgress(t *testing.T) {
 	}
 	if strings.Contains(out, "100%") {
 		t.Errorf("an ended task's progress is shown:\n%s", out)
+	}
+}
+
+// status shows a workflow's deadline, and whether it cancelled the
+// workflow; nothing for a workflow without one.
+func TestSummaryShowsDeadline(t *testing.T) {
+	at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		w    engine.Workflow
+		want string
+	}{
+		{engine.Workflow{ID: "x", State: engine.WorkflowRunning, Deadline: at}, "  deadline 2026-12-24T18:00:00Z\n"},
+		{engine.Workflow{ID: "x", State: engine.WorkflowCancelled, Deadline: at, DeadlineHit: true}, "  deadline 2026-12-24T18:00:00Z passed: cancelled by it\n"},
+		{engine.Workflow{ID: "x", State: engine.WorkflowRunning}, ""},
+	} {
+		var buf bytes.Buffer
+		printSummary(&buf, c.w)
+		got := buf.String()
+		if c.want == "" && strings.Contains(got, "deadline") || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%+v:\n%s\nwant %q", c.w, got, c.want)
+		}
 	}
 }
 

@@ -147,6 +147,8 @@ func (s *Store) write(ctx context.Context, f func(now time.Time) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := f(s.now())
+	// running tasks a sweep's deadline asked to stop (engine.Model.TakeSweepStops)
+	s.noteStopsLocked(s.m.TakeSweepStops())
 	if err == nil {
 		s.broadcastLocked()
 	}
@@ -252,6 +254,7 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 	now := s.now()
 	before := s.running(now, p.Queues)
 	claimed, err = s.m.Claim(now, p)
+	s.noteStopsLocked(s.m.TakeSweepStops())
 	if err != nil || len(claimed) > 0 {
 		if len(claimed) > 0 {
 			s.broadcastLocked()

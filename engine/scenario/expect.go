@@ -31,6 +31,7 @@ var (
 	workflowFields = map[string]kind{
 		"reason": kStr, "fail_fast": kBool, "undo_on_cancel": kBool, "cancel_requested": kBool,
 		"cancel_undo": kBool, "created": kTime, "ended": kTime, "expires": kTime, "plan_hash": kToken,
+		"deadline": kTime, "deadline_hit": kBool,
 	}
 	taskFields = map[string]kind{
 		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "after": kList,
@@ -294,6 +295,7 @@ func workflowMap(w engine.Workflow) map[string]string {
 		"undo_on_cancel": strconv.FormatBool(w.UndoOnCancel), "cancel_requested": strconv.FormatBool(w.CancelRequested),
 		"cancel_undo": strconv.FormatBool(w.CancelUndo), "created": ms(w.CreatedAt), "ended": ms(w.EndedAt),
 		"expires": ms(w.ExpiresAt), "plan_hash": w.PlanHash,
+		"deadline": ms(w.Deadline), "deadline_hit": strconv.FormatBool(w.DeadlineHit),
 	}
 }
 

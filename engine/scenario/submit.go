@@ -14,11 +14,11 @@ type opSubmit struct {
 func (*opSubmit) needsReply() bool { return true }
 
 func parseSubmit(args []word, now int64) (operation, error) {
-	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=]")
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=] [deadline=] [deadline_in=]")
 	if err != nil {
 		return nil, err
 	}
-	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime})
+	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime, "deadline": kTime, "deadline_in": kDur})
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +28,10 @@ func parseSubmit(args []word, now int64) (operation, error) {
 	if v := o.str("start_at"); v != "" && v != "-" {
 		op.plan.StartAt = time.UnixMilli(timeValue(v, now)).UTC()
 	}
+	if v := o.str("deadline"); v != "" && v != "-" {
+		op.plan.Deadline = time.UnixMilli(timeValue(v, now)).UTC()
+	}
+	op.plan.DeadlineIn = o.dur("deadline_in", 0)
 	return op, nil
 }
 

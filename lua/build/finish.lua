@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1676,6 +1676,38 @@ function SIG.root(w, r, fx)
   SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
+-- ---- include/deadline.lua
+-- deadline.lua: a workflow's deadline (spec/states.md, Deadline): a marker
+-- "<workflow>/!deadline" in the delayed set of its first task's queue,
+-- scored with the deadline; a sweep that finds it due cancels the
+-- workflow (cancel.lua). The workflow's field CANCEL.AT holds the deadline
+-- (absent: none), CANCEL.HIT is "1" once the deadline cancelled it.
+--
+--!include call.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- CANCEL holds the functions of cancels (this file and cancel.lua): one
+-- local for all of them (the library's top level has few registers left).
+local CANCEL = {AT = 'wdl', HIT = 'wdh', SUFFIX = '/!deadline'}
+
+-- CANCEL.marker_queue returns the queue that holds workflow w's marker: its
+-- first task's.
+function CANCEL.marker_queue(w)
+  return string.match(task_spec(w, 1), '^[^|]*|([^|]*)')
+end
+
+-- CANCEL.drop_deadline takes workflow w's deadline marker out of its
+-- queue's delayed set (a workflow without a deadline: nothing), once a
+-- call.
+function CANCEL.drop_deadline(w)
+  if not wget(w, CANCEL.AT) then return end
+  w.m[CANCEL.AT] = false
+  local m = w.id .. CANCEL.SUFFIX
+  redis.call('ZREM', qkey(CANCEL.marker_queue(w), 'd'), m)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1689,6 +1721,7 @@ end
 --!include compensate.lua
 --!include signal_open.lua
 --!include ready.lua
+--!include deadline.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1746,6 +1779,8 @@ local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
+  -- its deadline, if any, does nothing more
+  CANCEL.drop_deadline(w)
   local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
@@ -2226,6 +2261,134 @@ function SIG.timeout(j, res)
   if res then res.expired[#res.expired + 1] = s end
 end
 
+-- ---- include/cancel.lua
+-- cancel.lua: cancelling a running workflow (spec/states.md,
+-- CancelWorkflow), by CancelWorkflow (scripts/cancel_workflow.lua) or by
+-- its deadline, which a sweep finds due (sweep.lua).
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include waiters.lua
+--!include deadline.lua
+
+-- CANCEL.workflow cancels running workflow w whose cancel was not
+-- requested yet: undo ("1" or "0") is whether a compensation may follow;
+-- its waiting, queued and open tasks end cancelled, their state byte b
+-- ("W": workflow cancelled, "D": its deadline); the IDs of its running
+-- tasks, told to stop, are appended to stopping; fx collects what the end
+-- decision pushes. Queued tasks leave their queues within the call's
+-- budget, the rest in drain calls (which then decide the workflow's end).
+-- Returns the task-state string before the cancel and how many tasks it
+-- cancelled.
+function CANCEL.workflow(w, undo, b, fx, stopping)
+  wset(w, 'cr', '1')
+  if undo == '1' then wset(w, 'cu', '1') end
+  wset(w, 'cat', NOW_S)
+  CANCEL.drop_deadline(w)
+  local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
+  local pos = string.find(S, 'r', 1, true)
+  while pos do
+    local j = task_job(w, pos)
+    jset(j, 'cr', '1')
+    stopping[#stopping + 1] = job_id(j)
+    pos = string.find(S, 'r', pos + 1, true)
+  end
+  -- queued tasks (and open signal tasks, which may wait in a delayed set)
+  -- leave their queues, at most the call's budget of them here (left: where
+  -- the rest starts)
+  local left = nil
+  pos = string.find(S, '[qo]')
+  while pos do
+    if BUDGET <= 0 then
+      left = pos
+      break
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, pos)
+    unqueue(j)
+    jdel(j, 'ra')
+    pos = string.find(S, '[qo]', pos + 1)
+  end
+  -- every waiting, queued or open task ends cancelled (b), in one pass
+  local newS, k = string.gsub(S, '[wqo]', b)
+  w.S = newS
+  w.sfull = true
+  states_dirty(w)
+  if k > 0 and awaited(P .. 'await:wj:' .. w.id) then
+    pos = string.find(S, '[wqo]')
+    while pos do
+      -- marked for its waiters only: in no job list (lists.lua)
+      local j = task_job(w, pos)
+      j.unlisted = true
+      mark_ended(j)
+      pos = string.find(S, '[wqo]', pos + 1)
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
+  w.m['rem'] = fmt(rem)
+  if left then
+    -- the rest leave their queues in drain calls, which then decide the
+    -- workflow's end (drain.lua, unqueue_rest)
+    local rest = {}
+    while left do
+      rest[#rest + 1] = fmt(left)
+      left = string.find(S, '[qo]', left + 1)
+    end
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+  elseif rem == 0 then
+    tasks_all_ended(w, fx)
+  end
+  return S, k
+end
+
+-- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
+-- found due: a running workflow whose cancel was not requested is
+-- cancelled with its UndoOnCancel, its unstarted tasks with reason
+-- "deadline", and its Settled {id = m, state "cancelled", pushed,
+-- wf_state, wf_ended} added to res.expired (res given); the running tasks
+-- it asks to stop are published after finalize (CALL.stops). Returns false
+-- when the workflow ended (or its cancel was requested) earlier in this
+-- call, which took the marker out of the set: the sweep skips it.
+function CANCEL.deadline(m, id, res)
+  local w = load_wf(id)
+  if not w or wget(w, 'st') ~= 'running' or wflag(w, 'cr') then return false end
+  wset(w, CANCEL.HIT, '1')
+  local fx = {}
+  local stops = CALL.stops
+  if not stops then
+    stops = {}
+    CALL.stops = stops
+  end
+  CANCEL.workflow(w, wget(w, 'uoc') or '0', 'D', fx, stops)
+  if res then
+    res.expired[#res.expired + 1] = {id = m, state = 'cancelled', run_at = 0, pushed = fx.pushed,
+      wf_state = wget(w, 'st'), wf_ended = fx.wf_ended}
+  end
+  return true
+end
+
 -- ---- include/sweep.lua
 -- sweep.lua: a queue's overdue leases and due delayed jobs.
 --
@@ -2234,6 +2397,7 @@ end
 --!include queue.lua
 --!include settle.lua
 --!include signal_end.lua
+--!include cancel.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
 -- scores and returns those due by now (at most max), the score of the
@@ -2313,11 +2477,14 @@ local function sweep(q, max, res, max_leases, max_due)
     local skipped, left = 0, 0
     for i, id in ipairs(due) do
       if CALL.stopped then
-        -- a timeout's cascade ran out of the call's budget: the rest go
-        -- back as they were, for the call that goes on after the drain
+        -- a timeout's or a deadline's cascade ran out of the call's
+        -- budget: the rest go back as they were, for the call that goes on after the drain
         redis.call('ZADD', dk, at[i], id)
         note_due(q, tonumber(at[i]))
         left = left + 1
+      elseif string.sub(id, -10) == CANCEL.SUFFIX then
+        -- a workflow's deadline (cancel.lua)
+        if not CANCEL.deadline(id, string.sub(id, 1, -11), res) then skipped = skipped + 1 end
       else
         local j = load_job(id)
         local st = j and job_state(j)
@@ -2492,7 +2659,12 @@ local function put_dep(out, w, d, spec, r, e)
   out[n + 3] = r and '1' or ''
   out[n + 4] = r or ''
   out[n + 5] = e or ''
-  if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
+  local b = task_byte(w, d)
+  if b == 'W' then
+    out[n + 5] = 'workflow cancelled'
+  elseif b == 'D' then
+    out[n + 5] = 'deadline'
+  end
 end
 
 -- DEPS_INLINE: a claimed task with more dependencies than this gets "L"
@@ -2917,8 +3089,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else
@@ -3376,6 +3549,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to

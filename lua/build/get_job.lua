@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1418,8 +1418,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else

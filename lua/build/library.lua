@@ -1,4 +1,4 @@
-#!lua name=weir2_3319a56a1fc7
+#!lua name=weir2_5931d4439cb4
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -275,7 +275,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1419,8 +1419,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else
@@ -1800,6 +1801,38 @@ function SIG.root(w, r, fx)
   SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
+-- ---- include/deadline.lua
+-- deadline.lua: a workflow's deadline (spec/states.md, Deadline): a marker
+-- "<workflow>/!deadline" in the delayed set of its first task's queue,
+-- scored with the deadline; a sweep that finds it due cancels the
+-- workflow (cancel.lua). The workflow's field CANCEL.AT holds the deadline
+-- (absent: none), CANCEL.HIT is "1" once the deadline cancelled it.
+--
+--!include call.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- CANCEL holds the functions of cancels (this file and cancel.lua): one
+-- local for all of them (the library's top level has few registers left).
+local CANCEL = {AT = 'wdl', HIT = 'wdh', SUFFIX = '/!deadline'}
+
+-- CANCEL.marker_queue returns the queue that holds workflow w's marker: its
+-- first task's.
+function CANCEL.marker_queue(w)
+  return string.match(task_spec(w, 1), '^[^|]*|([^|]*)')
+end
+
+-- CANCEL.drop_deadline takes workflow w's deadline marker out of its
+-- queue's delayed set (a workflow without a deadline: nothing), once a
+-- call.
+function CANCEL.drop_deadline(w)
+  if not wget(w, CANCEL.AT) then return end
+  w.m[CANCEL.AT] = false
+  local m = w.id .. CANCEL.SUFFIX
+  redis.call('ZREM', qkey(CANCEL.marker_queue(w), 'd'), m)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1813,6 +1846,7 @@ end
 --!include compensate.lua
 --!include signal_open.lua
 --!include ready.lua
+--!include deadline.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1870,6 +1904,8 @@ local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
+  -- its deadline, if any, does nothing more
+  CANCEL.drop_deadline(w)
   local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
@@ -2577,6 +2613,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to
@@ -2887,6 +2929,134 @@ function SIG.timeout(j, res)
   if res then res.expired[#res.expired + 1] = s end
 end
 
+-- ---- include/cancel.lua
+-- cancel.lua: cancelling a running workflow (spec/states.md,
+-- CancelWorkflow), by CancelWorkflow (scripts/cancel_workflow.lua) or by
+-- its deadline, which a sweep finds due (sweep.lua).
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include waiters.lua
+--!include deadline.lua
+
+-- CANCEL.workflow cancels running workflow w whose cancel was not
+-- requested yet: undo ("1" or "0") is whether a compensation may follow;
+-- its waiting, queued and open tasks end cancelled, their state byte b
+-- ("W": workflow cancelled, "D": its deadline); the IDs of its running
+-- tasks, told to stop, are appended to stopping; fx collects what the end
+-- decision pushes. Queued tasks leave their queues within the call's
+-- budget, the rest in drain calls (which then decide the workflow's end).
+-- Returns the task-state string before the cancel and how many tasks it
+-- cancelled.
+function CANCEL.workflow(w, undo, b, fx, stopping)
+  wset(w, 'cr', '1')
+  if undo == '1' then wset(w, 'cu', '1') end
+  wset(w, 'cat', NOW_S)
+  CANCEL.drop_deadline(w)
+  local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
+  local pos = string.find(S, 'r', 1, true)
+  while pos do
+    local j = task_job(w, pos)
+    jset(j, 'cr', '1')
+    stopping[#stopping + 1] = job_id(j)
+    pos = string.find(S, 'r', pos + 1, true)
+  end
+  -- queued tasks (and open signal tasks, which may wait in a delayed set)
+  -- leave their queues, at most the call's budget of them here (left: where
+  -- the rest starts)
+  local left = nil
+  pos = string.find(S, '[qo]')
+  while pos do
+    if BUDGET <= 0 then
+      left = pos
+      break
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, pos)
+    unqueue(j)
+    jdel(j, 'ra')
+    pos = string.find(S, '[qo]', pos + 1)
+  end
+  -- every waiting, queued or open task ends cancelled (b), in one pass
+  local newS, k = string.gsub(S, '[wqo]', b)
+  w.S = newS
+  w.sfull = true
+  states_dirty(w)
+  if k > 0 and awaited(P .. 'await:wj:' .. w.id) then
+    pos = string.find(S, '[wqo]')
+    while pos do
+      -- marked for its waiters only: in no job list (lists.lua)
+      local j = task_job(w, pos)
+      j.unlisted = true
+      mark_ended(j)
+      pos = string.find(S, '[wqo]', pos + 1)
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
+  w.m['rem'] = fmt(rem)
+  if left then
+    -- the rest leave their queues in drain calls, which then decide the
+    -- workflow's end (drain.lua, unqueue_rest)
+    local rest = {}
+    while left do
+      rest[#rest + 1] = fmt(left)
+      left = string.find(S, '[qo]', left + 1)
+    end
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+  elseif rem == 0 then
+    tasks_all_ended(w, fx)
+  end
+  return S, k
+end
+
+-- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
+-- found due: a running workflow whose cancel was not requested is
+-- cancelled with its UndoOnCancel, its unstarted tasks with reason
+-- "deadline", and its Settled {id = m, state "cancelled", pushed,
+-- wf_state, wf_ended} added to res.expired (res given); the running tasks
+-- it asks to stop are published after finalize (CALL.stops). Returns false
+-- when the workflow ended (or its cancel was requested) earlier in this
+-- call, which took the marker out of the set: the sweep skips it.
+function CANCEL.deadline(m, id, res)
+  local w = load_wf(id)
+  if not w or wget(w, 'st') ~= 'running' or wflag(w, 'cr') then return false end
+  wset(w, CANCEL.HIT, '1')
+  local fx = {}
+  local stops = CALL.stops
+  if not stops then
+    stops = {}
+    CALL.stops = stops
+  end
+  CANCEL.workflow(w, wget(w, 'uoc') or '0', 'D', fx, stops)
+  if res then
+    res.expired[#res.expired + 1] = {id = m, state = 'cancelled', run_at = 0, pushed = fx.pushed,
+      wf_state = wget(w, 'st'), wf_ended = fx.wf_ended}
+  end
+  return true
+end
+
 -- ---- include/sweep.lua
 -- sweep.lua: a queue's overdue leases and due delayed jobs.
 --
@@ -2895,6 +3065,7 @@ end
 --!include queue.lua
 --!include settle.lua
 --!include signal_end.lua
+--!include cancel.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
 -- scores and returns those due by now (at most max), the score of the
@@ -2974,11 +3145,14 @@ local function sweep(q, max, res, max_leases, max_due)
     local skipped, left = 0, 0
     for i, id in ipairs(due) do
       if CALL.stopped then
-        -- a timeout's cascade ran out of the call's budget: the rest go
-        -- back as they were, for the call that goes on after the drain
+        -- a timeout's or a deadline's cascade ran out of the call's
+        -- budget: the rest go back as they were, for the call that goes on after the drain
         redis.call('ZADD', dk, at[i], id)
         note_due(q, tonumber(at[i]))
         left = left + 1
+      elseif string.sub(id, -10) == CANCEL.SUFFIX then
+        -- a workflow's deadline (cancel.lua)
+        if not CANCEL.deadline(id, string.sub(id, 1, -11), res) then skipped = skipped + 1 end
       else
         local j = load_job(id)
         local st = j and job_state(j)
@@ -3070,7 +3244,12 @@ local function put_dep(out, w, d, spec, r, e)
   out[n + 3] = r and '1' or ''
   out[n + 4] = r or ''
   out[n + 5] = e or ''
-  if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
+  local b = task_byte(w, d)
+  if b == 'W' then
+    out[n + 5] = 'workflow cancelled'
+  elseif b == 'D' then
+    out[n + 5] = 'deadline'
+  end
 end
 
 -- DEPS_INLINE: a claimed task with more dependencies than this gets "L"
@@ -3429,7 +3608,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_submit', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3440,7 +3619,9 @@ redis.register_function{function_name = 'weir2_3319a56a1fc7_submit', flags = {},
 -- ARGV[5]  plan hash (hex)
 -- ARGV[6]  task count n
 -- ARGV[7]  "i": the fields follow inline; "s": they were staged in
---          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0)
+--          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0);
+--          then, for a plan with a deadline, "a<unix ms>" (Deadline) or
+--          "i<ms>" (DeadlineIn: that long after now)
 -- ARGV[8]  m: count of the workflow-hash field/value strings that follow
 -- ARGV[9 .. 8+m] field, value, ...: the workflow's fields and per task i
 --          t<i> (its spec), t<i>.dp, t<i>.dn and t<i>.o (spec/keys.md)
@@ -3452,8 +3633,8 @@ redis.register_function{function_name = 'weir2_3319a56a1fc7_submit', flags = {},
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
---          drain, then send the call again)
+-- Errors:  WFEXISTS (another plan under this ID); INVALID (a deadline not
+--          after now); PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
@@ -3462,6 +3643,7 @@ redis.register_function{function_name = 'weir2_3319a56a1fc7_submit', flags = {},
 --!include reply.lua
 --!include drain.lua
 --!include signal_open.lua
+--!include deadline.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -3475,13 +3657,25 @@ local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
 local stage = P .. 'stage:' .. id .. ':' .. hash
 local pstage, istage = stage .. ':p', stage .. ':i'
+local mode, dk, dv = string.match(ARGV[7], '^(.)(.?)(%d*)$')
 local old = redis.call('HMGET', key, 'st', 'x', 'h', 'c')
 if old[1] and not expired_at(old[2]) then
-  if ARGV[7] == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
   if old[3] == hash then return {'', '0'} end
   return redis.error_reply('WFEXISTS workflow "' .. id .. '" exists with a different plan')
 end
-if ARGV[7] == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
+-- the deadline (spec/states.md, Deadline): after now
+local deadline = nil
+if dk == 'a' then
+  deadline = tonumber(dv)
+elseif dk == 'i' then
+  deadline = NOW + tonumber(dv)
+end
+if deadline and deadline <= NOW then
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  return redis.error_reply('INVALID deadline ' .. fmt(deadline) .. ' is not after the store\'s now ' .. NOW_S)
+end
+if mode == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
   return {'R'}
 end
 if old[1] then
@@ -3493,7 +3687,7 @@ if old[1] then
   redis.call('UNLINK', key, pkey, skey, ikey)
 end
 local a = 9
-if ARGV[7] == 's' then
+if mode == 's' then
   redis.call('RENAME', stage, key)
   redis.call('PERSIST', key)
   if redis.call('EXISTS', pstage) == 1 then
@@ -3520,7 +3714,11 @@ for i = a, a + x - 1, 1000 do
   redis.call('HSET', ikey, unpack(ARGV, i, math.min(i + 999, a + x - 1)))
 end
 a = a + x
-redis.call('HSET', key, 'c', NOW_S)
+if deadline then
+  redis.call('HSET', key, 'c', NOW_S, CANCEL.AT, fmt(deadline))
+else
+  redis.call('HSET', key, 'c', NOW_S)
+end
 local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
@@ -3541,6 +3739,16 @@ for i = a, #ARGV do
   BUDGET = BUDGET - 1
   SIG.root(w, ARGV[i], fx)
 end
+if deadline then
+  -- its marker, in the delayed set of its first task's queue
+  local q = CANCEL.marker_queue(w)
+  local m = id .. CANCEL.SUFFIX
+  register_queue(q)
+  redis.call('ZADD', qkey(q, 'd'), fmt(deadline), m)
+  note_due(q, deadline)
+  -- a claim blocked on q wakes to wait only until the deadline
+  wake(q, 1)
+end
 finalize()
 local out = {'1'}
 put_list(out, fx.pushed, 2)
@@ -3549,7 +3757,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3624,7 +3832,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3683,7 +3891,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3784,7 +3992,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3832,7 +4040,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3893,7 +4101,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3919,8 +4127,7 @@ redis.register_function{function_name = 'weir2_3319a56a1fc7_cancel_workflow', fl
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
---!include cascade.lua
---!include waiters.lua
+--!include cancel.lua
 --!include reply.lua
 --!include drain.lua
 --!include finalize.lua
@@ -3940,66 +4147,11 @@ if wf_ended_state(st) then
   return redis.error_reply('WFENDED ' .. st .. ' workflow "' .. id .. '" has ended')
 end
 if wflag(w, 'cr') or st == 'compensating' then return {st, '', '', '0', '0'} end
-wset(w, 'cr', '1')
 local undo = ARGV[5]
-if undo == '' then undo = wget(w, 'uoc') end
-if undo == '1' then wset(w, 'cu', '1') end
-wset(w, 'cat', NOW_S)
-local S = states_read(w)
+if undo == '' then undo = wget(w, 'uoc') or '0' end
 local fx = {pushed = {}, cancelled = {}}
 local stopping = {}
-local pos = string.find(S, 'r', 1, true)
-while pos do
-  local j = task_job(w, pos)
-  jset(j, 'cr', '1')
-  stopping[#stopping + 1] = job_id(j)
-  pos = string.find(S, 'r', pos + 1, true)
-end
--- queued tasks (and open signal tasks, which may wait in a delayed set)
--- leave their queues, at most the call's budget of them here (left: where
--- the rest starts)
-local left = nil
-pos = string.find(S, '[qo]')
-while pos do
-  if BUDGET <= 0 then
-    left = pos
-    break
-  end
-  BUDGET = BUDGET - 1
-  local j = task_job(w, pos)
-  unqueue(j)
-  jdel(j, 'ra')
-  pos = string.find(S, '[qo]', pos + 1)
-end
--- every waiting, queued or open task ends cancelled ("W"), in one pass
-local newS, k = string.gsub(S, '[wqo]', 'W')
-w.S = newS
-w.sfull = true
-states_dirty(w)
-if k > 0 and awaited(P .. 'await:wj:' .. id) then
-  pos = string.find(S, '[wqo]')
-  while pos do
-    -- marked for its waiters only: in no job list (lists.lua)
-    local j = task_job(w, pos)
-    j.unlisted = true
-    mark_ended(j)
-    pos = string.find(S, '[wqo]', pos + 1)
-  end
-end
-local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
-w.m['rem'] = fmt(rem)
-if left then
-  -- the rest leave their queues in drain calls, which then decide the
-  -- workflow's end (drain.lua, unqueue_rest)
-  local rest = {}
-  while left do
-    rest[#rest + 1] = fmt(left)
-    left = string.find(S, '[qo]', left + 1)
-  end
-  keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
-elseif rem == 0 then
-  tasks_all_ended(w, fx)
-end
+local S, k = CANCEL.workflow(w, undo, 'W', fx, stopping)
 local out = {wget(w, 'st'), '', ''}
 if k > 0 then
   out[2] = S
@@ -4014,7 +4166,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4073,7 +4225,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4106,7 +4258,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4139,7 +4291,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4181,7 +4333,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4262,7 +4414,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4324,7 +4476,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4361,7 +4513,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4404,7 +4556,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4446,7 +4598,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4479,7 +4631,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4505,7 +4657,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4577,7 +4729,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4666,7 +4818,7 @@ else
       -- the record the member names: in that state, ended then, and not
       -- a task CancelWorkflow ended before it started
       if j and job_state(j) == list and pad15(tonumber(jget(j, 'en')) or -1) == en
-          and not (j.kind == 't' and task_byte(j.wf, j.i) == 'W') then
+          and not (j.kind == 't' and string.find('WD', task_byte(j.wf, j.i), 1, true)) then
         found[#found + 1] = j
         cur[#found] = m
         if #found > limit then break end
@@ -4691,7 +4843,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4711,7 +4863,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4777,7 +4929,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4816,7 +4968,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4844,7 +4996,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4885,7 +5037,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4979,7 +5131,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5018,7 +5170,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_progress', flags = {},
+redis.register_function{function_name = 'weir2_5931d4439cb4_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5067,7 +5219,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5099,7 +5251,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_3319a56a1fc7_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5931d4439cb4_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

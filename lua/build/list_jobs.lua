@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1418,8 +1418,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else
@@ -1561,7 +1562,7 @@ else
       -- the record the member names: in that state, ended then, and not
       -- a task CancelWorkflow ended before it started
       if j and job_state(j) == list and pad15(tonumber(jget(j, 'en')) or -1) == en
-          and not (j.kind == 't' and task_byte(j.wf, j.i) == 'W') then
+          and not (j.kind == 't' and string.find('WD', task_byte(j.wf, j.i), 1, true)) then
         found[#found + 1] = j
         cur[#found] = m
         if #found > limit then break end

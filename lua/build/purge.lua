@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1676,6 +1676,38 @@ function SIG.root(w, r, fx)
   SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
+-- ---- include/deadline.lua
+-- deadline.lua: a workflow's deadline (spec/states.md, Deadline): a marker
+-- "<workflow>/!deadline" in the delayed set of its first task's queue,
+-- scored with the deadline; a sweep that finds it due cancels the
+-- workflow (cancel.lua). The workflow's field CANCEL.AT holds the deadline
+-- (absent: none), CANCEL.HIT is "1" once the deadline cancelled it.
+--
+--!include call.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- CANCEL holds the functions of cancels (this file and cancel.lua): one
+-- local for all of them (the library's top level has few registers left).
+local CANCEL = {AT = 'wdl', HIT = 'wdh', SUFFIX = '/!deadline'}
+
+-- CANCEL.marker_queue returns the queue that holds workflow w's marker: its
+-- first task's.
+function CANCEL.marker_queue(w)
+  return string.match(task_spec(w, 1), '^[^|]*|([^|]*)')
+end
+
+-- CANCEL.drop_deadline takes workflow w's deadline marker out of its
+-- queue's delayed set (a workflow without a deadline: nothing), once a
+-- call.
+function CANCEL.drop_deadline(w)
+  if not wget(w, CANCEL.AT) then return end
+  w.m[CANCEL.AT] = false
+  local m = w.id .. CANCEL.SUFFIX
+  redis.call('ZREM', qkey(CANCEL.marker_queue(w), 'd'), m)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1689,6 +1721,7 @@ end
 --!include compensate.lua
 --!include signal_open.lua
 --!include ready.lua
+--!include deadline.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1746,6 +1779,8 @@ local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
+  -- its deadline, if any, does nothing more
+  CANCEL.drop_deadline(w)
   local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
@@ -2234,8 +2269,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else
@@ -2776,6 +2812,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to

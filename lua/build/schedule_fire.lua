@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1780,6 +1780,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to

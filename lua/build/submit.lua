@@ -274,7 +274,7 @@ local function wf_ikey(w) return w.key .. ':i' end
 local function wf_nkey(w) return w.key .. ':nc' end
 
 local TASK_STATE = {w = 'waiting', q = 'queued', r = 'running', c = 'completed', f = 'failed', x = 'cancelled', W = 'cancelled',
-  o = 'open'}
+  D = 'cancelled', o = 'open'}
 local TASK_BYTE = {waiting = 'w', queued = 'q', running = 'r', completed = 'c', failed = 'f', cancelled = 'x', open = 'o'}
 
 -- expired_at: whether a record whose expiry field holds x is gone for
@@ -1418,8 +1418,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, 'c')
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, 'cat')
       end
     else
@@ -1799,6 +1800,38 @@ function SIG.root(w, r, fx)
   SIG.delayed(j, math.max(NOW, tonumber(at or '0')) + tonumber(d or '0'), fx)
 end
 
+-- ---- include/deadline.lua
+-- deadline.lua: a workflow's deadline (spec/states.md, Deadline): a marker
+-- "<workflow>/!deadline" in the delayed set of its first task's queue,
+-- scored with the deadline; a sweep that finds it due cancels the
+-- workflow (cancel.lua). The workflow's field CANCEL.AT holds the deadline
+-- (absent: none), CANCEL.HIT is "1" once the deadline cancelled it.
+--
+--!include call.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+
+-- CANCEL holds the functions of cancels (this file and cancel.lua): one
+-- local for all of them (the library's top level has few registers left).
+local CANCEL = {AT = 'wdl', HIT = 'wdh', SUFFIX = '/!deadline'}
+
+-- CANCEL.marker_queue returns the queue that holds workflow w's marker: its
+-- first task's.
+function CANCEL.marker_queue(w)
+  return string.match(task_spec(w, 1), '^[^|]*|([^|]*)')
+end
+
+-- CANCEL.drop_deadline takes workflow w's deadline marker out of its
+-- queue's delayed set (a workflow without a deadline: nothing), once a
+-- call.
+function CANCEL.drop_deadline(w)
+  if not wget(w, CANCEL.AT) then return end
+  w.m[CANCEL.AT] = false
+  local m = w.id .. CANCEL.SUFFIX
+  redis.call('ZREM', qkey(CANCEL.marker_queue(w), 'd'), m)
+end
+
 -- ---- include/cascade.lua
 -- cascade.lua: what the end of a task does to its workflow: promotion of
 -- its dependents, cancellation of the dependents a failure or cancel
@@ -1812,6 +1845,7 @@ end
 --!include compensate.lua
 --!include signal_open.lua
 --!include ready.lua
+--!include deadline.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -1869,6 +1903,8 @@ local function always(w, i) return string.byte(wget(w, 'alw'), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
+  -- its deadline, if any, does nothing more
+  CANCEL.drop_deadline(w)
   local und = wget(w, 'und')
   local compensable = false
   local pos = string.find(und, '1', 1, true)
@@ -2576,6 +2612,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to
@@ -2599,7 +2641,9 @@ end
 -- ARGV[5]  plan hash (hex)
 -- ARGV[6]  task count n
 -- ARGV[7]  "i": the fields follow inline; "s": they were staged in
---          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0)
+--          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0);
+--          then, for a plan with a deadline, "a<unix ms>" (Deadline) or
+--          "i<ms>" (DeadlineIn: that long after now)
 -- ARGV[8]  m: count of the workflow-hash field/value strings that follow
 -- ARGV[9 .. 8+m] field, value, ...: the workflow's fields and per task i
 --          t<i> (its spec), t<i>.dp, t<i>.dn and t<i>.o (spec/keys.md)
@@ -2611,8 +2655,8 @@ end
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
---          drain, then send the call again)
+-- Errors:  WFEXISTS (another plan under this ID); INVALID (a deadline not
+--          after now); PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
@@ -2621,6 +2665,7 @@ end
 --!include reply.lua
 --!include drain.lua
 --!include signal_open.lua
+--!include deadline.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -2634,13 +2679,25 @@ local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
 local stage = P .. 'stage:' .. id .. ':' .. hash
 local pstage, istage = stage .. ':p', stage .. ':i'
+local mode, dk, dv = string.match(ARGV[7], '^(.)(.?)(%d*)$')
 local old = redis.call('HMGET', key, 'st', 'x', 'h', 'c')
 if old[1] and not expired_at(old[2]) then
-  if ARGV[7] == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
   if old[3] == hash then return {'', '0'} end
   return redis.error_reply('WFEXISTS workflow "' .. id .. '" exists with a different plan')
 end
-if ARGV[7] == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
+-- the deadline (spec/states.md, Deadline): after now
+local deadline = nil
+if dk == 'a' then
+  deadline = tonumber(dv)
+elseif dk == 'i' then
+  deadline = NOW + tonumber(dv)
+end
+if deadline and deadline <= NOW then
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  return redis.error_reply('INVALID deadline ' .. fmt(deadline) .. ' is not after the store\'s now ' .. NOW_S)
+end
+if mode == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
   return {'R'}
 end
 if old[1] then
@@ -2652,7 +2709,7 @@ if old[1] then
   redis.call('UNLINK', key, pkey, skey, ikey)
 end
 local a = 9
-if ARGV[7] == 's' then
+if mode == 's' then
   redis.call('RENAME', stage, key)
   redis.call('PERSIST', key)
   if redis.call('EXISTS', pstage) == 1 then
@@ -2679,7 +2736,11 @@ for i = a, a + x - 1, 1000 do
   redis.call('HSET', ikey, unpack(ARGV, i, math.min(i + 999, a + x - 1)))
 end
 a = a + x
-redis.call('HSET', key, 'c', NOW_S)
+if deadline then
+  redis.call('HSET', key, 'c', NOW_S, CANCEL.AT, fmt(deadline))
+else
+  redis.call('HSET', key, 'c', NOW_S)
+end
 local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
@@ -2699,6 +2760,16 @@ for i = a, #ARGV do
   end
   BUDGET = BUDGET - 1
   SIG.root(w, ARGV[i], fx)
+end
+if deadline then
+  -- its marker, in the delayed set of its first task's queue
+  local q = CANCEL.marker_queue(w)
+  local m = id .. CANCEL.SUFFIX
+  register_queue(q)
+  redis.call('ZADD', qkey(q, 'd'), fmt(deadline), m)
+  note_due(q, deadline)
+  -- a claim blocked on q wakes to wait only until the deadline
+  wake(q, 1)
 end
 finalize()
 local out = {'1'}

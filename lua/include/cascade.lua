@@ -10,6 +10,7 @@
 --!include compensate.lua
 --!include signal_open.lua
 --!include ready.lua
+--!include deadline.lua
 
 -- cancel_task ends a waiting, queued or pending job as cancelled with
 -- reason, without its consequences (the caller runs those). A task's open
@@ -67,6 +68,8 @@ local function always(w, i) return string.byte(wget(w, W_ALWAYS), i) == 49 end
 
 -- tasks_all_ended decides a workflow's end once every task ended.
 local function tasks_all_ended(w, fx)
+  -- its deadline, if any, does nothing more
+  CANCEL.drop_deadline(w)
   local und = wget(w, W_HAS_UNDO)
   local compensable = false
   local pos = string.find(und, '1', 1, true)

@@ -165,6 +165,12 @@ local function finalize()
     if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
+  -- running tasks a sweep's deadline asked to stop (cancel.lua), as
+  -- publish_stops below does
+  local st = CALL.stops
+  if st then
+    for i = 1, #st, 1000 do redis.call('PUBLISH', P .. 'stop', table.concat(st, ' ', i, math.min(i + 999, #st))) end
+  end
 end
 
 -- publish_stops tells the workers which running jobs this call asked to

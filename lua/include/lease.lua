@@ -32,7 +32,12 @@ local function put_dep(out, w, d, spec, r, e)
   out[n + 3] = r and '1' or ''
   out[n + 4] = r or ''
   out[n + 5] = e or ''
-  if task_byte(w, d) == 'W' then out[n + 5] = 'workflow cancelled' end
+  local b = task_byte(w, d)
+  if b == 'W' then
+    out[n + 5] = 'workflow cancelled'
+  elseif b == 'D' then
+    out[n + 5] = 'deadline'
+  end
 end
 
 -- DEPS_INLINE: a claimed task with more dependencies than this gets "L"

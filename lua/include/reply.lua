@@ -65,8 +65,9 @@ local function put_snapshot(out, j)
     if j.kind == 't' then
       created = wget(w, F_CREATED)
       pay = redis.call('HGET', w.pkey, j.is)
-      if task_byte(w, j.i) == 'W' then
-        v[8] = 'workflow cancelled'
+      local b = task_byte(w, j.i)
+      if b == 'W' or b == 'D' then
+        v[8] = b == 'W' and 'workflow cancelled' or 'deadline'
         v[9] = wget(w, W_CANCEL_AT)
       end
     else

@@ -5,6 +5,7 @@
 --!include queue.lua
 --!include settle.lua
 --!include signal_end.lua
+--!include cancel.lua
 
 -- due_until reads the first max + 1 members of sorted set k with their
 -- scores and returns those due by now (at most max), the score of the
@@ -84,11 +85,14 @@ local function sweep(q, max, res, max_leases, max_due)
     local skipped, left = 0, 0
     for i, id in ipairs(due) do
       if CALL.stopped then
-        -- a timeout's cascade ran out of the call's budget: the rest go
-        -- back as they were, for the call that goes on after the drain
+        -- a timeout's or a deadline's cascade ran out of the call's
+        -- budget: the rest go back as they were, for the call that goes on after the drain
         redis.call('ZADD', dk, at[i], id)
         note_due(q, tonumber(at[i]))
         left = left + 1
+      elseif string.sub(id, -10) == CANCEL.SUFFIX then
+        -- a workflow's deadline (cancel.lua)
+        if not CANCEL.deadline(id, string.sub(id, 1, -11), res) then skipped = skipped + 1 end
       else
         local j = load_job(id)
         local st = j and job_state(j)

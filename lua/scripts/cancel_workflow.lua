@@ -22,8 +22,7 @@
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
---!include cascade.lua
---!include waiters.lua
+--!include cancel.lua
 --!include reply.lua
 --!include drain.lua
 --!include finalize.lua
@@ -43,66 +42,11 @@ if wf_ended_state(st) then
   return redis.error_reply('WFENDED ' .. st .. ' workflow "' .. id .. '" has ended')
 end
 if wflag(w, W_CANCEL) or st == 'compensating' then return {st, '', '', '0', '0'} end
-wset(w, W_CANCEL, '1')
 local undo = ARGV[5]
-if undo == '' then undo = wget(w, W_UNDO_ON_CANCEL) end
-if undo == '1' then wset(w, W_CANCEL_UNDO, '1') end
-wset(w, W_CANCEL_AT, NOW_S)
-local S = states_read(w)
+if undo == '' then undo = wget(w, W_UNDO_ON_CANCEL) or '0' end
 local fx = {pushed = {}, cancelled = {}}
 local stopping = {}
-local pos = string.find(S, 'r', 1, true)
-while pos do
-  local j = task_job(w, pos)
-  jset(j, F_CANCEL, '1')
-  stopping[#stopping + 1] = job_id(j)
-  pos = string.find(S, 'r', pos + 1, true)
-end
--- queued tasks (and open signal tasks, which may wait in a delayed set)
--- leave their queues, at most the call's budget of them here (left: where
--- the rest starts)
-local left = nil
-pos = string.find(S, '[qo]')
-while pos do
-  if BUDGET <= 0 then
-    left = pos
-    break
-  end
-  BUDGET = BUDGET - 1
-  local j = task_job(w, pos)
-  unqueue(j)
-  jdel(j, F_RUN_AT)
-  pos = string.find(S, '[qo]', pos + 1)
-end
--- every waiting, queued or open task ends cancelled ("W"), in one pass
-local newS, k = string.gsub(S, '[wqo]', 'W')
-w.S = newS
-w.sfull = true
-states_dirty(w)
-if k > 0 and awaited(P .. 'await:wj:' .. id) then
-  pos = string.find(S, '[wqo]')
-  while pos do
-    -- marked for its waiters only: in no job list (lists.lua)
-    local j = task_job(w, pos)
-    j.unlisted = true
-    mark_ended(j)
-    pos = string.find(S, '[wqo]', pos + 1)
-  end
-end
-local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
-w.m[W_REMAINING] = fmt(rem)
-if left then
-  -- the rest leave their queues in drain calls, which then decide the
-  -- workflow's end (drain.lua, unqueue_rest)
-  local rest = {}
-  while left do
-    rest[#rest + 1] = fmt(left)
-    left = string.find(S, '[qo]', left + 1)
-  end
-  keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
-elseif rem == 0 then
-  tasks_all_ended(w, fx)
-end
+local S, k = CANCEL.workflow(w, undo, 'W', fx, stopping)
 local out = {wget(w, W_STATE), '', ''}
 if k > 0 then
   out[2] = S

@@ -85,7 +85,7 @@ else
       -- the record the member names: in that state, ended then, and not
       -- a task CancelWorkflow ended before it started
       if j and job_state(j) == list and pad15(tonumber(jget(j, F_ENDED)) or -1) == en
-          and not (j.kind == 't' and task_byte(j.wf, j.i) == 'W') then
+          and not (j.kind == 't' and string.find('WD', task_byte(j.wf, j.i), 1, true)) then
         found[#found + 1] = j
         cur[#found] = m
         if #found > limit then break end

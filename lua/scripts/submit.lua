@@ -7,7 +7,9 @@
 -- ARGV[5]  plan hash (hex)
 -- ARGV[6]  task count n
 -- ARGV[7]  "i": the fields follow inline; "s": they were staged in
---          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0)
+--          stage:<id>:<hash>, its :p and its :i (then m = k = x = 0);
+--          then, for a plan with a deadline, "a<unix ms>" (Deadline) or
+--          "i<ms>" (DeadlineIn: that long after now)
 -- ARGV[8]  m: count of the workflow-hash field/value strings that follow
 -- ARGV[9 .. 8+m] field, value, ...: the workflow's fields and per task i
 --          t<i> (its spec), t<i>.dp, t<i>.dn and t<i>.o (spec/keys.md)
@@ -19,8 +21,8 @@
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
--- Errors:  WFEXISTS (another plan under this ID); PENDING (drain.lua:
---          drain, then send the call again)
+-- Errors:  WFEXISTS (another plan under this ID); INVALID (a deadline not
+--          after now); PENDING (drain.lua: drain, then send the call again)
 --
 --!include call.lua
 --!include workflow.lua
@@ -29,6 +31,7 @@
 --!include reply.lua
 --!include drain.lua
 --!include signal_open.lua
+--!include deadline.lua
 --!include finalize.lua
 
 begin(KEYS, ARGV)
@@ -42,13 +45,25 @@ local key = P .. 'w:' .. id
 local pkey, skey, ikey = key .. ':p', key .. ':s', key .. ':i'
 local stage = P .. 'stage:' .. id .. ':' .. hash
 local pstage, istage = stage .. ':p', stage .. ':i'
+local mode, dk, dv = string.match(ARGV[7], '^(.)(.?)(%d*)$')
 local old = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_HASH, F_CREATED)
 if old[1] and not expired_at(old[2]) then
-  if ARGV[7] == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
   if old[3] == hash then return {'', '0'} end
   return redis.error_reply('WFEXISTS workflow "' .. id .. '" exists with a different plan')
 end
-if ARGV[7] == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
+-- the deadline (spec/states.md, Deadline): after now
+local deadline = nil
+if dk == 'a' then
+  deadline = tonumber(dv)
+elseif dk == 'i' then
+  deadline = NOW + tonumber(dv)
+end
+if deadline and deadline <= NOW then
+  if mode == 's' then redis.call('UNLINK', stage, pstage, istage) end
+  return redis.error_reply('INVALID deadline ' .. fmt(deadline) .. ' is not after the store\'s now ' .. NOW_S)
+end
+if mode == 's' and (redis.call('EXISTS', stage) == 0 or redis.call('EXISTS', istage) == 0) then
   return {'R'}
 end
 if old[1] then
@@ -60,7 +75,7 @@ if old[1] then
   redis.call('UNLINK', key, pkey, skey, ikey)
 end
 local a = 9
-if ARGV[7] == 's' then
+if mode == 's' then
   redis.call('RENAME', stage, key)
   redis.call('PERSIST', key)
   if redis.call('EXISTS', pstage) == 1 then
@@ -87,7 +102,11 @@ for i = a, a + x - 1, 1000 do
   redis.call('HSET', ikey, unpack(ARGV, i, math.min(i + 999, a + x - 1)))
 end
 a = a + x
-redis.call('HSET', key, F_CREATED, NOW_S)
+if deadline then
+  redis.call('HSET', key, F_CREATED, NOW_S, CANCEL.AT, fmt(deadline))
+else
+  redis.call('HSET', key, F_CREATED, NOW_S)
+end
 local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
@@ -107,6 +126,16 @@ for i = a, #ARGV do
   end
   BUDGET = BUDGET - 1
   SIG.root(w, ARGV[i], fx)
+end
+if deadline then
+  -- its marker, in the delayed set of its first task's queue
+  local q = CANCEL.marker_queue(w)
+  local m = id .. CANCEL.SUFFIX
+  register_queue(q)
+  redis.call('ZADD', qkey(q, 'd'), fmt(deadline), m)
+  note_due(q, deadline)
+  -- a claim blocked on q wakes to wait only until the deadline
+  wake(q, 1)
 end
 finalize()
 local out = {'1'}
