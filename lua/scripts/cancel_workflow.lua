@@ -76,6 +76,15 @@ while pos do
 end
 -- every waiting, queued or open task ends cancelled ("W"), in one pass
 local newS, k = string.gsub(S, '[wqo]', 'W')
+if k > 0 and EV.cfg ~= 'off' then
+  -- their events, in plan order: the names are the workflow's list
+  local x, names = 0, wget(w, W_NAMES) or ''
+  for name in string.gmatch(names, '[^\n]+') do
+    x = x + 1
+    local b = string.byte(S, x)
+    if b == 119 or b == 113 or b == 111 then EV.add('cancelled', id .. '/' .. name, 0, 'workflow cancelled') end
+  end
+end
 w.S = newS
 w.sfull = true
 states_dirty(w)
