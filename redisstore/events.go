@@ -52,6 +52,12 @@ func (s *Store) SetEvents(ctx context.Context, c EventsConfig) error {
 	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "ev", v).Err())
 }
 
+// SetEventsOff switches the namespace's events off, or on with the
+// default cap (client.EventsSwitch).
+func (s *Store) SetEventsOff(ctx context.Context, off bool) error {
+	return s.SetEvents(ctx, EventsConfig{Off: off})
+}
+
 // EventsConfig returns the namespace's event stream setting, with the
 // default cap filled in when none was set.
 func (s *Store) EventsConfig(ctx context.Context) (EventsConfig, error) {

@@ -29,10 +29,14 @@ func (s *Store) takeEventsLocked() {
 }
 
 // SetEventsOff switches the store's events off (true) or back on.
-func (s *Store) SetEventsOff(off bool) {
+func (s *Store) SetEventsOff(ctx context.Context, off bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m.SetEventsOff(off)
+	return nil
 }
 
 // Events reads the store's event stream (engine.EventReader); an event's
