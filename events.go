@@ -43,25 +43,25 @@ const (
 type Event struct {
 	// ID is the event's position in the stream ("<entry ID>.<n>"): a
 	// reader resumes after it. Empty in engine.Model's events.
-	ID   string
-	Type EventType
+	ID   string    `json:"id"`
+	Type EventType `json:"type"`
 	// Time is the store's clock when the transition ran.
-	Time time.Time
+	Time time.Time `json:"time"`
 	// Workflow is the workflow's ID: a workflow event's, or a task or undo
 	// job's workflow; empty for a plain job.
-	Workflow string
+	Workflow string `json:"workflow,omitempty"`
 	// Job is the job's ID; empty for a workflow event.
-	Job string
+	Job string `json:"job,omitempty"`
 	// Task is a task or undo job's task name; empty otherwise.
-	Task string
+	Task string `json:"task,omitempty"`
 	// Undo: the job is a task's undo job.
-	Undo bool
+	Undo bool `json:"undo,omitempty"`
 	// Attempt is the job's attempt count after a started, retried, or
 	// completed, failed or cancelled event that ended a running attempt;
 	// 0 for the other events.
-	Attempt int
+	Attempt int `json:"attempt"`
 	// Reason says why: see the event types.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // NewEvent makes the event of type t about id (a job ID, or a workflow ID
