@@ -11,8 +11,8 @@ import (
 
 // checkEvents compares the events of the step just made: the model's
 // (engine.Model.TakeEvents) with those the store's stream holds after the
-// last ones read (engine.EventReader), without their IDs, as multisets:
-// no event for a transition that did not happen, none lost for one that
+// last ones read (engine.EventReader), without their IDs, each job's and
+// workflow's in order (sortedEvents): no event for a transition that did not happen, none lost for one that
 // did, each once however many calls the store's step took. Stores
 // without an event stream are not checked.
 func (d *differ) checkEvents() {
@@ -49,13 +49,18 @@ func (d *differ) checkEvents() {
 	}
 }
 
-// sortedEvents formats events (without IDs) and sorts them: the order
-// among the events of one step is not part of the contract.
+// sortedEvents formats events (without IDs), grouped by what they are
+// about (a job, or a workflow's own events) in the order they came: the
+// order of one job's (or workflow's) events is part of the contract, the
+// order among different ones within a step is not.
 func sortedEvents(es []engine.Event) []string {
+	es = slices.Clone(es)
+	slices.SortStableFunc(es, func(a, b engine.Event) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Job, b.Job))
+	})
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = fmt.Sprintf("%s %s %s job=%s task=%s undo=%v attempt=%d reason=%q", e.Time.Format("15:04:05.000"), e.Type, e.Workflow, e.Job, e.Task, e.Undo, e.Attempt, e.Reason)
 	}
-	slices.SortFunc(out, cmp.Compare)
 	return out
 }
