@@ -185,8 +185,9 @@ func (s *Store) Events(ctx context.Context, p engine.EventsParams) (engine.Event
 	}
 }
 
-// decodeEntry reads one stream entry: t (the call's now, ms) and "1",
-// "2", ... each "<type> <id> <attempt> <reason>".
+// decodeEntry reads one stream entry: t (the call's now, ms) and e, its
+// events joined by newlines, each "<type> <id> <attempt> <n> <reason>"
+// with n the reason's length in bytes (a reason may hold any byte).
 func decodeEntry(m redis.XMessage) ([]engine.Event, error) {
 	tv, _ := m.Values["t"].(string)
 	ms, err := strconv.ParseInt(tv, 10, 64)
@@ -194,22 +195,33 @@ func decodeEntry(m redis.XMessage) ([]engine.Event, error) {
 		return nil, fmt.Errorf("%w: event entry %s: time %q", engine.ErrProtocol, m.ID, tv)
 	}
 	at := time.UnixMilli(ms).UTC()
-	out := make([]engine.Event, 0, len(m.Values)-1)
-	for i := 1; ; i++ {
-		v, ok := m.Values[strconv.Itoa(i)].(string)
-		if !ok {
-			break
+	rest, _ := m.Values["e"].(string)
+	bad := func(what string) error {
+		return fmt.Errorf("%w: event entry %s: %s", engine.ErrProtocol, m.ID, what)
+	}
+	var out []engine.Event
+	for rest != "" {
+		if len(out) > 0 {
+			if rest[0] != '\n' {
+				return nil, bad("no newline between events")
+			}
+			rest = rest[1:]
 		}
-		f := strings.SplitN(v, " ", 4)
-		if len(f) != 4 {
-			return nil, fmt.Errorf("%w: event entry %s: event %q", engine.ErrProtocol, m.ID, v)
+		var f [4]string
+		for k := range f {
+			var ok bool
+			if f[k], rest, ok = strings.Cut(rest, " "); !ok {
+				return nil, bad("a truncated event")
+			}
 		}
-		a, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("%w: event entry %s: attempt %q", engine.ErrProtocol, m.ID, f[2])
+		a, err1 := strconv.Atoi(f[2])
+		n, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil || n < 0 || n > len(rest) {
+			return nil, bad(fmt.Sprintf("attempt %q, reason length %q", f[2], f[3]))
 		}
-		e := engine.NewEvent(engine.EventType(f[0]), f[1], a, f[3], at)
-		e.ID = m.ID + "." + strconv.Itoa(i)
+		e := engine.NewEvent(engine.EventType(f[0]), f[1], a, rest[:n], at)
+		rest = rest[n:]
+		e.ID = m.ID + "." + strconv.Itoa(len(out)+1)
 		out = append(out, e)
 	}
 	return out, nil

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weirflow/weir/engine"
 )
 
@@ -30,7 +32,7 @@ func TestEventsReadBack(t *testing.T) {
 		return c[0]
 	}
 	c := claimOne("q")
-	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "j", Token: c.Lease.Token, Kind: engine.OutcomeFailed, Error: "boom now"}}}); err != nil {
+	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "j", Token: c.Lease.Token, Kind: engine.OutcomeFailed, Error: "boom\nnow ü"}}}); err != nil {
 		t.Fatal(err)
 	}
 	e.clk.Advance(time.Minute)
@@ -54,7 +56,7 @@ func TestEventsReadBack(t *testing.T) {
 		`queued  j 0 ""`,
 		`workflow_submitted w  0 ""`, `queued w w/a 0 ""`, `queued w w/b 0 ""`,
 		`started  j 1 ""`,
-		`retried  j 1 "boom now"`,
+		`retried  j 1 "boom\nnow ü"`,
 		`started  j 2 ""`,
 		`completed  j 2 ""`,
 	}
@@ -176,5 +178,26 @@ func TestEventsWait(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDecodeEntry: an entry's events, reasons with any bytes; malformed
+// entries are protocol errors.
+func TestDecodeEntry(t *testing.T) {
+	m := redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1000", "e": "queued j 0 0 \nfailed w/t 2 6 a b\nc \nworkflow_ended w 0 9 completed"}}
+	evs, err := decodeEntry(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 || evs[1].Reason != "a b\nc " || evs[1].Task != "t" || evs[1].Attempt != 2 || evs[2].Workflow != "w" || evs[2].ID != "5-1.3" || !evs[0].Time.Equal(time.UnixMilli(1000)) {
+		t.Fatalf("%+v", evs)
+	}
+	for _, e := range []string{"queued j 0", "queued j 0 5 abc", "queued j x 0 ", "queued j 0 0 queued", "queued j 0 0 xqueued j 0 0 "} {
+		if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1", "e": e}}); !errors.Is(err, engine.ErrProtocol) {
+			t.Errorf("%q: %v", e, err)
+		}
+	}
+	if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"e": ""}}); !errors.Is(err, engine.ErrProtocol) {
+		t.Errorf("no time: %v", err)
 	}
 }

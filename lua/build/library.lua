@@ -1,4 +1,4 @@
-#!lua name=weir2_1fc44a479d50
+#!lua name=weir2_d1efccaaadcc
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -267,8 +267,8 @@ local EV_CHUNK = 400
 
 -- EV.add records event typ of id (a job ID, or a workflow ID for the
 -- workflow_ types) with attempt a (a number or a numeric string) and
--- reason r: "<type> <id> <attempt> <reason>". Nothing when the namespace's
--- events are off.
+-- reason r: "<type> <id> <attempt> <bytes of reason> <reason>". Nothing
+-- when the namespace's events are off.
 function EV.add(typ, id, a, r)
   if EV.cfg == 'off' then return end
   local l = EV.l
@@ -276,13 +276,14 @@ function EV.add(typ, id, a, r)
     l = {}
     EV.l = l
   end
-  l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. r
+  l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
 end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the
 -- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
 -- EV_MAXLEN entries), trimmed approximately; fields t (the call's now)
--- and "1", "2", ... (the events in order).
+-- and e (the events in order, joined by newlines: a reason's length
+-- tells where it ends, whatever bytes it holds).
 function EV.flush()
   local l = EV.l
   if not l then return end
@@ -298,10 +299,8 @@ function EV.flush()
     args[#args + 1] = '*'
     args[#args + 1] = 't'
     args[#args + 1] = NOW_S
-    for x = i, math.min(i + EV_CHUNK - 1, #l) do
-      args[#args + 1] = fmt(x - i + 1)
-      args[#args + 1] = l[x]
-    end
+    args[#args + 1] = 'e'
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV_CHUNK - 1, #l))
     redis.call('XADD', unpack(args))
   end
   -- the age cap, by the server's clock (the stream IDs'), at most once a
@@ -3394,7 +3393,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_submit', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3515,7 +3514,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3590,7 +3589,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3649,7 +3648,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3750,7 +3749,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3798,7 +3797,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3859,7 +3858,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3989,7 +3988,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4048,7 +4047,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4081,7 +4080,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4114,7 +4113,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4156,7 +4155,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4237,7 +4236,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4299,7 +4298,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4336,7 +4335,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4379,7 +4378,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4421,7 +4420,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4454,7 +4453,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4480,7 +4479,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4552,7 +4551,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4666,7 +4665,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4686,7 +4685,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4752,7 +4751,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4791,7 +4790,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4819,7 +4818,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4860,7 +4859,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4954,7 +4953,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -4993,7 +4992,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_progress', flags = {},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5042,7 +5041,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5074,7 +5073,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_1fc44a479d50_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_d1efccaaadcc_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -266,8 +266,8 @@ local EV_CHUNK = 400
 
 -- EV.add records event typ of id (a job ID, or a workflow ID for the
 -- workflow_ types) with attempt a (a number or a numeric string) and
--- reason r: "<type> <id> <attempt> <reason>". Nothing when the namespace's
--- events are off.
+-- reason r: "<type> <id> <attempt> <bytes of reason> <reason>". Nothing
+-- when the namespace's events are off.
 function EV.add(typ, id, a, r)
   if EV.cfg == 'off' then return end
   local l = EV.l
@@ -275,13 +275,14 @@ function EV.add(typ, id, a, r)
     l = {}
     EV.l = l
   end
-  l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. r
+  l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
 end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the
 -- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
 -- EV_MAXLEN entries), trimmed approximately; fields t (the call's now)
--- and "1", "2", ... (the events in order).
+-- and e (the events in order, joined by newlines: a reason's length
+-- tells where it ends, whatever bytes it holds).
 function EV.flush()
   local l = EV.l
   if not l then return end
@@ -297,10 +298,8 @@ function EV.flush()
     args[#args + 1] = '*'
     args[#args + 1] = 't'
     args[#args + 1] = NOW_S
-    for x = i, math.min(i + EV_CHUNK - 1, #l) do
-      args[#args + 1] = fmt(x - i + 1)
-      args[#args + 1] = l[x]
-    end
+    args[#args + 1] = 'e'
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV_CHUNK - 1, #l))
     redis.call('XADD', unpack(args))
   end
   -- the age cap, by the server's clock (the stream IDs'), at most once a
