@@ -275,7 +275,18 @@ function EV.add(typ, id, a, r)
     l = {}
     EV.l = l
   end
-  l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  -- the common attempts and an empty reason without a number's
+  -- formatting (Lua formats one with sprintf)
+  if a == 0 then
+    a = '0'
+  elseif a == 1 then
+    a = '1'
+  end
+  if r == '' then
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
+  else
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  end
 end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the
