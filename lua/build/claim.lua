@@ -254,15 +254,18 @@ end
 -- ---- include/events.lua
 -- events.lua: the partition's event stream P events (spec/events.md): the
 -- events of the transitions a call made, gathered as they happen and
--- written by finalize in one XADD (one entry per call, at most EV_CHUNK
+-- written by finalize in one XADD (one entry per call, at most EV.CHUNK
 -- events an entry), so that no event is written for a transition that did
 -- not happen and none is lost for one that did.
 --
 --!include call.lua
 
--- EV_MAXLEN is the stream's default cap in entries (the seq hash's ev
--- absent): redisstore.DefaultEventsMaxLen.
-local EV_CHUNK = 400
+-- EV.MAXLEN is the stream's default cap in entries (the seq hash's ev
+-- absent): redisstore.DefaultEventsMaxLen; EV.CHUNK the most events of an
+-- entry. (Fields of EV, not locals: the library's top level has few
+-- registers left.)
+EV.MAXLEN = '100000'
+EV.CHUNK = 400
 
 -- EV.add records event typ of id (a job ID, or a workflow ID for the
 -- workflow_ types) with attempt a (a number or a numeric string) and
@@ -291,7 +294,7 @@ end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the
 -- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
--- EV_MAXLEN entries), trimmed approximately; fields t (the call's now)
+-- EV.MAXLEN entries), trimmed approximately; fields t (the call's now)
 -- and e (the events in order, joined by newlines: a reason's length
 -- tells where it ends, whatever bytes it holds).
 function EV.flush()
@@ -299,9 +302,9 @@ function EV.flush()
   if not l then return end
   EV.l = nil
   local key = P .. 'events'
-  local maxlen, age = '100000', '0'
+  local maxlen, age = EV.MAXLEN, '0'
   if EV.cfg then maxlen, age = string.match(EV.cfg, '^(%d+):(%d+)$') end
-  for i = 1, #l, EV_CHUNK do
+  for i = 1, #l, EV.CHUNK do
     local args = {key}
     if maxlen and maxlen ~= '0' then
       args[2], args[3], args[4] = 'MAXLEN', '~', maxlen
@@ -310,7 +313,7 @@ function EV.flush()
     args[#args + 1] = 't'
     args[#args + 1] = NOW_S
     args[#args + 1] = 'e'
-    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV_CHUNK - 1, #l))
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV.CHUNK - 1, #l))
     redis.call('XADD', unpack(args))
   end
   -- the age cap, by the server's clock (the stream IDs'), at most once a

@@ -1,4 +1,4 @@
-#!lua name=weir2_f5dea3b56ef5
+#!lua name=weir2_1188de2b1750
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -255,15 +255,18 @@ end
 -- ---- include/events.lua
 -- events.lua: the partition's event stream P events (spec/events.md): the
 -- events of the transitions a call made, gathered as they happen and
--- written by finalize in one XADD (one entry per call, at most EV_CHUNK
+-- written by finalize in one XADD (one entry per call, at most EV.CHUNK
 -- events an entry), so that no event is written for a transition that did
 -- not happen and none is lost for one that did.
 --
 --!include call.lua
 
--- EV_MAXLEN is the stream's default cap in entries (the seq hash's ev
--- absent): redisstore.DefaultEventsMaxLen.
-local EV_CHUNK = 400
+-- EV.MAXLEN is the stream's default cap in entries (the seq hash's ev
+-- absent): redisstore.DefaultEventsMaxLen; EV.CHUNK the most events of an
+-- entry. (Fields of EV, not locals: the library's top level has few
+-- registers left.)
+EV.MAXLEN = '100000'
+EV.CHUNK = 400
 
 -- EV.add records event typ of id (a job ID, or a workflow ID for the
 -- workflow_ types) with attempt a (a number or a numeric string) and
@@ -292,7 +295,7 @@ end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the
 -- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
--- EV_MAXLEN entries), trimmed approximately; fields t (the call's now)
+-- EV.MAXLEN entries), trimmed approximately; fields t (the call's now)
 -- and e (the events in order, joined by newlines: a reason's length
 -- tells where it ends, whatever bytes it holds).
 function EV.flush()
@@ -300,9 +303,9 @@ function EV.flush()
   if not l then return end
   EV.l = nil
   local key = P .. 'events'
-  local maxlen, age = '100000', '0'
+  local maxlen, age = EV.MAXLEN, '0'
   if EV.cfg then maxlen, age = string.match(EV.cfg, '^(%d+):(%d+)$') end
-  for i = 1, #l, EV_CHUNK do
+  for i = 1, #l, EV.CHUNK do
     local args = {key}
     if maxlen and maxlen ~= '0' then
       args[2], args[3], args[4] = 'MAXLEN', '~', maxlen
@@ -311,7 +314,7 @@ function EV.flush()
     args[#args + 1] = 't'
     args[#args + 1] = NOW_S
     args[#args + 1] = 'e'
-    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV_CHUNK - 1, #l))
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV.CHUNK - 1, #l))
     redis.call('XADD', unpack(args))
   end
   -- the age cap, by the server's clock (the stream IDs'), at most once a
@@ -3404,7 +3407,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_submit', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3525,7 +3528,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3600,7 +3603,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3659,7 +3662,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3760,7 +3763,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -3808,7 +3811,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -3869,7 +3872,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -3999,7 +4002,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4058,7 +4061,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4091,7 +4094,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4124,7 +4127,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4166,7 +4169,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4247,7 +4250,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4309,7 +4312,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4346,7 +4349,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4389,7 +4392,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4431,7 +4434,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4464,7 +4467,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4490,7 +4493,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4562,7 +4565,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4676,7 +4679,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4696,7 +4699,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4762,7 +4765,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4801,7 +4804,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4829,7 +4832,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -4870,7 +4873,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -4964,7 +4967,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_1188de2b1750_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5003,7 +5006,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_progress', flags = {},
+redis.register_function{function_name = 'weir2_1188de2b1750_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5052,7 +5055,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5084,7 +5087,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_f5dea3b56ef5_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_1188de2b1750_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
