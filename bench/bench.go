@@ -77,6 +77,12 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 	if err := store.Load(ctx); err != nil {
 		return rep, fmt.Errorf("load scripts: %w", err)
 	}
+	if opts.EventsOff {
+		if err := store.SetEventsOff(ctx, true); err != nil {
+			return rep, fmt.Errorf("events off: %w", err)
+		}
+	}
+	rep.EventsOff = opts.EventsOff
 	r := &runner{opts: opts, srv: srv, store: store, client: client.New(store), rep: rep}
 	err = r.run(ctx)
 	rep.CallPath = callPath(store)

@@ -25,6 +25,9 @@ var AllScenarios = []string{ScenarioPlain, ScenarioChain, ScenarioFanin, Scenari
 type Options struct {
 	// RedisURL is the Redis to measure; empty starts an embedded miniredis.
 	RedisURL string
+	// EventsOff measures with the namespace's event stream off
+	// (spec/events.md); the default measures with it on, as shipped.
+	EventsOff bool
 	// Scenarios to run, a subset of AllScenarios; empty means all. The
 	// ceiling always runs.
 	Scenarios []string

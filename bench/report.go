@@ -17,8 +17,11 @@ type Report struct {
 	// RedisVersion is the server's redis_version (empty on miniredis).
 	RedisVersion string `json:"redis_version,omitempty"`
 	Namespace    string `json:"namespace"`
-	GoVersion    string `json:"go_version"`
-	CPUs         int    `json:"cpus"`
+	// EventsOff: the run had the namespace's event stream off
+	// (Options.EventsOff).
+	EventsOff bool   `json:"events_off"`
+	GoVersion string `json:"go_version"`
+	CPUs      int    `json:"cpus"`
 	// CeilingPerS is the ceiling: trivial three-write EVALSHA calls per
 	// second by CeilingClients parallel callers on the bench's client,
 	// over its two runs (CeilingRunsPerS: before and after the scenarios).
@@ -103,6 +106,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		server += " " + r.RedisVersion
 	}
 	fmt.Fprintf(&b, "weir bench on %s (namespace %s, %s, %d CPUs)\n", server, r.Namespace, r.GoVersion, r.CPUs)
+	if r.EventsOff {
+		fmt.Fprintf(&b, "events off (--events-off)\n")
+	}
 	if r.Server != RedisServer {
 		b.WriteString("NOTE: miniredis is not Redis: its rates say nothing about Redis; memory and script time are not available\n")
 	}

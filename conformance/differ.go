@@ -42,6 +42,7 @@ type differ struct {
 	finishes []finishCall // past finish calls, for repeats
 	step     int
 	last     func() // repeats the last mutating call, as if its reply was lost
+	evAfter  string // the store's event cursor (events.go)
 }
 
 // tb is what the differ needs of *testing.T and *rapid.T.

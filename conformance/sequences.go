@@ -220,6 +220,7 @@ func runSequence(rt tb, t TB, newStore NewStore, src source) {
 	for d.step = 0; d.step < steps && !src.exhausted(); d.step++ {
 		d.doStep()
 		d.check()
+		d.checkEvents()
 	}
 	if d.obs != nil && each {
 		d.checkEach()

@@ -28,6 +28,8 @@ type Model struct {
 	expiry     orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
 	unique     map[string]uniqueLock // by UniqueDigest
 	schedules  map[string]*Schedule  // model_schedule.go; nil until the first put
+	events     []Event               // model_events.go: not yet taken
+	eventsOff  bool
 }
 
 // uniqueLock is a unique key held by a job: until it ends (until 0) or
@@ -197,6 +199,11 @@ func (m *Model) queue(name string) *queue {
 
 // push puts a job in its queue: ready now, or delayed until runAt.
 func (m *Model) push(j *job, now int64, fx *effects) {
+	// a job queued again after an attempt has its retried event from its
+	// caller; a due delayed job none (it was queued already)
+	if j.state != Running && j.state != Queued {
+		m.emit(EventQueued, j.id, 0, "", now)
+	}
 	j.state = Queued
 	j.readyAt, j.promotedAt = max(j.runAt, now), 0
 	q := m.queue(j.queue)

@@ -151,6 +151,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 	j.state = Running
 	j.attempt++
+	m.emit(EventStarted, j.id, j.attempt, "", now)
 	m.leaseSeq++
 	j.token = strconv.FormatInt(m.leaseSeq, 10)
 	j.deadline = now + ms(p.Lease)
@@ -265,6 +266,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 			j.err = ReasonTextJobCancelled
 			m.end(j, Cancelled, now, &fx)
 		} else {
+			m.emit(EventRetried, j.id, j.attempt, "released", now)
 			m.push(j, now, &fx)
 		}
 	case OutcomeFailed:
@@ -279,6 +281,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 				delay = ms(o.RetryAfter + time.Millisecond - 1)
 			}
 			j.runAt = now + delay
+			m.emit(EventRetried, j.id, j.attempt, j.err, now)
 			m.push(j, now, &fx)
 		default:
 			m.end(j, Failed, now, &fx)
@@ -305,6 +308,7 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 	j.deadline = 0
 	j.expiries++
 	j.err = ReasonTextLeaseExpired
+	m.emit(EventRetried, j.id, j.attempt, j.err, now)
 	var fx effects
 	m.push(j, now, &fx)
 	s := Settled{JobID: j.id, State: j.state, Pushed: fx.pushed}
@@ -316,6 +320,14 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 
 // end moves a job to a terminal state and runs the consequences.
 func (m *Model) end(j *job, s State, now int64, fx *effects) {
+	att, reason := 0, j.err
+	if j.state == Running {
+		att = j.attempt
+	}
+	if s == Completed {
+		reason = ""
+	}
+	m.emit(EventType(s), j.id, att, reason, now)
 	j.state = s
 	j.ended = now
 	j.runAt = 0

@@ -35,6 +35,7 @@ func (m *Model) promote(j *job, now int64, fx *effects) {
 		return
 	}
 	j.state = Open
+	m.emit(EventOpened, j.id, 0, "", now)
 	if ts.SignalTimeout > 0 {
 		// the queue's sweep fails it when due (signalTimedOut)
 		j.runAt = now + ms(ts.SignalTimeout)

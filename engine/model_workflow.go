@@ -92,6 +92,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 		m.jobs[w.tasks[i].id] = w.tasks[i]
 	}
 	m.workflows[w.id] = w
+	m.emit(EventWorkflowSubmitted, w.id, 0, "", t)
 	var fx effects
 	for i, j := range w.tasks {
 		if w.open[i] == 0 {
@@ -161,6 +162,7 @@ func (m *Model) cancelTask(j *job, reason string, now int64, fx *effects) {
 	if j.state == Queued || j.state == Open {
 		m.unqueue(j)
 	}
+	m.emit(EventCancelled, j.id, 0, reason, now)
 	j.state = Cancelled
 	j.runAt = 0
 	j.err = reason
@@ -197,6 +199,7 @@ func (m *Model) tasksAllEnded(w *workflow, now int64, fx *effects) {
 }
 
 func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects) {
+	m.emit(EventWorkflowEnded, w.id, 0, string(s), now)
 	w.state = s
 	w.ended = now
 	w.expires = now + ms(m.cfg.Retention)
@@ -210,6 +213,7 @@ func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects
 // nearest compensated descendants: those reached from X through tasks that
 // are not compensated.
 func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *effects) {
+	m.emit(EventWorkflowCompensating, w.id, 0, string(reason), now)
 	w.state = WorkflowCompensating
 	w.reason = reason
 	n := len(w.tasks)

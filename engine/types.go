@@ -26,6 +26,8 @@ type (
 	JobList        = weir.JobList
 	ListJobsParams = weir.ListJobsParams
 	JobPage        = weir.JobPage
+	Event          = weir.Event
+	EventType      = weir.EventType
 )
 
 // Job and task states (see weir.State).

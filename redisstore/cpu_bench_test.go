@@ -358,5 +358,12 @@ func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindSer
 	if err := s.Load(bg); err != nil {
 		b.Fatal(err)
 	}
+	// WEIR_EVENTS=off measures the scripts with the namespace's event
+	// stream off (spec/events.md)
+	if os.Getenv("WEIR_EVENTS") == "off" {
+		if err := s.SetEventsOff(bg, true); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return rdb, s, cg
 }

@@ -43,6 +43,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -100,7 +101,16 @@ type Config struct {
 	// dashboard.Handler()), without the token and behind the same checks
 	// against other sites as the API. Nil: / is 404.
 	Dashboard http.Handler
+	// StreamFor is how long the server keeps one Server-Sent Events
+	// stream of GET /v1/events open before it ends it (the client then
+	// reconnects, resuming with Last-Event-ID): so that a stream outlives
+	// no deploy and holds no connection forever. 0 means
+	// DefaultStreamFor.
+	StreamFor time.Duration
 }
+
+// DefaultStreamFor is Config.StreamFor when 0.
+const DefaultStreamFor = 10 * time.Minute
 
 // api serves the REST API on a store.
 type api struct {
@@ -141,6 +151,10 @@ var routes = []route{
 	{"POST", "/v1/queues/{name}/limit", (*api).limitQueue, false, []string{"concurrency"}},
 	{"POST", "/v1/queues/{name}/rate", (*api).rateLimitQueue, false, []string{"limit", "period_ms"}},
 	{"POST", "/v1/queues/{name}/key-limit", (*api).limitKeys, false, []string{"concurrency"}},
+	{"GET", "/v1/events", (*api).listEvents, false, []string{"after", "workflow", "limit"}},
+	{"GET", "/v1/events/stream", (*api).streamEvents, false, []string{"after", "workflow"}},
+	{"POST", "/v1/events/on", (*api).eventsOn, false, nil},
+	{"POST", "/v1/events/off", (*api).eventsOff, false, nil},
 }
 
 // NewHandler returns the REST API on cfg.Store. It fails, before serving
@@ -165,6 +179,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.StreamFor <= 0 {
+		cfg.StreamFor = DefaultStreamFor
 	}
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()

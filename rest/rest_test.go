@@ -66,6 +66,9 @@ func testStore(t *testing.T) *redisstore.Store {
 func newAPI(t testing.TB, s engine.Store, cfg Config) http.Handler {
 	t.Helper()
 	cfg.Store = s
+	if cfg.StreamFor == 0 {
+		cfg.StreamFor = 200 * time.Millisecond // an event stream ends soon in tests
+	}
 	h, err := NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)

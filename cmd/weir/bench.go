@@ -20,10 +20,10 @@ import (
 // process of the multi-process runs.
 func newBenchCmd(g *globalFlags) *cobra.Command {
 	var (
-		asJSON, quick, noProcs bool
-		jobs                   int
-		scenarios, concs, pros string
-		compare, against       string
+		asJSON, quick, noProcs, eventsOff bool
+		jobs                              int
+		scenarios, concs, pros            string
+		compare, against                  string
 	)
 	c := &cobra.Command{
 		Use:   "bench",
@@ -69,6 +69,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			if noProcs {
 				opts.Processes = []int{}
 			}
+			opts.EventsOff = eventsOff
 			if !asJSON {
 				opts.Log = c.ErrOrStderr()
 			}
@@ -98,6 +99,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f := c.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
+	f.BoolVar(&eventsOff, "events-off", false, "measure with the namespace's event stream off (spec/events.md)")
 	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick)")
 	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit,limits (default all)")
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,16 @@ func (s keepsDependents) GetWorkflow(ctx context.Context, id string) (engine.Wor
 	return w, err
 }
 
+// losesEvents is a broken store: its event stream misses the events of
+// started attempts (as a claim that forgot its XADD would).
+type losesEvents struct{ *Store }
+
+func (s losesEvents) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
+	pg, err := s.Store.Events(ctx, p)
+	pg.Events = slices.DeleteFunc(pg.Events, func(e engine.Event) bool { return e.Type == engine.EventStarted })
+	return pg, err
+}
+
 // TestBrokenStoreHelper runs the suite on the broken store named by
 // WEIR_BROKEN_STORE; it is run in a child process by
 // TestConformanceCatchesBrokenStores.
@@ -76,6 +87,8 @@ func TestBrokenStoreHelper(t *testing.T) {
 		wrap = func(s engine.Store) engine.Store { return doublePush{s} }
 	case "keeps_dependents":
 		wrap = func(s engine.Store) engine.Store { return keepsDependents{s} }
+	case "loses_events":
+		wrap = func(s engine.Store) engine.Store { return losesEvents{s.(*Store)} }
 	default:
 		t.Fatalf("unknown broken store %q", os.Getenv("WEIR_BROKEN_STORE"))
 	}
@@ -98,6 +111,7 @@ func TestConformanceCatchesBrokenStores(t *testing.T) {
 		// random luck
 		{"double_push", "--- FAIL: TestBrokenStoreHelper/Sequences", "--- FAIL: TestBrokenStoreHelper/Regressions/dependent_pushed_twice"},
 		{"keeps_dependents", "--- FAIL: TestBrokenStoreHelper/Sequences", "regression tape"},
+		{"loses_events", "--- FAIL: TestBrokenStoreHelper/Sequences", "events differ"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -55,6 +55,11 @@ type Store struct {
 	schedSeq int
 	schedCh  chan struct{}
 
+	// events are the event stream's last maxEvents events; evSeq numbers
+	// every event ever taken (events.go).
+	events []engine.Event
+	evSeq  int64
+
 	// waitHook, when set (by tests), is called under mu each time a
 	// blocking call is about to sleep, with the method's name.
 	waitHook func(method string)
@@ -149,6 +154,7 @@ func (s *Store) write(ctx context.Context, f func(now time.Time) error) error {
 	err := f(s.now())
 	// running tasks a sweep's deadline asked to stop (engine.Model.TakeSweepStops)
 	s.noteStopsLocked(s.m.TakeSweepStops())
+	s.takeEventsLocked()
 	if err == nil {
 		s.broadcastLocked()
 	}
@@ -255,6 +261,7 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 	before := s.running(now, p.Queues)
 	claimed, err = s.m.Claim(now, p)
 	s.noteStopsLocked(s.m.TakeSweepStops())
+	s.takeEventsLocked()
 	if err != nil || len(claimed) > 0 {
 		if len(claimed) > 0 {
 			s.broadcastLocked()

@@ -46,6 +46,10 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
+-- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
+-- absent, events on with the default cap; "off": none), EV.l the events
+-- gathered, written by finalize.
+local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
@@ -69,6 +73,7 @@ local function begin(keys, argv)
   CALL = {}
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
+  EV.cfg, EV.l = false, nil
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -112,7 +117,7 @@ end
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
 -- the offset. It reads the seq hash's gc, lease counter, pending flag and
--- step budget with it.
+-- step budget with it, and the event stream's setting (ev, events.lua).
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -121,11 +126,12 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
+  EV.cfg = v[7]
   local off = tonumber(v[4]) or 0
   local now = ms + off
   if off > 0 and ms >= CLOCK_LAST then
@@ -245,6 +251,80 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
+-- ---- include/events.lua
+-- events.lua: the partition's event stream P events (spec/events.md): the
+-- events of the transitions a call made, gathered as they happen and
+-- written by finalize in one XADD (one entry per call, at most EV.CHUNK
+-- events an entry), so that no event is written for a transition that did
+-- not happen and none is lost for one that did.
+--
+--!include call.lua
+
+-- EV.MAXLEN is the stream's default cap in entries (the seq hash's ev
+-- absent): redisstore.DefaultEventsMaxLen; EV.CHUNK the most events of an
+-- entry. (Fields of EV, not locals: the library's top level has few
+-- registers left.)
+EV.MAXLEN = '100000'
+EV.CHUNK = 400
+
+-- EV.add records event typ of id (a job ID, or a workflow ID for the
+-- workflow_ types) with attempt a (a number or a numeric string) and
+-- reason r: "<type> <id> <attempt> <bytes of reason> <reason>". Nothing
+-- when the namespace's events are off.
+function EV.add(typ, id, a, r)
+  if EV.cfg == 'off' then return end
+  local l = EV.l
+  if not l then
+    l = {}
+    EV.l = l
+  end
+  -- the common attempts and an empty reason without a number's
+  -- formatting (Lua formats one with sprintf)
+  if a == 0 then
+    a = '0'
+  elseif a == 1 then
+    a = '1'
+  end
+  if r == '' then
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
+  else
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  end
+end
+
+-- EV.flush writes the gathered events: XADD P events with the cap (the
+-- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
+-- EV.MAXLEN entries), trimmed approximately; fields t (the call's now)
+-- and e (the events in order, joined by newlines: a reason's length
+-- tells where it ends, whatever bytes it holds).
+function EV.flush()
+  local l = EV.l
+  if not l then return end
+  EV.l = nil
+  local key = P .. 'events'
+  local maxlen, age = EV.MAXLEN, '0'
+  if EV.cfg then maxlen, age = string.match(EV.cfg, '^(%d+):(%d+)$') end
+  for i = 1, #l, EV.CHUNK do
+    local args = {key}
+    if maxlen and maxlen ~= '0' then
+      args[2], args[3], args[4] = 'MAXLEN', '~', maxlen
+    end
+    args[#args + 1] = '*'
+    args[#args + 1] = 't'
+    args[#args + 1] = NOW_S
+    args[#args + 1] = 'e'
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV.CHUNK - 1, #l))
+    redis.call('XADD', unpack(args))
+  end
+  -- the age cap, by the server's clock (the stream IDs'), at most once a
+  -- call
+  if age and age ~= '0' then
+    local t = redis.call('TIME')
+    local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(age)
+    if ms > 0 then redis.call('XTRIM', key, 'MINID', '~', fmt(ms)) end
+  end
+end
+
 -- ---- include/workflow.lua
 -- workflow.lua: loading a workflow, its fields, its task-state string, and
 -- moving it between states.
@@ -252,6 +332,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include text.lua
+--!include events.lua
 --
 -- A workflow is a table {id, key, skey, pkey, m, so, sc, S}, loaded
 -- once per call by load_wf:
@@ -455,6 +536,7 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
+  EV.add('workflow_ended', w.id, 0, st)
   w.m['en'] = NOW_S
   w.m['x'] = fmt(NOW + RETENTION)
   redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
@@ -1116,6 +1198,7 @@ end
 -- wake-up tokens and lease-set writes that finalize and claim write late.
 --
 --!include call.lua
+--!include events.lua
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
@@ -1245,7 +1328,9 @@ end
 -- (set_job_state) and its ready-at (add_ready) when later is true. rd is
 -- j's ready-at as mark_ready stores it: nil for the time it is ready
 -- (now, or ra when later), true to keep the one it has (a sweep readies
--- a job due since its ready-at), or a promotion's (promotion_ready).
+-- a job due since its ready-at), or a promotion's (promotion_ready). It
+-- records the job's queued event (events.lua), unless j.rq says that its
+-- caller records another.
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
   if rd == nil then rd = fmt(math.max(ra, NOW)) end
@@ -1256,6 +1341,13 @@ local function push(j, ra, fx, later, rd)
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
   local id = job_id(j)
+  -- a job queued again after an attempt has its event from settle.lua
+  -- (retried), a due delayed job (rd true) none: it was queued already
+  if j.rq then
+    j.rq = nil
+  elseif rd ~= true then
+    EV.add('queued', id, 0, '')
+  end
   if ra > NOW then
     redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
@@ -1545,6 +1637,7 @@ end
 -- (compensation_step).
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
+  EV.add('workflow_compensating', w.id, 0, reason)
   wset(w, 'rs', reason)
   compensation_step(w, 1, 1, fx, CALL.origin)
 end
@@ -1620,6 +1713,7 @@ local SIG = {}
 -- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
 function SIG.open(j, ms, fx)
   set_job_state(j, 'open')
+  EV.add('opened', job_id(j), 0, '')
   if ms <= 0 then return end
   local q = job_queue(j)
   register_queue(q)
@@ -1744,6 +1838,7 @@ local function cancel_task(j, reason, fx)
     fx.cancelled = c
   end
   c[#c + 1] = job_id(j)
+  EV.add('cancelled', c[#c], 0, reason)
   mark_ended(j)
 end
 
@@ -2459,6 +2554,7 @@ end
 --!include unique.lua
 --!include lists.lua
 --!include rate.lua
+--!include events.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -2600,6 +2696,7 @@ local function finalize()
   if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
+  EV.flush()
   local u = CALL.unlink
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end

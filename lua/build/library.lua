@@ -1,4 +1,4 @@
-#!lua name=weir2_5931d4439cb4
+#!lua name=weir2_4a227e76fcf7
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -47,6 +47,10 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
+-- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
+-- absent, events on with the default cap; "off": none), EV.l the events
+-- gathered, written by finalize.
+local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
@@ -70,6 +74,7 @@ local function begin(keys, argv)
   CALL = {}
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
+  EV.cfg, EV.l = false, nil
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -113,7 +118,7 @@ end
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
 -- the offset. It reads the seq hash's gc, lease counter, pending flag and
--- step budget with it.
+-- step budget with it, and the event stream's setting (ev, events.lua).
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -122,11 +127,12 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
+  EV.cfg = v[7]
   local off = tonumber(v[4]) or 0
   local now = ms + off
   if off > 0 and ms >= CLOCK_LAST then
@@ -246,6 +252,80 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
+-- ---- include/events.lua
+-- events.lua: the partition's event stream P events (spec/events.md): the
+-- events of the transitions a call made, gathered as they happen and
+-- written by finalize in one XADD (one entry per call, at most EV.CHUNK
+-- events an entry), so that no event is written for a transition that did
+-- not happen and none is lost for one that did.
+--
+--!include call.lua
+
+-- EV.MAXLEN is the stream's default cap in entries (the seq hash's ev
+-- absent): redisstore.DefaultEventsMaxLen; EV.CHUNK the most events of an
+-- entry. (Fields of EV, not locals: the library's top level has few
+-- registers left.)
+EV.MAXLEN = '100000'
+EV.CHUNK = 400
+
+-- EV.add records event typ of id (a job ID, or a workflow ID for the
+-- workflow_ types) with attempt a (a number or a numeric string) and
+-- reason r: "<type> <id> <attempt> <bytes of reason> <reason>". Nothing
+-- when the namespace's events are off.
+function EV.add(typ, id, a, r)
+  if EV.cfg == 'off' then return end
+  local l = EV.l
+  if not l then
+    l = {}
+    EV.l = l
+  end
+  -- the common attempts and an empty reason without a number's
+  -- formatting (Lua formats one with sprintf)
+  if a == 0 then
+    a = '0'
+  elseif a == 1 then
+    a = '1'
+  end
+  if r == '' then
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
+  else
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  end
+end
+
+-- EV.flush writes the gathered events: XADD P events with the cap (the
+-- seq hash's ev "<max entries>:<max age ms>", 0 for no such cap; absent:
+-- EV.MAXLEN entries), trimmed approximately; fields t (the call's now)
+-- and e (the events in order, joined by newlines: a reason's length
+-- tells where it ends, whatever bytes it holds).
+function EV.flush()
+  local l = EV.l
+  if not l then return end
+  EV.l = nil
+  local key = P .. 'events'
+  local maxlen, age = EV.MAXLEN, '0'
+  if EV.cfg then maxlen, age = string.match(EV.cfg, '^(%d+):(%d+)$') end
+  for i = 1, #l, EV.CHUNK do
+    local args = {key}
+    if maxlen and maxlen ~= '0' then
+      args[2], args[3], args[4] = 'MAXLEN', '~', maxlen
+    end
+    args[#args + 1] = '*'
+    args[#args + 1] = 't'
+    args[#args + 1] = NOW_S
+    args[#args + 1] = 'e'
+    args[#args + 1] = table.concat(l, '\n', i, math.min(i + EV.CHUNK - 1, #l))
+    redis.call('XADD', unpack(args))
+  end
+  -- the age cap, by the server's clock (the stream IDs'), at most once a
+  -- call
+  if age and age ~= '0' then
+    local t = redis.call('TIME')
+    local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(age)
+    if ms > 0 then redis.call('XTRIM', key, 'MINID', '~', fmt(ms)) end
+  end
+end
+
 -- ---- include/workflow.lua
 -- workflow.lua: loading a workflow, its fields, its task-state string, and
 -- moving it between states.
@@ -253,6 +333,7 @@ end
 --!include call.lua
 --!include fields.lua
 --!include text.lua
+--!include events.lua
 --
 -- A workflow is a table {id, key, skey, pkey, m, so, sc, S}, loaded
 -- once per call by load_wf:
@@ -456,6 +537,7 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
+  EV.add('workflow_ended', w.id, 0, st)
   w.m['en'] = NOW_S
   w.m['x'] = fmt(NOW + RETENTION)
   redis.call('HSET', w.key, 'en', NOW_S, 'x', w.m['x'])
@@ -1117,6 +1199,7 @@ end
 -- wake-up tokens and lease-set writes that finalize and claim write late.
 --
 --!include call.lua
+--!include events.lua
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
@@ -1246,7 +1329,9 @@ end
 -- (set_job_state) and its ready-at (add_ready) when later is true. rd is
 -- j's ready-at as mark_ready stores it: nil for the time it is ready
 -- (now, or ra when later), true to keep the one it has (a sweep readies
--- a job due since its ready-at), or a promotion's (promotion_ready).
+-- a job due since its ready-at), or a promotion's (promotion_ready). It
+-- records the job's queued event (events.lua), unless j.rq says that its
+-- caller records another.
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
   if rd == nil then rd = fmt(math.max(ra, NOW)) end
@@ -1257,6 +1342,13 @@ local function push(j, ra, fx, later, rd)
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
   local id = job_id(j)
+  -- a job queued again after an attempt has its event from settle.lua
+  -- (retried), a due delayed job (rd true) none: it was queued already
+  if j.rq then
+    j.rq = nil
+  elseif rd ~= true then
+    EV.add('queued', id, 0, '')
+  end
   if ra > NOW then
     redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)
@@ -1670,6 +1762,7 @@ end
 -- (compensation_step).
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
+  EV.add('workflow_compensating', w.id, 0, reason)
   wset(w, 'rs', reason)
   compensation_step(w, 1, 1, fx, CALL.origin)
 end
@@ -1745,6 +1838,7 @@ local SIG = {}
 -- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
 function SIG.open(j, ms, fx)
   set_job_state(j, 'open')
+  EV.add('opened', job_id(j), 0, '')
   if ms <= 0 then return end
   local q = job_queue(j)
   register_queue(q)
@@ -1869,6 +1963,7 @@ local function cancel_task(j, reason, fx)
     fx.cancelled = c
   end
   c[#c + 1] = job_id(j)
+  EV.add('cancelled', c[#c], 0, reason)
   mark_ended(j)
 end
 
@@ -2460,6 +2555,7 @@ end
 --!include unique.lua
 --!include lists.lua
 --!include rate.lua
+--!include events.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -2601,6 +2697,7 @@ local function finalize()
   if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
+  EV.flush()
   local u = CALL.unlink
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
@@ -2723,6 +2820,8 @@ local function requeue_expired(j, xp)
     hs[8] = 'queued'
   end
   local fx = {}
+  EV.add('retried', j.id, j.att, 'lease_expired')
+  j.rq = true
   push(j, 0, fx, true)
   READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
@@ -2766,6 +2865,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
     j.st = 'completed'
+    EV.add('completed', j.id, 1, '')
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
@@ -2833,9 +2933,20 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. 's'
     hs[#hs + 1] = st
   end
+  -- the event: the attempt as the job keeps it (a released one's is not
+  -- counted), the reason its error (none when completed)
+  local ea, er = j.att, err or ''
+  if kind == 'released' then
+    ea, er = j.att - 1, j.cr and 'cancelled' or 'released'
+  elseif st == 'completed' then
+    er = ''
+  end
   if st == 'queued' then
+    EV.add('retried', j.id, ea, er)
+    j.rq = true
     push(j, ra, fx, true)
   else
+    EV.add(st, j.id, ea, er)
     set_job_state(j, st, true)
     if st == 'completed' and j.kind == 't' then
       -- what a claim in this call hands the task's dependents
@@ -2906,6 +3017,7 @@ function SIG.finish(j, kind, result, err, sig)
   end
   jset(j, unpack(hs))
   set_job_state(j, kind)
+  EV.add(kind, job_id(j), 0, kind == 'failed' and err or '')
   if kind == 'completed' then
     -- what a claim in this call hands the task's dependents
     local d = j.wf.done
@@ -2943,6 +3055,7 @@ end
 --!include cascade.lua
 --!include waiters.lua
 --!include deadline.lua
+--!include events.lua
 
 -- CANCEL.workflow cancels running workflow w whose cancel was not
 -- requested yet: undo ("1" or "0") is whether a compensation may follow;
@@ -3001,6 +3114,16 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   -- every waiting, queued or open task ends cancelled (b), in one pass
   local newS, k = string.gsub(S, '[wqo]', b)
+  if k > 0 and EV.cfg ~= 'off' then
+    -- their events, in plan order: the names are the workflow's list
+    local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+    local x, names = 0, wget(w, 'names') or ''
+    for name in string.gmatch(names, '[^\n]+') do
+      x = x + 1
+      local c = string.byte(S, x)
+      if c == 119 or c == 113 or c == 111 then EV.add('cancelled', w.id .. '/' .. name, 0, reason) end
+    end
+  end
   w.S = newS
   w.sfull = true
   states_dirty(w)
@@ -3394,6 +3517,7 @@ local function lease_job(j, v, dl, dls, out, q)
     end
   end
   j.spec = spec
+  EV.add('started', j.id, a, '')
   active_add_later(job_queue(j), dls, j.id)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
@@ -3608,7 +3732,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_submit', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3723,6 +3847,7 @@ local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
 local w = wf_found(id, key, 'running', false, NOW_S, false)
+EV.add('workflow_submitted', id, 0, '')
 w.S = string.rep('w', n)
 w.sfull = true
 states_dirty(w)
@@ -3757,7 +3882,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3832,7 +3957,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -3891,7 +4016,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -3992,7 +4117,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4040,7 +4165,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4101,7 +4226,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4166,7 +4291,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4225,7 +4350,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4258,7 +4383,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4291,7 +4416,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4333,7 +4458,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4414,7 +4539,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4476,7 +4601,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4513,7 +4638,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4556,7 +4681,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4598,7 +4723,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4631,7 +4756,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4657,7 +4782,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4729,7 +4854,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4843,7 +4968,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4863,7 +4988,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -4929,7 +5054,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -4968,7 +5093,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -4996,7 +5121,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5037,7 +5162,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5131,7 +5256,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5170,7 +5295,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_progress', flags = {},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5219,7 +5344,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5251,7 +5376,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_5931d4439cb4_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_4a227e76fcf7_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -46,6 +46,10 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
+-- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
+-- absent, events on with the default cap; "off": none), EV.l the events
+-- gathered, written by finalize.
+local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
@@ -69,6 +73,7 @@ local function begin(keys, argv)
   CALL = {}
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
+  EV.cfg, EV.l = false, nil
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -112,7 +117,7 @@ end
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
 -- the offset. It reads the seq hash's gc, lease counter, pending flag and
--- step budget with it.
+-- step budget with it, and the event stream's setting (ev, events.lua).
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -121,11 +126,12 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
+  EV.cfg = v[7]
   local off = tonumber(v[4]) or 0
   local now = ms + off
   if off > 0 and ms >= CLOCK_LAST then

@@ -11,6 +11,7 @@
 --!include cascade.lua
 --!include waiters.lua
 --!include deadline.lua
+--!include events.lua
 
 -- CANCEL.workflow cancels running workflow w whose cancel was not
 -- requested yet: undo ("1" or "0") is whether a compensation may follow;
@@ -69,6 +70,16 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   -- every waiting, queued or open task ends cancelled (b), in one pass
   local newS, k = string.gsub(S, '[wqo]', b)
+  if k > 0 and EV.cfg ~= 'off' then
+    -- their events, in plan order: the names are the workflow's list
+    local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+    local x, names = 0, wget(w, W_NAMES) or ''
+    for name in string.gmatch(names, '[^\n]+') do
+      x = x + 1
+      local c = string.byte(S, x)
+      if c == 119 or c == 113 or c == 111 then EV.add('cancelled', w.id .. '/' .. name, 0, reason) end
+    end
+  end
   w.S = newS
   w.sfull = true
   states_dirty(w)

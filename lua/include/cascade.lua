@@ -33,6 +33,7 @@ local function cancel_task(j, reason, fx)
     fx.cancelled = c
   end
   c[#c + 1] = job_id(j)
+  EV.add('cancelled', c[#c], 0, reason)
   mark_ended(j)
 end
 

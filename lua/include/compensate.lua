@@ -192,6 +192,7 @@ end
 -- (compensation_step).
 local function start_compensation(w, reason, fx)
   set_wf_state(w, 'compensating')
+  EV.add('workflow_compensating', w.id, 0, reason)
   wset(w, W_REASON, reason)
   compensation_step(w, 1, 1, fx, CALL.origin)
 end

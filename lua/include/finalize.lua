@@ -12,6 +12,7 @@
 --!include unique.lua
 --!include lists.lua
 --!include rate.lua
+--!include events.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -153,6 +154,7 @@ local function finalize()
   if not CALL.no_gc then gc() end
   qs_flush()
   seq_flush()
+  EV.flush()
   local u = CALL.unlink
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end

@@ -2,6 +2,7 @@
 -- wake-up tokens and lease-set writes that finalize and claim write late.
 --
 --!include call.lua
+--!include events.lua
 --!include fields.lua
 --!include job.lua
 --!include keyed.lua
@@ -131,7 +132,9 @@ end
 -- (set_job_state) and its ready-at (add_ready) when later is true. rd is
 -- j's ready-at as mark_ready stores it: nil for the time it is ready
 -- (now, or ra when later), true to keep the one it has (a sweep readies
--- a job due since its ready-at), or a promotion's (promotion_ready).
+-- a job due since its ready-at), or a promotion's (promotion_ready). It
+-- records the job's queued event (events.lua), unless j.rq says that its
+-- caller records another.
 local function push(j, ra, fx, later, rd)
   set_job_state(j, 'queued', later)
   if rd == nil then rd = fmt(math.max(ra, NOW)) end
@@ -142,6 +145,13 @@ local function push(j, ra, fx, later, rd)
   if not pr then q, pr = job_attr(j) end
   register_queue(q)
   local id = job_id(j)
+  -- a job queued again after an attempt has its event from settle.lua
+  -- (retried), a due delayed job (rd true) none: it was queued already
+  if j.rq then
+    j.rq = nil
+  elseif rd ~= true then
+    EV.add('queued', id, 0, '')
+  end
   if ra > NOW then
     redis.call('ZADD', qkey(q, 'd'), fmt(ra), id)
     note_due(q, ra)

@@ -51,6 +51,8 @@ local function requeue_expired(j, xp)
     hs[8] = 'queued'
   end
   local fx = {}
+  EV.add('retried', j.id, j.att, 'lease_expired')
+  j.rq = true
   push(j, 0, fx, true)
   READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))
@@ -94,6 +96,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
     j.st = 'completed'
+    EV.add('completed', j.id, 1, '')
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
@@ -161,9 +164,20 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs[#hs + 1] = p .. F_STATE
     hs[#hs + 1] = st
   end
+  -- the event: the attempt as the job keeps it (a released one's is not
+  -- counted), the reason its error (none when completed)
+  local ea, er = j.att, err or ''
+  if kind == 'released' then
+    ea, er = j.att - 1, j.cr and 'cancelled' or 'released'
+  elseif st == 'completed' then
+    er = ''
+  end
   if st == 'queued' then
+    EV.add('retried', j.id, ea, er)
+    j.rq = true
     push(j, ra, fx, true)
   else
+    EV.add(st, j.id, ea, er)
     set_job_state(j, st, true)
     if st == 'completed' and j.kind == 't' then
       -- what a claim in this call hands the task's dependents

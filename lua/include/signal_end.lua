@@ -34,6 +34,7 @@ function SIG.finish(j, kind, result, err, sig)
   end
   jset(j, unpack(hs))
   set_job_state(j, kind)
+  EV.add(kind, job_id(j), 0, kind == 'failed' and err or '')
   if kind == 'completed' then
     -- what a claim in this call hands the task's dependents
     local d = j.wf.done

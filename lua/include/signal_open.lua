@@ -24,6 +24,7 @@ local SIG = {}
 -- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
 function SIG.open(j, ms, fx)
   set_job_state(j, 'open')
+  EV.add('opened', job_id(j), 0, '')
   if ms <= 0 then return end
   local q = job_queue(j)
   register_queue(q)

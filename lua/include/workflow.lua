@@ -4,6 +4,7 @@
 --!include call.lua
 --!include fields.lua
 --!include text.lua
+--!include events.lua
 --
 -- A workflow is a table {id, key, skey, pkey, m, so, sc, S}, loaded
 -- once per call by load_wf:
@@ -207,6 +208,7 @@ local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating
 -- removal registered by finalize.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
+  EV.add('workflow_ended', w.id, 0, st)
   w.m[W_ENDED] = NOW_S
   w.m[W_EXPIRES] = fmt(NOW + RETENTION)
   redis.call('HSET', w.key, W_ENDED, NOW_S, W_EXPIRES, w.m[W_EXPIRES])

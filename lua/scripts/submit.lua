@@ -111,6 +111,7 @@ local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
 redis.call('ZADD', P .. 'wf:running', '0', member)
 local w = wf_found(id, key, 'running', false, NOW_S, false)
+EV.add('workflow_submitted', id, 0, '')
 w.S = string.rep('w', n)
 w.sfull = true
 states_dirty(w)

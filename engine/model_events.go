@@ -1,0 +1,42 @@
+package engine
+
+import "github.com/weirflow/weir"
+
+// The event types (weir.EventType), under engine's names.
+const (
+	EventWorkflowSubmitted    = weir.EventWorkflowSubmitted
+	EventWorkflowCompensating = weir.EventWorkflowCompensating
+	EventWorkflowEnded        = weir.EventWorkflowEnded
+	EventQueued               = weir.EventQueued
+	EventOpened               = weir.EventOpened
+	EventStarted              = weir.EventStarted
+	EventRetried              = weir.EventRetried
+	EventCompleted            = weir.EventCompleted
+	EventFailed               = weir.EventFailed
+	EventCancelled            = weir.EventCancelled
+)
+
+// NewEvent is weir.NewEvent.
+var NewEvent = weir.NewEvent
+
+// emit records the event of a transition that happened at now
+// (spec/events.md), unless events are off.
+func (m *Model) emit(t EventType, id string, attempt int, reason string, now int64) {
+	if m.eventsOff {
+		return
+	}
+	m.events = append(m.events, NewEvent(t, id, attempt, reason, toTime(now)))
+}
+
+// TakeEvents returns the events of the transitions since the last call,
+// in the order they happened, and forgets them (their IDs are empty: a
+// store gives them).
+func (m *Model) TakeEvents() []Event {
+	e := m.events
+	m.events = nil
+	return e
+}
+
+// SetEventsOff switches the model's events off (true) or on: a namespace
+// whose events are off records none.
+func (m *Model) SetEventsOff(off bool) { m.eventsOff = off }

@@ -1,0 +1,81 @@
+package weir
+
+import (
+	"strings"
+	"time"
+)
+
+// EventType names what an event of the event stream says happened
+// (spec/events.md).
+type EventType string
+
+// The event types. A job's events carry its ID (and, for a task or undo
+// job, its workflow and task); a workflow's carry only its ID.
+const (
+	// EventWorkflowSubmitted: a workflow was written (Reason empty).
+	EventWorkflowSubmitted EventType = "workflow_submitted"
+	// EventWorkflowCompensating: a workflow started running its undos;
+	// Reason is "failure" or "cancel".
+	EventWorkflowCompensating EventType = "workflow_compensating"
+	// EventWorkflowEnded: a workflow ended; Reason is its final state.
+	EventWorkflowEnded EventType = "workflow_ended"
+	// EventQueued: a job was pushed into its queue, ready or delayed: a
+	// plain job enqueued or retried by RetryJob, a task whose dependencies
+	// ended (or a root), an undo job whose turn came.
+	EventQueued EventType = "queued"
+	// EventOpened: a signal task opened (its dependencies ended).
+	EventOpened EventType = "opened"
+	// EventStarted: a job was leased; Attempt is the attempt it starts.
+	EventStarted EventType = "started"
+	// EventRetried: a running job's attempt ended and the job is queued
+	// again; Reason is the attempt's error, "lease_expired" or
+	// "released".
+	EventRetried EventType = "retried"
+	// EventCompleted, EventFailed, EventCancelled: a job ended; Reason is
+	// its error (empty when completed).
+	EventCompleted EventType = "completed"
+	EventFailed    EventType = "failed"
+	EventCancelled EventType = "cancelled"
+)
+
+// Event is one event of a namespace's event stream: a transition of a job
+// or a workflow, written by the transition itself (spec/events.md).
+type Event struct {
+	// ID is the event's position in the stream ("<entry ID>.<n>"): a
+	// reader resumes after it. Empty in engine.Model's events.
+	ID   string    `json:"id"`
+	Type EventType `json:"type"`
+	// Time is the store's clock when the transition ran.
+	Time time.Time `json:"time"`
+	// Workflow is the workflow's ID: a workflow event's, or a task or undo
+	// job's workflow; empty for a plain job.
+	Workflow string `json:"workflow,omitempty"`
+	// Job is the job's ID; empty for a workflow event.
+	Job string `json:"job,omitempty"`
+	// Task is a task or undo job's task name; empty otherwise.
+	Task string `json:"task,omitempty"`
+	// Undo: the job is a task's undo job.
+	Undo bool `json:"undo,omitempty"`
+	// Attempt is the job's attempt count after a started, retried, or
+	// completed, failed or cancelled event that ended a running attempt;
+	// 0 for the other events.
+	Attempt int `json:"attempt"`
+	// Reason says why: see the event types.
+	Reason string `json:"reason,omitempty"`
+}
+
+// NewEvent makes the event of type t about id (a job ID, or a workflow ID
+// for the workflow types), deriving its workflow and task from the ID.
+func NewEvent(t EventType, id string, attempt int, reason string, at time.Time) Event {
+	e := Event{Type: t, Time: at, Attempt: attempt, Reason: reason}
+	if strings.HasPrefix(string(t), "workflow_") {
+		e.Workflow = id
+		return e
+	}
+	e.Job = id
+	if wf, rest, ok := strings.Cut(id, "/"); ok {
+		e.Workflow = wf
+		e.Task, _, e.Undo = strings.Cut(rest, "/")
+	}
+	return e
+}
