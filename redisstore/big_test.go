@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,28 @@ func TestLargestWorkflow(t *testing.T) {
 	}
 	if len(cr.Cancelled)+len(cr.Stopping)+40 != n || len(cr.Stopping) != 10 {
 		t.Fatalf("cancel: %d cancelled, %d stopping", len(cr.Cancelled), len(cr.Stopping))
+	}
+	// every task the cancel ended has one "cancelled" event, in plan
+	// order, though they are written over several calls (the step budget)
+	var got []string
+	for after := ""; ; {
+		page, err := s.Events(bg, engine.EventsParams{After: after, Workflow: "big", Limit: engine.MaxEventsLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page.Events {
+			if ev.Type == engine.EventCancelled {
+				got = append(got, ev.Job)
+			}
+		}
+		if len(page.Events) == 0 {
+			break
+		}
+		after = page.Next
+	}
+	if !slices.Equal(got, cr.Cancelled) {
+		t.Errorf("the stream has %d cancelled events of big, want the %d tasks the cancel ended in plan order (first %v, want %v)",
+			len(got), len(cr.Cancelled), got[:min(len(got), 3)], cr.Cancelled[:min(len(cr.Cancelled), 3)])
 	}
 	entries, err := e.rdb.SlowLogGet(bg, 128).Result()
 	if err != nil {

@@ -2444,16 +2444,6 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   -- every waiting, queued or open task ends cancelled (b), in one pass
   local newS, k = string.gsub(S, '[wqo]', b)
-  if k > 0 and EV.cfg ~= 'off' then
-    -- their events, in plan order: the names are the workflow's list
-    local reason = b == 'W' and 'workflow cancelled' or 'deadline'
-    local x, names = 0, wget(w, 'names') or ''
-    for name in string.gmatch(names, '[^\n]+') do
-      x = x + 1
-      local c = string.byte(S, x)
-      if c == 119 or c == 113 or c == 111 then EV.add('cancelled', w.id .. '/' .. name, 0, reason) end
-    end
-  end
   w.S = newS
   w.sfull = true
   states_dirty(w)
@@ -2469,19 +2459,48 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
   w.m['rem'] = fmt(rem)
-  if left then
-    -- the rest leave their queues in drain calls, which then decide the
-    -- workflow's end (drain.lua, unqueue_rest)
+  -- their events, in plan order, within what the budget leaves
+  local ev = nil
+  if k > 0 and EV.cfg ~= 'off' then ev = CANCEL.events(w, b, 1, 1) end
+  if left or ev then
+    -- the rest leave their queues and get their events in drain calls,
+    -- which then decide the workflow's end (drain.lua, unqueue_rest)
     local rest = {}
     while left do
       rest[#rest + 1] = fmt(left)
       left = string.find(S, '[qo]', left + 1)
     end
-    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','), 'e', ev or '', 'b', b)
   elseif rem == 0 then
     tasks_all_ended(w, fx)
   end
   return S, k
+end
+
+-- CANCEL.events writes the "cancelled" events of workflow w's tasks that
+-- its cancel ended (state byte b: "W", or "D" for its deadline), in plan
+-- order from task x (whose name starts at byte o of the workflow's names),
+-- one unit of BUDGET each, so that a cancel of a workflow of many tasks
+-- stays a bounded step. Returns nil when it wrote them all, else "x:o"
+-- where the next call goes on.
+function CANCEL.events(w, b, x, o)
+  local S = states_read(w)
+  local names = wget(w, 'names') or ''
+  local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+  local at = string.find(S, b, x, true)
+  while at do
+    -- the name of task at: skip the names before it
+    while x < at do
+      o = string.find(names, '\n', o, true) + 1
+      x = x + 1
+    end
+    if BUDGET <= 0 then return fmt(x) .. ':' .. fmt(o) end
+    BUDGET = BUDGET - 1
+    local e = string.find(names, '\n', o, true)
+    EV.add('cancelled', w.id .. '/' .. string.sub(names, o, (e or 0) - 1), 0, reason)
+    at = string.find(S, b, x + 1, true)
+  end
+  return nil
 end
 
 -- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
@@ -3153,6 +3172,7 @@ end
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
+--!include cancel.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
 -- possibly marked as signal_open.lua's SIG.root reads) from
@@ -3174,16 +3194,18 @@ local function push_roots(w, s, sp, fx)
 end
 
 -- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
--- cancel ended them) out of their queues, one unit of BUDGET each, keeping
--- the rest in P work (k "q") when the budget runs out; then decides the
--- workflow's end when no task of it is left (as the cancel would have).
-local function unqueue_rest(w, s, fx)
+-- cancel ended them) out of their queues, then writes the events of the
+-- cancel from ev ("x:o", CANCEL.events; "" for none) for state byte cb,
+-- one unit of BUDGET each, keeping the rest in P work (k "q") when the
+-- budget runs out; then decides the workflow's end when no task of it is
+-- left (as the cancel would have).
+local function unqueue_rest(w, s, fx, ev, cb)
   local sp = 1
   while true do
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then break end
     if BUDGET <= 0 then
-      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a), 'e', ev, 'b', cb)
       return
     end
     BUDGET = BUDGET - 1
@@ -3191,6 +3213,14 @@ local function unqueue_rest(w, s, fx)
     unqueue(j)
     jdel(j, 'ra')
     sp = b + 1
+  end
+  local x, o = string.match(ev, '^(%d+):(%d+)$')
+  if x then
+    ev = CANCEL.events(w, cb, tonumber(x), tonumber(o))
+    if ev then
+      keep_work('k', 'q', 'w', w.id, 'l', '', 'e', ev, 'b', cb)
+      return
+    end
   end
   if tonumber(wget(w, 'rem')) == 0 then tasks_all_ended(w, fx) end
 end
@@ -3203,7 +3233,7 @@ end
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k', 'e', 'b')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
@@ -3211,7 +3241,7 @@ local function drain_work(fx)
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
   elseif w and v[6] == 'q' then
-    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx) end
+    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx, v[7] or '', v[8] or 'W') end
   elseif w and v[6] == 'u' then
     if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, 'st')) then

@@ -2070,6 +2070,190 @@ local function task_ended(w, i, fx, origin)
   cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
 
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = redis.call('EXISTS', key) == 1
+    c[key] = v
+  end
+  return v
+end
+
+-- ---- include/cancel.lua
+-- cancel.lua: cancelling a running workflow (spec/states.md,
+-- CancelWorkflow), by CancelWorkflow (scripts/cancel_workflow.lua) or by
+-- its deadline, which a sweep finds due (sweep.lua).
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include waiters.lua
+--!include deadline.lua
+--!include events.lua
+
+-- CANCEL.workflow cancels running workflow w whose cancel was not
+-- requested yet: undo ("1" or "0") is whether a compensation may follow;
+-- its waiting, queued and open tasks end cancelled, their state byte b
+-- ("W": workflow cancelled, "D": its deadline); the IDs of its running
+-- tasks, told to stop, are appended to stopping; fx collects what the end
+-- decision pushes. Queued tasks leave their queues within the call's
+-- budget, the rest in drain calls (which then decide the workflow's end).
+-- Returns the task-state string before the cancel and how many tasks it
+-- cancelled.
+function CANCEL.workflow(w, undo, b, fx, stopping)
+  wset(w, 'cr', '1')
+  if undo == '1' then wset(w, 'cu', '1') end
+  wset(w, 'cat', NOW_S)
+  CANCEL.drop_deadline(w)
+  local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
+  local pos = string.find(S, 'r', 1, true)
+  while pos do
+    local j = task_job(w, pos)
+    jset(j, 'cr', '1')
+    stopping[#stopping + 1] = job_id(j)
+    pos = string.find(S, 'r', pos + 1, true)
+  end
+  -- queued tasks (and open signal tasks, which may wait in a delayed set)
+  -- leave their queues, at most the call's budget of them here (left: where
+  -- the rest starts)
+  local left = nil
+  pos = string.find(S, '[qo]')
+  while pos do
+    if BUDGET <= 0 then
+      left = pos
+      break
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, pos)
+    unqueue(j)
+    jdel(j, 'ra')
+    pos = string.find(S, '[qo]', pos + 1)
+  end
+  -- every waiting, queued or open task ends cancelled (b), in one pass
+  local newS, k = string.gsub(S, '[wqo]', b)
+  w.S = newS
+  w.sfull = true
+  states_dirty(w)
+  if k > 0 and awaited(P .. 'await:wj:' .. w.id) then
+    pos = string.find(S, '[wqo]')
+    while pos do
+      -- marked for its waiters only: in no job list (lists.lua)
+      local j = task_job(w, pos)
+      j.unlisted = true
+      mark_ended(j)
+      pos = string.find(S, '[wqo]', pos + 1)
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
+  w.m['rem'] = fmt(rem)
+  -- their events, in plan order, within what the budget leaves
+  local ev = nil
+  if k > 0 and EV.cfg ~= 'off' then ev = CANCEL.events(w, b, 1, 1) end
+  if left or ev then
+    -- the rest leave their queues and get their events in drain calls,
+    -- which then decide the workflow's end (drain.lua, unqueue_rest)
+    local rest = {}
+    while left do
+      rest[#rest + 1] = fmt(left)
+      left = string.find(S, '[qo]', left + 1)
+    end
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','), 'e', ev or '', 'b', b)
+  elseif rem == 0 then
+    tasks_all_ended(w, fx)
+  end
+  return S, k
+end
+
+-- CANCEL.events writes the "cancelled" events of workflow w's tasks that
+-- its cancel ended (state byte b: "W", or "D" for its deadline), in plan
+-- order from task x (whose name starts at byte o of the workflow's names),
+-- one unit of BUDGET each, so that a cancel of a workflow of many tasks
+-- stays a bounded step. Returns nil when it wrote them all, else "x:o"
+-- where the next call goes on.
+function CANCEL.events(w, b, x, o)
+  local S = states_read(w)
+  local names = wget(w, 'names') or ''
+  local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+  local at = string.find(S, b, x, true)
+  while at do
+    -- the name of task at: skip the names before it
+    while x < at do
+      o = string.find(names, '\n', o, true) + 1
+      x = x + 1
+    end
+    if BUDGET <= 0 then return fmt(x) .. ':' .. fmt(o) end
+    BUDGET = BUDGET - 1
+    local e = string.find(names, '\n', o, true)
+    EV.add('cancelled', w.id .. '/' .. string.sub(names, o, (e or 0) - 1), 0, reason)
+    at = string.find(S, b, x + 1, true)
+  end
+  return nil
+end
+
+-- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
+-- found due: a running workflow whose cancel was not requested is
+-- cancelled with its UndoOnCancel, its unstarted tasks with reason
+-- "deadline", and its Settled {id = m, state "cancelled", pushed,
+-- wf_state, wf_ended} added to res.expired (res given); the running tasks
+-- it asks to stop are published after finalize (CALL.stops). Returns false
+-- when the workflow ended (or its cancel was requested) earlier in this
+-- call, which took the marker out of the set: the sweep skips it.
+function CANCEL.deadline(m, id, res)
+  local w = load_wf(id)
+  if not w or wget(w, 'st') ~= 'running' or wflag(w, 'cr') then return false end
+  wset(w, CANCEL.HIT, '1')
+  local fx = {}
+  local stops = CALL.stops
+  if not stops then
+    stops = {}
+    CALL.stops = stops
+  end
+  CANCEL.workflow(w, wget(w, 'uoc') or '0', 'D', fx, stops)
+  if res then
+    res.expired[#res.expired + 1] = {id = m, state = 'cancelled', run_at = 0, pushed = fx.pushed,
+      wf_state = wget(w, 'st'), wf_ended = fx.wf_ended}
+  end
+  return true
+end
+
 -- ---- include/drain.lua
 -- drain.lua: going on with a cascade that an earlier call left in P work
 -- (cascade.lua, save_work) when it ran out of its budget, or with the
@@ -2080,6 +2264,7 @@ end
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
+--!include cancel.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
 -- possibly marked as signal_open.lua's SIG.root reads) from
@@ -2101,16 +2286,18 @@ local function push_roots(w, s, sp, fx)
 end
 
 -- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
--- cancel ended them) out of their queues, one unit of BUDGET each, keeping
--- the rest in P work (k "q") when the budget runs out; then decides the
--- workflow's end when no task of it is left (as the cancel would have).
-local function unqueue_rest(w, s, fx)
+-- cancel ended them) out of their queues, then writes the events of the
+-- cancel from ev ("x:o", CANCEL.events; "" for none) for state byte cb,
+-- one unit of BUDGET each, keeping the rest in P work (k "q") when the
+-- budget runs out; then decides the workflow's end when no task of it is
+-- left (as the cancel would have).
+local function unqueue_rest(w, s, fx, ev, cb)
   local sp = 1
   while true do
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then break end
     if BUDGET <= 0 then
-      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a), 'e', ev, 'b', cb)
       return
     end
     BUDGET = BUDGET - 1
@@ -2118,6 +2305,14 @@ local function unqueue_rest(w, s, fx)
     unqueue(j)
     jdel(j, 'ra')
     sp = b + 1
+  end
+  local x, o = string.match(ev, '^(%d+):(%d+)$')
+  if x then
+    ev = CANCEL.events(w, cb, tonumber(x), tonumber(o))
+    if ev then
+      keep_work('k', 'q', 'w', w.id, 'l', '', 'e', ev, 'b', cb)
+      return
+    end
   end
   if tonumber(wget(w, 'rem')) == 0 then tasks_all_ended(w, fx) end
 end
@@ -2130,7 +2325,7 @@ end
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k', 'e', 'b')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
@@ -2138,7 +2333,7 @@ local function drain_work(fx)
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
   elseif w and v[6] == 'q' then
-    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx) end
+    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx, v[7] or '', v[8] or 'W') end
   elseif w and v[6] == 'u' then
     if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, 'st')) then
@@ -2312,32 +2507,6 @@ local function queues_reply(out)
     out[n + 7] = lim[2] or ''
     out[n + 8] = lim[3] or '0'
   end
-end
-
--- ---- include/waiters.lua
--- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
---
---!include call.lua
-
--- awaited reports whether the waiter set key exists (Go removes a waiter's
--- member when it stops waiting, and the set's TTL drops the members of
--- waiters that crashed). The zset wait:any (one member per waiting call)
--- spares the look-up while nobody waits at all; both answers are kept for
--- the call.
-local function awaited(key)
-  local any = CALL.any_wait
-  if any == nil then
-    any = redis.call('ZCARD', P .. 'wait:any') > 0
-    CALL.any_wait = any
-  end
-  if not any then return false end
-  local c = bag('waitc')
-  local v = c[key]
-  if v == nil then
-    v = redis.call('EXISTS', key) == 1
-    c[key] = v
-  end
-  return v
 end
 
 -- ---- include/unique.lua

@@ -1,4 +1,4 @@
-#!lua name=weir2_4a227e76fcf7
+#!lua name=weir2_f496ebf3731d
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2195,6 +2195,190 @@ local function task_ended(w, i, fx, origin)
   cascade(w, i, nil, nil, {}, 1, origin, fx)
 end
 
+-- ---- include/waiters.lua
+-- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
+--
+--!include call.lua
+
+-- awaited reports whether the waiter set key exists (Go removes a waiter's
+-- member when it stops waiting, and the set's TTL drops the members of
+-- waiters that crashed). The zset wait:any (one member per waiting call)
+-- spares the look-up while nobody waits at all; both answers are kept for
+-- the call.
+local function awaited(key)
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if not any then return false end
+  local c = bag('waitc')
+  local v = c[key]
+  if v == nil then
+    v = redis.call('EXISTS', key) == 1
+    c[key] = v
+  end
+  return v
+end
+
+-- ---- include/cancel.lua
+-- cancel.lua: cancelling a running workflow (spec/states.md,
+-- CancelWorkflow), by CancelWorkflow (scripts/cancel_workflow.lua) or by
+-- its deadline, which a sweep finds due (sweep.lua).
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include waiters.lua
+--!include deadline.lua
+--!include events.lua
+
+-- CANCEL.workflow cancels running workflow w whose cancel was not
+-- requested yet: undo ("1" or "0") is whether a compensation may follow;
+-- its waiting, queued and open tasks end cancelled, their state byte b
+-- ("W": workflow cancelled, "D": its deadline); the IDs of its running
+-- tasks, told to stop, are appended to stopping; fx collects what the end
+-- decision pushes. Queued tasks leave their queues within the call's
+-- budget, the rest in drain calls (which then decide the workflow's end).
+-- Returns the task-state string before the cancel and how many tasks it
+-- cancelled.
+function CANCEL.workflow(w, undo, b, fx, stopping)
+  wset(w, 'cr', '1')
+  if undo == '1' then wset(w, 'cu', '1') end
+  wset(w, 'cat', NOW_S)
+  CANCEL.drop_deadline(w)
+  local S = states_read(w)
+  local so = w.so
+  if so and next(so) then
+    -- bytes this call changed already (a sweep's earlier handling, a
+    -- drain): the string as it is now, the overlay emptied
+    local at = {}
+    for i in pairs(so) do at[#at + 1] = i end
+    table.sort(at)
+    local parts, prev = {}, 1
+    for _, i in ipairs(at) do
+      parts[#parts + 1] = string.sub(S, prev, i - 1)
+      parts[#parts + 1] = so[i]
+      prev = i + 1
+    end
+    parts[#parts + 1] = string.sub(S, prev)
+    S = join(parts, '')
+    w.so = {}
+  end
+  local pos = string.find(S, 'r', 1, true)
+  while pos do
+    local j = task_job(w, pos)
+    jset(j, 'cr', '1')
+    stopping[#stopping + 1] = job_id(j)
+    pos = string.find(S, 'r', pos + 1, true)
+  end
+  -- queued tasks (and open signal tasks, which may wait in a delayed set)
+  -- leave their queues, at most the call's budget of them here (left: where
+  -- the rest starts)
+  local left = nil
+  pos = string.find(S, '[qo]')
+  while pos do
+    if BUDGET <= 0 then
+      left = pos
+      break
+    end
+    BUDGET = BUDGET - 1
+    local j = task_job(w, pos)
+    unqueue(j)
+    jdel(j, 'ra')
+    pos = string.find(S, '[qo]', pos + 1)
+  end
+  -- every waiting, queued or open task ends cancelled (b), in one pass
+  local newS, k = string.gsub(S, '[wqo]', b)
+  w.S = newS
+  w.sfull = true
+  states_dirty(w)
+  if k > 0 and awaited(P .. 'await:wj:' .. w.id) then
+    pos = string.find(S, '[wqo]')
+    while pos do
+      -- marked for its waiters only: in no job list (lists.lua)
+      local j = task_job(w, pos)
+      j.unlisted = true
+      mark_ended(j)
+      pos = string.find(S, '[wqo]', pos + 1)
+    end
+  end
+  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
+  w.m['rem'] = fmt(rem)
+  -- their events, in plan order, within what the budget leaves
+  local ev = nil
+  if k > 0 and EV.cfg ~= 'off' then ev = CANCEL.events(w, b, 1, 1) end
+  if left or ev then
+    -- the rest leave their queues and get their events in drain calls,
+    -- which then decide the workflow's end (drain.lua, unqueue_rest)
+    local rest = {}
+    while left do
+      rest[#rest + 1] = fmt(left)
+      left = string.find(S, '[qo]', left + 1)
+    end
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','), 'e', ev or '', 'b', b)
+  elseif rem == 0 then
+    tasks_all_ended(w, fx)
+  end
+  return S, k
+end
+
+-- CANCEL.events writes the "cancelled" events of workflow w's tasks that
+-- its cancel ended (state byte b: "W", or "D" for its deadline), in plan
+-- order from task x (whose name starts at byte o of the workflow's names),
+-- one unit of BUDGET each, so that a cancel of a workflow of many tasks
+-- stays a bounded step. Returns nil when it wrote them all, else "x:o"
+-- where the next call goes on.
+function CANCEL.events(w, b, x, o)
+  local S = states_read(w)
+  local names = wget(w, 'names') or ''
+  local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+  local at = string.find(S, b, x, true)
+  while at do
+    -- the name of task at: skip the names before it
+    while x < at do
+      o = string.find(names, '\n', o, true) + 1
+      x = x + 1
+    end
+    if BUDGET <= 0 then return fmt(x) .. ':' .. fmt(o) end
+    BUDGET = BUDGET - 1
+    local e = string.find(names, '\n', o, true)
+    EV.add('cancelled', w.id .. '/' .. string.sub(names, o, (e or 0) - 1), 0, reason)
+    at = string.find(S, b, x + 1, true)
+  end
+  return nil
+end
+
+-- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
+-- found due: a running workflow whose cancel was not requested is
+-- cancelled with its UndoOnCancel, its unstarted tasks with reason
+-- "deadline", and its Settled {id = m, state "cancelled", pushed,
+-- wf_state, wf_ended} added to res.expired (res given); the running tasks
+-- it asks to stop are published after finalize (CALL.stops). Returns false
+-- when the workflow ended (or its cancel was requested) earlier in this
+-- call, which took the marker out of the set: the sweep skips it.
+function CANCEL.deadline(m, id, res)
+  local w = load_wf(id)
+  if not w or wget(w, 'st') ~= 'running' or wflag(w, 'cr') then return false end
+  wset(w, CANCEL.HIT, '1')
+  local fx = {}
+  local stops = CALL.stops
+  if not stops then
+    stops = {}
+    CALL.stops = stops
+  end
+  CANCEL.workflow(w, wget(w, 'uoc') or '0', 'D', fx, stops)
+  if res then
+    res.expired[#res.expired + 1] = {id = m, state = 'cancelled', run_at = 0, pushed = fx.pushed,
+      wf_state = wget(w, 'st'), wf_ended = fx.wf_ended}
+  end
+  return true
+end
+
 -- ---- include/drain.lua
 -- drain.lua: going on with a cascade that an earlier call left in P work
 -- (cascade.lua, save_work) when it ran out of its budget, or with the
@@ -2205,6 +2389,7 @@ end
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
+--!include cancel.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
 -- possibly marked as signal_open.lua's SIG.root reads) from
@@ -2226,16 +2411,18 @@ local function push_roots(w, s, sp, fx)
 end
 
 -- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
--- cancel ended them) out of their queues, one unit of BUDGET each, keeping
--- the rest in P work (k "q") when the budget runs out; then decides the
--- workflow's end when no task of it is left (as the cancel would have).
-local function unqueue_rest(w, s, fx)
+-- cancel ended them) out of their queues, then writes the events of the
+-- cancel from ev ("x:o", CANCEL.events; "" for none) for state byte cb,
+-- one unit of BUDGET each, keeping the rest in P work (k "q") when the
+-- budget runs out; then decides the workflow's end when no task of it is
+-- left (as the cancel would have).
+local function unqueue_rest(w, s, fx, ev, cb)
   local sp = 1
   while true do
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then break end
     if BUDGET <= 0 then
-      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a), 'e', ev, 'b', cb)
       return
     end
     BUDGET = BUDGET - 1
@@ -2243,6 +2430,14 @@ local function unqueue_rest(w, s, fx)
     unqueue(j)
     jdel(j, 'ra')
     sp = b + 1
+  end
+  local x, o = string.match(ev, '^(%d+):(%d+)$')
+  if x then
+    ev = CANCEL.events(w, cb, tonumber(x), tonumber(o))
+    if ev then
+      keep_work('k', 'q', 'w', w.id, 'l', '', 'e', ev, 'b', cb)
+      return
+    end
   end
   if tonumber(wget(w, 'rem')) == 0 then tasks_all_ended(w, fx) end
 end
@@ -2255,7 +2450,7 @@ end
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k', 'e', 'b')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
@@ -2263,7 +2458,7 @@ local function drain_work(fx)
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
   elseif w and v[6] == 'q' then
-    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx) end
+    if wget(w, 'st') == 'running' then unqueue_rest(w, v[4] or '', fx, v[7] or '', v[8] or 'W') end
   elseif w and v[6] == 'u' then
     if k and wget(w, 'st') == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, 'st')) then
@@ -2314,32 +2509,6 @@ local function drain_first()
 end
 
 -- PENDING_REPLY is the error of a call that drain_first refused.
-
--- ---- include/waiters.lua
--- waiters.lua: whether anybody awaits a record (spec/scripts.md, Await).
---
---!include call.lua
-
--- awaited reports whether the waiter set key exists (Go removes a waiter's
--- member when it stops waiting, and the set's TTL drops the members of
--- waiters that crashed). The zset wait:any (one member per waiting call)
--- spares the look-up while nobody waits at all; both answers are kept for
--- the call.
-local function awaited(key)
-  local any = CALL.any_wait
-  if any == nil then
-    any = redis.call('ZCARD', P .. 'wait:any') > 0
-    CALL.any_wait = any
-  end
-  if not any then return false end
-  local c = bag('waitc')
-  local v = c[key]
-  if v == nil then
-    v = redis.call('EXISTS', key) == 1
-    c[key] = v
-  end
-  return v
-end
 
 -- ---- include/unique.lua
 -- unique.lua: unique keys of plain jobs (spec/states.md, Unique jobs).
@@ -3041,145 +3210,6 @@ function SIG.timeout(j, res)
   if res then res.expired[#res.expired + 1] = s end
 end
 
--- ---- include/cancel.lua
--- cancel.lua: cancelling a running workflow (spec/states.md,
--- CancelWorkflow), by CancelWorkflow (scripts/cancel_workflow.lua) or by
--- its deadline, which a sweep finds due (sweep.lua).
---
---!include call.lua
---!include fields.lua
---!include text.lua
---!include workflow.lua
---!include job.lua
---!include queue.lua
---!include cascade.lua
---!include waiters.lua
---!include deadline.lua
---!include events.lua
-
--- CANCEL.workflow cancels running workflow w whose cancel was not
--- requested yet: undo ("1" or "0") is whether a compensation may follow;
--- its waiting, queued and open tasks end cancelled, their state byte b
--- ("W": workflow cancelled, "D": its deadline); the IDs of its running
--- tasks, told to stop, are appended to stopping; fx collects what the end
--- decision pushes. Queued tasks leave their queues within the call's
--- budget, the rest in drain calls (which then decide the workflow's end).
--- Returns the task-state string before the cancel and how many tasks it
--- cancelled.
-function CANCEL.workflow(w, undo, b, fx, stopping)
-  wset(w, 'cr', '1')
-  if undo == '1' then wset(w, 'cu', '1') end
-  wset(w, 'cat', NOW_S)
-  CANCEL.drop_deadline(w)
-  local S = states_read(w)
-  local so = w.so
-  if so and next(so) then
-    -- bytes this call changed already (a sweep's earlier handling, a
-    -- drain): the string as it is now, the overlay emptied
-    local at = {}
-    for i in pairs(so) do at[#at + 1] = i end
-    table.sort(at)
-    local parts, prev = {}, 1
-    for _, i in ipairs(at) do
-      parts[#parts + 1] = string.sub(S, prev, i - 1)
-      parts[#parts + 1] = so[i]
-      prev = i + 1
-    end
-    parts[#parts + 1] = string.sub(S, prev)
-    S = join(parts, '')
-    w.so = {}
-  end
-  local pos = string.find(S, 'r', 1, true)
-  while pos do
-    local j = task_job(w, pos)
-    jset(j, 'cr', '1')
-    stopping[#stopping + 1] = job_id(j)
-    pos = string.find(S, 'r', pos + 1, true)
-  end
-  -- queued tasks (and open signal tasks, which may wait in a delayed set)
-  -- leave their queues, at most the call's budget of them here (left: where
-  -- the rest starts)
-  local left = nil
-  pos = string.find(S, '[qo]')
-  while pos do
-    if BUDGET <= 0 then
-      left = pos
-      break
-    end
-    BUDGET = BUDGET - 1
-    local j = task_job(w, pos)
-    unqueue(j)
-    jdel(j, 'ra')
-    pos = string.find(S, '[qo]', pos + 1)
-  end
-  -- every waiting, queued or open task ends cancelled (b), in one pass
-  local newS, k = string.gsub(S, '[wqo]', b)
-  if k > 0 and EV.cfg ~= 'off' then
-    -- their events, in plan order: the names are the workflow's list
-    local reason = b == 'W' and 'workflow cancelled' or 'deadline'
-    local x, names = 0, wget(w, 'names') or ''
-    for name in string.gmatch(names, '[^\n]+') do
-      x = x + 1
-      local c = string.byte(S, x)
-      if c == 119 or c == 113 or c == 111 then EV.add('cancelled', w.id .. '/' .. name, 0, reason) end
-    end
-  end
-  w.S = newS
-  w.sfull = true
-  states_dirty(w)
-  if k > 0 and awaited(P .. 'await:wj:' .. w.id) then
-    pos = string.find(S, '[wqo]')
-    while pos do
-      -- marked for its waiters only: in no job list (lists.lua)
-      local j = task_job(w, pos)
-      j.unlisted = true
-      mark_ended(j)
-      pos = string.find(S, '[wqo]', pos + 1)
-    end
-  end
-  local rem = redis.call('HINCRBY', w.key, 'rem', fmt(-k))
-  w.m['rem'] = fmt(rem)
-  if left then
-    -- the rest leave their queues in drain calls, which then decide the
-    -- workflow's end (drain.lua, unqueue_rest)
-    local rest = {}
-    while left do
-      rest[#rest + 1] = fmt(left)
-      left = string.find(S, '[qo]', left + 1)
-    end
-    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
-  elseif rem == 0 then
-    tasks_all_ended(w, fx)
-  end
-  return S, k
-end
-
--- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep
--- found due: a running workflow whose cancel was not requested is
--- cancelled with its UndoOnCancel, its unstarted tasks with reason
--- "deadline", and its Settled {id = m, state "cancelled", pushed,
--- wf_state, wf_ended} added to res.expired (res given); the running tasks
--- it asks to stop are published after finalize (CALL.stops). Returns false
--- when the workflow ended (or its cancel was requested) earlier in this
--- call, which took the marker out of the set: the sweep skips it.
-function CANCEL.deadline(m, id, res)
-  local w = load_wf(id)
-  if not w or wget(w, 'st') ~= 'running' or wflag(w, 'cr') then return false end
-  wset(w, CANCEL.HIT, '1')
-  local fx = {}
-  local stops = CALL.stops
-  if not stops then
-    stops = {}
-    CALL.stops = stops
-  end
-  CANCEL.workflow(w, wget(w, 'uoc') or '0', 'D', fx, stops)
-  if res then
-    res.expired[#res.expired + 1] = {id = m, state = 'cancelled', run_at = 0, pushed = fx.pushed,
-      wf_state = wget(w, 'st'), wf_ended = fx.wf_ended}
-  end
-  return true
-end
-
 -- ---- include/sweep.lua
 -- sweep.lua: a queue's overdue leases and due delayed jobs.
 --
@@ -3732,7 +3762,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_submit', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3882,7 +3912,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3957,7 +3987,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4016,7 +4046,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4117,7 +4147,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4165,7 +4195,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4226,7 +4256,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4291,7 +4321,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4350,7 +4380,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4383,7 +4413,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4416,7 +4446,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4458,7 +4488,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4539,7 +4569,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4601,7 +4631,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4638,7 +4668,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4681,7 +4711,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4723,7 +4753,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4756,7 +4786,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4782,7 +4812,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4854,7 +4884,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4968,7 +4998,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4988,7 +5018,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5054,7 +5084,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5093,7 +5123,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5121,7 +5151,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5162,7 +5192,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5256,7 +5286,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5295,7 +5325,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_progress', flags = {},
+redis.register_function{function_name = 'weir2_f496ebf3731d_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5344,7 +5374,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5376,7 +5406,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_f496ebf3731d_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

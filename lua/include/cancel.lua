@@ -70,16 +70,6 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   -- every waiting, queued or open task ends cancelled (b), in one pass
   local newS, k = string.gsub(S, '[wqo]', b)
-  if k > 0 and EV.cfg ~= 'off' then
-    -- their events, in plan order: the names are the workflow's list
-    local reason = b == 'W' and 'workflow cancelled' or 'deadline'
-    local x, names = 0, wget(w, W_NAMES) or ''
-    for name in string.gmatch(names, '[^\n]+') do
-      x = x + 1
-      local c = string.byte(S, x)
-      if c == 119 or c == 113 or c == 111 then EV.add('cancelled', w.id .. '/' .. name, 0, reason) end
-    end
-  end
   w.S = newS
   w.sfull = true
   states_dirty(w)
@@ -95,19 +85,48 @@ function CANCEL.workflow(w, undo, b, fx, stopping)
   end
   local rem = redis.call('HINCRBY', w.key, W_REMAINING, fmt(-k))
   w.m[W_REMAINING] = fmt(rem)
-  if left then
-    -- the rest leave their queues in drain calls, which then decide the
-    -- workflow's end (drain.lua, unqueue_rest)
+  -- their events, in plan order, within what the budget leaves
+  local ev = nil
+  if k > 0 and EV.cfg ~= 'off' then ev = CANCEL.events(w, b, 1, 1) end
+  if left or ev then
+    -- the rest leave their queues and get their events in drain calls,
+    -- which then decide the workflow's end (drain.lua, unqueue_rest)
     local rest = {}
     while left do
       rest[#rest + 1] = fmt(left)
       left = string.find(S, '[qo]', left + 1)
     end
-    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','))
+    keep_work('k', 'q', 'w', w.id, 'l', join(rest, ','), 'e', ev or '', 'b', b)
   elseif rem == 0 then
     tasks_all_ended(w, fx)
   end
   return S, k
+end
+
+-- CANCEL.events writes the "cancelled" events of workflow w's tasks that
+-- its cancel ended (state byte b: "W", or "D" for its deadline), in plan
+-- order from task x (whose name starts at byte o of the workflow's names),
+-- one unit of BUDGET each, so that a cancel of a workflow of many tasks
+-- stays a bounded step. Returns nil when it wrote them all, else "x:o"
+-- where the next call goes on.
+function CANCEL.events(w, b, x, o)
+  local S = states_read(w)
+  local names = wget(w, W_NAMES) or ''
+  local reason = b == 'W' and 'workflow cancelled' or 'deadline'
+  local at = string.find(S, b, x, true)
+  while at do
+    -- the name of task at: skip the names before it
+    while x < at do
+      o = string.find(names, '\n', o, true) + 1
+      x = x + 1
+    end
+    if BUDGET <= 0 then return fmt(x) .. ':' .. fmt(o) end
+    BUDGET = BUDGET - 1
+    local e = string.find(names, '\n', o, true)
+    EV.add('cancelled', w.id .. '/' .. string.sub(names, o, (e or 0) - 1), 0, reason)
+    at = string.find(S, b, x + 1, true)
+  end
+  return nil
 end
 
 -- CANCEL.deadline handles deadline marker m (of workflow id) that a sweep

@@ -7,6 +7,7 @@
 --!include workflow.lua
 --!include queue.lua
 --!include cascade.lua
+--!include cancel.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
 -- possibly marked as signal_open.lua's SIG.root reads) from
@@ -28,16 +29,18 @@ local function push_roots(w, s, sp, fx)
 end
 
 -- unqueue_rest takes the tasks of workflow w listed in s ("i,i,...": a
--- cancel ended them) out of their queues, one unit of BUDGET each, keeping
--- the rest in P work (k "q") when the budget runs out; then decides the
--- workflow's end when no task of it is left (as the cancel would have).
-local function unqueue_rest(w, s, fx)
+-- cancel ended them) out of their queues, then writes the events of the
+-- cancel from ev ("x:o", CANCEL.events; "" for none) for state byte cb,
+-- one unit of BUDGET each, keeping the rest in P work (k "q") when the
+-- budget runs out; then decides the workflow's end when no task of it is
+-- left (as the cancel would have).
+local function unqueue_rest(w, s, fx, ev, cb)
   local sp = 1
   while true do
     local a, b, v = string.find(s, '(%d+)', sp)
     if not a then break end
     if BUDGET <= 0 then
-      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a))
+      keep_work('k', 'q', 'w', w.id, 'l', string.sub(s, a), 'e', ev, 'b', cb)
       return
     end
     BUDGET = BUDGET - 1
@@ -45,6 +48,14 @@ local function unqueue_rest(w, s, fx)
     unqueue(j)
     jdel(j, F_RUN_AT)
     sp = b + 1
+  end
+  local x, o = string.match(ev, '^(%d+):(%d+)$')
+  if x then
+    ev = CANCEL.events(w, cb, tonumber(x), tonumber(o))
+    if ev then
+      keep_work('k', 'q', 'w', w.id, 'l', '', 'e', ev, 'b', cb)
+      return
+    end
   end
   if tonumber(wget(w, W_REMAINING)) == 0 then tasks_all_ended(w, fx) end
 end
@@ -57,7 +68,7 @@ end
 -- cascade did. Returns the workflow, or nil when it is gone.
 local function drain_work(fx)
   local key = P .. 'work'
-  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k')
+  local v = redis.call('HMGET', key, 'w', 'o', 'h', 'l', 'f', 'k', 'e', 'b')
   local w = v[1] and load_wf(v[1])
   local k, pos = string.match(v[3] or '', '^(%d+):(%d+)$')
   local origin = v[2] ~= '' and v[2] or nil
@@ -65,7 +76,7 @@ local function drain_work(fx)
   if w and v[6] == 'r' then
     push_roots(w, v[4] or '', 1, fx)
   elseif w and v[6] == 'q' then
-    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx) end
+    if wget(w, W_STATE) == 'running' then unqueue_rest(w, v[4] or '', fx, v[7] or '', v[8] or 'W') end
   elseif w and v[6] == 'u' then
     if k and wget(w, W_STATE) == 'compensating' then compensation_step(w, tonumber(k), tonumber(pos), fx, origin) end
   elseif w and k and not wf_ended_state(wget(w, W_STATE)) then
