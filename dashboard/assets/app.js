@@ -191,9 +191,14 @@
     poll(generation, v.refresh);
   }
 
+  let pollRefresh = null; // the open view's refresh
+  let pollBusy = 0;        // the generation whose poll's read is under way
+
   async function poll(gen, refresh) {
     if (gen !== generation) return;
+    pollRefresh = refresh;
     if (!document.hidden) {
+      pollBusy = gen;
       try {
         if (features === null) await readFeatures();
         await refresh();
@@ -207,9 +212,20 @@
           return; // polling starts again once a token is given
         }
         setBanner(e instanceof APIError ? e.message + (e.code ? ' (' + e.code + ')' : '') : 'the server does not answer: ' + e.message);
+      } finally {
+        if (pollBusy === gen) pollBusy = 0;
       }
     }
     if (gen === generation) timer = setTimeout(() => poll(gen, refresh), feed && feed.live() ? CHECK_MS : POLL_MS);
+  }
+
+  // pollSoon brings the next poll forward to POLL_MS from now: the open
+  // view stopped being live.
+  function pollSoon() {
+    if (pollBusy === generation || pollRefresh === null) return; // the poll under way sets the next one
+    clearTimeout(timer);
+    const gen = generation, refresh = pollRefresh;
+    timer = setTimeout(() => poll(gen, refresh), POLL_MS);
   }
 
   function refreshNow() {
@@ -235,6 +251,7 @@
   }
 
   function askToken(err) {
+    stopFeed();
     const had = sessionStorage.getItem(TOKEN_KEY) !== null;
     const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', placeholder: 'WEIR_TOKEN', id: 'token-input' });
     const form = h('form', { class: 'token card', id: 'token-form' },
@@ -329,9 +346,12 @@
     let reading = false, dirty = false, lastRead = 0;
 
     function setMode(m, reason) {
+      const was = mode;
       mode = m;
       why = reason || '';
-      if (!stopped && feed === self) showMode(m, why);
+      if (stopped || feed !== self) return;
+      showMode(m, why);
+      if (was === 'live' && m !== 'live') pollSoon();
     }
 
     function connect() {
@@ -394,6 +414,7 @@
         }
       }
       if (stopped) return;
+      document.getElementById('status').textContent = 'updated ' + new Date().toLocaleTimeString();
       if (changed && mode === 'live' && start === before && grace === null) {
         // the workflow changed and no event came since the read before
         grace = setTimeout(() => {
