@@ -454,7 +454,8 @@
 
   // ---- views ----------------------------------------------------------
   // Each view returns {root, refresh}: root is put in the page at once,
-  // refresh reads the API and fills it, again every POLL_MS.
+  // refresh reads the API and fills it, again every POLL_MS (a workflow's
+  // page: on its events, see newFeed).
 
   function workflowsView(route) {
     const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
