@@ -528,12 +528,12 @@ tasks:
 	}
 	b.run(t, chromedp.Navigate(srv.URL+"/#token="+testToken), wait(`#workflow-table tr[data-workflow="deploy-1842"]`))
 	shoot("dashboard-running.png", srv.URL+"/#/workflows/photos-2026-12-04",
-		`#dag-svg g.node[data-task="detect-faces"][data-state="running"]`)
+		`#dag-svg g.node[data-task="detect-faces"][data-state="running"]`, `#live[data-mode="live"]`)
 	shoot("dashboard-failed.png", srv.URL+"/#/workflows/deploy-1842?task=unit-tests",
 		`#dag-svg g.node[data-task="unit-tests"][data-state="failed"] ~ g.node[data-task="deploy-eu"][data-state="cancelled"]`,
-		`.job-card[data-job="deploy-1842/unit-tests"]`)
+		`.job-card[data-job="deploy-1842/unit-tests"]`, `#live[data-mode="live"]`)
 	shoot("dashboard-compensating.png", srv.URL+"/#/workflows/trip-0193?task=car",
-		`#dag-svg g.node[data-task="car"] g.undo[data-undo-state="running"]`, `.job-card[data-job="trip-0193/car/undo"]`)
+		`#dag-svg g.node[data-task="car"] g.undo[data-undo-state="running"]`, `.job-card[data-job="trip-0193/car/undo"]`, `#live[data-mode="live"]`)
 	shoot("dashboard-workflows.png", srv.URL+"/#/", `#workflow-table tr[data-workflow="photos-2026-12-04"]`)
 	if err := s.PauseQueue(ctx, "gpu"); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine/memstore"
@@ -18,6 +19,11 @@ const testToken = "dashboard-test-token-0123"
 // newServer serves the REST API with the dashboard on s.
 func newServer(t *testing.T, cfg rest.Config) *httptest.Server {
 	t.Helper()
+	if cfg.StreamFor == 0 {
+		// a workflow's page holds an event stream open: a short one lets
+		// the server's Close end without waiting for the browser
+		cfg.StreamFor = 3 * time.Second
+	}
 	h, err := rest.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)

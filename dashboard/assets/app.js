@@ -10,8 +10,18 @@
   // server, or from the form shown when the API answers 401.
   const TOKEN_KEY = 'weir.token';
   // The open view is read again this often while the tab is visible.
-  // (When the event stream lands, the workflow page follows it instead.)
   const POLL_MS = 1500;
+  // A workflow's page follows the event stream (spec/events.md) instead:
+  // it reads the workflow again on its events, at most every REREAD_MS,
+  // and only every CHECK_MS otherwise, to check that no change came
+  // without its event (the namespace's events switched off). A change
+  // whose event has not come GRACE_MS later means the stream is not
+  // live: the page polls again until an event comes. A stream that
+  // fails is opened again after RETRY_MS.
+  const REREAD_MS = 250;
+  const CHECK_MS = 8000;
+  const GRACE_MS = 1000;
+  const RETRY_MS = 5000;
   const PAGE = 50;
 
   const WORKFLOW_STATES = ['running', 'completed', 'failed', 'cancelled', 'compensating', 'compensated', 'compensation_failed'];
@@ -27,6 +37,7 @@
     retryJob: 'POST /v1/jobs/{id}/retry',
     cancelJob: 'POST /v1/jobs/{id}/cancel',
     deleteJob: 'DELETE /v1/jobs/{id}',
+    events: 'GET /v1/events/stream',
   };
   let features = null; // the set of "METHOD /path" of the API, once read
 
@@ -169,6 +180,7 @@
   function show() {
     generation++;
     clearTimeout(timer);
+    stopFeed();
     const route = parseRoute();
     const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, notfound: notFoundView };
     document.getElementById('nav-workflows').classList.toggle('active', route.view === 'workflows' || route.view === 'workflow');
@@ -179,9 +191,14 @@
     poll(generation, v.refresh);
   }
 
+  let pollRefresh = null; // the open view's refresh
+  let pollBusy = 0;        // the generation whose poll's read is under way
+
   async function poll(gen, refresh) {
     if (gen !== generation) return;
+    pollRefresh = refresh;
     if (!document.hidden) {
+      pollBusy = gen;
       try {
         if (features === null) await readFeatures();
         await refresh();
@@ -195,9 +212,20 @@
           return; // polling starts again once a token is given
         }
         setBanner(e instanceof APIError ? e.message + (e.code ? ' (' + e.code + ')' : '') : 'the server does not answer: ' + e.message);
+      } finally {
+        if (pollBusy === gen) pollBusy = 0;
       }
     }
-    if (gen === generation) timer = setTimeout(() => poll(gen, refresh), POLL_MS);
+    if (gen === generation) timer = setTimeout(() => poll(gen, refresh), feed && feed.live() ? CHECK_MS : POLL_MS);
+  }
+
+  // pollSoon brings the next poll forward to POLL_MS from now: the open
+  // view stopped being live.
+  function pollSoon() {
+    if (pollBusy === generation || pollRefresh === null) return; // the poll under way sets the next one
+    clearTimeout(timer);
+    const gen = generation, refresh = pollRefresh;
+    timer = setTimeout(() => poll(gen, refresh), POLL_MS);
   }
 
   function refreshNow() {
@@ -223,6 +251,7 @@
   }
 
   function askToken(err) {
+    stopFeed();
     const had = sessionStorage.getItem(TOKEN_KEY) !== null;
     const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', placeholder: 'WEIR_TOKEN', id: 'token-input' });
     const form = h('form', { class: 'token card', id: 'token-form' },
@@ -241,9 +270,192 @@
     setBanner('');
   }
 
+  // ---- live updates -----------------------------------------------------
+
+  let feed = null; // the open view's event feed, when it follows one
+
+  function stopFeed() {
+    if (feed) feed.stop();
+    feed = null;
+    showMode('');
+  }
+
+  // showMode shows in the header how the open view keeps up: 'live' (the
+  // event stream), 'polling' (with why, in its title), or nothing.
+  function showMode(mode, why) {
+    const el = document.getElementById('live');
+    el.dataset.mode = mode;
+    el.hidden = !mode;
+    el.textContent = mode === 'live' ? '● live' : mode === 'polling' ? 'polling · not live' : '';
+    el.title = why || '';
+  }
+
+  // readStream reads Server-Sent Events from path with fetch, which can
+  // send the API's Authorization header (EventSource cannot): opened()
+  // when the server answers with the stream, event(id) for each event,
+  // until the server ends it (resolves) or it fails or signal aborts it
+  // (rejects).
+  async function readStream(path, signal, opened, event) {
+    const headers = { Accept: 'text/event-stream' };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const res = await fetch(path, { headers, credentials: 'omit', cache: 'no-store', redirect: 'error', signal });
+    if (!res.ok || !(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+      let body = null;
+      try { body = await res.json(); } catch (e) { body = null; }
+      throw new APIError(res.status, body);
+    }
+    opened();
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf = (buf + value).replace(/\r\n?/g, '\n');
+      let end;
+      while ((end = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        let id = null, data = false;
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim();
+          else if (line.startsWith('data:')) data = true;
+        }
+        if (data) event(id); // a line of only a comment is a keep-alive
+      }
+    }
+  }
+
+  // newFeed follows one workflow's events for its page. reread() reads
+  // the workflow with read(), which answers whether the workflow changed
+  // since its last read; the page's polling calls it, and so does each
+  // event (at most every REREAD_MS). A change that no event announced
+  // (GRACE_MS later) means the stream is not live: the namespace's
+  // events are off. The page then polls again (POLL_MS) and says so,
+  // until an event comes.
+  function newFeed(workflow, read) {
+    let ctl = null;          // aborts the open stream
+    let after = '';          // the last event's ID: a new stream resumes after it
+    let events = 0;          // the events received
+    let eventsAtRead = 0;    // ... when the last read began
+    let mode = '';           // 'live' or 'polling'
+    let why = 'connecting to the event stream';
+    let silent = false;      // a change came without its event
+    let started = false, stopped = false;
+    let retry = null, grace = null, kick = null;
+    let reading = false, dirty = false, lastRead = 0;
+
+    function setMode(m, reason) {
+      const was = mode;
+      mode = m;
+      why = reason || '';
+      if (stopped || feed !== self) return;
+      showMode(m, why);
+      if (was === 'live' && m !== 'live') pollSoon();
+    }
+
+    function connect() {
+      if (stopped) return;
+      if (features !== null && !has('events')) {
+        setMode('polling', 'this server has no event stream');
+        return;
+      }
+      const mine = new AbortController();
+      ctl = mine;
+      const began = Date.now();
+      let path = '/v1/events/stream?workflow=' + enc(workflow);
+      if (after) path += '&after=' + enc(after);
+      readStream(path, mine.signal,
+        () => { if (ctl === mine) setMode(silent ? 'polling' : 'live', silent ? why : 'following the event stream'); },
+        (id) => { if (ctl === mine) onEvent(id); },
+      ).then(() => {
+        // the server's time for one stream is up: open the next
+        if (ctl !== mine) return;
+        ctl = null;
+        if (Date.now() - began > 1000) connect();
+        else retry = setTimeout(() => { retry = null; connect(); }, RETRY_MS);
+      }, (e) => {
+        if (ctl !== mine) return;
+        ctl = null;
+        setMode('polling', 'the event stream failed: ' + e.message);
+        if (e instanceof APIError && (e.status === 404 || e.status === 501)) return; // no stream here
+        retry = setTimeout(() => { retry = null; connect(); }, RETRY_MS);
+      });
+    }
+
+    function onEvent(id) {
+      if (id) after = id;
+      events++;
+      if (feed === self) document.getElementById('live').dataset.events = String(events);
+      if (silent || mode !== 'live') {
+        silent = false;
+        setMode('live', 'following the event stream');
+      }
+      if (reading) {
+        dirty = true;
+      } else if (kick === null) {
+        kick = setTimeout(() => { kick = null; reread().catch(() => {}); }, Math.max(0, lastRead + REREAD_MS - Date.now()));
+      }
+    }
+
+    async function reread() {
+      const start = events, before = eventsAtRead;
+      eventsAtRead = start;
+      reading = true;
+      lastRead = Date.now();
+      let changed;
+      try {
+        changed = await read();
+      } finally {
+        reading = false;
+        if (dirty && !stopped) {
+          dirty = false;
+          onEventsRead();
+        }
+      }
+      if (stopped) return;
+      document.getElementById('status').textContent = 'updated ' + new Date().toLocaleTimeString();
+      if (changed && mode === 'live' && start === before && grace === null) {
+        // the workflow changed and no event came since the read before
+        grace = setTimeout(() => {
+          grace = null;
+          if (events === start && mode === 'live') {
+            silent = true;
+            setMode('polling', 'the workflow changed without an event: the namespace\'s events are off');
+          }
+        }, GRACE_MS);
+      }
+      if (!started) {
+        started = true; // after the first read: the API's routes are known
+        connect();
+      }
+    }
+
+    // onEventsRead rereads for the events that came during a read.
+    function onEventsRead() {
+      if (kick === null) kick = setTimeout(() => { kick = null; reread().catch(() => {}); }, REREAD_MS);
+    }
+
+    const self = {
+      reread,
+      live: () => mode === 'live',
+      stop() {
+        stopped = true;
+        if (ctl) ctl.abort();
+        ctl = null;
+        clearTimeout(retry);
+        clearTimeout(grace);
+        clearTimeout(kick);
+      },
+    };
+    showMode('polling', why);
+    return self;
+  }
+
   // ---- views ----------------------------------------------------------
   // Each view returns {root, refresh}: root is put in the page at once,
-  // refresh reads the API and fills it, again every POLL_MS.
+  // refresh reads the API and fills it, again every POLL_MS (a workflow's
+  // page: on its events, see newFeed).
 
   function workflowsView(route) {
     const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
@@ -310,6 +522,9 @@
     const root = h('section', {}, title, meta, h('h2', {}, 'Tasks'), legend, dag, tasks, job);
     let selected = route.task;
     let lastState = null;
+    let seen = null; // what the events tell of the workflow, at its last read
+    let reads = 0;
+    feed = newFeed(route.id, refresh);
 
     function select(name) {
       selected = name;
@@ -317,8 +532,16 @@
       refresh().catch((e) => setBanner(e.message));
     }
 
+    // refresh reads the workflow and draws it; it answers whether what
+    // the events tell of (its state, its tasks' states and attempts)
+    // changed since the last read.
     async function refresh() {
+      const my = ++reads;
       const wf = await api('GET', '/v1/workflows/' + enc(route.id));
+      if (my !== reads) return false; // a later read draws
+      const now = wf.state + ' ' + wf.tasks.map((t) => t.state + ':' + t.attempts + (t.undo ? ':' + (t.undo.state || '') + ':' + (t.undo.attempts || 0) : '')).join(' ');
+      const changed = seen !== null && now !== seen;
+      seen = now;
       const key = wf.state + (wf.cancel_requested ? '+cancel' : '');
       if (key !== lastState) {
         lastState = key;
@@ -344,8 +567,10 @@
       } else {
         fill(job);
       }
+      return changed;
     }
-    return { root, refresh };
+    const f = feed;
+    return { root, refresh: () => f.reread() };
   }
 
   function taskTable(wf, select) {
@@ -562,6 +787,7 @@
 
   takeToken();
   window.addEventListener('hashchange', () => { actionError = ''; takeToken(); show(); });
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) show(); });
+  // A hidden tab reads nothing and holds no stream open.
+  document.addEventListener('visibilitychange', () => { if (document.hidden) stopFeed(); else show(); });
   show();
 })();
