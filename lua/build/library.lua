@@ -1,4 +1,4 @@
-#!lua name=weir2_4a227e76fcf7
+#!lua name=weir2_08b7c928bbb7
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -533,8 +533,11 @@ end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
 
--- end_wf ends workflow w in state st: its end and removal times, and its
--- removal registered by finalize.
+-- WEBHOOK's functions are in webhook.lua (included by finalize.lua).
+local WEBHOOK = {}
+
+-- end_wf ends workflow w in state st: its end and removal times, its
+-- removal registered by finalize, and its webhook's delivery written.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
   EV.add('workflow_ended', w.id, 0, st)
@@ -544,6 +547,7 @@ local function end_wf(w, st, fx)
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
+  WEBHOOK.deliver(w)
 end
 
 -- ---- include/job.lua
@@ -2540,6 +2544,76 @@ function RATE.due(q)
   return d and d[q] or 0
 end
 
+-- ---- include/plain.lua
+-- plain.lua: writing a new plain job from a call's arguments.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--!include queue.lua
+
+-- write_plain writes plain job id (key: its hash) from the enqueue values
+-- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
+-- argv[b + 9], when given and not empty, its traceparent), and pushes it,
+-- ready or delayed until ra (ms; now or before: ready), adding to fx.
+local function write_plain(argv, id, key, b, ra, fx)
+  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
+  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
+  bag('jobs')[id] = j
+  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
+  if argv[b + 4] == '1' then
+    hs[#hs + 1] = 'p'
+    hs[#hs + 1] = argv[b + 5]
+  end
+  local tp = argv[b + 9]
+  if tp and tp ~= '' then
+    hs[#hs + 1] = 'tp'
+    hs[#hs + 1] = tp
+  end
+  if ra > NOW then
+    hs[#hs + 1] = 'ra'
+    hs[#hs + 1] = fmt(ra)
+  end
+  push(j, ra, fx, true)
+  READY.add_ready(hs, j)
+  redis.call('HSET', key, unpack(hs))
+  return j
+end
+
+-- ---- include/webhook.lua
+-- webhook.lua: a workflow's webhook delivery (spec/states.md, Webhooks).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include plain.lua
+
+-- The workflow-hash fields of a plan's webhook (spec/keys.md): its
+-- delivery job's spec, fingerprint and payload, written by Go at submit.
+WEBHOOK.SPEC, WEBHOOK.HASH, WEBHOOK.BODY = 'hk', 'hk.f', 'hk.b'
+WEBHOOK.SUFFIX = '@webhook'
+
+-- WEBHOOK.deliver writes the delivery job of ended workflow w, if it has a
+-- webhook, as enqueue.lua writes a plain job: a live job under the
+-- delivery's ID is left as it is.
+function WEBHOOK.deliver(w)
+  local spec = wget(w, WEBHOOK.SPEC)
+  if not spec then return end
+  local id = w.id .. WEBHOOK.SUFFIX
+  local key = P .. 'j:' .. id
+  local old = redis.call('HMGET', key, 's', 'en')
+  if old[1] and not plain_expired(old[2]) then return end
+  if old[1] then
+    -- the old record's retention passed: it goes first
+    redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+    redis.call('UNLINK', key)
+  end
+  local v = redis.call('HMGET', w.key, WEBHOOK.HASH, WEBHOOK.BODY)
+  write_plain({string.match(spec, '^[^|]*'), '0', spec, '1', v[2], '0', v[1]}, id, key, 0, 0, {})
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -2556,6 +2630,7 @@ end
 --!include lists.lua
 --!include rate.lua
 --!include events.lua
+--!include webhook.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -2727,43 +2802,6 @@ local function publish_stops(ids)
   for i = 1, #ids, 1000 do
     redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
   end
-end
-
--- ---- include/plain.lua
--- plain.lua: writing a new plain job from a call's arguments.
---
---!include call.lua
---!include fields.lua
---!include job.lua
---!include queue.lua
-
--- write_plain writes plain job id (key: its hash) from the enqueue values
--- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
--- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
--- argv[b + 9], when given and not empty, its traceparent), and pushes it,
--- ready or delayed until ra (ms; now or before: ready), adding to fx.
-local function write_plain(argv, id, key, b, ra, fx)
-  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
-  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
-  bag('jobs')[id] = j
-  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
-  if argv[b + 4] == '1' then
-    hs[#hs + 1] = 'p'
-    hs[#hs + 1] = argv[b + 5]
-  end
-  local tp = argv[b + 9]
-  if tp and tp ~= '' then
-    hs[#hs + 1] = 'tp'
-    hs[#hs + 1] = tp
-  end
-  if ra > NOW then
-    hs[#hs + 1] = 'ra'
-    hs[#hs + 1] = fmt(ra)
-  end
-  push(j, ra, fx, true)
-  READY.add_ready(hs, j)
-  redis.call('HSET', key, unpack(hs))
-  return j
 end
 
 -- ---- include/settle.lua
@@ -3732,7 +3770,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_submit', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3882,7 +3920,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3957,7 +3995,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4016,7 +4054,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4117,7 +4155,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4165,7 +4203,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4226,7 +4264,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4291,7 +4329,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4350,7 +4388,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4383,7 +4421,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4416,7 +4454,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4458,7 +4496,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4539,7 +4577,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4601,7 +4639,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4638,7 +4676,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4681,7 +4719,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4723,7 +4761,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4756,7 +4794,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4782,7 +4820,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4854,7 +4892,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4968,7 +5006,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -4988,7 +5026,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5054,7 +5092,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5093,7 +5131,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5121,7 +5159,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5162,7 +5200,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5256,7 +5294,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5295,7 +5333,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_progress', flags = {},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5344,7 +5382,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5376,7 +5414,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_4a227e76fcf7_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_08b7c928bbb7_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
