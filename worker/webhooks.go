@@ -28,6 +28,9 @@ type WebhookConfig struct {
 	// (Webhook.Secret). A delivery naming a secret not here fails, not
 	// retried: its receiver would reject it anyway.
 	Secrets map[string][]byte
+	// Lookup, when set, finds the secrets Secrets does not hold (`weir
+	// worker` reads WEIR_WEBHOOK_SECRET_<NAME> from its environment).
+	Lookup func(name string) ([]byte, bool)
 	// Client sends the requests; nil means a client of its own.
 	Client *http.Client
 	// Timeout bounds one attempt; 0 means 10 s.
@@ -99,6 +102,9 @@ func (d *deliverer) deliver(ctx context.Context, j *JobInfo) error {
 	var secret []byte
 	if p.Secret != "" {
 		s, ok := d.cfg.Secrets[p.Secret]
+		if !ok && d.cfg.Lookup != nil {
+			s, ok = d.cfg.Lookup(p.Secret)
+		}
 		if !ok {
 			return NonRetryable(fmt.Errorf("webhook delivery %s: this worker holds no secret %q", j.ID, p.Secret))
 		}
