@@ -73,7 +73,11 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return storeErr("workflow "+args[0], err)
 			}
-			return show(c.OutOrStdout(), w, asJSON)
+			if err := show(c.OutOrStdout(), w, asJSON); err != nil || asJSON {
+				return err
+			}
+			printWebhook(ctx, c.OutOrStdout(), s, w)
+			return nil
 		}),
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record as JSON")
