@@ -150,6 +150,8 @@ type Workflow struct {
 	// (zero: none); DeadlineHit is set once its deadline cancelled it.
 	Deadline    time.Time
 	DeadlineHit bool
+	// Webhook is the plan's webhook, nil when none.
+	Webhook *WebhookStatus
 	// Tasks is in plan order.
 	Tasks []Task
 }

@@ -33,9 +33,10 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
-	startAt      time.Time     // StartAt (delay.go)
-	deadline     time.Time     // Deadline (deadline.go)
-	deadlineIn   time.Duration // DeadlineIn (deadline.go)
+	startAt      time.Time       // StartAt (delay.go)
+	deadline     time.Time       // Deadline (deadline.go)
+	deadlineIn   time.Duration   // DeadlineIn (deadline.go)
+	webhook      *engine.Webhook // Webhook (webhook.go)
 }
 
 type node struct {
@@ -269,7 +270,7 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	}
 	if w.plan == nil {
 		p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes)),
-			StartAt: w.startAt, Deadline: w.deadline, DeadlineIn: w.deadlineIn}
+			StartAt: w.startAt, Deadline: w.deadline, DeadlineIn: w.deadlineIn, Webhook: cloneWebhook(w.webhook)}
 		for i, n := range w.nodes {
 			p.Tasks[i] = n.spec
 		}

@@ -178,8 +178,12 @@ func (d *differ) checkEach() {
 		sw, serr := d.s.GetWorkflow(d.ctx, id)
 		d.sameErr("get workflow "+id, merr, serr)
 		d.same("workflow "+id, mw, sw)
+		jids := webhookJobIDs(d.plans[id])
 		for _, t := range d.plans[id].Tasks {
-			for _, jid := range []string{engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name)} {
+			jids = append(jids, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
+		}
+		{
+			for _, jid := range jids {
 				mj, merr := d.m.GetJob(now, jid)
 				sj, serr := d.s.GetJob(d.ctx, jid)
 				d.sameErr("get job "+jid, merr, serr)
@@ -237,6 +241,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 	}
 	d.genStartAt(&p)
 	d.genDeadline(&p)
+	d.genWebhook(&p)
 	return p
 }
 
@@ -263,6 +268,7 @@ func (d *differ) anyJobID() string {
 		for _, ts := range p.Tasks {
 			ids = append(ids, engine.TaskJobID(id, ts.Name), engine.UndoJobID(id, ts.Name))
 		}
+		ids = append(ids, webhookJobIDs(p)...)
 	}
 	ids = append(ids, d.jobs...)
 	ids = append(ids, "unknown", "w1/zz", "bad id")

@@ -163,6 +163,9 @@ func validJobRef(id string) bool {
 	parts := strings.Split(id, "/")
 	switch len(parts) {
 	case 1:
+		if wf, ok := weir.WebhookOf(id); ok {
+			return ValidID(wf)
+		}
 		return ValidID(id)
 	case 2:
 		return ValidID(parts[0]) && ValidName(parts[1])

@@ -205,6 +205,7 @@ func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects
 	w.expires = now + ms(m.cfg.Retention)
 	m.expiry.add("w:"+w.id, w.expires, 0)
 	fx.wfEnded = true
+	m.deliver(w, now)
 }
 
 // startCompensation creates the undo job of every completed task that has
@@ -399,7 +400,7 @@ func (w *workflow) snapshot() Workflow {
 		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
 		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
 		ExpiresAt: toTime(w.expires), Tasks: make([]Task, len(w.tasks)),
-		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit,
+		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit, Webhook: webhookStatus(plan),
 	}
 	for i, j := range w.tasks {
 		ts := plan.Tasks[i]

@@ -89,6 +89,14 @@ func PlanHash(p Plan) string {
 		str("deadline_in")
 		num(p.DeadlineIn.Milliseconds())
 	}
+	if w := p.Webhook; w != nil {
+		str("webhook")
+		str(w.URL)
+		str(w.Secret)
+		str(webhookQueue(w))
+		num(int64(webhookAttempts(w)))
+		num(backoffOrDefault(w.Backoff).Milliseconds())
+	}
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }

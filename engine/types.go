@@ -19,6 +19,8 @@ type (
 	Task           = weir.Task
 	UndoStatus     = weir.UndoStatus
 	Workflow       = weir.Workflow
+	Webhook        = weir.Webhook
+	WebhookStatus  = weir.WebhookStatus
 	DepOutcome     = weir.DepOutcome
 	QueueInfo      = weir.QueueInfo
 	ListParams     = weir.ListParams
@@ -89,6 +91,9 @@ type Plan struct {
 	// store's clock (whole ms in (0, 100 years]); at most one of the two.
 	Deadline   time.Time
 	DeadlineIn time.Duration
+	// Webhook, when set, enqueues a delivery job as the workflow ends
+	// (spec/states.md, Webhooks).
+	Webhook *Webhook
 }
 
 // TaskSpec is one node of a plan.

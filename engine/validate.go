@@ -125,6 +125,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	if err := validateDeadline(p); err != nil {
 		return nil, err
 	}
+	if err := validateWebhook(p, l); err != nil {
+		return nil, err
+	}
 	c.hash = PlanHash(p)
 	return c, nil
 }
@@ -133,6 +136,10 @@ func compile(p Plan, l Limits) (*compiled, error) {
 // and undo specs.
 func clonePlan(p Plan) Plan {
 	p.Tasks = slices.Clone(p.Tasks)
+	if p.Webhook != nil {
+		h := *p.Webhook
+		p.Webhook = &h
+	}
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		t.Payload = slices.Clone(t.Payload)

@@ -49,11 +49,27 @@ func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.D
 		if err := s.drain(ctx, nil); err != nil {
 			return nil, 0, err
 		}
-		p.Queues, p.Max = p.Queues[max(at, 1)-1:], p.Max-len(out)
+		p.Queues, p.Max = resumeQueues(p.Queues, max(at, 1)-1), p.Max-len(out)
 		if p.Max <= 0 {
 			return got, -1, nil
 		}
 	}
+}
+
+// resumeQueues is the queue list a claim that stopped at queues[at] goes
+// on with: that queue, then the later ones but those the claim visited
+// before it. A claim visits each queue once, at its first mention
+// (engine.Model.claim); without the filter, a queue named again after the
+// stop would be visited a second time, and could hand out a job that the
+// cascade just drained pushed there (a webhook's delivery, an undo).
+func resumeQueues(queues []string, at int) []string {
+	out := []string{queues[at]}
+	for _, q := range queues[at+1:] {
+		if !slices.Contains(queues[:at], q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // claimCall runs claim.lua once (claimOnce) and reports whether and in

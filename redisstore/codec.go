@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -310,6 +311,14 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),
 		Deadline: toTime(atoi(m["wdl"])), DeadlineHit: m["wdh"] == "1",
 	}
+	if b := m["hk.b"]; b != "" {
+		var hp engine.WebhookPayload
+		if err := json.Unmarshal([]byte(b), &hp); err != nil {
+			return engine.Workflow{}, fmt.Errorf("%w: webhook field: %v", engine.ErrProtocol, err)
+		}
+		q, _, _ := strings.Cut(m["hk"], "|")
+		w.Webhook = &engine.WebhookStatus{URL: hp.URL, Secret: hp.Secret, Queue: q, Job: engine.WebhookJobID(w.ID)}
+	}
 	n := int(atoi(m["n"]))
 	states := m["S"]
 	if n <= 0 || w.ID == "" || len(states) != n {
@@ -503,6 +512,12 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if t.Undo != nil && t.Undo.Payload != nil {
 			payloads = append(payloads, "u"+is, t.Undo.Payload)
 		}
+	}
+	if p.Webhook != nil {
+		// the delivery job's spec, fingerprint and payload (webhook.lua)
+		j := engine.WebhookJob(p)
+		fields = append(fields, "hk", jobSpec(j.Queue, j.Priority, j.MaxAttempts, j.Backoff, j.Timeout),
+			"hk.f", engine.JobHash(j), "hk.b", string(j.Payload))
 	}
 	if n >= hashTableTasks {
 		fields = append(fields, ":ht", hashTableMarker)

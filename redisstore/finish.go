@@ -88,7 +88,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		if at > 0 {
 			// the claim stopped in its at-th queue: it goes on from there
 			c := *p.Claim
-			c.Queues, c.Max, c.Wait = c.Queues[at-1:], c.Max-len(claimed), 0
+			c.Queues, c.Max, c.Wait = resumeQueues(c.Queues, at-1), c.Max-len(claimed), 0
 			more, _, err := s.claimOnce(ctx, c, 0)
 			if err != nil {
 				return engine.FinishResult{}, err

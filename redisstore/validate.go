@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 )
 
@@ -13,6 +14,9 @@ import (
 func validJobID(id string) bool {
 	wf, rest, ok := strings.Cut(id, "/")
 	if !ok {
+		if w, hook := weir.WebhookOf(id); hook {
+			return engine.ValidID(w)
+		}
 		return engine.ValidID(id)
 	}
 	task, undo, isUndo := strings.Cut(rest, "/")

@@ -841,3 +841,22 @@ func TestAPISubmitDeadline(t *testing.T) {
 		t.Errorf("GET deadline %v, want %v", got.Deadline, rec.Deadline)
 	}
 }
+
+// A submit's webhook: the record shows it and its delivery's job ID; a URL
+// that is not absolute http(s) is 400 naming the field.
+func TestAPISubmitWebhook(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, Config{})
+	hook := map[string]any{"url": "http://127.0.0.1:9/h", "secret": "billing", "attempts": 3}
+	r := a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "wh-1", "webhook": hook, "tasks": tasks(tk("a", "true"))})
+	rec := strict[workflowfile.Record](t, r.body)
+	if h := rec.Webhook; h == nil || h.URL != "http://127.0.0.1:9/h" || deref(h.Secret) != "billing" || h.Queue != "weir.webhooks" || h.Job != "wh-1@webhook" {
+		t.Errorf("record webhook %+v", rec.Webhook)
+	}
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"id": "wh-2", "webhook": map[string]any{"url": "/relative"}, "tasks": tasks(tk("a", "true"))}),
+		engine.ErrInvalid.Code, "webhook.url")
+	r = a.want(http.StatusOK, "GET", "/v1/workflows/wh-1", nil)
+	if got := strict[workflowfile.Record](t, r.body); got.Webhook == nil || got.Webhook.Job != "wh-1@webhook" {
+		t.Errorf("GET webhook %+v", got.Webhook)
+	}
+}

@@ -281,6 +281,7 @@ func (d *fileDecoder) want(kind string) string {
 		"workflow": {"a workflow (a mapping)", "a workflow (an object)"},
 		"task":     {"a task (a mapping)", "a task (an object)"},
 		"undo":     {"an undo (a mapping with run or payload, and queue)", "an undo (an object with run or payload, and queue)"},
+		"webhook":  {"a webhook (a mapping with url)", "a webhook (an object with url)"},
 		"payload":  {"a payload", "a payload"},
 		"job":      {"a job (a mapping)", "a job (an object)"},
 		"tasks":    {"a list of tasks", "a list of tasks"},
@@ -471,6 +472,8 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 			f.StartAt, err = d.str(w, v)
 		case "deadline":
 			f.Deadline, err = d.str(w, v)
+		case "webhook":
+			f.Webhook, err = d.webhook(w, v)
 		default:
 			err = d.unknown(top, k)
 		}
@@ -589,6 +592,37 @@ func (d *fileDecoder) after(w where, n *yaml.Node) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// webhook decodes a workflow's webhook: url, secret, queue, attempts,
+// backoff (spec/workflow-file.md).
+func (d *fileDecoder) webhook(w where, n *yaml.Node) (*fileWebhook, error) {
+	fields, err := d.mapping(w, n, "webhook")
+	if err != nil {
+		return nil, err
+	}
+	h := &fileWebhook{}
+	for j := 0; j < len(fields); j += 2 {
+		k, v := fields[j], fields[j+1]
+		switch k.Value {
+		case "url":
+			h.URL, err = d.str(w.in("url"), v)
+		case "secret":
+			h.Secret, err = d.str(w.in("secret"), v)
+		case "queue":
+			h.Queue, err = d.str(w.in("queue"), v)
+		case "attempts":
+			h.Attempts, err = d.int(w.in("attempts"), v)
+		case "backoff":
+			h.Backoff, err = d.str(w.in("backoff"), v)
+		default:
+			err = d.unknown(w, k)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 func (d *fileDecoder) undo(w where, n *yaml.Node) (*fileUndo, error) {

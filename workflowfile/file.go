@@ -49,6 +49,16 @@ type fileWorkflow struct {
 	// Deadline is a duration after the submit (DeadlineIn) or an RFC 3339
 	// time (Deadline), or "" (deadline.go).
 	Deadline string
+	// Webhook is the workflow's webhook, nil for none.
+	Webhook *fileWebhook
+}
+
+// fileWebhook is a workflow's webhook as written (spec/states.md,
+// Webhooks): secret names a secret the delivering worker holds.
+type fileWebhook struct {
+	URL, Secret, Queue string
+	Attempts           int
+	Backoff            string
 }
 
 type fileTask struct {
@@ -241,6 +251,12 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	}
 	if p.Deadline, p.DeadlineIn, err = parseDeadline(f.Deadline); err != nil {
 		return nil, fail(-1, "", "deadline", "%v", err)
+	}
+	if h := f.Webhook; h != nil {
+		p.Webhook = &engine.Webhook{URL: h.URL, Secret: h.Secret, Queue: h.Queue, MaxAttempts: h.Attempts}
+		if p.Webhook.Backoff, err = parseDuration(h.Backoff, limits.MaxBackoff); err != nil {
+			return nil, fail(-1, "", "webhook.backoff", "%v", err)
+		}
 	}
 	if p.ID == "" {
 		p.ID = client.NewID()

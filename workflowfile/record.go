@@ -23,9 +23,20 @@ type Record struct {
 	EndedAt         *Stamp  `json:"ended_at"`
 	// Deadline is when the workflow is cancelled if it has not ended (null:
 	// none); DeadlineHit is set once its deadline cancelled it.
-	Deadline    *Stamp       `json:"deadline"`
-	DeadlineHit bool         `json:"deadline_hit"`
-	Tasks       []TaskRecord `json:"tasks"`
+	Deadline    *Stamp `json:"deadline"`
+	DeadlineHit bool   `json:"deadline_hit"`
+	// Webhook is the workflow's webhook (null: none); its delivery's state
+	// is its job's (Job).
+	Webhook *WebhookRecord `json:"webhook"`
+	Tasks   []TaskRecord   `json:"tasks"`
+}
+
+// WebhookRecord is a workflow's webhook in its Record.
+type WebhookRecord struct {
+	URL    string  `json:"url"`
+	Secret *string `json:"secret"`
+	Queue  string  `json:"queue"`
+	Job    string  `json:"job"`
 }
 
 // TaskRecord is one task of a Record, in plan order.
@@ -95,6 +106,9 @@ func NewRecord(w engine.Workflow) Record {
 		CreatedAt: optTime(w.CreatedAt), EndedAt: optTime(w.EndedAt),
 		Deadline: optTime(w.Deadline), DeadlineHit: w.DeadlineHit,
 		Tasks: make([]TaskRecord, len(w.Tasks)),
+	}
+	if h := w.Webhook; h != nil {
+		r.Webhook = &WebhookRecord{URL: h.URL, Secret: optString(h.Secret), Queue: h.Queue, Job: h.Job}
 	}
 	for i, t := range w.Tasks {
 		after := t.After

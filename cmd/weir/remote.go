@@ -73,7 +73,11 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return storeErr("workflow "+args[0], err)
 			}
-			return show(c.OutOrStdout(), w, asJSON)
+			if err := show(c.OutOrStdout(), w, asJSON); err != nil || asJSON {
+				return err
+			}
+			printWebhook(ctx, c.OutOrStdout(), s, w)
+			return nil
 		}),
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record as JSON")
@@ -306,6 +310,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	var queues string
 	var concurrency int
 	var schedules bool
+	var webhooks string
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
@@ -326,6 +331,17 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			}
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
 			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules)
+			if webhooks != "" {
+				if !engine.ValidName(webhooks) {
+					return command.Usage(fmt.Errorf("--webhooks: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", webhooks))
+				}
+				if slices.Contains(qs, webhooks) {
+					return command.Usage(fmt.Errorf("--webhooks: queue %q is also in --queues", webhooks))
+				}
+				if err := w.Webhooks(webhookConfig(webhooks)); err != nil {
+					return command.Fail(err)
+				}
+			}
 			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d\n", strings.Join(qs, ","), concurrency)
 			if err := w.Run(ctx); err != nil {
 				return command.Fail(err)
@@ -336,6 +352,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	}
 	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	c.Flags().StringVar(&webhooks, "webhooks", engine.WebhookQueue, "deliver workflow webhooks from this queue, signed with WEIR_WEBHOOK_SECRET_<NAME> from the environment (\"\": none)")
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
 	return c
 }

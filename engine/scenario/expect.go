@@ -31,7 +31,7 @@ var (
 	workflowFields = map[string]kind{
 		"reason": kStr, "fail_fast": kBool, "undo_on_cancel": kBool, "cancel_requested": kBool,
 		"cancel_undo": kBool, "created": kTime, "ended": kTime, "expires": kTime, "plan_hash": kToken,
-		"deadline": kTime, "deadline_hit": kBool,
+		"deadline": kTime, "deadline_hit": kBool, "webhook": kStr, "webhook_queue": kStr,
 	}
 	taskFields = map[string]kind{
 		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "after": kList,
@@ -290,13 +290,18 @@ func workflowMap(w engine.Workflow) map[string]string {
 	if reason == "" {
 		reason = "-"
 	}
-	return map[string]string{
+	m := map[string]string{
 		"reason": reason, "fail_fast": strconv.FormatBool(w.FailFast),
 		"undo_on_cancel": strconv.FormatBool(w.UndoOnCancel), "cancel_requested": strconv.FormatBool(w.CancelRequested),
 		"cancel_undo": strconv.FormatBool(w.CancelUndo), "created": ms(w.CreatedAt), "ended": ms(w.EndedAt),
 		"expires": ms(w.ExpiresAt), "plan_hash": w.PlanHash,
 		"deadline": ms(w.Deadline), "deadline_hit": strconv.FormatBool(w.DeadlineHit),
+		"webhook": "-", "webhook_queue": "-",
 	}
+	if h := w.Webhook; h != nil {
+		m["webhook"], m["webhook_queue"] = h.URL, h.Queue
+	}
+	return m
 }
 
 func taskMap(t engine.Task) map[string]string {

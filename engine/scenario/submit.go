@@ -14,11 +14,12 @@ type opSubmit struct {
 func (*opSubmit) needsReply() bool { return true }
 
 func parseSubmit(args []word, now int64) (operation, error) {
-	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=] [deadline=] [deadline_in=]")
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=] [deadline=] [deadline_in=] [webhook=<url> webhook_secret= webhook_queue= webhook_attempts= webhook_backoff=]")
 	if err != nil {
 		return nil, err
 	}
-	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime, "deadline": kTime, "deadline_in": kDur})
+	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime, "deadline": kTime, "deadline_in": kDur,
+		"webhook": kStr, "webhook_secret": kStr, "webhook_queue": kStr, "webhook_attempts": kInt, "webhook_backoff": kDur})
 	if err != nil {
 		return nil, err
 	}
@@ -32,6 +33,12 @@ func parseSubmit(args []word, now int64) (operation, error) {
 		op.plan.Deadline = time.UnixMilli(timeValue(v, now)).UTC()
 	}
 	op.plan.DeadlineIn = o.dur("deadline_in", 0)
+	if _, ok := o["webhook"]; ok {
+		op.plan.Webhook = &engine.Webhook{
+			URL: o.str("webhook"), Secret: o.str("webhook_secret"), Queue: o.str("webhook_queue"),
+			MaxAttempts: o.int("webhook_attempts", 0), Backoff: o.dur("webhook_backoff", 0),
+		}
+	}
 	return op, nil
 }
 

@@ -532,8 +532,11 @@ end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
 
--- end_wf ends workflow w in state st: its end and removal times, and its
--- removal registered by finalize.
+-- WEBHOOK's functions are in webhook.lua (included by finalize.lua).
+local WEBHOOK = {}
+
+-- end_wf ends workflow w in state st: its end and removal times, its
+-- removal registered by finalize, and its webhook's delivery written.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
   EV.add('workflow_ended', w.id, 0, st)
@@ -543,6 +546,7 @@ local function end_wf(w, st, fx)
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
+  WEBHOOK.deliver(w)
 end
 
 -- ---- include/job.lua
@@ -3103,6 +3107,76 @@ function RATE.due(q)
   return d and d[q] or 0
 end
 
+-- ---- include/plain.lua
+-- plain.lua: writing a new plain job from a call's arguments.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--!include queue.lua
+
+-- write_plain writes plain job id (key: its hash) from the enqueue values
+-- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
+-- argv[b + 9], when given and not empty, its traceparent), and pushes it,
+-- ready or delayed until ra (ms; now or before: ready), adding to fx.
+local function write_plain(argv, id, key, b, ra, fx)
+  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
+  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
+  bag('jobs')[id] = j
+  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
+  if argv[b + 4] == '1' then
+    hs[#hs + 1] = 'p'
+    hs[#hs + 1] = argv[b + 5]
+  end
+  local tp = argv[b + 9]
+  if tp and tp ~= '' then
+    hs[#hs + 1] = 'tp'
+    hs[#hs + 1] = tp
+  end
+  if ra > NOW then
+    hs[#hs + 1] = 'ra'
+    hs[#hs + 1] = fmt(ra)
+  end
+  push(j, ra, fx, true)
+  READY.add_ready(hs, j)
+  redis.call('HSET', key, unpack(hs))
+  return j
+end
+
+-- ---- include/webhook.lua
+-- webhook.lua: a workflow's webhook delivery (spec/states.md, Webhooks).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include plain.lua
+
+-- The workflow-hash fields of a plan's webhook (spec/keys.md): its
+-- delivery job's spec, fingerprint and payload, written by Go at submit.
+WEBHOOK.SPEC, WEBHOOK.HASH, WEBHOOK.BODY = 'hk', 'hk.f', 'hk.b'
+WEBHOOK.SUFFIX = '@webhook'
+
+-- WEBHOOK.deliver writes the delivery job of ended workflow w, if it has a
+-- webhook, as enqueue.lua writes a plain job: a live job under the
+-- delivery's ID is left as it is.
+function WEBHOOK.deliver(w)
+  local spec = wget(w, WEBHOOK.SPEC)
+  if not spec then return end
+  local id = w.id .. WEBHOOK.SUFFIX
+  local key = P .. 'j:' .. id
+  local old = redis.call('HMGET', key, 's', 'en')
+  if old[1] and not plain_expired(old[2]) then return end
+  if old[1] then
+    -- the old record's retention passed: it goes first
+    redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+    redis.call('UNLINK', key)
+  end
+  local v = redis.call('HMGET', w.key, WEBHOOK.HASH, WEBHOOK.BODY)
+  write_plain({string.match(spec, '^[^|]*'), '0', spec, '1', v[2], '0', v[1]}, id, key, 0, 0, {})
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -3119,6 +3193,7 @@ end
 --!include lists.lua
 --!include rate.lua
 --!include events.lua
+--!include webhook.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.

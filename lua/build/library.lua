@@ -1,4 +1,4 @@
-#!lua name=weir2_f496ebf3731d
+#!lua name=weir2_03e9a44c1433
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -533,8 +533,11 @@ end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
 
--- end_wf ends workflow w in state st: its end and removal times, and its
--- removal registered by finalize.
+-- WEBHOOK's functions are in webhook.lua (included by finalize.lua).
+local WEBHOOK = {}
+
+-- end_wf ends workflow w in state st: its end and removal times, its
+-- removal registered by finalize, and its webhook's delivery written.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
   EV.add('workflow_ended', w.id, 0, st)
@@ -544,6 +547,7 @@ local function end_wf(w, st, fx)
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
+  WEBHOOK.deliver(w)
 end
 
 -- ---- include/job.lua
@@ -2709,6 +2713,76 @@ function RATE.due(q)
   return d and d[q] or 0
 end
 
+-- ---- include/plain.lua
+-- plain.lua: writing a new plain job from a call's arguments.
+--
+--!include call.lua
+--!include fields.lua
+--!include job.lua
+--!include queue.lua
+
+-- write_plain writes plain job id (key: its hash) from the enqueue values
+-- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
+-- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
+-- argv[b + 9], when given and not empty, its traceparent), and pushes it,
+-- ready or delayed until ra (ms; now or before: ready), adding to fx.
+local function write_plain(argv, id, key, b, ra, fx)
+  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
+  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
+  bag('jobs')[id] = j
+  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
+  if argv[b + 4] == '1' then
+    hs[#hs + 1] = 'p'
+    hs[#hs + 1] = argv[b + 5]
+  end
+  local tp = argv[b + 9]
+  if tp and tp ~= '' then
+    hs[#hs + 1] = 'tp'
+    hs[#hs + 1] = tp
+  end
+  if ra > NOW then
+    hs[#hs + 1] = 'ra'
+    hs[#hs + 1] = fmt(ra)
+  end
+  push(j, ra, fx, true)
+  READY.add_ready(hs, j)
+  redis.call('HSET', key, unpack(hs))
+  return j
+end
+
+-- ---- include/webhook.lua
+-- webhook.lua: a workflow's webhook delivery (spec/states.md, Webhooks).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include plain.lua
+
+-- The workflow-hash fields of a plan's webhook (spec/keys.md): its
+-- delivery job's spec, fingerprint and payload, written by Go at submit.
+WEBHOOK.SPEC, WEBHOOK.HASH, WEBHOOK.BODY = 'hk', 'hk.f', 'hk.b'
+WEBHOOK.SUFFIX = '@webhook'
+
+-- WEBHOOK.deliver writes the delivery job of ended workflow w, if it has a
+-- webhook, as enqueue.lua writes a plain job: a live job under the
+-- delivery's ID is left as it is.
+function WEBHOOK.deliver(w)
+  local spec = wget(w, WEBHOOK.SPEC)
+  if not spec then return end
+  local id = w.id .. WEBHOOK.SUFFIX
+  local key = P .. 'j:' .. id
+  local old = redis.call('HMGET', key, 's', 'en')
+  if old[1] and not plain_expired(old[2]) then return end
+  if old[1] then
+    -- the old record's retention passed: it goes first
+    redis.call('ZREM', K_EXPIRY, 'j:' .. id)
+    redis.call('UNLINK', key)
+  end
+  local v = redis.call('HMGET', w.key, WEBHOOK.HASH, WEBHOOK.BODY)
+  write_plain({string.match(spec, '^[^|]*'), '0', spec, '1', v[2], '0', v[1]}, id, key, 0, 0, {})
+end
+
 -- ---- include/finalize.lua
 -- finalize.lua: the end of every write call: ended records get their
 -- removal time and their waiters a message, wake-up lists their tokens,
@@ -2725,6 +2799,7 @@ end
 --!include lists.lua
 --!include rate.lua
 --!include events.lua
+--!include webhook.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.
@@ -2896,43 +2971,6 @@ local function publish_stops(ids)
   for i = 1, #ids, 1000 do
     redis.call('PUBLISH', P .. 'stop', table.concat(ids, ' ', i, math.min(i + 999, #ids)))
   end
-end
-
--- ---- include/plain.lua
--- plain.lua: writing a new plain job from a call's arguments.
---
---!include call.lua
---!include fields.lua
---!include job.lua
---!include queue.lua
-
--- write_plain writes plain job id (key: its hash) from the enqueue values
--- at argv[b + 1 .. b + 7], argv being the call's ARGV (queue, priority,
--- spec, has payload, payload, run-at, fingerprint: enqueue.lua's order;
--- argv[b + 9], when given and not empty, its traceparent), and pushes it,
--- ready or delayed until ra (ms; now or before: ready), adding to fx.
-local function write_plain(argv, id, key, b, ra, fx)
-  local j = new_job('j', id, key, '', false, false, false, 'queued', argv[b + 3])
-  j.q, j.pr = argv[b + 1], tonumber(argv[b + 2])
-  bag('jobs')[id] = j
-  local hs = {'spec', argv[b + 3], 'h', argv[b + 7], 'c', NOW_S, 's', 'queued'}
-  if argv[b + 4] == '1' then
-    hs[#hs + 1] = 'p'
-    hs[#hs + 1] = argv[b + 5]
-  end
-  local tp = argv[b + 9]
-  if tp and tp ~= '' then
-    hs[#hs + 1] = 'tp'
-    hs[#hs + 1] = tp
-  end
-  if ra > NOW then
-    hs[#hs + 1] = 'ra'
-    hs[#hs + 1] = fmt(ra)
-  end
-  push(j, ra, fx, true)
-  READY.add_ready(hs, j)
-  redis.call('HSET', key, unpack(hs))
-  return j
 end
 
 -- ---- include/settle.lua
@@ -3762,7 +3800,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_submit', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3912,7 +3950,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -3987,7 +4025,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4046,7 +4084,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4147,7 +4185,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4195,7 +4233,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4256,7 +4294,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4321,7 +4359,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4380,7 +4418,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4413,7 +4451,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4446,7 +4484,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4488,7 +4526,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4569,7 +4607,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4631,7 +4669,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4668,7 +4706,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4711,7 +4749,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4753,7 +4791,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4786,7 +4824,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4812,7 +4850,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4884,7 +4922,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -4998,7 +5036,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5018,7 +5056,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5084,7 +5122,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5123,7 +5161,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5151,7 +5189,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5192,7 +5230,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5286,7 +5324,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5325,7 +5363,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_progress', flags = {},
+redis.register_function{function_name = 'weir2_03e9a44c1433_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5374,7 +5412,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5406,7 +5444,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_f496ebf3731d_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_03e9a44c1433_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -532,8 +532,11 @@ end
 
 local function wf_ended_state(st) return st ~= 'running' and st ~= 'compensating' end
 
--- end_wf ends workflow w in state st: its end and removal times, and its
--- removal registered by finalize.
+-- WEBHOOK's functions are in webhook.lua (included by finalize.lua).
+local WEBHOOK = {}
+
+-- end_wf ends workflow w in state st: its end and removal times, its
+-- removal registered by finalize, and its webhook's delivery written.
 local function end_wf(w, st, fx)
   set_wf_state(w, st)
   EV.add('workflow_ended', w.id, 0, st)
@@ -543,6 +546,7 @@ local function end_wf(w, st, fx)
   fx.wf_ended = true
   local e = bag('ended_w')
   e[#e + 1] = w
+  WEBHOOK.deliver(w)
 end
 
 -- ---- include/job.lua

@@ -13,6 +13,7 @@
 --!include lists.lua
 --!include rate.lua
 --!include events.lua
+--!include webhook.lua
 
 -- note_gc lowers the seq hash's gc (the earliest removal time in the
 -- expiry index: a time, "none", or absent for unknown) to at.

@@ -1,0 +1,32 @@
+package conformance
+
+import (
+	"time"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// genWebhook gives plan p a webhook (spec/states.md, Webhooks), one plan in
+// two: its delivery on q3, which claims take from, or on the default
+// queue, which none does (the delivery stays queued).
+func (d *differ) genWebhook(p *engine.Plan) {
+	switch d.intRange(0, 3, "webhook") {
+	case 0:
+		p.Webhook = &engine.Webhook{
+			URL: sampled(d, []string{"http://127.0.0.1:1/hook", "https://example.invalid/h?a=1"}, "hookurl"), Queue: "q3",
+			Secret:      sampled(d, []string{"", "s1"}, "hooksecret"),
+			MaxAttempts: d.intRange(0, 2, "hookattempts"),
+			Backoff:     time.Duration(sampled(d, []int{0, 10}, "hookbackoff")) * time.Millisecond,
+		}
+	case 1:
+		p.Webhook = &engine.Webhook{URL: "http://127.0.0.1:1/hook"}
+	}
+}
+
+// webhookJobIDs lists plan p's delivery job ID, if it has a webhook.
+func webhookJobIDs(p engine.Plan) []string {
+	if p.Webhook == nil {
+		return nil
+	}
+	return []string{engine.WebhookJobID(p.ID)}
+}

@@ -1,0 +1,55 @@
+package weir
+
+import (
+	"strings"
+	"time"
+)
+
+// Webhook asks for a delivery when a workflow ends (spec/states.md,
+// Webhooks): the script that ends the workflow enqueues a plain job,
+// its delivery, under WebhookJobID on Queue; a worker with
+// worker.Webhooks claims it, reads the final record and POSTs it to URL,
+// signed with the secret named Secret. The delivery is retried as any
+// plain job (MaxAttempts, Backoff), and failed deliveries are listed as
+// failed jobs of Queue.
+type Webhook struct {
+	// URL is an absolute http or https URL.
+	URL string
+	// Secret names the key the delivering worker signs with (its bytes
+	// never reach the store); empty: the delivery is not signed.
+	Secret string
+	// Queue is the delivery's queue; empty means WebhookQueue.
+	Queue string
+	// MaxAttempts counts every attempt; 0 means DefaultWebhookAttempts.
+	MaxAttempts int
+	// Backoff is the base retry delay; 0 means DefaultBackoff.
+	Backoff time.Duration
+}
+
+// WebhookQueue is the default queue of webhook deliveries.
+const WebhookQueue = "weir.webhooks"
+
+// DefaultWebhookAttempts is a delivery's attempts when Webhook.MaxAttempts
+// is 0.
+const DefaultWebhookAttempts = 5
+
+// WebhookSuffix ends a delivery's job ID. '@' is in no workflow, task or
+// job ID, so a delivery never collides with another job.
+const WebhookSuffix = "@webhook"
+
+// WebhookJobID is the job ID of workflow id's webhook delivery.
+func WebhookJobID(workflow string) string { return workflow + WebhookSuffix }
+
+// WebhookOf returns the workflow of delivery job ID id, or false when id is
+// no delivery's.
+func WebhookOf(id string) (string, bool) { return strings.CutSuffix(id, WebhookSuffix) }
+
+// WebhookStatus is a workflow's webhook as its record shows it.
+type WebhookStatus struct {
+	URL    string
+	Secret string
+	Queue  string
+	// Job is the delivery's job ID (WebhookJobID): read it with GetJob for
+	// its state, attempts and last error once the workflow ended.
+	Job string
+}
