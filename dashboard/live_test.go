@@ -1,10 +1,8 @@
 package dashboard_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/chromedp/chromedp"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/rest"
 )
@@ -47,27 +43,8 @@ type liveStore interface {
 // a new miniredis.
 func redisStore(t *testing.T) *redisstore.Store {
 	t.Helper()
-	var rdb *redis.Client
-	ns := "dashtest-" + client.NewID()
-	if u := os.Getenv("WEIR_REDIS_URL"); u != "" {
-		opt, err := redis.ParseURL(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdb = redis.NewClient(opt)
-		t.Cleanup(func() {
-			ctx := context.Background()
-			iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 500).Iterator()
-			for iter.Next(ctx) {
-				rdb.Del(ctx, iter.Val())
-			}
-			rdb.Close()
-		})
-	} else {
-		m := miniredis.RunT(t)
-		rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { rdb.Close() })
-	}
+	rdb := redistest.Client(t, redistest.Default(t).Options)
+	ns := redistest.Namespace(t, rdb, "dashtest-")
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/clitest"
+	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/spec"
@@ -34,27 +33,8 @@ import (
 // on a new miniredis.
 func testStore(t *testing.T) *redisstore.Store {
 	t.Helper()
-	var rdb *redis.Client
-	ns := "resttest-" + client.NewID()
-	if u := os.Getenv("WEIR_REDIS_URL"); u != "" {
-		opt, err := redis.ParseURL(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdb = redis.NewClient(opt)
-		t.Cleanup(func() {
-			ctx := context.Background()
-			iter := rdb.Scan(ctx, 0, "weir:{"+ns+":*", 500).Iterator()
-			for iter.Next(ctx) {
-				rdb.Del(ctx, iter.Val())
-			}
-			rdb.Close()
-		})
-	} else {
-		m := miniredis.RunT(t)
-		rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
-		t.Cleanup(func() { rdb.Close() })
-	}
+	rdb := redistest.Client(t, redistest.Default(t).Options)
+	ns := redistest.Namespace(t, rdb, "resttest-")
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
