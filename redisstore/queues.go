@@ -81,7 +81,8 @@ func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResul
 		r := newReader(v)
 		res.Purged = append(res.Purged, r.strings()...)
 		res.Pushed = append(res.Pushed, r.pushed()...)
-		done, left := r.count(), r.strings()
+		// done is a number of jobs, not the length of what follows
+		done, left := int(r.int()), r.strings()
 		_, stopped := r.stopped()
 		if err := r.done(); err != nil {
 			return engine.PurgeResult{}, err
