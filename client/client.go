@@ -13,11 +13,15 @@ import (
 
 // Store is what a Client (and a worker.Worker) runs on: a weir store, such
 // as the in-process *memstore.Store (package engine/memstore) or the Redis
-// *redisstore.Store (package redisstore). It is the store contract of package engine;
-// implement it against package conformance, which checks a store against
-// the reference model. That contract follows the protocol version, not Go
-// semver: it is not stable.
-type Store = engine.Store
+// *redisstore.Store (package redisstore). A program gets one from those
+// packages and hands it over; it never calls the store's methods itself.
+//
+// The methods are the store contract of package engine, which a store of
+// one's own implements and checks against package conformance. That
+// contract follows the protocol version, not Go semver: it is not stable.
+type Store interface {
+	engine.Store
+}
 
 // Client enqueues jobs, submits workflows and follows them, on any Store:
 // the in-process one (engine/memstore) or the Redis one (package redisstore). It

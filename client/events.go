@@ -23,7 +23,14 @@ type EventsParams struct {
 }
 
 // EventPage is a page of events and the cursor for the next one.
-type EventPage = engine.EventPage
+type EventPage struct {
+	// Events are the page's events, oldest first.
+	Events []weir.Event
+	// Next is the cursor to pass as the next call's After: the ID of the
+	// last event read (with a Workflow filter, also of events the filter
+	// dropped); After itself when nothing was read.
+	Next string
+}
 
 // EventsSwitch is implemented by stores whose event stream can be
 // switched off for the namespace (both stores of this module).
@@ -48,7 +55,11 @@ func (c *Client) Events(ctx context.Context, p EventsParams) (EventPage, error) 
 	if err != nil {
 		return EventPage{}, err
 	}
-	return r.Events(ctx, engine.EventsParams{After: p.After, Workflow: p.Workflow, Limit: p.Limit})
+	pg, err := r.Events(ctx, engine.EventsParams{After: p.After, Workflow: p.Workflow, Limit: p.Limit})
+	if err != nil {
+		return EventPage{}, err
+	}
+	return EventPage{Events: pg.Events, Next: pg.Next}, nil
 }
 
 // followWait is how long one blocking read of FollowEvents waits before it
