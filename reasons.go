@@ -24,6 +24,9 @@ const (
 	// ReasonTextDeadline: the workflow's deadline passed before the job
 	// started (the workflow was cancelled by it).
 	ReasonTextDeadline = "deadline"
+	// ReasonTextNoFailure: an OnFailure task (a catch callback) did not
+	// run, because every one of its dependencies completed.
+	ReasonTextNoFailure = "no_failure"
 )
 
 // DependencyReason is the Error of a task cancelled because its dependency

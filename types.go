@@ -104,14 +104,17 @@ type Job struct {
 
 // Task is a snapshot of one task of a workflow.
 type Task struct {
-	Name    string
-	Queue   string
-	After   []string
-	Always  bool
-	State   State
-	Attempt int
-	Result  []byte
-	Error   string
+	Name   string
+	Queue  string
+	After  []string
+	Always bool
+	// OnFailure is set for a task that runs only when a dependency did
+	// not complete (it is Always too); see client.Task.OnFailure.
+	OnFailure bool
+	State     State
+	Attempt   int
+	Result    []byte
+	Error     string
 	// Undo is nil for a task with no undo job.
 	Undo *UndoStatus
 	// Progress is the last progress the task's handler reported, nil when

@@ -225,6 +225,15 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 // Always tasks too.
 func (t *Task[R]) Always() *Task[R] { return t.set(func(s *engine.TaskSpec) { s.Always = true }) }
 
+// OnFailure makes the task a catch: it waits for all its dependencies like
+// an Always task, but runs only if at least one of them failed or was
+// cancelled; when all completed, it ends cancelled with error "no_failure"
+// without running (and without failing the workflow). It needs at least
+// one dependency. Catch callbacks of Chain and Batch are such tasks.
+func (t *Task[R]) OnFailure() *Task[R] {
+	return t.set(func(s *engine.TaskSpec) { s.Always, s.OnFailure = true, true })
+}
+
 // ConcurrencyKey gives the task's job a concurrency key (a tenant, a
 // customer), as the option ConcurrencyKey does: claims serve its queue's
 // keys in turn and hold each to the queue's per-key limit. Its undo job

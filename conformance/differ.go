@@ -237,6 +237,9 @@ func (d *differ) genPlan(id string) engine.Plan {
 			}
 		}
 		d.genSignal(&ts)
+		if ts.Always && len(ts.After) > 0 {
+			ts.OnFailure = d.intRange(0, 2, "onfailure") == 0
+		}
 		p.Tasks = append(p.Tasks, ts)
 	}
 	d.genStartAt(&p)

@@ -48,6 +48,7 @@ const (
 	ReasonTextPurged            = weir.ReasonTextPurged
 	ReasonTextLeaseExpired      = weir.ReasonTextLeaseExpired
 	ReasonTextSignalTimeout     = weir.ReasonTextSignalTimeout
+	ReasonTextNoFailure         = weir.ReasonTextNoFailure
 )
 
 // DependencyReason is weir.DependencyReason.
@@ -138,8 +139,16 @@ func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
 				continue
 			}
 			if t.state == Completed || plan.Tasks[d].Always {
+				if t.state != Completed {
+					td.depFailed = true
+				}
 				w.open[d]--
 				if w.open[d] == 0 {
+					if plan.Tasks[d].OnFailure && !td.depFailed {
+						m.cancelTask(td, ReasonTextNoFailure, now, fx)
+						work = append(work, d)
+						continue
+					}
 					m.promote(td, now, fx)
 					if td.state == Queued && td.runAt == 0 {
 						td.promotedAt = t.ended // pushed ready by this end
@@ -405,7 +414,7 @@ func (w *workflow) snapshot() Workflow {
 	for i, j := range w.tasks {
 		ts := plan.Tasks[i]
 		t := Task{
-			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always,
+			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always, OnFailure: ts.OnFailure,
 			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
 			Progress: j.progressOf(),
 			Signal:   ts.Signal,

@@ -72,6 +72,9 @@ func PlanHash(p Plan) string {
 			str("delay")
 			num(t.Delay.Milliseconds())
 		}
+		if t.OnFailure {
+			str("on_failure")
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]

@@ -106,6 +106,11 @@ type TaskSpec struct {
 	// Always: run once all dependencies ended, whether they completed,
 	// failed or were cancelled.
 	Always bool
+	// OnFailure (with Always, and at least one dependency) runs the task
+	// only when some dependency did not complete (failed or was
+	// cancelled): a catch callback. When every dependency completed it
+	// ends cancelled with error ReasonTextNoFailure, without running.
+	OnFailure bool
 	// Undo is the compensation job run if the workflow compensates after this
 	// task completed. It runs with the task's priority and retry policy.
 	Undo     *UndoSpec

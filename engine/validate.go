@@ -89,6 +89,9 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if err := validateSignal(t); err != nil {
 			return nil, err
 		}
+		if t.OnFailure && (!t.Always || len(t.After) == 0) {
+			return nil, invalid(t.Name, "on_failure", "an OnFailure task must be Always and have a dependency")
+		}
 		if t.Undo != nil {
 			if !ValidName(t.Undo.Queue) {
 				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)

@@ -337,7 +337,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		p := "t" + strconv.Itoa(i+1) + "."
 		f[6], _, _ = strings.Cut(f[6], ":") // the flags, without a concurrency key
 		t := engine.Task{
-			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), Signal: strings.Contains(f[6], "S"),
+			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), OnFailure: strings.Contains(f[6], "F"), Signal: strings.Contains(f[6], "S"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
 			Progress: parseProgress(m[p+"pg"]),
 		}
@@ -478,6 +478,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if t.Signal {
 			flags += "S"
 		}
+		if t.OnFailure {
+			flags += "F"
+		}
 		// last: the spec's readers take the digits after it
 		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
 			flags += "X" + strconv.Itoa(x)
@@ -553,6 +556,9 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 		sb.WriteByte(' ')
 		sb.WriteString(t.Queue)
 		sb.WriteByte(' ')
+		if t.OnFailure {
+			sb.WriteByte('f') // first: cascade.lua reads one byte
+		}
 		sb.WriteString(strconv.Itoa(t.Priority))
 		sb.WriteString(signalMark(t))
 		if t.Delay > 0 {

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
@@ -123,6 +124,9 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 		"WEIR_DEPS_DIR="+depsDir,
 	)
 	cmd.Env = append(cmd.Env, rep.env()...)
+	if len(j.Deps) > 0 {
+		cmd.Env = append(cmd.Env, groupEnv(j.Group())...)
+	}
 	// The msgpack header of a string takes up to 5 bytes of the result.
 	stdout := &capBuffer{max: maxResult - 5}
 	stderr := &tailBuffer{max: stderrTail}
@@ -160,6 +164,26 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 		return "", fmt.Errorf("standard output is over the result limit of %d bytes", maxResult)
 	}
 	return stdout.String(), nil
+}
+
+// groupEnv is what a task with dependencies (a chain's or batch's
+// callback: of the group's steps) learns of them: WEIR_GROUP_TOTAL,
+// _COMPLETED, _FAILED, _CANCELLED, and WEIR_GROUP_FIRST_FAILURE and
+// _FIRST_ERROR, the first step that did not complete and its error ("" when
+// all completed).
+func groupEnv(g weir.GroupSummary) []string {
+	first, firstErr := "", ""
+	if g.FirstFailure != nil {
+		first, firstErr = g.FirstFailure.Task, g.FirstFailure.Error
+	}
+	return []string{
+		"WEIR_GROUP_TOTAL=" + strconv.Itoa(g.Total),
+		"WEIR_GROUP_COMPLETED=" + strconv.Itoa(g.Completed),
+		"WEIR_GROUP_FAILED=" + strconv.Itoa(g.Failed),
+		"WEIR_GROUP_CANCELLED=" + strconv.Itoa(g.Cancelled),
+		"WEIR_GROUP_FIRST_FAILURE=" + first,
+		"WEIR_GROUP_FIRST_ERROR=" + firstErr,
+	}
 }
 
 // writeInput writes the WEIR_INPUT file and, in depsDir, one file per

@@ -138,3 +138,9 @@ type nonRetryable struct{ err error }
 
 func (e *nonRetryable) Error() string { return e.err.Error() }
 func (e *nonRetryable) Unwrap() error { return e.err }
+
+// Group returns what j, a callback of a client.Chain or client.Batch
+// (Then, Catch or Finally), knows of its group's steps: how many
+// completed, failed and were cancelled, and the first failure. For any
+// other task it summarizes all its dependencies.
+func (j *JobInfo) Group() weir.GroupSummary { return weir.SummarizeGroup(j.Task, j.Deps) }

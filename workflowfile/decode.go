@@ -178,9 +178,10 @@ type fileDecoder struct {
 // maxMergeDepth bounds merge keys within merged mappings.
 const maxMergeDepth = 16
 
-// fileErr is a decoding error at a path; task is the index of the task it
-// is in (-1 for none) and name that task's name when it has a valid one.
-func (d *fileDecoder) fileErr(task int, name, field string, n *yaml.Node, problem string) *Error {
+// fileErr is a decoding error at a path; task is the path of the task it
+// is in ("tasks[3]", "batch.then"; "" for none) and name that task's name
+// when it has a valid one.
+func (d *fileDecoder) fileErr(task, name, field string, n *yaml.Node, problem string) *Error {
 	prefix := "invalid JSON: "
 	if !d.json {
 		prefix = ""
@@ -191,12 +192,12 @@ func (d *fileDecoder) fileErr(task int, name, field string, n *yaml.Node, proble
 	return taskError(d.path, task, name, field, prefix+problem)
 }
 
-// taskError is an Error about field (a path inside the task, or in the
-// workflow when task is -1).
-func taskError(path string, task int, name, field, problem string) *Error {
+// taskError is an Error about field (a path inside the task at path task,
+// or in the workflow when task is "").
+func taskError(path, task, name, field, problem string) *Error {
 	fe := &Error{File: path, Field: field, Path: field, Problem: problem}
-	if task >= 0 {
-		fe.Task = fmt.Sprintf("tasks[%d]", task)
+	if task != "" {
+		fe.Task = task
 		fe.Path = fe.Task
 		if field != "" {
 			fe.Path += "." + field
@@ -210,7 +211,7 @@ func taskError(path string, task int, name, field, problem string) *Error {
 
 // where is the place of a field being decoded.
 type where struct {
-	task  int    // -1: the workflow
+	task  string // the task's path ("tasks[3]", "batch.then"); "": the workflow
 	name  string // the task's name, when valid
 	field string // the path inside the task (or workflow)
 }
@@ -285,6 +286,7 @@ func (d *fileDecoder) want(kind string) string {
 		"payload":  {"a payload", "a payload"},
 		"job":      {"a job (a mapping)", "a job (an object)"},
 		"tasks":    {"a list of tasks", "a list of tasks"},
+		"group":    {"a chain or batch (a mapping with steps)", "a chain or batch (an object with steps)"},
 		"after":    {"a list of task names", "a list of task names"},
 		"string":   {"a string", "a string"},
 		"bool":     {"true or false", "true or false"},
@@ -449,7 +451,7 @@ func (d *fileDecoder) unknown(w where, k *yaml.Node) error {
 
 func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 	var f fileWorkflow
-	top := where{task: -1}
+	top := where{}
 	fields, err := d.mapping(top, n, "workflow")
 	if err != nil {
 		return f, err
@@ -468,6 +470,12 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 			f.UndoOnCancel = &b
 		case "tasks":
 			f.Tasks, err = d.tasks(w, v)
+		case "chain", "batch":
+			if f.group != nil {
+				err = d.fail(w, k, "a workflow has one chain or batch (or tasks)")
+			} else {
+				f.group, err = d.group(w, k.Value, v)
+			}
 		case "start_at":
 			f.StartAt, err = d.str(w, v)
 		case "deadline":
@@ -497,7 +505,7 @@ func (d *fileDecoder) tasks(w where, n *yaml.Node) ([]fileTask, error) {
 	}
 	ts := make([]fileTask, len(n.Content))
 	for i, tn := range n.Content {
-		if ts[i], err = d.task(i, tn); err != nil {
+		if ts[i], err = d.task(fmt.Sprintf("tasks[%d]", i), tn); err != nil {
 			return nil, err
 		}
 	}
@@ -525,9 +533,9 @@ func (d *fileDecoder) taskName(n *yaml.Node) string {
 	return ""
 }
 
-func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
-	var t fileTask
-	w := where{task: i, name: d.taskName(n)}
+func (d *fileDecoder) task(path string, n *yaml.Node) (fileTask, error) {
+	t := fileTask{path: path}
+	w := where{task: path, name: d.taskName(n)}
 	fields, err := d.mapping(w, n, "task")
 	if err != nil {
 		return t, err
@@ -546,6 +554,8 @@ func (d *fileDecoder) task(i int, n *yaml.Node) (fileTask, error) {
 			t.After, err = d.after(fw, v)
 		case "always":
 			t.Always, err = d.bool(fw, v)
+		case "on_failure":
+			t.OnFailure, err = d.bool(fw, v)
 		case "undo":
 			t.Undo, err = d.undo(fw, v)
 		case "payload":

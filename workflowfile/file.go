@@ -51,6 +51,9 @@ type fileWorkflow struct {
 	Deadline string
 	// Webhook is the workflow's webhook, nil for none.
 	Webhook *fileWebhook
+	// group is the workflow's chain or batch, nil for none (group.go):
+	// its tasks replace Tasks.
+	group *fileGroup
 }
 
 // fileWebhook is a workflow's webhook as written (spec/states.md,
@@ -62,11 +65,15 @@ type fileWebhook struct {
 }
 
 type fileTask struct {
-	Name   string
-	Run    string
-	Queue  string
-	After  []string
-	Always bool
+	// path is the task's place in the document: "tasks[3]", or in a
+	// group "chain.steps[1]", "batch.then" (group.go).
+	path      string
+	Name      string
+	Run       string
+	Queue     string
+	After     []string
+	Always    bool
+	OnFailure bool
 	fileRetry
 	Undo *fileUndo
 	// Payload is the task's JSON payload for a Go handler (nil: none
@@ -240,7 +247,11 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	lf := &File{Name: path}
 	// fail is an error about field of task i (-1: the workflow).
 	fail := func(i int, name, field, format string, args ...any) error {
-		return taskError(path, i, name, field, fmt.Sprintf(format, args...))
+		tp := ""
+		if i >= 0 {
+			tp = f.Tasks[i].path
+		}
+		return taskError(path, tp, name, field, fmt.Sprintf(format, args...))
 	}
 	p := engine.Plan{ID: f.ID, FailFast: f.FailFast, UndoOnCancel: true}
 	if f.UndoOnCancel != nil {
@@ -263,8 +274,16 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 	} else if !engine.ValidID(p.ID) {
 		return nil, fail(-1, "", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.ID)
 	}
+	if f.group != nil {
+		if len(f.Tasks) > 0 {
+			return nil, fail(-1, "", f.group.kind, "a workflow has tasks or a %s, not both", f.group.kind)
+		}
+		if f.Tasks, err = groupTasks(path, f.group); err != nil {
+			return nil, err
+		}
+	}
 	if len(f.Tasks) == 0 {
-		return nil, fail(-1, "", "tasks", "a workflow needs at least one task")
+		return nil, fail(-1, "", "tasks", "a workflow needs at least one task (or a chain or batch)")
 	}
 	seenQueue := map[string]bool{}
 	addQueue := func(q string) {
@@ -292,7 +311,7 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
 		}
-		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always, Priority: t.Priority, Key: t.Key}
+		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always || t.OnFailure, OnFailure: t.OnFailure, Priority: t.Priority, Key: t.Key}
 		switch {
 		case t.Signal:
 			if field, problem := signalConflict(t); field != "" {

@@ -68,7 +68,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 		return nil, err
 	}
 	fail := func(field, format string, args ...any) error {
-		return taskError(name, -1, "", field, fmt.Sprintf(format, args...))
+		return taskError(name, "", "", field, fmt.Sprintf(format, args...))
 	}
 	j := &Job{Spec: engine.JobSpec{ID: f.ID, Queue: f.Queue, Priority: f.Priority}}
 	switch {
@@ -152,7 +152,7 @@ func (d *fileDecoder) root(data []byte) (*yaml.Node, error) {
 
 func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 	var f fileJob
-	top := where{task: -1}
+	top := where{}
 	fields, err := d.mapping(top, n, "job")
 	if err != nil {
 		return f, err

@@ -41,15 +41,17 @@ type WebhookRecord struct {
 
 // TaskRecord is one task of a Record, in plan order.
 type TaskRecord struct {
-	Name     string      `json:"name"`
-	Queue    string      `json:"queue"`
-	State    string      `json:"state"`
-	Attempts int         `json:"attempts"`
-	After    []string    `json:"after"`
-	Always   bool        `json:"always"`
-	Result   any         `json:"result"`
-	Error    *string     `json:"error"`
-	Undo     *UndoRecord `json:"undo"`
+	Name     string   `json:"name"`
+	Queue    string   `json:"queue"`
+	State    string   `json:"state"`
+	Attempts int      `json:"attempts"`
+	After    []string `json:"after"`
+	Always   bool     `json:"always"`
+	// OnFailure is set for a catch task (spec/states.md, OnFailure tasks).
+	OnFailure bool        `json:"on_failure"`
+	Result    any         `json:"result"`
+	Error     *string     `json:"error"`
+	Undo      *UndoRecord `json:"undo"`
 	// Progress is the task's last progress report, null when none.
 	Progress *ProgressRecord `json:"progress"`
 	// Signal is set for a signal task, which a signal ends (state "open"
@@ -117,7 +119,7 @@ func NewRecord(w engine.Workflow) Record {
 		}
 		tr := TaskRecord{
 			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
-			After: after, Always: t.Always, Error: optString(t.Error), Signal: t.Signal,
+			After: after, Always: t.Always, OnFailure: t.OnFailure, Error: optString(t.Error), Signal: t.Signal,
 			Progress: NewProgressRecord(t.Progress),
 		}
 		if t.State == engine.Completed {

@@ -74,7 +74,7 @@ func ParseSignal(name string, data []byte, o Options) (*Signal, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := where{task: -1}
+	top := where{}
 	fields, err := d.mapping(top, root, "signal")
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func ParseSignal(name string, data []byte, o Options) (*Signal, error) {
 	}
 	if hasFail {
 		if hasValue {
-			return nil, taskError(name, -1, "", "fail", "a signal has value (the task completes) or fail (it fails), not both")
+			return nil, taskError(name, "", "", "fail", "a signal has value (the task completes) or fail (it fails), not both")
 		}
 		s.Kind, s.Value = engine.OutcomeFailed, nil
 	}

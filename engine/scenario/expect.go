@@ -34,7 +34,7 @@ var (
 		"deadline": kTime, "deadline_hit": kBool, "webhook": kStr, "webhook_queue": kStr,
 	}
 	taskFields = map[string]kind{
-		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "after": kList,
+		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "on_failure": kBool, "after": kList,
 		"undo": kStr, "undo_queue": kStr, "undo_attempt": kInt, "undo_error": kStr,
 		"progress": kStr, "progress_msg": kStr, "progress_at": kTime,
 	}
@@ -307,7 +307,7 @@ func workflowMap(w engine.Workflow) map[string]string {
 func taskMap(t engine.Task) map[string]string {
 	m := map[string]string{
 		"queue": t.Queue, "attempt": strconv.Itoa(t.Attempt), "result": string(t.Result), "error": t.Error,
-		"always": strconv.FormatBool(t.Always), "after": list(t.After),
+		"always": strconv.FormatBool(t.Always), "on_failure": strconv.FormatBool(t.OnFailure), "after": list(t.After),
 		"undo": "-", "undo_queue": "-", "undo_attempt": "0", "undo_error": "",
 	}
 	if t.Undo != nil {

@@ -1,4 +1,4 @@
-#!lua name=weir2_03e9a44c1433
+#!lua name=weir2_e065dc1bfa51
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -202,6 +202,7 @@ end
 -- against max attempts are F_ATTEMPT minus these
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
+-- OnFailure task: "1" once a dependency ended not completed (cascade.lua)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
 -- plain job and workflow: the W3C traceparent of its enqueue or submit
@@ -2152,17 +2153,30 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       BUDGET = BUDGET - 1
       pos = e + 1
       local d = tonumber(ds)
+      -- "f" first: an OnFailure dependent (spec/states.md, OnFailure tasks)
+      local onf = string.byte(pr, 1) == 102
+      if onf then pr = string.sub(pr, 2) end
       if kb == 'c' then
         -- a decrement of a dependent that no longer waits changes nothing:
         -- cancel_task leaves the open count below zero, and after a
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          if onf and redis.call('HEXISTS', w.key, 't' .. ds .. '.' .. 'nf') == 0 then
+            cancel_task(task_job(w, d, ds), 'no_failure', fx)
+            work[#work + 1] = d
+            ended = ended + 1
+          else
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          end
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          elseif onf then
+            redis.call('HSET', w.key, 't' .. ds .. '.' .. 'nf', '1')
+          end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d
@@ -3800,7 +3814,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_submit', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3950,7 +3964,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4025,7 +4039,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4084,7 +4098,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4185,7 +4199,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4233,7 +4247,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4294,7 +4308,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4359,7 +4373,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4418,7 +4432,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4451,7 +4465,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4484,7 +4498,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4526,7 +4540,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4607,7 +4621,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4669,7 +4683,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4706,7 +4720,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4749,7 +4763,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4791,7 +4805,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4824,7 +4838,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4850,7 +4864,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4922,7 +4936,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5036,7 +5050,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5056,7 +5070,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5122,7 +5136,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5161,7 +5175,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5189,7 +5203,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5230,7 +5244,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5324,7 +5338,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5363,7 +5377,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_progress', flags = {},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5412,7 +5426,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5444,7 +5458,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_03e9a44c1433_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e065dc1bfa51_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -275,6 +275,7 @@ end
 -- against max attempts are F_ATTEMPT minus these
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
+-- OnFailure task: "1" once a dependency ended not completed (cascade.lua)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
 -- plain job and workflow: the W3C traceparent of its enqueue or submit

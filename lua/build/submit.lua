@@ -201,6 +201,7 @@ end
 -- against max attempts are F_ATTEMPT minus these
 -- the token of the job's last finish, then a space and the Settled it
 -- returned (none for a plain job that ended: its state is the answer)
+-- OnFailure task: "1" once a dependency ended not completed (cascade.lua)
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)
 -- plain job and workflow: the W3C traceparent of its enqueue or submit
@@ -2151,17 +2152,30 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       BUDGET = BUDGET - 1
       pos = e + 1
       local d = tonumber(ds)
+      -- "f" first: an OnFailure dependent (spec/states.md, OnFailure tasks)
+      local onf = string.byte(pr, 1) == 102
+      if onf then pr = string.sub(pr, 2) end
       if kb == 'c' then
         -- a decrement of a dependent that no longer waits changes nothing:
         -- cancel_task leaves the open count below zero, and after a
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 and
           (not wflag(w, 'cr') or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          if onf and redis.call('HEXISTS', w.key, 't' .. ds .. '.' .. 'nf') == 0 then
+            cancel_task(task_job(w, d, ds), 'no_failure', fx)
+            work[#work + 1] = d
+            ended = ended + 1
+          else
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          end
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. 'o', '-1') == 0 then
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          elseif onf then
+            redis.call('HSET', w.key, 't' .. ds .. '.' .. 'nf', '1')
+          end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d

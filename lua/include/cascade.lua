@@ -218,17 +218,30 @@ local function cascade(w, k, pos, tail, work, ended, origin, fx, ff)
       BUDGET = BUDGET - 1
       pos = e + 1
       local d = tonumber(ds)
+      -- "f" first: an OnFailure dependent (spec/states.md, OnFailure tasks)
+      local onf = string.byte(pr, 1) == 102
+      if onf then pr = string.sub(pr, 2) end
       if kb == 'c' then
         -- a decrement of a dependent that no longer waits changes nothing:
         -- cancel_task leaves the open count below zero, and after a
         -- cancel of the workflow the state byte says
         if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 and
           (not wflag(w, W_CANCEL) or task_byte(w, d) == 'w') then
-          SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          if onf and redis.call('HEXISTS', w.key, 't' .. ds .. '.' .. F_DEP_FAILED) == 0 then
+            cancel_task(task_job(w, d, ds), 'no_failure', fx)
+            work[#work + 1] = d
+            ended = ended + 1
+          else
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          end
         end
       elseif task_byte(w, d) == 'w' then
         if always(w, d) then
-          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k)) end
+          if redis.call('HINCRBY', w.key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then
+            SIG.push(promoted(w, d, ds, name, q, pr), pr, fx, READY.promotion_ready(w, k))
+          elseif onf then
+            redis.call('HSET', w.key, 't' .. ds .. '.' .. F_DEP_FAILED, '1')
+          end
         else
           cancel_task(task_job(w, d, ds), 'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb], fx)
           work[#work + 1] = d

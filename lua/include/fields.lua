@@ -24,6 +24,8 @@ local F_EXPIRES = 'x' -- workflow (a plain job's is its end plus retention)
 -- returned (none for a plain job that ended: its state is the answer)
 local F_LAST_SETTLED = 'ls'
 local F_OPEN = 'o' -- task: dependencies not ended yet
+-- OnFailure task: "1" once a dependency ended not completed (cascade.lua)
+local F_DEP_FAILED = 'nf'
 local F_DEPS = 'dp' -- task: indices of its dependencies, in After order
 -- task: its dependents, ascending: "<index> <name> <queue> <priority>" each,
 -- joined by ";" (what a promotion needs, computed at submit)

@@ -1,0 +1,95 @@
+package workflowfile
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirflow/weir/engine"
+)
+
+func TestParseChainAndBatch(t *testing.T) {
+	chain := `
+chain:
+  name: ingest
+  steps:
+    - {name: fetch, run: ./fetch.sh}
+    - {name: parse, run: ./parse.sh}
+    - {name: load, run: ./load.sh, retries: 2}
+  then: {run: ./ok.sh}
+  catch: {run: ./alert.sh, queue: alerts}
+  finally: {run: ./cleanup.sh}
+`
+	f, err := Parse("chain.yaml", []byte(chain), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]engine.TaskSpec{}
+	var names []string
+	for _, ts := range f.Plan.Tasks {
+		got[ts.Name] = ts
+		names = append(names, ts.Name)
+	}
+	if want := []string{"fetch", "parse", "load", "ingest.then", "ingest.catch", "ingest.finally"}; !slices.Equal(names, want) {
+		t.Fatalf("tasks %v, want %v", names, want)
+	}
+	steps := []string{"fetch", "parse", "load"}
+	for _, c := range []struct {
+		name              string
+		after             []string
+		always, onFailure bool
+	}{
+		{"fetch", nil, false, false},
+		{"parse", []string{"fetch"}, false, false},
+		{"load", []string{"parse"}, false, false},
+		{"ingest.then", steps, false, false},
+		{"ingest.catch", steps, true, true},
+		{"ingest.finally", append(slices.Clone(steps), "ingest.then", "ingest.catch"), true, false},
+	} {
+		ts := got[c.name]
+		if !slices.Equal(ts.After, c.after) || ts.Always != c.always || ts.OnFailure != c.onFailure {
+			t.Errorf("%s: after %v always %t on_failure %t; want %v %t %t", c.name, ts.After, ts.Always, ts.OnFailure, c.after, c.always, c.onFailure)
+		}
+	}
+	if got["load"].MaxAttempts != 3 || got["ingest.catch"].Queue != "alerts" {
+		t.Errorf("step and callback fields not kept: %+v %+v", got["load"], got["ingest.catch"])
+	}
+
+	batch := `{"batch": {"allow_failures": true, "steps": [{"name": "a", "run": "x"}, {"name": "b", "run": "y"}], "then": {"run": "z"}}}`
+	f, err = Parse("batch.json", []byte(batch), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	then := f.Plan.Tasks[2]
+	if then.Name != "batch.then" || !then.Always || !slices.Equal(then.After, []string{"a", "b"}) || f.Plan.Tasks[1].After != nil {
+		t.Errorf("batch with allow_failures: %+v", f.Plan.Tasks)
+	}
+}
+
+func TestParseGroupErrors(t *testing.T) {
+	cases := []struct{ name, file, path, problem string }{
+		{"step with after", "batch: {steps: [{name: a, run: x}, {name: b, run: y, after: [a]}]}", "batch.steps[1].after", "takes no after"},
+		{"callback with a name", "batch: {steps: [{name: a, run: x}], then: {name: t, run: y}}", "batch.then.name", "takes no name"},
+		{"callback without run", "chain: {steps: [{name: a, run: x}], catch: {queue: q}}", "chain.catch.run", "required"},
+		{"chain allowing failures", "chain: {allow_failures: true, steps: [{name: a, run: x}]}", "chain.allow_failures", "cannot allow failures"},
+		{"no steps", "batch: {then: {run: x}}", "batch.steps", "at least one step"},
+		{"tasks and a batch", "tasks: [{name: a, run: x}]\nbatch: {steps: [{name: b, run: y}]}", "batch", "not both"},
+		{"chain and batch", "chain: {steps: [{name: a, run: x}]}\nbatch: {steps: [{name: b, run: y}]}", "batch", "one chain or batch"},
+		{"unknown group field", "batch: {steps: [{name: a, run: x}], colour: red}", "batch.colour", "unknown field"},
+		{"duplicate step", "batch: {steps: [{name: a, run: x}, {name: a, run: y}]}", "batch.steps[1].name", "duplicate"},
+		{"callback name taken by a step", "batch: {name: g, steps: [{name: g.then, run: x}], then: {run: y}}", "batch.then.name", "duplicate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("g.yaml", []byte(c.file), Options{})
+			var fe *Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("Parse: %v, want an *Error", err)
+			}
+			if fe.Path != c.path || !strings.Contains(fe.Problem, c.problem) {
+				t.Errorf("error %q at path %q; want %q containing %q", fe.Problem, fe.Path, c.path, c.problem)
+			}
+		})
+	}
+}
