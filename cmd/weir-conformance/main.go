@@ -119,11 +119,17 @@ func newConformanceCmd() *cobra.Command {
 				if err != nil {
 					return command.Usage(fmt.Errorf("redis cluster URL: %w", err))
 				}
+				if opt.ReadTimeout == 0 && opt.MaxRetries == 0 { // the URL did not set them
+					opt.ReadTimeout, opt.MaxRetries = checkReadTimeout, -1
+				}
 				rdb, server = redis.NewClusterClient(opt), strings.Join(opt.Addrs, ",")
 			} else {
 				opt, err := redis.ParseURL(u)
 				if err != nil {
 					return command.Usage(fmt.Errorf("redis URL: %w", err))
+				}
+				if opt.ReadTimeout == 0 && opt.MaxRetries == 0 { // the URL did not set them
+					opt.ReadTimeout, opt.MaxRetries = checkReadTimeout, -1
 				}
 				rdb, server = redis.NewClient(opt), opt.Addr
 			}
@@ -188,6 +194,12 @@ func newConformanceCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&cluster, "cluster", false, "the URL names a Redis Cluster (redis://host:port?addr=host2:port2...)")
 	return cmd
 }
+
+// checkReadTimeout is how long the check waits for a reply, with no
+// retry: go-redis's default (3 s, then the command again) turns a slow
+// reply on a loaded server into a second call, which the store answers as
+// a repeat ("unchanged"), and a conformance failure that is not one.
+const checkReadTimeout = 30 * time.Second
 
 func validPrefix(s string) bool {
 	for _, c := range s {
