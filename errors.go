@@ -75,11 +75,11 @@ var (
 	// ended otherwise: by another signal (another outcome or value), by
 	// its timeout, or cancelled. The same signal again is no error.
 	ErrSignalled = &Error{"SIGNALLED", "weir: signal task has ended"}
-	// ErrNotRerunnable is returned by RerunWorkflow for a workflow that
-	// did not end failed or cancelled: one running or compensating (a
-	// repeat after a lost reply finds it running), one that completed
-	// (nothing failed), or one that compensated (its completed work was
-	// undone, so its results are no longer there to keep).
+	// ErrNotRerunnable is returned by RerunWorkflow for a workflow with
+	// no failed part to run again: one running or compensating (a repeat
+	// after a lost reply finds it running), one whose tasks all completed,
+	// or one that compensated (its completed work was undone, so its
+	// results are no longer there to keep).
 	ErrNotRerunnable = &Error{"NOTRERUNNABLE", "weir: workflow cannot be re-run"}
 )
 

@@ -360,8 +360,8 @@ func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
 	return err
 }
 
-// Rerun runs the failed part of the workflow, which ended failed or
-// cancelled, again, from any process (Client.RerunWorkflow), and returns
+// Rerun runs the failed part of the ended workflow again, from any process
+// (Client.RerunWorkflow), and returns
 // its new run number; Wait then waits for the end of that run.
 func (w *Workflow) Rerun(ctx context.Context) (int, error) {
 	c, err := w.client()

@@ -8,7 +8,7 @@ import (
 )
 
 // rerun re-runs a workflow's failed part (spec/states.md, RerunWorkflow):
-// mostly one the model holds ended failed or cancelled, when the sequence
+// mostly one the model holds ended failed, cancelled or completed, when the sequence
 // made one so, else any of the sequence's workflow IDs (the refusals); a
 // repeat of it (as if its reply was lost) is the last operation, and
 // finds the workflow running.
@@ -18,7 +18,7 @@ func (d *differ) rerun() {
 	var ended []string
 	for id := range d.plans {
 		w, err := d.m.GetWorkflow(now, id)
-		if err == nil && (w.State == engine.WorkflowFailed || w.State == engine.WorkflowCancelled) {
+		if err == nil && rerunnable(w.State) {
 			ended = append(ended, id)
 		}
 	}
@@ -30,12 +30,18 @@ func (d *differ) rerun() {
 	d.rerunID(p)
 }
 
-// rerunEnded follows a finish that ended a workflow failed or cancelled
-// with a re-run of it, one time in two.
+// rerunnable reports whether a workflow in state s may be re-run (when a
+// task of it failed or was cancelled).
+func rerunnable(s engine.WorkflowState) bool {
+	return s == engine.WorkflowFailed || s == engine.WorkflowCancelled || s == engine.WorkflowCompleted
+}
+
+// rerunEnded follows a finish that ended a workflow failed, cancelled or
+// completed with a re-run of it, one time in two.
 func (d *differ) rerunEnded(settled []engine.Settled) {
 	d.t.Helper()
 	for _, st := range settled {
-		if !st.WorkflowEnded || st.WorkflowState != engine.WorkflowFailed && st.WorkflowState != engine.WorkflowCancelled {
+		if !st.WorkflowEnded || !rerunnable(st.WorkflowState) {
 			continue
 		}
 		if wf, _, ok := strings.Cut(st.JobID, "/"); ok && d.intRange(0, 1, "finishrerun") == 0 {

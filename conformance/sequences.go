@@ -62,8 +62,7 @@ const tapeVersion = 8
 // tasks, delayed tasks and start times (1: none), before version 6
 // workflow deadlines (2: none), before version 7 webhooks (2: none).
 // Version 8 added re-runs: as op 22, which an older tape never draws, and
-// after a workflow's cancel and after a finish that ended one failed or
-// cancelled (1: none).
+// after a workflow's cancel and after a finish that ended one (1: none).
 var notOnTape = map[int]map[string]int{
 	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1},
 	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1},

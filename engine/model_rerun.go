@@ -27,8 +27,9 @@ type RerunResult struct {
 	WorkflowState WorkflowState
 }
 
-// RerunWorkflow runs the failed part of a workflow that ended failed or
-// cancelled again (spec/states.md, RerunWorkflow): every failed or
+// RerunWorkflow runs the failed part of a workflow that ended failed,
+// cancelled or completed (a CancelJob, an absorbed failure) again
+// (spec/states.md, RerunWorkflow): every failed or
 // cancelled task and every task downstream of one is reset (attempts,
 // lease expiries, result, error, end, cancel and last finish cleared;
 // progress and checkpoint kept, as RetryJob keeps them) to waiting with
@@ -38,8 +39,8 @@ type RerunResult struct {
 // result. The workflow is running again under its next run number, its
 // end, removal time, cancel, FailFast and failure flags cleared, and its
 // deadline armed again when it is still ahead (a passed one is not). An
-// unknown workflow is ErrNotFound; one not failed or cancelled, or one
-// cancelled whose tasks all completed (nothing to re-run),
+// unknown workflow is ErrNotFound; one running, compensating or
+// compensated, or one whose tasks all completed (nothing to re-run),
 // ErrNotRerunnable (with WorkflowState and Run set), changing nothing.
 func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult, error) {
 	t := m.tick(now)
@@ -47,7 +48,7 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 	if w == nil {
 		return RerunResult{}, wrap(ErrNotFound, "workflow %q", p.ID)
 	}
-	if w.state != WorkflowFailed && w.state != WorkflowCancelled {
+	if w.state != WorkflowFailed && w.state != WorkflowCancelled && w.state != WorkflowCompleted {
 		return RerunResult{Run: w.run, WorkflowState: w.state},
 			wrap(ErrNotRerunnable, "workflow %q is %s", p.ID, w.state)
 	}
@@ -67,7 +68,8 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 		}
 	}
 	if len(res.Reset) == 0 {
-		// cancelled while its last tasks ran, and they all completed
+		// completed with nothing failed or cancelled, or cancelled while
+		// its last tasks ran, and they all completed
 		return res, wrap(ErrNotRerunnable, "workflow %q has no failed or cancelled task", p.ID)
 	}
 	m.expiry.remove("w:" + w.id)

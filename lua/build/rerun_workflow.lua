@@ -2979,8 +2979,9 @@ end
 
 -- ---- scripts/rerun_workflow.lua
 -- weir2_rerun_workflow: Runs the failed part of a workflow that ended
--- failed or cancelled again (spec/states.md, RerunWorkflow): every failed
--- or cancelled task and every task downstream of one is reset to waiting
+-- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
+-- every failed or cancelled task and every task downstream of one is
+-- reset to waiting
 -- (its attempts, lease expiries, run-at, lease, cancel, result, error,
 -- end, last finish, signal and ready-at cleared; progress and checkpoint
 -- kept) with its open count set to its reset dependencies, and those with
@@ -2997,8 +2998,9 @@ end
 -- Reply:   run, nReset, name*, nPushed, (id, queue)*, then "P" when it
 --          pushed its budget of tasks and left the rest to drain calls
 -- Errors:  NOTFOUND; NOTRERUNNABLE <state> <run> (the 2nd and 3rd words
---          are the workflow's state and run): not failed or cancelled,
---          no task failed or was cancelled, or submitted before re-runs
+--          are the workflow's state and run): running, compensating or
+--          compensated, no task failed or was cancelled, or submitted
+--          before re-runs
 --          (no "rk" field); PENDING (drain.lua: drain, then send the call
 --          again)
 --
@@ -3035,7 +3037,7 @@ local run = tonumber(wget(w, WEBHOOK.RUN) or '1')
 local function refuse(why)
   return redis.error_reply('NOTRERUNNABLE ' .. st .. ' ' .. fmt(run) .. ' workflow "' .. id .. '" ' .. why)
 end
-if st ~= 'failed' and st ~= 'cancelled' then return refuse('is ' .. st) end
+if st ~= 'failed' and st ~= 'cancelled' and st ~= 'completed' then return refuse('is ' .. st) end
 -- the push marks of its tasks, as a submit lists its roots ("<i><mark>",
 -- only the tasks that have one): written by submit since re-runs exist
 local marks = wget(w, RERUN.MARKS)
