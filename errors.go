@@ -75,13 +75,19 @@ var (
 	// ended otherwise: by another signal (another outcome or value), by
 	// its timeout, or cancelled. The same signal again is no error.
 	ErrSignalled = &Error{"SIGNALLED", "weir: signal task has ended"}
+	// ErrNotRerunnable is returned by RerunWorkflow for a workflow with
+	// no failed part to run again: one running or compensating (a repeat
+	// after a lost reply finds it running), one whose tasks all completed,
+	// or one that compensated (its completed work was undone, so its
+	// results are no longer there to keep).
+	ErrNotRerunnable = &Error{"NOTRERUNNABLE", "weir: workflow cannot be re-run"}
 )
 
 // Errors lists every store sentinel in the order of spec/errors.md.
 var Errors = []*Error{
 	ErrNotFound, ErrWorkflowExists, ErrJobExists, ErrWorkflowEnded, ErrJobEnded,
 	ErrLeaseLost, ErrInvalid, ErrTooLarge, ErrStoreFull, ErrUnavailable, ErrProtocol,
-	ErrJobNotRetryable, ErrNotEnded, ErrNotOpen, ErrSignalled,
+	ErrJobNotRetryable, ErrNotEnded, ErrNotOpen, ErrSignalled, ErrNotRerunnable,
 }
 
 // ErrorForCode returns the store sentinel with that result code, or nil.

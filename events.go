@@ -19,6 +19,10 @@ const (
 	EventWorkflowCompensating EventType = "workflow_compensating"
 	// EventWorkflowEnded: a workflow ended; Reason is its final state.
 	EventWorkflowEnded EventType = "workflow_ended"
+	// EventWorkflowRerun: an ended workflow was re-run
+	// (RerunWorkflow); Reason is its new run number ("2" for the first
+	// re-run).
+	EventWorkflowRerun EventType = "workflow_rerun"
 	// EventQueued: a job was pushed into its queue, ready or delayed: a
 	// plain job enqueued or retried by RetryJob, a task whose dependencies
 	// ended (or a root), an undo job whose turn came.

@@ -155,6 +155,9 @@ type Workflow struct {
 	DeadlineHit bool
 	// Webhook is the plan's webhook, nil when none.
 	Webhook *WebhookStatus
+	// Run is the workflow's run: 1 from its submit, one more at each
+	// RerunWorkflow.
+	Run int
 	// Tasks is in plan order.
 	Tasks []Task
 }

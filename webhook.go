@@ -1,6 +1,7 @@
 package weir
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,19 +38,45 @@ const DefaultWebhookAttempts = 5
 // job ID, so a delivery never collides with another job.
 const WebhookSuffix = "@webhook"
 
-// WebhookJobID is the job ID of workflow id's webhook delivery.
+// WebhookJobID is the job ID of workflow id's webhook delivery (of its
+// first run).
 func WebhookJobID(workflow string) string { return workflow + WebhookSuffix }
 
-// WebhookOf returns the workflow of delivery job ID id, or false when id is
-// no delivery's.
-func WebhookOf(id string) (string, bool) { return strings.CutSuffix(id, WebhookSuffix) }
+// WebhookRunJobID is the job ID of the delivery of run run of workflow id
+// (RerunWorkflow): WebhookJobID for run 1, "<id>@webhook.<run>" after, so
+// that the end of a re-run writes a delivery of its own.
+func WebhookRunJobID(workflow string, run int) string {
+	if run <= 1 {
+		return WebhookJobID(workflow)
+	}
+	return workflow + WebhookSuffix + "." + strconv.Itoa(run)
+}
+
+// WebhookOf returns the workflow of delivery job ID id (of any run), or
+// false when id is no delivery's.
+func WebhookOf(id string) (string, bool) {
+	i := strings.LastIndex(id, WebhookSuffix)
+	if i < 0 {
+		return "", false
+	}
+	wf, rest := id[:i], id[i+len(WebhookSuffix):]
+	if rest == "" {
+		return wf, true
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(rest, "."))
+	if rest[0] != '.' || err != nil || n < 2 || strconv.Itoa(n) != rest[1:] {
+		return "", false
+	}
+	return wf, true
+}
 
 // WebhookStatus is a workflow's webhook as its record shows it.
 type WebhookStatus struct {
 	URL    string
 	Secret string
 	Queue  string
-	// Job is the delivery's job ID (WebhookJobID): read it with GetJob for
+	// Job is the delivery's job ID (WebhookRunJobID of the workflow's
+	// run: each run's end writes its own): read it with GetJob for
 	// its state, attempts and last error once the workflow ended.
 	Job string
 }

@@ -62,3 +62,17 @@ func (c *Client) DeleteJob(ctx context.Context, id string) error {
 func (c *Client) DeleteWorkflow(ctx context.Context, id string) error {
 	return c.store.DeleteWorkflow(ctx, id)
 }
+
+// RerunWorkflow runs the failed part of an ended workflow again (as
+// Workflow.Rerun does): its failed and cancelled tasks
+// and every task downstream of one run again, with fresh attempts; the
+// tasks that completed otherwise keep their results, which the re-run
+// tasks read as before. The workflow is running again and its record's Run
+// is one more; that new run number is returned. A workflow that is running
+// or compensating, compensated (its completed work undone), or whose tasks
+// all completed is weir.ErrNotRerunnable and nothing changes; an unknown
+// one weir.ErrNotFound.
+func (c *Client) RerunWorkflow(ctx context.Context, id string) (int, error) {
+	res, err := c.store.RerunWorkflow(ctx, engine.RerunWorkflowParams{ID: id})
+	return res.Run, err
+}

@@ -369,6 +369,17 @@ func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
 	return err
 }
 
+// Rerun runs the failed part of the ended workflow again, from any process
+// (Client.RerunWorkflow), and returns
+// its new run number; Wait then waits for the end of that run.
+func (w *Workflow) Rerun(ctx context.Context) (int, error) {
+	c, err := w.client()
+	if err != nil {
+		return 0, err
+	}
+	return c.RerunWorkflow(ctx, w.id)
+}
+
 // ListWorkflows returns one page of workflows, newest first, optionally of
 // one state; pass the page's NextCursor to get the next one.
 func (c *Client) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {

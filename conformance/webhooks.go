@@ -23,10 +23,20 @@ func (d *differ) genWebhook(p *engine.Plan) {
 	}
 }
 
-// webhookJobIDs lists plan p's delivery job ID, if it has a webhook.
-func webhookJobIDs(p engine.Plan) []string {
+// webhookJobIDs lists the delivery job IDs of workflow id's plan, if it
+// has a webhook: one per run the model's record has had (RerunWorkflow).
+func (d *differ) webhookJobIDs(id string) []string {
+	p := d.plans[id]
 	if p.Webhook == nil {
 		return nil
 	}
-	return []string{engine.WebhookJobID(p.ID)}
+	runs := 1
+	if w, err := d.m.GetWorkflow(d.clock(), id); err == nil {
+		runs = w.Run
+	}
+	out := make([]string, runs)
+	for r := range out {
+		out[r] = engine.WebhookRunJobID(p.ID, r+1)
+	}
+	return out
 }

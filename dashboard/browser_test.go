@@ -342,6 +342,23 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the ended workflow's page shows %d Cancel buttons", n)
 	}
 
+	// Re-run, confirmed in the page's dialog: the failed and cancelled
+	// tasks run again, a keeps its result, the page shows run 2.
+	b.run(t, click(`#rerun-workflow`), wait(`h1 .badge[data-state="running"]`), wait(`#workflow-run`))
+	if wf, err = s.GetWorkflow(context.Background(), "wf-1"); err != nil {
+		t.Fatal(err)
+	}
+	if wf.Run != 2 || wf.State != engine.WorkflowRunning || wf.Tasks[0].State != engine.Completed || wf.Tasks[1].State != engine.Queued {
+		t.Errorf("after Re-run the workflow is %s, run %d, tasks a %s b %s; want running, run 2, a completed, b queued",
+			wf.State, wf.Run, wf.Tasks[0].State, wf.Tasks[1].State)
+	}
+	if run := evaluate[string](t, b, `document.querySelector('#workflow-run').textContent`); run != "run2" {
+		t.Errorf("the page's run says %q, want run2", run)
+	}
+	if n := evaluate[int](t, b, `document.querySelectorAll('#rerun-workflow').length`); n != 0 {
+		t.Errorf("the running workflow's page shows %d Re-run buttons", n)
+	}
+
 	// The queues page: pause and resume.
 	b.run(t, click(`#nav-queues`), wait(`tr[data-queue="default"][data-paused="false"] button.pause`))
 	b.run(t, click(`tr[data-queue="default"] button.pause`), wait(`tr[data-queue="default"][data-paused="true"] button.resume`))

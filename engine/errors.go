@@ -34,6 +34,8 @@ var (
 	ErrNotOpen = weir.ErrNotOpen
 	// ErrSignalled: see weir.ErrSignalled.
 	ErrSignalled = weir.ErrSignalled
+	// ErrNotRerunnable: see weir.ErrNotRerunnable.
+	ErrNotRerunnable = weir.ErrNotRerunnable
 )
 
 // Errors lists every sentinel in the order of spec/errors.md (weir.Errors).

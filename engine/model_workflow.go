@@ -16,6 +16,7 @@ type workflow struct {
 	ended   int64
 	expires int64
 
+	run       int // 1 from the submit, +1 a RerunWorkflow (model_rerun.go)
 	tasks     []*job
 	open      []int // open dependencies per task
 	remaining int   // tasks not ended
@@ -78,7 +79,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	}
 	n := len(c.plan.Tasks)
 	w := &workflow{
-		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t,
+		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t, run: 1,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
 		traceParent: p.TraceParent, deadline: dl,
 	}
@@ -409,7 +410,7 @@ func (w *workflow) snapshot() Workflow {
 		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
 		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
 		ExpiresAt: toTime(w.expires), Tasks: make([]Task, len(w.tasks)),
-		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit, Webhook: webhookStatus(plan),
+		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit, Webhook: webhookStatus(plan, w.run), Run: w.run,
 	}
 	for i, j := range w.tasks {
 		ts := plan.Tasks[i]

@@ -60,6 +60,13 @@ type Store interface {
 	// its retention had passed. A running or compensating one is
 	// ErrNotEnded.
 	DeleteWorkflow(ctx context.Context, id string) error
+	// RerunWorkflow runs the failed part of an ended workflow again: its
+	// failed and cancelled tasks and every task downstream of one;
+	// completed tasks keep their results (spec/states.md, RerunWorkflow).
+	// A workflow running, compensating or compensated, or one with no
+	// failed or cancelled task, is ErrNotRerunnable; an unknown one
+	// ErrNotFound.
+	RerunWorkflow(ctx context.Context, p RerunWorkflowParams) (RerunResult, error)
 	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
 	// GetJob returns a job's snapshot, or ErrNotFound.

@@ -26,6 +26,10 @@ const MaxWebhookURL = 2048
 // WebhookJobID is the job ID of workflow id's delivery (weir.WebhookJobID).
 func WebhookJobID(workflow string) string { return weir.WebhookJobID(workflow) }
 
+// WebhookRunJobID is the job ID of the delivery of run run of workflow id
+// (weir.WebhookRunJobID).
+func WebhookRunJobID(workflow string, run int) string { return weir.WebhookRunJobID(workflow, run) }
+
 // WebhookPayload is a delivery job's payload: what its worker needs.
 type WebhookPayload struct {
 	Workflow string `json:"workflow"`
@@ -57,12 +61,13 @@ func webhookAttempts(h *Webhook) int {
 	return h.MaxAttempts
 }
 
-// webhookStatus is the record's view of plan p's webhook, or nil.
-func webhookStatus(p *Plan) *WebhookStatus {
+// webhookStatus is the record's view of plan p's webhook in run run, or
+// nil.
+func webhookStatus(p *Plan, run int) *WebhookStatus {
 	if p.Webhook == nil {
 		return nil
 	}
-	return &WebhookStatus{URL: p.Webhook.URL, Secret: p.Webhook.Secret, Queue: webhookQueue(p.Webhook), Job: WebhookJobID(p.ID)}
+	return &WebhookStatus{URL: p.Webhook.URL, Secret: p.Webhook.Secret, Queue: webhookQueue(p.Webhook), Job: WebhookRunJobID(p.ID, run)}
 }
 
 // validateWebhook checks plan p's webhook, if any.
@@ -102,11 +107,13 @@ func validateWebhook(p Plan, l Limits) error {
 	return nil
 }
 
-// deliver writes workflow w's delivery job, if its plan has a webhook.
+// deliver writes workflow w's delivery job, if its plan has a webhook:
+// the one of its run (WebhookRunJobID).
 func (m *Model) deliver(w *workflow, now int64) {
 	if w.c.plan.Webhook == nil {
 		return
 	}
 	s := WebhookJob(w.c.plan)
+	s.ID = WebhookRunJobID(w.id, w.run)
 	m.enqueue(now, s, JobHash(s))
 }

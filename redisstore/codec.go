@@ -309,7 +309,10 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		FailFast: m["ff"] == "1", UndoOnCancel: m["uoc"] == "1", CancelRequested: m["cr"] == "1",
 		CancelUndo: m["cu"] == "1", PlanHash: m["h"], CreatedAt: toTime(atoi(m["c"])),
 		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),
-		Deadline: toTime(atoi(m["wdl"])), DeadlineHit: m["wdh"] == "1",
+		Deadline: toTime(atoi(m["wdl"])), DeadlineHit: m["wdh"] == "1", Run: 1,
+	}
+	if r := m["run"]; r != "" {
+		w.Run = int(atoi(r))
 	}
 	if b := m["hk.b"]; b != "" {
 		var hp engine.WebhookPayload
@@ -317,7 +320,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 			return engine.Workflow{}, fmt.Errorf("%w: webhook field: %v", engine.ErrProtocol, err)
 		}
 		q, _, _ := strings.Cut(m["hk"], "|")
-		w.Webhook = &engine.WebhookStatus{URL: hp.URL, Secret: hp.Secret, Queue: q, Job: engine.WebhookJobID(w.ID)}
+		w.Webhook = &engine.WebhookStatus{URL: hp.URL, Secret: hp.Secret, Queue: q, Job: engine.WebhookRunJobID(w.ID, w.Run)}
 	}
 	n := int(atoi(m["n"]))
 	states := m["S"]
@@ -442,6 +445,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 	fields = append(fields, "id", p.ID, "st", string(engine.WorkflowRunning), "n", strconv.Itoa(n),
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
+	var marks []string
 	indices := func(list []int) string {
 		var sb strings.Builder
 		for k, d := range list {
@@ -506,8 +510,15 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 			fields = append(fields, "t"+is+".dn", dependentsField(p.Tasks, dependents[i]))
 		}
 		index = append(index, t.Name, is)
+		mark := signalMark(t)
 		if len(t.After) == 0 {
-			roots = append(roots, is+signalMark(t)+rootDelayMark(p, t))
+			mark += rootDelayMark(p, t)
+			roots = append(roots, is+mark)
+		} else if t.Delay > 0 {
+			mark += "d" + strconv.FormatInt(t.Delay.Milliseconds(), 10)
+		}
+		if mark != "" {
+			marks = append(marks, is+mark)
 		}
 		if t.Payload != nil {
 			payloads = append(payloads, is, t.Payload)
@@ -516,6 +527,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 			payloads = append(payloads, "u"+is, t.Undo.Payload)
 		}
 	}
+	// the push marks of a re-run (rerun_workflow.lua): how each task with
+	// one is pushed once its dependencies ended, "<index><mark>"
+	fields = append(fields, "rk", strings.Join(marks, ","))
 	if p.Webhook != nil {
 		// the delivery job's spec, fingerprint and payload (webhook.lua)
 		j := engine.WebhookJob(p)

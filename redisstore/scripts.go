@@ -42,6 +42,7 @@ var scriptDefs = []scriptDef{
 	{name: "rate_limit_queue", allowFull: true},
 	{name: "purge", allowFull: true},
 	{name: "retry_job"},
+	{name: "rerun_workflow"},
 	{name: "delete_job", allowFull: true},
 	{name: "delete_workflow", allowFull: true},
 	{name: "drain", allowFull: true},

@@ -11,8 +11,8 @@ import (
 )
 
 // The inspector's routes (spec/rest.md, Jobs of a queue): list a queue's
-// jobs by state, cancel, retry or delete a job, delete a workflow, purge a
-// queue.
+// jobs by state, cancel, retry or delete a job, delete or re-run a
+// workflow, purge a queue.
 var inspectRoutes = []route{
 	{"GET", "/v1/queues/{name}/jobs", (*api).listJobs, false, []string{"state", "limit", "cursor"}},
 	{"POST", "/v1/queues/{name}/purge", (*api).purgeQueue, false, nil},
@@ -20,6 +20,7 @@ var inspectRoutes = []route{
 	{"POST", "/v1/jobs/{id}/retry", (*api).retryJob, false, []string{"at"}},
 	{"DELETE", "/v1/jobs/{id...}", (*api).deleteJob, false, nil},
 	{"DELETE", "/v1/workflows/{id}", (*api).deleteWorkflow, false, nil},
+	{"POST", "/v1/workflows/{id}/rerun", (*api).rerunWorkflow, false, nil},
 }
 
 func init() { routes = append(routes, inspectRoutes...) }
@@ -148,6 +149,28 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, jobRetryRec{ID: p.ID, State: string(res.State), RunAt: optTime(res.RunAt)})
+}
+
+// rerunRec is the body of POST /v1/workflows/{id}/rerun.
+type rerunRec struct {
+	ID    string   `json:"id"`
+	State string   `json:"state"`
+	Run   int      `json:"run"`
+	Reset []string `json:"reset"`
+}
+
+func (a *api) rerunWorkflow(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	res, err := a.store.RerunWorkflow(r.Context(), engine.RerunWorkflowParams{ID: id})
+	if err != nil {
+		a.storeError(w, r, err)
+		return
+	}
+	body := rerunRec{ID: id, State: string(res.WorkflowState), Run: res.Run, Reset: res.Reset}
+	if body.Reset == nil {
+		body.Reset = []string{}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // deletedRec is the body of DELETE /v1/jobs/{id} and /v1/workflows/{id}.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +134,37 @@ func TestInspectRoutes(t *testing.T) {
 	if !slices.Equal(jobIDs(cancelled), []string{"j3", "j1"}) {
 		t.Errorf("cancelled in mail, newest first: %v", jobIDs(cancelled))
 	}
+}
+
+// POST /v1/workflows/{id}/rerun runs an ended workflow's failed part
+// again: 200 with the new run and the reset tasks, the record shows the
+// run; a running workflow is a 409 NOTRERUNNABLE, an unknown one a 404.
+func TestRerunRoute(t *testing.T) {
+	t.Parallel()
+	a := newTestAPI(t, Config{})
+	ctx := context.Background()
+	auth := []string{"Authorization", "Bearer " + testToken}
+	if _, err := a.store.Submit(ctx, engine.SubmitParams{Plan: engine.Plan{ID: "w1",
+		Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}, {Name: "b", Queue: "q", After: []string{"a"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), engine.ErrNotRerunnable.Code, "")
+	cl, err := a.store.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute})
+	if err != nil || len(cl) != 1 {
+		t.Fatalf("claim %v %v", cl, err)
+	}
+	if _, err := a.store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "w1/a", Token: cl[0].Lease.Token, Kind: engine.OutcomeFailed, Error: "boom"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rr := strict[rerunRec](t, a.want(http.StatusOK, "POST", "/v1/workflows/w1/rerun", nil, auth...).body)
+	if rr.ID != "w1" || rr.State != "running" || rr.Run != 2 || !slices.Equal(rr.Reset, []string{"w1/a", "w1/b"}) {
+		t.Errorf("rerun: %+v", rr)
+	}
+	rec := a.want(http.StatusOK, "GET", "/v1/workflows/w1", nil, auth...).body
+	if !strings.Contains(string(rec), `"run":2`) {
+		t.Errorf("record after the rerun: %s", rec)
+	}
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), engine.ErrNotRerunnable.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/rerun", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusUnauthorized, "POST", "/v1/workflows/w1/rerun", nil, "Authorization", ""), codeUnauthorized, "")
 }

@@ -325,6 +325,7 @@ var statusOf = map[string]int{
 	engine.ErrNotEnded.Code:        http.StatusConflict,
 	engine.ErrNotOpen.Code:         http.StatusConflict,
 	engine.ErrSignalled.Code:       http.StatusConflict,
+	engine.ErrNotRerunnable.Code:   http.StatusConflict,
 }
 
 // genericMessage is the message of each error of the server's side: the
@@ -344,6 +345,7 @@ var genericMessage = map[string]string{
 	engine.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
 	engine.ErrNotOpen.Code:         "the signal task is not open yet: its dependencies have not all ended",
 	engine.ErrSignalled.Code:       "the signal task has ended otherwise: another signal, its timeout or a cancel",
+	engine.ErrNotRerunnable.Code:   "the workflow cannot be re-run: only an ended workflow with a failed or cancelled task, not compensated, can",
 }
 
 // storeError writes the response for an error of the store. Only the

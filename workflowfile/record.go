@@ -25,6 +25,9 @@ type Record struct {
 	// none); DeadlineHit is set once its deadline cancelled it.
 	Deadline    *Stamp `json:"deadline"`
 	DeadlineHit bool   `json:"deadline_hit"`
+	// Run is the workflow's run: 1 from its submit, one more each time
+	// its failed part was re-run (RerunWorkflow).
+	Run int `json:"run"`
 	// Webhook is the workflow's webhook (null: none); its delivery's state
 	// is its job's (Job).
 	Webhook *WebhookRecord `json:"webhook"`
@@ -106,7 +109,7 @@ func NewRecord(w engine.Workflow) Record {
 		ID: w.ID, State: string(w.State), Reason: optString(string(w.Reason)),
 		FailFast: w.FailFast, UndoOnCancel: w.UndoOnCancel, CancelRequested: w.CancelRequested,
 		CreatedAt: optTime(w.CreatedAt), EndedAt: optTime(w.EndedAt),
-		Deadline: optTime(w.Deadline), DeadlineHit: w.DeadlineHit,
+		Deadline: optTime(w.Deadline), DeadlineHit: w.DeadlineHit, Run: max(w.Run, 1),
 		Tasks: make([]TaskRecord, len(w.Tasks)),
 	}
 	if h := w.Webhook; h != nil {

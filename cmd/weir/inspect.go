@@ -165,6 +165,25 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
+func newRerunCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rerun ID",
+		Short: "Run an ended workflow's failed part again: its failed and cancelled tasks and what comes after them (completed tasks keep their results)",
+		Args:  exactArgs(1),
+		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			r, err := s.RerunWorkflow(ctx, engine.RerunWorkflowParams{ID: args[0]})
+			if err != nil {
+				if errors.Is(err, engine.ErrNotRerunnable) {
+					return command.Fail(fmt.Errorf("workflow %s cannot be re-run (%s): only an ended workflow with a failed or cancelled task, not compensated, can", args[0], r.WorkflowState))
+				}
+				return storeErr("workflow "+args[0], err)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "workflow %s running (run %d): %d task(s) run again\n", args[0], r.Run, len(r.Reset))
+			return nil
+		}),
+	}
+}
+
 // parseAt reads --at: an RFC 3339 time, or a Go duration from now.
 func parseAt(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {

@@ -116,6 +116,25 @@ func TestInspectCommands(t *testing.T) {
 	r = cli("submit", "examples/pipeline.yaml")
 	r.WantCode(t, 0)
 	cli("delete-workflow", strings.TrimSpace(r.Stdout)).WantCode(t, 1)
+	// rerun: the workflow whose root cancel-job ended (it completed, its
+	// tasks cancelled) runs them again; a running one is refused
+	r = cli("rerun", ids[0])
+	r.WantCode(t, 0)
+	if strings.TrimSpace(r.Stdout) != "workflow "+ids[0]+" running (run 2): 5 task(s) run again" {
+		t.Errorf("rerun: %s", r.Stdout)
+	}
+	r = cli("status", ids[0])
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, "workflow "+ids[0]+" running (run 2)") {
+		t.Errorf("status after rerun:\n%s", r.Stdout)
+	}
+	r = cli("rerun", ids[0])
+	r.WantCode(t, 1)
+	if !strings.Contains(r.Stderr, "cannot be re-run (running)") {
+		t.Errorf("rerun of a running workflow: %s", r.Stderr)
+	}
+	cli("rerun", "nope").WantCode(t, 1)
+	cli("cancel", ids[0]).WantCode(t, 0)
 	r = cli("delete-workflow", ids[0])
 	r.WantCode(t, 0)
 	if strings.TrimSpace(r.Stdout) != "workflow "+ids[0]+" deleted" {

@@ -63,7 +63,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
 		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newQueueCmd(g), newWorkerCmd(g),
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
-	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g), newRetryJobCmd(g),
+	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g), newRetryJobCmd(g), newRerunCmd(g),
 		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g))
 	return root
 }

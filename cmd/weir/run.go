@@ -359,7 +359,11 @@ func printSummary(out io.Writer, w engine.Workflow) {
 	if w.Reason != "" {
 		reason = fmt.Sprintf(" (reason: %s)", w.Reason)
 	}
-	fmt.Fprintf(out, "\nworkflow %s %s%s%s\n", w.ID, w.State, reason, took)
+	run := ""
+	if w.Run > 1 {
+		run = fmt.Sprintf(" (run %d)", w.Run)
+	}
+	fmt.Fprintf(out, "\nworkflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
 	switch {
 	case w.DeadlineHit:
 		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))

@@ -37,6 +37,7 @@
     retryJob: 'POST /v1/jobs/{id}/retry',
     cancelJob: 'POST /v1/jobs/{id}/cancel',
     deleteJob: 'DELETE /v1/jobs/{id}',
+    rerunWorkflow: 'POST /v1/workflows/{id}/rerun',
     events: 'GET /v1/events/stream',
   };
   let features = null; // the set of "METHOD /path" of the API, once read
@@ -542,18 +543,26 @@
       const now = wf.state + ' ' + wf.tasks.map((t) => t.state + ':' + t.attempts + (t.undo ? ':' + (t.undo.state || '') + ':' + (t.undo.attempts || 0) : '')).join(' ');
       const changed = seen !== null && now !== seen;
       seen = now;
-      const key = wf.state + (wf.cancel_requested ? '+cancel' : '');
+      // an ended workflow with a failed or cancelled task, not
+      // compensated, may have its failed part re-run
+      const rerunnable = has('rerunWorkflow') && ['failed', 'cancelled', 'completed'].includes(wf.state) &&
+        wf.tasks.some((t) => t.state === 'failed' || t.state === 'cancelled');
+      const key = wf.state + (wf.cancel_requested ? '+cancel' : '') + (rerunnable ? '+rerun' : '') + ':' + (wf.run || 1);
       if (key !== lastState) {
         lastState = key;
         const cancel = wf.state === 'running' && !wf.cancel_requested
           ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/cancel', 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
           : null;
-        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel);
+        const rerun = rerunnable
+          ? h('button', { type: 'button', id: 'rerun-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/rerun', 'Re-run the failed and cancelled tasks of workflow ' + wf.id + ' (and what comes after them)?') }, 'Re-run')
+          : null;
+        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel, rerun);
       }
       fill(meta,
         h('span', {}, h('b', {}, 'created'), fmtTime(wf.created_at)),
         wf.ended_at ? h('span', {}, h('b', {}, 'ended'), fmtTime(wf.ended_at)) : null,
         wf.reason ? h('span', {}, h('b', {}, 'reason'), wf.reason) : null,
+        wf.run > 1 ? h('span', { id: 'workflow-run' }, h('b', {}, 'run'), String(wf.run)) : null,
         h('span', {}, h('b', {}, 'tasks'), taskSummary(wf.tasks)),
         wf.fail_fast ? h('span', {}, 'fail fast') : null,
         wf.undo_on_cancel ? h('span', {}, 'undo on cancel') : null,

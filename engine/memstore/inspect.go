@@ -34,3 +34,13 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
 	return s.write(ctx, func(now time.Time) error { return s.m.DeleteWorkflow(now, id) })
 }
+
+// RerunWorkflow runs the failed part of an ended workflow again (see
+// engine.Store).
+func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (res engine.RerunResult, err error) {
+	err = s.write(ctx, func(now time.Time) (err error) {
+		res, err = s.m.RerunWorkflow(now, p)
+		return err
+	})
+	return res, err
+}

@@ -32,6 +32,7 @@ var (
 		"reason": kStr, "fail_fast": kBool, "undo_on_cancel": kBool, "cancel_requested": kBool,
 		"cancel_undo": kBool, "created": kTime, "ended": kTime, "expires": kTime, "plan_hash": kToken,
 		"deadline": kTime, "deadline_hit": kBool, "webhook": kStr, "webhook_queue": kStr,
+		"webhook_job": kStr, "run": kInt,
 	}
 	taskFields = map[string]kind{
 		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "on_failure": kBool, "after": kList,
@@ -296,10 +297,10 @@ func workflowMap(w engine.Workflow) map[string]string {
 		"cancel_undo": strconv.FormatBool(w.CancelUndo), "created": ms(w.CreatedAt), "ended": ms(w.EndedAt),
 		"expires": ms(w.ExpiresAt), "plan_hash": w.PlanHash,
 		"deadline": ms(w.Deadline), "deadline_hit": strconv.FormatBool(w.DeadlineHit),
-		"webhook": "-", "webhook_queue": "-",
+		"webhook": "-", "webhook_queue": "-", "webhook_job": "-", "run": strconv.Itoa(w.Run),
 	}
 	if h := w.Webhook; h != nil {
-		m["webhook"], m["webhook_queue"] = h.URL, h.Queue
+		m["webhook"], m["webhook_queue"], m["webhook_job"] = h.URL, h.Queue, h.Job
 	}
 	return m
 }

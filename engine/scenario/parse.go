@@ -364,6 +364,8 @@ func parseOp(name string, args []word, now int64) (operation, error) {
 		return parseRetry(args, now)
 	case "delete":
 		return parseDelete(args)
+	case "rerun":
+		return parseRerun(args)
 	case "queues":
 		if len(args) != 0 {
 			return nil, fmt.Errorf("usage: queues")

@@ -34,6 +34,7 @@ type Target interface {
 	RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error)
 	DeleteJob(ctx context.Context, now time.Time, id string) error
 	DeleteWorkflow(ctx context.Context, now time.Time, id string) error
+	RerunWorkflow(ctx context.Context, now time.Time, p engine.RerunWorkflowParams) (engine.RerunResult, error)
 	PauseQueue(ctx context.Context, now time.Time, queue string) error
 	LimitQueue(ctx context.Context, now time.Time, p engine.LimitQueueParams) error
 	LimitKeys(ctx context.Context, now time.Time, p engine.LimitKeysParams) error
@@ -156,6 +157,11 @@ func (t *ModelTarget) DeleteJob(_ context.Context, now time.Time, id string) err
 // DeleteWorkflow calls Model.DeleteWorkflow.
 func (t *ModelTarget) DeleteWorkflow(_ context.Context, now time.Time, id string) error {
 	return t.M.DeleteWorkflow(now, id)
+}
+
+// RerunWorkflow calls Model.RerunWorkflow.
+func (t *ModelTarget) RerunWorkflow(_ context.Context, now time.Time, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+	return t.M.RerunWorkflow(now, p)
 }
 
 // PauseQueue calls Model.PauseQueue.
@@ -302,6 +308,12 @@ func (t *StoreTarget) DeleteJob(ctx context.Context, now time.Time, id string) e
 func (t *StoreTarget) DeleteWorkflow(ctx context.Context, now time.Time, id string) error {
 	t.SetClock(now)
 	return t.Store.DeleteWorkflow(ctx, id)
+}
+
+// RerunWorkflow calls Store.RerunWorkflow at now.
+func (t *StoreTarget) RerunWorkflow(ctx context.Context, now time.Time, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+	t.SetClock(now)
+	return t.Store.RerunWorkflow(ctx, p)
 }
 
 // PauseQueue calls Store.PauseQueue at now.

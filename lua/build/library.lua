@@ -1,4 +1,4 @@
-#!lua name=weir2_e065dc1bfa51
+#!lua name=weir2_742ab6fd229c
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2777,14 +2777,19 @@ end
 -- delivery job's spec, fingerprint and payload, written by Go at submit.
 WEBHOOK.SPEC, WEBHOOK.HASH, WEBHOOK.BODY = 'hk', 'hk.f', 'hk.b'
 WEBHOOK.SUFFIX = '@webhook'
+-- the workflow's run (absent: 1), the field a re-run increments
+-- (rerun_workflow.lua): the delivery of run n > 1 is "<wf>@webhook.<n>"
+WEBHOOK.RUN = 'run'
 
 -- WEBHOOK.deliver writes the delivery job of ended workflow w, if it has a
 -- webhook, as enqueue.lua writes a plain job: a live job under the
--- delivery's ID is left as it is.
+-- delivery's ID (that of its run) is left as it is.
 function WEBHOOK.deliver(w)
   local spec = wget(w, WEBHOOK.SPEC)
   if not spec then return end
   local id = w.id .. WEBHOOK.SUFFIX
+  local run = wget(w, WEBHOOK.RUN)
+  if run then id = id .. '.' .. run end
   local key = P .. 'j:' .. id
   local old = redis.call('HMGET', key, 's', 'en')
   if old[1] and not plain_expired(old[2]) then return end
@@ -3814,7 +3819,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_submit', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3964,7 +3969,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4039,7 +4044,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4098,7 +4103,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4199,7 +4204,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4247,7 +4252,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4308,7 +4313,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4373,7 +4378,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4432,7 +4437,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4465,7 +4470,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4498,7 +4503,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4540,7 +4545,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4621,7 +4626,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4682,8 +4687,201 @@ put_list(out, fx.pushed, 2)
 return out
 end}
 
+-- ---- scripts/rerun_workflow.lua
+redis.register_function{function_name = 'weir2_742ab6fd229c_rerun_workflow', flags = {},
+  callback = function(KEYS, ARGV)
+-- weir2_rerun_workflow: Runs the failed part of a workflow that ended
+-- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
+-- every failed or cancelled task and every task downstream of one is
+-- reset to waiting
+-- (its attempts, lease expiries, run-at, lease, cancel, result, error,
+-- end, last finish, signal and ready-at cleared; progress and checkpoint
+-- kept) with its open count set to its reset dependencies, and those with
+-- none are pushed (or opened, or delayed) in plan order as a submit
+-- pushes its roots; completed tasks not downstream of a reset one keep
+-- theirs. The workflow is running again under its next run number, its
+-- end, removal time and cancel, FailFast and failure flags cleared, and
+-- its deadline marker put back when the deadline is still ahead.
+-- Everything is checked before the first write.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua)
+-- ARGV[4]  workflow ID (validated in Go)
+-- Reply:   run, nReset, name*, nPushed, (id, queue)*, then "P" when it
+--          pushed its budget of tasks and left the rest to drain calls
+-- Errors:  NOTFOUND; NOTRERUNNABLE <state> <run> (the 2nd and 3rd words
+--          are the workflow's state and run): running, compensating or
+--          compensated, no task failed or was cancelled, or submitted
+--          before re-runs
+--          (no "rk" field); PENDING (drain.lua: drain, then send the call
+--          again)
+--
+--!include call.lua
+--!include text.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include reply.lua
+--!include drain.lua
+--!include signal_open.lua
+--!include deadline.lua
+--!include finalize.lua
+
+-- RERUN.FIELDS are the task job fields a reset clears.
+-- RERUN.MARKS is the workflow field of its tasks' push marks.
+local RERUN = {MARKS = 'rk', FIELDS = {'a', 'xp', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
+  'en', 'ls', 'sg', 'rd', 'nf'},
+  -- the workflow fields a re-run clears
+  WFIELDS = {'rs', 'en', 'x', 'ua', 'fbc', 'fff', 'cr',
+    'cu', 'cat', 'urem', 'ufail', CANCEL.HIT}}
+
+begin(KEYS, ARGV)
+read_clock()
+if not drain_first() then
+  finalize()
+  return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
+end
+local id = ARGV[4]
+local w = load_wf(id)
+if not w then return redis.error_reply('NOTFOUND workflow "' .. id .. '"') end
+local st = wget(w, 'st')
+local run = tonumber(wget(w, WEBHOOK.RUN) or '1')
+local function refuse(why)
+  return redis.error_reply('NOTRERUNNABLE ' .. st .. ' ' .. fmt(run) .. ' workflow "' .. id .. '" ' .. why)
+end
+if st ~= 'failed' and st ~= 'cancelled' and st ~= 'completed' then return refuse('is ' .. st) end
+-- the push marks of its tasks, as a submit lists its roots ("<i><mark>",
+-- only the tasks that have one): written by submit since re-runs exist
+local marks = wget(w, RERUN.MARKS)
+if not marks then return refuse('was submitted by a version without re-runs') end
+local n = tonumber(wget(w, 'n'))
+local S = states_read(w)
+-- every task's dependencies, 1,000 fields a read
+local dps = {}
+for a = 1, n, 1000 do
+  local fs = {}
+  for i = a, math.min(a + 999, n) do fs[#fs + 1] = 't' .. fmt(i) .. '.' .. 'dp' end
+  append(dps, redis.call('HMGET', w.key, unpack(fs)))
+end
+-- the cancelled tasks' errors, 1,000 a read: a catch that did not run
+-- because nothing failed (no_failure) is not a failed part
+local nofail = {}
+local xs = {}
+local function read_errors()
+  if #xs == 0 then return end
+  local fs = {}
+  for _, i in ipairs(xs) do fs[#fs + 1] = 't' .. fmt(i) .. '.' .. 'e' end
+  local es = redis.call('HMGET', w.key, unpack(fs))
+  for x, i in ipairs(xs) do nofail[i] = es[x] == 'no_failure' end
+  xs = {}
+end
+for i = 1, n do
+  if string.byte(S, i) == 120 then -- 'x', cancelled
+    xs[#xs + 1] = i
+    if #xs == 1000 then read_errors() end
+  end
+end
+read_errors()
+-- reset[i]: task i failed or was cancelled, or depends on such a task;
+-- open[i]: its reset dependencies
+local reset, open, k = {}, {}, 0
+for i = 1, n do
+  local r = string.find('fxWD', string.sub(S, i, i), 1, true) ~= nil and not nofail[i]
+  local o = 0
+  if dps[i] then
+    for d in string.gmatch(dps[i], '%d+') do
+      if reset[tonumber(d)] then
+        r = true
+        o = o + 1
+      end
+    end
+  end
+  if r then
+    reset[i] = true
+    open[i] = o
+    k = k + 1
+  end
+end
+if k == 0 then return refuse('has no failed or cancelled task') end
+
+-- writes
+local m = wf_member(w)
+redis.call('ZREM', K_EXPIRY, 'w:' .. st .. ':' .. m)
+set_wf_state(w, 'running')
+redis.call('HDEL', w.key, unpack(RERUN.WFIELDS))
+for _, f in ipairs(RERUN.WFIELDS) do w.m[f] = false end
+run = run + 1
+redis.call('HSET', w.key, 'rem', fmt(k), WEBHOOK.RUN, fmt(run))
+w.m['rem'] = fmt(k)
+w.m[WEBHOOK.RUN] = fmt(run)
+-- the removal time its end gave its keys (server clock)
+redis.call('PERSIST', w.key)
+redis.call('PERSIST', w.pkey)
+redis.call('PERSIST', w.skey)
+redis.call('PERSIST', wf_ikey(w))
+EV.add('workflow_rerun', id, 0, fmt(run))
+local del, opens = {}, {}
+local function flush_del(all)
+  if #del >= 1000 or (all and #del > 0) then
+    redis.call('HDEL', w.key, unpack(del))
+    del = {}
+  end
+  if #opens >= 1000 or (all and #opens > 0) then
+    redis.call('HSET', w.key, unpack(opens))
+    opens = {}
+  end
+end
+for i = 1, n do
+  if reset[i] then
+    set_task_state(w, i, 'waiting')
+    local pre = 't' .. fmt(i) .. '.'
+    for _, f in ipairs(RERUN.FIELDS) do del[#del + 1] = pre .. f end
+    if dps[i] then
+      opens[#opens + 1] = pre .. 'o'
+      opens[#opens + 1] = fmt(open[i])
+    end
+    flush_del(false)
+  end
+end
+flush_del(true)
+-- the tasks with no reset dependency, in plan order, with their marks
+local mk = {}
+for e in string.gmatch(marks, '[^,]+') do
+  local is, rest = string.match(e, '^(%d+)(.*)$')
+  mk[tonumber(is)] = rest
+end
+local roots = {}
+for i = 1, n do
+  if reset[i] and open[i] == 0 then roots[#roots + 1] = fmt(i) .. (mk[i] or '') end
+end
+local fx = {pushed = {}}
+push_roots(w, join(roots, ','), 1, fx)
+local dl = tonumber(wget(w, CANCEL.AT) or '0')
+if dl > NOW then
+  -- its marker, in the delayed set of its first task's queue (a passed
+  -- deadline is not armed again)
+  local q = CANCEL.marker_queue(w)
+  register_queue(q)
+  redis.call('ZADD', qkey(q, 'd'), fmt(dl), id .. CANCEL.SUFFIX)
+  note_due(q, dl)
+  wake(q, 1)
+end
+finalize()
+local out = {fmt(run), fmt(k)}
+local names = {}
+local x = 0
+for name in string.gmatch(wget(w, 'names'), '[^\n]+') do
+  x = x + 1
+  if reset[x] then names[#names + 1] = name end
+end
+append(out, names)
+put_list(out, fx.pushed, 2)
+if CALL.stopped then out[#out + 1] = 'P' end
+return out
+end}
+
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4720,7 +4918,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4763,7 +4961,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4805,7 +5003,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -4838,7 +5036,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -4864,7 +5062,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -4936,7 +5134,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5050,7 +5248,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5070,7 +5268,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5136,7 +5334,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5175,7 +5373,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5203,7 +5401,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5244,7 +5442,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5338,7 +5536,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5377,7 +5575,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_progress', flags = {},
+redis.register_function{function_name = 'weir2_742ab6fd229c_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5426,7 +5624,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5458,7 +5656,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_e065dc1bfa51_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_742ab6fd229c_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -1,0 +1,52 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// RerunWorkflow implements engine.Store.
+func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+	if !engine.ValidID(p.ID) {
+		if err := ctx.Err(); err != nil {
+			return engine.RerunResult{}, err
+		}
+		return engine.RerunResult{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, p.ID)
+	}
+	v, err := s.run(ctx, "rerun_workflow", p.ID)
+	if err != nil {
+		var ce *codeErr
+		if errors.As(err, &ce) && ce.code == engine.ErrNotRerunnable {
+			f := strings.Fields(ce.detail)
+			res := engine.RerunResult{}
+			if len(f) >= 2 {
+				res.WorkflowState = engine.WorkflowState(f[0])
+				res.Run, _ = strconv.Atoi(f[1])
+			}
+			return res, err
+		}
+		return engine.RerunResult{}, err
+	}
+	r := newReader(v)
+	res := engine.RerunResult{Run: int(r.int()), WorkflowState: engine.WorkflowRunning}
+	for _, name := range r.strings() {
+		res.Reset = append(res.Reset, engine.TaskJobID(p.ID, name))
+	}
+	res.Pushed = r.pushed()
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return res, err
+	}
+	// more tasks to push than a call's budget: drain calls push the rest
+	var d drained
+	if err := s.drain(ctx, &d); err != nil {
+		return engine.RerunResult{}, err
+	}
+	res.Pushed = append(res.Pushed, d.Pushed...)
+	return res, nil
+}
