@@ -1,4 +1,4 @@
-#!lua name=weir2_f8a9a0b4681b
+#!lua name=weir2_5114bd9fb083
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -3805,7 +3805,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_submit', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3955,7 +3955,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4030,7 +4030,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4089,7 +4089,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4190,7 +4190,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4238,7 +4238,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4299,7 +4299,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4364,7 +4364,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4423,7 +4423,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4456,7 +4456,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4489,7 +4489,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4531,7 +4531,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4612,7 +4612,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4674,7 +4674,7 @@ return out
 end}
 
 -- ---- scripts/rerun_workflow.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_rerun_workflow', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_rerun_workflow', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_rerun_workflow: Runs the failed part of a workflow that ended
 -- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
@@ -4713,8 +4713,8 @@ redis.register_function{function_name = 'weir2_f8a9a0b4681b_rerun_workflow', fla
 --!include deadline.lua
 --!include finalize.lua
 
--- RERUN.FIELDS are the task job fields a reset clears.
--- RERUN.MARKS is the workflow field of its tasks' push marks.
+-- RERUN.MARKS is the workflow field of its tasks' push marks (spec/keys.md,
+-- rk); RERUN.FIELDS are the task job fields a reset clears.
 local RERUN = {MARKS = 'rk', FIELDS = {'a', 'xp', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
   'en', 'ls', 'sg', 'rd'},
   -- the workflow fields a re-run clears
@@ -4848,7 +4848,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4885,7 +4885,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4928,7 +4928,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -4970,7 +4970,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -5003,7 +5003,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -5029,7 +5029,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -5101,7 +5101,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5215,7 +5215,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5235,7 +5235,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5301,7 +5301,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5340,7 +5340,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5368,7 +5368,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5409,7 +5409,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5503,7 +5503,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5542,7 +5542,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_progress', flags = {},
+redis.register_function{function_name = 'weir2_5114bd9fb083_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5591,7 +5591,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5623,7 +5623,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_f8a9a0b4681b_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_5114bd9fb083_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -3015,8 +3015,8 @@ end
 --!include deadline.lua
 --!include finalize.lua
 
--- RERUN.FIELDS are the task job fields a reset clears.
--- RERUN.MARKS is the workflow field of its tasks' push marks.
+-- RERUN.MARKS is the workflow field of its tasks' push marks (spec/keys.md,
+-- rk); RERUN.FIELDS are the task job fields a reset clears.
 local RERUN = {MARKS = 'rk', FIELDS = {'a', 'xp', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
   'en', 'ls', 'sg', 'rd'},
   -- the workflow fields a re-run clears
