@@ -3029,8 +3029,8 @@ end
 --!include deadline.lua
 --!include finalize.lua
 
--- RERUN.FIELDS are the task job fields a reset clears.
--- RERUN.MARKS is the workflow field of its tasks' push marks.
+-- RERUN.MARKS is the workflow field of its tasks' push marks (spec/keys.md,
+-- rk); RERUN.FIELDS are the task job fields a reset clears.
 local RERUN = {MARKS = 'rk', FIELDS = {'a', 'xp', 'ra', 'tk', 'dl', 'cr', 'r', 'e',
   'en', 'ls', 'sg', 'rd', 'nf'},
   -- the workflow fields a re-run clears

@@ -35,8 +35,8 @@
 --!include deadline.lua
 --!include finalize.lua
 
--- RERUN.FIELDS are the task job fields a reset clears.
--- RERUN.MARKS is the workflow field of its tasks' push marks.
+-- RERUN.MARKS is the workflow field of its tasks' push marks (spec/keys.md,
+-- rk); RERUN.FIELDS are the task job fields a reset clears.
 local RERUN = {MARKS = 'rk', FIELDS = {F_ATTEMPT, F_EXPIRIES, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
   F_ENDED, F_LAST_SETTLED, F_SIGNAL, F_READY, F_DEP_FAILED},
   -- the workflow fields a re-run clears
