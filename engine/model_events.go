@@ -7,6 +7,7 @@ const (
 	EventWorkflowSubmitted    = weir.EventWorkflowSubmitted
 	EventWorkflowCompensating = weir.EventWorkflowCompensating
 	EventWorkflowEnded        = weir.EventWorkflowEnded
+	EventWorkflowGrown        = weir.EventWorkflowGrown
 	EventQueued               = weir.EventQueued
 	EventOpened               = weir.EventOpened
 	EventStarted              = weir.EventStarted
