@@ -9,11 +9,11 @@ import (
 // workflow's task may add tasks to its workflow (Outcome.Add), in the same
 // step as the finish.
 
-// validateAddStatic checks what can be checked of an outcome's additions
-// without the store: the finishing job is a task (its ID is
+// ValidateAdd checks what every store checks of an outcome's additions
+// before it looks at the workflow: the finishing job is a task (its ID is
 // "<workflow>/<task>"), each added task's own fields, names unique among
 // the additions, dependencies not repeated, at most MaxTasks of them.
-func validateAddStatic(o Outcome, l Limits) error {
+func ValidateAdd(o Outcome, l Limits) error {
 	if len(o.Add) == 0 {
 		return nil
 	}

@@ -229,7 +229,7 @@ func (m *Model) validateOutcome(o Outcome) error {
 	if o.RetryAfter < 0 || o.RetryAfter > m.cfg.Limits.MaxBackoff {
 		return invalid("", "retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, m.cfg.Limits.MaxBackoff)
 	}
-	return validateAddStatic(o, m.cfg.Limits)
+	return ValidateAdd(o, m.cfg.Limits)
 }
 
 func (m *Model) finish(now int64, o Outcome) Settled {
