@@ -51,7 +51,7 @@ func (s rapidSource) exhausted() bool { return false }
 
 // tapeVersion is the version of the tapes this suite records: a tape
 // starts with "v<version>"; one without is version 1.
-const tapeVersion = 7
+const tapeVersion = 9
 
 // notOnTape lists, per tape version, the draws its tapes do not hold
 // (added to the generator later) and the value that replays such a tape
@@ -60,14 +60,18 @@ const tapeVersion = 7
 // tapes before version 3 predate unique jobs (0: not unique), before
 // version 4 concurrency keys (0: no key), and before version 5 signal
 // tasks, delayed tasks and start times (1: none), before version 6
-// workflow deadlines (2: none), before version 7 webhooks (2: none).
+// workflow deadlines (2: none), before version 7 webhooks (2: none),
+// before version 9 tasks added at run time (1: none). Version 8 is the
+// rerun branch's (its draws are not in this suite).
 var notOnTape = map[int]map[string]int{
-	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2},
-	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2},
-	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2},
-	4: {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2},
-	5: {"deadline": 2, "webhook": 2},
-	6: {"webhook": 2},
+	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "addtasks": 1},
+	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "addtasks": 1},
+	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "addtasks": 1},
+	4: {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "addtasks": 1},
+	5: {"deadline": 2, "webhook": 2, "addtasks": 1},
+	6: {"webhook": 2, "addtasks": 1},
+	7: {"addtasks": 1},
+	8: {"addtasks": 1},
 }
 
 // tapeSource replays a tape. A tape ends after the step that failed: the

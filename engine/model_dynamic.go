@@ -184,7 +184,7 @@ func (m *Model) grow(w *workflow, f int, o Outcome, now int64, fx *effects) []in
 			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
 			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts), maxExpiries: expiriesOrDefault(ts.MaxExpiries),
 			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
-			state: Waiting, created: now, wf: w, task: i, key: ts.Key, addedBy: finisher,
+			state: Waiting, created: w.created, wf: w, task: i, key: ts.Key, addedBy: finisher,
 		}
 		w.tasks = append(w.tasks, j)
 		w.open = append(w.open, 0)
