@@ -59,6 +59,16 @@ func (j *JobInfo) AddTasks(add *client.Workflow, opts ...AddOption) error {
 	if err != nil {
 		return err
 	}
+	return j.AddTaskSpecs(tasks, opts...)
+}
+
+// AddTaskSpecs is AddTasks for tasks given as specs rather than built
+// with package client: for runners that read them from elsewhere (package
+// shell reads a file in the workflow-file syntax).
+func (j *JobInfo) AddTaskSpecs(tasks []engine.TaskSpec, opts ...AddOption) error {
+	if j.Workflow == "" || j.Undo || j.dyn == nil {
+		return fmt.Errorf("%w: job %q is not a workflow's task: only a task adds tasks", weir.ErrInvalid, j.ID)
+	}
 	j.dyn.mu.Lock()
 	defer j.dyn.mu.Unlock()
 	j.dyn.tasks = append(j.dyn.tasks, tasks...)
