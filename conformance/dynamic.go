@@ -12,7 +12,8 @@ import (
 // a task in four: one to three tasks, each depending on the finishing
 // task, on tasks added before it, on the plan's tasks (some of which may
 // not exist), now and then with a name the workflow already has, with or
-// without gating the finishing task's dependents.
+// without gating the finishing task's dependents; some are signal tasks or
+// delayed (genSignal).
 func (d *differ) genAdd(o *engine.Outcome) {
 	wf, task, ok := strings.Cut(o.JobID, "/")
 	if !ok || strings.Contains(task, "/") || d.intRange(0, 3, "addtasks") != 0 {
@@ -33,6 +34,7 @@ func (d *differ) genAdd(o *engine.Outcome) {
 		if d.intRange(0, 3, "addundo") == 0 {
 			ts.Undo = &engine.UndoSpec{Queue: "q1"}
 		}
+		d.genSignal(&ts)
 		if d.bool("addpayload") {
 			ts.Payload = []byte("a" + strconv.Itoa(k))
 		}
