@@ -14,12 +14,12 @@ func TestParseTape(t *testing.T) {
 	if err != nil || v != 2 || !reflect.DeepEqual(got, []int{0, 10, -1}) {
 		t.Fatalf("parseTape of a v2 tape = %v, version %d, %v", got, v, err)
 	}
-	for _, bad := range []string{"", "# only a comment\n", "1 x 2", "v9 1 2", "v2", "v2 v2 1", "1 v2"} {
+	for _, bad := range []string{"", "# only a comment\n", "1 x 2", "v10 1 2", "v2", "v2 v2 1", "1 v2"} {
 		if _, _, err := parseTape(bad); err == nil {
 			t.Errorf("parseTape(%q) accepted", bad)
 		}
 	}
-	if s := formatTape([]int{0, 10, -1, 3}); s != "v7 0 10 -1 3" {
+	if s := formatTape([]int{0, 10, -1, 3}); s != "v9 0 10 -1 3" {
 		t.Errorf("formatTape = %q", s)
 	}
 	if got, v, err := parseTape(formatTape([]int{4, -2})); err != nil || v != tapeVersion || !reflect.DeepEqual(got, []int{4, -2}) {
