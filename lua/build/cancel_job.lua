@@ -2373,7 +2373,7 @@ function DYN.grow(j, s, fx)
   w.m['n'] = fmt(nn)
   w.m['alw'], w.m['und'], w.m['names'] = table.concat(alw), table.concat(und), table.concat(names, '\n')
   w.m['rem'] = fmt(redis.call('HINCRBY', w.key, 'rem', fmt(m)))
-  redis.call('APPEND', w.skey, string.rep('w', m))
+  redis.call('SETRANGE', w.skey, fmt(n), string.rep('w', m))
   if w.S then w.S = w.S .. string.rep('w', m) end
   local born = {}
   for t = 1, m do

@@ -1,4 +1,4 @@
-#!lua name=weir2_53a524e043b2
+#!lua name=weir2_541de11f0e35
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -3272,7 +3272,7 @@ function DYN.grow(j, s, fx)
   w.m['n'] = fmt(nn)
   w.m['alw'], w.m['und'], w.m['names'] = table.concat(alw), table.concat(und), table.concat(names, '\n')
   w.m['rem'] = fmt(redis.call('HINCRBY', w.key, 'rem', fmt(m)))
-  redis.call('APPEND', w.skey, string.rep('w', m))
+  redis.call('SETRANGE', w.skey, fmt(n), string.rep('w', m))
   if w.S then w.S = w.S .. string.rep('w', m) end
   local born = {}
   for t = 1, m do
@@ -4132,7 +4132,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_submit', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -4282,7 +4282,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4357,7 +4357,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4416,7 +4416,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4533,7 +4533,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4581,7 +4581,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4642,7 +4642,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4707,7 +4707,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4766,7 +4766,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4799,7 +4799,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4832,7 +4832,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4874,7 +4874,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4955,7 +4955,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -5017,7 +5017,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -5054,7 +5054,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -5097,7 +5097,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -5139,7 +5139,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -5172,7 +5172,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -5198,7 +5198,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -5270,7 +5270,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5384,7 +5384,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5404,7 +5404,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5470,7 +5470,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5509,7 +5509,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5537,7 +5537,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5578,7 +5578,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5672,7 +5672,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_541de11f0e35_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5711,7 +5711,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_progress', flags = {},
+redis.register_function{function_name = 'weir2_541de11f0e35_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5760,7 +5760,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5792,7 +5792,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_53a524e043b2_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_541de11f0e35_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

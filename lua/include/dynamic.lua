@@ -296,7 +296,7 @@ function DYN.grow(j, s, fx)
   w.m[W_TASKS] = fmt(nn)
   w.m[W_ALWAYS], w.m[W_HAS_UNDO], w.m[W_NAMES] = table.concat(alw), table.concat(und), table.concat(names, '\n')
   w.m[W_REMAINING] = fmt(redis.call('HINCRBY', w.key, W_REMAINING, fmt(m)))
-  redis.call('APPEND', w.skey, string.rep('w', m))
+  redis.call('SETRANGE', w.skey, fmt(n), string.rep('w', m))
   if w.S then w.S = w.S .. string.rep('w', m) end
   local born = {}
   for t = 1, m do
