@@ -17,6 +17,9 @@ const (
 	// EventWorkflowCompensating: a workflow started running its undos;
 	// Reason is "failure" or "cancel".
 	EventWorkflowCompensating EventType = "workflow_compensating"
+	// EventWorkflowGrown: a task's finish added tasks to its workflow
+	// (spec/states.md, Dynamic tasks); Reason is that task's name.
+	EventWorkflowGrown EventType = "workflow_grown"
 	// EventWorkflowEnded: a workflow ended; Reason is its final state.
 	EventWorkflowEnded EventType = "workflow_ended"
 	// EventWorkflowRerun: an ended workflow was re-run

@@ -123,6 +123,9 @@ type Task struct {
 	// Signal is set for a signal task: it is never run by a worker, it
 	// ends by a signal (Open while it waits for one).
 	Signal bool
+	// AddedBy names the task whose finish added this one at run time
+	// (spec/states.md, Dynamic tasks); "" for a task of the submitted plan.
+	AddedBy string
 }
 
 // UndoStatus is the state of a task's undo job. State is empty until the

@@ -40,9 +40,10 @@ type Workflow struct {
 }
 
 type node struct {
-	wf    *Workflow
-	index int
-	spec  engine.TaskSpec
+	wf       *Workflow
+	index    int
+	spec     engine.TaskSpec
+	existing bool // Existing: a task of the running workflow, by name
 }
 
 // WorkflowOption is one option of NewWorkflow, made by WorkflowID,
@@ -205,6 +206,8 @@ func (t *Task[R]) After(deps ...TaskRef) *Task[R] {
 	for _, d := range deps {
 		dn := d.taskNode()
 		switch {
+		case dn.existing && dn.wf == w:
+			t.n.spec.After = append(t.n.spec.After, dn.spec.Name)
 		case dn.wf != w:
 			w.failLocked(&weir.BuildError{Task: t.n.spec.Name, Problem: fmt.Sprintf("depends on task %q of another workflow", dn.spec.Name)})
 		case dn == t.n:

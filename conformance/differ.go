@@ -182,6 +182,11 @@ func (d *differ) checkEach() {
 		for _, t := range d.plans[id].Tasks {
 			jids = append(jids, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
 		}
+		for _, t := range mw.Tasks {
+			if t.AddedBy != "" { // added at run time (dynamic.go)
+				jids = append(jids, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
+			}
+		}
 		{
 			for _, jid := range jids {
 				mj, merr := d.m.GetJob(now, jid)
@@ -377,6 +382,7 @@ func (d *differ) doStep() {
 			case 1:
 				o.RetryAfter = 1500 * time.Microsecond
 			}
+			d.genAdd(&o)
 			mo, so := o, o
 			mo.Token, so.Token = l.mtok, l.stok
 			mp.Outcomes = append(mp.Outcomes, mo)

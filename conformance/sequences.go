@@ -64,17 +64,18 @@ const tapeVersion = 10
 // Version 8 added re-runs: as op 22, which an older tape never draws, and
 // after a workflow's cancel and after a finish that ended one (1: none);
 // version 9 tasks added at run time (1: none; its tapes came from a branch
-// without re-runs); version 10 OnFailure tasks (1: not one).
+// without re-runs); version 10 OnFailure tasks, in the plan and among the
+// added ones (1: not one).
 var notOnTape = map[int]map[string]int{
-	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	4: {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	5: {"deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	6: {"webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	7: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
-	8: {"onfailure": 1},
-	9: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1},
+	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	4: {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	5: {"deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	6: {"webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	7: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	8: {"onfailure": 1, "addtasks": 1, "addonfailure": 1},
+	9: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addonfailure": 1},
 }
 
 // tapeSource replays a tape. A tape ends after the step that failed: the

@@ -65,6 +65,7 @@ type job struct {
 	unlisted    bool   // a task CancelWorkflow ended before it started: in no job list
 	key         string // concurrency key; "" for none (model_keys.go)
 	depFailed   bool   // an OnFailure task: a dependency ended not completed
+	addedBy     string // a task added at run time: the task whose finish added it
 
 	wf   *workflow // nil for a plain job
 	task int       // index of the task in the plan

@@ -8,6 +8,7 @@ const (
 	EventWorkflowCompensating = weir.EventWorkflowCompensating
 	EventWorkflowEnded        = weir.EventWorkflowEnded
 	EventWorkflowRerun        = weir.EventWorkflowRerun
+	EventWorkflowGrown        = weir.EventWorkflowGrown
 	EventQueued               = weir.EventQueued
 	EventOpened               = weir.EventOpened
 	EventStarted              = weir.EventStarted

@@ -204,6 +204,9 @@ func (m *Model) Finish(now time.Time, p FinishParams) (FinishResult, error) {
 			return FinishResult{}, err
 		}
 	}
+	if err := m.addCheck(p.Outcomes); err != nil {
+		return FinishResult{}, err
+	}
 	res := FinishResult{Settled: make([]Settled, len(p.Outcomes))}
 	for i, o := range p.Outcomes {
 		res.Settled[i] = m.finish(t, o)
@@ -226,7 +229,7 @@ func (m *Model) validateOutcome(o Outcome) error {
 	if o.RetryAfter < 0 || o.RetryAfter > m.cfg.Limits.MaxBackoff {
 		return invalid("", "retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, m.cfg.Limits.MaxBackoff)
 	}
-	return nil
+	return ValidateAdd(o, m.cfg.Limits)
 }
 
 func (m *Model) finish(now int64, o Outcome) Settled {
@@ -256,6 +259,13 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 	case OutcomeCompleted:
 		j.result = slices.Clone(o.Result)
 		j.err = ""
+		if len(o.Add) > 0 && j.wf != nil && !j.undo {
+			// its additions come first, then its cascade and theirs
+			m.endState(j, Completed, now)
+			born := m.grow(j.wf, j.task, o, now, &fx)
+			m.taskEnded(j.wf, append([]int{j.task}, born...), now, &fx)
+			break
+		}
 		m.end(j, Completed, now, &fx)
 	case OutcomeCancelled:
 		j.err = m.cutError(o.Error)
@@ -320,6 +330,12 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 
 // end moves a job to a terminal state and runs the consequences.
 func (m *Model) end(j *job, s State, now int64, fx *effects) {
+	m.endState(j, s, now)
+	m.afterEnd(j, now, fx)
+}
+
+// endState moves a job to a terminal state, without the consequences.
+func (m *Model) endState(j *job, s State, now int64) {
 	att, reason := 0, j.err
 	if j.state == Running {
 		att = j.attempt
@@ -331,7 +347,6 @@ func (m *Model) end(j *job, s State, now int64, fx *effects) {
 	j.state = s
 	j.ended = now
 	j.runAt = 0
-	m.afterEnd(j, now, fx)
 }
 
 // Heartbeat extends each live lease to now + p.Extend and says whether its
@@ -471,7 +486,7 @@ func (m *Model) afterEnd(j *job, now int64, fx *effects) {
 	case j.undo:
 		m.undoEnded(j.wf, j.task, now, fx)
 	default:
-		m.taskEnded(j.wf, j.task, now, fx)
+		m.taskEnded(j.wf, []int{j.task}, now, fx)
 	}
 }
 

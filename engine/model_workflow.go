@@ -107,13 +107,13 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	return SubmitResult{Created: true, Pushed: fx.pushed}, nil
 }
 
-// taskEnded runs the consequences of task i ending: promotion of dependents,
-// cancellation of non-Always dependents of a failed or cancelled task (and of
-// theirs), FailFast, and the workflow's end once every task ended. Ended
-// tasks are handled first in, first out; each one's dependents in plan order.
-func (m *Model) taskEnded(w *workflow, i int, now int64, fx *effects) {
+// taskEnded runs the consequences of the tasks of work ending: promotion
+// of dependents, cancellation of non-Always dependents of a failed or
+// cancelled task (and of theirs), FailFast, and the workflow's end once
+// every task ended. Ended tasks are handled first in, first out (work
+// first); each one's dependents in plan order.
+func (m *Model) taskEnded(w *workflow, work []int, now int64, fx *effects) {
 	plan := &w.c.plan
-	work := []int{i}
 	for len(work) > 0 {
 		k := work[0]
 		work = work[1:]
@@ -418,7 +418,7 @@ func (w *workflow) snapshot() Workflow {
 			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always, OnFailure: ts.OnFailure,
 			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
 			Progress: j.progressOf(),
-			Signal:   ts.Signal,
+			Signal:   ts.Signal, AddedBy: j.addedBy,
 		}
 		if ts.Undo != nil {
 			t.Undo = &UndoStatus{Queue: ts.Undo.Queue}

@@ -290,6 +290,17 @@ type Outcome struct {
 	// RetryAfter, when > 0, replaces the job's backoff for this retry (the
 	// worker uses it to add jitter). It is rounded up to whole milliseconds.
 	RetryAfter time.Duration
+	// Add, on a completed attempt of a workflow's task, adds these tasks
+	// to its workflow in the same step (spec/states.md, Dynamic tasks).
+	// Each may depend (After) on the finishing task, on tasks listed before
+	// it in Add, and on the workflow's other tasks (only ended ones with
+	// GateDependents). Any other outcome drops them, as does a finish of a
+	// workflow whose cancel was requested or whose FailFast fired.
+	Add []TaskSpec
+	// GateDependents makes the finishing task's waiting dependents wait
+	// for every task of Add too (they get them as dependencies, after
+	// their own).
+	GateDependents bool
 }
 
 // FinishParams finishes attempts and may claim the next jobs.

@@ -80,25 +80,8 @@ func compile(p Plan, l Limits) (*compiled, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, invalid(t.Name, "name", "duplicate task name")
 		}
-		if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
+		if err := validateTaskFields(t, l); err != nil {
 			return nil, err
-		}
-		if err := validateKey(t.Name, t.Key); err != nil {
-			return nil, err
-		}
-		if err := validateSignal(t); err != nil {
-			return nil, err
-		}
-		if t.OnFailure && (!t.Always || len(t.After) == 0) {
-			return nil, invalid(t.Name, "on_failure", "an OnFailure task must be Always and have a dependency")
-		}
-		if t.Undo != nil {
-			if !ValidName(t.Undo.Queue) {
-				return nil, invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
-			}
-			if len(t.Undo.Payload) > l.MaxPayload {
-				return nil, tooLarge(t.Name, "undo.payload", "%d bytes, the limit is %d", len(t.Undo.Payload), l.MaxPayload)
-			}
 		}
 		edges += len(t.After)
 		if edges > l.MaxEdges {
@@ -133,6 +116,32 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	}
 	c.hash = PlanHash(p)
 	return c, nil
+}
+
+// validateTaskFields checks a task's own fields (not its name or its
+// dependencies): what a submitted task and a task added at run time share.
+func validateTaskFields(t TaskSpec, l Limits) error {
+	if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
+		return err
+	}
+	if err := validateKey(t.Name, t.Key); err != nil {
+		return err
+	}
+	if err := validateSignal(t); err != nil {
+		return err
+	}
+	if t.OnFailure && (!t.Always || len(t.After) == 0) {
+		return invalid(t.Name, "on_failure", "an OnFailure task must be Always and have a dependency")
+	}
+	if t.Undo != nil {
+		if !ValidName(t.Undo.Queue) {
+			return invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
+		}
+		if len(t.Undo.Payload) > l.MaxPayload {
+			return tooLarge(t.Name, "undo.payload", "%d bytes, the limit is %d", len(t.Undo.Payload), l.MaxPayload)
+		}
+	}
+	return nil
 }
 
 // clonePlan returns a deep copy of p: its tasks, payloads, dependency lists

@@ -342,7 +342,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 		t := engine.Task{
 			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), OnFailure: strings.Contains(f[6], "F"), Signal: strings.Contains(f[6], "S"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
-			Progress: parseProgress(m[p+"pg"]),
+			Progress: parseProgress(m[p+"pg"]), AddedBy: m[p+"ab"],
 		}
 		switch states[i] {
 		case 'W':
@@ -458,47 +458,13 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 	}
 	for i, t := range p.Tasks {
 		is := strconv.Itoa(i + 1)
-		flags := ""
-		if t.Always {
-			flags += "A"
-		}
 		absorb := len(dependents[i]) > 0
 		for _, d := range dependents[i] {
 			if !p.Tasks[d].Always {
 				absorb = false
 			}
 		}
-		if absorb {
-			flags += "B"
-		}
-		uq := ""
-		if t.Undo != nil {
-			flags += "U"
-			uq = t.Undo.Queue
-		}
-		if t.After != nil && len(t.After) == 0 {
-			flags += "E"
-		}
-		if t.Signal {
-			flags += "S"
-		}
-		if t.OnFailure {
-			flags += "F"
-		}
-		// last: the spec's readers take the digits after it
-		if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
-			flags += "X" + strconv.Itoa(x)
-		}
-		if t.Key != "" {
-			flags += ":" + t.Key
-		}
-		attempts := max(t.MaxAttempts, 1)
-		backoff := t.Backoff
-		if backoff <= 0 {
-			backoff = engine.DefaultBackoff
-		}
-		spec := t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
-		fields = append(fields, "t"+is, spec)
+		fields = append(fields, "t"+is, taskSpec(t, absorb))
 		if len(t.After) > 0 {
 			deps := make([]int, len(t.After))
 			for k, a := range t.After {
@@ -541,6 +507,45 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		index = append(index, ":ht", hashTableMarker)
 	}
 	return fields, payloads, index, roots
+}
+
+// taskSpec is task t's spec field t<i> (spec/keys.md); absorb: a failure
+// of it is absorbed (it has dependents, all Always).
+func taskSpec(t engine.TaskSpec, absorb bool) string {
+	flags := ""
+	if t.Always {
+		flags += "A"
+	}
+	if absorb {
+		flags += "B"
+	}
+	uq := ""
+	if t.Undo != nil {
+		flags += "U"
+		uq = t.Undo.Queue
+	}
+	if t.After != nil && len(t.After) == 0 {
+		flags += "E"
+	}
+	if t.Signal {
+		flags += "S"
+	}
+	if t.OnFailure {
+		flags += "F"
+	}
+	// last: the spec's readers take the digits after it
+	if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
+		flags += "X" + strconv.Itoa(x)
+	}
+	if t.Key != "" {
+		flags += ":" + t.Key
+	}
+	attempts := max(t.MaxAttempts, 1)
+	backoff := t.Backoff
+	if backoff <= 0 {
+		backoff = engine.DefaultBackoff
+	}
+	return t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
 }
 
 // A workflow of hashTableTasks tasks or more gets the field ":ht" in its

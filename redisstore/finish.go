@@ -31,6 +31,9 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		if o.RetryAfter < 0 || o.RetryAfter > lim.MaxBackoff {
 			return engine.FinishResult{}, invalid("retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, lim.MaxBackoff)
 		}
+		if err := engine.ValidateAdd(o, lim); err != nil {
+			return engine.FinishResult{}, err
+		}
 	}
 	if p.Claim != nil {
 		if err := s.validateClaim(*p.Claim); err != nil {
@@ -154,8 +157,17 @@ func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []in
 	if p.Claim != nil {
 		nq = len(p.Claim.Queues)
 	}
-	args := s.argv(scripts["finish"], 1+8*nSent+4+nq)
+	// the additions' blocks follow the outcomes: where each starts, in
+	// the script's ARGV (its first three are call.go's)
+	blocks := 0
+	for _, i := range sent {
+		if o := &p.Outcomes[i]; len(o.Add) > 0 && o.Kind == engine.OutcomeCompleted {
+			blocks += addBlockLen(o)
+		}
+	}
+	args := s.argv(scripts["finish"], 1+9*nSent+1+blocks+4+nq)
 	args = append(args, nSent)
+	bs := 3 + 1 + 9*nSent + 1 + 1 // ARGV index of the first block
 	for _, i := range sent {
 		o := &p.Outcomes[i]
 		msg := o.Error
@@ -166,6 +178,20 @@ func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []in
 		retryAfter := (o.RetryAfter + time.Millisecond - 1).Milliseconds()
 		args = append(args, o.JobID, o.Token, kindArg(o.Kind), flagArg(o.Result != nil), bytesArg(o.Result), msg,
 			flagArg(o.NonRetryable), retryAfter)
+		if len(o.Add) > 0 && o.Kind == engine.OutcomeCompleted {
+			args = append(args, bs)
+			bs += addBlockLen(o)
+		} else {
+			args = append(args, argEmpty)
+		}
+	}
+	args = append(args, blocks)
+	if blocks > 0 {
+		for _, i := range sent {
+			if o := &p.Outcomes[i]; len(o.Add) > 0 && o.Kind == engine.OutcomeCompleted {
+				args = appendAddBlock(args, o, lim)
+			}
+		}
 	}
 	args = append(args, strings.Join(kept, " "))
 	if p.Claim != nil {
@@ -175,7 +201,7 @@ func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []in
 	}
 	v, err := s.call(ctx, scripts["finish"], args)
 	if err != nil {
-		return 0, nil, 0, false, err
+		return 0, nil, 0, false, addError(err)
 	}
 	r := newReader(v)
 	n = r.count()

@@ -75,16 +75,43 @@ type depInput struct {
 // bounds a command's standard output in bytes: the store's
 // engine.Limits.MaxResult (an attempt whose output, msgpack-encoded, is
 // over it fails). Call it before w.Run, like worker.Handle.
-func Register(w *worker.Worker, queues []string, maxResult int) {
+func Register(w *worker.Worker, queues []string, maxResult int, opts ...Option) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	for _, q := range queues {
 		worker.Handle(w, Queue(q), func(ctx context.Context, j *worker.Job[Payload]) (string, error) {
-			return run(ctx, j, maxResult)
+			return run(ctx, j, maxResult, o)
 		})
 	}
 }
 
+// Option is an option of Register.
+type Option func(*options)
+
+type options struct {
+	parseAdded AddedParser
+}
+
+// AddedParser reads the file of tasks a shell task adds to its workflow
+// (WEIR_ADD_TASKS): data is its content, dir the directory the task's
+// command ran in. It returns the tasks and whether the task's dependents
+// are gated on them. workflowfile.ParseAdded, wrapped, is the one of
+// weir's workflow files.
+type AddedParser func(data []byte, dir string) (tasks []engine.TaskSpec, gate bool, err error)
+
+// AddTasksWith lets shell tasks add tasks to their workflow at run time
+// (spec/workflow-file.md, "Adding tasks at run time"): each task's command
+// gets WEIR_ADD_TASKS, the path of a file it may write; after an exit of 0,
+// a file there is read with parse and its tasks are added with the task's
+// finish. Without this option WEIR_ADD_TASKS is not set.
+func AddTasksWith(parse AddedParser) Option {
+	return func(o *options) { o.parseAdded = parse }
+}
+
 // run runs one attempt of a shell task.
-func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, error) {
+func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) (string, error) {
 	in := input{Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Undo: j.Undo, Deps: map[string]depInput{}}
 	for _, d := range j.Deps {
 		di := depInput{State: d.State, Result: DecodeResult(d.Result)}
@@ -127,6 +154,11 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 	if len(j.Deps) > 0 {
 		cmd.Env = append(cmd.Env, groupEnv(j.Group())...)
 	}
+	addPath := ""
+	if o.parseAdded != nil && j.Workflow != "" && !j.Undo {
+		addPath = filepath.Join(tmp, "add-tasks")
+		cmd.Env = append(cmd.Env, "WEIR_ADD_TASKS="+addPath)
+	}
 	// The msgpack header of a string takes up to 5 bytes of the result.
 	stdout := &capBuffer{max: maxResult - 5}
 	stderr := &tailBuffer{max: stderrTail}
@@ -163,6 +195,11 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int) (string, er
 	if stdout.over {
 		return "", fmt.Errorf("standard output is over the result limit of %d bytes", maxResult)
 	}
+	if addPath != "" {
+		if err := addTasks(j, addPath, o.parseAdded); err != nil {
+			return "", worker.NonRetryable(err)
+		}
+	}
 	return stdout.String(), nil
 }
 
@@ -184,6 +221,26 @@ func groupEnv(g weir.GroupSummary) []string {
 		"WEIR_GROUP_FIRST_FAILURE=" + first,
 		"WEIR_GROUP_FIRST_ERROR=" + firstErr,
 	}
+}
+
+// addTasks adds the tasks of the file at path, when the command wrote one.
+func addTasks(j *worker.Job[Payload], path string, parse AddedParser) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(strings.TrimSpace(string(data))) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("WEIR_ADD_TASKS: %w", err)
+	}
+	tasks, gate, err := parse(data, j.Payload.Dir)
+	if err != nil {
+		return fmt.Errorf("WEIR_ADD_TASKS: %w", err)
+	}
+	var opts []worker.AddOption
+	if gate {
+		opts = append(opts, worker.GateDependents())
+	}
+	return j.AddTaskSpecs(tasks, opts...)
 }
 
 // writeInput writes the WEIR_INPUT file and, in depsDir, one file per

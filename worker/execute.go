@@ -69,6 +69,9 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		TraceParent: c.TraceParent,
 	}
 	info.link, info.checkpoint = &progressLink{store: r.store, token: c.Lease.Token}, c.Checkpoint
+	if j.Workflow != "" && !j.Undo {
+		info.dyn = &additions{}
+	}
 	r.observe(r.startedEvent(c))
 	start = time.Now()
 	err := call(hctx, h, info)
@@ -84,6 +87,8 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		o.Result = info.result
 		if len(o.Result) > r.cfg.Limits.MaxResult {
 			o = failNow(o, fmt.Sprintf("result is %d bytes, over the limit of %d", len(o.Result), r.cfg.Limits.MaxResult))
+		} else {
+			o = info.addTo(o, r.cfg.Limits)
 		}
 	case panicked:
 		o.Kind = engine.OutcomeFailed

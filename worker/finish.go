@@ -176,8 +176,13 @@ func (r *run) finishOne(f finished) {
 			return
 		}
 		if errors.Is(err, engine.ErrInvalid) && o.Kind == engine.OutcomeCompleted {
-			// The store refused the result (a lower limit than ours).
-			o = failNow(o, "result refused by the store: "+err.Error())
+			// The store refused the result (a lower limit than ours) or
+			// the tasks it adds (spec/states.md, Dynamic tasks).
+			what := "result"
+			if len(o.Add) > 0 {
+				what = "result or added tasks"
+			}
+			o = failNow(o, what+" refused by the store: "+err.Error())
 			p.Outcomes[0] = o
 			continue
 		}

@@ -40,6 +40,7 @@ type JobInfo struct {
 	result     []byte
 	link       *progressLink // progress.go
 	checkpoint []byte
+	dyn        *additions // dynamic.go; nil for a plain or undo job
 }
 
 // Job is a job as a typed handler gets it: its JobInfo and its decoded

@@ -459,7 +459,10 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 	for i := 0; i < len(fields); i += 2 {
 		k, v := fields[i], fields[i+1]
 		w := top.in(k.Value)
+		f.set = append(f.set, k.Value)
 		switch k.Value {
+		case "gate_dependents":
+			f.GateDependents, err = d.bool(w, v)
 		case "id":
 			f.ID, err = d.str(w, v)
 		case "fail_fast":

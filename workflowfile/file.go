@@ -54,6 +54,12 @@ type fileWorkflow struct {
 	// group is the workflow's chain or batch, nil for none (group.go):
 	// its tasks replace Tasks.
 	group *fileGroup
+	// GateDependents: a file of tasks to add (ParseAdded) gates the
+	// finishing task's dependents on them.
+	GateDependents bool
+	// set lists the workflow-level fields the file gave, for ParseAdded,
+	// which allows only tasks and gate_dependents.
+	set []string
 }
 
 // fileWebhook is a workflow's webhook as written (spec/states.md,
@@ -161,6 +167,8 @@ type File struct {
 	// shell.Payload), in file order. A server that refuses shell commands
 	// refuses a file where it is not empty.
 	Shell []string
+
+	gate bool // ParseAdded: gate_dependents
 }
 
 // Format is the syntax of a workflow file.
@@ -233,6 +241,14 @@ func formatOf(name string, data []byte) Format {
 // engine.ValidatePlan with o's limits (the store may still refuse it, for
 // example when a workflow of that ID exists with another plan).
 func Parse(name string, data []byte, o Options) (*File, error) {
+	return parse(name, data, o, false)
+}
+
+// parse is Parse; added reads a file of tasks to add to a running
+// workflow (ParseAdded): only tasks and gate_dependents, dependencies on
+// tasks the file does not list allowed (the store checks them), no plan
+// check.
+func parse(name string, data []byte, o Options, added bool) (*File, error) {
 	path, dir, limits, format := name, o.Dir, o.Limits, o.Format
 	if limits == (engine.Limits{}) {
 		limits = engine.DefaultLimits()
@@ -253,6 +269,15 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		return taskError(path, tp, name, field, fmt.Sprintf(format, args...))
 	}
+	for _, k := range f.set {
+		if added && k != "tasks" && k != "gate_dependents" {
+			return nil, fail(-1, "", k, "a file of tasks to add has only tasks and gate_dependents")
+		}
+		if !added && k == "gate_dependents" {
+			return nil, fail(-1, "", k, "only in a file of tasks to add (WEIR_ADD_TASKS)")
+		}
+	}
+	lf.gate = f.GateDependents
 	p := engine.Plan{ID: f.ID, FailFast: f.FailFast, UndoOnCancel: true}
 	if f.UndoOnCancel != nil {
 		p.UndoOnCancel = *f.UndoOnCancel
@@ -338,7 +363,7 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 			switch _, ok := index[d]; {
 			case d == t.Name:
 				return nil, fail(i, t.Name, "after", "a task cannot run after itself")
-			case !ok:
+			case !ok && !added:
 				return nil, fail(i, t.Name, "after", "%q is not a task listed before this one", d)
 			case seenDep[d]:
 				return nil, fail(i, t.Name, "after", "%q is listed twice", d)
@@ -420,6 +445,10 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 		}
 		index[t.Name] = i
 		p.Tasks = append(p.Tasks, spec)
+	}
+	if added {
+		lf.Plan = p
+		return lf, nil
 	}
 	// The engine's own check (limits on tasks and edges): map its error to
 	// the file's terms.

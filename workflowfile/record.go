@@ -60,6 +60,10 @@ type TaskRecord struct {
 	// Signal is set for a signal task, which a signal ends (state "open"
 	// while it waits for it).
 	Signal bool `json:"signal"`
+	// AddedBy names the task whose finish added this one at run time
+	// (spec/states.md, Dynamic tasks); null for a task of the submitted
+	// plan.
+	AddedBy *string `json:"added_by"`
 }
 
 // UndoRecord is a task's undo: its state is null until the undo job
@@ -123,7 +127,7 @@ func NewRecord(w engine.Workflow) Record {
 		tr := TaskRecord{
 			Name: t.Name, Queue: t.Queue, State: string(t.State), Attempts: t.Attempt,
 			After: after, Always: t.Always, OnFailure: t.OnFailure, Error: optString(t.Error), Signal: t.Signal,
-			Progress: NewProgressRecord(t.Progress),
+			Progress: NewProgressRecord(t.Progress), AddedBy: optString(t.AddedBy),
 		}
 		if t.State == engine.Completed {
 			tr.Result = shell.DecodeResult(t.Result)

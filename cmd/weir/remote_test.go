@@ -133,6 +133,18 @@ func TestSharedRedisCommands(t *testing.T) {
 		t.Errorf("status:\n%s", r.Stdout)
 	}
 
+	// Tasks a shell task adds (WEIR_ADD_TASKS) run on the worker process
+	// too; the report waits for them.
+	r = cli("submit", "examples/dynamic.yaml")
+	r.WantCode(t, 0)
+	dyn := strings.TrimSpace(r.Stdout)
+	r = cli("wait", dyn, "--json")
+	r.WantCode(t, 0)
+	rec = decodeRecord(t, r)
+	if rec.State != "completed" || len(rec.Tasks) != 6 || recordTask(t, rec, "report").Result != "4 parts: ALPHA BETA GAMMA DELTA\n" {
+		t.Errorf("dynamic record: %+v", rec)
+	}
+
 	// A saga run by the worker process: wait exits 1.
 	r = cli("submit", "examples/saga.yaml")
 	r.WantCode(t, 0)

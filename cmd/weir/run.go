@@ -160,7 +160,10 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 		Limits:          limits,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	shell.Register(w, queues, limits.MaxResult)
+	shell.Register(w, queues, limits.MaxResult, shell.AddTasksWith(func(data []byte, dir string) ([]engine.TaskSpec, bool, error) {
+		// a shell task's tasks to add (spec/workflow-file.md, Adding tasks at run time)
+		return workflowfile.ParseAdded("WEIR_ADD_TASKS", data, workflowfile.Options{Dir: dir, Limits: limits})
+	}))
 	return w
 }
 
@@ -395,7 +398,11 @@ func printSummary(out io.Writer, w engine.Workflow) {
 		if t.Undo != nil && t.Undo.Error != "" {
 			detail += " undo: " + oneLine(t.Undo.Error)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", t.Name, t.State, t.Attempt, undo, detail)
+		name := t.Name
+		if t.AddedBy != "" {
+			name += " (+" + t.AddedBy + ")" // added at run time by that task
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", name, t.State, t.Attempt, undo, detail)
 	}
 	tw.Flush()
 }

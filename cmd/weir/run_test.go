@@ -480,3 +480,44 @@ func TestRunDeadline(t *testing.T) {
 		t.Errorf("build %s", b.State)
 	}
 }
+
+// A shell task adds tasks to its workflow through WEIR_ADD_TASKS; gated,
+// the report waits for them and reads their results.
+func TestRunDynamicExample(t *testing.T) {
+	t.Parallel()
+	r := weir(t, "", nil, "run", "--json", "examples/dynamic.yaml")
+	r.WantCode(t, 0)
+	rec := decodeRecord(t, r)
+	if rec.State != "completed" || len(rec.Tasks) != 6 {
+		t.Fatalf("record: %+v", rec)
+	}
+	if got := recordTask(t, rec, "report").Result; got != "4 parts: ALPHA BETA GAMMA DELTA\n" {
+		t.Errorf("report result %#v", got)
+	}
+	if after := recordTask(t, rec, "report").After; strings.Join(after, ",") != "split,shout-1,shout-2,shout-3,shout-4" {
+		t.Errorf("report after %v", after)
+	}
+	for _, tr := range rec.Tasks {
+		added := strings.HasPrefix(tr.Name, "shout-")
+		if added != (tr.AddedBy != nil && *tr.AddedBy == "split") {
+			t.Errorf("task %s added_by %v", tr.Name, tr.AddedBy)
+		}
+	}
+}
+
+// A file of tasks to add that does not parse fails the attempt for good.
+func TestRunAddTasksBadFile(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "bad-add.yaml", `tasks:
+  - name: a
+    retries: 2
+    run: |
+      echo "id: x" > "$WEIR_ADD_TASKS"
+`)
+	r := weir(t, "", nil, "run", "--json", p)
+	rec := decodeRecord(t, r)
+	a := recordTask(t, rec, "a")
+	if rec.State != "failed" || a.Attempts != 1 || a.Error == nil || !strings.Contains(*a.Error, "WEIR_ADD_TASKS") {
+		t.Fatalf("record %+v, task a %+v", rec, a)
+	}
+}

@@ -586,7 +586,8 @@
     return h('table', { id: 'task-table' },
       h('thead', {}, h('tr', {}, ['Task', 'Queue', 'State', 'Attempts', 'After', 'Undo', 'Error or result'].map((c) => h('th', { class: c === 'Attempts' ? 'num' : null }, c)))),
       h('tbody', {}, wf.tasks.map((t) => h('tr', { 'data-task': t.name },
-        h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name)),
+        h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name),
+          t.added_by ? h('span', { class: 'muted', title: 'added at run time by ' + t.added_by }, ' +' + t.added_by) : null),
         h('td', {}, t.queue),
         h('td', {}, badge(t.state)),
         h('td', { class: 'num' }, t.attempts),
@@ -769,8 +770,8 @@
       const { x, y } = xy[i];
       const sub = t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
       const tip = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
-        t.undo ? 'undo: ' + (t.undo.state || 'not started') : ''].filter(Boolean).join('\n');
-      const g = s('g', { class: 'node st-' + t.state + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
+        t.undo ? 'undo: ' + (t.undo.state || 'not started') : '', t.added_by ? 'added at run time by ' + t.added_by : ''].filter(Boolean).join('\n');
+      const g = s('g', { class: 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
         s('title', {}, tip),
         s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
         s('text', { class: 'name', x: x + 10, y: y + 18 }, clip(t.name, 22)),

@@ -37,7 +37,7 @@ var (
 	taskFields = map[string]kind{
 		"queue": kStr, "attempt": kInt, "result": kStr, "error": kStr, "always": kBool, "on_failure": kBool, "after": kList,
 		"undo": kStr, "undo_queue": kStr, "undo_attempt": kInt, "undo_error": kStr,
-		"progress": kStr, "progress_msg": kStr, "progress_at": kTime,
+		"progress": kStr, "progress_msg": kStr, "progress_at": kTime, "added_by": kStr,
 	}
 	jobFields = map[string]kind{
 		"queue": kStr, "workflow": kStr, "task": kStr, "undo": kBool, "payload": kStr,
@@ -309,7 +309,10 @@ func taskMap(t engine.Task) map[string]string {
 	m := map[string]string{
 		"queue": t.Queue, "attempt": strconv.Itoa(t.Attempt), "result": string(t.Result), "error": t.Error,
 		"always": strconv.FormatBool(t.Always), "on_failure": strconv.FormatBool(t.OnFailure), "after": list(t.After),
-		"undo": "-", "undo_queue": "-", "undo_attempt": "0", "undo_error": "",
+		"undo": "-", "undo_queue": "-", "undo_attempt": "0", "undo_error": "", "added_by": t.AddedBy,
+	}
+	if t.AddedBy == "" {
+		m["added_by"] = "-"
 	}
 	if t.Undo != nil {
 		m["undo_queue"] = t.Undo.Queue

@@ -33,6 +33,17 @@ func (op *opFinish) more(ws []word) error {
 		return fmt.Errorf("a finish continues with 'outcome ...' or 'claim ...' lines")
 	}
 	switch ws[0].val {
+	case "add":
+		if op.claim != nil || len(op.outs) == 0 {
+			return fmt.Errorf("an 'add <task> q=<queue> ...' line follows its outcome")
+		}
+		t, err := parseTask(ws[1:])
+		if err != nil {
+			return err
+		}
+		o := &op.outs[len(op.outs)-1].o
+		o.Add = append(o.Add, t)
+		return nil
 	case "outcome":
 		if op.claim != nil {
 			return fmt.Errorf("outcomes come before the claim")
@@ -49,16 +60,16 @@ func (op *opFinish) more(ws []word) error {
 		op.claim = &c
 		return nil
 	}
-	return fmt.Errorf("a finish continues with 'outcome ...' or 'claim ...' lines")
+	return fmt.Errorf("a finish continues with 'outcome ...', 'add ...' or 'claim ...' lines")
 }
 
-const outcomeUsage = "<job> <token> completed|failed|cancelled|released [result=] [error=] [non_retryable] [retry_after=]"
+const outcomeUsage = "<job> <token> completed|failed|cancelled|released [result=] [error=] [non_retryable] [retry_after=] [gate]"
 
 func (op *opFinish) outcome(ws []word) error {
 	if len(ws) < 3 || ws[0].key != "" || ws[0].isVar || ws[1].key != "" || ws[2].key != "" {
 		return fmt.Errorf("usage: %s", outcomeUsage)
 	}
-	o, err := parseOpts(ws[3:], map[string]kind{"result": kStr, "error": kStr, "non_retryable": kBool, "retry_after": kDur})
+	o, err := parseOpts(ws[3:], map[string]kind{"result": kStr, "error": kStr, "non_retryable": kBool, "retry_after": kDur, "gate": kBool})
 	if err != nil {
 		return err
 	}
@@ -71,6 +82,7 @@ func (op *opFinish) outcome(ws []word) error {
 		o: engine.Outcome{
 			JobID: ws[0].val, Kind: k, Result: o.bytes("result"), Error: o.str("error"),
 			NonRetryable: o.bool("non_retryable", false), RetryAfter: o.dur("retry_after", 0),
+			GateDependents: o.bool("gate", false),
 		},
 	})
 	return nil

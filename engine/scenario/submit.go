@@ -53,13 +53,23 @@ func (op *opSubmit) more(ws []word) error {
 	if ws[0].val != "task" || ws[0].key != "" {
 		return fmt.Errorf("a submit continues with 'task <name> q=<queue> ...' lines")
 	}
-	pos, rest, err := positional(ws[1:], 1, "task <name> q=<queue> [after=a,b] [always] [undo=<queue>] ...")
+	t, err := parseTask(ws[1:])
 	if err != nil {
 		return err
 	}
+	op.plan.Tasks = append(op.plan.Tasks, t)
+	return nil
+}
+
+// parseTask reads a task line's words after "task" (or a finish's "add").
+func parseTask(ws []word) (engine.TaskSpec, error) {
+	pos, rest, err := positional(ws, 1, "task <name> q=<queue> [after=a,b] [always] [undo=<queue>] ...")
+	if err != nil {
+		return engine.TaskSpec{}, err
+	}
 	o, err := parseOpts(rest, taskSpec)
 	if err != nil {
-		return err
+		return engine.TaskSpec{}, err
 	}
 	t := engine.TaskSpec{
 		Name: pos[0], Queue: o.str("q"), Payload: o.bytes("payload"), After: o.list("after"),
@@ -71,10 +81,9 @@ func (op *opSubmit) more(ws []word) error {
 	if o.has("undo") {
 		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}
 	} else if o.has("undo_payload") {
-		return fmt.Errorf("undo_payload needs undo=<queue>")
+		return engine.TaskSpec{}, fmt.Errorf("undo_payload needs undo=<queue>")
 	}
-	op.plan.Tasks = append(op.plan.Tasks, t)
-	return nil
+	return t, nil
 }
 
 func (op *opSubmit) exec(r *runner, st *Step) error {

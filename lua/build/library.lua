@@ -1,4 +1,4 @@
-#!lua name=weir2_d4bb6726f964
+#!lua name=weir2_e1e2c0a6785d
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -2992,6 +2992,354 @@ local function publish_stops(ids)
   end
 end
 
+-- ---- include/dynamic.lua
+-- dynamic.lua: tasks a finish adds to its workflow (spec/states.md,
+-- Dynamic tasks; spec/scripts.md, finish): checked, for every outcome of
+-- the call that adds, before the call's first write (DYN.check_all), then
+-- written by the settle of a completed attempt, before its cascade
+-- (DYN.ended).
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include job.lua
+--!include queue.lua
+--!include cascade.lua
+--!include signal_open.lua
+--
+-- An outcome's additions are a block of the call's ARGV, DYN.A (finish.lua sets it; Go: redisstore/dynamic.go):
+-- at s, "1" when the finishing task's waiting dependents are gated on
+-- them, else ""; s + 1 their count m; s + 2 and s + 3 the store's
+-- MaxTasks and MaxEdges; then per added task, DYN.STRIDE strings: its
+-- name, its spec up to its flags and with "A" when Always (the flag "B",
+-- a failure absorbed, is Lua's to add: it depends on dependents only Lua
+-- knows), the rest of its spec after the flag B ("U E S X<n>", ":<key>",
+-- "|<undo queue>"), its dependencies ("#<k>": the k-th added task, or a
+-- task's name; joined by ","), "1" when Always, "1" when it has an undo,
+-- its entry in a dependents list after its index ("<name> <queue>
+-- <priority>[marks][:<key>]", codec.go dependentsField), "1" when it has a
+-- payload and the payload, "1" when its undo has one and that payload.
+--
+-- DYN holds the functions of this file (one top-level local: the
+-- library's top level has few registers left).
+local DYN = {STRIDE = 11, ENDED = {c = true, f = true, x = true, W = true, D = true}}
+
+-- DYN.err is the error reply of a refused addition: "<CODE> <task>|<field>|<problem>",
+-- which Go turns into an engine.ValidationError.
+function DYN.err(code, task, field, problem)
+  return code .. ' ' .. task .. '|' .. field .. '|' .. problem
+end
+
+-- DYN.edges counts workflow w's dependency edges (n tasks), for a
+-- workflow that has no count yet (its first growth).
+function DYN.edges(w, n)
+  local e = 0
+  for a = 1, n, 1000 do
+    local f = {}
+    for i = a, math.min(a + 999, n) do f[#f + 1] = 't' .. fmt(i) .. '.' .. 'dp' end
+    for _, dp in ipairs(redis.call('HMGET', w.key, unpack(f))) do
+      if dp and dp ~= '' then
+        local _, c = string.gsub(dp, ',', '')
+        e = e + c + 1
+      end
+    end
+  end
+  return e
+end
+
+-- DYN.gated returns the entries of finishing task j's dependents list
+-- whose task waits, in order: {index, entry}.
+function DYN.gated(j)
+  local out = {}
+  local dn = j.dn
+  if dn == nil then dn = jget(j, 'dn') end
+  for e in string.gmatch(dn or '', '[^;]+') do
+    local d = tonumber(string.match(e, '^%d+'))
+    if task_byte(j.wf, d) == 'w' then out[#out + 1] = {d, e} end
+  end
+  return out
+end
+
+-- DYN.check checks the additions at ARGV[s] of finishing task j against
+-- its workflow as the call found it; acc[workflow ID] keeps what the
+-- call's earlier outcomes add to the same workflow. Returns an error
+-- reply's text, or nil.
+function DYN.check(j, s, acc)
+  local A = DYN.A
+  local w, f = j.wf, j.i
+  local gate, m = A[s] == '1', tonumber(A[s + 1])
+  local a = acc[w.id]
+  if not a then
+    local v = redis.call('HMGET', w.key, 'n', 'ed')
+    local n = tonumber(v[1])
+    a = {n = n, ed = tonumber(v[2]) or DYN.edges(w, n), names = {}}
+    acc[w.id] = a
+  end
+  local names = {}
+  for t = 1, m do names[t] = A[s + 4 + (t - 1) * DYN.STRIDE] end
+  local idx = redis.call('HMGET', wf_ikey(w), unpack(names))
+  for t = 1, m do
+    local b = s + 4 + (t - 1) * DYN.STRIDE
+    local name = names[t]
+    if idx[t] or a.names[name] then
+      return DYN.err('INVALID', name, 'name', 'workflow "' .. w.id .. '" already has a task of that name')
+    end
+    for ref in string.gmatch(A[b + 3], '[^,]+') do
+      a.ed = a.ed + 1
+      if string.byte(ref) ~= 35 then
+        local d = tonumber(redis.call('HGET', wf_ikey(w), ref))
+        if not d then
+          return DYN.err('INVALID', name, 'after', 'dependency "' .. ref .. '" is neither a task of workflow "' .. w.id ..
+            '" nor one added before this one')
+        end
+        if gate and d ~= f and not DYN.ENDED[task_byte(w, d)] then
+          return DYN.err('INVALID', name, 'after', 'dependency "' .. ref .. '" has not ended: with GateDependents an added ' ..
+            'task depends only on ended tasks, the finishing task and tasks added with it')
+        end
+      end
+    end
+  end
+  for t = 1, m do a.names[names[t]] = true end
+  a.n = a.n + m
+  if a.n > tonumber(A[s + 2]) then
+    return DYN.err('TOOLARGE', '', 'add', 'workflow "' .. w.id .. '" would have ' .. fmt(a.n) .. ' tasks, the limit is ' .. A[s + 2])
+  end
+  if gate then a.ed = a.ed + #DYN.gated(j) * m end
+  if a.ed > tonumber(A[s + 3]) then
+    return DYN.err('TOOLARGE', '', 'add', 'workflow "' .. w.id .. '" would have ' .. fmt(a.ed) ..
+      ' dependency edges, the limit is ' .. A[s + 3])
+  end
+  return nil
+end
+
+-- DYN.check_all checks the additions of the call's k outcomes (finish.lua's
+-- layout: 9 strings an outcome from A[5], the ninth where its block
+-- starts) that complete a running task's attempt; a repeat, a lost lease
+-- or an outcome that does not complete adds nothing and is not checked.
+-- Returns an error reply's text, or nil.
+function DYN.check_all(k)
+  local A = DYN.A
+  local acc, seen = nil, nil
+  for x = 0, k - 1 do
+    local b = 5 + 9 * x
+    if A[b + 8] ~= '' and A[b + 2] == 'completed' then
+      local id, tok = A[b], A[b + 1]
+      local j, tk = leased_job(id, tok)
+      seen = seen or {}
+      if j and j.kind == 't' and tk == tok and not seen[id] then
+        seen[id] = true
+        acc = acc or {}
+        local e = DYN.check(j, tonumber(A[b + 8]), acc)
+        if e then return e end
+      end
+    end
+  end
+  return nil
+end
+
+-- DYN.absorb sets or clears the flag B (a failure absorbed) of task d's
+-- spec.
+function DYN.absorb(w, d, on)
+  local spec = task_spec(w, d)
+  local head, flags, tail = string.match(spec, '^([^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|)([^|:]*)(.*)$')
+  local has = string.find(flags, 'B', 1, true) ~= nil
+  if has == on then return end
+  flags = string.gsub(flags, 'B', '')
+  if on then
+    if string.sub(flags, 1, 1) == 'A' then flags = 'AB' .. string.sub(flags, 2) else flags = 'B' .. flags end
+  end
+  spec = head .. flags .. tail
+  redis.call('HSET', w.key, 't' .. fmt(d), spec)
+  remember_spec(w, d, spec)
+  local tj = w.tj and w.tj[d]
+  if tj then tj.spec = nil end
+end
+
+-- DYN.grow writes the additions at ARGV[s] of task j, which just
+-- completed, into its workflow (unless a cancel was requested or a
+-- FailFast fired: then they are dropped), cancels those whose dependency
+-- ended failed or cancelled (unless Always) and pushes those left without
+-- a dependency, in order. Returns the indices of the cancelled ones.
+function DYN.grow(j, s, fx)
+  local A = DYN.A
+  local w, f = j.wf, j.i
+  if wflag(w, 'cr') or wflag(w, 'fff') then return {} end
+  local gate, m = A[s] == '1', tonumber(A[s + 1])
+  local fname = string.match(job_spec(j), '^[^|]*')
+  EV.add('workflow_grown', w.id, 0, fname)
+  local v = redis.call('HMGET', w.key, 'n', 'ed', 'alw', 'und', 'names', 'rk')
+  local n = tonumber(v[1])
+  local ed = tonumber(v[2]) or DYN.edges(w, n)
+  local gated = gate and DYN.gated(j) or {}
+  local hs, ix, ps = {}, {}, {}
+  local alw, und, names = {v[3]}, {v[4]}, {v[5]}
+  -- the push marks a re-run needs (rerun_workflow.lua), when the workflow
+  -- has them: "<i>s<timeout>" or "<i>d<delay>" for an added signal or
+  -- delayed task
+  local rk = v[6] and {v[6]}
+  -- per added task: its dependents' entries among the added, whether they
+  -- are all Always, its dependencies, open count, cancel reason
+  local dn, dall, deps, open, reason = {}, {}, {}, {}, {}
+  -- per added OnFailure task: a dependency already ended not completed
+  local nf = {}
+  -- the existing tasks that get added dependents: order, entries, whether
+  -- those are all Always
+  local xo, xe, xa = {}, {}, {}
+  for t = 1, m do
+    local b = s + 4 + (t - 1) * DYN.STRIDE
+    local i = n + t
+    local always, entry = A[b + 4] == '1', fmt(i) .. ' ' .. A[b + 6]
+    dn[t], dall[t], deps[t], open[t] = {}, true, {}, 0
+    for ref in string.gmatch(A[b + 3], '[^,]+') do
+      local d
+      if string.byte(ref) == 35 then
+        local k = tonumber(string.sub(ref, 2))
+        d = n + k
+        dn[k][#dn[k] + 1] = entry
+        dall[k] = dall[k] and always
+        open[t] = open[t] + 1
+      else
+        d = tonumber(redis.call('HGET', wf_ikey(w), ref))
+        if not xe[d] then
+          xo[#xo + 1] = d
+          xe[d], xa[d] = {}, true
+        end
+        xe[d][#xe[d] + 1] = entry
+        xa[d] = xa[d] and always
+        local db = task_byte(w, d)
+        if d == f or not DYN.ENDED[db] then
+          open[t] = open[t] + 1
+        elseif db ~= 'c' and not always and not reason[t] then
+          reason[t] = 'dependency ' .. ref .. ' ' .. TASK_STATE[db]
+        elseif db ~= 'c' then
+          nf[t] = true
+        end
+      end
+      deps[t][#deps[t] + 1] = fmt(d)
+      ed = ed + 1
+    end
+    if not reason[t] and open[t] == 0 and not nf[t] and string.match(A[b + 6], '^[^ ]+ [^ ]+ f') then
+      -- an OnFailure task ("f" before its priority) whose dependencies
+      -- all completed already
+      reason[t] = 'no_failure'
+    end
+    local mark = rk and string.match(A[b + 6], '^[^ ]+ [^ ]+ f?%-?%d+([sd]%d+)')
+    if mark then rk[#rk + 1] = fmt(i) .. mark end
+    alw[#alw + 1] = always and '1' or '0'
+    und[#und + 1] = A[b + 5] == '1' and '1' or '0'
+    names[#names + 1] = A[b]
+  end
+  -- gating: the waiting dependents of j wait for every added task
+  local gall, ge, gi = true, {}, {}
+  local alws = v[3]
+  for x, g in ipairs(gated) do
+    ge[x] = g[2]
+    gall = gall and string.byte(alws, g[1]) == 49
+  end
+  if #gated > 0 then
+    for t = 1, m do gi[t] = fmt(n + t) end
+    local add = table.concat(gi, ',')
+    for _, g in ipairs(gated) do
+      local gs = fmt(g[1])
+      local dp = redis.call('HGET', w.key, 't' .. gs .. '.' .. 'dp')
+      redis.call('HSET', w.key, 't' .. gs .. '.' .. 'dp', (dp and dp ~= '') and (dp .. ',' .. add) or add)
+      redis.call('HINCRBY', w.key, 't' .. gs .. '.' .. 'o', fmt(m))
+    end
+    ed = ed + #gated * m
+  end
+  for t = 1, m do
+    local b = s + 4 + (t - 1) * DYN.STRIDE
+    local is = fmt(n + t)
+    local p = 't' .. is
+    local ndn = #dn[t] + #gated
+    local absorbed = ndn > 0 and dall[t] and gall
+    local spec = A[b + 1] .. (absorbed and 'B' or '') .. A[b + 2]
+    hs[#hs + 1], hs[#hs + 2] = p, spec
+    remember_spec(w, n + t, spec)
+    if #deps[t] > 0 then
+      hs[#hs + 1], hs[#hs + 2] = p .. '.' .. 'dp', table.concat(deps[t], ',')
+    end
+    if open[t] > 0 then hs[#hs + 1], hs[#hs + 2] = p .. '.' .. 'o', fmt(open[t]) end
+    if nf[t] and open[t] > 0 then hs[#hs + 1], hs[#hs + 2] = p .. '.' .. 'nf', '1' end
+    if ndn > 0 then
+      local all = {}
+      for _, e in ipairs(ge) do all[#all + 1] = e end
+      for _, e in ipairs(dn[t]) do all[#all + 1] = e end
+      hs[#hs + 1], hs[#hs + 2] = p .. '.' .. 'dn', table.concat(all, ';')
+    end
+    hs[#hs + 1], hs[#hs + 2] = p .. '.ab', fname
+    ix[#ix + 1], ix[#ix + 2] = A[b], is
+    if A[b + 7] == '1' then ps[#ps + 1], ps[#ps + 2] = is, A[b + 8] end
+    if A[b + 9] == '1' then ps[#ps + 1], ps[#ps + 2] = 'u' .. is, A[b + 10] end
+  end
+  -- the existing tasks' dependents lists: the cascade of one that has not
+  -- ended (the finishing task's, which follows) reaches the added tasks,
+  -- and compensation finds the order; a failure of one that has not ended
+  -- is absorbed only while all its dependents are Always
+  for _, d in ipairs(xo) do
+    local tj = task_job(w, d)
+    local cur = tj.dn
+    if cur == nil then cur = redis.call('HGET', w.key, 't' .. fmt(d) .. '.' .. 'dn') end
+    local had = cur and cur ~= ''
+    local add = table.concat(xe[d], ';')
+    local new = had and (cur .. ';' .. add) or add
+    redis.call('HSET', w.key, 't' .. fmt(d) .. '.' .. 'dn', new)
+    tj.dn = new
+    if d == f then j.dn = new end
+    if d ~= f and not DYN.ENDED[task_byte(w, d)] then
+      DYN.absorb(w, d, xa[d] and (not had or string.find(task_flags(w, d), 'B', 1, true) ~= nil))
+    end
+  end
+  local nn = n + m
+  hs[#hs + 1], hs[#hs + 2] = 'n', fmt(nn)
+  hs[#hs + 1], hs[#hs + 2] = 'ed', fmt(ed)
+  hs[#hs + 1], hs[#hs + 2] = 'alw', table.concat(alw)
+  hs[#hs + 1], hs[#hs + 2] = 'und', table.concat(und)
+  hs[#hs + 1], hs[#hs + 2] = 'names', table.concat(names, '\n')
+  if rk and #rk > 1 then
+    if rk[1] == '' then table.remove(rk, 1) end
+    hs[#hs + 1], hs[#hs + 2] = 'rk', table.concat(rk, ',')
+  end
+  if n < 8 and nn >= 8 then
+    -- as codec.go's hashTableTasks: keep both hashes hash tables
+    hs[#hs + 1], hs[#hs + 2] = ':ht', string.rep('-', 65)
+    ix[#ix + 1], ix[#ix + 2] = ':ht', string.rep('-', 65)
+  end
+  for a = 1, #hs, 1000 do redis.call('HSET', w.key, unpack(hs, a, math.min(a + 999, #hs))) end
+  for a = 1, #ix, 1000 do redis.call('HSET', wf_ikey(w), unpack(ix, a, math.min(a + 999, #ix))) end
+  for a = 1, #ps, 1000 do redis.call('HSET', w.pkey, unpack(ps, a, math.min(a + 999, #ps))) end
+  w.m['n'] = fmt(nn)
+  w.m['alw'], w.m['und'], w.m['names'] = table.concat(alw), table.concat(und), table.concat(names, '\n')
+  w.m['rem'] = fmt(redis.call('HINCRBY', w.key, 'rem', fmt(m)))
+  redis.call('SETRANGE', w.skey, fmt(n), string.rep('w', m))
+  if w.S then w.S = w.S .. string.rep('w', m) end
+  local born = {}
+  for t = 1, m do
+    if reason[t] then
+      cancel_task(task_job(w, n + t), reason[t], fx)
+      born[#born + 1] = n + t
+    end
+  end
+  for t = 1, m do
+    if not reason[t] and open[t] == 0 then
+      local b = s + 4 + (t - 1) * DYN.STRIDE
+      local is = fmt(n + t)
+      local name, q, pr = string.match(A[b + 6], '^([^ ]+) ([^ ]+) f?([^ ]+)')
+      SIG.push(promoted(w, n + t, is, name, q, pr), pr, fx)
+    end
+  end
+  return born
+end
+
+-- DYN.ended runs the end of task j, which completed with additions
+-- (j.add, where their block starts): the additions, then the cascade of
+-- j and of the added tasks cancelled at once, in that order. origin: as
+-- task_ended's.
+function DYN.ended(j, fx, origin)
+  local born = DYN.grow(j, j.add, fx)
+  cascade(j.wf, j.i, nil, nil, born, 1 + #born, origin, fx)
+end
+
 -- ---- include/settle.lua
 -- settle.lua: applying a finished attempt's outcome to a running job, and
 -- what a job's end does next.
@@ -3002,6 +3350,7 @@ end
 --!include job.lua
 --!include queue.lua
 --!include cascade.lua
+--!include dynamic.lua
 --!include compensate.lua
 --!include waiters.lua
 
@@ -3015,6 +3364,9 @@ local function after_end(j, fx, kept)
     j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
+  elseif j.add then
+    -- a completed finish that adds tasks (dynamic.lua)
+    DYN.ended(j, fx, kept and j.pre)
   else
     task_ended(j.wf, j.i, fx, kept and j.pre)
   end
@@ -3819,7 +4171,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_submit', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -3969,7 +4321,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4044,7 +4396,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4103,7 +4455,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4112,9 +4464,12 @@ redis.register_function{function_name = 'weir2_d4bb6726f964_finish', flags = {'a
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  k: number of outcomes
--- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
+-- ARGV[5 .. 4+9k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
---          result, error, "1" when not retryable else "", retry-after ms
+--          result, error, "1" when not retryable else "", retry-after ms,
+--          and "" or, for a completed outcome that adds tasks, where in
+--          ARGV its additions' block starts (dynamic.lua)
+-- then:    L, and L strings: the additions' blocks
 -- then:    the IDs of workflows that earlier calls of the same finish ended
 --          (joined by spaces, or ""): this call still finds them when their
 --          retention (0) passed, as one call would
@@ -4124,7 +4479,8 @@ redis.register_function{function_name = 'weir2_d4bb6726f964_finish', flags = {'a
 --          i = 0 among the outcomes (nSettled says how many were settled,
 --          and the claim did not run), else in the claim's sweep of its
 --          i-th queue (drain, then send the rest)
--- Errors:  PENDING (drain.lua: drain, then send the call again)
+-- Errors:  PENDING (drain.lua: drain, then send the call again); INVALID,
+--          TOOLARGE: an addition refused (dynamic.lua), nothing written
 --
 --!include call.lua
 --!include settle.lua
@@ -4132,10 +4488,12 @@ redis.register_function{function_name = 'weir2_d4bb6726f964_finish', flags = {'a
 --!include reply.lua
 --!include drain.lua
 --!include finalize.lua
+--!include dynamic.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
-local c = 5 + 8 * k
+local c = 5 + 9 * k
+c = c + 1 + tonumber(ARGV[c])
 if ARGV[c] ~= '' then
   KEEP = {}
   for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
@@ -4146,13 +4504,22 @@ if not drain_first() then
   finalize()
   return redis.error_reply('PENDING a cascade left by an earlier call is still being finished')
 end
+if c > 6 + 9 * k then
+  -- additions: all checked before the first write
+  DYN.A = ARGV
+  local e = DYN.check_all(k)
+  if e then
+    finalize()
+    return redis.error_reply(e)
+  end
+end
 local out = {'0'}
 local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
 for x = 0, k - 1 do
-  local b = 5 + 8 * x
+  local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
   local j, tk, ls, a, cr = leased_job(id, tok)
   local s
@@ -4172,6 +4539,7 @@ for x = 0, k - 1 do
     j.att, j.cr = tonumber(a) or 0, cr == '1'
     local result = nil
     if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
+    if ARGV[b + 8] ~= '' then j.add = tonumber(ARGV[b + 8]) end
     s = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', ARGV[b + 7], tok)
     settled = true
     j.last_tok, j.last = tok, s
@@ -4204,7 +4572,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4252,7 +4620,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4313,7 +4681,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4378,7 +4746,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4437,7 +4805,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4470,7 +4838,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4503,7 +4871,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4545,7 +4913,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4626,7 +4994,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -4688,7 +5056,7 @@ return out
 end}
 
 -- ---- scripts/rerun_workflow.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_rerun_workflow', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_rerun_workflow', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_rerun_workflow: Runs the failed part of a workflow that ended
 -- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
@@ -4881,7 +5249,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -4918,7 +5286,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -4961,7 +5329,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -5003,7 +5371,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -5036,7 +5404,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -5062,7 +5430,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -5134,7 +5502,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5248,7 +5616,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5268,7 +5636,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5334,7 +5702,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5373,7 +5741,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5401,7 +5769,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5442,7 +5810,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5536,7 +5904,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule (at most
 -- engine.MaxSchedules). Read-only.
@@ -5575,7 +5943,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_progress', flags = {},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -5624,7 +5992,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -5656,7 +6024,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_d4bb6726f964_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_e1e2c0a6785d_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -7,6 +7,7 @@
 --!include job.lua
 --!include queue.lua
 --!include cascade.lua
+--!include dynamic.lua
 --!include compensate.lua
 --!include waiters.lua
 
@@ -20,6 +21,9 @@ local function after_end(j, fx, kept)
     j.x = NOW + RETENTION
   elseif j.kind == 'u' then
     undo_ended(j.wf, j.i, fx)
+  elseif j.add then
+    -- a completed finish that adds tasks (dynamic.lua)
+    DYN.ended(j, fx, kept and j.pre)
   else
     task_ended(j.wf, j.i, fx, kept and j.pre)
   end

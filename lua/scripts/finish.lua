@@ -5,9 +5,12 @@
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
 -- ARGV[4]  k: number of outcomes
--- ARGV[5 .. 4+8k] per outcome: job ID, token, kind (completed | failed |
+-- ARGV[5 .. 4+9k] per outcome: job ID, token, kind (completed | failed |
 --          cancelled | released), "1" when a result is given else "",
---          result, error, "1" when not retryable else "", retry-after ms
+--          result, error, "1" when not retryable else "", retry-after ms,
+--          and "" or, for a completed outcome that adds tasks, where in
+--          ARGV its additions' block starts (dynamic.lua)
+-- then:    L, and L strings: the additions' blocks
 -- then:    the IDs of workflows that earlier calls of the same finish ended
 --          (joined by spaces, or ""): this call still finds them when their
 --          retention (0) passed, as one call would
@@ -17,7 +20,8 @@
 --          i = 0 among the outcomes (nSettled says how many were settled,
 --          and the claim did not run), else in the claim's sweep of its
 --          i-th queue (drain, then send the rest)
--- Errors:  PENDING (drain.lua: drain, then send the call again)
+-- Errors:  PENDING (drain.lua: drain, then send the call again); INVALID,
+--          TOOLARGE: an addition refused (dynamic.lua), nothing written
 --
 --!include call.lua
 --!include settle.lua
@@ -25,10 +29,12 @@
 --!include reply.lua
 --!include drain.lua
 --!include finalize.lua
+--!include dynamic.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
-local c = 5 + 8 * k
+local c = 5 + 9 * k
+c = c + 1 + tonumber(ARGV[c])
 if ARGV[c] ~= '' then
   KEEP = {}
   for wid in string.gmatch(ARGV[c], '[^ ]+') do KEEP[wid] = true end
@@ -39,13 +45,22 @@ if not drain_first() then
   finalize()
   return redis.error_reply(PENDING_REPLY)
 end
+if c > 6 + 9 * k then
+  -- additions: all checked before the first write
+  DYN.A = ARGV
+  local e = DYN.check_all(k)
+  if e then
+    finalize()
+    return redis.error_reply(e)
+  end
+end
 local out = {'0'}
 local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
 for x = 0, k - 1 do
-  local b = 5 + 8 * x
+  local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
   local j, tk, ls, a, cr = leased_job(id, tok)
   local s
@@ -65,6 +80,7 @@ for x = 0, k - 1 do
     j.att, j.cr = tonumber(a) or 0, cr == '1'
     local result = nil
     if ARGV[b + 3] == '1' then result = ARGV[b + 4] end
+    if ARGV[b + 8] ~= '' then j.add = tonumber(ARGV[b + 8]) end
     s = settle(j, ARGV[b + 2], result, ARGV[b + 5], ARGV[b + 6] == '1', ARGV[b + 7], tok)
     settled = true
     j.last_tok, j.last = tok, s
