@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/hooks"
 )
 
 // Dynamic tasks (spec/states.md, Dynamic tasks): a running task adds tasks
@@ -23,10 +24,15 @@ func Existing(w *Workflow, name string) TaskRef {
 	return &Task[struct{}]{n: &node{wf: w, index: -1, existing: true, spec: engine.TaskSpec{Name: name}}}
 }
 
-// AddedTasks returns the tasks of w, in the order added, as a finish adds
+func init() {
+	hooks.AddedTasks = func(w any) ([]engine.TaskSpec, error) { return addedTasks(w.(*Workflow)) }
+}
+
+// addedTasks returns the tasks of w, in the order added, as a finish adds
 // them to a running workflow, or w's first building mistake. It is for
-// package worker (Job.AddTasks); w is not changed.
-func AddedTasks(w *Workflow) ([]engine.TaskSpec, error) {
+// package worker (JobInfo.AddTasks, through internal/hooks); w is not
+// changed.
+func addedTasks(w *Workflow) ([]engine.TaskSpec, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {

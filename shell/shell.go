@@ -30,6 +30,7 @@ import (
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/hooks"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -236,11 +237,7 @@ func addTasks(j *worker.Job[Payload], path string, parse AddedParser) error {
 	if err != nil {
 		return fmt.Errorf("WEIR_ADD_TASKS: %w", err)
 	}
-	var opts []worker.AddOption
-	if gate {
-		opts = append(opts, worker.GateDependents())
-	}
-	return j.AddTaskSpecs(tasks, opts...)
+	return hooks.AddTaskSpecs(&j.JobInfo, tasks, gate)
 }
 
 // writeInput writes the WEIR_INPUT file and, in depsDir, one file per

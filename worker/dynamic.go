@@ -7,6 +7,7 @@ import (
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/hooks"
 )
 
 // Dynamic tasks (spec/states.md, Dynamic tasks): a task's handler adds
@@ -55,26 +56,34 @@ func (j *JobInfo) AddTasks(add *client.Workflow, opts ...AddOption) error {
 	if j.Workflow == "" || j.Undo || j.dyn == nil {
 		return fmt.Errorf("%w: job %q is not a workflow's task: only a task adds tasks", weir.ErrInvalid, j.ID)
 	}
-	tasks, err := client.AddedTasks(add)
+	tasks, err := hooks.AddedTasks(add)
 	if err != nil {
 		return err
 	}
-	return j.AddTaskSpecs(tasks, opts...)
+	gate := false
+	for _, o := range opts {
+		gate = gate || o.gate
+	}
+	return j.addTaskSpecs(tasks, gate)
 }
 
-// AddTaskSpecs is AddTasks for tasks given as specs rather than built
+func init() {
+	hooks.AddTaskSpecs = func(j any, tasks []engine.TaskSpec, gate bool) error {
+		return j.(*JobInfo).addTaskSpecs(tasks, gate)
+	}
+}
+
+// addTaskSpecs is AddTasks for tasks given as specs rather than built
 // with package client: for runners that read them from elsewhere (package
-// shell reads a file in the workflow-file syntax).
-func (j *JobInfo) AddTaskSpecs(tasks []engine.TaskSpec, opts ...AddOption) error {
+// shell reads a file in the workflow-file syntax, through internal/hooks).
+func (j *JobInfo) addTaskSpecs(tasks []engine.TaskSpec, gate bool) error {
 	if j.Workflow == "" || j.Undo || j.dyn == nil {
 		return fmt.Errorf("%w: job %q is not a workflow's task: only a task adds tasks", weir.ErrInvalid, j.ID)
 	}
 	j.dyn.mu.Lock()
 	defer j.dyn.mu.Unlock()
 	j.dyn.tasks = append(j.dyn.tasks, tasks...)
-	for _, o := range opts {
-		j.dyn.gate = j.dyn.gate || o.gate
-	}
+	j.dyn.gate = j.dyn.gate || gate
 	return nil
 }
 
