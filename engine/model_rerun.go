@@ -55,16 +55,29 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 	n := len(w.tasks)
 	reset := make([]bool, n)
 	res := RerunResult{Run: w.run, WorkflowState: w.state}
+	// the failed part: the failed and cancelled tasks, and everything
+	// downstream of one, found through the dependents (with tasks added
+	// at run time, a gated task depends on tasks after it in plan order)
+	var todo []int
 	for i, j := range w.tasks {
 		// a catch that did not run because nothing failed (no_failure) is
 		// not a failed part: it runs again only downstream of one
-		reset[i] = j.state == Failed || j.state == Cancelled && j.err != ReasonTextNoFailure
-		for _, d := range w.c.deps[i] {
-			if reset[d] {
-				reset[i] = true
-				break
+		if j.state == Failed || j.state == Cancelled && j.err != ReasonTextNoFailure {
+			reset[i] = true
+			todo = append(todo, i)
+		}
+	}
+	for len(todo) > 0 {
+		k := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, d := range w.c.dependents[k] {
+			if !reset[d] {
+				reset[d] = true
+				todo = append(todo, d)
 			}
 		}
+	}
+	for i, j := range w.tasks {
 		if reset[i] {
 			res.Reset = append(res.Reset, j.id)
 		}

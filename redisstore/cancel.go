@@ -53,13 +53,10 @@ func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParam
 	}
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()
-	_, stopped := r.stopped()
-	if err := r.done(); err != nil || !stopped {
-		return res, err
-	}
-	// the compensation it started stopped on the call's budget (drain.go)
-	var d drained
-	if err := s.drain(ctx, &d); err != nil {
+	// the compensation it started may have stopped on the call's budget
+	// (drain.go)
+	d, err := s.drainRest(ctx, r)
+	if err != nil {
 		return engine.CancelResult{}, err
 	}
 	res.Pushed = append(res.Pushed, d.Pushed...)
@@ -87,13 +84,9 @@ func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine
 	res.Cancelled = r.strings()
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()
-	_, stopped := r.stopped()
-	if err := r.done(); err != nil || !stopped {
-		return res, err
-	}
-	// its cascade stopped on the call's budget (drain.go)
-	var d drained
-	if err := s.drain(ctx, &d); err != nil {
+	// its cascade may have stopped on the call's budget (drain.go)
+	d, err := s.drainRest(ctx, r)
+	if err != nil {
 		return engine.CancelResult{}, err
 	}
 	res.Cancelled = append(res.Cancelled, d.Cancelled...)

@@ -44,6 +44,20 @@ type drained struct {
 // drain that does not end is a bug, reported rather than run forever.
 const maxDrainCalls = 1_000_000
 
+// drainRest reads the end of reply r, whose call may have stopped on its
+// step budget (spec/scripts.md, Cascades in bounded steps), and when it
+// did runs the drain calls that finish its work, returning what they did
+// (the zero drained when the call did not stop).
+func (s *Store) drainRest(ctx context.Context, r *reader) (drained, error) {
+	var d drained
+	_, stopped := r.stopped()
+	if err := r.done(); err != nil || !stopped {
+		return d, err
+	}
+	err := s.drain(ctx, &d)
+	return d, err
+}
+
 // drain runs the drain script until nothing is kept, adding what each call
 // did to d (nil: not wanted).
 func (s *Store) drain(ctx context.Context, d *drained) error {

@@ -38,13 +38,9 @@ func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams)
 		res.Reset = append(res.Reset, engine.TaskJobID(p.ID, name))
 	}
 	res.Pushed = r.pushed()
-	_, stopped := r.stopped()
-	if err := r.done(); err != nil || !stopped {
-		return res, err
-	}
 	// more tasks to push than a call's budget: drain calls push the rest
-	var d drained
-	if err := s.drain(ctx, &d); err != nil {
+	d, err := s.drainRest(ctx, r)
+	if err != nil {
 		return engine.RerunResult{}, err
 	}
 	res.Pushed = append(res.Pushed, d.Pushed...)

@@ -34,13 +34,9 @@ func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.Signa
 	res := engine.SignalResult{Signalled: r.flag(), State: engine.State(r.str()),
 		WorkflowState: engine.WorkflowState(r.str()), WorkflowEnded: r.flag()}
 	res.Pushed = r.pushed()
-	_, stopped := r.stopped()
-	if err := r.done(); err != nil || !stopped {
-		return res, err
-	}
-	// its cascade stopped on the call's budget (drain.go)
-	var d drained
-	if err := s.drain(ctx, &d); err != nil {
+	// its cascade may have stopped on the call's budget (drain.go)
+	d, err := s.drainRest(ctx, r)
+	if err != nil {
 		return engine.SignalResult{}, err
 	}
 	res.Pushed = append(res.Pushed, d.Pushed...)

@@ -59,13 +59,9 @@ func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submi
 	}
 	r := newReader(v)
 	res := engine.SubmitResult{Created: r.flag(), Pushed: r.pushed()}
-	_, stopped := r.stopped()
-	if err := r.done(); err != nil || !stopped {
-		return res, err
-	}
 	// more roots than a call's budget: drain calls push the rest
-	var d drained
-	if err := s.drain(ctx, &d); err != nil {
+	d, err := s.drainRest(ctx, r)
+	if err != nil {
 		return engine.SubmitResult{}, err
 	}
 	res.Pushed = append(res.Pushed, d.Pushed...)

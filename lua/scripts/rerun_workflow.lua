@@ -92,20 +92,42 @@ end
 read_errors()
 -- reset[i]: task i failed or was cancelled, or depends on such a task;
 -- open[i]: its reset dependencies
+-- (found through the dependents, built here from the dependencies: with
+-- tasks added at run time a gated task depends on tasks after it)
 local reset, open, k = {}, {}, 0
+local dependents, todo = {}, {}
 for i = 1, n do
-  local r = string.find('fxWD', string.sub(S, i, i), 1, true) ~= nil and not nofail[i]
-  local o = 0
   if dps[i] then
     for d in string.gmatch(dps[i], '%d+') do
-      if reset[tonumber(d)] then
-        r = true
-        o = o + 1
+      local x = tonumber(d)
+      local l = dependents[x]
+      if not l then
+        l = {}
+        dependents[x] = l
       end
+      l[#l + 1] = i
     end
   end
-  if r then
+  if string.find('fxWD', string.sub(S, i, i), 1, true) ~= nil and not nofail[i] then
     reset[i] = true
+    todo[#todo + 1] = i
+  end
+end
+while #todo > 0 do
+  local x = table.remove(todo)
+  for _, d in ipairs(dependents[x] or EMPTY) do
+    if not reset[d] then
+      reset[d] = true
+      todo[#todo + 1] = d
+    end
+  end
+end
+for i = 1, n do
+  if reset[i] then
+    local o = 0
+    for d in string.gmatch(dps[i] or '', '%d+') do
+      if reset[tonumber(d)] then o = o + 1 end
+    end
     open[i] = o
     k = k + 1
   end
