@@ -1,29 +1,16 @@
 package shell_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/shell"
-	"github.com/weirflow/weir/worker"
 )
 
 // A batch's catch command finds the steps' counts and first failure in
 // WEIR_GROUP_*; its finally does not count the then and catch callbacks.
 func TestGroupCallbackEnvironment(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store := memstore.New()
-	w := worker.New(store, worker.Config{})
-	shell.Register(w, []string{"sh"}, engine.DefaultLimits().MaxResult)
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(ctx)
+	ctx, store := shellWorker(t)
 	q := shell.Queue("sh")
 	step := func(name, run string) client.Step { return client.NewStep(name, q, shell.Payload{Run: run}) }
 	report := shell.Payload{Run: `printf '%s/%s/%s/%s/%s/%s' "$WEIR_GROUP_TOTAL" "$WEIR_GROUP_COMPLETED" "$WEIR_GROUP_FAILED" "$WEIR_GROUP_CANCELLED" "$WEIR_GROUP_FIRST_FAILURE" "$WEIR_GROUP_FIRST_ERROR"`}

@@ -1,30 +1,18 @@
 package shell_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/shell"
-	"github.com/weirflow/weir/worker"
 )
 
 // A command writes its progress to $WEIR_PROGRESS and its checkpoint to
 // $WEIR_CHECKPOINT; a failed attempt's checkpoint is in $WEIR_CHECKPOINT
 // for the retry, and the last progress is on the job's record.
 func TestCommandCheckpointAndProgress(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store := memstore.New()
-	w := worker.New(store, worker.Config{})
-	shell.Register(w, []string{"sh"}, engine.DefaultLimits().MaxResult)
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(ctx)
+	ctx, store := shellWorker(t)
 	run := `if [ "$WEIR_ATTEMPT" = 1 ]; then
   echo "40 first half" > "$WEIR_PROGRESS"
   printf 'step=3' > "$WEIR_CHECKPOINT"
