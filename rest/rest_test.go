@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,10 +115,11 @@ type resp struct {
 func (a *apiT) do(method, path string, body any, header ...string) resp {
 	a.t.Helper()
 	var rd io.Reader
+	var again []byte // the body, when it can be sent again
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		rd, again = strings.NewReader(b), []byte(b)
 	case io.Reader:
 		rd = b
 	default:
@@ -125,8 +127,28 @@ func (a *apiT) do(method, path string, body any, header ...string) resp {
 		if err != nil {
 			a.t.Fatal(err)
 		}
-		rd = bytes.NewReader(j)
+		rd, again = bytes.NewReader(j), j
 	}
+	res, err := a.send(method, path, rd, header)
+	if err != nil && again != nil && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+		// The server answered (a refusal) and closed the connection while
+		// the client was still writing the body: the reset can come before
+		// the client reads the answer. Send it once more.
+		res, err = a.send(method, path, bytes.NewReader(again), header)
+	}
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return resp{res.StatusCode, res.Header, b}
+}
+
+// send sends one request of do.
+func (a *apiT) send(method, path string, rd io.Reader, header []string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(a.t.Context(), method, a.url+path, rd)
 	if err != nil {
 		a.t.Fatal(err)
@@ -148,16 +170,7 @@ func (a *apiT) do(method, path string, body any, header ...string) resp {
 			req.Header.Set(header[i], header[i+1])
 		}
 	}
-	res, err := testClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return resp{res.StatusCode, res.Header, b}
+	return testClient.Do(req)
 }
 
 // testClient sends the tests' requests: without keep-alives, so that a
