@@ -34,6 +34,10 @@ type Config struct {
 	// Retention is how long an ended workflow or job is kept. 0 removes it
 	// at once.
 	Retention time.Duration
+	// Partitions is the namespace's number of partitions (spec/partitions.md):
+	// 0 or 1 for one, at most MaxPartitions. Records are placed by
+	// Partition; every transition runs inside one partition.
+	Partitions int
 }
 
 // DefaultRetention is how long ended records are kept by default.

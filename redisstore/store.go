@@ -17,8 +17,9 @@ type Options struct {
 	// Namespace isolates one engine instance inside a Redis; it must match
 	// ^[A-Za-z0-9_.-]{1,64}$. Empty means "default".
 	Namespace string
-	// Config gives the limits and the retention. The zero Config means
-	// engine.DefaultConfig(); zero Limits alone mean engine.DefaultLimits().
+	// Config gives the limits, the retention and the partitions. A Config
+	// whose fields other than Partitions are zero means engine.DefaultConfig()
+	// with those partitions; zero Limits alone mean engine.DefaultLimits().
 	// Every store of a namespace must use the same Config.
 	Config engine.Config
 	// Clock, for tests only, replaces the server's clock: each call passes
@@ -64,8 +65,15 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, err
 	}
 	cfg := opts.Config
-	if cfg == (engine.Config{}) {
+	if cfg == (engine.Config{Partitions: cfg.Partitions}) {
 		cfg = engine.DefaultConfig()
+		cfg.Partitions = opts.Config.Partitions
+	}
+	if err := cfg.ValidatePartitions(); err != nil {
+		return nil, err
+	}
+	if cfg.PartitionCount() > 1 {
+		return nil, fmt.Errorf("%w: partitions %d: this store runs one partition (spec/partitions.md is not built yet)", engine.ErrInvalid, cfg.Partitions)
 	}
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestRoutingID(t *testing.T) {
+	for id, want := range map[string]string{
+		"wf":                 "wf",
+		"wf/task":            "wf",
+		"wf/task/undo":       "wf",
+		"wf@webhook":         "wf",
+		"wf@webhook.3":       "wf",
+		"a.b-c_d":            "a.b-c_d",
+		TaskJobID("w1", "t"): "w1",
+	} {
+		if got := RoutingID(id); got != want {
+			t.Errorf("RoutingID(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+// TestPartition holds Partition to the standard library's FNV-1a of the
+// routing ID.
+func TestPartition(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const chars = "abcXYZ019_.-"
+	for range 2000 {
+		b := make([]byte, 1+r.IntN(20))
+		for i := range b {
+			b[i] = chars[r.IntN(len(chars))]
+		}
+		id := string(b)
+		n := 1 + r.IntN(40)
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		want := int(h.Sum32() % uint32(n))
+		if n == 1 {
+			want = 0
+		}
+		if got := Partition(id, n); got != want {
+			t.Fatalf("Partition(%q, %d) = %d, want %d", id, n, got, want)
+		}
+		for _, derived := range []string{TaskJobID(id, "t"), UndoJobID(id, "t"), WebhookRunJobID(id, 2)} {
+			if got := Partition(derived, n); got != want {
+				t.Fatalf("Partition(%q, %d) = %d, want %d (its workflow's)", derived, n, got, want)
+			}
+		}
+	}
+	if Partition("x", 0) != 0 || Partition("x", 1) != 0 {
+		t.Fatal("a namespace of one partition places everything in partition 0")
+	}
+}
+
+func TestValidatePartitions(t *testing.T) {
+	for _, n := range []int{-1, MaxPartitions + 1} {
+		if err := (Config{Partitions: n}).ValidatePartitions(); err == nil {
+			t.Errorf("partitions %d accepted", n)
+		}
+	}
+	for _, n := range []int{0, 1, 8, MaxPartitions} {
+		if err := (Config{Partitions: n}).ValidatePartitions(); err != nil {
+			t.Errorf("partitions %d: %v", n, err)
+		}
+	}
+}
