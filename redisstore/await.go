@@ -34,7 +34,7 @@ const (
 // AwaitWorkflow implements engine.Store: it subscribes to the workflow's
 // outcome channel, then reads the stored record, and reads it again after
 // every message, resubscription or refresh, until it has ended.
-func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *part) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
 	if !engine.ValidID(id) {
 		return s.GetWorkflow(ctx, id)
 	}
@@ -48,7 +48,7 @@ func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, 
 }
 
 // AwaitJob implements engine.Store, as AwaitWorkflow does.
-func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *part) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
 	if !validJobID(id) {
 		return s.GetJob(ctx, id)
 	}
@@ -65,7 +65,7 @@ func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
 	return j, err
 }
 
-func (s *Store) await(ctx context.Context, waitKey, channel string, check func(context.Context) (bool, error)) error {
+func (s *part) await(ctx context.Context, waitKey, channel string, check func(context.Context) (bool, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -38,13 +38,13 @@ func (p CallPath) String() string {
 
 // CallPath returns the path the store uses: "functions" or "scripts" once
 // it made a call, "auto" before.
-func (s *Store) CallPath() string { return CallPath(s.path.Load()).String() }
+func (s *part) CallPath() string { return CallPath(s.path.Load()).String() }
 
 // argv starts the command of a call of script sc, with room for n more
 // arguments: two slots for the verb and the function or SHA (call fills
 // them), one key (the partition prefix), and the common ARGV (now,
 // retention, largest backoff).
-func (s *Store) argv(sc *script, n int) []any {
+func (s *part) argv(sc *script, n int) []any {
 	argv := make([]any, 0, 7+n)
 	argv = append(argv, nil, nil, argOne, s.prefixArg)
 	if s.clock != nil {
@@ -56,7 +56,7 @@ func (s *Store) argv(sc *script, n int) []any {
 }
 
 // run calls script name with args after the common ones.
-func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, error) {
+func (s *part) run(ctx context.Context, name string, args ...any) ([]string, error) {
 	sc := scripts[name]
 	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
 }
@@ -64,7 +64,7 @@ func (s *Store) run(ctx context.Context, name string, args ...any) ([]string, er
 // call runs one call of script sc (argv from s.argv) and returns its flat
 // reply, the values decoded straight from the connection as strings
 // (integers in decimal, nil as "").
-func (s *Store) call(ctx context.Context, sc *script, argv []any) ([]string, error) {
+func (s *part) call(ctx context.Context, sc *script, argv []any) ([]string, error) {
 	r := s.callMany(ctx, sc, [][]any{argv})
 	return r[0].v, r[0].err
 }
@@ -85,7 +85,7 @@ type callResult struct {
 // NOSCRIPT runs the call again with EVAL; a call refused with PENDING
 // (drain.go) runs again once the kept cascade is drained. None of these
 // reaches the caller.
-func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
+func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
 	out := make([]callResult, len(argvs))
 	if err := ctx.Err(); err != nil {
 		for i := range out {
@@ -202,7 +202,7 @@ func (s *Store) callMany(ctx context.Context, sc *script, argvs [][]any) []callR
 
 // recoverable reports whether err on path is one callMany handles by
 // itself.
-func (s *Store) recoverable(path CallPath, err error) bool {
+func (s *part) recoverable(path CallPath, err error) bool {
 	if path == PathScripts {
 		return redis.HasErrorPrefix(err, "NOSCRIPT")
 	}
@@ -223,7 +223,7 @@ func isUnknownCommand(err error) bool {
 // of a cluster). A library already there (another process loaded it) is a
 // success; a server that has no FUNCTION, or refuses it to this user, moves
 // the store to the scripts path.
-func (s *Store) loadLibrary(ctx context.Context) error {
+func (s *part) loadLibrary(ctx context.Context) error {
 	load := func(ctx context.Context, c redis.Cmdable) error {
 		err := c.FunctionLoad(ctx, library.src).Err()
 		if err != nil && strings.Contains(err.Error(), "already exists") {
@@ -251,7 +251,7 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 // it loads the function library, or on the scripts path every script
 // (SCRIPT LOAD). Calls do this by themselves when needed; Load moves the
 // cost out of the first call.
-func (s *Store) Load(ctx context.Context) error {
+func (s *part) Load(ctx context.Context) error {
 	if CallPath(s.path.Load()) != PathScripts {
 		if err := s.loadLibrary(ctx); err != nil {
 			return err

@@ -21,7 +21,7 @@ func cancelError(err error) (string, error) {
 }
 
 // CancelWorkflow implements engine.Store.
-func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
+func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
 	if !engine.ValidID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err
@@ -67,7 +67,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParam
 }
 
 // CancelJob implements engine.Store.
-func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
+func (s *part) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
 	if !validJobID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err

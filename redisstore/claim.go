@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	mrand "math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,7 +37,7 @@ func appendClaimArgs(args []any, p engine.ClaimParams) []any {
 //
 // A claim whose sweep stopped on its budget (drain.go) goes on, once the
 // cascade is drained, from the queue where it stopped.
-func (s *Store) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
+func (s *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
 	var got []engine.Claimed
 	for {
 		out, due, at, stopped, err := s.claimCall(ctx, p, wait)
@@ -74,7 +76,7 @@ func resumeQueues(queues []string, at int) []string {
 
 // claimCall runs claim.lua once (claimOnce) and reports whether and in
 // which queue it stopped on its budget.
-func (s *Store) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
+func (s *part) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
 	waitArg := ""
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
@@ -124,7 +126,7 @@ const maxBlock = time.Minute
 // adds a token there; the wait ends no later than the next delayed job or
 // lease deadline the claim saw, then the claim runs again. A cancelled
 // context wakes the wait through a private list of this call.
-func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
+func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -182,7 +184,7 @@ func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claim
 // blpop blocks on keys for at most d: whole seconds through go-redis's
 // BLPop (which sets the read timeout for it), less than a second with a
 // decimal timeout (Redis 6 and later).
-func (s *Store) blpop(ctx context.Context, d time.Duration, keys []string) error {
+func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) error {
 	if d >= time.Second {
 		return s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Err()
 	}
@@ -193,4 +195,180 @@ func (s *Store) blpop(ctx context.Context, d time.Duration, keys []string) error
 	}
 	args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 	return s.rdb.Do(ctx, args...).Err()
+}
+
+// Claim implements engine.Store. With one partition it is the partition's
+// claim. With several, claim call number c visits the partitions c mod P,
+// c+1 mod P, … (spec/partitions.md, Claim rotation), each for the jobs
+// still missing from Max. A blocking claim that finds nothing waits on
+// every partition's wake-up lists at once, one BLPOP per partition (each
+// with a private list of its own, through which the first to return, or
+// a cancelled context, wakes the others); every wait has ended when Claim
+// returns. A partition that fails is left out for the rest of the call;
+// the error is returned only when no partition answered.
+func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 1 {
+		return ps[0].Claim(ctx, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ps[0].validateClaim(p); err != nil {
+		return nil, err
+	}
+	if p.Wait <= 0 {
+		out, _, err := s.claimRound(ctx, ps, p, 0, nil)
+		return out, err
+	}
+	deadline := time.Now().Add(p.Wait)
+	failed := make([]bool, len(ps))
+	for {
+		out, due, err := s.claimRound(ctx, ps, p, max(time.Until(deadline), time.Millisecond), failed)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+		block := time.Until(deadline)
+		if block <= 0 {
+			return nil, nil
+		}
+		if due >= 0 && due < block {
+			block = due
+		}
+		block = min(max(block, time.Millisecond), maxBlock)
+		if err := s.blockAll(ctx, ps, p.Queues, block, failed); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// claimRound is one claim over the partitions in rotation (Claim): the
+// jobs claimed, the earliest next due time a partition reported (-1:
+// none). A partition that fails is marked in failed (when not nil) and
+// skipped by later rounds; the error (the first partition's) is returned
+// only when no partition answered.
+func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams, wait time.Duration, failed []bool) ([]engine.Claimed, time.Duration, error) {
+	n := uint64(len(ps))
+	c := s.claims.Add(1) - 1
+	var got []engine.Claimed
+	due := time.Duration(-1)
+	var first error
+	answered := false
+	for i := range n {
+		q := int((c + i) % n)
+		if failed != nil && failed[q] {
+			continue
+		}
+		sub := p
+		sub.Max = p.Max - len(got)
+		out, d, err := ps[q].claimOnce(ctx, sub, wait)
+		if err != nil {
+			if failed != nil {
+				failed[q] = true
+			}
+			if first == nil {
+				first = partErr(ps, q, err)
+			}
+			continue
+		}
+		answered = true
+		got = append(got, out...)
+		if d >= 0 && (due < 0 || d < due) {
+			due = d
+		}
+		if len(got) >= p.Max {
+			break
+		}
+	}
+	if !answered {
+		if first == nil { // every partition failed before
+			first = fmt.Errorf("%w: every partition failed", engine.ErrUnavailable)
+		}
+		if err := ctx.Err(); err != nil {
+			first = err
+		}
+		return nil, 0, first
+	}
+	return got, due, nil
+}
+
+// blockAll waits, for at most d, for a wake-up token in any partition not
+// failed (Claim): one BLPOP per partition, on its wake-up lists of queues
+// and a private list; the first to return, or ctx ending, pushes into
+// every private list, so that all have returned when blockAll does. A
+// partition whose wait failed is marked in failed; the error is returned
+// when every partition has failed.
+func (s *Store) blockAll(ctx context.Context, ps []*part, queues []string, d time.Duration, failed []bool) error {
+	type waiter struct {
+		q       int
+		keys    []string
+		private string
+	}
+	var ws []waiter
+	for q, pt := range ps {
+		if failed[q] {
+			continue
+		}
+		w := waiter{q: q}
+		for _, name := range queues {
+			if k := pt.keys.wake(name); !slices.Contains(w.keys, k) {
+				w.keys = append(w.keys, k)
+			}
+		}
+		var rnd [8]byte
+		_, _ = rand.Read(rnd[:])
+		w.private = pt.keys.prefix + "wk:" + hex.EncodeToString(rnd[:])
+		w.keys = append(w.keys, w.private)
+		ws = append(ws, w)
+	}
+	var once sync.Once
+	wake := func() {
+		once.Do(func() {
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			pipe := s.client.Pipeline()
+			for _, w := range ws {
+				pipe.LPush(pctx, w.private, "1")
+				pipe.PExpire(pctx, w.private, time.Minute)
+			}
+			_, _ = pipe.Exec(pctx)
+		})
+	}
+	stop := context.AfterFunc(ctx, wake)
+	defer stop()
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ps[w.q].blpop(ctx, d, w.keys)
+			wake()
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var first error
+	left := 0
+	for i, w := range ws {
+		err := errs[i]
+		var nerr net.Error
+		if err != nil && !errors.Is(err, redis.Nil) && !(errors.As(err, &nerr) && nerr.Timeout()) {
+			failed[w.q] = true
+			if first == nil {
+				first = partErr(ps, w.q, mapErr(err))
+			}
+			continue
+		}
+		left++
+	}
+	if left == 0 && first != nil {
+		return first
+	}
+	return nil
 }

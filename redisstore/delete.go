@@ -9,7 +9,7 @@ import (
 )
 
 // DeleteJob implements engine.Store.
-func (s *Store) DeleteJob(ctx context.Context, id string) error {
+func (s *part) DeleteJob(ctx context.Context, id string) error {
 	if strings.Contains(id, "/") {
 		return invalid("id", "job %q is a workflow's: delete its workflow", id)
 	}
@@ -24,7 +24,7 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 }
 
 // DeleteWorkflow implements engine.Store.
-func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
+func (s *part) DeleteWorkflow(ctx context.Context, id string) error {
 	if !engine.ValidID(id) {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -20,7 +20,7 @@ const depsPage = 300
 // dependencies of a claimed task have all ended, so reading them after the
 // call, in pages of bounded commands, gives what the call would have
 // returned. One round trip for all of them.
-func (s *Store) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []lazyDeps) error {
+func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []lazyDeps) error {
 	if len(lazy) == 0 {
 		return nil
 	}

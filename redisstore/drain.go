@@ -48,7 +48,7 @@ const maxDrainCalls = 1_000_000
 // step budget (spec/scripts.md, Cascades in bounded steps), and when it
 // did runs the drain calls that finish its work, returning what they did
 // (the zero drained when the call did not stop).
-func (s *Store) drainRest(ctx context.Context, r *reader) (drained, error) {
+func (s *part) drainRest(ctx context.Context, r *reader) (drained, error) {
 	var d drained
 	_, stopped := r.stopped()
 	if err := r.done(); err != nil || !stopped {
@@ -60,7 +60,7 @@ func (s *Store) drainRest(ctx context.Context, r *reader) (drained, error) {
 
 // drain runs the drain script until nothing is kept, adding what each call
 // did to d (nil: not wanted).
-func (s *Store) drain(ctx context.Context, d *drained) error {
+func (s *part) drain(ctx context.Context, d *drained) error {
 	for range maxDrainCalls {
 		s.drainCalls.Add(1)
 		v, err := s.call(ctx, scripts["drain"], s.argv(scripts["drain"], 0))
@@ -143,7 +143,7 @@ const DefaultStepBudget = 64
 // Cascades in bounded steps), for every process sharing the namespace: n ≥ 1, or 0 for
 // DefaultStepBudget. Smaller budgets make shorter calls and more of them;
 // what the transitions do is the same.
-func (s *Store) SetStepBudget(ctx context.Context, n int) error {
+func (s *part) SetStepBudget(ctx context.Context, n int) error {
 	if n < 0 {
 		return fmt.Errorf("%w: step budget %d: give at least 1, or 0 for the default %d", engine.ErrInvalid, n, DefaultStepBudget)
 	}

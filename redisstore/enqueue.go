@@ -9,7 +9,7 @@ import (
 )
 
 // Enqueue implements engine.Store.
-func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
+func (s *part) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
 	args := s.argv(scripts["enqueue"], 1+enqueueArgs)
 	args = append(args, 1)
 	args, err := s.appendEnqueueTraced(args, p)
@@ -33,7 +33,7 @@ func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.Enq
 const enqueueArgs = 10
 
 // appendEnqueue validates j and appends its enqueue arguments to args.
-func (s *Store) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
+func (s *part) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
 		return nil, err
 	}

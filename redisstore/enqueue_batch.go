@@ -25,7 +25,7 @@ const enqueuePerCall = 100
 // gives ErrUnavailable or the context's error to its jobs: like Enqueue it
 // is safe to repeat, since a job's ID makes its enqueue idempotent. The
 // error is ctx's when it is done before the batch is sent.
-func (s *Store) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]EnqueueResult, error) {
+func (s *part) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]EnqueueResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

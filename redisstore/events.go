@@ -34,15 +34,16 @@ type EventsConfig struct {
 	MaxAge time.Duration
 }
 
-func (s *Store) eventsKey() string { return s.keys.prefix + "events" }
+func (s *part) eventsKey() string { return s.keys.prefix + "events" }
 
 // SetEvents sets the namespace's event stream: EventsConfig{} restores
 // the default (on, DefaultEventsMaxLen entries, no age cap). A config
 // that is on needs a cap (MaxLen or MaxAge).
-func (s *Store) SetEvents(ctx context.Context, c EventsConfig) error {
+func (s *part) SetEvents(ctx context.Context, c EventsConfig) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
 	switch {
-	case c.MaxLen < 0 || c.MaxAge < 0 || c.MaxAge%time.Millisecond != 0:
-		return fmt.Errorf("%w: events: negative cap or an age that is not whole milliseconds", engine.ErrInvalid)
 	case c == EventsConfig{}:
 		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "ev").Err())
 	case c.Off:
@@ -52,15 +53,22 @@ func (s *Store) SetEvents(ctx context.Context, c EventsConfig) error {
 	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "ev", v).Err())
 }
 
+func (c EventsConfig) validate() error {
+	if c.MaxLen < 0 || c.MaxAge < 0 || c.MaxAge%time.Millisecond != 0 {
+		return fmt.Errorf("%w: events: negative cap or an age that is not whole milliseconds", engine.ErrInvalid)
+	}
+	return nil
+}
+
 // SetEventsOff switches the namespace's events off, or on with the
 // default cap (client.EventsSwitch).
-func (s *Store) SetEventsOff(ctx context.Context, off bool) error {
+func (s *part) SetEventsOff(ctx context.Context, off bool) error {
 	return s.SetEvents(ctx, EventsConfig{Off: off})
 }
 
 // EventsConfig returns the namespace's event stream setting, with the
 // default cap filled in when none was set.
-func (s *Store) EventsConfig(ctx context.Context) (EventsConfig, error) {
+func (s *part) EventsConfig(ctx context.Context) (EventsConfig, error) {
 	v, err := s.rdb.HGet(ctx, s.keys.seq, "ev").Result()
 	if errors.Is(err, redis.Nil) {
 		return EventsConfig{MaxLen: DefaultEventsMaxLen}, nil
@@ -108,7 +116,7 @@ func parseCursor(after string) (entry string, seen int, err error) {
 // from the cursor's entry, the Workflow filter applied here, in pages
 // until Limit events matched or the stream ended; with Wait, an XREAD
 // BLOCK when nothing was there.
-func (s *Store) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
+func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
 	if err := engine.ValidateEventsParams(p); err != nil {
 		return engine.EventPage{}, err
 	}

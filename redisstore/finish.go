@@ -11,34 +11,9 @@ import (
 )
 
 // Finish implements engine.Store.
-func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
-	lim := s.cfg.Limits
-	if len(p.Outcomes) == 0 && p.Claim == nil {
-		return engine.FinishResult{}, invalid("outcomes", "give at least one outcome or a claim")
-	}
-	if len(p.Outcomes) > lim.MaxBatch {
-		return engine.FinishResult{}, tooLarge("outcomes", "%d outcomes, the limit is %d", len(p.Outcomes), lim.MaxBatch)
-	}
-	for _, o := range p.Outcomes {
-		switch o.Kind {
-		case engine.OutcomeCompleted, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomeReleased:
-		default:
-			return engine.FinishResult{}, invalid("kind", "outcome kind %q of job %q is not completed, failed, cancelled or released", o.Kind, o.JobID)
-		}
-		if len(o.Result) > lim.MaxResult {
-			return engine.FinishResult{}, tooLarge("result", "result of job %q is %d bytes, the limit is %d", o.JobID, len(o.Result), lim.MaxResult)
-		}
-		if o.RetryAfter < 0 || o.RetryAfter > lim.MaxBackoff {
-			return engine.FinishResult{}, invalid("retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, lim.MaxBackoff)
-		}
-		if err := engine.ValidateAdd(o, lim); err != nil {
-			return engine.FinishResult{}, err
-		}
-	}
-	if p.Claim != nil {
-		if err := s.validateClaim(*p.Claim); err != nil {
-			return engine.FinishResult{}, err
-		}
+func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
+	if err := s.validateFinish(p); err != nil {
+		return engine.FinishResult{}, err
 	}
 	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
 	// Outcomes whose job ID cannot exist are answered here; the others go
@@ -150,7 +125,7 @@ func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine
 // outcomes it settled, what it claimed, and whether and where it stopped
 // on its budget (at: 0 among the outcomes, else in the claim's at-th
 // queue).
-func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, kept []string, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
+func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, kept []string, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
 	lim := s.cfg.Limits
 	nSent := len(sent)
 	nq := 0
@@ -220,4 +195,37 @@ func (s *Store) finishOnce(ctx context.Context, p engine.FinishParams, sent []in
 		return 0, nil, 0, false, err
 	}
 	return n, claimed, at, stopped, nil
+}
+
+// validateFinish checks a finish before anything is sent.
+func (s *part) validateFinish(p engine.FinishParams) error {
+	lim := s.cfg.Limits
+	if len(p.Outcomes) == 0 && p.Claim == nil {
+		return invalid("outcomes", "give at least one outcome or a claim")
+	}
+	if len(p.Outcomes) > lim.MaxBatch {
+		return tooLarge("outcomes", "%d outcomes, the limit is %d", len(p.Outcomes), lim.MaxBatch)
+	}
+	for _, o := range p.Outcomes {
+		switch o.Kind {
+		case engine.OutcomeCompleted, engine.OutcomeFailed, engine.OutcomeCancelled, engine.OutcomeReleased:
+		default:
+			return invalid("kind", "outcome kind %q of job %q is not completed, failed, cancelled or released", o.Kind, o.JobID)
+		}
+		if len(o.Result) > lim.MaxResult {
+			return tooLarge("result", "result of job %q is %d bytes, the limit is %d", o.JobID, len(o.Result), lim.MaxResult)
+		}
+		if o.RetryAfter < 0 || o.RetryAfter > lim.MaxBackoff {
+			return invalid("retry_after", "%v of job %q is outside [0, %v]", o.RetryAfter, o.JobID, lim.MaxBackoff)
+		}
+		if err := engine.ValidateAdd(o, lim); err != nil {
+			return err
+		}
+	}
+	if p.Claim != nil {
+		if err := s.validateClaim(*p.Claim); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // score in the queue's set ("k<score>:<id>" among a ready list's keyed
 // jobs, which follow its unkeyed ones); one of an ended list is the model's,
 // "<ended ms>:<id>".
-func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
+func (s *part) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
 	limit, err := engine.ValidateListJobs(p)
 	if err != nil {
 		return engine.JobPage{}, err

@@ -32,11 +32,17 @@ func newKeys(ns string, part int) (keys, error) {
 	if part < 0 {
 		return keys{}, fmt.Errorf("%w: partition %d", engine.ErrInvalid, part)
 	}
-	p := "weir:{" + ns + ":" + strconv.Itoa(part) + "}:"
+	return keysOf(ns + ":" + strconv.Itoa(part)), nil
+}
+
+// keysOf returns the keys of the partition whose hash tag is tag
+// (partitionTag).
+func keysOf(tag string) keys {
+	p := "weir:{" + tag + "}:"
 	return keys{
 		prefix: p, seq: p + "seq", queues: p + "queues",
 		wf: p + "wf", expiry: p + "expiry",
-	}, nil
+	}
 }
 
 // common lists the partition's fixed keys (a call passes only the prefix,

@@ -7,7 +7,7 @@ import (
 )
 
 // Heartbeat implements engine.Store.
-func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
+func (s *part) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
 	if err := s.validateBatch("leases", len(p.Leases)); err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 }
 
 // ExpireLeases implements engine.Store.
-func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
+func (s *part) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
 	n := p.Max
 	if n == 0 {
 		n = s.cfg.Limits.MaxBatch

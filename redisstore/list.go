@@ -18,7 +18,7 @@ var workflowStates = []engine.WorkflowState{
 
 // ListWorkflows implements engine.Store. The cursor is the model's,
 // "<created ms>:<id>" of the previous page's last workflow.
-func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+func (s *part) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
 	limit := p.Limit
 	if limit == 0 {
 		limit = 100

@@ -30,7 +30,7 @@ type Observation struct {
 // in workflows and GetJob of each ID in jobs. It writes nothing but the
 // clock, like those reads. It is meant for tests and tools that compare
 // a whole state (the conformance suite); workers do not need it.
-func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error) {
+func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return Observation{}, err
 	}
@@ -117,7 +117,7 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 // QueueContents returns the IDs of queue's ready, delayed and running jobs
 // in claim, due and deadline order (nil for an empty list), read by
 // Observe.
-func (s *Store) QueueContents(ctx context.Context, queue string) (engine.QueueContents, error) {
+func (s *part) QueueContents(ctx context.Context, queue string) (engine.QueueContents, error) {
 	o, err := s.Observe(ctx, nil, nil, []string{queue})
 	if err != nil {
 		return engine.QueueContents{}, err

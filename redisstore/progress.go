@@ -11,7 +11,7 @@ import (
 
 // Progress implements engine.Store: progress.lua, the input checked here
 // first (engine.ValidateProgress).
-func (s *Store) Progress(ctx context.Context, p engine.ProgressParams) error {
+func (s *part) Progress(ctx context.Context, p engine.ProgressParams) error {
 	if err := engine.ValidateProgress(p, s.cfg.Limits); err != nil {
 		return err
 	}

@@ -10,14 +10,14 @@ import (
 )
 
 // PauseQueue implements engine.Store.
-func (s *Store) PauseQueue(ctx context.Context, queue string) error { return s.pause(ctx, queue, "1") }
+func (s *part) PauseQueue(ctx context.Context, queue string) error { return s.pause(ctx, queue, "1") }
 
 // ResumeQueue implements engine.Store.
-func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+func (s *part) ResumeQueue(ctx context.Context, queue string) error {
 	return s.pause(ctx, queue, "0")
 }
 
-func (s *Store) pause(ctx context.Context, queue, v string) error {
+func (s *part) pause(ctx context.Context, queue, v string) error {
 	if !engine.ValidName(queue) {
 		return invalidQueue(queue)
 	}
@@ -26,7 +26,7 @@ func (s *Store) pause(ctx context.Context, queue, v string) error {
 }
 
 // LimitQueue implements engine.Store.
-func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+func (s *part) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
 	if err := engine.ValidateLimitQueue(p); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error
 }
 
 // RateLimitQueue implements engine.Store.
-func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
+func (s *part) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
 	if err := engine.ValidateRateLimitQueue(p); err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParam
 }
 
 // LimitKeys implements engine.Store.
-func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+func (s *part) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
 	if err := engine.ValidateLimitKeys(p); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
 }
 
 // PurgeQueue implements engine.Store.
-func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
+func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
 	if !engine.ValidName(queue) {
 		return engine.PurgeResult{}, invalidQueue(queue)
 	}
@@ -106,7 +106,7 @@ func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResul
 }
 
 // Queues implements engine.Store.
-func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+func (s *part) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 	v, err := s.run(ctx, "queues")
 	if err != nil {
 		return nil, err

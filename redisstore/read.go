@@ -12,7 +12,7 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (engine.Workflow, error) {
+func (s *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (engine.Workflow, error) {
 	if !engine.ValidID(id) {
 		if err := ctx.Err(); err != nil {
 			return engine.Workflow{}, err
@@ -42,7 +42,7 @@ func (s *Store) getWorkflow(ctx context.Context, id string, evenExpired bool) (e
 // or its own state); otherwise it reads again, and after three changes in
 // a row it reads the whole record in one MULTI. A record removed in
 // between (its TTL fired) is not found.
-func (s *Store) readWorkflowHash(ctx context.Context, id string) ([]string, error) {
+func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error) {
 	key := s.keys.workflow(id)
 	for range 3 {
 		pipe := s.rdb.Pipeline()
@@ -107,7 +107,7 @@ func str(v any) string { s, _ := v.(string); return s }
 
 // readWorkflowAtOnce reads a large workflow's hash and its task states in
 // one MULTI (a workflow that kept changing while read in pages).
-func (s *Store) readWorkflowAtOnce(ctx context.Context, id string) ([]string, error) {
+func (s *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, error) {
 	var h *redis.MapStringStringCmd
 	var st *redis.StringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -128,7 +128,7 @@ func (s *Store) readWorkflowAtOnce(ctx context.Context, id string) ([]string, er
 	return append(out, "S", st.Val()), nil
 }
 
-func (s *Store) getJob(ctx context.Context, id string, evenExpired bool) (engine.Job, error) {
+func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (engine.Job, error) {
 	if !validJobID(id) {
 		if err := ctx.Err(); err != nil {
 			return engine.Job{}, err
@@ -145,11 +145,11 @@ func (s *Store) getJob(ctx context.Context, id string, evenExpired bool) (engine
 }
 
 // GetWorkflow implements engine.Store.
-func (s *Store) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *part) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
 	return s.getWorkflow(ctx, id, false)
 }
 
 // GetJob implements engine.Store.
-func (s *Store) GetJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *part) GetJob(ctx context.Context, id string) (engine.Job, error) {
 	return s.getJob(ctx, id, false)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // RerunWorkflow implements engine.Store.
-func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+func (s *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
 	if !engine.ValidID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.RerunResult{}, err

@@ -10,7 +10,7 @@ import (
 )
 
 // RetryJob implements engine.Store.
-func (s *Store) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.RetryResult, error) {
+func (s *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.RetryResult, error) {
 	if !validJobID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.RetryResult{}, err

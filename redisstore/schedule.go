@@ -12,7 +12,7 @@ import (
 var _ engine.Scheduler = (*Store)(nil)
 
 // PutSchedule implements engine.Scheduler (schedule_put.lua).
-func (s *Store) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
+func (s *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
 	if err := engine.ValidatePutSchedule(p, s.cfg.Limits); err != nil {
 		return engine.PutScheduleResult{}, err
 	}
@@ -42,7 +42,7 @@ func (s *Store) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (en
 }
 
 // DeleteSchedule implements engine.Scheduler (schedule_delete.lua).
-func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
+func (s *part) DeleteSchedule(ctx context.Context, name string) error {
 	if !engine.ValidName(name) {
 		return invalidSchedule(name)
 	}
@@ -51,16 +51,16 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 }
 
 // PauseSchedule implements engine.Scheduler (schedule_pause.lua).
-func (s *Store) PauseSchedule(ctx context.Context, name string) error {
+func (s *part) PauseSchedule(ctx context.Context, name string) error {
 	return s.pauseSchedule(ctx, name, "1")
 }
 
 // ResumeSchedule implements engine.Scheduler (schedule_pause.lua).
-func (s *Store) ResumeSchedule(ctx context.Context, name string) error {
+func (s *part) ResumeSchedule(ctx context.Context, name string) error {
 	return s.pauseSchedule(ctx, name, "0")
 }
 
-func (s *Store) pauseSchedule(ctx context.Context, name, v string) error {
+func (s *part) pauseSchedule(ctx context.Context, name, v string) error {
 	if !engine.ValidName(name) {
 		return invalidSchedule(name)
 	}
@@ -69,7 +69,7 @@ func (s *Store) pauseSchedule(ctx context.Context, name, v string) error {
 }
 
 // GetSchedule implements engine.Scheduler (schedule_list.lua).
-func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
+func (s *part) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
 	if !engine.ValidName(name) {
 		return engine.Schedule{}, invalidSchedule(name)
 	}
@@ -86,11 +86,11 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, 
 
 // Schedules implements engine.Scheduler (schedule_list.lua): every
 // schedule, by name, with the store's time.
-func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
+func (s *part) Schedules(ctx context.Context) (engine.ScheduleList, error) {
 	return s.schedules(ctx, "")
 }
 
-func (s *Store) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
+func (s *part) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
 	v, err := s.run(ctx, "schedule_list", name)
 	if err != nil {
 		return engine.ScheduleList{}, err
@@ -127,7 +127,7 @@ func (s *Store) schedules(ctx context.Context, name string) (engine.ScheduleList
 }
 
 // FireSchedule implements engine.Scheduler (schedule_fire.lua).
-func (s *Store) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
+func (s *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
 	if err := engine.ValidateFireSchedule(p, s.cfg.Limits); err != nil {
 		return engine.FireScheduleResult{}, err
 	}
@@ -180,6 +180,6 @@ var _ engine.ScheduleWatcher = (*Store)(nil)
 // resume publish the schedule's name on the partition's channel
 // weir:{<ns>:<p>}:schedules (spec/keys.md); WatchSchedules subscribes to
 // it and calls fn for each message, and after every (re)subscription.
-func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
-	return s.watch(ctx, s.keys.chanSchedules(), func(string, bool) { fn() })
+func (s *part) WatchSchedules(ctx context.Context, fn func()) error {
+	return s.watch(ctx, []string{s.keys.chanSchedules()}, func(string, bool) { fn() })
 }

@@ -10,7 +10,7 @@ import (
 var _ engine.Signaller = (*Store)(nil)
 
 // Signal implements engine.Signaller with scripts/signal.lua.
-func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
+func (s *part) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
 	lim := s.cfg.Limits
 	if err := engine.ValidateSignal(p, lim); err != nil {
 		return engine.SignalResult{}, err

@@ -18,8 +18,14 @@ var _ engine.StopWatcher = (*Store)(nil)
 // calls fn with each message's IDs. Redis keeps no message for a
 // subscriber that is away, so fn(nil) comes after every (re)subscription:
 // the caller then checks all its jobs (a worker heartbeats them).
-func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
-	return s.watch(ctx, s.keys.chanStop(), func(payload string, subscribed bool) {
+func (s *part) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
+	return s.watchStops(ctx, []string{s.keys.chanStop()}, fn)
+}
+
+// watchStops is WatchStops on channels, the stop channels of a
+// namespace's partitions.
+func (s *part) watchStops(ctx context.Context, channels []string, fn func(jobIDs []string)) error {
+	return s.watch(ctx, channels, func(payload string, subscribed bool) {
 		if subscribed {
 			fn(nil)
 		} else if ids := strings.Fields(payload); len(ids) > 0 {
@@ -28,16 +34,16 @@ func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error 
 	})
 }
 
-// watch subscribes to channel until ctx is done, and then returns ctx's
+// watch subscribes to channels until ctx is done, and then returns ctx's
 // error: it calls fn(payload, false) for each message and fn("", true)
-// after every (re)subscription, since Redis keeps no message for a
+// after every (re)subscription to all of them, since Redis keeps no message for a
 // subscriber that is away. A lost connection is subscribed again after a
 // pause that grows while the server cannot be reached.
-func (s *Store) watch(ctx context.Context, channel string, fn func(payload string, subscribed bool)) error {
+func (s *part) watch(ctx context.Context, channels []string, fn func(payload string, subscribed bool)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sub := s.rdb.Subscribe(ctx, channel)
+	sub := s.rdb.Subscribe(ctx, channels...)
 	defer sub.Close()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
@@ -59,7 +65,7 @@ func (s *Store) watch(ctx context.Context, channel string, fn func(payload strin
 		pause = 0
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" {
+			if m.Kind == "subscribe" && m.Count == len(channels) {
 				fn("", true)
 			}
 		case *redis.Message:

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,8 +38,32 @@ type Options struct {
 
 // Store is an engine.Store on Redis. It is safe for concurrent use; it
 // holds no connection of its own beyond the client's, and starts no
-// goroutine.
+// goroutine but those of a blocking claim over several partitions, which
+// end before it returns.
+//
+// A Store runs the P partitions of its namespace (spec/partitions.md):
+// each is a part, the one-partition engine on its own keys, and Store
+// routes each call to the partition of its ID, or to every partition.
 type Store struct {
+	// part is partition 0 of the one-partition layout: the store's only
+	// partition when the namespace has one (its hot path calls it
+	// directly), and what tests of one partition look into.
+	*part
+	client redis.UniversalClient
+	ns     string
+	opts   Options
+	// want is Config.Partitions as asked: 0 takes the namespace's.
+	want int
+	// parts is set by the first call that reaches Redis (layout): the
+	// namespace's partitions, checked against what is kept in Redis.
+	parts  atomic.Pointer[[]*part]
+	initMu sync.Mutex
+	// claims counts Claim calls (claim rotation, spec/partitions.md).
+	claims atomic.Uint64
+}
+
+// part is one partition of a namespace: the whole one-partition engine.
+type part struct {
 	rdb   redis.UniversalClient
 	keys  keys
 	cfg   engine.Config
@@ -54,7 +79,9 @@ type Store struct {
 	drainCalls atomic.Int64
 }
 
-// New returns a Store over client for opts.Namespace (partition 0).
+// New returns a Store over client for opts.Namespace. It does no I/O: the
+// namespace's partition count is read (and, for a new namespace of
+// several partitions, written) at the store's first call.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	ns := opts.Namespace
 	if ns == "" {
@@ -72,9 +99,6 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if err := cfg.ValidatePartitions(); err != nil {
 		return nil, err
 	}
-	if cfg.PartitionCount() > 1 {
-		return nil, fmt.Errorf("%w: partitions %d: this store runs one partition (spec/partitions.md is not built yet)", engine.ErrInvalid, cfg.Partitions)
-	}
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()
 	}
@@ -87,12 +111,27 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if err := opts.Durable.validate(client); err != nil {
 		return nil, err
 	}
-	st := &Store{rdb: client, keys: k, cfg: cfg, clock: opts.Clock, prefixArg: k.prefix, durable: opts.Durable}
-	st.path.Store(int32(opts.Path))
-	st.fixedPath = opts.Path != PathAuto
-	st.limitArgs = []any{cfg.Retention.Milliseconds(), cfg.Limits.MaxBackoff.Milliseconds()}
+	st := &Store{client: client, ns: ns, opts: opts, want: cfg.Partitions}
+	st.part = newPart(client, k, cfg, opts)
 	return st, nil
 }
 
-// Config returns the store's configuration.
-func (s *Store) Config() engine.Config { return s.cfg }
+// newPart returns the partition whose keys are k.
+func newPart(client redis.UniversalClient, k keys, cfg engine.Config, opts Options) *part {
+	p := &part{rdb: client, keys: k, cfg: cfg, clock: opts.Clock, prefixArg: k.prefix, durable: opts.Durable}
+	p.path.Store(int32(opts.Path))
+	p.fixedPath = opts.Path != PathAuto
+	p.limitArgs = []any{cfg.Retention.Milliseconds(), cfg.Limits.MaxBackoff.Milliseconds()}
+	return p
+}
+
+// Config returns the store's configuration. Its Partitions is the
+// namespace's count once the store made its first call; before, the count
+// it was opened with.
+func (s *Store) Config() engine.Config {
+	c := s.part.cfg
+	if ps := s.parts.Load(); ps != nil && len(*ps) > 1 {
+		c.Partitions = len(*ps)
+	}
+	return c
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // Submit implements engine.Store.
-func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
+func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
 	if err := engine.ValidatePlan(p.Plan, s.cfg.Limits); err != nil {
 		return engine.SubmitResult{}, err
 	}
@@ -77,7 +77,7 @@ const stageAbove = 2000
 // into the staging keys stage:<id>:<hash>[:p|:i], 1,000 strings a command,
 // with a TTL;
 // submit.lua renames them into place.
-func (s *Store) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
+func (s *part) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
 	key := s.keys.stage(id, hash)
 	pipe := s.rdb.Pipeline()
 	for _, kv := range []struct {

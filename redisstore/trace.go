@@ -22,7 +22,7 @@ func appendTraceField(fields []any, tp string) []any {
 
 // appendEnqueueTraced validates p and appends its enqueue.lua arguments
 // to args: appendEnqueue's, then the traceparent ("" for none).
-func (s *Store) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, error) {
+func (s *part) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, error) {
 	if err := engine.ValidateTraceParent(p.TraceParent); err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func tooLarge(field, format string, args ...any) error {
 	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
 }
 
-func (s *Store) validateQueues(queues []string) error {
+func (s *part) validateQueues(queues []string) error {
 	if len(queues) == 0 {
 		return invalid("queues", "name at least one queue")
 	}
@@ -46,21 +46,21 @@ func (s *Store) validateQueues(queues []string) error {
 	return nil
 }
 
-func (s *Store) validateBatch(field string, n int) error {
+func (s *part) validateBatch(field string, n int) error {
 	if n < 1 || n > s.cfg.Limits.MaxBatch {
 		return invalid(field, "%d is outside [1, %d]", n, s.cfg.Limits.MaxBatch)
 	}
 	return nil
 }
 
-func (s *Store) validateLease(d time.Duration) error {
+func (s *part) validateLease(d time.Duration) error {
 	if d < time.Millisecond || d > s.cfg.Limits.MaxLease || d%time.Millisecond != 0 {
 		return invalid("lease", "%v must be whole milliseconds in [1ms, %v]", d, s.cfg.Limits.MaxLease)
 	}
 	return nil
 }
 
-func (s *Store) validateClaim(p engine.ClaimParams) error {
+func (s *part) validateClaim(p engine.ClaimParams) error {
 	if err := s.validateQueues(p.Queues); err != nil {
 		return err
 	}

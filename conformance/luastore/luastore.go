@@ -78,9 +78,10 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 	return conformance.Observation(o), err
 }
 
-// Close deletes the keys of the store's namespace.
+// Close deletes the keys of the store's namespace, every partition's
+// (the partitions' keys are in as many slots).
 func (s *Store) Close() error {
-	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), true)
+	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), s.Config().Partitions <= 1)
 }
 
 // Clean deletes the keys of every namespace NewStore(rdb, prefix) made.

@@ -1,0 +1,776 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine"
+)
+
+// Partitions (spec/partitions.md): a Store holds its namespace's P parts,
+// each the one-partition engine on its own slot, and routes every call by
+// ID to the part of engine.Partition(id, P); the calls of the whole
+// namespace reach every part. With P = 1 each call goes straight to the
+// one part, which writes the keys a namespace without partitions has.
+
+// npField is the field of weir:{<ns>:0}:seq that keeps a namespace's
+// partition count (spec/keys.md); absent means 1.
+const npField = "np"
+
+// layout returns the store's partitions, reading (and for a new namespace
+// of several partitions, writing) the namespace's count at the first call.
+// A count other than the one the store was opened with (Partitions ≥ 1)
+// is ErrInvalid, and nothing is written. An error is not kept: the next
+// call reads again.
+func (s *Store) layout(ctx context.Context) ([]*part, error) {
+	if ps := s.parts.Load(); ps != nil {
+		return *ps, nil
+	}
+	return s.initLayout(ctx)
+}
+
+func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
+	s.initMu.Lock()
+	defer s.initMu.Unlock()
+	if ps := s.parts.Load(); ps != nil {
+		return *ps, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n, err := s.readCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps := []*part{s.part}
+	if n > 1 {
+		cfg := s.part.cfg
+		cfg.Partitions = n
+		ps = make([]*part, n)
+		for p := range ps {
+			ps[p] = newPart(s.client, keysOf(partitionTag(s.ns, p, n)), cfg, s.opts)
+		}
+	}
+	s.parts.Store(&ps)
+	return ps, nil
+}
+
+// readCount returns the namespace's partition count, checked against
+// s.want. A namespace not written yet takes s.want (written with HSETNX
+// when it is more than 1, then read back: of two stores that race to
+// write a new namespace, the second learns the first's count). A P = 1
+// store writes nothing. The race accepted (spec/keys.md, np): a store of
+// one partition that writes a new namespace while a store of several
+// checks it (between that store's EXISTS and its HSETNX) leaves a
+// namespace whose partition 0 was written as one partition and that says
+// it has several.
+func (s *Store) readCount(ctx context.Context) (int, error) {
+	key := keysOf(s.ns + ":0").seq
+	pipe := s.client.Pipeline()
+	ex := pipe.Exists(ctx, key)
+	get := pipe.HGet(ctx, key, npField)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return 0, mapErr(err)
+	}
+	v, err := get.Result()
+	switch {
+	case err == nil:
+	case !errors.Is(err, redis.Nil):
+		return 0, mapErr(err)
+	case ex.Val() > 0 || s.want <= 1:
+		// written without a count (before partitions, or by a store of one
+		// partition), or nothing to write
+		v = "1"
+	default:
+		if err := s.client.HSetNX(ctx, key, npField, s.want).Err(); err != nil {
+			return 0, mapErr(err)
+		}
+		if v, err = s.client.HGet(ctx, key, npField).Result(); err != nil {
+			return 0, mapErr(err)
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > engine.MaxPartitions {
+		return 0, fmt.Errorf("%w: namespace %q keeps partition count %q", engine.ErrProtocol, s.ns, v)
+	}
+	if s.want != 0 && s.want != n {
+		return 0, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d", engine.ErrInvalid, s.ns, n, s.want)
+	}
+	return n, nil
+}
+
+// Partitions returns the namespace's partition count, read at the first
+// call (as every call does).
+func (s *Store) Partitions(ctx context.Context) (int, error) {
+	ps, err := s.layout(ctx)
+	return len(ps), err
+}
+
+// PartitionPrefix returns the key prefix of partition p of namespace ns in
+// a namespace of n partitions ("weir:{<tag>}:", spec/keys.md), for tools
+// and tests that look at the keys.
+func PartitionPrefix(ns string, p, n int) string {
+	return keysOf(partitionTag(ns, p, max(n, 1))).prefix
+}
+
+// at returns the part of the record with ID id.
+func at(ps []*part, id string) *part {
+	if len(ps) == 1 {
+		return ps[0]
+	}
+	return ps[engine.Partition(id, len(ps))]
+}
+
+// partErr names partition p in err (a fan-out call's error).
+func partErr(ps []*part, p int, err error) error {
+	if len(ps) == 1 || err == nil {
+		return err
+	}
+	return fmt.Errorf("partition %d: %w", p, err)
+}
+
+// errSchedules refuses schedules in a namespace of several partitions.
+var errSchedules = fmt.Errorf("%w: schedules need a namespace of one partition", engine.ErrInvalid)
+
+// Calls by ID.
+
+// Submit implements engine.Store.
+func (s *Store) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.SubmitResult{}, err
+	}
+	return at(ps, p.Plan.ID).Submit(ctx, p)
+}
+
+// Enqueue implements engine.Store.
+func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.EnqueueResult{}, err
+	}
+	return at(ps, p.Job.ID).Enqueue(ctx, p)
+}
+
+// Progress implements engine.Store.
+func (s *Store) Progress(ctx context.Context, p engine.ProgressParams) error {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return err
+	}
+	return at(ps, p.JobID).Progress(ctx, p)
+}
+
+// Signal implements engine.Signaller.
+func (s *Store) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.SignalResult{}, err
+	}
+	return at(ps, p.Workflow).Signal(ctx, p)
+}
+
+// CancelWorkflow implements engine.Store.
+func (s *Store) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.CancelResult{}, err
+	}
+	return at(ps, p.ID).CancelWorkflow(ctx, p)
+}
+
+// CancelJob implements engine.Store.
+func (s *Store) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.CancelResult{}, err
+	}
+	return at(ps, p.ID).CancelJob(ctx, p)
+}
+
+// RetryJob implements engine.Store.
+func (s *Store) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.RetryResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.RetryResult{}, err
+	}
+	return at(ps, p.ID).RetryJob(ctx, p)
+}
+
+// DeleteJob implements engine.Store.
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return err
+	}
+	return at(ps, id).DeleteJob(ctx, id)
+}
+
+// DeleteWorkflow implements engine.Store.
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) error {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return err
+	}
+	return at(ps, id).DeleteWorkflow(ctx, id)
+}
+
+// RerunWorkflow implements engine.Store.
+func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.RerunResult{}, err
+	}
+	return at(ps, p.ID).RerunWorkflow(ctx, p)
+}
+
+// GetWorkflow implements engine.Store.
+func (s *Store) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.Workflow{}, err
+	}
+	return at(ps, id).GetWorkflow(ctx, id)
+}
+
+// GetJob implements engine.Store.
+func (s *Store) GetJob(ctx context.Context, id string) (engine.Job, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.Job{}, err
+	}
+	return at(ps, id).GetJob(ctx, id)
+}
+
+// AwaitWorkflow implements engine.Store (await.go), in the workflow's
+// partition.
+func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.Workflow{}, err
+	}
+	return at(ps, id).AwaitWorkflow(ctx, id)
+}
+
+// AwaitJob implements engine.Store (await.go), in the job's partition.
+func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.Job{}, err
+	}
+	return at(ps, id).AwaitJob(ctx, id)
+}
+
+// groups splits n items, item i of ID id(i), by partition: the partitions
+// in the order of their first item, each with its items' indices in order.
+func groups(ps []*part, n int, id func(int) string) (order []int, idx map[int][]int) {
+	idx = make(map[int][]int)
+	for i := range n {
+		p := engine.Partition(id(i), len(ps))
+		if _, ok := idx[p]; !ok {
+			order = append(order, p)
+		}
+		idx[p] = append(idx[p], i)
+	}
+	return order, idx
+}
+
+// Finish implements engine.Store: the outcomes grouped by partition, one
+// call per partition in the order of their first outcome; a Claim rides
+// on the call of the first outcome's partition (with no outcome, it is a
+// Claim call).
+func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.FinishResult{}, err
+	}
+	if len(ps) == 1 {
+		return ps[0].Finish(ctx, p)
+	}
+	if err := ps[0].validateFinish(p); err != nil {
+		return engine.FinishResult{}, err
+	}
+	if len(p.Outcomes) == 0 {
+		c := *p.Claim
+		c.Wait = 0
+		out, _, err := s.claimRound(ctx, ps, c, 0, nil)
+		return engine.FinishResult{Claimed: out}, err
+	}
+	order, idx := groups(ps, len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
+	if len(order) == 1 {
+		return ps[order[0]].Finish(ctx, p)
+	}
+	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
+	for k, q := range order {
+		sub := engine.FinishParams{Outcomes: make([]engine.Outcome, len(idx[q]))}
+		for j, i := range idx[q] {
+			sub.Outcomes[j] = p.Outcomes[i]
+		}
+		if k == 0 {
+			sub.Claim = p.Claim
+		}
+		r, err := ps[q].Finish(ctx, sub)
+		if err != nil {
+			return engine.FinishResult{}, partErr(ps, q, err)
+		}
+		for j, i := range idx[q] {
+			res.Settled[i] = r.Settled[j]
+		}
+		if k == 0 {
+			res.Claimed = r.Claimed
+		}
+	}
+	return res, nil
+}
+
+// Heartbeat implements engine.Store: each lease to its job's partition,
+// the statuses in the order asked.
+func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 1 {
+		return ps[0].Heartbeat(ctx, p)
+	}
+	if err := ps[0].validateBatch("leases", len(p.Leases)); err != nil {
+		return nil, err
+	}
+	if err := ps[0].validateLease(p.Extend); err != nil {
+		return nil, err
+	}
+	order, idx := groups(ps, len(p.Leases), func(i int) string { return p.Leases[i].JobID })
+	out := make([]engine.LeaseStatus, len(p.Leases))
+	for _, q := range order {
+		sub := engine.HeartbeatParams{Extend: p.Extend, Leases: make([]engine.LeaseRef, len(idx[q]))}
+		for j, i := range idx[q] {
+			sub.Leases[j] = p.Leases[i]
+		}
+		r, err := ps[q].Heartbeat(ctx, sub)
+		if err != nil {
+			return nil, partErr(ps, q, err)
+		}
+		for j, i := range idx[q] {
+			out[i] = r[j]
+		}
+	}
+	return out, nil
+}
+
+// EnqueueBatch enqueues ps as Enqueue would, grouped by partition: each
+// group is one EnqueueBatch of its partition (atomic within it only), the
+// groups in partition order. A group that could not be sent (ctx done)
+// gives its error to each of its jobs and the later groups', and is
+// returned too.
+func (s *Store) EnqueueBatch(ctx context.Context, jobs []engine.EnqueueParams) ([]EnqueueResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 1 {
+		return ps[0].EnqueueBatch(ctx, jobs)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	idx := make([][]int, len(ps))
+	for i, j := range jobs {
+		q := engine.Partition(j.Job.ID, len(ps))
+		idx[q] = append(idx[q], i)
+	}
+	out := make([]EnqueueResult, len(jobs))
+	var first error
+	for q, is := range idx {
+		if len(is) == 0 {
+			continue
+		}
+		if first != nil {
+			for _, i := range is {
+				out[i].Err = first
+			}
+			continue
+		}
+		sub := make([]engine.EnqueueParams, len(is))
+		for j, i := range is {
+			sub[j] = jobs[i]
+		}
+		r, err := ps[q].EnqueueBatch(ctx, sub)
+		if err != nil {
+			first = partErr(ps, q, err)
+			for _, i := range is {
+				out[i].Err = first
+			}
+			continue
+		}
+		for j, i := range is {
+			out[i] = r[j]
+		}
+	}
+	return out, first
+}
+
+// Settings of the whole namespace: every partition.
+
+// each runs f on every partition in order, stopping at the first error
+// (which names its partition).
+func (s *Store) each(ctx context.Context, f func(p *part) error) error {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return err
+	}
+	for q, p := range ps {
+		if err := f(p); err != nil {
+			return partErr(ps, q, err)
+		}
+	}
+	return nil
+}
+
+// PauseQueue implements engine.Store, in every partition.
+func (s *Store) PauseQueue(ctx context.Context, queue string) error {
+	if !engine.ValidName(queue) {
+		return invalidQueue(queue)
+	}
+	return s.each(ctx, func(p *part) error { return p.PauseQueue(ctx, queue) })
+}
+
+// ResumeQueue implements engine.Store, in every partition.
+func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	if !engine.ValidName(queue) {
+		return invalidQueue(queue)
+	}
+	return s.each(ctx, func(p *part) error { return p.ResumeQueue(ctx, queue) })
+}
+
+// LimitQueue implements engine.Store, in every partition.
+func (s *Store) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+	if err := engine.ValidateLimitQueue(p); err != nil {
+		return err
+	}
+	return s.each(ctx, func(q *part) error { return q.LimitQueue(ctx, p) })
+}
+
+// RateLimitQueue implements engine.Store, in every partition.
+func (s *Store) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
+	if err := engine.ValidateRateLimitQueue(p); err != nil {
+		return err
+	}
+	return s.each(ctx, func(q *part) error { return q.RateLimitQueue(ctx, p) })
+}
+
+// LimitKeys implements engine.Store, in every partition.
+func (s *Store) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+	if err := engine.ValidateLimitKeys(p); err != nil {
+		return err
+	}
+	return s.each(ctx, func(q *part) error { return q.LimitKeys(ctx, p) })
+}
+
+// SetStepBudget sets the namespace's step budget (drain.go) in every
+// partition.
+func (s *Store) SetStepBudget(ctx context.Context, n int) error {
+	if n < 0 {
+		return s.part.SetStepBudget(ctx, n)
+	}
+	return s.each(ctx, func(p *part) error { return p.SetStepBudget(ctx, n) })
+}
+
+// SetEvents sets the namespace's event stream (events.go) in every
+// partition.
+func (s *Store) SetEvents(ctx context.Context, c EventsConfig) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	return s.each(ctx, func(p *part) error { return p.SetEvents(ctx, c) })
+}
+
+// SetEventsOff switches the namespace's events off, or on with the
+// default cap (client.EventsSwitch).
+func (s *Store) SetEventsOff(ctx context.Context, off bool) error {
+	return s.SetEvents(ctx, EventsConfig{Off: off})
+}
+
+// EventsConfig returns the namespace's event stream setting (partition
+// 0's: SetEvents writes every partition).
+func (s *Store) EventsConfig(ctx context.Context) (EventsConfig, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return EventsConfig{}, err
+	}
+	return ps[0].EventsConfig(ctx)
+}
+
+// CallPath returns the path the store uses: "functions" or "scripts" once
+// it made a call, "auto" before (partition 0's).
+func (s *Store) CallPath() string {
+	if ps := s.parts.Load(); ps != nil {
+		return (*ps)[0].CallPath()
+	}
+	return s.part.CallPath()
+}
+
+// Load makes the transitions ready on the server before the first call
+// (call.go), for every partition.
+func (s *Store) Load(ctx context.Context) error {
+	return s.each(ctx, func(p *part) error { return p.Load(ctx) })
+}
+
+// ExpireLeases implements engine.Store: every partition in order, the
+// results concatenated. A partition that fails does not stop the others:
+// the results come with the first error.
+func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return engine.ExpireResult{}, err
+	}
+	if len(ps) == 1 {
+		return ps[0].ExpireLeases(ctx, p)
+	}
+	var res engine.ExpireResult
+	var first error
+	for q, pt := range ps {
+		r, err := pt.ExpireLeases(ctx, p)
+		if err != nil {
+			if errors.Is(err, engine.ErrInvalid) || ctx.Err() != nil {
+				return res, err
+			}
+			if first == nil {
+				first = partErr(ps, q, err)
+			}
+			continue
+		}
+		res.Expired = append(res.Expired, r.Expired...)
+		res.Due = append(res.Due, r.Due...)
+	}
+	return res, first
+}
+
+// PurgeQueue implements engine.Store: every partition in order, the lists
+// concatenated.
+func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
+	if !engine.ValidName(queue) {
+		return engine.PurgeResult{}, invalidQueue(queue)
+	}
+	var res engine.PurgeResult
+	err := s.each(ctx, func(p *part) error {
+		r, err := p.PurgeQueue(ctx, queue)
+		res.Purged = append(res.Purged, r.Purged...)
+		res.Pushed = append(res.Pushed, r.Pushed...)
+		return err
+	})
+	if err != nil {
+		return engine.PurgeResult{}, err
+	}
+	return res, nil
+}
+
+// Queues implements engine.Store: one entry per queue name, by name, the
+// counts summed over the partitions and the settings from the
+// lowest-numbered partition that knows the queue.
+func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 1 {
+		return ps[0].Queues(ctx)
+	}
+	lists := make([][]engine.QueueInfo, len(ps))
+	for q, p := range ps {
+		if lists[q], err = p.Queues(ctx); err != nil {
+			return nil, partErr(ps, q, err)
+		}
+	}
+	return mergeQueues(lists), nil
+}
+
+// mergeQueues merges the partitions' queue lists (each by name).
+func mergeQueues(lists [][]engine.QueueInfo) []engine.QueueInfo {
+	byName := map[string]int{}
+	var out []engine.QueueInfo
+	for _, l := range lists {
+		for _, qi := range l {
+			i, ok := byName[qi.Name]
+			if !ok {
+				byName[qi.Name] = len(out)
+				out = append(out, qi)
+				continue
+			}
+			out[i].Ready += qi.Ready
+			out[i].Delayed += qi.Delayed
+			out[i].Running += qi.Running
+		}
+	}
+	sortQueues(out)
+	return out
+}
+
+// QueueContents returns what queue holds: each list the partitions' lists
+// concatenated in partition order.
+func (s *Store) QueueContents(ctx context.Context, queue string) (engine.QueueContents, error) {
+	o, err := s.Observe(ctx, nil, nil, []string{queue})
+	if err != nil {
+		return engine.QueueContents{}, err
+	}
+	return o.Contents[0], nil
+}
+
+// Observe reads what part.Observe reads (observe.go). With several
+// partitions it reads each partition in one script (each at one instant,
+// not all at the same one): every ID in its partition, the queues merged
+// as Queues merges them and the contents concatenated in partition order.
+func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return Observation{}, err
+	}
+	if len(ps) == 1 {
+		return ps[0].Observe(ctx, workflows, jobs, queues)
+	}
+	o := Observation{
+		Contents:  make([]engine.QueueContents, len(queues)),
+		Workflows: make([]engine.Workflow, len(workflows)), WorkflowErrs: make([]error, len(workflows)),
+		Jobs: make([]engine.Job, len(jobs)), JobErrs: make([]error, len(jobs)),
+	}
+	_, wi := groups(ps, len(workflows), func(i int) string { return workflows[i] })
+	_, ji := groups(ps, len(jobs), func(i int) string { return jobs[i] })
+	lists := make([][]engine.QueueInfo, len(ps))
+	for q, p := range ps {
+		ws := make([]string, len(wi[q]))
+		for k, i := range wi[q] {
+			ws[k] = workflows[i]
+		}
+		js := make([]string, len(ji[q]))
+		for k, i := range ji[q] {
+			js[k] = jobs[i]
+		}
+		r, err := p.Observe(ctx, ws, js, queues)
+		if err != nil {
+			return Observation{}, partErr(ps, q, err)
+		}
+		lists[q] = r.Queues
+		for k, i := range wi[q] {
+			o.Workflows[i], o.WorkflowErrs[i] = r.Workflows[k], r.WorkflowErrs[k]
+		}
+		for k, i := range ji[q] {
+			o.Jobs[i], o.JobErrs[i] = r.Jobs[k], r.JobErrs[k]
+		}
+		for i, c := range r.Contents {
+			o.Contents[i].Ready = append(o.Contents[i].Ready, c.Ready...)
+			o.Contents[i].Delayed = append(o.Contents[i].Delayed, c.Delayed...)
+			o.Contents[i].Running = append(o.Contents[i].Running, c.Running...)
+		}
+	}
+	o.Queues = mergeQueues(lists)
+	return o, nil
+}
+
+// WatchStops implements engine.StopWatcher (stops.go), on every
+// partition's stop channel.
+func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return err
+	}
+	chans := make([]string, len(ps))
+	for q, p := range ps {
+		chans[q] = p.keys.chanStop()
+	}
+	return ps[0].watchStops(ctx, chans, fn)
+}
+
+// Schedules: a namespace of one partition only.
+
+func (s *Store) schedulePart(ctx context.Context) (*part, error) {
+	ps, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) > 1 {
+		return nil, errSchedules
+	}
+	return ps[0], nil
+}
+
+// PutSchedule implements engine.Scheduler.
+func (s *Store) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return engine.PutScheduleResult{}, err
+	}
+	return pt.PutSchedule(ctx, p)
+}
+
+// DeleteSchedule implements engine.Scheduler.
+func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return err
+	}
+	return pt.DeleteSchedule(ctx, name)
+}
+
+// PauseSchedule implements engine.Scheduler.
+func (s *Store) PauseSchedule(ctx context.Context, name string) error {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return err
+	}
+	return pt.PauseSchedule(ctx, name)
+}
+
+// ResumeSchedule implements engine.Scheduler.
+func (s *Store) ResumeSchedule(ctx context.Context, name string) error {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return err
+	}
+	return pt.ResumeSchedule(ctx, name)
+}
+
+// GetSchedule implements engine.Scheduler.
+func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return engine.Schedule{}, err
+	}
+	return pt.GetSchedule(ctx, name)
+}
+
+// Schedules implements engine.Scheduler.
+func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return engine.ScheduleList{}, err
+	}
+	return pt.Schedules(ctx)
+}
+
+// FireSchedule implements engine.Scheduler.
+func (s *Store) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return engine.FireScheduleResult{}, err
+	}
+	return pt.FireSchedule(ctx, p)
+}
+
+// WatchSchedules implements engine.ScheduleWatcher.
+func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
+	pt, err := s.schedulePart(ctx)
+	if err != nil {
+		return err
+	}
+	return pt.WatchSchedules(ctx, fn)
+}
+
+// sortQueues sorts queues by name, in byte order (reply.lua's queues).
+func sortQueues(qs []engine.QueueInfo) {
+	slices.SortFunc(qs, func(a, b engine.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
+}
