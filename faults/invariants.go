@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -142,23 +143,42 @@ type qsets struct{ r, d, a map[string]float64 }
 //     record has no TTL.
 //
 // It returns an error only when Redis cannot be read.
+//
+// A namespace of several partitions (spec/partitions.md) is checked
+// partition by partition, each in one snapshot.
 func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*InvariantReport, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	P := "weir:{" + ns + ":0}:"
+	n, err := rdb.HGet(ctx, "weir:{"+ns+":0}:seq", "np").Int()
+	if errors.Is(err, redis.Nil) {
+		n, err = 1, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("faults: partitions: %w", err)
+	}
 	rep := &InvariantReport{TaskStates: map[string]int{}}
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: n}})
 	if err != nil {
 		return nil, err
 	}
+	for p := range n {
+		if err := checkPartition(ctx, rdb, store, rep, redisstore.PartitionPrefix(ns, p, n)); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// checkPartition adds to rep what one partition, of key prefix P, shows.
+func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string) error {
 	argv := append([]any{P}, anySlice(wfStates)...)
 	raw, err := rdb.Eval(ctx, snapshotScript, []string{P + "seq"}, argv...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("faults: snapshot: %w", err)
+		return fmt.Errorf("faults: snapshot: %w", err)
 	}
 	if len(raw) != 7 {
-		return nil, fmt.Errorf("faults: snapshot has %d parts", len(raw))
+		return fmt.Errorf("faults: snapshot has %d parts", len(raw))
 	}
 	now, _ := strconv.ParseInt(str(raw[0]), 10, 64)
 
@@ -352,7 +372,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 func anySlice(s []string) []any {
