@@ -112,13 +112,6 @@ func (s *Store) Partitions(ctx context.Context) (int, error) {
 	return len(ps), err
 }
 
-// PartitionPrefix returns the key prefix of partition p of namespace ns in
-// a namespace of n partitions ("weir:{<tag>}:", spec/keys.md), for tools
-// and tests that look at the keys.
-func PartitionPrefix(ns string, p, n int) string {
-	return keysOf(partitionTag(ns, p, max(n, 1))).prefix
-}
-
 // at returns the part of the record with ID id.
 func at(ps []*part, id string) *part {
 	if len(ps) == 1 {

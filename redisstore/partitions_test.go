@@ -679,3 +679,33 @@ func TestPartitionsWatchStops(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkRoute is what routing adds to a call by ID (Finish, Claim's
+// hot path and Enqueue reach their part through it): P = 1 and P = 8.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run("P="+strconv.Itoa(n), func(b *testing.B) {
+			s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{Namespace: "bench", Config: engine.Config{Partitions: n}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ps := []*part{s.part}
+			if n > 1 {
+				ps = make([]*part, n)
+				for p := range ps {
+					ps[p] = newPart(s.client, keysOf(partitionTag("bench", p, n)), s.part.cfg, s.opts)
+				}
+			}
+			s.parts.Store(&ps)
+			var sink *part
+			for b.Loop() {
+				got, err := s.layout(bg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = at(got, "workflow-1234/task")
+			}
+			_ = sink
+		})
+	}
+}
