@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -677,6 +681,29 @@ func TestPartitionsWatchStops(t *testing.T) {
 		if len(p.Events) == 0 || p.Events[0].Job != late || !strings.HasPrefix(p.Events[0].ID, "3|") {
 			t.Fatalf("woken events: %+v", p.Events)
 		}
+
+		// a filtered wait: only the workflow's partition, past others' events
+		w := idIn("wf", 2, n)
+		other := idIn("other", 2, n)
+		go func() {
+			p, err := s.Events(bg, engine.EventsParams{Workflow: w, Wait: time.Minute})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- p
+		}()
+		time.Sleep(30 * time.Millisecond)
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: other, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: w, Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		p = <-got
+		if len(p.Events) == 0 || p.Events[0].Workflow != w || !strings.HasPrefix(p.Events[0].ID, "2|") || strings.Count(p.Next, ",") != n-1 {
+			t.Fatalf("woken events of %s: %+v, next %q", w, p.Events, p.Next)
+		}
 	})
 }
 
@@ -707,5 +734,39 @@ func BenchmarkRoute(b *testing.B) {
 			}
 			_ = sink
 		})
+	}
+}
+
+// TestStoreRoutesEveryMethod: every exported method of part (the
+// one-partition engine) is defined on Store, which routes it; none is
+// reached through the embedded partition 0 by promotion, which would act
+// on one partition of a namespace of several.
+func TestStoreRoutesEveryMethod(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]map[string]bool{"part": {}, "Store": {}}
+	for _, f := range pkgs["redisstore"].Files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !fn.Name.IsExported() {
+				continue
+			}
+			if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); ok {
+				if id, ok := star.X.(*ast.Ident); ok && methods[id.Name] != nil {
+					methods[id.Name][fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	if len(methods["part"]) < 40 {
+		t.Fatalf("found %d methods of part", len(methods["part"]))
+	}
+	for m := range methods["part"] {
+		if !methods["Store"][m] {
+			t.Errorf("Store does not route %s: it would reach partition 0 only", m)
+		}
 	}
 }
