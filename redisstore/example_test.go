@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
@@ -76,4 +77,51 @@ func ExampleNew() {
 	}
 	fmt.Println(job.Wait(ctx))
 	// Output: hello, redis <nil>
+}
+
+// A namespace of 8 partitions (spec/partitions.md): each job and workflow
+// lives in the partition of its ID, and on a Redis Cluster the partitions
+// spread over its masters. The namespace keeps its count: a store opened
+// with Partitions 0 (a worker, a tool) takes it, one opened with another
+// count is refused at its first call.
+func ExampleNew_partitions() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: "shop", Config: engine.Config{Partitions: 8}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	q := client.NewQueue[string, string]("greet")
+	w := worker.New(store, worker.Config{})
+	worker.Handle(w, q, func(ctx context.Context, j *worker.Job[string]) (string, error) {
+		return "hello, " + j.Payload, nil
+	})
+	if err := w.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop(ctx)
+	for _, name := range []string{"ada", "bob", "cy"} {
+		job, err := client.Enqueue(ctx, client.New(store), q, name, client.ID("greet-"+name))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(job.Wait(ctx))
+	}
+	tool, _ := redisstore.New(rdb, redisstore.Options{Namespace: "shop"})
+	fmt.Println(tool.Partitions(ctx))
+	wrong, _ := redisstore.New(rdb, redisstore.Options{Namespace: "shop", Config: engine.Config{Partitions: 4}})
+	_, err = wrong.Queues(ctx)
+	fmt.Println(err)
+	// Output:
+	// hello, ada <nil>
+	// hello, bob <nil>
+	// hello, cy <nil>
+	// 8 <nil>
+	// weir: invalid input: namespace "shop" has 8 partitions, this store was opened with 4
 }

@@ -29,3 +29,12 @@ func partitionTag(ns string, p, n int) string {
 		}
 	}
 }
+
+// PartitionPrefix returns the key prefix, "weir:{<tag>}:", of partition p
+// of namespace ns in a namespace of n partitions (spec/partitions.md,
+// Slots): every key of the partition starts with it, so `CLUSTER KEYSLOT`
+// of it is the partition's slot. ns must be a valid namespace and p in
+// [0, n).
+func PartitionPrefix(ns string, p, n int) string {
+	return "weir:{" + partitionTag(ns, p, n) + "}:"
+}

@@ -44,11 +44,17 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n, err := s.readCount(ctx)
+	n, fresh, err := s.readCount(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ps := []*part{s.part}
+	if fresh {
+		// a namespace not written yet, of one partition: not kept, so that
+		// the next call looks again (a store of several may write it
+		// first; once this store's calls wrote it, it is kept)
+		return ps, nil
+	}
 	if n > 1 {
 		cfg := s.part.cfg
 		cfg.Partitions = n
@@ -70,39 +76,43 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 // checks it (between that store's EXISTS and its HSETNX) leaves a
 // namespace whose partition 0 was written as one partition and that says
 // it has several.
-func (s *Store) readCount(ctx context.Context) (int, error) {
+//
+// fresh reports a namespace not written yet, taken as one partition.
+func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
 	key := keysOf(s.ns + ":0").seq
 	pipe := s.client.Pipeline()
 	ex := pipe.Exists(ctx, key)
 	get := pipe.HGet(ctx, key, npField)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, mapErr(err)
+		return 0, false, mapErr(err)
 	}
 	v, err := get.Result()
 	switch {
 	case err == nil:
 	case !errors.Is(err, redis.Nil):
-		return 0, mapErr(err)
-	case ex.Val() > 0 || s.want <= 1:
+		return 0, false, mapErr(err)
+	case ex.Val() > 0:
 		// written without a count (before partitions, or by a store of one
-		// partition), or nothing to write
+		// partition)
 		v = "1"
+	case s.want <= 1:
+		v, fresh = "1", true
 	default:
 		if err := s.client.HSetNX(ctx, key, npField, s.want).Err(); err != nil {
-			return 0, mapErr(err)
+			return 0, false, mapErr(err)
 		}
 		if v, err = s.client.HGet(ctx, key, npField).Result(); err != nil {
-			return 0, mapErr(err)
+			return 0, false, mapErr(err)
 		}
 	}
-	n, err := strconv.Atoi(v)
+	n, err = strconv.Atoi(v)
 	if err != nil || n < 1 || n > engine.MaxPartitions {
-		return 0, fmt.Errorf("%w: namespace %q keeps partition count %q", engine.ErrProtocol, s.ns, v)
+		return 0, false, fmt.Errorf("%w: namespace %q keeps partition count %q", engine.ErrProtocol, s.ns, v)
 	}
 	if s.want != 0 && s.want != n {
-		return 0, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d", engine.ErrInvalid, s.ns, n, s.want)
+		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d", engine.ErrInvalid, s.ns, n, s.want)
 	}
-	return n, nil
+	return n, fresh, nil
 }
 
 // Partitions returns the namespace's partition count, read at the first
@@ -110,13 +120,6 @@ func (s *Store) readCount(ctx context.Context) (int, error) {
 func (s *Store) Partitions(ctx context.Context) (int, error) {
 	ps, err := s.layout(ctx)
 	return len(ps), err
-}
-
-// PartitionPrefix returns the key prefix of partition p of namespace ns in
-// a namespace of n partitions ("weir:{<tag>}:", spec/keys.md), for tools
-// and tests that look at the keys.
-func PartitionPrefix(ns string, p, n int) string {
-	return keysOf(partitionTag(ns, p, max(n, 1))).prefix
 }
 
 // at returns the part of the record with ID id.

@@ -184,7 +184,10 @@ func (s *Store) Events(ctx context.Context, p engine.EventsParams) (engine.Event
 	errs := make([]error, n)
 	for {
 		wait := time.Duration(0)
-		if p.Wait > 0 {
+		switch {
+		case p.Wait > 0 && only >= 0:
+			wait = max(time.Until(deadline), time.Millisecond) // one stream: one wait
+		case p.Wait > 0:
 			wait = min(time.Until(deadline), eventsSlice)
 		}
 		read := func(q int) {
@@ -214,6 +217,11 @@ func (s *Store) Events(ctx context.Context, p engine.EventsParams) (engine.Event
 		}
 		if got || wait <= 0 || time.Until(deadline) <= 0 {
 			break
+		}
+		for q := range n {
+			if pages[q].Next != "" {
+				curs[q] = pages[q].Next // past events the filter left out
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return engine.EventPage{}, err

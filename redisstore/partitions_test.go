@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -215,6 +219,30 @@ func TestPartitionsCount(t *testing.T) {
 		}
 		if j, err := s0.GetJob(bg, "a"); err != nil || j.ID != "a" {
 			t.Fatalf("Partitions 0 reads the job: %+v, %v", j, err)
+		}
+
+		// a store of 0 that only read a namespace not written yet does not
+		// keep 1: it learns the count of the store that writes it first
+		nsF := redistest.Namespace(t, rdb, "pt")
+		reader, err := New(rdb, Options{Namespace: nsF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reader.GetJob(bg, "x1"); !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("read of a new namespace: %v", err)
+		}
+		writer, err := New(rdb, Options{Namespace: nsF, Config: engine.Config{Partitions: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writer.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "x1", Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+		if j, err := reader.GetJob(bg, "x1"); err != nil || j.ID != "x1" {
+			t.Fatalf("the reader after the namespace was written with 8: %+v, %v", j, err)
+		}
+		if n, _ := reader.Partitions(bg); n != 8 {
+			t.Fatalf("the reader has %d partitions", n)
 		}
 
 		// a namespace of one partition: no np, and a store of 8 refused
@@ -677,5 +705,92 @@ func TestPartitionsWatchStops(t *testing.T) {
 		if len(p.Events) == 0 || p.Events[0].Job != late || !strings.HasPrefix(p.Events[0].ID, "3|") {
 			t.Fatalf("woken events: %+v", p.Events)
 		}
+
+		// a filtered wait: only the workflow's partition, past others' events
+		w := idIn("wf", 2, n)
+		other := idIn("other", 2, n)
+		go func() {
+			p, err := s.Events(bg, engine.EventsParams{Workflow: w, Wait: time.Minute})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- p
+		}()
+		time.Sleep(30 * time.Millisecond)
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: other, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: w, Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		p = <-got
+		if len(p.Events) == 0 || p.Events[0].Workflow != w || !strings.HasPrefix(p.Events[0].ID, "2|") || strings.Count(p.Next, ",") != n-1 {
+			t.Fatalf("woken events of %s: %+v, next %q", w, p.Events, p.Next)
+		}
 	})
+}
+
+// BenchmarkRoute is what routing adds to a call by ID (Finish, Claim's
+// hot path and Enqueue reach their part through it): P = 1 and P = 8.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run("P="+strconv.Itoa(n), func(b *testing.B) {
+			s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{Namespace: "bench", Config: engine.Config{Partitions: n}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ps := []*part{s.part}
+			if n > 1 {
+				ps = make([]*part, n)
+				for p := range ps {
+					ps[p] = newPart(s.client, keysOf(partitionTag("bench", p, n)), s.part.cfg, s.opts)
+				}
+			}
+			s.parts.Store(&ps)
+			var sink *part
+			for b.Loop() {
+				got, err := s.layout(bg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = at(got, "workflow-1234/task")
+			}
+			_ = sink
+		})
+	}
+}
+
+// TestStoreRoutesEveryMethod: every exported method of part (the
+// one-partition engine) is defined on Store, which routes it; none is
+// reached through the embedded partition 0 by promotion, which would act
+// on one partition of a namespace of several.
+func TestStoreRoutesEveryMethod(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]map[string]bool{"part": {}, "Store": {}}
+	for _, f := range pkgs["redisstore"].Files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !fn.Name.IsExported() {
+				continue
+			}
+			if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); ok {
+				if id, ok := star.X.(*ast.Ident); ok && methods[id.Name] != nil {
+					methods[id.Name][fn.Name.Name] = true
+				}
+			}
+		}
+	}
+	if len(methods["part"]) < 40 {
+		t.Fatalf("found %d methods of part", len(methods["part"]))
+	}
+	for m := range methods["part"] {
+		if !methods["Store"][m] {
+			t.Errorf("Store does not route %s: it would reach partition 0 only", m)
+		}
+	}
 }

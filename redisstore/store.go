@@ -21,7 +21,11 @@ type Options struct {
 	// Config gives the limits, the retention and the partitions. A Config
 	// whose fields other than Partitions are zero means engine.DefaultConfig()
 	// with those partitions; zero Limits alone mean engine.DefaultLimits().
-	// Every store of a namespace must use the same Config.
+	// Every store of a namespace must use the same Config. Partitions
+	// (spec/partitions.md) is kept in Redis when a namespace of several is
+	// first written: 0 takes the namespace's count at the first call (1
+	// for a namespace not written yet); any other count that differs from
+	// the namespace's is ErrInvalid at the first call.
 	Config engine.Config
 	// Clock, for tests only, replaces the server's clock: each call passes
 	// Clock() to its script as "now" (see spec/scripts.md, "Test clock").
