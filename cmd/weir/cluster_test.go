@@ -53,7 +53,7 @@ func TestClusterFlagErrors(t *testing.T) {
 		{[]string{"status", "x"}, "2000", "WEIR_PARTITIONS 2000"},
 		{[]string{"status", "x"}, "two", `WEIR_PARTITIONS "two"`},
 		{[]string{"status", "x"}, "", "no Redis: give --redis URL or set WEIR_REDIS_URL (or --cluster / WEIR_REDIS_CLUSTER"},
-		{[]string{"dev", "--cluster", "127.0.0.1:1"}, "", "dev runs its own embedded server"},
+		{[]string{"dev", "--cluster", "127.0.0.1:1"}, "", "dev runs its own embedded server: --cluster is for the other commands"},
 		{[]string{"dev", "--redis", "redis://127.0.0.1:1/0"}, "", "dev runs its own embedded server"},
 	} {
 		t.Setenv("WEIR_PARTITIONS", c.env)

@@ -36,8 +36,10 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if g.redisURL != "" || g.cluster != "" {
-				return command.Usage(fmt.Errorf("dev runs its own embedded server: --redis and --cluster are for the other commands (use --redis-addr to choose its address)"))
+			for flag, v := range map[string]string{"--redis": g.redisURL, "--cluster": g.cluster} {
+				if v != "" {
+					return command.Usage(fmt.Errorf("dev runs its own embedded server: %s is for the other commands (use --redis-addr to choose its address)", flag))
+				}
 			}
 			if !isLoopback(redisAddr) {
 				return command.Usage(fmt.Errorf("--redis-addr %q must be a loopback host:port (the embedded server has no password)", redisAddr))
