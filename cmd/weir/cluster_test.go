@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,5 +189,47 @@ func TestClusterCommands(t *testing.T) {
 	// --redis given beats WEIR_REDIS_CLUSTER: a wrong URL fails to connect.
 	if r := weir(t, "", env, "status", "x", "--redis", "redis://127.0.0.1:1/0"); r.Code != exitEnded || !strings.Contains(r.Stderr, "127.0.0.1:1") {
 		t.Errorf("--redis over WEIR_REDIS_CLUSTER: %d %q", r.Code, r.Stderr)
+	}
+}
+
+// TestClusterServeAndWorker: weir serve and weir worker on the Redis
+// Cluster of WEIR_REDIS_CLUSTER (skipped when unset): a workflow
+// submitted on the cluster is run by a worker started with --cluster,
+// and the REST API served with --cluster answers /healthz and pauses a
+// queue that weir queues then shows paused.
+func TestClusterServeAndWorker(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Cluster(t)
+	addrs := os.Getenv("WEIR_REDIS_CLUSTER")
+	ns := redistest.Namespace(t, rdb, "cliclusterw-")
+	env := []string{"WEIR_REDIS_CLUSTER=" + addrs}
+
+	r := weir(t, "", env, "submit", "--namespace", ns, "examples/pipeline.yaml")
+	r.WantCode(t, exitOK)
+	id := strings.TrimSpace(r.Stdout)
+	w := startInProcess(t, "worker", "--cluster", addrs, "--namespace", ns, "--concurrency", "4")
+	r = weir(t, "", env, "wait", "--namespace", ns, id, "--json")
+	r.WantCode(t, exitOK)
+	if rec := decodeRecord(t, r); rec.State != "completed" || recordTask(t, rec, "words").Result != "24\n" {
+		t.Errorf("waited record: %+v", rec)
+	}
+	if code := w.stop(t); code != exitOK {
+		t.Errorf("worker ended with status %d\n%s", code, w.stderr.String())
+	}
+
+	const token = "tok-0123456789abcdef"
+	s := startInProcess(t, "serve", "--cluster", addrs, "--namespace", ns, "--http", "127.0.0.1:0", "--token", token)
+	u := s.printed(t, "WEIR_HTTP_URL")
+	if code, body := get(t, "GET", u+"/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+	if code, body := get(t, "POST", u+"/v1/queues/cq/pause", token); code != 200 {
+		t.Errorf("pause: %d %s", code, body)
+	}
+	if r := weir(t, "", env, "queues", "--namespace", ns); r.Code != 0 || !regexp.MustCompile(`(?m)^cq\s+true\s`).MatchString(r.Stdout) {
+		t.Errorf("queues after a pause over REST: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if code := s.stop(t); code != exitOK {
+		t.Errorf("serve ended with status %d\n%s", code, s.stderr.String())
 	}
 }
