@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,10 +267,11 @@ func TestRunServers(t *testing.T) {
 // time is there, as on one Redis) and leaves no key on any of them.
 func TestRunCluster(t *testing.T) {
 	rdb := redistest.Cluster(t)
-	masters := 0
-	if err := rdb.ForEachMaster(t.Context(), func(context.Context, *redis.Client) error { masters++; return nil }); err != nil {
+	var n atomic.Int64 // ForEachMaster runs f on every master at once
+	if err := rdb.ForEachMaster(t.Context(), func(context.Context, *redis.Client) error { n.Add(1); return nil }); err != nil {
 		t.Fatal(err)
 	}
+	masters := int(n.Load())
 	o := tiny()
 	o.Cluster = os.Getenv("WEIR_REDIS_CLUSTER")
 	o.Partitions = 1
