@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -21,8 +22,8 @@ type runner struct {
 	rep    *Report
 }
 
-// Run measures weir on the Redis of opts.RedisURL (an embedded miniredis
-// when empty) and returns the report. It works in a namespace of its own,
+// Run measures weir on the Redis of opts.RedisURL or the cluster of
+// opts.Cluster (an embedded miniredis when both are empty) and returns the report. It works in a namespace of its own,
 // deleted before it returns, also after an error. Sizes left zero in opts
 // take those of Defaults.
 func Run(ctx context.Context, opts Options) (*Report, error) {
@@ -38,7 +39,7 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 	if err != nil {
 		return nil, err
 	}
-	srv, err := openServer(ctx, opts.RedisURL)
+	srv, err := openServer(ctx, opts.RedisURL, opts.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +48,11 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CeilingClients: opts.CeilingClients,
 		CommandsSource: "INFO commandstats (commands inside scripts included, INFO excluded)",
 		Machine:        machine, CallPath: CallPathScripts}
+	if srv.masters > 0 {
+		rep.Masters = srv.masters
+		rep.CommandsSource = fmt.Sprintf("INFO commandstats summed over the cluster's %d masters (commands inside scripts included, INFO excluded)", srv.masters)
+	}
+	rep.Partitions = opts.Partitions
 	if srv.lite {
 		rep.Server = LiteServer
 		if srv.embedded != nil {
@@ -70,7 +76,7 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 			rep = nil
 		}
 	}()
-	store, err := redisstore.New(srv.rdb, redisstore.Options{Namespace: srv.namespace})
+	store, err := redisstore.New(srv.rdb, redisstore.Options{Namespace: srv.namespace, Config: engine.Config{Partitions: opts.Partitions}})
 	if err != nil {
 		return rep, err
 	}

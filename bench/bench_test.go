@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/internal/redistest"
@@ -259,6 +262,40 @@ func TestRunServers(t *testing.T) {
 	}
 }
 
+// TestRunCluster: a run on the Redis Cluster of WEIR_REDIS_CLUSTER, its
+// worker processes too, reports the masters, sums their figures (script
+// time is there, as on one Redis) and leaves no key on any of them.
+func TestRunCluster(t *testing.T) {
+	rdb := redistest.Cluster(t)
+	var n atomic.Int64 // ForEachMaster runs f on every master at once
+	if err := rdb.ForEachMaster(t.Context(), func(context.Context, *redis.Client) error { n.Add(1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	masters := int(n.Load())
+	o := tiny()
+	o.Cluster = os.Getenv("WEIR_REDIS_CLUSTER")
+	o.Partitions = 1
+	rep, err := Run(testCtx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Server != RedisServer || rep.RedisVersion == "" || rep.Masters != masters || rep.Partitions != 1 {
+		t.Errorf("server %q %q, %d masters (want %d), %d partitions", rep.Server, rep.RedisVersion, rep.Masters, masters, rep.Partitions)
+	}
+	if !strings.Contains(rep.CommandsSource, "summed over the cluster's") {
+		t.Errorf("commands source %q", rep.CommandsSource)
+	}
+	checkReport(t, rep, o)
+	checkJSON(t, rep)
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil || !strings.Contains(table.String(), fmt.Sprintf("Redis Cluster of %d masters", masters)) {
+		t.Errorf("table (%v):\n%s", err, table.String())
+	}
+	if n, err := rediskeys.Count(t.Context(), rdb, rediskeys.Namespace(rep.Namespace)); err != nil || n != 0 {
+		t.Errorf("%d keys left in namespace %s (%v)", n, rep.Namespace, err)
+	}
+}
+
 func TestRunEmbedded(t *testing.T) {
 	o := tiny()
 	o.Processes = []int{}
@@ -300,6 +337,10 @@ func TestRunBadOptions(t *testing.T) {
 		{Processes: []int{-2}},
 		{SubmitTasks: 10_001},
 		{RedisURL: "nope://x"},
+		{Cluster: "nohostport"},
+		{RedisURL: "redis://127.0.0.1:1/0", Cluster: "127.0.0.1:2"},
+		{Partitions: -1},
+		{Partitions: 1025},
 	} {
 		if _, err := RunWith(t.Context(), o, Quick()); !errors.Is(err, ErrUsage) {
 			t.Errorf("%+v: %v, want ErrUsage", o, err)
@@ -313,10 +354,26 @@ func TestWorkerArgs(t *testing.T) {
 	if err != nil || got != cfg {
 		t.Errorf("round trip: %+v, %v", got, err)
 	}
-	for _, args := range [][]string{nil, {"--redis", "x"}, append(cfg.Args(), "extra"), {"--bogus"}} {
+	cl := WorkerConfig{Cluster: "127.0.0.1:1,127.0.0.1:2", Partitions: 3, Namespace: "bench-x", Queue: "q", Concurrency: 7}
+	if got, err := ParseWorkerArgs(cl.Args()); err != nil || got != cl {
+		t.Errorf("round trip: %+v, %v", got, err)
+	}
+	for _, args := range [][]string{nil, {"--redis", "x"}, append(cfg.Args(), "extra"), {"--bogus"},
+		append(cfg.Args(), "--cluster", "127.0.0.1:1"), append(cfg.Args(), "--partitions", "-1"), append(cfg.Args(), "--partitions", "1025")} {
 		if _, err := ParseWorkerArgs(args); !errors.Is(err, ErrUsage) {
 			t.Errorf("%q: %v, want ErrUsage", args, err)
 		}
+	}
+	// With no flag, the environment: WEIR_REDIS_URL first.
+	args := []string{"--namespace", "n", "--queue", "q", "--concurrency", "1"}
+	t.Setenv("WEIR_REDIS_URL", "")
+	t.Setenv("WEIR_REDIS_CLUSTER", "127.0.0.1:1")
+	if got, err := ParseWorkerArgs(args); err != nil || got.Cluster != "127.0.0.1:1" || got.RedisURL != "" {
+		t.Errorf("cluster from the environment: %+v, %v", got, err)
+	}
+	t.Setenv("WEIR_REDIS_URL", "redis://127.0.0.1:1/0")
+	if got, err := ParseWorkerArgs(args); err != nil || got.Cluster != "" || got.RedisURL != "redis://127.0.0.1:1/0" {
+		t.Errorf("both in the environment: %+v, %v, want the URL", got, err)
 	}
 }
 

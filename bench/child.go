@@ -8,56 +8,74 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
 // WorkerConfig configures one worker process of a multi-process plain run.
 type WorkerConfig struct {
-	RedisURL    string
+	RedisURL string
+	// Cluster, instead of RedisURL, is a Redis Cluster's seed addresses.
+	Cluster string
+	// Partitions is the namespace's Options.Partitions.
+	Partitions  int
 	Namespace   string
 	Queue       string
 	Concurrency int
 }
 
 // Args returns cfg as the arguments ParseWorkerArgs reads. An empty
-// RedisURL is left out: the process then reads WEIR_REDIS_URL (the bench
-// passes the URL, which may hold a password, in the environment rather
-// than on the command line).
+// RedisURL or Cluster is left out: the process then reads WEIR_REDIS_URL
+// or WEIR_REDIS_CLUSTER (the bench passes the URL, which may hold a
+// password, in the environment rather than on the command line).
 func (cfg WorkerConfig) Args() []string {
 	var args []string
 	if cfg.RedisURL != "" {
 		args = append(args, "--redis", cfg.RedisURL)
 	}
+	if cfg.Cluster != "" {
+		args = append(args, "--cluster", cfg.Cluster)
+	}
+	if cfg.Partitions != 0 {
+		args = append(args, "--partitions", strconv.Itoa(cfg.Partitions))
+	}
 	return append(args, "--namespace", cfg.Namespace, "--queue", cfg.Queue,
 		"--concurrency", strconv.Itoa(cfg.Concurrency))
 }
 
-// ParseWorkerArgs reads the arguments of WorkerConfig.Args; with no
-// --redis, the URL is WEIR_REDIS_URL's.
+// ParseWorkerArgs reads the arguments of WorkerConfig.Args; with neither
+// --redis nor --cluster, the Redis is WEIR_REDIS_URL's, else
+// WEIR_REDIS_CLUSTER's (redisflag.Resolve).
 func ParseWorkerArgs(args []string) (WorkerConfig, error) {
 	var cfg WorkerConfig
 	fs := flag.NewFlagSet("bench-worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.RedisURL, "redis", "", "")
+	fs.StringVar(&cfg.Cluster, "cluster", "", "")
+	fs.IntVar(&cfg.Partitions, "partitions", 0, "")
 	fs.StringVar(&cfg.Namespace, "namespace", "", "")
 	fs.StringVar(&cfg.Queue, "queue", "", "")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	if cfg.RedisURL == "" {
-		cfg.RedisURL = os.Getenv("WEIR_REDIS_URL")
+	var err error
+	if cfg.RedisURL, cfg.Cluster, err = redisflag.Resolve(cfg.RedisURL, cfg.Cluster); err != nil {
+		return cfg, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	if cfg.RedisURL == "" || cfg.Namespace == "" || cfg.Queue == "" || cfg.Concurrency < 1 || fs.NArg() > 0 {
-		return cfg, fmt.Errorf("%w: bench worker needs --redis, --namespace, --queue and --concurrency ≥ 1", ErrUsage)
+	if cfg.RedisURL == "" && cfg.Cluster == "" || cfg.Namespace == "" || cfg.Queue == "" || cfg.Concurrency < 1 || fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: bench worker needs --redis (or --cluster), --namespace, --queue and --concurrency ≥ 1", ErrUsage)
+	}
+	if cfg.Partitions < 0 || cfg.Partitions > engine.MaxPartitions {
+		return cfg, fmt.Errorf("%w: --partitions %d outside [0, %d]", ErrUsage, cfg.Partitions, engine.MaxPartitions)
 	}
 	return cfg, nil
 }
@@ -89,16 +107,26 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 		enc.Encode(childMsg{Err: err.Error(), Final: true})
 		return err
 	}
-	opt, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return fail(fmt.Errorf("%w: redis URL: %w", ErrUsage, err))
+	var rdb redis.UniversalClient
+	if cfg.Cluster != "" {
+		opt, err := redisflag.ClusterOptions(cfg.Cluster)
+		if err != nil {
+			return fail(fmt.Errorf("%w: %w", ErrUsage, err))
+		}
+		opt.PoolSize = max(opt.PoolSize, poolSize)
+		rdb = redis.NewClusterClient(opt)
+	} else {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return fail(fmt.Errorf("%w: redis URL: %w", ErrUsage, err))
+		}
+		opt.PoolSize = max(opt.PoolSize, poolSize)
+		rdb = redis.NewClient(opt)
 	}
-	opt.PoolSize = max(opt.PoolSize, poolSize)
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	var trips atomic.Int64
 	rdb.AddHook(tripHook{&trips})
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: cfg.Namespace})
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: cfg.Namespace, Config: engine.Config{Partitions: cfg.Partitions}})
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weirflow/weir/engine"
 )
 
 // Scenario names, in the order Run runs them.
@@ -23,8 +25,16 @@ var AllScenarios = []string{ScenarioPlain, ScenarioChain, ScenarioFanin, Scenari
 
 // Options configures a Run. Zero sizes take the defaults of Defaults.
 type Options struct {
-	// RedisURL is the Redis to measure; empty starts an embedded miniredis.
+	// RedisURL is the Redis to measure; empty (with Cluster empty too)
+	// starts an embedded miniredis.
 	RedisURL string
+	// Cluster, instead of RedisURL, is the seed addresses of a Redis
+	// Cluster to measure ("host:port,..." or a cluster URL): the server
+	// figures (commands, script time, memory) are the sums over its masters.
+	Cluster string
+	// Partitions is the engine.Config.Partitions of the run's namespace
+	// (spec/partitions.md; 0: one).
+	Partitions int
 	// EventsOff measures with the namespace's event stream off
 	// (spec/events.md); the default measures with it on, as shipped.
 	EventsOff bool
@@ -64,7 +74,8 @@ type Options struct {
 	// WorkerCommand returns the command of one worker process, given the
 	// arguments its program parses with ParseWorkerArgs before calling
 	// RunWorkerProcess; the Redis URL is added to the command's environment
-	// as WEIR_REDIS_URL. Nil skips the multi-process runs.
+	// as WEIR_REDIS_URL (a cluster's seeds as WEIR_REDIS_CLUSTER). Nil
+	// skips the multi-process runs.
 	WorkerCommand func(args []string) *exec.Cmd
 	// Log, when set, gets one line per step.
 	Log io.Writer
@@ -162,6 +173,12 @@ func (o Options) withDefaults(d Options) (Options, error) {
 		if p < 1 {
 			return o, fmt.Errorf("%w: processes must be at least 1, got %d", ErrUsage, p)
 		}
+	}
+	if o.RedisURL != "" && o.Cluster != "" {
+		return o, fmt.Errorf("%w: a Redis URL and a cluster: give one", ErrUsage)
+	}
+	if o.Partitions < 0 || o.Partitions > engine.MaxPartitions {
+		return o, fmt.Errorf("%w: partitions %d outside [0, %d]", ErrUsage, o.Partitions, engine.MaxPartitions)
 	}
 	if o.CeilingDuration < 0 {
 		return o, fmt.Errorf("%w: negative ceiling duration", ErrUsage)

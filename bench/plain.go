@@ -126,7 +126,7 @@ func (r *runner) startProc(cfg WorkerConfig, notify chan<- struct{}) (*proc, err
 	if pr.cmd.Env == nil {
 		pr.cmd.Env = os.Environ()
 	}
-	pr.cmd.Env = append(pr.cmd.Env, "WEIR_REDIS_URL="+r.srv.url)
+	pr.cmd.Env = append(pr.cmd.Env, "WEIR_REDIS_URL="+r.srv.url, "WEIR_REDIS_CLUSTER="+r.srv.cluster)
 	stdin, err := pr.cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 			pr.cmd.Wait()
 		}
 	}()
-	cfg := WorkerConfig{Namespace: r.srv.namespace, Queue: qname, Concurrency: conc}
+	cfg := WorkerConfig{Namespace: r.srv.namespace, Queue: qname, Concurrency: conc, Partitions: r.opts.Partitions}
 	for range procs {
 		pr, err := r.startProc(cfg, notify)
 		if err != nil {

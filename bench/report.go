@@ -16,7 +16,14 @@ type Report struct {
 	Server string `json:"server"`
 	// RedisVersion is the server's redis_version (empty on miniredis).
 	RedisVersion string `json:"redis_version,omitempty"`
-	Namespace    string `json:"namespace"`
+	// Masters is the number of masters of the Redis Cluster measured
+	// (Options.Cluster; 0 on a single server): the commands, script time
+	// and memory are the sums over them, and the ceiling's keys share one
+	// slot, so it is one master's.
+	Masters int `json:"masters,omitempty"`
+	// Partitions is the namespace's Options.Partitions (0: one).
+	Partitions int    `json:"partitions,omitempty"`
+	Namespace  string `json:"namespace"`
 	// EventsOff: the run had the namespace's event stream off
 	// (Options.EventsOff).
 	EventsOff bool   `json:"events_off"`
@@ -106,6 +113,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		server += " " + r.RedisVersion
 	}
 	fmt.Fprintf(&b, "weir bench on %s (namespace %s, %s, %d CPUs)\n", server, r.Namespace, r.GoVersion, r.CPUs)
+	if r.Masters > 0 {
+		fmt.Fprintf(&b, "Redis Cluster of %d masters: commands, script time and memory summed over them; the ceiling is one master's (its keys share a slot)\n", r.Masters)
+	}
+	if r.Partitions > 1 {
+		fmt.Fprintf(&b, "%d partitions\n", r.Partitions)
+	}
 	if r.EventsOff {
 		fmt.Fprintf(&b, "events off (--events-off)\n")
 	}

@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/internal/redisflag"
+	"github.com/weirflow/weir/internal/rediskeys"
 )
 
 // EmbeddedServer is the Report.Server of a run on the embedded miniredis.
@@ -32,10 +36,14 @@ const poolSize = 128
 
 // server is the Redis a run measures, with the clients that talk to it.
 type server struct {
-	url       string // what worker processes connect to
+	url string // what worker processes connect to (empty on a cluster)
+	// cluster is the cluster's seed addresses (Options.Cluster), what
+	// worker processes connect to; empty on a single server
+	cluster   string
+	masters   int // the cluster's masters when the run began; 0 on a single server
 	embedded  *miniredis.Miniredis
-	rdb       *redis.Client // the measured client (round trips counted)
-	admin     *redis.Client // measurement and cleanup (not counted)
+	rdb       redis.UniversalClient // the measured client (round trips counted)
+	admin     redis.UniversalClient // measurement and cleanup (not counted)
 	trips     *atomic.Int64
 	infoCalls atomic.Int64 // INFO commands sent (miniredis counts them)
 	version   string       // redis_version; empty on the embedded server
@@ -43,10 +51,13 @@ type server struct {
 	namespace string
 }
 
-// openServer connects to url, or starts an embedded miniredis when url is
-// empty.
-func openServer(ctx context.Context, url string) (*server, error) {
+// openServer connects to the cluster whose seed addresses cluster lists,
+// else to url, or starts an embedded miniredis when both are empty.
+func openServer(ctx context.Context, url, cluster string) (*server, error) {
 	s := &server{trips: new(atomic.Int64), namespace: newNamespace()}
+	if cluster != "" {
+		return s, s.openCluster(ctx, cluster)
+	}
 	if url == "" {
 		m := miniredis.NewMiniRedis()
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
@@ -62,8 +73,9 @@ func openServer(ctx context.Context, url string) (*server, error) {
 		return nil, fmt.Errorf("%w: redis URL: %w", ErrUsage, err)
 	}
 	opt.PoolSize = max(opt.PoolSize, poolSize)
-	s.rdb = redis.NewClient(opt)
-	s.rdb.AddHook(tripHook{s.trips})
+	rdb := redis.NewClient(opt)
+	rdb.AddHook(tripHook{s.trips})
+	s.rdb = rdb
 	aopt := *opt
 	aopt.PoolSize = 4
 	s.admin = redis.NewClient(&aopt)
@@ -81,6 +93,44 @@ func openServer(ctx context.Context, url string) (*server, error) {
 		}
 	}
 	return s, nil
+}
+
+// openCluster connects to the Redis Cluster of the seed addresses cluster
+// (redisflag.ClusterOptions). Its figures are those of every master
+// summed; its version that of the masters (they must agree).
+func (s *server) openCluster(ctx context.Context, cluster string) error {
+	opt, err := redisflag.ClusterOptions(cluster)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	s.cluster = cluster
+	opt.PoolSize = max(opt.PoolSize, poolSize)
+	rdb := redis.NewClusterClient(opt)
+	rdb.AddHook(tripHook{s.trips})
+	s.rdb = rdb
+	aopt := *opt
+	aopt.PoolSize = 4
+	s.admin = redis.NewClusterClient(&aopt)
+	if err := s.admin.Ping(ctx).Err(); err != nil {
+		s.close()
+		return fmt.Errorf("connect to cluster %s: %w", strings.Join(opt.Addrs, ","), err)
+	}
+	infos, err := s.infoAll(ctx, "server")
+	if err != nil {
+		s.close()
+		return err
+	}
+	versions := map[string]bool{}
+	for _, m := range infos {
+		versions[m["redis_version"]] = true
+		s.version = m["redis_version"]
+	}
+	if len(versions) != 1 || s.version == "" {
+		s.close()
+		return fmt.Errorf("cluster %s: the masters' redis_version differ or are missing (%d versions)", strings.Join(opt.Addrs, ","), len(versions))
+	}
+	s.masters = len(infos)
+	return nil
 }
 
 // newNamespace returns bench-<16 random hex digits>.
@@ -106,13 +156,46 @@ func (s *server) close() {
 	}
 }
 
-// info returns the fields of one INFO section.
+// info returns the fields of one INFO section (of a single server).
 func (s *server) info(ctx context.Context, section string) (map[string]string, error) {
 	s.infoCalls.Add(1)
 	txt, err := s.admin.Info(ctx, section).Result()
 	if err != nil {
 		return nil, fmt.Errorf("INFO %s: %w", section, err)
 	}
+	return parseInfo(txt), nil
+}
+
+// infoAll returns the fields of one INFO section of every master of a
+// cluster, or of the single server.
+func (s *server) infoAll(ctx context.Context, section string) ([]map[string]string, error) {
+	if s.cluster == "" {
+		m, err := s.info(ctx, section)
+		if err != nil {
+			return nil, err
+		}
+		return []map[string]string{m}, nil
+	}
+	var (
+		mu  sync.Mutex
+		out []map[string]string
+	)
+	err := rediskeys.ForEachNode(ctx, s.admin, func(ctx context.Context, c *redis.Client) error {
+		s.infoCalls.Add(1)
+		txt, err := c.Info(ctx, section).Result()
+		if err != nil {
+			return fmt.Errorf("INFO %s on %s: %w", section, c.Options().Addr, err)
+		}
+		mu.Lock()
+		out = append(out, parseInfo(txt))
+		mu.Unlock()
+		return nil
+	})
+	return out, err
+}
+
+// parseInfo reads the "field:value" lines of an INFO reply.
+func parseInfo(txt string) map[string]string {
 	m := map[string]string{}
 	for _, line := range strings.Split(txt, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -120,7 +203,7 @@ func (s *server) info(ctx context.Context, section string) (map[string]string, e
 			m[k] = v
 		}
 	}
-	return m, nil
+	return m
 }
 
 // cmdStats is a snapshot of the server's command counters.
@@ -149,20 +232,23 @@ func (s *server) commandStats(ctx context.Context) (cmdStats, error) {
 		st.calls = n - s.infoCalls.Load()
 		return st, nil
 	}
-	m, err := s.info(ctx, "commandstats")
+	// On a cluster: the sum over its masters.
+	ms, err := s.infoAll(ctx, "commandstats")
 	if err != nil {
 		return st, err
 	}
-	for k, v := range m {
-		name, ok := strings.CutPrefix(k, "cmdstat_")
-		if !ok || name == "info" {
-			continue
-		}
-		calls, usec := statField(v, "calls"), statField(v, "usec")
-		st.calls += calls
-		if name == "evalsha" || name == "eval" || name == "fcall" || name == "fcall_ro" {
-			st.scriptCall += calls
-			st.scriptUsec += usec
+	for _, m := range ms {
+		for k, v := range m {
+			name, ok := strings.CutPrefix(k, "cmdstat_")
+			if !ok || name == "info" {
+				continue
+			}
+			calls, usec := statField(v, "calls"), statField(v, "usec")
+			st.calls += calls
+			if name == "evalsha" || name == "eval" || name == "fcall" || name == "fcall_ro" {
+				st.scriptCall += calls
+				st.scriptUsec += usec
+			}
 		}
 	}
 	return st, nil
@@ -181,55 +267,47 @@ func statField(v, field string) int64 {
 	return 0
 }
 
-// usedMemory returns INFO memory used_memory, or ok false on miniredis
-// (which has none).
+// usedMemory returns INFO memory used_memory (summed over a cluster's
+// masters), or ok false on miniredis (which has none).
 func (s *server) usedMemory(ctx context.Context) (int64, bool, error) {
 	if s.lite {
 		return 0, false, nil
 	}
-	m, err := s.info(ctx, "memory")
+	ms, err := s.infoAll(ctx, "memory")
 	if err != nil {
 		return 0, false, err
 	}
-	n, err := strconv.ParseInt(m["used_memory"], 10, 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("INFO memory: used_memory %q", m["used_memory"])
+	var sum int64
+	for _, m := range ms {
+		n, err := strconv.ParseInt(m["used_memory"], 10, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("INFO memory: used_memory %q", m["used_memory"])
+		}
+		sum += n
 	}
-	return n, true, nil
+	return sum, true, nil
 }
 
-// keysLeft counts the keys of the run's namespace.
+// keysLeft counts the keys of the run's namespace (every partition, every
+// master of a cluster).
 func (s *server) keysLeft(ctx context.Context) (int, error) {
-	n := 0
-	err := s.scanNamespace(ctx, func(keys []string) error { n += len(keys); return nil })
-	return n, err
+	n, err := rediskeys.Count(ctx, s.admin, s.keyPattern())
+	if err != nil {
+		return 0, fmt.Errorf("SCAN: %w", err)
+	}
+	return n, nil
 }
 
 // clean deletes every key of the run's namespace.
 func (s *server) clean(ctx context.Context) error {
-	return s.scanNamespace(ctx, func(keys []string) error {
-		return s.admin.Unlink(ctx, keys...).Err()
-	})
+	if err := rediskeys.Delete(ctx, s.admin, s.keyPattern(), false); err != nil {
+		return fmt.Errorf("SCAN and DEL: %w", err)
+	}
+	return nil
 }
 
-func (s *server) scanNamespace(ctx context.Context, f func([]string) error) error {
-	var cursor uint64
-	for {
-		keys, next, err := s.admin.Scan(ctx, cursor, scanPattern(s.prefix())+"*", 1000).Result()
-		if err != nil {
-			return fmt.Errorf("SCAN: %w", err)
-		}
-		if len(keys) > 0 {
-			if err := f(keys); err != nil {
-				return err
-			}
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
-}
+// keyPattern matches every key of the run's namespace, of any partition.
+func (s *server) keyPattern() string { return scanPattern("weir:{"+s.namespace+":") + "*" }
 
 // scanPattern escapes the glob characters of s.
 func scanPattern(s string) string {

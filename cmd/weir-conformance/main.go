@@ -2,7 +2,7 @@
 // (spec/conformance.md, package conformance) with the Lua store against a
 // Redis-protocol server:
 //
-//	weir-conformance [--redis URL] [--cluster] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
+//	weir-conformance [--redis URL | --cluster HOST:PORT,...] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
 //
 // It is a command of its own, not a subcommand of weir: the suite's random
 // sequences are drawn by pgregory.net/rapid, which imports package
@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -68,14 +68,15 @@ func newConformanceCmd() *cobra.Command {
 		namespace string
 		sequences int
 		asJSON    bool
-		cluster   bool
+		cluster   string
 		path      string
 	)
 	cmd := &cobra.Command{
 		Use:   "weir-conformance",
 		Short: "Run the store conformance suite against a Redis-protocol server",
 		Long: "weir-conformance runs weir's conformance suite (spec/conformance.md) with the Lua store on\n" +
-			"the server of --redis / WEIR_REDIS_URL, in namespaces of its own (\"<prefix>-<n>\", prefix\n" +
+			"the server of --redis / WEIR_REDIS_URL (or the Redis Cluster of --cluster / WEIR_REDIS_CLUSTER;\n" +
+			"a flag beats both variables, WEIR_REDIS_URL beats WEIR_REDIS_CLUSTER), in namespaces of its own (\"<prefix>-<n>\", prefix\n" +
 			"from --namespace or random) that it removes afterwards. It prints every test that passed,\n" +
 			"failed (with the reproducing sequence) or was skipped (with why), and exits 1 when one failed.",
 		SilenceUsage:  true,
@@ -94,12 +95,12 @@ func newConformanceCmd() *cobra.Command {
 			if !ok {
 				return command.Usage(fmt.Errorf("--path %q: want auto, functions or scripts", path))
 			}
-			u := redisURL
-			if u == "" {
-				u = os.Getenv("WEIR_REDIS_URL")
+			u, clusterAddrs, err := redisflag.Resolve(redisURL, cluster)
+			if err != nil {
+				return command.Usage(err)
 			}
-			if u == "" {
-				return command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
+			if u == "" && clusterAddrs == "" {
+				return command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL (or --cluster / WEIR_REDIS_CLUSTER for a Redis Cluster)"))
 			}
 			prefix := namespace
 			if prefix == "" {
@@ -114,10 +115,10 @@ func newConformanceCmd() *cobra.Command {
 				rdb    redis.UniversalClient
 				server string // the address(es), never the URL's password
 			)
-			if cluster {
-				opt, err := redis.ParseClusterURL(u)
+			if clusterAddrs != "" {
+				opt, err := redisflag.ClusterOptions(clusterAddrs)
 				if err != nil {
-					return command.Usage(fmt.Errorf("redis cluster URL: %w", err))
+					return command.Usage(fmt.Errorf("--cluster: %w", err))
 				}
 				if opt.ReadTimeout == 0 && opt.MaxRetries == 0 { // the URL did not set them
 					opt.ReadTimeout, opt.MaxRetries = checkReadTimeout, -1
@@ -191,7 +192,7 @@ func newConformanceCmd() *cobra.Command {
 	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&path, "path", "auto", "how the store calls its transitions: auto, functions (Redis Functions, FCALL) or scripts (EVALSHA)")
-	cmd.Flags().BoolVar(&cluster, "cluster", false, "the URL names a Redis Cluster (redis://host:port?addr=host2:port2...)")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "Redis Cluster seed addresses, `host:port,...` (or a redis:// cluster URL, more seeds in addr=); default $WEIR_REDIS_CLUSTER")
 	return cmd
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/internal/clitest"
+	"github.com/weirflow/weir/internal/rediskeys"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // binary is the weir-conformance binary, built on first use (with -race
@@ -31,8 +33,8 @@ func TestMain(m *testing.M) {
 type result = clitest.Result
 
 // weirConformance runs the binary with args in dir (a new temporary
-// directory when empty), with WEIR_REDIS_URL cleared, and returns its exit
-// status and output.
+// directory when empty), with WEIR_REDIS_URL and WEIR_REDIS_CLUSTER
+// cleared, and returns its exit status and output.
 func weirConformance(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	if dir == "" {
@@ -195,5 +197,34 @@ func TestConformanceCmdUsage(t *testing.T) {
 	r.WantCode(t, exitUsage)
 	if !strings.Contains(r.Stderr, "auto, functions or scripts") {
 		t.Errorf("--path eval: %q", r.Stderr)
+	}
+	for args, want := range map[[4]string]string{
+		{"--redis", "redis://127.0.0.1:1", "--cluster", "127.0.0.1:2"}: "--redis and --cluster are mutually exclusive",
+		{"--cluster", "nohostport", "--sequences", "1"}:                `--cluster: cluster address "nohostport": want host:port`,
+	} {
+		r := weirConformance(t, "", args[:]...)
+		r.WantCode(t, exitUsage)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("%q: %q, want %q", args, r.Stderr, want)
+		}
+	}
+}
+
+// TestConformanceCmdCluster: weir-conformance --cluster passes on the
+// Redis Cluster of WEIR_REDIS_CLUSTER (skipped when unset), names the
+// seed addresses as its server and removes its namespaces from every
+// master.
+func TestConformanceCmdCluster(t *testing.T) {
+	rdb := redistest.Cluster(t)
+	addrs := os.Getenv("WEIR_REDIS_CLUSTER")
+	prefix := confPrefix()
+	r := weirConformance(t, "", "--cluster", addrs, "--namespace", prefix, "--sequences", "5", "--json")
+	r.WantCode(t, 0)
+	rep := decodeConformance(t, r)
+	if rep.Failed != 0 || rep.Passed < 50 || !rep.Removed || rep.Server != addrs {
+		t.Fatalf("report: %d passed, %d failed, removed %v, server %q:\n%s", rep.Passed, rep.Failed, rep.Removed, rep.Server, r.Stdout)
+	}
+	if n, err := rediskeys.Count(t.Context(), rdb, "weir:{"+prefix+"-*"); err != nil || n != 0 {
+		t.Errorf("%d keys left in the run's namespaces (%v)", n, err)
 	}
 }

@@ -30,6 +30,8 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands and round trips per job",
 		Long: "weir bench runs the scenarios plain, chain, fanin, submit and limits against the Redis of --redis or\n" +
 			"WEIR_REDIS_URL (the embedded miniredis when neither is set: its figures say nothing about Redis),\n" +
+			"or the Redis Cluster of --cluster or WEIR_REDIS_CLUSTER (commands, script time and memory summed\n" +
+			"over its masters; the namespace has --partitions partitions),\n" +
 			"in a namespace of its own that it deletes at the end. --compare OLD.json prints each figure next\n" +
 			"to a saved --json report's, as new/old ratios; with --against NEW.json it compares two saved\n" +
 			"reports without running. See docs/benchmarks.md.",
@@ -55,11 +57,14 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			if quick {
 				defaults = bench.Quick()
 			}
-			opts := bench.Options{RedisURL: g.url(), Jobs: jobs}
+			url, cluster, err := g.target()
+			if err != nil {
+				return err
+			}
+			opts := bench.Options{RedisURL: url, Cluster: cluster, Partitions: g.cfg.Partitions, Jobs: jobs}
 			if scenarios != "" {
 				opts.Scenarios = splitList(scenarios)
 			}
-			var err error
 			if opts.Concurrencies, err = intList("--concurrency", concs); err != nil {
 				return command.Usage(err)
 			}
@@ -112,7 +117,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 }
 
 // runFlags are the flags of `weir bench` that only a run uses.
-var runFlags = []string{"redis", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes"}
+var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes"}
 
 // compareSaved is `weir bench --compare OLD.json --against NEW.json`: two
 // saved reports compared, nothing run. With --json it prints the new

@@ -12,12 +12,16 @@ import (
 )
 
 // TestBenchQuickJSON runs `weir bench --quick --json` as a user would: on
-// the embedded server, and on WEIR_REDIS_URL's server when set. The
-// multi-process run starts `weir bench worker` children of the binary.
+// the embedded server, on WEIR_REDIS_URL's server when set and on the
+// Redis Cluster of WEIR_REDIS_CLUSTER when set. The multi-process run
+// starts `weir bench worker` children of the binary.
 func TestBenchQuickJSON(t *testing.T) {
 	envs := map[string][]string{"embedded": nil}
 	if u := os.Getenv("WEIR_REDIS_URL"); u != "" {
 		envs["redis"] = []string{"WEIR_REDIS_URL=" + u}
+	}
+	if c := os.Getenv("WEIR_REDIS_CLUSTER"); c != "" {
+		envs["cluster"] = []string{"WEIR_REDIS_CLUSTER=" + c}
 	}
 	for name, env := range envs {
 		t.Run(name, func(t *testing.T) {
@@ -38,9 +42,9 @@ func TestBenchQuickJSON(t *testing.T) {
 					t.Errorf("no %q in the report", f)
 				}
 			}
-			want := map[string]string{"embedded": bench.EmbeddedServer, "redis": bench.RedisServer}[name]
-			if rep.Server != want || (name == "redis") != (rep.RedisVersion != "") {
-				t.Errorf("server %q version %q, want %q", rep.Server, rep.RedisVersion, want)
+			want := map[string]string{"embedded": bench.EmbeddedServer, "redis": bench.RedisServer, "cluster": bench.RedisServer}[name]
+			if rep.Server != want || (name != "embedded") != (rep.RedisVersion != "") || (name == "cluster") != (rep.Masters > 0) {
+				t.Errorf("server %q version %q, %d masters, want %q", rep.Server, rep.RedisVersion, rep.Masters, want)
 			}
 			if m := rep.Machine; m.Cores < 1 || m.OS == "" || m.GoVersion == "" || (rep.CallPath != bench.CallPathScripts && rep.CallPath != bench.CallPathFunctions) {
 				t.Errorf("machine %+v, call path %q", m, rep.CallPath)

@@ -33,11 +33,13 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"token it generated with it (unless given --read-token or WEIR_READ_TOKEN). The web\n" +
 			"dashboard (spec/dashboard.md) is at /; dev prints its address on stderr, with a\n" +
 			"token it generated in the fragment. Its data lives in memory and is gone when it\n" +
-			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL.",
+			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if g.redisURL != "" {
-				return command.Usage(fmt.Errorf("dev runs its own embedded server: --redis is for the other commands (use --redis-addr to choose its address)"))
+			for flag, v := range map[string]string{"--redis": g.redisURL, "--cluster": g.cluster} {
+				if v != "" {
+					return command.Usage(fmt.Errorf("dev runs its own embedded server: %s is for the other commands (use --redis-addr to choose its address)", flag))
+				}
 			}
 			if !isLoopback(redisAddr) {
 				return command.Usage(fmt.Errorf("--redis-addr %q must be a loopback host:port (the embedded server has no password)", redisAddr))

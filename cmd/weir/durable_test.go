@@ -21,6 +21,7 @@ func TestDurableFlags(t *testing.T) {
 	file := writeFile(t, "wf.json", `{"id":"`+id+`","tasks":[{"name":"a","run":"true"}]}`)
 	url := os.Getenv("WEIR_REDIS_URL")
 	t.Setenv("WEIR_REDIS_URL", "") // run and dev: the embedded server
+	t.Setenv("WEIR_REDIS_CLUSTER", "")
 	for _, args := range [][]string{
 		{"run", "--durable-replicas", "1", file},
 		{"dev", "--durable-replicas", "1"},

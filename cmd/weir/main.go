@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/redisstore"
 )
@@ -28,10 +29,17 @@ const (
 )
 
 type globalFlags struct {
-	redisURL  string
+	redisURL string
+	// cluster is --cluster: a Redis Cluster's seed addresses
+	cluster   string
 	namespace string
+	// partitions is --partitions (else WEIR_PARTITIONS): the
+	// engine.Config.Partitions of the stores the command opens
+	partitions int
 	// durable is redisstore.Options.Durable (--durable-replicas, --durable-timeout)
 	durable redisstore.Durable
+	// cfg is the engine.Config of the stores the command opens (check)
+	cfg engine.Config
 }
 
 func main() { command.Main("weir", newRoot) }
@@ -47,14 +55,22 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "weir",
 		Short: "Run workflows of shell tasks on weir",
 		Long: "weir runs workflow files (spec/workflow-file.md) of shell tasks. With no Redis URL\n" +
-			"(--redis or WEIR_REDIS_URL) `weir run` uses an embedded in-process server.",
+			"(--redis or WEIR_REDIS_URL) and no Redis Cluster (--cluster or WEIR_REDIS_CLUSTER)\n" +
+			"`weir run` uses an embedded in-process server. --redis and --cluster exclude each other;\n" +
+			"a flag beats both variables, and WEIR_REDIS_URL beats WEIR_REDIS_CLUSTER when both are set.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command checks the global flags before it runs.
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return g.check(c.Flags().Changed("partitions")) },
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return command.Usage(err) })
 	root.PersistentFlags().StringVar(&g.redisURL, "redis", "", "Redis URL (redis:// or rediss://); default $WEIR_REDIS_URL")
+	root.PersistentFlags().StringVar(&g.cluster, "cluster", "",
+		"Redis Cluster seed addresses, `host:port,...` (or a redis:// cluster URL); default $WEIR_REDIS_CLUSTER")
+	root.PersistentFlags().IntVar(&g.partitions, "partitions", 0,
+		"partitions of the namespace when it is first written (spec/partitions.md; 0: the namespace's own, 1 for a new one); default $WEIR_PARTITIONS")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "", "weir namespace in Redis (default \"default\")")
 	root.PersistentFlags().IntVar(&g.durable.Replicas, "durable-replicas", 0,
 		"acknowledge a transition only once this many replicas have it (Redis WAIT; 0: off)")

@@ -405,7 +405,7 @@ func TestRunInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, "sleep.yaml", "tasks:\n  - name: nap\n    run: echo $$ > "+filepath.Join(dir, "pid")+"; exec sleep 600\n")
 	cmd := exec.Command(binary(t), "run", p)
-	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=")
+	cmd.Env = append(os.Environ(), "WEIR_REDIS_URL=", "WEIR_REDIS_CLUSTER=")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -29,40 +32,96 @@ type conn struct {
 	url string
 }
 
-// redisURL returns the URL of the flag, else of WEIR_REDIS_URL.
-func (g *globalFlags) url() string {
-	if g.redisURL != "" {
-		return g.redisURL
+// target returns the Redis of the command: the URL of --redis or the
+// seed addresses of --cluster, else of WEIR_REDIS_URL, else of
+// WEIR_REDIS_CLUSTER (redisflag.Resolve); both flags are a usage error.
+func (g *globalFlags) target() (url, cluster string, err error) {
+	url, cluster, err = redisflag.Resolve(g.redisURL, g.cluster)
+	if err != nil {
+		return "", "", command.Usage(err)
 	}
-	return os.Getenv("WEIR_REDIS_URL")
+	return url, cluster, nil
 }
 
-// open connects to the Redis of --redis / WEIR_REDIS_URL; with none and
-// embedded set, it starts an embedded miniredis in this process.
+// storeConfig returns the engine.Config of the stores the command opens:
+// zero but for Partitions, from --partitions when flagSet, else
+// WEIR_PARTITIONS.
+func (g *globalFlags) storeConfig(flagSet bool) (engine.Config, error) {
+	n := g.partitions
+	name := "--partitions"
+	if !flagSet && os.Getenv("WEIR_PARTITIONS") != "" {
+		v := os.Getenv("WEIR_PARTITIONS")
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return engine.Config{}, command.Usage(fmt.Errorf("WEIR_PARTITIONS %q: want a number in [0, %d]", v, engine.MaxPartitions))
+		}
+		name = "WEIR_PARTITIONS"
+	}
+	if n < 0 || n > engine.MaxPartitions {
+		return engine.Config{}, command.Usage(fmt.Errorf("%s %d: want a number in [0, %d] (0: the namespace's own)", name, n, engine.MaxPartitions))
+	}
+	return engine.Config{Partitions: n}, nil
+}
+
+// check validates the global flags of a command (PersistentPreRunE): the
+// namespace, --redis with --cluster, and the partitions (partitionsSet:
+// --partitions was given).
+func (g *globalFlags) check(partitionsSet bool) error {
+	if g.namespace != "" && !engine.ValidName(g.namespace) {
+		return command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+	}
+	if g.redisURL != "" && g.cluster != "" {
+		return command.Usage(redisflag.ErrBoth)
+	}
+	cfg, err := g.storeConfig(partitionsSet)
+	if err != nil {
+		return err
+	}
+	g.cfg = cfg
+	return nil
+}
+
+// open connects to the Redis of --redis / --cluster / WEIR_REDIS_URL /
+// WEIR_REDIS_CLUSTER (target); with none and embedded set, it starts an
+// embedded miniredis in this process.
 func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
 		return nil, command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
 	}
-	u := g.url()
-	if u == "" {
-		if !embedded {
-			return nil, command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL"))
+	u, cluster, err := g.target()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		rdb    redis.UniversalClient
+		server string // the address(es), never a password
+	)
+	switch {
+	case cluster != "":
+		opt, err := redisflag.ClusterOptions(cluster)
+		if err != nil {
+			return nil, command.Usage(fmt.Errorf("--cluster: %w", err))
 		}
+		rdb, server = redis.NewClusterClient(opt), "cluster "+strings.Join(opt.Addrs, ",")
+	case u != "":
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			return nil, command.Usage(fmt.Errorf("redis URL %q: %w", u, err))
+		}
+		rdb, server = redis.NewClient(opt), opt.Addr
+	case !embedded:
+		return nil, command.Usage(fmt.Errorf("no Redis: give --redis URL or set WEIR_REDIS_URL (or --cluster / WEIR_REDIS_CLUSTER for a Redis Cluster)"))
+	default:
 		if g.durable.Replicas != 0 {
 			return nil, command.Usage(fmt.Errorf("--durable-replicas %d: the embedded server has no replicas; give --redis URL", g.durable.Replicas))
 		}
 		return g.openEmbedded()
 	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		return nil, command.Usage(fmt.Errorf("redis URL %q: %w", u, err))
-	}
-	rdb := redis.NewClient(opt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
-		return nil, command.Fail(fmt.Errorf("connect to %s: %w", opt.Addr, err))
+		return nil, command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 	}
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable, Config: g.cfg})
 	if err != nil {
 		rdb.Close()
 		return nil, command.Usage(err)
@@ -85,7 +144,7 @@ func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 		return nil, command.Fail(fmt.Errorf("start the embedded server: %w", err))
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Config: g.cfg})
 	if err != nil {
 		rdb.Close()
 		m.Close()
@@ -118,7 +177,7 @@ func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 }
 
 // pinger returns a function that pings rdb.
-func pinger(rdb *redis.Client) func(context.Context) error {
+func pinger(rdb redis.UniversalClient) func(context.Context) error {
 	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 }
 
