@@ -196,3 +196,25 @@ func respLen(b []byte, pos int, kind byte) (int, int, error) {
 	}
 	return n, pos + nl + 1, nil
 }
+
+// TearAOF cuts the last INCR file of the AOF directory dir (a copy from
+// CopyAOF) down to a multiple of page bytes, as a machine crash leaves a
+// file of which only whole pages reached the disk: usually inside a
+// command, often inside a script's block. Returns the bytes cut.
+func TearAOF(dir string, page int64) (int64, error) {
+	manifests, err := filepath.Glob(filepath.Join(dir, "*.manifest"))
+	if err != nil || len(manifests) == 0 {
+		return 0, err
+	}
+	last, err := lastAOFFile(manifests[0])
+	if err != nil || last == "" {
+		return 0, err
+	}
+	path := filepath.Join(dir, last)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	keep := fi.Size() / page * page
+	return fi.Size() - keep, os.Truncate(path, keep)
+}

@@ -74,4 +74,20 @@ func TestRepairAOFTail(t *testing.T) {
 	if cut, err := RepairAOFTail(t.TempDir()); cut != "" || err != nil {
 		t.Fatalf("no AOF: %q %v", cut, err)
 	}
+	// a copy of which only whole pages were kept, then repaired
+	var long strings.Builder
+	for long.Len() < 10000 {
+		long.WriteString(block)
+	}
+	write("appendonly.aof.1.incr.aof", long.String())
+	if n, err := TearAOF(dir, 4096); err != nil || n != int64(long.Len()-8192) {
+		t.Fatalf("tear: %d %v, want %d", n, err, long.Len()-8192)
+	}
+	if cut, err := RepairAOFTail(dir); err != nil || cut == "" {
+		t.Fatalf("repair of a torn copy: %q %v", cut, err)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "appendonly.aof.1.incr.aof"))
+	if len(b)%len(block) != 0 || len(b) > 8192 || len(b) < 8192-len(block) {
+		t.Fatalf("after tear and repair %d bytes, want whole blocks (%d each) up to 8192", len(b), len(block))
+	}
 }
