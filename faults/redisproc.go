@@ -32,9 +32,10 @@ type RedisProc struct {
 	// Args are the extra "--name value" config arguments given at start.
 	Args []string
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	repairs []string // RepairAOFTail's cuts, one per Start that cut
 }
 
 // FreePort returns a loopback TCP port that was free when asked. Another
@@ -94,12 +95,23 @@ func (p *RedisProc) Pid() int {
 
 // Start (re)starts the server on p.Port with p.Dir and p.Args and waits up to
 // 10 s until it answers PING (an AOF reload counts as started once it
-// answers). It fails if the server is already running.
+// answers). It fails if the server is already running. An AOF left by an
+// earlier run that ends in a torn transition is first cut back to its last
+// whole one (RepairAOFTail: redis-server 7.0 would apply a part of it at a
+// later restart); AOFRepairs lists the cuts.
 func (p *RedisProc) Start() error {
 	p.mu.Lock()
 	if p.cmd != nil {
 		p.mu.Unlock()
 		return errors.New("faults: redis-server already running")
+	}
+	cut, err := RepairAOFTail(filepath.Join(p.Dir, aofDir))
+	if err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	if cut != "" {
+		p.repairs = append(p.repairs, cut)
 	}
 	argv := []string{
 		"--port", strconv.Itoa(p.Port),
@@ -142,6 +154,14 @@ func (p *RedisProc) Start() error {
 	return fmt.Errorf("faults: redis-server on port %d did not answer PING within 10s: %s", p.Port, p.logTail())
 }
 
+// AOFRepairs returns what Start cut from torn AOF tails so far, one line
+// per cut (RepairAOFTail).
+func (p *RedisProc) AOFRepairs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.repairs...)
+}
+
 // Kill sends SIGKILL to the server (no shutdown, no final fsync) and waits
 // for it to exit. Killing a stopped server is a no-op.
 func (p *RedisProc) Kill() error {
@@ -181,6 +201,25 @@ func (p *RedisProc) logTail() string {
 		lines = lines[len(lines)-5:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// LogLines returns the lines of the server's log (all its runs: the log
+// file is appended to across restarts) that contain any of subs.
+func (p *RedisProc) LogLines(subs ...string) []string {
+	b, err := os.ReadFile(filepath.Join(p.Dir, "redis.log"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, s := range subs {
+			if strings.Contains(l, s) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // pingRaw sends PING over a fresh connection and expects +PONG; it does not
