@@ -33,6 +33,12 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, newConformanceStore)
 }
 
+// TestConformancePartitioned holds the in-process store of 8 partitions
+// to the model of 8 (spec/partitions.md).
+func TestConformancePartitioned(t *testing.T) {
+	conformance.Run(t, newConformanceStore, conformance.Partitions(8))
+}
+
 // doublePush is a broken store: every finish reports each job it pushed
 // twice (as a store that promotes a dependent twice would).
 type doublePush struct{ engine.Store }
