@@ -90,22 +90,22 @@ func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error)
 		return FinishResult{Claimed: m.claimParts(now, *p.Claim)}, nil
 	}
 	groups, order := m.groupBy(len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
-	times := map[int]int64{}
 	for _, g := range order {
-		s := m.parts[g]
-		times[g] = s.tick(now)
+		// the tasks added, checked against running jobs only (which no
+		// clock removes): before any partition is written
 		outs := make([]Outcome, len(groups[g]))
 		for k, i := range groups[g] {
 			outs[k] = p.Outcomes[i]
 		}
-		if err := s.addCheck(outs); err != nil {
+		if err := m.parts[g].addCheck(outs); err != nil {
 			return FinishResult{}, err
 		}
 	}
 	claimIn := Partition(p.Outcomes[0].JobID, len(m.parts))
 	res := FinishResult{Settled: make([]Settled, len(p.Outcomes))}
 	for _, g := range order {
-		s, t := m.parts[g], times[g]
+		s := m.parts[g]
+		t := s.tick(now)
 		for _, i := range groups[g] {
 			res.Settled[i] = s.finish(t, p.Outcomes[i])
 		}
