@@ -15,6 +15,10 @@ import (
 // a Model, and does not stand still when the time given steps back: see
 // clock. Reads move no clock. Times are kept in whole milliseconds, as the
 // Redis store keeps them.
+//
+// With Config.Partitions > 1 the model is a namespace of partitions
+// (spec/partitions.md): P one-partition models, each with its own clock,
+// to which every method dispatches (model_partitions.go).
 type Model struct {
 	cfg        Config
 	now        int64 // time of the last write, unix ms
