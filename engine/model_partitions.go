@@ -87,7 +87,8 @@ func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error)
 		return FinishResult{}, err
 	}
 	if len(p.Outcomes) == 0 {
-		return FinishResult{Claimed: m.claimParts(now, *p.Claim)}, nil
+		// Settled empty, not nil: as with one partition
+		return FinishResult{Settled: []Settled{}, Claimed: m.claimParts(now, *p.Claim)}, nil
 	}
 	groups, order := m.groupBy(len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
 	for _, g := range order {
@@ -234,13 +235,15 @@ func (m *Model) contentsParts(now time.Time, name string) QueueContents {
 
 // listWorkflowsParts merges the partitions' pages, newest first, with the
 // one-partition cursor: each partition's page of Limit after the cursor
-// holds every workflow of it that can be on the merged page.
+// holds every workflow of it that can be on the merged page, and says
+// whether it holds more.
 func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, error) {
 	type entry struct {
 		w       Workflow
 		created int64
 	}
 	var all []entry
+	more := false // a partition holds more than its page
 	for _, s := range m.parts {
 		pg, err := s.ListWorkflows(now, p)
 		if err != nil {
@@ -249,6 +252,7 @@ func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, e
 		for _, w := range pg.Workflows {
 			all = append(all, entry{w, s.workflows[w.ID].created})
 		}
+		more = more || pg.NextCursor != ""
 	}
 	slices.SortFunc(all, func(x, y entry) int {
 		return cmp.Or(-cmp.Compare(x.created, y.created), -strings.Compare(x.w.ID, y.w.ID))
@@ -258,13 +262,14 @@ func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, e
 		limit = 100
 	}
 	var page WorkflowPage
-	for i, e := range all {
-		if i == limit {
-			last := all[i-1]
-			page.NextCursor = strconv.FormatInt(last.created, 10) + ":" + last.w.ID
-			break
-		}
+	for _, e := range all[:min(limit, len(all))] {
 		page.Workflows = append(page.Workflows, e.w)
+	}
+	// more follow the page when the partitions gave more than a page, or
+	// one of them (which then gave a whole page) holds more
+	if len(all) > limit || more {
+		last := all[limit-1]
+		page.NextCursor = strconv.FormatInt(last.created, 10) + ":" + last.w.ID
 	}
 	return page, nil
 }

@@ -11,30 +11,30 @@ import (
 	"time"
 )
 
-// ptP is the partition count of the partition tests.
-const ptP = 4
+// partP is the partition count of the partition tests.
+const partP = 4
 
-func ptModel() *Model { return NewModel(Config{Partitions: ptP, Retention: time.Hour}) }
+func partModel() *Model { return NewModel(Config{Partitions: partP, Retention: time.Hour}) }
 
-// ptIDs returns n IDs with prefix that land in partition p of ptP.
-func ptIDs(prefix string, p, n int) []string {
+// partIDs returns n IDs with prefix that land in partition p of partP.
+func partIDs(prefix string, p, n int) []string {
 	var out []string
 	for k := 0; len(out) < n; k++ {
-		if id := prefix + strconv.Itoa(k); Partition(id, ptP) == p {
+		if id := prefix + strconv.Itoa(k); Partition(id, partP) == p {
 			out = append(out, id)
 		}
 	}
 	return out
 }
 
-func ptEnqueue(t *testing.T, m *Model, now time.Time, s JobSpec) {
+func partEnqueue(t *testing.T, m *Model, now time.Time, s JobSpec) {
 	t.Helper()
 	if _, err := m.Enqueue(now, EnqueueParams{Job: s}); err != nil {
 		t.Fatalf("enqueue %s: %v", s.ID, err)
 	}
 }
 
-func ptClaim(t *testing.T, m *Model, now time.Time, max int, queues ...string) []string {
+func partClaim(t *testing.T, m *Model, now time.Time, max int, queues ...string) []string {
 	t.Helper()
 	cs, err := m.Claim(now, ClaimParams{Queues: queues, Max: max, Lease: time.Minute})
 	if err != nil {
@@ -55,9 +55,9 @@ func TestPartitionsOneIsToday(t *testing.T) {
 			t.Fatalf("partitions %d: %d sub-models, Parts %d", n, len(m.parts), m.Parts())
 		}
 	}
-	m := ptModel()
-	if m.Parts() != ptP || m.Part(2) == m || m.Part(2).Parts() != 1 {
-		t.Fatalf("partitions %d: Parts %d", ptP, m.Parts())
+	m := partModel()
+	if m.Parts() != partP || m.Part(2) == m || m.Part(2).Parts() != 1 {
+		t.Fatalf("partitions %d: Parts %d", partP, m.Parts())
 	}
 }
 
@@ -66,10 +66,10 @@ func TestPartitionsOneIsToday(t *testing.T) {
 // workflow's tasks come from its partition whichever partition a claim
 // starts at.
 func TestPartitionsPlacement(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
-	for p := range ptP {
-		wf := ptIDs("w", p, 1)[0]
+	for p := range partP {
+		wf := partIDs("w", p, 1)[0]
 		plan := Plan{ID: wf, Tasks: []TaskSpec{
 			{Name: "a", Queue: "q", Undo: &UndoSpec{Queue: "u"}},
 			{Name: "b", Queue: "q", After: []string{"a"}},
@@ -77,7 +77,7 @@ func TestPartitionsPlacement(t *testing.T) {
 		if _, err := m.Submit(now, SubmitParams{Plan: plan}); err != nil {
 			t.Fatal(err)
 		}
-		for q := range ptP {
+		for q := range partP {
 			_, err := m.Part(q).GetWorkflow(now, wf)
 			if (q == p) != (err == nil) {
 				t.Fatalf("workflow %s (partition %d) in partition %d: %v", wf, p, q, err)
@@ -90,27 +90,27 @@ func TestPartitionsPlacement(t *testing.T) {
 	}
 	// every claim of one job takes the root task of the partition it
 	// starts at (each partition holds one): claim c starts at c mod P
-	for c := range ptP {
-		ids := ptClaim(t, m, now, 1, "q")
-		if len(ids) != 1 || !strings.HasSuffix(ids[0], "/a") || Partition(ids[0], ptP) != c%ptP {
-			t.Fatalf("claim %d: %v, want the task a of partition %d", c, ids, c%ptP)
+	for c := range partP {
+		ids := partClaim(t, m, now, 1, "q")
+		if len(ids) != 1 || !strings.HasSuffix(ids[0], "/a") || Partition(ids[0], partP) != c%partP {
+			t.Fatalf("claim %d: %v, want the task a of partition %d", c, ids, c%partP)
 		}
 		// its dependent b is pushed in the same partition when a ends
 		wf := RoutingID(ids[0])
-		lease := m.Part(c % ptP).jobs[ids[0]].token
+		lease := m.Part(c % partP).jobs[ids[0]].token
 		res, err := m.Finish(now, FinishParams{Outcomes: []Outcome{{JobID: ids[0], Token: lease, Kind: OutcomeCompleted}}})
 		if err != nil || len(res.Settled) != 1 || len(res.Settled[0].Pushed) != 1 || res.Settled[0].Pushed[0].JobID != TaskJobID(wf, "b") {
 			t.Fatalf("finish %s: %+v, %v", ids[0], res, err)
 		}
-		if got := m.Part(c%ptP).QueueContents(now, "q").Ready; !slices.Equal(got, []string{TaskJobID(wf, "b")}) {
-			t.Fatalf("partition %d ready %v", c%ptP, got)
+		if got := m.Part(c%partP).QueueContents(now, "q").Ready; !slices.Equal(got, []string{TaskJobID(wf, "b")}) {
+			t.Fatalf("partition %d ready %v", c%partP, got)
 		}
 	}
 	// a plain job lands by its own ID
 	for _, id := range []string{"j1", "j2", "j3", "j4", "j5"} {
-		ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "p"})
-		if _, err := m.Part(Partition(id, ptP)).GetJob(now, id); err != nil {
-			t.Fatalf("job %s not in partition %d: %v", id, Partition(id, ptP), err)
+		partEnqueue(t, m, now, JobSpec{ID: id, Queue: "p"})
+		if _, err := m.Part(Partition(id, partP)).GetJob(now, id); err != nil {
+			t.Fatalf("job %s not in partition %d: %v", id, Partition(id, partP), err)
 		}
 	}
 }
@@ -120,44 +120,44 @@ func TestPartitionsPlacement(t *testing.T) {
 // of one job take one from each partition, however the priorities stand:
 // no partition starves.
 func TestPartitionsClaimRotation(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
 	// partition 0: ten urgent jobs; every other: two of priority -1
-	for _, id := range ptIDs("hi", 0, 10) {
-		ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "q", Priority: 9})
+	for _, id := range partIDs("hi", 0, 10) {
+		partEnqueue(t, m, now, JobSpec{ID: id, Queue: "q", Priority: 9})
 	}
-	for p := 1; p < ptP; p++ {
-		for _, id := range ptIDs("lo", p, 2) {
-			ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "q", Priority: -1})
+	for p := 1; p < partP; p++ {
+		for _, id := range partIDs("lo", p, 2) {
+			partEnqueue(t, m, now, JobSpec{ID: id, Queue: "q", Priority: -1})
 		}
 	}
 	seen := map[int]int{}
-	for c := range ptP {
-		ids := ptClaim(t, m, now, 1, "q")
-		if len(ids) != 1 || Partition(ids[0], ptP) != c {
+	for c := range partP {
+		ids := partClaim(t, m, now, 1, "q")
+		if len(ids) != 1 || Partition(ids[0], partP) != c {
 			t.Fatalf("claim %d took %v, want one job of partition %d", c, ids, c)
 		}
-		seen[Partition(ids[0], ptP)]++
+		seen[Partition(ids[0], partP)]++
 	}
-	if len(seen) != ptP {
-		t.Fatalf("%d partitions visited first in %d claims: %v", len(seen), ptP, seen)
+	if len(seen) != partP {
+		t.Fatalf("%d partitions visited first in %d claims: %v", len(seen), partP, seen)
 	}
 	// claim 4 starts at partition 0 again; claim 5 at partition 1, which
 	// holds one job: the other two come from partition 2 (its one left)
 	// and 3 (its one left), none from 0 though it has more
-	if ids := ptClaim(t, m, now, 1, "q"); len(ids) != 1 || Partition(ids[0], ptP) != 0 {
+	if ids := partClaim(t, m, now, 1, "q"); len(ids) != 1 || Partition(ids[0], partP) != 0 {
 		t.Fatalf("claim 4: %v", ids)
 	}
-	ids := ptClaim(t, m, now, 3, "q")
+	ids := partClaim(t, m, now, 3, "q")
 	var parts []int
 	for _, id := range ids {
-		parts = append(parts, Partition(id, ptP))
+		parts = append(parts, Partition(id, partP))
 	}
 	if !slices.Equal(parts, []int{1, 2, 3}) {
 		t.Fatalf("claim 5 of 3: %v from partitions %v, want one each of 1, 2, 3", ids, parts)
 	}
 	// claim 6 starts at 2, empty now: it goes on to 3 (empty) and 0
-	if ids := ptClaim(t, m, now, 2, "q"); len(ids) != 2 || Partition(ids[0], ptP) != 0 || Partition(ids[1], ptP) != 0 {
+	if ids := partClaim(t, m, now, 2, "q"); len(ids) != 2 || Partition(ids[0], partP) != 0 || Partition(ids[1], partP) != 0 {
 		t.Fatalf("claim 6: %v, want two of partition 0", ids)
 	}
 	// an invalid claim fails before any partition, and takes no turn
@@ -172,7 +172,7 @@ func TestPartitionsClaimRotation(t *testing.T) {
 // TestPartitionsListWorkflows: the merged list is the one a single
 // partition would give, page for page, cursors included.
 func TestPartitionsListWorkflows(t *testing.T) {
-	m, one := ptModel(), NewModel(Config{Retention: time.Hour})
+	m, one := partModel(), NewModel(Config{Retention: time.Hour})
 	now := rtT0
 	for i := range 13 {
 		id := fmt.Sprintf("w%02d", i)
@@ -187,7 +187,7 @@ func TestPartitionsListWorkflows(t *testing.T) {
 	}
 	if used := map[int]bool{}; true {
 		for i := range 13 {
-			used[Partition(fmt.Sprintf("w%02d", i), ptP)] = true
+			used[Partition(fmt.Sprintf("w%02d", i), partP)] = true
 		}
 		if len(used) < 3 {
 			t.Fatalf("the workflows land in %d partitions only", len(used))
@@ -217,6 +217,20 @@ func TestPartitionsListWorkflows(t *testing.T) {
 			t.Fatalf("limit %d: listed %v", limit, all)
 		}
 	}
+	// a page that one partition fills while it holds more has a cursor
+	m2 := partModel()
+	for _, id := range partIDs("v", 2, 2) {
+		if _, err := m2.Submit(now, SubmitParams{Plan: Plan{ID: id, Tasks: []TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg, err := m2.ListWorkflows(now, ListParams{Limit: 1})
+	if err != nil || len(pg.Workflows) != 1 || pg.NextCursor == "" {
+		t.Fatalf("first page of one partition's two: %+v, %v", pg, err)
+	}
+	if pg, err = m2.ListWorkflows(now, ListParams{Limit: 1, Cursor: pg.NextCursor}); err != nil || len(pg.Workflows) != 1 || pg.NextCursor != "" {
+		t.Fatalf("second page: %+v, %v", pg, err)
+	}
 	if _, err := m.ListWorkflows(now, ListParams{Cursor: "nope"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad cursor: %v", err)
 	}
@@ -225,14 +239,14 @@ func TestPartitionsListWorkflows(t *testing.T) {
 // TestPartitionsListJobs: partitions in order, each in its own order; the
 // cursor names the partition; Next is empty exactly at the end.
 func TestPartitionsListJobs(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
 	// partition 0: 3 jobs, 1: none, 2: 1, 3: 2
 	var want []string
 	for p, n := range []int{3, 0, 1, 2} {
-		for _, id := range ptIDs("j", p, n) {
+		for _, id := range partIDs("j", p, n) {
 			now = now.Add(time.Millisecond)
-			ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
+			partEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
 			want = append(want, id)
 		}
 	}
@@ -280,23 +294,23 @@ func TestPartitionsListJobs(t *testing.T) {
 // TestPartitionsQueues: one entry per queue, counts summed; the contents
 // are the partitions' lists in partition order.
 func TestPartitionsQueues(t *testing.T) {
-	m, one := ptModel(), NewModel(Config{Retention: time.Hour})
+	m, one := partModel(), NewModel(Config{Retention: time.Hour})
 	now := rtT0
 	for i := range 12 {
 		s := JobSpec{ID: "j" + strconv.Itoa(i), Queue: "q" + strconv.Itoa(i%2)}
 		if i%3 == 0 {
 			s.RunAt = now.Add(time.Minute)
 		}
-		ptEnqueue(t, m, now, s)
-		ptEnqueue(t, one, now, s)
+		partEnqueue(t, m, now, s)
+		partEnqueue(t, one, now, s)
 	}
-	ptClaim(t, m, now, 3, "q0")
-	ptClaim(t, one, now, 3, "q0")
+	partClaim(t, m, now, 3, "q0")
+	partClaim(t, one, now, 3, "q0")
 	if got, want := m.Queues(now), one.Queues(now); !reflect.DeepEqual(got, want) {
 		t.Fatalf("queues\n got %+v\nwant %+v", got, want)
 	}
 	var want QueueContents
-	for p := range ptP {
+	for p := range partP {
 		c := m.Part(p).QueueContents(now, "q1")
 		want.Ready = append(want.Ready, c.Ready...)
 		want.Delayed = append(want.Delayed, c.Delayed...)
@@ -313,25 +327,25 @@ func TestPartitionsQueues(t *testing.T) {
 // TestPartitionsQueueSettings: a pause, a limit reach every partition; an
 // invalid one writes to none.
 func TestPartitionsQueueSettings(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
-	for p := range ptP {
-		for _, id := range ptIDs("j", p, 2) {
-			ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
+	for p := range partP {
+		for _, id := range partIDs("j", p, 2) {
+			partEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
 		}
 	}
 	if err := m.PauseQueue(now, "q"); err != nil {
 		t.Fatal(err)
 	}
-	for range ptP {
-		if ids := ptClaim(t, m, now, 3, "q"); len(ids) != 0 {
+	for range partP {
+		if ids := partClaim(t, m, now, 3, "q"); len(ids) != 0 {
 			t.Fatalf("claimed %v from a paused queue", ids)
 		}
 	}
-	if qs := m.Queues(now); len(qs) != 1 || !qs[0].Paused || qs[0].Ready != 2*ptP {
+	if qs := m.Queues(now); len(qs) != 1 || !qs[0].Paused || qs[0].Ready != 2*partP {
 		t.Fatalf("queues %+v", qs)
 	}
-	for p := range ptP {
+	for p := range partP {
 		if qs := m.Part(p).Queues(now); len(qs) != 1 || !qs[0].Paused {
 			t.Fatalf("partition %d: %+v", p, qs)
 		}
@@ -343,13 +357,13 @@ func TestPartitionsQueueSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a limit of 1 holds per partition: P run at once
-	if ids := ptClaim(t, m, now, 3, "q"); len(ids) != 3 {
+	if ids := partClaim(t, m, now, 3, "q"); len(ids) != 3 {
 		t.Fatalf("claimed %v", ids)
 	}
-	if ids := ptClaim(t, m, now, 3, "q"); len(ids) != 1 {
+	if ids := partClaim(t, m, now, 3, "q"); len(ids) != 1 {
 		t.Fatalf("claimed %v, want the last partition's one", ids)
 	}
-	if ids := ptClaim(t, m, now, 3, "q"); len(ids) != 0 {
+	if ids := partClaim(t, m, now, 3, "q"); len(ids) != 0 {
 		t.Fatalf("claimed %v over the limits", ids)
 	}
 	for _, err := range []error{
@@ -368,18 +382,18 @@ func TestPartitionsQueueSettings(t *testing.T) {
 	if _, err := m.ExpireLeases(now, ExpireParams{Max: -1}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("expire: %v", err)
 	}
-	for p := range ptP {
+	for p := range partP {
 		if qs := m.Part(p).Queues(now); len(qs) != 1 {
 			t.Fatalf("partition %d knows %+v after refusals", p, qs)
 		}
 	}
 	// a purge takes every partition's waiting jobs, in partition order
 	res, err := m.PurgeQueue(now, "q")
-	if err != nil || len(res.Purged) != 2*ptP-4 {
+	if err != nil || len(res.Purged) != 2*partP-4 {
 		t.Fatalf("purge: %+v, %v", res, err)
 	}
 	for i := 1; i < len(res.Purged); i++ {
-		if Partition(res.Purged[i-1], ptP) > Partition(res.Purged[i], ptP) {
+		if Partition(res.Purged[i-1], partP) > Partition(res.Purged[i], partP) {
 			t.Fatalf("purged out of partition order: %v", res.Purged)
 		}
 	}
@@ -387,7 +401,7 @@ func TestPartitionsQueueSettings(t *testing.T) {
 
 // TestPartitionsSchedulesRefused: schedules need one partition.
 func TestPartitionsSchedulesRefused(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
 	spec := ScheduleSpec{Name: "s", Every: time.Minute, Job: &JobSpec{Queue: "q"}}
 	_, err := m.PutSchedule(now, PutScheduleParams{Spec: spec, Next: now.Add(time.Minute)})
@@ -413,11 +427,11 @@ func TestPartitionsSchedulesRefused(t *testing.T) {
 // each partition keeps its own clock (a claim visits only the partitions
 // it needs).
 func TestPartitionsEventsAndClocks(t *testing.T) {
-	m := ptModel()
-	a, b, x := ptIDs("a", 3, 1)[0], ptIDs("b", 1, 1)[0], ptIDs("x", 2, 1)[0]
-	ptEnqueue(t, m, rtAt(5*time.Millisecond), JobSpec{ID: a, Queue: "q"})
-	ptEnqueue(t, m, rtAt(5*time.Millisecond), JobSpec{ID: b, Queue: "q"})
-	ptEnqueue(t, m, rtAt(9*time.Millisecond), JobSpec{ID: x, Queue: "r"})
+	m := partModel()
+	a, b, x := partIDs("a", 3, 1)[0], partIDs("b", 1, 1)[0], partIDs("x", 2, 1)[0]
+	partEnqueue(t, m, rtAt(5*time.Millisecond), JobSpec{ID: a, Queue: "q"})
+	partEnqueue(t, m, rtAt(5*time.Millisecond), JobSpec{ID: b, Queue: "q"})
+	partEnqueue(t, m, rtAt(9*time.Millisecond), JobSpec{ID: x, Queue: "r"})
 	es := m.TakeEvents()
 	var got []string
 	for _, e := range es {
@@ -432,7 +446,7 @@ func TestPartitionsEventsAndClocks(t *testing.T) {
 	}
 	// claim 0 starts at partition 0 and finds b in partition 1: 2 and 3
 	// are not visited, their clocks stay
-	if ids := ptClaim(t, m, rtAt(20*time.Millisecond), 1, "q"); !slices.Equal(ids, []string{b}) {
+	if ids := partClaim(t, m, rtAt(20*time.Millisecond), 1, "q"); !slices.Equal(ids, []string{b}) {
 		t.Fatalf("claimed %v", ids)
 	}
 	if !m.Part(0).Now().Equal(rtAt(20*time.Millisecond)) || !m.Part(3).Now().Equal(rtAt(5*time.Millisecond)) ||
@@ -448,17 +462,17 @@ func TestPartitionsEventsAndClocks(t *testing.T) {
 // its job, the replies in the order asked; a finish's claim runs in the
 // partition of its first outcome.
 func TestPartitionsHeartbeatAndFinish(t *testing.T) {
-	m := ptModel()
+	m := partModel()
 	now := rtT0
 	var jobs []string
-	for p := range ptP {
-		jobs = append(jobs, ptIDs("j", p, 2)...)
-		for _, id := range ptIDs("j", p, 2) {
-			ptEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
+	for p := range partP {
+		jobs = append(jobs, partIDs("j", p, 2)...)
+		for _, id := range partIDs("j", p, 2) {
+			partEnqueue(t, m, now, JobSpec{ID: id, Queue: "q"})
 		}
 	}
 	var leases []LeaseRef
-	for range ptP {
+	for range partP {
 		cs, err := m.Claim(now, ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute})
 		if err != nil || len(cs) != 1 {
 			t.Fatal(cs, err)
@@ -495,17 +509,17 @@ func TestPartitionsHeartbeatAndFinish(t *testing.T) {
 			t.Fatalf("settled %d: %+v", i, s)
 		}
 	}
-	p0 := Partition(leases[0].JobID, ptP)
-	if len(res.Claimed) != 1 || Partition(res.Claimed[0].Job.ID, ptP) != p0 {
+	p0 := Partition(leases[0].JobID, partP)
+	if len(res.Claimed) != 1 || Partition(res.Claimed[0].Job.ID, partP) != p0 {
 		t.Fatalf("finish claimed %+v, want the other job of partition %d", res.Claimed, p0)
 	}
 	// a finish of no outcome is a claim call of its own, in rotation
 	before := m.claims
 	res, err = m.Finish(now, FinishParams{Claim: &ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute}})
-	if err != nil || len(res.Claimed) != 1 || m.claims != before+1 {
+	if err != nil || len(res.Claimed) != 1 || m.claims != before+1 || res.Settled == nil {
 		t.Fatalf("claim-only finish: %+v, %v (claims %d)", res, err, m.claims)
 	}
-	if len(jobs) != 2*ptP {
+	if len(jobs) != 2*partP {
 		t.Fatal(jobs)
 	}
 }
