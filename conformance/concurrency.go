@@ -12,13 +12,13 @@ import (
 // runConcurrency checks atomicity where the model cannot: the model is
 // sequential, so these cases check the outcome every interleaving must
 // have.
-func runConcurrency(t suiteT, newStore NewStore) {
+func runConcurrency(t suiteT, mk maker) {
 	t.Run("JoinPromotedOnce", func(t suiteT) {
 		t.Parallel()
 		const parents = 8
 		for round := range 5 {
 			clk := newClock()
-			s := newStore(t, engine.DefaultConfig(), clk.Now)
+			s := mk.store(t, engine.DefaultConfig(), clk.Now)
 			ctx := context.Background()
 			p := engine.Plan{ID: "w" + strconv.Itoa(round)}
 			var names []string
@@ -95,14 +95,14 @@ func runConcurrency(t suiteT, newStore NewStore) {
 
 	t.Run("ScheduleFireOneWinner", func(t suiteT) {
 		t.Parallel()
-		runScheduleRace(t, newStore)
+		runScheduleRace(t, mk)
 	})
 	t.Run("ClaimRaceOneWinner", func(t suiteT) {
 		t.Parallel()
 		const racers = 4
 		for round := range 10 {
 			clk := newClock()
-			s := newStore(t, engine.DefaultConfig(), clk.Now)
+			s := mk.store(t, engine.DefaultConfig(), clk.Now)
 			ctx := context.Background()
 			id := "j" + strconv.Itoa(round)
 			if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {

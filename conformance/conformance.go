@@ -49,10 +49,41 @@ const DefaultSequences = 1000
 type Option func(*options)
 
 type options struct {
+	partitions  int
 	sequences   int
 	scenarios   string // directory of golden scenarios
 	regressions fs.FS  // regression tapes; nil: the suite's own
 }
+
+// Partitions runs every case but the golden scenarios (which keep their
+// own configuration) and the regression tapes (recorded with one
+// partition) in a namespace of n partitions (spec/partitions.md):
+// it sets engine.Config.Partitions of the store and of the model of each
+// case. 0 leaves every case's own (one partition).
+func Partitions(n int) Option { return func(o *options) { o.partitions = n } }
+
+// maker makes the suite's stores and models: the constructor given to
+// Run, with the options that change every case's configuration.
+type maker struct {
+	newStore   NewStore
+	partitions int
+}
+
+// config is cfg with the options applied.
+func (mk maker) config(cfg engine.Config) engine.Config {
+	if mk.partitions != 0 {
+		cfg.Partitions = mk.partitions
+	}
+	return cfg
+}
+
+// store makes a store of mk.config(cfg).
+func (mk maker) store(t TB, cfg engine.Config, clock func() time.Time) engine.Store {
+	return mk.newStore(t, mk.config(cfg), clock)
+}
+
+// model makes a model of mk.config(cfg).
+func (mk maker) model(cfg engine.Config) *engine.Model { return engine.NewModel(mk.config(cfg)) }
 
 // Sequences sets the default number of random sequences (SequencesEnv
 // still overrides it).
@@ -84,21 +115,25 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 		}
 		o.sequences = n
 	}
+	if err := (engine.Config{Partitions: o.partitions}).ValidatePartitions(); err != nil {
+		t.Fatalf("conformance.Partitions: %v", err)
+	}
+	mk := maker{newStore: newStore, partitions: o.partitions}
 	t.Run("Scenarios", func(t suiteT) {
 		t.Parallel()
-		runScenarios(t, newStore, o)
+		runScenarios(t, mk, o)
 	})
 	t.Run("Errors", func(t suiteT) {
 		t.Parallel()
-		runErrors(t, newStore)
+		runErrors(t, mk)
 	})
 	t.Run("Concurrency", func(t suiteT) {
 		t.Parallel()
-		runConcurrency(t, newStore)
+		runConcurrency(t, mk)
 	})
 	t.Run("QueueContents", func(t suiteT) {
 		t.Parallel()
-		s := newStore(t, engine.DefaultConfig(), newClock().Now)
+		s := mk.store(t, engine.DefaultConfig(), newClock().Now)
 		defer closeStore(s)
 		if _, ok := s.(QueueInspector); !ok {
 			t.Skip("the store does not implement conformance.QueueInspector: queue contents are not compared, only Queues() counts")
@@ -106,23 +141,25 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 	})
 	t.Run("Schedules", func(t suiteT) {
 		t.Parallel()
-		runSchedules(t, newStore)
+		runSchedules(t, mk)
 	})
 	t.Run("Trace", func(t suiteT) {
 		t.Parallel()
-		runTrace(t, newStore)
+		runTrace(t, mk)
 	})
 	t.Run("ReadyAt", func(t suiteT) {
 		t.Parallel()
-		runReadyAt(t, newStore)
+		runReadyAt(t, mk)
 	})
 	t.Run("Sequences", func(t suiteT) {
 		t.Parallel()
-		runSequences(t, newStore, o.sequences)
+		runSequences(t, mk, o.sequences)
 	})
 	t.Run("Regressions", func(t suiteT) {
 		t.Parallel()
-		runRegressions(t, newStore, o.regressions)
+		// a tape replays the draws of a sequence of one partition: its
+		// claims, and so the draws that follow them, hold there only
+		runRegressions(t, maker{newStore: newStore}, o.regressions)
 	})
 }
 

@@ -57,6 +57,22 @@ type finishCall struct{ m, s engine.FinishParams }
 
 func (d *differ) clock() time.Time { return d.clk.Now() }
 
+// colocated returns id, or in a namespace of partitions the first of id+"0",
+// id+"1", ... that lands in the partition of with: a case that expects
+// claims in FIFO order keeps its jobs in one partition, where that order
+// holds (spec/partitions.md, Claim rotation).
+func (d *differ) colocated(id, with string) string {
+	n := d.m.Parts()
+	if n < 2 || engine.Partition(id, n) == engine.Partition(with, n) {
+		return id
+	}
+	for k := 0; ; k++ {
+		if c := id + strconv.Itoa(k); engine.Partition(c, n) == engine.Partition(with, n) {
+			return c
+		}
+	}
+}
+
 func (d *differ) fatalf(format string, args ...any) {
 	d.t.Helper()
 	if d.src != nil {

@@ -25,12 +25,12 @@ func smallConfig() engine.Config {
 
 // newPair is a fresh store and model on one clock, compared by a differ
 // reporting to t.
-func newPair(t suiteT, newStore NewStore, cfg engine.Config) *differ {
+func newPair(t suiteT, mk maker, cfg engine.Config) *differ {
 	clk := newClock()
-	s := newStore(t, cfg, clk.Now)
+	s := mk.store(t, cfg, clk.Now)
 	t.Cleanup(func() { closeStore(s) })
 	d := &differ{
-		t: t, ctx: context.Background(), m: engine.NewModel(cfg), s: s, clk: clk, toks: map[string]string{},
+		t: t, ctx: context.Background(), m: mk.model(cfg), s: s, clk: clk, toks: map[string]string{},
 		plans: map[string]engine.Plan{}, specs: map[string]engine.JobSpec{},
 	}
 	d.qi, _ = s.(QueueInspector)
@@ -117,7 +117,7 @@ func (d *differ) finishOne(o engine.Outcome) engine.Settled {
 	return sr.Settled[0]
 }
 
-func runErrors(t suiteT, newStore NewStore) {
+func runErrors(t suiteT, mk maker) {
 	q := "q"
 	task := func(name string, after ...string) engine.TaskSpec {
 		return engine.TaskSpec{Name: name, Queue: q, After: after}
@@ -126,7 +126,7 @@ func runErrors(t suiteT, newStore NewStore) {
 
 	t.Run("BadInputsWriteNothing", func(t suiteT) {
 		t.Parallel()
-		d := newPair(t, newStore, smallConfig())
+		d := newPair(t, mk, smallConfig())
 		// Some state first, so that "nothing written" means something.
 		d.submit("submit", nil, engine.Plan{ID: "ok", Tasks: []engine.TaskSpec{task("a"), task("b", "a")}})
 		d.enqueue("enqueue", nil, engine.JobSpec{ID: "j", Queue: q})
@@ -228,7 +228,7 @@ func runErrors(t suiteT, newStore NewStore) {
 
 	t.Run("UnknownIDs", func(t suiteT) {
 		t.Parallel()
-		d := newPair(t, newStore, smallConfig())
+		d := newPair(t, mk, smallConfig())
 		d.submit("submit", nil, engine.Plan{ID: "w", Tasks: []engine.TaskSpec{task("a")}})
 		for _, id := range []string{"nope", "w/zz", "w/a/undo", "w"} {
 			d.call("get workflow "+id, pick(id == "w", nil, engine.ErrNotFound), func(now time.Time) (any, error) { return d.m.GetWorkflow(now, id) },
@@ -250,7 +250,7 @@ func runErrors(t suiteT, newStore NewStore) {
 
 	t.Run("StaleLease", func(t suiteT) {
 		t.Parallel()
-		d := newPair(t, newStore, smallConfig())
+		d := newPair(t, mk, smallConfig())
 		d.enqueue("enqueue", nil, engine.JobSpec{ID: "j", Queue: q, MaxAttempts: 3})
 		first := d.claim(engine.ClaimParams{Queues: []string{q}, Max: 1, Lease: time.Second})
 		if len(first) != 1 {
@@ -285,7 +285,7 @@ func runErrors(t suiteT, newStore NewStore) {
 
 	t.Run("EndedWorkflowAndJob", func(t suiteT) {
 		t.Parallel()
-		d := newPair(t, newStore, smallConfig())
+		d := newPair(t, mk, smallConfig())
 		d.submit("submit", nil, engine.Plan{ID: "w", Tasks: []engine.TaskSpec{task("a")}})
 		c := d.claim(engine.ClaimParams{Queues: []string{q}, Max: 1, Lease: time.Second})
 		if len(c) != 1 {

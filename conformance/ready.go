@@ -12,8 +12,8 @@ import (
 // delayed (a run-at, a retry's backoff), its due time, however late a
 // sweep or a claim found it due; and, for a promoted task only, the end
 // of the dependency whose end promoted it (Claimed.PromotedAfter).
-func runReadyAt(t suiteT, newStore NewStore) {
-	d := newPair(t, newStore, engine.DefaultConfig())
+func runReadyAt(t suiteT, mk maker) {
+	d := newPair(t, mk, engine.DefaultConfig())
 	q := "q"
 	claimOne := func(id string, ready time.Time, promotedAfter ...time.Time) engine.Claimed {
 		t.Helper()
@@ -39,7 +39,9 @@ func runReadyAt(t suiteT, newStore NewStore) {
 		{Name: "b", Queue: q, After: []string{"a"}},
 	}})
 	d.clk.Advance(2 * time.Second)
-	d.enqueue("enqueue delayed", nil, engine.JobSpec{ID: "late", Queue: q, Delay: time.Second})
+	// with partitions, in the workflow's: the claims below expect FIFO order
+	lateID := d.colocated("late", "rw")
+	d.enqueue("enqueue delayed", nil, engine.JobSpec{ID: lateID, Queue: q, Delay: time.Second})
 	d.clk.Advance(10 * time.Second)
 
 	// a root task: ready at its submit
@@ -47,7 +49,7 @@ func runReadyAt(t suiteT, newStore NewStore) {
 	fail := d.clock()
 	d.finishOne(engine.Outcome{JobID: a.Job.ID, Token: a.Lease.Token, Kind: engine.OutcomeFailed, Error: "x"})
 	// a delayed job: ready at its due time, not when the claim swept it
-	late := claimOne("late", t0.Add(3*time.Second))
+	late := claimOne(lateID, t0.Add(3*time.Second))
 	d.finishOne(engine.Outcome{JobID: late.Job.ID, Token: late.Lease.Token, Kind: engine.OutcomeCompleted})
 	d.clk.Advance(time.Minute)
 	// a retry: ready when its backoff ended

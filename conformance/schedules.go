@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -12,13 +13,17 @@ import (
 // puts, pauses, fires on time and late under each policy, a second fire of
 // one tick, overlap, and the errors, each compared with the model's reply
 // and followed by the comparison of every schedule and of the whole state.
-func runSchedules(t suiteT, newStore NewStore) {
-	d := newPair(t, newStore, engine.DefaultConfig())
+func runSchedules(t suiteT, mk maker) {
+	d := newPair(t, mk, engine.DefaultConfig())
 	ss, ok := d.s.(engine.Scheduler)
 	if !ok {
 		t.Skip("the store does not implement engine.Scheduler")
 	}
 	ctx := d.ctx
+	if d.m.Parts() > 1 {
+		schedulesRefused(d, ss)
+		return
+	}
 	list := func(op string) {
 		d.call(op+": Schedules", nil,
 			func(now time.Time) (any, error) { return d.m.Schedules(now), nil },
@@ -169,9 +174,9 @@ func due2(d *differ, s engine.Schedule) engine.FireScheduleParams {
 // runScheduleRace: 8 goroutines fire the same tick of a job schedule at
 // once (5 ticks): exactly one fire is "fired" and the others "stale", and
 // the tick's job is written once.
-func runScheduleRace(t suiteT, newStore NewStore) {
+func runScheduleRace(t suiteT, mk maker) {
 	clk := newClock()
-	s := newStore(t, engine.DefaultConfig(), clk.Now)
+	s := mk.store(t, engine.DefaultConfig(), clk.Now)
 	defer closeStore(s)
 	ss, ok := s.(engine.Scheduler)
 	if !ok {
@@ -182,6 +187,13 @@ func runScheduleRace(t suiteT, newStore NewStore) {
 	first, err := engine.FirstTick(spec, clk.Now())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mk.config(engine.Config{}).PartitionCount() > 1 {
+		// schedules need one partition: runSchedules checks the refusals
+		if _, err := ss.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: first}); !errors.Is(err, engine.ErrInvalid) {
+			t.Fatalf("put schedule in a namespace of partitions: %v, want ErrInvalid", err)
+		}
+		return
 	}
 	if _, err := ss.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: first}); err != nil {
 		t.Fatal(err)
@@ -233,4 +245,40 @@ func runScheduleRace(t suiteT, newStore NewStore) {
 	if err != nil || len(qs) != 1 || qs[0].Ready != 5 {
 		t.Fatalf("queues after 5 ticks: %+v (%v), want 5 jobs ready in q", qs, err)
 	}
+}
+
+// schedulesRefused checks that a namespace of more than one partition
+// refuses every schedule call with ErrInvalid, writing nothing
+// (spec/partitions.md).
+func schedulesRefused(d *differ, ss engine.Scheduler) {
+	d.t.Helper()
+	ctx := d.ctx
+	spec := engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}
+	next, err := engine.FirstTick(spec, d.clock())
+	if err != nil {
+		d.fatalf("first tick: %v", err)
+	}
+	put := engine.PutScheduleParams{Spec: spec, Next: next}
+	d.call("put schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return d.m.PutSchedule(now, put) },
+		func() (any, error) { return ss.PutSchedule(ctx, put) })
+	d.call("get schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return d.m.GetSchedule(now, "s") },
+		func() (any, error) { return ss.GetSchedule(ctx, "s") })
+	d.call("pause schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return nil, d.m.PauseSchedule(now, "s", true) },
+		func() (any, error) { return nil, ss.PauseSchedule(ctx, "s") })
+	d.call("resume schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return nil, d.m.PauseSchedule(now, "s", false) },
+		func() (any, error) { return nil, ss.ResumeSchedule(ctx, "s") })
+	d.call("delete schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "s") },
+		func() (any, error) { return nil, ss.DeleteSchedule(ctx, "s") })
+	fire := engine.FireScheduleParams{Name: "s", Rev: 1, Tick: next, Next: next.Add(time.Minute), Job: &engine.JobSpec{ID: "s@1", Queue: "q"}}
+	d.call("fire schedule", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return d.m.FireSchedule(now, fire) },
+		func() (any, error) { return ss.FireSchedule(ctx, fire) })
+	d.call("list schedules", engine.ErrInvalid,
+		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "") }, // the model lists none
+		func() (any, error) { return ss.Schedules(ctx) })
 }

@@ -166,7 +166,7 @@ func parseTape(text string) (vals []int, version int, err error) {
 // runs -rapid.checks sequences per call (100 unless set), so each batch
 // calls it until its share is done (n is rounded up to a multiple of that
 // count).
-func runSequences(t suiteT, newStore NewStore, n int) {
+func runSequences(t suiteT, mk maker, n int) {
 	if n == 0 {
 		t.Skip(SequencesEnv + "=0")
 	}
@@ -188,7 +188,7 @@ func runSequences(t suiteT, newStore NewStore, n int) {
 				t.Parallel()
 				prop := func(rt *rapid.T) {
 					done.Add(1)
-					runSequence(rt, t, newStore, rapidSource{rt})
+					runSequence(rt, t, mk, rapidSource{rt})
 				}
 				for i := 0; i < share && !t.Failed() && t.Context().Err() == nil; i++ {
 					rapid.Check(t, prop)
@@ -208,7 +208,7 @@ func runSequences(t suiteT, newStore NewStore, n int) {
 // random steps, the whole state compared after each (through the store's
 // Observer when it has one; then, in one sequence of four, at the end once
 // more through the store's own reads).
-func runSequence(rt tb, t TB, newStore NewStore, src source) {
+func runSequence(rt tb, t TB, mk maker, src source) {
 	d := &differ{
 		t: rt, ctx: t.Context(), src: src, toks: map[string]string{},
 		plans: map[string]engine.Plan{}, specs: map[string]engine.JobSpec{},
@@ -217,8 +217,8 @@ func runSequence(rt tb, t TB, newStore NewStore, src source) {
 	cfg.Limits.MaxBackoff = 700 * time.Millisecond
 	cfg.Retention = time.Duration(sampled(d, []int{0, 800, 7 * 24 * 3600 * 1000}, "retention")) * time.Millisecond
 	d.clk = newClock()
-	d.m = engine.NewModel(cfg)
-	d.s = newStore(t, cfg, d.clk.Now)
+	d.m = mk.model(cfg)
+	d.s = mk.store(t, cfg, d.clk.Now)
 	defer closeStore(d.s)
 	d.qi, _ = d.s.(QueueInspector)
 	d.obs, _ = d.s.(Observer)
@@ -237,7 +237,7 @@ func runSequence(rt tb, t TB, newStore NewStore, src source) {
 }
 
 // runRegressions replays every regression tape of the suite.
-func runRegressions(t suiteT, newStore NewStore, dir fs.FS) {
+func runRegressions(t suiteT, mk maker, dir fs.FS) {
 	if dir == nil {
 		sub, err := fs.Sub(regressionFS, regressionDir)
 		if err != nil {
@@ -263,7 +263,7 @@ func runRegressions(t suiteT, newStore NewStore, dir fs.FS) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			runSequence(t, t, newStore, &tapeSource{t: t, vals: tape, version: version})
+			runSequence(t, t, mk, &tapeSource{t: t, vals: tape, version: version})
 		})
 	}
 }

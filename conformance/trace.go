@@ -17,9 +17,12 @@ const (
 // dependents, undo jobs) or of the job, that a job without one gets none,
 // that a repeat with another one changes nothing, and that a malformed one
 // is refused with nothing written.
-func runTrace(t suiteT, newStore NewStore) {
-	d := newPair(t, newStore, engine.DefaultConfig())
+func runTrace(t suiteT, mk maker) {
+	d := newPair(t, mk, engine.DefaultConfig())
 	q, u := "q", "u"
+	// with partitions, the plain jobs share the workflow's: the claims
+	// below expect FIFO order
+	tj, nj := d.colocated("tj", "tw"), d.colocated("nj", "tw")
 	plan := engine.Plan{ID: "tw", Tasks: []engine.TaskSpec{
 		{Name: "a", Queue: q, MaxAttempts: 2, Backoff: time.Millisecond, Undo: &engine.UndoSpec{Queue: u}},
 		{Name: "b", Queue: q, After: []string{"a"}},
@@ -54,7 +57,7 @@ func runTrace(t suiteT, newStore NewStore) {
 	for _, bad := range []string{"00-x", traceW + "0", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
 		"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
 		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"} {
-		enqueue("enqueue with traceparent "+bad, engine.ErrInvalid, engine.JobSpec{ID: "bad", Queue: q}, bad)
+		enqueue("enqueue with traceparent "+bad, engine.ErrInvalid, engine.JobSpec{ID: d.colocated("bad", "tw"), Queue: q}, bad)
 		submit("submit with traceparent "+bad, engine.ErrInvalid, bad)
 	}
 	delete(d.plans, plan.ID)
@@ -62,13 +65,13 @@ func runTrace(t suiteT, newStore NewStore) {
 	submit("submit traced", nil, traceW)
 	// a repeat with another trace context is the same plan: no effect
 	submit("submit again", nil, traceJ)
-	enqueue("enqueue traced", nil, engine.JobSpec{ID: "tj", Queue: q}, traceJ)
-	enqueue("enqueue again", nil, engine.JobSpec{ID: "tj", Queue: q}, traceW)
-	enqueue("enqueue untraced", nil, engine.JobSpec{ID: "nj", Queue: q}, "")
+	enqueue("enqueue traced", nil, engine.JobSpec{ID: tj, Queue: q}, traceJ)
+	enqueue("enqueue again", nil, engine.JobSpec{ID: tj, Queue: q}, traceW)
+	enqueue("enqueue untraced", nil, engine.JobSpec{ID: nj, Queue: q}, "")
 
 	a := claimOne(q, "tw/a", traceW)
-	claimOne(q, "tj", traceJ)
-	claimOne(q, "nj", "")
+	claimOne(q, tj, traceJ)
+	claimOne(q, nj, "")
 	finish(a, engine.OutcomeFailed) // retried after its backoff
 	d.clk.Advance(time.Second)
 	a = claimOne(q, "tw/a", traceW)

@@ -15,6 +15,10 @@ import (
 // a Model, and does not stand still when the time given steps back: see
 // clock. Reads move no clock. Times are kept in whole milliseconds, as the
 // Redis store keeps them.
+//
+// With Config.Partitions > 1 the model is a namespace of partitions
+// (spec/partitions.md): P one-partition models, each with its own clock,
+// to which every method dispatches (model_partitions.go).
 type Model struct {
 	cfg        Config
 	now        int64 // time of the last write, unix ms
@@ -30,6 +34,12 @@ type Model struct {
 	schedules  map[string]*Schedule  // model_schedule.go; nil until the first put
 	events     []Event               // model_events.go: not yet taken
 	eventsOff  bool
+
+	// parts are the sub-models of a namespace of more than one partition
+	// (model_partitions.go), nil for one; claims counts the Claim calls
+	// that chose their partitions by rotation.
+	parts  []*Model
+	claims uint64
 }
 
 // uniqueLock is a unique key held by a job: until it ends (until 0) or
@@ -99,6 +109,9 @@ type queue struct {
 }
 
 // NewModel returns an empty model. Zero limits are replaced by defaults.
+// With cfg.Partitions > 1 it is a namespace of that many partitions
+// (spec/partitions.md; a count over MaxPartitions counts as MaxPartitions:
+// check it with Config.ValidatePartitions).
 func NewModel(cfg Config) *Model {
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits()
@@ -109,6 +122,7 @@ func NewModel(cfg Config) *Model {
 		workflows: map[string]*workflow{},
 		queues:    map[string]*queue{},
 		unique:    map[string]uniqueLock{},
+		parts:     newParts(cfg),
 	}
 }
 
@@ -157,8 +171,19 @@ func (m *Model) peek(now time.Time) int64 {
 	return t
 }
 
-// Now is the time of the model's last write (zero before the first).
-func (m *Model) Now() time.Time { return toTime(m.now) }
+// Now is the time of the model's last write (zero before the first): with
+// partitions, the latest of the partitions' times of their last write
+// (each partition keeps its own clock).
+func (m *Model) Now() time.Time {
+	if m.parts != nil {
+		var t int64
+		for _, s := range m.parts {
+			t = max(t, s.now)
+		}
+		return toTime(t)
+	}
+	return toTime(m.now)
+}
 
 // expire removes the records whose retention passed by t.
 func (m *Model) expire(t int64) {
@@ -290,6 +315,9 @@ func (j *job) snapshot() Job {
 
 // GetJob returns a job's snapshot, or ErrNotFound.
 func (m *Model) GetJob(now time.Time, id string) (Job, error) {
+	if m.parts != nil {
+		return m.at(id).GetJob(now, id)
+	}
 	m.peek(now)
 	j := m.jobs[id]
 	if j == nil {
@@ -300,6 +328,9 @@ func (m *Model) GetJob(now time.Time, id string) (Job, error) {
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
+	if m.parts != nil {
+		return m.at(id).GetWorkflow(now, id)
+	}
 	m.peek(now)
 	w := m.workflows[id]
 	if w == nil {
@@ -312,6 +343,9 @@ func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
 // then by ID, both descending). The cursor is "<created ms>:<id>" of the last
 // workflow of the previous page.
 func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error) {
+	if m.parts != nil {
+		return m.listWorkflowsParts(now, p)
+	}
 	m.peek(now)
 	limit := p.Limit
 	if limit == 0 {
@@ -379,6 +413,9 @@ func validWorkflowState(s WorkflowState) bool {
 
 // Queues lists every queue the model knows, by name.
 func (m *Model) Queues(now time.Time) []QueueInfo {
+	if m.parts != nil {
+		return m.queuesParts(now)
+	}
 	m.peek(now)
 	names := make([]string, 0, len(m.queues))
 	for n := range m.queues {
@@ -407,6 +444,9 @@ type QueueContents struct {
 
 // QueueContents returns what a queue holds (empty for an unknown queue).
 func (m *Model) QueueContents(now time.Time, name string) QueueContents {
+	if m.parts != nil {
+		return m.contentsParts(now, name)
+	}
 	m.peek(now)
 	q := m.queues[name]
 	if q == nil {
@@ -434,6 +474,12 @@ func (m *Model) ResumeQueue(now time.Time, name string) error { return m.setPaus
 
 // LimitQueue sets how many jobs of a queue may be leased at once.
 func (m *Model) LimitQueue(now time.Time, p LimitQueueParams) error {
+	if m.parts != nil {
+		if err := ValidateLimitQueue(p); err != nil {
+			return err
+		}
+		return m.eachPart(func(s *Model) error { return s.LimitQueue(now, p) })
+	}
 	if err := ValidateLimitQueue(p); err != nil {
 		return err
 	}
@@ -455,6 +501,12 @@ func ValidateLimitQueue(p LimitQueueParams) error {
 }
 
 func (m *Model) setPaused(now time.Time, name string, paused bool) error {
+	if m.parts != nil {
+		if !ValidName(name) {
+			return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+		}
+		return m.eachPart(func(s *Model) error { return s.setPaused(now, name, paused) })
+	}
 	m.tick(now)
 	if !ValidName(name) {
 		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)

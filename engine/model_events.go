@@ -34,6 +34,13 @@ func (m *Model) emit(t EventType, id string, attempt int, reason string, now int
 // in the order they happened, and forgets them (their IDs are empty: a
 // store gives them).
 func (m *Model) TakeEvents() []Event {
+	if m.parts != nil {
+		parts := make([][]Event, len(m.parts))
+		for i, s := range m.parts {
+			parts[i] = s.TakeEvents()
+		}
+		return MergeEvents(parts)
+	}
 	e := m.events
 	m.events = nil
 	return e
@@ -41,4 +48,9 @@ func (m *Model) TakeEvents() []Event {
 
 // SetEventsOff switches the model's events off (true) or on: a namespace
 // whose events are off records none.
-func (m *Model) SetEventsOff(off bool) { m.eventsOff = off }
+func (m *Model) SetEventsOff(off bool) {
+	m.eventsOff = off
+	for _, s := range m.parts {
+		s.eventsOff = off
+	}
+}

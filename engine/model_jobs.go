@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"time"
@@ -12,6 +13,9 @@ const SweepPerClaim = 100
 
 // Enqueue writes a plain job and pushes it, or delays it until RunAt.
 func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
+	if m.parts != nil {
+		return m.at(p.Job.ID).Enqueue(now, p)
+	}
 	t := m.tick(now)
 	s := p.Job
 	if err := ValidateJob(s, m.cfg.Limits); err != nil {
@@ -98,6 +102,12 @@ func DelayMillis(d time.Duration) int64 {
 // and makes its due delayed jobs ready (at most SweepPerClaim of each). A
 // job that is no longer runnable is dropped from the queue, not handed out.
 func (m *Model) Claim(now time.Time, p ClaimParams) ([]Claimed, error) {
+	if m.parts != nil {
+		if err := m.validateClaim(p); err != nil {
+			return nil, err
+		}
+		return m.claimParts(now, p), nil
+	}
 	t := m.tick(now)
 	if err := m.validateClaim(p); err != nil {
 		return nil, err
@@ -187,22 +197,12 @@ func (m *Model) deps(j *job) []DepOutcome {
 // the limit) fails the call with nothing changed. A stale token fails only
 // its own outcome, with Settled.Err = ErrLeaseLost.
 func (m *Model) Finish(now time.Time, p FinishParams) (FinishResult, error) {
+	if m.parts != nil {
+		return m.finishParts(now, p)
+	}
 	t := m.tick(now)
-	if len(p.Outcomes) == 0 && p.Claim == nil {
-		return FinishResult{}, invalid("", "outcomes", "give at least one outcome or a claim")
-	}
-	if len(p.Outcomes) > m.cfg.Limits.MaxBatch {
-		return FinishResult{}, tooLarge("", "outcomes", "%d outcomes, the limit is %d", len(p.Outcomes), m.cfg.Limits.MaxBatch)
-	}
-	for _, o := range p.Outcomes {
-		if err := m.validateOutcome(o); err != nil {
-			return FinishResult{}, err
-		}
-	}
-	if p.Claim != nil {
-		if err := m.validateClaim(*p.Claim); err != nil {
-			return FinishResult{}, err
-		}
+	if err := m.validateFinish(p); err != nil {
+		return FinishResult{}, err
 	}
 	if err := m.addCheck(p.Outcomes); err != nil {
 		return FinishResult{}, err
@@ -215,6 +215,26 @@ func (m *Model) Finish(now time.Time, p FinishParams) (FinishResult, error) {
 		res.Claimed = m.claim(t, *p.Claim)
 	}
 	return res, nil
+}
+
+// validateFinish checks what of a finish needs no state: the outcomes'
+// count and each outcome, the claim.
+func (m *Model) validateFinish(p FinishParams) error {
+	if len(p.Outcomes) == 0 && p.Claim == nil {
+		return invalid("", "outcomes", "give at least one outcome or a claim")
+	}
+	if len(p.Outcomes) > m.cfg.Limits.MaxBatch {
+		return tooLarge("", "outcomes", "%d outcomes, the limit is %d", len(p.Outcomes), m.cfg.Limits.MaxBatch)
+	}
+	for _, o := range p.Outcomes {
+		if err := m.validateOutcome(o); err != nil {
+			return err
+		}
+	}
+	if p.Claim != nil {
+		return m.validateClaim(*p.Claim)
+	}
+	return nil
 }
 
 func (m *Model) validateOutcome(o Outcome) error {
@@ -352,11 +372,14 @@ func (m *Model) endState(j *job, s State, now int64) {
 // Heartbeat extends each live lease to now + p.Extend and says whether its
 // job should stop.
 func (m *Model) Heartbeat(now time.Time, p HeartbeatParams) ([]LeaseStatus, error) {
-	t := m.tick(now)
-	if err := validateBatch("leases", len(p.Leases), m.cfg.Limits); err != nil {
-		return nil, err
+	if m.parts != nil {
+		if err := m.validateHeartbeat(p); err != nil {
+			return nil, err
+		}
+		return m.heartbeatParts(now, p)
 	}
-	if err := validateLease(p.Extend, m.cfg.Limits); err != nil {
+	t := m.tick(now)
+	if err := m.validateHeartbeat(p); err != nil {
 		return nil, err
 	}
 	out := make([]LeaseStatus, len(p.Leases))
@@ -373,10 +396,23 @@ func (m *Model) Heartbeat(now time.Time, p HeartbeatParams) ([]LeaseStatus, erro
 	return out, nil
 }
 
+func (m *Model) validateHeartbeat(p HeartbeatParams) error {
+	if err := validateBatch("leases", len(p.Leases), m.cfg.Limits); err != nil {
+		return err
+	}
+	return validateLease(p.Extend, m.cfg.Limits)
+}
+
 // ExpireLeases sweeps every queue, by name: leases whose deadline is not
 // after now end their attempt as failed with reason "lease_expired" (retried
 // while attempts remain), then due delayed jobs become ready.
 func (m *Model) ExpireLeases(now time.Time, p ExpireParams) (ExpireResult, error) {
+	if m.parts != nil {
+		if err := validateBatch("max", cmp.Or(p.Max, m.cfg.Limits.MaxBatch), m.cfg.Limits); err != nil {
+			return ExpireResult{}, err
+		}
+		return m.expireParts(now, p)
+	}
 	t := m.tick(now)
 	max := p.Max
 	if max == 0 {
@@ -447,6 +483,9 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 // running one is told to stop (its next heartbeat says Cancel, and a failed
 // attempt then ends it cancelled, never retried).
 func (m *Model) CancelJob(now time.Time, p CancelJobParams) (CancelResult, error) {
+	if m.parts != nil {
+		return m.at(p.ID).CancelJob(now, p)
+	}
 	t := m.tick(now)
 	j := m.jobs[p.ID]
 	if j == nil {
@@ -494,6 +533,9 @@ func (m *Model) afterEnd(j *job, now int64, fx *effects) {
 // order (the unkeyed ones, then the keyed ones by priority and push), then the delayed ones in due order, each with the consequences of a
 // cancel. Jobs pushed into the queue by those consequences stay.
 func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
+	if m.parts != nil {
+		return m.purgeParts(now, name)
+	}
 	t := m.tick(now)
 	if !ValidName(name) {
 		return PurgeResult{}, invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)

@@ -9,6 +9,9 @@ import (
 // PutSchedule creates a schedule or replaces the spec of one (see
 // Scheduler).
 func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
+	if m.parts != nil {
+		return PutScheduleResult{}, errSchedulesPartitioned()
+	}
 	m.tick(now)
 	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
 		return PutScheduleResult{}, err
@@ -43,6 +46,9 @@ func ValidatePutSchedule(p PutScheduleParams, l Limits) error {
 
 // DeleteSchedule removes a schedule, or returns ErrNotFound.
 func (m *Model) DeleteSchedule(now time.Time, name string) error {
+	if m.parts != nil {
+		return errSchedulesPartitioned()
+	}
 	m.tick(now)
 	if m.schedules[name] == nil {
 		return wrap(ErrNotFound, "schedule %q", name)
@@ -54,6 +60,9 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 // PauseSchedule sets or clears a schedule's paused flag, or returns
 // ErrNotFound.
 func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
+	if m.parts != nil {
+		return errSchedulesPartitioned()
+	}
 	m.tick(now)
 	s := m.schedules[name]
 	if s == nil {
@@ -65,6 +74,9 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 
 // GetSchedule returns one schedule, or ErrNotFound.
 func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
+	if m.parts != nil {
+		return Schedule{}, errSchedulesPartitioned()
+	}
 	m.peek(now)
 	s := m.schedules[name]
 	if s == nil {
@@ -78,6 +90,9 @@ func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
 // Schedules lists every schedule, by name, with the time the read runs
 // at.
 func (m *Model) Schedules(now time.Time) ScheduleList {
+	if m.parts != nil {
+		return ScheduleList{Schedules: []Schedule{}, Now: m.Now()}
+	}
 	t := m.peek(now)
 	out := make([]Schedule, 0, len(m.schedules))
 	for _, s := range m.schedules {
@@ -96,6 +111,9 @@ func (m *Model) Schedules(now time.Time) ScheduleList {
 // caller submitted (a workflow schedule); and it moves the schedule to
 // p.Next.
 func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
+	if m.parts != nil {
+		return FireScheduleResult{}, errSchedulesPartitioned()
+	}
 	t := m.tick(now)
 	if err := ValidateFireSchedule(p, m.cfg.Limits); err != nil {
 		return FireScheduleResult{}, err

@@ -56,7 +56,7 @@ func NewStoreBudget(prefix string, path redisstore.CallPath, budget int, rdb red
 				t.Fatal(err)
 			}
 		}
-		return &Store{Store: s, rdb: rdb, ns: ns}
+		return &Store{Store: s, rdb: rdb, ns: ns, oneSlot: cfg.PartitionCount() == 1}
 	}
 }
 
@@ -65,6 +65,9 @@ type Store struct {
 	*redisstore.Store
 	rdb redis.UniversalClient
 	ns  string
+	// oneSlot: the namespace has one partition, so its keys share a hash
+	// slot (spec/partitions.md)
+	oneSlot bool
 }
 
 var (
@@ -81,7 +84,7 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 // Close deletes the keys of the store's namespace, every partition's
 // (the partitions' keys are in as many slots).
 func (s *Store) Close() error {
-	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), s.Config().Partitions <= 1)
+	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), s.oneSlot)
 }
 
 // Clean deletes the keys of every namespace NewStore(rdb, prefix) made.

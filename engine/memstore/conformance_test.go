@@ -33,6 +33,12 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, newConformanceStore)
 }
 
+// TestConformancePartitioned holds the in-process store of 8 partitions
+// to the model of 8 (spec/partitions.md).
+func TestConformancePartitioned(t *testing.T) {
+	conformance.Run(t, newConformanceStore, conformance.Partitions(8))
+}
+
 // doublePush is a broken store: every finish reports each job it pushed
 // twice (as a store that promotes a dependent twice would).
 type doublePush struct{ engine.Store }
@@ -75,11 +81,24 @@ func (s losesEvents) Events(ctx context.Context, p engine.EventsParams) (engine.
 	return pg, err
 }
 
+// dropsPartitions is a broken store of partitions: a job list's page
+// after the first partition is empty (as a store that followed only
+// partition 0 of its cursors would give).
+type dropsPartitions struct{ engine.Store }
+
+func (s dropsPartitions) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
+	if strings.Contains(p.Cursor, "|") && !strings.HasPrefix(p.Cursor, "0|") {
+		return engine.JobPage{}, nil
+	}
+	return s.Store.ListJobs(ctx, p)
+}
+
 // TestBrokenStoreHelper runs the suite on the broken store named by
 // WEIR_BROKEN_STORE; it is run in a child process by
 // TestConformanceCatchesBrokenStores.
 func TestBrokenStoreHelper(t *testing.T) {
 	var wrap func(engine.Store) engine.Store
+	var opts []conformance.Option
 	switch os.Getenv("WEIR_BROKEN_STORE") {
 	case "":
 		t.Skip("run by TestConformanceCatchesBrokenStores")
@@ -89,12 +108,15 @@ func TestBrokenStoreHelper(t *testing.T) {
 		wrap = func(s engine.Store) engine.Store { return keepsDependents{s} }
 	case "loses_events":
 		wrap = func(s engine.Store) engine.Store { return losesEvents{s.(*Store)} }
+	case "drops_partitions":
+		wrap = func(s engine.Store) engine.Store { return dropsPartitions{s} }
+		opts = append(opts, conformance.Partitions(8))
 	default:
 		t.Fatalf("unknown broken store %q", os.Getenv("WEIR_BROKEN_STORE"))
 	}
 	conformance.Run(t, func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
 		return wrap(New(WithConfig(cfg), WithClock(clock)))
-	})
+	}, opts...)
 }
 
 // TestConformanceCatchesBrokenStores: the suite fails on stores that break
@@ -112,6 +134,7 @@ func TestConformanceCatchesBrokenStores(t *testing.T) {
 		{"double_push", "--- FAIL: TestBrokenStoreHelper/Sequences", "--- FAIL: TestBrokenStoreHelper/Regressions/dependent_pushed_twice"},
 		{"keeps_dependents", "--- FAIL: TestBrokenStoreHelper/Sequences", "regression tape"},
 		{"loses_events", "--- FAIL: TestBrokenStoreHelper/Sequences", "events differ"},
+		{"drops_partitions", "--- FAIL: TestBrokenStoreHelper/Sequences", "list jobs"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -60,3 +60,42 @@ func Example() {
 	//   charge completed ok
 	//   ship completed ok
 }
+
+// A namespace of 4 partitions (spec/partitions.md): each job lands in the
+// partition of its ID, and claim call c starts at partition c mod 4, so
+// priority orders the jobs of one partition only, and no partition waits
+// behind another's urgent work.
+func Example_partitions() {
+	ctx := context.Background()
+	cfg := engine.DefaultConfig()
+	cfg.Partitions = 4
+	s := memstore.New(memstore.WithConfig(cfg))
+
+	// a, e: partition 0; b: 1; c: 2; d: 3
+	for _, j := range []engine.JobSpec{
+		{ID: "a", Queue: "q", Priority: 9}, {ID: "e", Queue: "q", Priority: 9},
+		{ID: "b", Queue: "q"}, {ID: "c", Queue: "q"}, {ID: "d", Queue: "q", Priority: -9},
+	} {
+		fmt.Printf("%s in partition %d\n", j.ID, engine.Partition(j.ID, cfg.Partitions))
+		if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j}); err != nil {
+			panic(err)
+		}
+	}
+	for c := range 4 {
+		got, err := s.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("claim %d: %s\n", c, got[0].Job.ID)
+	}
+	// Output:
+	// a in partition 0
+	// e in partition 0
+	// b in partition 1
+	// c in partition 2
+	// d in partition 3
+	// claim 0: a
+	// claim 1: b
+	// claim 2: c
+	// claim 3: d
+}

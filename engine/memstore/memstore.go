@@ -6,6 +6,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -55,10 +56,12 @@ type Store struct {
 	schedSeq int
 	schedCh  chan struct{}
 
-	// events are the event stream's last maxEvents events; evSeq numbers
-	// every event ever taken (events.go).
-	events []engine.Event
-	evSeq  int64
+	// streams are the event streams, one per partition (events.go).
+	streams []stream
+
+	// bad is the error of a configuration the store cannot run (a
+	// partition count out of range): every call returns it.
+	bad error
 
 	// waitHook, when set (by tests), is called under mu each time a
 	// blocking call is about to sleep, with the method's name.
@@ -91,7 +94,9 @@ func WithClock(now func() time.Time) Option {
 }
 
 // New returns an empty store. Without options it uses
-// engine.DefaultConfig() and time.Now.
+// engine.DefaultConfig() and time.Now. With Config.Partitions > 1 it is a
+// namespace of that many partitions (spec/partitions.md); with a count
+// outside [0, engine.MaxPartitions] every call fails with ErrInvalid.
 //
 // It is not durable: everything is lost when the process exits; for tests
 // and single-process use.
@@ -101,7 +106,9 @@ func New(opts ...Option) *Store {
 	for _, o := range opts {
 		o(s, &cfg)
 	}
+	s.bad = cfg.ValidatePartitions()
 	s.m = engine.NewModel(cfg)
+	s.streams = make([]stream, s.m.Parts())
 	return s
 }
 
@@ -146,7 +153,7 @@ func (s *Store) waitChLocked(method string) <-chan struct{} {
 // write runs one transition under the lock and wakes the waiters when it
 // succeeded (a failed transition wrote nothing).
 func (s *Store) write(ctx context.Context, f func(now time.Time) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(ctx.Err(), s.bad); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -163,7 +170,7 @@ func (s *Store) write(ctx context.Context, f func(now time.Time) error) error {
 
 // read runs one read under the lock; reads wake nobody.
 func (s *Store) read(ctx context.Context, f func(now time.Time) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(ctx.Err(), s.bad); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -200,7 +207,7 @@ func (s *Store) Enqueue(ctx context.Context, p engine.EnqueueParams) (res engine
 // returns no jobs and no error) or until ctx is done (then it returns
 // ctx.Err() and has claimed nothing). Invalid params fail at once.
 func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(ctx.Err(), s.bad); err != nil {
 		return nil, err
 	}
 	var waitC <-chan time.Time
@@ -240,7 +247,8 @@ func stopTimer(t *time.Timer) {
 	}
 }
 
-// tryClaim runs one claim. When it claims nothing and wait is set, it also
+// tryClaim runs one claim (in a store of partitions, one rotation:
+// engine.Model.Claim). When it claims nothing and wait is set, it also
 // returns the channel closed by the next change and how long until the
 // earliest delayed job or lease deadline of the claimed queues comes due
 // (-1 if none), both taken under the same lock as the claim, so no change
@@ -275,8 +283,14 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 		return nil, nil, -1, nil
 	}
 	dueIn = -1
-	if due := s.m.NextDue(p.Queues); !due.IsZero() {
-		dueIn = max(0, due.Sub(s.m.Now())) // both in the model's time
+	for i := range s.m.Parts() {
+		// each partition's due time and clock are its own
+		pm := s.m.Part(i)
+		if due := pm.NextDue(p.Queues); !due.IsZero() {
+			if d := max(0, due.Sub(pm.Now())); dueIn < 0 || d < dueIn {
+				dueIn = d
+			}
+		}
 	}
 	return nil, s.waitChLocked("Claim"), dueIn, nil
 }

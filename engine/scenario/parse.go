@@ -515,7 +515,7 @@ func parseConfig(c *engine.Config, args []word) error {
 	spec := map[string]kind{
 		"retention": kDur, "max_tasks": kInt, "max_edges": kInt, "max_payload": kInt,
 		"max_result": kInt, "max_error": kInt, "max_attempts": kInt, "max_batch": kInt,
-		"max_lease": kDur, "max_backoff": kDur, "max_checkpoint": kInt,
+		"max_lease": kDur, "max_backoff": kDur, "max_checkpoint": kInt, "partitions": kInt,
 	}
 	o, err := parseOpts(args, spec)
 	if err != nil {
@@ -536,7 +536,8 @@ func parseConfig(c *engine.Config, args []word) error {
 	l.MaxLease = o.dur("max_lease", l.MaxLease)
 	l.MaxBackoff = o.dur("max_backoff", l.MaxBackoff)
 	l.MaxCheckpoint = o.int("max_checkpoint", l.MaxCheckpoint)
-	return nil
+	c.Partitions = o.int("partitions", c.Partitions)
+	return c.ValidatePartitions()
 }
 
 // positional takes the first n words, which must have no key.
