@@ -96,3 +96,34 @@ func TestConformanceSmallBudget(t *testing.T) {
 		budgetRun(t, redisstore.PathAuto, redistest.Client(t, redistest.Shared(t).Options))
 	})
 }
+
+// partitionSequences is the default number of random sequences of
+// TestConformancePartitions per store; CI runs it as a step of its own
+// with WEIR_CONFORMANCE_SEQUENCES (see .ci/run).
+const partitionSequences = 100
+
+// TestConformancePartitions holds redisstore.Store on namespaces of 8
+// partitions (spec/partitions.md) to the model of 8 partitions: on
+// miniredis, on the redis-server of WEIR_REDIS_URL and on the Redis
+// Cluster of WEIR_REDIS_CLUSTER, where the partitions' keys lie on every
+// master.
+func TestConformancePartitions(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, rdb redis.UniversalClient) {
+		prefix := fmt.Sprintf("confp%d", time.Now().UnixNano())
+		t.Cleanup(func() { luastore.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, luastore.NewStore(prefix, rdb), conformance.Sequences(partitionSequences), conformance.Partitions(8))
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		run(t, redistest.Client(t, redistest.Mini(t).Options))
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		run(t, redistest.Client(t, redistest.Shared(t).Options))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		run(t, redistest.Cluster(t))
+	})
+}

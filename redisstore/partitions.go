@@ -303,7 +303,8 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		c := *p.Claim
 		c.Wait = 0
 		out, _, err := s.claimRound(ctx, ps, c, 0, nil)
-		return engine.FinishResult{Claimed: out}, err
+		// Settled empty, not nil: as one partition's reply
+		return engine.FinishResult{Settled: []engine.Settled{}, Claimed: out}, err
 	}
 	order, idx := groups(ps, len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
 	if len(order) == 1 {
@@ -596,7 +597,7 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 // mergeQueues merges the partitions' queue lists (each by name).
 func mergeQueues(lists [][]engine.QueueInfo) []engine.QueueInfo {
 	byName := map[string]int{}
-	var out []engine.QueueInfo
+	out := []engine.QueueInfo{} // as one partition's reply: empty, not nil
 	for _, l := range lists {
 		for _, qi := range l {
 			i, ok := byName[qi.Name]
