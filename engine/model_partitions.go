@@ -86,6 +86,9 @@ func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error)
 	if err := m.validateFinish(p); err != nil {
 		return FinishResult{}, err
 	}
+	if err := CheckFinishAdds(p, len(m.parts)); err != nil {
+		return FinishResult{}, err
+	}
 	if len(p.Outcomes) == 0 {
 		// Settled empty, not nil: as with one partition
 		return FinishResult{Settled: []Settled{}, Claimed: m.claimParts(now, *p.Claim)}, nil

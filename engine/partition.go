@@ -47,3 +47,23 @@ func (c Config) ValidatePartitions() error {
 	}
 	return nil
 }
+
+// CheckFinishAdds refuses, with ErrInvalid, a finish whose outcomes add
+// tasks in more than one of n partitions (spec/partitions.md, Finish): no
+// partition can check another's additions, so such a finish could not be
+// refused whole.
+func CheckFinishAdds(p FinishParams, n int) error {
+	first := -1
+	for _, o := range p.Outcomes {
+		if len(o.Add) == 0 {
+			continue
+		}
+		q := Partition(o.JobID, n)
+		if first < 0 {
+			first = q
+		} else if q != first {
+			return invalid("", "outcomes", "outcomes add tasks in partitions %d and %d; the outcomes of one finish may add tasks in one partition", first, q)
+		}
+	}
+	return nil
+}

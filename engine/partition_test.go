@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"hash/fnv"
 	"math/rand/v2"
 	"testing"
@@ -64,5 +65,33 @@ func TestValidatePartitions(t *testing.T) {
 		if err := (Config{Partitions: n}).ValidatePartitions(); err != nil {
 			t.Errorf("partitions %d: %v", n, err)
 		}
+	}
+}
+
+// TestCheckFinishAdds: the outcomes of one finish may add tasks in one
+// partition only.
+func TestCheckFinishAdds(t *testing.T) {
+	const n = 8
+	var a, b string // two workflows in different partitions
+	for i := 0; b == ""; i++ {
+		id := "w" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		switch {
+		case a == "":
+			a = id
+		case Partition(id, n) != Partition(a, n):
+			b = id
+		}
+	}
+	add := []TaskSpec{{Name: "x", Queue: "q"}}
+	same := FinishParams{Outcomes: []Outcome{{JobID: TaskJobID(a, "t1"), Add: add}, {JobID: TaskJobID(a, "t2"), Add: add}, {JobID: TaskJobID(b, "t")}}}
+	if err := CheckFinishAdds(same, n); err != nil {
+		t.Fatalf("additions in one partition refused: %v", err)
+	}
+	two := FinishParams{Outcomes: []Outcome{{JobID: TaskJobID(a, "t1"), Add: add}, {JobID: TaskJobID(b, "t"), Add: add}}}
+	if err := CheckFinishAdds(two, n); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("additions in two partitions: %v, want ErrInvalid", err)
+	}
+	if err := CheckFinishAdds(two, 1); err != nil {
+		t.Fatalf("one partition: %v", err)
 	}
 }

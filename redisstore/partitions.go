@@ -299,24 +299,37 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if err := ps[0].validateFinish(p); err != nil {
 		return engine.FinishResult{}, err
 	}
+	if err := engine.CheckFinishAdds(p, len(ps)); err != nil {
+		return engine.FinishResult{}, err
+	}
 	if len(p.Outcomes) == 0 {
 		c := *p.Claim
 		c.Wait = 0
 		out, _, err := s.claimRound(ctx, ps, c, 0, nil)
-		// Settled empty, not nil: as one partition's reply
-		return engine.FinishResult{Settled: []engine.Settled{}, Claimed: out}, err
+		if err != nil {
+			return engine.FinishResult{}, err
+		}
+		// Settled empty, not nil, as with one partition
+		return engine.FinishResult{Settled: []engine.Settled{}, Claimed: out}, nil
 	}
 	order, idx := groups(ps, len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
 	if len(order) == 1 {
 		return ps[order[0]].Finish(ctx, p)
 	}
+	claimIn := order[0]
+	// The script checks the tasks an outcome adds against its workflow, and
+	// refuses the whole call before writing: the partition whose outcomes
+	// add tasks (one at most, CheckFinishAdds) goes first, so that such a
+	// refusal leaves the other partitions unwritten (spec/partitions.md,
+	// Finish).
+	slices.SortStableFunc(order, func(a, b int) int { return adds(p, idx[b]) - adds(p, idx[a]) })
 	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
-	for k, q := range order {
+	for _, q := range order {
 		sub := engine.FinishParams{Outcomes: make([]engine.Outcome, len(idx[q]))}
 		for j, i := range idx[q] {
 			sub.Outcomes[j] = p.Outcomes[i]
 		}
-		if k == 0 {
+		if q == claimIn {
 			sub.Claim = p.Claim
 		}
 		r, err := ps[q].Finish(ctx, sub)
@@ -326,11 +339,21 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		for j, i := range idx[q] {
 			res.Settled[i] = r.Settled[j]
 		}
-		if k == 0 {
+		if q == claimIn {
 			res.Claimed = r.Claimed
 		}
 	}
 	return res, nil
+}
+
+// adds is 1 when one of the outcomes is adds tasks, else 0.
+func adds(p engine.FinishParams, is []int) int {
+	for _, i := range is {
+		if len(p.Outcomes[i].Add) > 0 {
+			return 1
+		}
+	}
+	return 0
 }
 
 // Heartbeat implements engine.Store: each lease to its job's partition,

@@ -610,6 +610,11 @@ func testPartitionsQueues(t *testing.T, rdb redis.UniversalClient) {
 		}
 	}
 	running := len(fr.Claimed)
+	// a finish of only a claim is a claim call: Settled empty, not nil
+	only, err := s.Finish(bg, engine.FinishParams{Claim: &engine.ClaimParams{Queues: []string{"none"}, Max: 1, Lease: time.Minute}})
+	if err != nil || only.Settled == nil || len(only.Settled) != 0 || len(only.Claimed) != 0 {
+		t.Fatalf("finish of a claim: %+v, %v", only, err)
+	}
 	qs, err = s.Queues(bg)
 	if err != nil || qs[0].Ready != 6-running || qs[0].Running != running {
 		t.Fatalf("queues: %+v, %v", qs, err)
@@ -792,5 +797,40 @@ func TestStoreRoutesEveryMethod(t *testing.T) {
 		if !methods["Store"][m] {
 			t.Errorf("Store does not route %s: it would reach partition 0 only", m)
 		}
+	}
+}
+
+// TestPartitionsFinishAddRefused: a finish over two partitions whose
+// second outcome adds a task its workflow refuses writes nothing in
+// either: the partition of the adding outcome goes first.
+func TestPartitionsFinishAddRefused(t *testing.T) {
+	const n = 4
+	e := newEnv(t, engine.Config{Partitions: n})
+	s := e.store
+	job := idIn("plain", 0, n)
+	wf := idIn("wf", 2, n)
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: job, Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: wf, Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 2, Lease: time.Minute})
+	if err != nil || len(c) != 2 {
+		t.Fatalf("claim: %+v, %v", c, err)
+	}
+	tok := map[string]string{}
+	for _, cl := range c {
+		tok[cl.Job.ID] = cl.Lease.Token
+	}
+	_, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{
+		{JobID: job, Token: tok[job], Kind: engine.OutcomeCompleted},
+		{JobID: wf + "/a", Token: tok[wf+"/a"], Kind: engine.OutcomeCompleted, Add: []engine.TaskSpec{{Name: "b", Queue: "q", After: []string{"nope"}}}},
+	}})
+	if !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("finish with a refused add: %v", err)
+	}
+	if j, err := s.GetJob(bg, job); err != nil || j.State != engine.Running {
+		t.Fatalf("the other partition's job: %+v, %v", j.State, err)
 	}
 }
