@@ -22,25 +22,29 @@ type storeTarget struct {
 }
 
 // QueueContents reads the queue's sorted sets (their order is the claim,
-// due and deadline order).
+// due and deadline order), of every partition in partition order.
 func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string) (engine.QueueContents, error) {
 	t.SetClock(now)
+	ps, err := t.s.layout(ctx)
+	if err != nil {
+		return engine.QueueContents{}, err
+	}
 	var out [3][]string
-	for i, kind := range []string{"r", "d", "a"} {
-		v, err := t.s.rdb.ZRange(ctx, t.s.keys.queue(q, kind), 0, -1).Result()
-		if err != nil {
-			return engine.QueueContents{}, err
-		}
-		if kind == "r" {
-			// the keyed ready jobs follow the unkeyed ones
-			k, err := t.s.rdb.ZRange(ctx, t.s.keys.queue(q, "kr"), 0, -1).Result()
+	for _, p := range ps {
+		for i, kind := range []string{"r", "d", "a"} {
+			v, err := p.rdb.ZRange(ctx, p.keys.queue(q, kind), 0, -1).Result()
 			if err != nil {
 				return engine.QueueContents{}, err
 			}
-			v = append(v, k...)
-		}
-		if len(v) > 0 {
-			out[i] = v
+			if kind == "r" {
+				// the keyed ready jobs follow the unkeyed ones
+				k, err := p.rdb.ZRange(ctx, p.keys.queue(q, "kr"), 0, -1).Result()
+				if err != nil {
+					return engine.QueueContents{}, err
+				}
+				v = append(v, k...)
+			}
+			out[i] = append(out[i], v...)
 		}
 	}
 	return engine.QueueContents{Ready: out[0], Delayed: out[1], Running: out[2]}, nil
