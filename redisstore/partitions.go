@@ -44,17 +44,14 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n, fresh, err := s.readCount(ctx)
+	n, _, err := s.readCount(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// A namespace not written yet (fresh) is kept as one partition too:
+	// looking again at later calls would cost the hot path a round trip
+	// until the namespace is written (spec/keys.md, np).
 	ps := []*part{s.part}
-	if fresh {
-		// a namespace not written yet, of one partition: not kept, so that
-		// the next call looks again (a store of several may write it
-		// first; once this store's calls wrote it, it is kept)
-		return ps, nil
-	}
 	if n > 1 {
 		cfg := s.part.cfg
 		cfg.Partitions = n

@@ -221,8 +221,8 @@ func TestPartitionsCount(t *testing.T) {
 			t.Fatalf("Partitions 0 reads the job: %+v, %v", j, err)
 		}
 
-		// a store of 0 that only read a namespace not written yet does not
-		// keep 1: it learns the count of the store that writes it first
+		// a store of 0 that read a namespace not written yet keeps one
+		// partition: a store of 8 that writes it later is refused by it
 		nsF := redistest.Namespace(t, rdb, "pt")
 		reader, err := New(rdb, Options{Namespace: nsF})
 		if err != nil {
@@ -231,18 +231,8 @@ func TestPartitionsCount(t *testing.T) {
 		if _, err := reader.GetJob(bg, "x1"); !errors.Is(err, engine.ErrNotFound) {
 			t.Fatalf("read of a new namespace: %v", err)
 		}
-		writer, err := New(rdb, Options{Namespace: nsF, Config: engine.Config{Partitions: 8}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := writer.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "x1", Queue: "q"}}); err != nil {
-			t.Fatal(err)
-		}
-		if j, err := reader.GetJob(bg, "x1"); err != nil || j.ID != "x1" {
-			t.Fatalf("the reader after the namespace was written with 8: %+v, %v", j, err)
-		}
-		if n, _ := reader.Partitions(bg); n != 8 {
-			t.Fatalf("the reader has %d partitions", n)
+		if n, _ := reader.Partitions(bg); n != 1 {
+			t.Fatalf("the reader of a new namespace has %d partitions", n)
 		}
 
 		// a namespace of one partition: no np, and a store of 8 refused
