@@ -90,6 +90,23 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, eventPage{Events: pg.Events, Next: pg.Next})
 }
 
+// sseID is the "id:" line of event i of page pg: its ID, which a
+// reconnecting browser sends back as Last-Event-ID to resume after it. An
+// event of a namespace of several partitions ("<p>|<id>",
+// spec/partitions.md) is no cursor: only a page's last event carries one,
+// the page's Next, so that a stream resumed mid-page sends that page's
+// earlier events again.
+func sseID(pg engine.EventPage, i int) string {
+	id := pg.Events[i].ID
+	if strings.Contains(id, "|") {
+		if i < len(pg.Events)-1 {
+			return ""
+		}
+		id = pg.Next
+	}
+	return "id: " + id + "\n"
+}
+
 // streamEvents answers with Server-Sent Events: each event as "id: <ID>",
 // "event: <type>" and "data: <the event as JSON>", from after= (or the
 // Last-Event-ID header a reconnecting browser sends), until the client
@@ -120,12 +137,12 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		// a stream outlives the server's write timeout
 		_ = rc.SetWriteDeadline(time.Now().Add(sseWait + time.Minute))
-		for _, e := range pg.Events {
+		for i, e := range pg.Events {
 			b, err := json.Marshal(e)
 			if err != nil {
 				return
 			}
-			if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b); err != nil {
+			if _, err := fmt.Fprintf(w, "%sevent: %s\ndata: %s\n\n", sseID(pg, i), e.Type, b); err != nil {
 				return
 			}
 		}

@@ -2,10 +2,14 @@ package rest
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // GET /v1/events: pages of JSON from a cursor, the workflow filter, bad
@@ -88,5 +92,74 @@ func TestEventsRoutes(t *testing.T) {
 	}
 	if p = page(a.want(http.StatusOK, "GET", "/v1/events?after="+all.Next, nil)); len(p.Events) != 1 || p.Events[0].Job != "d" {
 		t.Errorf("events on again: %+v", p)
+	}
+}
+
+// GET /v1/events on a namespace of 4 partitions (spec/partitions.md): pages
+// followed by their next cursor (one per partition) return every event
+// once; an event's ID is no cursor; the stream's ids are cursors a
+// reconnecting browser can resume from.
+func TestEventsPartitions(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t, redistest.Default(t).Options)
+	ns := redistest.Namespace(t, rdb, "restparts-")
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newAPI(t, s, Config{Token: testToken, Limits: s.Config().Limits}))
+	t.Cleanup(srv.Close)
+	a := &apiT{t: t, url: srv.URL, token: testToken, store: s}
+	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, id := range ids {
+		if _, err := s.Enqueue(t.Context(), engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	after, first := "", ""
+	for range len(ids) + 1 {
+		path := "/v1/events?limit=3"
+		if after != "" {
+			path += "&after=" + url.QueryEscape(after)
+		}
+		p := strict[eventPage](t, a.want(http.StatusOK, "GET", path, nil).body)
+		if len(p.Events) == 0 {
+			break
+		}
+		for _, e := range p.Events {
+			seen[e.Job]++
+			if first == "" {
+				first = e.ID
+			}
+		}
+		if strings.Count(p.Next, ",") != 3 {
+			t.Fatalf("next %q is not 4 cursors", p.Next)
+		}
+		after = p.Next
+	}
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("job %s: %d events, want 1 (%v)", id, seen[id], seen)
+		}
+	}
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?after="+url.QueryEscape(first), nil), engine.ErrInvalid.Code, "after")
+
+	r := a.do("GET", "/v1/events/stream", nil)
+	var last string
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			if strings.Count(id, ",") != 3 {
+				t.Fatalf("stream id %q is not a cursor of 4 partitions", id)
+			}
+			last = id
+		}
+	}
+	if last == "" {
+		t.Fatalf("stream carries no id:\n%s", r.body)
+	}
+	r = a.do("GET", "/v1/events/stream", nil, "Last-Event-ID", last)
+	if r.status != http.StatusOK || strings.Contains(string(r.body), "data: ") {
+		t.Fatalf("resumed after the last cursor: %d\n%s", r.status, r.body)
 	}
 }
