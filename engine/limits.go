@@ -34,9 +34,11 @@ type Config struct {
 	// Retention is how long an ended workflow or job is kept. 0 removes it
 	// at once.
 	Retention time.Duration
-	// Partitions is the namespace's number of partitions (spec/partitions.md):
-	// 0 or 1 for one, at most MaxPartitions. Records are placed by
-	// Partition; every transition runs inside one partition.
+	// Partitions is the namespace's number of partitions (spec/partitions.md),
+	// at most MaxPartitions. Records are placed by Partition; every
+	// transition runs inside one partition. 0: the Redis store takes the
+	// namespace's count (1 for a namespace not written yet); the model and
+	// memstore take one.
 	Partitions int
 }
 

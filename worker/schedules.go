@@ -31,7 +31,11 @@ func (r *run) fireSchedules(sc engine.Scheduler) {
 		}()
 	}
 	for {
-		t := time.NewTimer(r.fireDue(r.loopCtx, sc))
+		d, ok := r.fireDue(r.loopCtx, sc)
+		if !ok {
+			return
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-r.loopCtx.Done():
 			t.Stop()
@@ -43,15 +47,21 @@ func (r *run) fireSchedules(sc engine.Scheduler) {
 	}
 }
 
-// fireDue fires every due schedule once and returns how long to sleep.
-func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
+// fireDue fires every due schedule once and returns how long to sleep;
+// false when the store refuses schedules (a namespace of several
+// partitions, spec/partitions.md), which a retry would not change.
+func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) (time.Duration, bool) {
 	refresh := r.cfg.ScheduleRefresh
 	list, err := sc.Schedules(ctx)
+	if errors.Is(err, engine.ErrInvalid) {
+		r.log.Info("weir: this worker fires no schedules", "reason", err)
+		return 0, false
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("weir: reading schedules failed", "error", err)
 		}
-		return refresh
+		return refresh, true
 	}
 	now := list.Now // the store's time: ticks are due by the store's clock
 	wait, fired := refresh, false
@@ -78,7 +88,7 @@ func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
 		r.log.Debug("weir: schedule fired", "schedule", s.Name, "tick", s.Next, "outcome", res.Outcome, "id", res.ID, "created", res.Created)
 	}
 	if fired {
-		return 0
+		return 0, true
 	}
-	return wait
+	return wait, true
 }
