@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -26,10 +25,10 @@ func ExampleNew_cluster() {
 	// Partitions spreads the namespace over 12 hash slots (so over the
 	// masters that serve them); it is fixed when the namespace is first
 	// written. A store opened with Partitions 0 (a worker, a tool) takes the
-	// namespace's count. The Config's other fields left zero: the defaults.
+	// namespace's count.
 	store, err := redisstore.New(rdb, redisstore.Options{
-		Namespace: "shop",
-		Config:    engine.Config{Partitions: 12},
+		Namespace:  "shop",
+		Partitions: 12,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -824,3 +824,29 @@ func TestPartitionsFinishAddRefused(t *testing.T) {
 		t.Fatalf("the other partition's job: %+v, %v", j.State, err)
 	}
 }
+
+// TestOptionsPartitions: Options.Partitions is Config.Partitions (the
+// Config's other fields left zero still mean the defaults); both given,
+// different, are refused; a bad count is refused by New.
+func TestOptionsPartitions(t *testing.T) {
+	rdb := redistest.Client(t, redistest.Mini(t).Options)
+	s, err := New(rdb, Options{Namespace: "op", Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Config(); c.Partitions != 4 || c.Retention != engine.DefaultRetention || c.Limits != engine.DefaultLimits() {
+		t.Fatalf("config %+v", c)
+	}
+	if _, err := New(rdb, Options{Namespace: "op", Partitions: 4, Config: engine.Config{Partitions: 4}}); err != nil {
+		t.Fatalf("the same count twice: %v", err)
+	}
+	for _, o := range []Options{
+		{Partitions: 4, Config: engine.Config{Partitions: 8}},
+		{Partitions: -1},
+		{Partitions: engine.MaxPartitions + 1},
+	} {
+		if _, err := New(rdb, o); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("options %+v: %v, want ErrInvalid", o, err)
+		}
+	}
+}
