@@ -121,6 +121,21 @@ func nonce() string {
 // claim runs again after it).
 const maxBlock = time.Minute
 
+// blockFor is how long a blocking claim that found nothing waits for a
+// wake-up: until its deadline or the next due time (due, -1 for none) it
+// saw, at least 1 ms and at most maxBlock; 0 or less once the deadline
+// passed.
+func blockFor(deadline time.Time, due time.Duration) time.Duration {
+	block := time.Until(deadline)
+	if block <= 0 {
+		return block
+	}
+	if due >= 0 && due < block {
+		block = due
+	}
+	return min(max(block, time.Millisecond), maxBlock)
+}
+
 // Claim implements engine.Store. With p.Wait it blocks on the queues'
 // wake-up lists (BLPOP), never sleeping in a loop: every push into a queue
 // adds a token there; the wait ends no later than the next delayed job or
@@ -162,14 +177,10 @@ func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claime
 		if err != nil || len(out) > 0 {
 			return out, err
 		}
-		block := time.Until(deadline)
+		block := blockFor(deadline, due)
 		if block <= 0 {
 			return nil, nil
 		}
-		if due >= 0 && due < block {
-			block = due
-		}
-		block = min(max(block, time.Millisecond), maxBlock)
 		err = s.blpop(ctx, block, wakeKeys)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -231,14 +242,10 @@ func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claim
 		if err != nil || len(out) > 0 {
 			return out, err
 		}
-		block := time.Until(deadline)
+		block := blockFor(deadline, due)
 		if block <= 0 {
 			return nil, nil
 		}
-		if due >= 0 && due < block {
-			block = due
-		}
-		block = min(max(block, time.Millisecond), maxBlock)
 		if err := s.blockAll(ctx, ps, p.Queues, block, failed); err != nil {
 			return nil, err
 		}
