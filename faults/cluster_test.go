@@ -26,6 +26,8 @@ const clusterPartitions = 12
 // it.
 func newClusterClient(t testing.TB, c *Cluster) *redis.ClusterClient {
 	t.Helper()
+	// go-redis logs every failed dial of the dead master's pool
+	redis.SetLogger(quietLog{})
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:        c.Addrs(),
 		DialTimeout:  time.Second,
@@ -37,6 +39,11 @@ func newClusterClient(t testing.TB, c *Cluster) *redis.ClusterClient {
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
 }
+
+// quietLog drops go-redis's log lines.
+type quietLog struct{}
+
+func (quietLog) Printf(context.Context, string, ...any) {}
 
 // partitionMasters returns, for each partition of namespace ns, the index
 // of the master serving its slot.
