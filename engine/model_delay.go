@@ -45,7 +45,10 @@ func validateStartAt(p Plan) error {
 // StartAt, until then plus its Delay.
 func (m *Model) pushDelayed(j *job, ts *TaskSpec, now int64, fx *effects) {
 	base := now
-	if len(ts.After) == 0 && !j.wf.c.plan.StartAt.IsZero() {
+	// a root of the submitted plan waits for StartAt; a task added at run
+	// time without a dependency is pushed by the finish that adds it, as
+	// any other task (spec/states.md, Delayed tasks)
+	if len(ts.After) == 0 && j.addedBy == "" && !j.wf.c.plan.StartAt.IsZero() {
 		base = max(base, j.wf.c.plan.StartAt.UnixMilli())
 	}
 	if at := base + ms(ts.Delay); at > now {
