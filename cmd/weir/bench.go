@@ -44,7 +44,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			"has ended. Each row gives units/s, the server CPU (INFO cpu summed over the masters), script time,\n" +
 			"script calls and round trips per unit, the ratios to the P=1 row, the partitions each master\n" +
 			"serves and its share of the CPU. A spread skips the ceiling and the usual scenarios, and does not\n" +
-			"take --partitions, --concurrency, --processes or --no-processes. See docs/benchmarks.md.",
+			"take --partitions, --concurrency, --processes, --no-processes or --compare. See docs/benchmarks.md.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {
@@ -120,7 +120,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
 	f.BoolVar(&eventsOff, "events-off", false, "measure with the namespace's event stream off (spec/events.md)")
-	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick)")
+	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick; with --spread 3000, 100 with --quick)")
 	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit,limits (default all)")
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
 	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
@@ -139,7 +139,7 @@ var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "scen
 // of the usual runs do not apply, --jobs sizes the plain runs, and the
 // partitions are the list's (WEIR_PARTITIONS is ignored).
 func spreadOptions(c *cobra.Command, opts *bench.Options, list string) error {
-	for _, name := range []string{"partitions", "concurrency", "processes", "no-processes"} {
+	for _, name := range []string{"partitions", "concurrency", "processes", "no-processes", "compare"} {
 		if c.Flags().Changed(name) {
 			return command.Usage(fmt.Errorf("--spread sets its own runs: --%s does not apply", name))
 		}

@@ -304,6 +304,7 @@ func TestBenchSpreadCluster(t *testing.T) {
 // TestBenchSpreadUsage: a bad --spread is a usage error that says what is
 // wrong, before anything connects (the cluster address is closed).
 func TestBenchSpreadUsage(t *testing.T) {
+	oldPath, _ := reportPair(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -317,6 +318,7 @@ func TestBenchSpreadUsage(t *testing.T) {
 		{[]string{"--spread", "1,3", "--partitions", "4"}, "--partitions does not apply"},
 		{[]string{"--spread", "1,3", "--concurrency", "10"}, "--concurrency does not apply"},
 		{[]string{"--spread", "1,3", "--jobs", "-1"}, "spread jobs must be at least 1"},
+		{[]string{"--spread", "1,3", "--compare", oldPath}, "--compare does not apply"},
 	} {
 		r := weir(t, "", nil, append([]string{"bench", "--cluster", "127.0.0.1:1"}, c.args...)...)
 		r.WantCode(t, exitUsage)
