@@ -66,7 +66,9 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 		defer cancel()
 		cerr := srv.clean(cctx)
 		if cerr == nil {
-			rep.KeysLeft, cerr = srv.keysLeft(cctx)
+			var n int
+			n, cerr = srv.keysLeft(cctx)
+			rep.KeysLeft += n // a spread's runs add theirs
 		}
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("clean namespace %s: %w", srv.namespace, cerr))
@@ -90,7 +92,11 @@ func RunWith(ctx context.Context, opts Options, defaults Options) (rep *Report, 
 	}
 	rep.EventsOff = opts.EventsOff
 	r := &runner{opts: opts, srv: srv, store: store, client: client.New(store), rep: rep}
-	err = r.run(ctx)
+	if len(opts.Spread) > 0 {
+		err = r.spread(ctx)
+	} else {
+		err = r.run(ctx)
+	}
 	rep.CallPath = callPath(store)
 	return rep, err
 }

@@ -77,6 +77,21 @@ type Options struct {
 	// as WEIR_REDIS_URL (a cluster's seeds as WEIR_REDIS_CLUSTER). Nil
 	// skips the multi-process runs.
 	WorkerCommand func(args []string) *exec.Cmd
+	// Spread, when not empty, replaces the scenarios and the ceiling by
+	// a spread (spread.go, needs Cluster): for each partition count of
+	// the list (each in [1, engine.MaxPartitions], no repeats) and each of
+	// the Scenarios plain, chain and fanin (empty: all three; others are
+	// refused), one run on a namespace of its own of that many
+	// partitions, measuring how the server's work spreads over the
+	// cluster's masters (Report.Spread). Partitions must be 0.
+	Spread []int
+	// SpreadJobs is the plain jobs of a spread's plain run;
+	// SpreadChains the workflows of its chain run (each a chain of
+	// SpreadChainTasks tasks); SpreadFanins the workflows of its fanin
+	// run (each SpreadFaninWidth parallel tasks joined by one).
+	SpreadJobs   int
+	SpreadChains int
+	SpreadFanins int
 	// Log, when set, gets one line per step.
 	Log io.Writer
 }
@@ -98,6 +113,9 @@ func Defaults() Options {
 		CeilingClients:     50,
 		CeilingDuration:    2 * time.Second,
 		Producers:          50,
+		SpreadJobs:         3_000,
+		SpreadChains:       600,
+		SpreadFanins:       600,
 	}
 }
 
@@ -118,11 +136,22 @@ func Quick() Options {
 		CeilingClients:     50,
 		CeilingDuration:    100 * time.Millisecond,
 		Producers:          20,
+		SpreadJobs:         100,
+		SpreadChains:       20,
+		SpreadFanins:       20,
 	}
 }
 
 // withDefaults fills the zero sizes of o from d and checks them.
 func (o Options) withDefaults(d Options) (Options, error) {
+	if len(o.Spread) > 0 {
+		if err := o.checkSpread(); err != nil {
+			return o, err
+		}
+		if len(o.Scenarios) == 0 {
+			o.Scenarios = SpreadScenarios
+		}
+	}
 	if len(o.Scenarios) == 0 {
 		o.Scenarios = AllScenarios
 	}
@@ -146,6 +175,9 @@ func (o Options) withDefaults(d Options) (Options, error) {
 	fill(&o.LimitsConcurrency, d.LimitsConcurrency)
 	fill(&o.CeilingClients, d.CeilingClients)
 	fill(&o.Producers, d.Producers)
+	fill(&o.SpreadJobs, d.SpreadJobs)
+	fill(&o.SpreadChains, d.SpreadChains)
+	fill(&o.SpreadFanins, d.SpreadFanins)
 	if o.CeilingDuration == 0 {
 		o.CeilingDuration = d.CeilingDuration
 	}
@@ -162,6 +194,13 @@ func (o Options) withDefaults(d Options) (Options, error) {
 	} {
 		if v < 1 {
 			return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)
+		}
+	}
+	if len(o.Spread) > 0 {
+		for name, v := range map[string]int{"spread jobs": o.SpreadJobs, "spread chains": o.SpreadChains, "spread fan-ins": o.SpreadFanins} {
+			if v < 1 {
+				return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)
+			}
 		}
 	}
 	for _, c := range o.Concurrencies {

@@ -50,6 +50,10 @@ type Report struct {
 	// CallPath is the path of the store's calls: CallPathFunctions or
 	// CallPathScripts.
 	CallPath string `json:"call_path"`
+	// Spread is the rows of a spread (`weir bench --spread`,
+	// Options.Spread), which runs instead of the scenarios and the
+	// ceiling: one row per partition count and shape, in run order.
+	Spread []SpreadRow `json:"spread,omitempty"`
 	// Compare is this run next to a saved one (`weir bench --compare`).
 	Compare *Comparison `json:"compare,omitempty"`
 }
@@ -112,8 +116,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.RedisVersion != "" {
 		server += " " + r.RedisVersion
 	}
-	fmt.Fprintf(&b, "weir bench on %s (namespace %s, %s, %d CPUs)\n", server, r.Namespace, r.GoVersion, r.CPUs)
-	if r.Masters > 0 {
+	if len(r.Spread) > 0 {
+		fmt.Fprintf(&b, "weir bench --spread on %s (%s, %d CPUs), a Redis Cluster of %d masters\n", server, r.GoVersion, r.CPUs, r.Masters)
+	} else {
+		fmt.Fprintf(&b, "weir bench on %s (namespace %s, %s, %d CPUs)\n", server, r.Namespace, r.GoVersion, r.CPUs)
+	}
+	if r.Masters > 0 && len(r.Spread) == 0 {
 		fmt.Fprintf(&b, "Redis Cluster of %d masters: commands, script time and memory summed over them; the ceiling is one master's (its keys share a slot)\n", r.Masters)
 	}
 	if r.Partitions > 1 {
@@ -124,6 +132,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if r.Server != RedisServer {
 		b.WriteString("NOTE: miniredis is not Redis: its rates say nothing about Redis; memory and script time are not available\n")
+	}
+	if len(r.Spread) > 0 {
+		fmt.Fprintf(&b, "spread: each row one run on a namespace of its own of P partitions, every unit enqueued or submitted first,\n"+
+			"then run by one worker in this process at concurrency %d (measured); no ceiling, no scenarios\n", SpreadConcurrency)
+		if r.EventsOff {
+			fmt.Fprintf(&b, "events off (--events-off)\n")
+		}
+		writeSpreadTable(&b, r.Spread)
+		fmt.Fprintf(&b, "\nwall time %.1f s; the runs' namespaces deleted (%d keys left)\n", r.WallSeconds, r.KeysLeft)
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	runs := make([]string, len(r.CeilingRunsPerS))
 	for i, v := range r.CeilingRunsPerS {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,8 +123,8 @@ func (s *server) openCluster(ctx context.Context, cluster string) error {
 	}
 	versions := map[string]bool{}
 	for _, m := range infos {
-		versions[m["redis_version"]] = true
-		s.version = m["redis_version"]
+		versions[m.fields["redis_version"]] = true
+		s.version = m.fields["redis_version"]
 	}
 	if len(versions) != 1 || s.version == "" {
 		s.close()
@@ -166,19 +167,32 @@ func (s *server) info(ctx context.Context, section string) (map[string]string, e
 	return parseInfo(txt), nil
 }
 
-// infoAll returns the fields of one INFO section of every master of a
-// cluster, or of the single server.
-func (s *server) infoAll(ctx context.Context, section string) ([]map[string]string, error) {
+// nodeInfo is one INFO section of one server: a cluster master's, or the
+// single server's.
+type nodeInfo struct {
+	// addr is the address the bench's client reaches the server at (its
+	// go-redis Options.Addr).
+	addr   string
+	fields map[string]string
+}
+
+// infoAll returns one INFO section of every master of a cluster, sorted by
+// address, or of the single server.
+func (s *server) infoAll(ctx context.Context, section string) ([]nodeInfo, error) {
 	if s.cluster == "" {
 		m, err := s.info(ctx, section)
 		if err != nil {
 			return nil, err
 		}
-		return []map[string]string{m}, nil
+		addr := ""
+		if c, ok := s.admin.(*redis.Client); ok {
+			addr = c.Options().Addr
+		}
+		return []nodeInfo{{addr: addr, fields: m}}, nil
 	}
 	var (
 		mu  sync.Mutex
-		out []map[string]string
+		out []nodeInfo
 	)
 	err := rediskeys.ForEachNode(ctx, s.admin, func(ctx context.Context, c *redis.Client) error {
 		s.infoCalls.Add(1)
@@ -187,10 +201,11 @@ func (s *server) infoAll(ctx context.Context, section string) ([]map[string]stri
 			return fmt.Errorf("INFO %s on %s: %w", section, c.Options().Addr, err)
 		}
 		mu.Lock()
-		out = append(out, parseInfo(txt))
+		out = append(out, nodeInfo{addr: c.Options().Addr, fields: parseInfo(txt)})
 		mu.Unlock()
 		return nil
 	})
+	slices.SortFunc(out, func(a, b nodeInfo) int { return strings.Compare(a.addr, b.addr) })
 	return out, err
 }
 
@@ -238,20 +253,32 @@ func (s *server) commandStats(ctx context.Context) (cmdStats, error) {
 		return st, err
 	}
 	for _, m := range ms {
-		for k, v := range m {
-			name, ok := strings.CutPrefix(k, "cmdstat_")
-			if !ok || name == "info" {
-				continue
-			}
-			calls, usec := statField(v, "calls"), statField(v, "usec")
-			st.calls += calls
-			if name == "evalsha" || name == "eval" || name == "fcall" || name == "fcall_ro" {
-				st.scriptCall += calls
-				st.scriptUsec += usec
-			}
-		}
+		st = st.add(scriptStats(m.fields))
 	}
 	return st, nil
+}
+
+// scriptStats reads the counters of one server's INFO commandstats.
+func scriptStats(fields map[string]string) cmdStats {
+	var st cmdStats
+	for k, v := range fields {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok || name == "info" {
+			continue
+		}
+		calls, usec := statField(v, "calls"), statField(v, "usec")
+		st.calls += calls
+		if name == "evalsha" || name == "eval" || name == "fcall" || name == "fcall_ro" {
+			st.scriptCall += calls
+			st.scriptUsec += usec
+		}
+	}
+	return st
+}
+
+// add is the sum of st and o.
+func (st cmdStats) add(o cmdStats) cmdStats {
+	return cmdStats{calls: st.calls + o.calls, scriptCall: st.scriptCall + o.scriptCall, scriptUsec: st.scriptUsec + o.scriptUsec}
 }
 
 // statField reads one field of a commandstats value
@@ -279,9 +306,9 @@ func (s *server) usedMemory(ctx context.Context) (int64, bool, error) {
 	}
 	var sum int64
 	for _, m := range ms {
-		n, err := strconv.ParseInt(m["used_memory"], 10, 64)
+		n, err := strconv.ParseInt(m.fields["used_memory"], 10, 64)
 		if err != nil {
-			return 0, false, fmt.Errorf("INFO memory: used_memory %q", m["used_memory"])
+			return 0, false, fmt.Errorf("INFO memory of %s: used_memory %q", m.addr, m.fields["used_memory"])
 		}
 		sum += n
 	}

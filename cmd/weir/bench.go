@@ -23,7 +23,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		asJSON, quick, noProcs, eventsOff bool
 		jobs                              int
 		scenarios, concs, pros            string
-		compare, against                  string
+		compare, against, spread          string
 	)
 	c := &cobra.Command{
 		Use:   "bench",
@@ -34,7 +34,17 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			"over its masters; the namespace has --partitions partitions),\n" +
 			"in a namespace of its own that it deletes at the end. --compare OLD.json prints each figure next\n" +
 			"to a saved --json report's, as new/old ratios; with --against NEW.json it compares two saved\n" +
-			"reports without running. See docs/benchmarks.md.",
+			"reports without running.\n\n" +
+			"--spread 1,3,12 (a Redis Cluster only: --cluster or WEIR_REDIS_CLUSTER) measures how the server's\n" +
+			"work spreads over the cluster's masters instead: for each partition count of the list (each in\n" +
+			"[1, 1024]) and each shape plain (3,000 jobs; --jobs), chain (600 workflows of a 5-task chain) and\n" +
+			"fanin (600 workflows of 10 parallel tasks joined by one) (--scenarios picks among these three;\n" +
+			"--quick shrinks the sizes), one run on a namespace of its own of that many partitions: every unit\n" +
+			"enqueued or submitted first, then run by one worker at concurrency 50, measured until every unit\n" +
+			"has ended. Each row gives units/s, the server CPU (INFO cpu summed over the masters), script time,\n" +
+			"script calls and round trips per unit, the ratios to the P=1 row, the partitions each master\n" +
+			"serves and its share of the CPU. A spread skips the ceiling and the usual scenarios, and does not\n" +
+			"take --partitions, --concurrency, --processes, --no-processes or --compare. See docs/benchmarks.md.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {
@@ -62,6 +72,11 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			opts := bench.Options{RedisURL: url, Cluster: cluster, Partitions: g.cfg.Partitions, Jobs: jobs}
+			if c.Flags().Changed("spread") {
+				if err := spreadOptions(c, &opts, spread); err != nil {
+					return err
+				}
+			}
 			if scenarios != "" {
 				opts.Scenarios = splitList(scenarios)
 			}
@@ -105,19 +120,41 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
 	f.BoolVar(&eventsOff, "events-off", false, "measure with the namespace's event stream off (spec/events.md)")
-	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick)")
+	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick; with --spread 3000, 100 with --quick)")
 	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit,limits (default all)")
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
 	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
 	f.BoolVar(&noProcs, "no-processes", false, "skip the multi-process plain runs")
 	f.StringVar(&compare, "compare", "", "after the run, print each figure next to those of `OLD.json` (a saved --json report), as new/old ratios")
+	f.StringVar(&spread, "spread", "", "comma-separated partition counts `LIST`: measure how the work spreads over a Redis Cluster's masters at each (see above)")
 	f.StringVar(&against, "against", "", "with --compare, compare with the saved report `NEW.json` instead of running (no Redis needed)")
 	c.AddCommand(newBenchWorkerCmd())
 	return c
 }
 
 // runFlags are the flags of `weir bench` that only a run uses.
-var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes"}
+var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes", "spread"}
+
+// spreadOptions sets the spread of opts from --spread's list: the flags
+// of the usual runs do not apply, --jobs sizes the plain runs, and the
+// partitions are the list's (WEIR_PARTITIONS is ignored).
+func spreadOptions(c *cobra.Command, opts *bench.Options, list string) error {
+	for _, name := range []string{"partitions", "concurrency", "processes", "no-processes", "compare"} {
+		if c.Flags().Changed(name) {
+			return command.Usage(fmt.Errorf("--spread sets its own runs: --%s does not apply", name))
+		}
+	}
+	ps, err := intList("--spread", list)
+	if err != nil {
+		return command.Usage(err)
+	}
+	if len(ps) == 0 {
+		return command.Usage(errors.New("--spread: give at least one partition count (e.g. 1,3,12)"))
+	}
+	opts.Spread, opts.Partitions = ps, 0
+	opts.SpreadJobs, opts.Jobs = opts.Jobs, 0
+	return nil
+}
 
 // compareSaved is `weir bench --compare OLD.json --against NEW.json`: two
 // saved reports compared, nothing run. With --json it prints the new

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -231,6 +232,106 @@ func TestBenchCompareBadInput(t *testing.T) {
 		}
 		if r.Stdout != "" {
 			t.Errorf("%v: stdout %q", c.args, r.Stdout)
+		}
+	}
+}
+
+// TestBenchSpreadCluster runs `weir bench --quick --spread 1,3 --json` on
+// the Redis Cluster of WEIR_REDIS_CLUSTER and checks its rows: one per
+// shape and partition count, every unit ended, each master's partitions
+// and CPU shares adding up, nothing left behind.
+func TestBenchSpreadCluster(t *testing.T) {
+	cl := os.Getenv("WEIR_REDIS_CLUSTER")
+	if cl == "" {
+		t.Skip("WEIR_REDIS_CLUSTER not set")
+	}
+	r := weir(t, "", []string{"WEIR_REDIS_CLUSTER=" + cl}, "bench", "--quick", "--json", "--spread", "1,3")
+	r.WantCode(t, exitOK)
+	rep, err := bench.DecodeReport([]byte(r.Stdout))
+	if err != nil {
+		t.Fatalf("decode: %v\n%s", err, r.Stdout)
+	}
+	if rep.Masters < 1 || rep.KeysLeft != 0 || len(rep.Scenarios) != 0 || rep.CeilingPerS != 0 {
+		t.Errorf("%d masters, %d keys left, %d scenarios, ceiling %v", rep.Masters, rep.KeysLeft, len(rep.Scenarios), rep.CeilingPerS)
+	}
+	q := bench.Quick()
+	units := map[string]int{bench.ScenarioPlain: q.SpreadJobs, bench.ScenarioChain: q.SpreadChains, bench.ScenarioFanin: q.SpreadFanins}
+	seen := map[string]bool{}
+	namespaces := map[string]bool{}
+	for _, row := range rep.Spread {
+		key := fmt.Sprintf("%s P=%d", row.Shape, row.Partitions)
+		if seen[key] {
+			t.Errorf("%s twice", key)
+		}
+		seen[key] = true
+		namespaces[row.Namespace] = true
+		if row.Units != units[row.Shape] || row.Ended != row.Units || row.KeysLeft != 0 {
+			t.Errorf("%s: %d units, %d ended, %d keys left", key, row.Units, row.Ended, row.KeysLeft)
+		}
+		if row.UnitsPerS <= 0 || row.CPUUsPerUnit <= 0 || row.ScriptCallsPerUnit <= 0 || row.RoundTripsPerUnit <= 0 || row.RateRatio == nil || row.CPURatio == nil {
+			t.Errorf("%s: %+v", key, row)
+		}
+		if row.Partitions == 1 && (*row.RateRatio != 1 || *row.CPURatio != 1) {
+			t.Errorf("%s: ratios %v %v to itself", key, *row.RateRatio, *row.CPURatio)
+		}
+		if len(row.Masters) != rep.Masters {
+			t.Errorf("%s: %d masters, the report %d", key, len(row.Masters), rep.Masters)
+		}
+		share, parts := 0.0, 0
+		for i, m := range row.Masters {
+			share += m.CPUShare
+			parts += m.Partitions
+			if i > 0 && m.FirstSlot <= row.Masters[i-1].FirstSlot {
+				t.Errorf("%s: masters not by first slot: %+v", key, row.Masters)
+			}
+		}
+		if share < 0.99 || share > 1.01 || parts != row.Partitions {
+			t.Errorf("%s: shares sum to %v, partitions to %d: %+v", key, share, parts, row.Masters)
+		}
+	}
+	for _, p := range []int{1, 3} {
+		for _, s := range bench.SpreadScenarios {
+			if !seen[fmt.Sprintf("%s P=%d", s, p)] {
+				t.Errorf("no %s row at P=%d", s, p)
+			}
+		}
+	}
+	if len(rep.Spread) != 6 || len(namespaces) != 6 {
+		t.Errorf("%d rows in %d namespaces, want 6 in 6", len(rep.Spread), len(namespaces))
+	}
+}
+
+// TestBenchSpreadUsage: a bad --spread is a usage error that says what is
+// wrong, before anything connects (the cluster address is closed).
+func TestBenchSpreadUsage(t *testing.T) {
+	oldPath, _ := reportPair(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--spread", "1,x"}, `--spread: "x" is not a number`},
+		{[]string{"--spread", ","}, "--spread: give at least one partition count"},
+		{[]string{"--spread", "0,3"}, "partition count 0 outside [1, 1024]"},
+		{[]string{"--spread", "1,1025"}, "partition count 1025 outside [1, 1024]"},
+		{[]string{"--spread", "3,3"}, "partition count 3 given twice"},
+		{[]string{"--spread", "1,3", "--scenarios", "plain,submit"}, `not "submit"`},
+		{[]string{"--spread", "1,3", "--partitions", "4"}, "--partitions does not apply"},
+		{[]string{"--spread", "1,3", "--concurrency", "10"}, "--concurrency does not apply"},
+		{[]string{"--spread", "1,3", "--jobs", "-1"}, "spread jobs must be at least 1"},
+		{[]string{"--spread", "1,3", "--compare", oldPath}, "--compare does not apply"},
+	} {
+		r := weir(t, "", nil, append([]string{"bench", "--cluster", "127.0.0.1:1"}, c.args...)...)
+		r.WantCode(t, exitUsage)
+		if !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, r.Stderr, c.want)
+		}
+	}
+	// Without a cluster: a single server or the embedded one is refused.
+	for _, env := range [][]string{nil, {"WEIR_REDIS_URL=redis://127.0.0.1:1/0"}} {
+		r := weir(t, "", env, "bench", "--spread", "1,3")
+		r.WantCode(t, exitUsage)
+		if !strings.Contains(r.Stderr, "give the cluster (--cluster)") {
+			t.Errorf("%v: stderr %q", env, r.Stderr)
 		}
 	}
 }
