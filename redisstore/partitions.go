@@ -302,7 +302,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if len(p.Outcomes) == 0 {
 		c := *p.Claim
 		c.Wait = 0
-		out, _, err := s.claimRound(ctx, ps, c, 0, nil)
+		out, err := s.claimRound(ctx, ps, c, 0, nil)
 		if err != nil {
 			return engine.FinishResult{}, err
 		}
