@@ -181,7 +181,7 @@ func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claime
 		if block <= 0 {
 			return nil, nil
 		}
-		err = s.blpop(ctx, block, wakeKeys)
+		_, err = s.blpop(ctx, block, wakeKeys)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
@@ -194,10 +194,15 @@ func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claime
 
 // blpop blocks on keys for at most d: whole seconds through go-redis's
 // BLPop (which sets the read timeout for it), less than a second with a
-// decimal timeout (Redis 6 and later).
-func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) error {
+// decimal timeout (Redis 6 and later). It returns the key it popped from
+// (empty when the wait timed out).
+func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) (string, error) {
 	if d >= time.Second {
-		return s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Err()
+		v, err := s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Result()
+		if len(v) > 0 {
+			return v[0], err
+		}
+		return "", err
 	}
 	args := make([]any, 0, len(keys)+2)
 	args = append(args, "BLPOP")
@@ -205,7 +210,11 @@ func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) error 
 		args = append(args, k)
 	}
 	args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
-	return s.rdb.Do(ctx, args...).Err()
+	v, err := s.rdb.Do(ctx, args...).StringSlice()
+	if len(v) > 0 {
+		return v[0], err
+	}
+	return "", err
 }
 
 // Claim implements engine.Store. With one partition it is the partition's
@@ -215,8 +224,12 @@ func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) error 
 // every partition's wake-up lists at once, one BLPOP per partition (each
 // with a private list of its own, through which the first to return, or
 // a cancelled context, wakes the others); every wait has ended when Claim
-// returns. A partition that fails is left out for the rest of the call;
-// the error is returned only when no partition answered.
+// returns. After a wait it visits only the partitions that woke it (whose
+// wake-up list gave a token) and those whose next due time (a delayed job,
+// a lease deadline, a rate limit's next start) has come: the others were
+// found empty and have not been pushed into since. A partition that fails
+// is left out for the rest of the call; the error is returned only when
+// no partition answered.
 func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
@@ -232,49 +245,90 @@ func (s *Store) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claim
 		return nil, err
 	}
 	if p.Wait <= 0 {
-		out, _, err := s.claimRound(ctx, ps, p, 0, nil)
+		out, err := s.claimRound(ctx, ps, p, 0, nil)
 		return out, err
 	}
 	deadline := time.Now().Add(p.Wait)
-	failed := make([]bool, len(ps))
+	st := &roundState{failed: make([]bool, len(ps)), dueAt: make([]time.Time, len(ps))}
 	for {
-		out, due, err := s.claimRound(ctx, ps, p, max(time.Until(deadline), time.Millisecond), failed)
+		out, err := s.claimRound(ctx, ps, p, max(time.Until(deadline), time.Millisecond), st)
 		if err != nil || len(out) > 0 {
 			return out, err
 		}
-		block := blockFor(deadline, due)
+		block := blockFor(deadline, st.nextDue())
 		if block <= 0 {
 			return nil, nil
 		}
-		if err := s.blockAll(ctx, ps, p.Queues, block, failed); err != nil {
+		woken, err := s.blockAll(ctx, ps, p.Queues, block, st.failed)
+		if err != nil {
 			return nil, err
 		}
+		st.plan(woken)
 	}
 }
 
-// claimRound is one claim over the partitions in rotation (Claim): the
-// jobs claimed, the earliest next due time a partition reported (-1:
-// none). A partition that fails is marked in failed (when not nil) and
-// skipped by later rounds; the error (the first partition's) is returned
-// only when no partition answered.
-func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams, wait time.Duration, failed []bool) ([]engine.Claimed, time.Duration, error) {
+// roundState is what a blocking claim over several partitions knows
+// between its rounds.
+type roundState struct {
+	failed []bool      // partitions left out for the rest of the call
+	dueAt  []time.Time // each partition's next due time it reported (zero: none)
+	// visit, when not nil, is the partitions the next round visits (after
+	// a wait); nil visits all (the first round)
+	visit []bool
+}
+
+// nextDue is how long until the earliest due time of a partition not
+// failed (-1: none).
+func (st *roundState) nextDue() time.Duration {
+	due := time.Duration(-1)
+	for q, at := range st.dueAt {
+		if at.IsZero() || st.failed[q] {
+			continue
+		}
+		if d := max(time.Until(at), 0); due < 0 || d < due {
+			due = d
+		}
+	}
+	return due
+}
+
+// plan sets the partitions the round after a wait visits: those woken
+// (a token popped from their wake-up lists) and those whose due time has
+// come.
+func (st *roundState) plan(woken []bool) {
+	if st.visit == nil {
+		st.visit = make([]bool, len(st.failed))
+	}
+	now := time.Now()
+	for q := range st.visit {
+		st.visit[q] = woken[q] || (!st.dueAt[q].IsZero() && !st.dueAt[q].After(now))
+	}
+}
+
+// claimRound is one claim over the partitions in rotation (Claim),
+// returning the jobs claimed. With st (a blocking claim), it visits only
+// st.visit when set, records each partition's next due time in st.dueAt,
+// and marks a partition that fails in st.failed (left out by later
+// rounds); the error (the first partition's) is returned only when no
+// partition answered.
+func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams, wait time.Duration, st *roundState) ([]engine.Claimed, error) {
 	n := uint64(len(ps))
 	c := s.claims.Add(1) - 1
 	var got []engine.Claimed
-	due := time.Duration(-1)
 	var first error
-	answered := false
+	answered, visited := false, false
 	for i := range n {
 		q := int((c + i) % n)
-		if failed != nil && failed[q] {
+		if st != nil && (st.failed[q] || (st.visit != nil && !st.visit[q])) {
 			continue
 		}
+		visited = true
 		sub := p
 		sub.Max = p.Max - len(got)
 		out, d, err := ps[q].claimOnce(ctx, sub, wait)
 		if err != nil {
-			if failed != nil {
-				failed[q] = true
+			if st != nil {
+				st.failed[q] = true
 			}
 			if first == nil {
 				first = partErr(ps, q, err)
@@ -283,32 +337,36 @@ func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams
 		}
 		answered = true
 		got = append(got, out...)
-		if d >= 0 && (due < 0 || d < due) {
-			due = d
+		if st != nil {
+			st.dueAt[q] = time.Time{}
+			if d >= 0 {
+				st.dueAt[q] = time.Now().Add(d)
+			}
 		}
 		if len(got) >= p.Max {
 			break
 		}
 	}
-	if !answered {
+	if !answered && (visited || st == nil || st.visit == nil) {
 		if first == nil { // every partition failed before
 			first = fmt.Errorf("%w: every partition failed", engine.ErrUnavailable)
 		}
 		if err := ctx.Err(); err != nil {
 			first = err
 		}
-		return nil, 0, first
+		return nil, first
 	}
-	return got, due, nil
+	return got, nil
 }
 
 // blockAll waits, for at most d, for a wake-up token in any partition not
 // failed (Claim): one BLPOP per partition, on its wake-up lists of queues
 // and a private list; the first to return, or ctx ending, pushes into
-// every private list, so that all have returned when blockAll does. A
-// partition whose wait failed is marked in failed; the error is returned
-// when every partition has failed.
-func (s *Store) blockAll(ctx context.Context, ps []*part, queues []string, d time.Duration, failed []bool) error {
+// every private list, so that all have returned when blockAll does. It
+// returns the partitions whose wait popped a wake-up token. A partition
+// whose wait failed is marked in failed; the error is returned when every
+// partition has failed.
+func (s *Store) blockAll(ctx context.Context, ps []*part, queues []string, d time.Duration, failed []bool) ([]bool, error) {
 	type waiter struct {
 		q       int
 		keys    []string
@@ -347,19 +405,21 @@ func (s *Store) blockAll(ctx context.Context, ps []*part, queues []string, d tim
 	stop := context.AfterFunc(ctx, wake)
 	defer stop()
 	errs := make([]error, len(ws))
+	popped := make([]string, len(ws))
 	var wg sync.WaitGroup
 	for i, w := range ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = ps[w.q].blpop(ctx, d, w.keys)
+			popped[i], errs[i] = ps[w.q].blpop(ctx, d, w.keys)
 			wake()
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	woken := make([]bool, len(ps))
 	var first error
 	left := 0
 	for i, w := range ws {
@@ -373,9 +433,10 @@ func (s *Store) blockAll(ctx context.Context, ps []*part, queues []string, d tim
 			continue
 		}
 		left++
+		woken[w.q] = popped[i] != "" && popped[i] != w.private
 	}
 	if left == 0 && first != nil {
-		return first
+		return nil, first
 	}
-	return nil
+	return woken, nil
 }

@@ -107,7 +107,7 @@ func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
 		return 0, false, fmt.Errorf("%w: namespace %q keeps partition count %q", engine.ErrProtocol, s.ns, v)
 	}
 	if s.want != 0 && s.want != n {
-		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d", engine.ErrInvalid, s.ns, n, s.want)
+		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d (open it with Partitions %d, or 0 to take the namespace's; a namespace keeps the count it was first written with)", engine.ErrInvalid, s.ns, n, s.want, n)
 	}
 	return n, fresh, nil
 }
@@ -302,7 +302,7 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	if len(p.Outcomes) == 0 {
 		c := *p.Claim
 		c.Wait = 0
-		out, _, err := s.claimRound(ctx, ps, c, 0, nil)
+		out, err := s.claimRound(ctx, ps, c, 0, nil)
 		if err != nil {
 			return engine.FinishResult{}, err
 		}

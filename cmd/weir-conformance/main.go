@@ -2,7 +2,7 @@
 // (spec/conformance.md, package conformance) with the Lua store against a
 // Redis-protocol server:
 //
-//	weir-conformance [--redis URL | --cluster HOST:PORT,...] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
+//	weir-conformance [--redis URL | --cluster HOST:PORT,...] [--partitions N] [--namespace PREFIX] [--sequences N] [--json] [--path auto|functions|scripts]
 //
 // It is a command of its own, not a subcommand of weir: the suite's random
 // sequences are drawn by pgregory.net/rapid, which imports package
@@ -26,6 +26,7 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/conformance/luastore"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
@@ -57,6 +58,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 type conformanceReport struct {
 	Server    string `json:"server"`
 	Namespace string `json:"namespace"` // the prefix of every namespace the run used
+	// Partitions is --partitions: every case but the golden scenarios and
+	// the regression tapes ran in namespaces of that many partitions
+	// (0: each case's own, one).
+	Partitions int `json:"partitions,omitempty"`
 	// Removed reports that no key of the run's namespaces is left.
 	Removed bool `json:"removed"`
 	conformance.Report
@@ -64,12 +69,13 @@ type conformanceReport struct {
 
 func newConformanceCmd() *cobra.Command {
 	var (
-		redisURL  string
-		namespace string
-		sequences int
-		asJSON    bool
-		cluster   string
-		path      string
+		redisURL   string
+		namespace  string
+		sequences  int
+		asJSON     bool
+		cluster    string
+		path       string
+		partitions int
 	)
 	cmd := &cobra.Command{
 		Use:   "weir-conformance",
@@ -90,6 +96,9 @@ func newConformanceCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if sequences < 0 {
 				return command.Usage(fmt.Errorf("--sequences %d: want a count", sequences))
+			}
+			if partitions < 0 || partitions > engine.MaxPartitions {
+				return command.Usage(fmt.Errorf("--partitions %d: want 0 (each case's own, one) to %d", partitions, engine.MaxPartitions))
 			}
 			callPath, ok := map[string]redisstore.CallPath{"auto": redisstore.PathAuto, "functions": redisstore.PathFunctions, "scripts": redisstore.PathScripts}[path]
 			if !ok {
@@ -149,12 +158,12 @@ func newConformanceCmd() *cobra.Command {
 			// share of each of the suite's 8 parallel batches.
 			setFlag("rapid.nofailfile", "true")
 			setFlag("rapid.checks", strconv.Itoa(min(100, max(1, (sequences+7)/8))))
-			opts := []conformance.Option{conformance.Sequences(sequences)}
+			opts := []conformance.Option{conformance.Sequences(sequences), conformance.Partitions(partitions)}
 			rep := conformance.RunReport(ctx, luastore.NewStoreOn(prefix, callPath, rdb), opts...)
 			// Remove the run's keys even when ctx was canceled.
 			clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			out := conformanceReport{Server: server, Namespace: prefix, Report: rep}
+			out := conformanceReport{Server: server, Namespace: prefix, Partitions: partitions, Report: rep}
 			cerr := luastore.Clean(clean, rdb, prefix)
 			if cerr == nil {
 				n, err := luastore.Count(clean, rdb, prefix)
@@ -192,6 +201,7 @@ func newConformanceCmd() *cobra.Command {
 	cmd.Flags().IntVar(&sequences, "sequences", 1000, "random operation sequences to run (0: none)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&path, "path", "auto", "how the store calls its transitions: auto, functions (Redis Functions, FCALL) or scripts (EVALSHA)")
+	cmd.Flags().IntVar(&partitions, "partitions", 0, "run every case but the golden scenarios and regression tapes in namespaces of N partitions (spec/partitions.md; 0: one)")
 	cmd.Flags().StringVar(&cluster, "cluster", "", "Redis Cluster seed addresses, `host:port,...` (or a redis:// cluster URL, more seeds in addr=); default $WEIR_REDIS_CLUSTER")
 	return cmd
 }
@@ -244,6 +254,9 @@ func printConformance(w io.Writer, r conformanceReport) {
 		}
 	}
 	rate := float64(r.Sequences) / max(r.Elapsed.Seconds(), 1e-9)
+	if r.Partitions > 0 {
+		fmt.Fprintf(w, "\nnamespaces of %d partitions (but the golden scenarios' and regression tapes')", r.Partitions)
+	}
 	fmt.Fprintf(w, "\nserver %s, namespaces %s-*: passed %d, failed %d, skipped %d; %d random sequences, %.1f sequences/s; %v\n",
 		r.Server, r.Namespace, r.Passed, r.Failed, r.Skipped, r.Sequences, rate, r.Elapsed.Round(time.Millisecond))
 	if r.Removed {

@@ -84,6 +84,9 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	if rep.Sequences < 20 {
 		t.Errorf("%d sequences ran, want at least 20", rep.Sequences)
 	}
+	if rep.Partitions != 0 {
+		t.Errorf("without --partitions: partitions %d", rep.Partitions)
+	}
 	if strings.Contains(r.Stdout, "@") || strings.Contains(r.Stdout, "redis://") {
 		t.Errorf("the report shows the URL:\n%s", r.Stdout)
 	}
@@ -110,6 +113,33 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	}
 	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
 		t.Fatalf("%d keys left in the run's namespaces", len(ks))
+	}
+	checkPartitionedRun(t, "--redis", url, func(prefix string) int { return len(keysOf(t, rdb, prefix)) })
+}
+
+// checkPartitionedRun runs the suite with --partitions 4 on the server of
+// flag and addr: it passes, says so, and leaves no key (left counts them).
+func checkPartitionedRun(t *testing.T, flag, addr string, left func(prefix string) int) {
+	t.Helper()
+	prefix := confPrefix()
+	r := weirConformance(t, "", flag, addr, "--namespace", prefix, "--sequences", "5", "--partitions", "4", "--json")
+	r.WantCode(t, 0)
+	rep := decodeConformance(t, r)
+	if rep.Failed != 0 || rep.Passed < 50 || !rep.Removed || rep.Partitions != 4 {
+		t.Fatalf("--partitions 4: %d passed, %d failed, removed %v, partitions %d:\n%s",
+			rep.Passed, rep.Failed, rep.Removed, rep.Partitions, r.Stdout)
+	}
+	prefix2 := confPrefix()
+	r = weirConformance(t, "", flag, addr, "--namespace", prefix2, "--sequences", "2", "--partitions", "4")
+	r.WantCode(t, 0)
+	if want := "namespaces of 4 partitions"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("text report lacks %q:\n%s", want, r.Stdout)
+	}
+	if n := left(prefix2); n > 0 {
+		t.Fatalf("--partitions 4: %d keys left in the run's namespaces", n)
+	}
+	if n := left(prefix); n > 0 {
+		t.Fatalf("--partitions 4: %d keys left in the run's namespaces", n)
 	}
 }
 
@@ -201,6 +231,8 @@ func TestConformanceCmdUsage(t *testing.T) {
 	for args, want := range map[[4]string]string{
 		{"--redis", "redis://127.0.0.1:1", "--cluster", "127.0.0.1:2"}: "--redis and --cluster are mutually exclusive",
 		{"--cluster", "nohostport", "--sequences", "1"}:                `--cluster: cluster address "nohostport": want host:port`,
+		{"--redis", "redis://127.0.0.1:1", "--partitions", "1025"}:     "--partitions 1025: want 0 (each case's own, one) to 1024",
+		{"--redis", "redis://127.0.0.1:1", "--partitions", "-1"}:       "--partitions -1: want 0",
 	} {
 		r := weirConformance(t, "", args[:]...)
 		r.WantCode(t, exitUsage)
@@ -227,4 +259,11 @@ func TestConformanceCmdCluster(t *testing.T) {
 	if n, err := rediskeys.Count(t.Context(), rdb, "weir:{"+prefix+"-*"); err != nil || n != 0 {
 		t.Errorf("%d keys left in the run's namespaces (%v)", n, err)
 	}
+	checkPartitionedRun(t, "--cluster", addrs, func(prefix string) int {
+		n, err := rediskeys.Count(t.Context(), rdb, "weir:{"+prefix+"-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 }
