@@ -113,9 +113,9 @@ func Defaults() Options {
 		CeilingClients:     50,
 		CeilingDuration:    2 * time.Second,
 		Producers:          50,
-		SpreadJobs:         3_000,
-		SpreadChains:       600,
-		SpreadFanins:       600,
+		SpreadJobs:         20_000,
+		SpreadChains:       3_000,
+		SpreadFanins:       2_000,
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 func newBenchCmd(g *globalFlags) *cobra.Command {
 	var (
 		asJSON, quick, noProcs, eventsOff bool
-		jobs                              int
+		jobs, workflows                   int
 		scenarios, concs, pros            string
 		compare, against, spread          string
 	)
@@ -37,8 +37,9 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			"reports without running.\n\n" +
 			"--spread 1,3,12 (a Redis Cluster only: --cluster or WEIR_REDIS_CLUSTER) measures how the server's\n" +
 			"work spreads over the cluster's masters instead: for each partition count of the list (each in\n" +
-			"[1, 1024]) and each shape plain (3,000 jobs; --jobs), chain (600 workflows of a 5-task chain) and\n" +
-			"fanin (600 workflows of 10 parallel tasks joined by one) (--scenarios picks among these three;\n" +
+			"[1, 1024]) and each shape plain (20,000 jobs; --jobs), chain (3,000 workflows of a 5-task chain;\n" +
+			"--workflows) and fanin (2,000 workflows of 10 parallel tasks joined by one; --workflows)\n" +
+			"(--scenarios picks among these three;\n" +
 			"--quick shrinks the sizes), one run on a namespace of its own of that many partitions: every unit\n" +
 			"enqueued or submitted first, then run by one worker at concurrency 50, measured until every unit\n" +
 			"has ended. Each row gives units/s, the server CPU (INFO cpu summed over the masters), script time,\n" +
@@ -76,6 +77,9 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 				if err := spreadOptions(c, &opts, spread); err != nil {
 					return err
 				}
+				opts.SpreadChains, opts.SpreadFanins = workflows, workflows
+			} else if c.Flags().Changed("workflows") {
+				return command.Usage(errors.New("--workflows sizes the runs of --spread; without it, it does not apply"))
 			}
 			if scenarios != "" {
 				opts.Scenarios = splitList(scenarios)
@@ -120,7 +124,8 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&quick, "quick", false, "tiny sizes that run in seconds (a smoke test, not figures)")
 	f.BoolVar(&eventsOff, "events-off", false, "measure with the namespace's event stream off (spec/events.md)")
-	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick; with --spread 3000, 100 with --quick)")
+	f.IntVar(&jobs, "jobs", 0, "plain jobs per plain run (default 20000; 200 with --quick; with --spread 20000, 100 with --quick)")
+	f.IntVar(&workflows, "workflows", 0, "with --spread, the workflows of each chain and fanin run (default 3000 chains, 2000 fan-ins; 20 with --quick)")
 	f.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run: plain,chain,fanin,submit,limits (default all)")
 	f.StringVar(&concs, "concurrency", "", "comma-separated concurrencies of the one-process plain runs (default 1,10,50)")
 	f.StringVar(&pros, "processes", "", "comma-separated worker-process counts of the multi-process plain runs (default 2,4)")
@@ -133,7 +138,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 }
 
 // runFlags are the flags of `weir bench` that only a run uses.
-var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "scenarios", "concurrency", "processes", "no-processes", "spread"}
+var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "workflows", "scenarios", "concurrency", "processes", "no-processes", "spread"}
 
 // spreadOptions sets the spread of opts from --spread's list: the flags
 // of the usual runs do not apply, --jobs sizes the plain runs, and the

@@ -319,6 +319,8 @@ func TestBenchSpreadUsage(t *testing.T) {
 		{[]string{"--spread", "1,3", "--concurrency", "10"}, "--concurrency does not apply"},
 		{[]string{"--spread", "1,3", "--jobs", "-1"}, "spread jobs must be at least 1"},
 		{[]string{"--spread", "1,3", "--compare", oldPath}, "--compare does not apply"},
+		{[]string{"--spread", "1,3", "--workflows", "-2"}, "spread chains must be at least 1"},
+		{[]string{"--workflows", "10"}, "--workflows sizes the runs of --spread"},
 	} {
 		r := weir(t, "", nil, append([]string{"bench", "--cluster", "127.0.0.1:1"}, c.args...)...)
 		r.WantCode(t, exitUsage)
