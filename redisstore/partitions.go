@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -282,9 +283,10 @@ func groups(ps []*part, n int, id func(int) string) (order []int, idx map[int][]
 }
 
 // Finish implements engine.Store: the outcomes grouped by partition, one
-// call per partition in the order of their first outcome; a Claim rides
-// on the call of the first outcome's partition (with no outcome, it is a
-// Claim call).
+// call per partition, the calls at once (but that of a partition whose
+// outcomes add tasks, which goes first and alone); a Claim rides on the
+// call of the first outcome's partition (with no outcome, it is a Claim
+// call).
 func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
@@ -316,12 +318,12 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 	claimIn := order[0]
 	// The script checks the tasks an outcome adds against its workflow, and
 	// refuses the whole call before writing: the partition whose outcomes
-	// add tasks (one at most, CheckFinishAdds) goes first, so that such a
-	// refusal leaves the other partitions unwritten (spec/partitions.md,
-	// Finish).
+	// add tasks (one at most, CheckFinishAdds) goes first and alone, so
+	// that such a refusal leaves the other partitions unwritten
+	// (spec/partitions.md, Finish); the others then go at once.
 	slices.SortStableFunc(order, func(a, b int) int { return adds(p, idx[b]) - adds(p, idx[a]) })
 	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
-	for _, q := range order {
+	send := func(q int) error {
 		sub := engine.FinishParams{Outcomes: make([]engine.Outcome, len(idx[q]))}
 		for j, i := range idx[q] {
 			sub.Outcomes[j] = p.Outcomes[i]
@@ -331,16 +333,52 @@ func (s *Store) Finish(ctx context.Context, p engine.FinishParams) (engine.Finis
 		}
 		r, err := ps[q].Finish(ctx, sub)
 		if err != nil {
-			return engine.FinishResult{}, partErr(ps, q, err)
+			return partErr(ps, q, err)
 		}
 		for j, i := range idx[q] {
-			res.Settled[i] = r.Settled[j]
+			res.Settled[i] = r.Settled[j] // each index written by one call
 		}
 		if q == claimIn {
 			res.Claimed = r.Claimed
 		}
+		return nil
+	}
+	if adds(p, idx[order[0]]) > 0 {
+		if err := send(order[0]); err != nil {
+			return engine.FinishResult{}, err
+		}
+		order = order[1:]
+	}
+	if err := inParallel(order, send); err != nil {
+		return engine.FinishResult{}, err
 	}
 	return res, nil
+}
+
+// inParallel runs f for each partition of order at once (the first in
+// the calling goroutine) and returns the error of the first partition in
+// order that failed, once every call has returned.
+func inParallel(order []int, f func(q int) error) error {
+	if len(order) == 0 {
+		return nil
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for k, q := range order[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k+1] = f(q)
+		}()
+	}
+	errs[0] = f(order[0])
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // adds is 1 when one of the outcomes is adds tasks, else 0.
@@ -354,7 +392,8 @@ func adds(p engine.FinishParams, is []int) int {
 }
 
 // Heartbeat implements engine.Store: each lease to its job's partition,
-// the statuses in the order asked.
+// one call per partition, the calls at once; the statuses in the order
+// asked.
 func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
@@ -371,18 +410,22 @@ func (s *Store) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engi
 	}
 	order, idx := groups(ps, len(p.Leases), func(i int) string { return p.Leases[i].JobID })
 	out := make([]engine.LeaseStatus, len(p.Leases))
-	for _, q := range order {
+	err = inParallel(order, func(q int) error {
 		sub := engine.HeartbeatParams{Extend: p.Extend, Leases: make([]engine.LeaseRef, len(idx[q]))}
 		for j, i := range idx[q] {
 			sub.Leases[j] = p.Leases[i]
 		}
 		r, err := ps[q].Heartbeat(ctx, sub)
 		if err != nil {
-			return nil, partErr(ps, q, err)
+			return partErr(ps, q, err)
 		}
 		for j, i := range idx[q] {
-			out[i] = r[j]
+			out[i] = r[j] // each index written by one call
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
