@@ -10,7 +10,7 @@ import (
 // Scheduler).
 func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
 	if m.parts != nil {
-		return PutScheduleResult{}, errSchedulesPartitioned()
+		return m.at(p.Spec.Name).PutSchedule(now, p)
 	}
 	m.tick(now)
 	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
@@ -22,7 +22,7 @@ func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResu
 	s := m.schedules[p.Spec.Name]
 	if s == nil {
 		if len(m.schedules) >= MaxSchedules {
-			return PutScheduleResult{}, invalid("", "name", "a namespace holds at most %d schedules", MaxSchedules)
+			return PutScheduleResult{}, errScheduleLimit(m.idParts)
 		}
 		s = &Schedule{}
 		m.schedules[p.Spec.Name] = s
@@ -47,7 +47,7 @@ func ValidatePutSchedule(p PutScheduleParams, l Limits) error {
 // DeleteSchedule removes a schedule, or returns ErrNotFound.
 func (m *Model) DeleteSchedule(now time.Time, name string) error {
 	if m.parts != nil {
-		return errSchedulesPartitioned()
+		return m.at(name).DeleteSchedule(now, name)
 	}
 	m.tick(now)
 	if m.schedules[name] == nil {
@@ -61,7 +61,7 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 // ErrNotFound.
 func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 	if m.parts != nil {
-		return errSchedulesPartitioned()
+		return m.at(name).PauseSchedule(now, name, paused)
 	}
 	m.tick(now)
 	s := m.schedules[name]
@@ -75,34 +75,69 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 // GetSchedule returns one schedule, or ErrNotFound.
 func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
 	if m.parts != nil {
-		return Schedule{}, errSchedulesPartitioned()
+		return m.at(name).GetSchedule(now, name)
 	}
 	m.peek(now)
 	s := m.schedules[name]
 	if s == nil {
 		return Schedule{}, wrap(ErrNotFound, "schedule %q", name)
 	}
+	return m.scheduleCopy(s), nil
+}
+
+// scheduleCopy is a copy of s as a read returns it.
+func (m *Model) scheduleCopy(s *Schedule) Schedule {
 	c := *s
 	c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
-	return c, nil
+	c.Partitions = max(m.idParts, 1)
+	return c
 }
 
 // Schedules lists every schedule, by name, with the time the read runs
-// at.
+// at. With partitions: every partition's, merged by name, with the latest
+// of the partitions' times.
 func (m *Model) Schedules(now time.Time) ScheduleList {
 	if m.parts != nil {
-		return ScheduleList{Schedules: []Schedule{}, Now: m.Now()}
+		out := ScheduleList{Schedules: []Schedule{}}
+		for _, s := range m.parts {
+			l := s.Schedules(now)
+			out.Schedules = append(out.Schedules, l.Schedules...)
+			if l.Now.After(out.Now) {
+				out.Now = l.Now
+			}
+		}
+		SortSchedules(out.Schedules)
+		return out
 	}
 	t := m.peek(now)
 	out := make([]Schedule, 0, len(m.schedules))
 	for _, s := range m.schedules {
-		c := *s
-		c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
-		out = append(out, c)
+		out = append(out, m.scheduleCopy(s))
 	}
-	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
+	SortSchedules(out)
 	return ScheduleList{Schedules: out, Now: toTime(t)}
 }
+
+// SortSchedules sorts schedules by name, in byte order: the order of
+// Scheduler.Schedules, of one partition and of several merged.
+func SortSchedules(out []Schedule) {
+	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// errScheduleLimit is the error of a put of a new schedule in a partition
+// that holds MaxSchedules already (parts: the namespace's partition
+// count, 0 for one).
+func errScheduleLimit(parts int) error {
+	if parts > 1 {
+		return invalid("", "name", "the schedule's partition holds at most %d schedules", MaxSchedules)
+	}
+	return invalid("", "name", "a namespace holds at most %d schedules", MaxSchedules)
+}
+
+// ScheduleLimitError is the error of a put of a new schedule in a
+// partition (of a namespace of parts partitions) that holds MaxSchedules
+// already. Stores other than the Model return it.
+func ScheduleLimitError(parts int) error { return errScheduleLimit(parts) }
 
 // FireSchedule fires one tick of a schedule (see FireScheduleParams):
 // fenced on the revision, the paused flag and the next tick; under
@@ -112,10 +147,10 @@ func (m *Model) Schedules(now time.Time) ScheduleList {
 // p.Next.
 func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
 	if m.parts != nil {
-		return FireScheduleResult{}, errSchedulesPartitioned()
+		return m.at(p.Name).FireSchedule(now, p)
 	}
 	t := m.tick(now)
-	if err := ValidateFireSchedule(p, m.cfg.Limits); err != nil {
+	if err := ValidateFireSchedule(p, m.cfg.Limits, m.idParts); err != nil {
 		return FireScheduleResult{}, err
 	}
 	s := m.schedules[p.Name]
@@ -132,7 +167,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 		}
 		return FireScheduleResult{Outcome: FireSkipped}, nil
 	}
-	id := TickID(p.Name, p.Fire)
+	id := TickIDIn(p.Name, p.Fire, m.idParts)
 	if (s.Job != nil) != (p.Job != nil) {
 		return FireScheduleResult{}, fireKindError(p.Name, s.Job != nil)
 	}
@@ -152,8 +187,10 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	return res, nil
 }
 
-// ValidateFireSchedule checks a fire's params against the limits.
-func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
+// ValidateFireSchedule checks a fire's params against the limits, in a
+// namespace of parts partitions (which name the tick's ID: TickIDIn; 0
+// counts as 1).
+func ValidateFireSchedule(p FireScheduleParams, l Limits, parts int) error {
 	if !ValidName(p.Name) {
 		return invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Name)
 	}
@@ -172,7 +209,7 @@ func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
 		return invalid("", "overlap", "an overlap fire starts nothing: leave Fire and Job empty")
 	}
 	if !p.Fire.IsZero() {
-		id := TickID(p.Name, p.Fire)
+		id := TickIDIn(p.Name, p.Fire, parts)
 		if (p.Job != nil && p.Job.ID != id) || (p.Job == nil && p.Submitted != id) {
 			return invalid("", "job", "the fire of tick %v starts %q: give that ID to its job, or as the submitted workflow", p.Fire.UTC(), id)
 		}
