@@ -12,18 +12,20 @@ func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResu
 	if m.parts != nil {
 		return m.at(p.Spec.Name).PutSchedule(now, p)
 	}
-	m.tick(now)
+	// a refused call stores no time (spec/states.md, Time after a step
+	// back): the checks come before the tick
 	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
 		return PutScheduleResult{}, err
 	}
+	s := m.schedules[p.Spec.Name]
+	if s == nil && len(m.schedules) >= MaxSchedules {
+		return PutScheduleResult{}, errScheduleLimit(m.idParts)
+	}
+	m.tick(now)
 	if m.schedules == nil {
 		m.schedules = map[string]*Schedule{}
 	}
-	s := m.schedules[p.Spec.Name]
 	if s == nil {
-		if len(m.schedules) >= MaxSchedules {
-			return PutScheduleResult{}, errScheduleLimit(m.idParts)
-		}
 		s = &Schedule{}
 		m.schedules[p.Spec.Name] = s
 	}
@@ -49,10 +51,10 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 	if m.parts != nil {
 		return m.at(name).DeleteSchedule(now, name)
 	}
-	m.tick(now)
 	if m.schedules[name] == nil {
 		return wrap(ErrNotFound, "schedule %q", name)
 	}
+	m.tick(now)
 	delete(m.schedules, name)
 	return nil
 }
@@ -63,11 +65,11 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 	if m.parts != nil {
 		return m.at(name).PauseSchedule(now, name, paused)
 	}
-	m.tick(now)
 	s := m.schedules[name]
 	if s == nil {
 		return wrap(ErrNotFound, "schedule %q", name)
 	}
+	m.tick(now)
 	s.Paused = paused
 	return nil
 }
@@ -149,7 +151,8 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	if m.parts != nil {
 		return m.at(p.Name).FireSchedule(now, p)
 	}
-	t := m.tick(now)
+	// a refused or stale fire stores no time (spec/states.md, Time after
+	// a step back): the tick comes after the checks
 	if err := ValidateFireSchedule(p, m.cfg.Limits, m.idParts); err != nil {
 		return FireScheduleResult{}, err
 	}
@@ -161,6 +164,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 		return FireScheduleResult{Outcome: FireStale}, nil
 	}
 	if p.Fire.IsZero() {
+		m.tick(now)
 		s.Next = msTime(p.Next)
 		if p.Overlap {
 			return FireScheduleResult{Outcome: FireOverlap}, nil
@@ -171,6 +175,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	if (s.Job != nil) != (p.Job != nil) {
 		return FireScheduleResult{}, fireKindError(p.Name, s.Job != nil)
 	}
+	t := m.tick(now)
 	res := FireScheduleResult{Outcome: FireFired, ID: id}
 	if p.Job != nil {
 		if last := m.jobs[s.LastID]; s.Overlap == OverlapSkip && last != nil && !last.state.Ended() {
