@@ -118,4 +118,3 @@ func TestWorkersFireScheduleOnPartitions(t *testing.T) {
 		})
 	}
 }
-
