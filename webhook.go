@@ -34,8 +34,9 @@ const WebhookQueue = "weir.webhooks"
 // is 0.
 const DefaultWebhookAttempts = 5
 
-// WebhookSuffix ends a delivery's job ID. '@' is in no workflow, task or
-// job ID, so a delivery never collides with another job.
+// WebhookSuffix ends a delivery's job ID. A workflow, task or job ID holds
+// no '@' but in a schedule tick's "<name>@<digits>" (engine.ValidID), which
+// no "@webhook" ends, so a delivery never collides with another job.
 const WebhookSuffix = "@webhook"
 
 // WebhookJobID is the job ID of workflow id's webhook delivery (of its

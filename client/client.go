@@ -63,7 +63,8 @@ func jobOption(name string, arg any, job func(*engine.JobSpec), task func(*engin
 // ID gives a plain job its ID instead of a random one. Enqueueing the same
 // ID with the same queue, payload and options again is a success that
 // changes nothing (the job runs once); with anything different it is
-// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$. A task's job ID is
+// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's
+// <name>@<digits> (TickIDIn). A task's job ID is
 // weir.TaskJobID(workflow, task), so AddTask refuses ID.
 func ID(id string) JobOption {
 	return jobOption("ID", id, func(s *engine.JobSpec) { s.ID = id }, nil)

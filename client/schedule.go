@@ -14,8 +14,9 @@ import (
 // ScheduleParams defines a schedule for AddSchedule: when it ticks (Cron,
 // or Every) and what each tick starts (Job or Workflow: exactly one). The
 // job or workflow of a tick has the ID "<Name>.<unix seconds of the
-// tick>" (TickID), so a tick starts it once however many workers fire the
-// schedule.
+// tick>" (TickID), or "<Name>@<unix seconds>" in a namespace of several
+// partitions (TickIDIn), so a tick starts it once however many workers
+// fire the schedule.
 type ScheduleParams struct {
 	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. Adding a name
 	// that exists replaces its spec.
@@ -189,9 +190,18 @@ func (c *Client) Schedules(ctx context.Context) ([]weir.Schedule, error) {
 }
 
 // TickID is the ID of the job or workflow that schedule name starts for
-// its tick t: "<name>.<unix seconds of t>". Open it with OpenJob or
-// OpenWorkflow.
+// its tick t in a namespace of one partition: "<name>.<unix seconds of
+// t>". Open it with OpenJob or OpenWorkflow.
 func TickID(name string, t time.Time) string { return engine.TickID(name, t) }
+
+// TickIDIn is the ID of the job or workflow that schedule name starts for
+// its tick t in a namespace of partitions partitions: TickID with one,
+// "<name>@<unix seconds of t>" with more (which places it in the
+// schedule's partition; spec/partitions.md, Schedules). A Schedule's
+// LastID is the last one a fire started.
+func TickIDIn(name string, t time.Time, partitions int) string {
+	return engine.TickIDIn(name, t, partitions)
+}
 
 // JSONPayload encodes a JSON value the way weir stores payloads (as
 // Queue.EncodePayload does), so that the handler of a queue whose payload

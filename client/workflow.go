@@ -60,7 +60,7 @@ func (o WorkflowOption) String() string { return o.text }
 // WorkflowID gives the workflow its ID instead of a random one. Submitting
 // the same plan under an ID again is a success with no effect (each root
 // runs once); another plan under that ID is weir.ErrWorkflowExists. IDs match
-// ^[A-Za-z0-9_.-]{1,128}$.
+// ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's <name>@<digits> (TickIDIn).
 func WorkflowID(id string) WorkflowOption {
 	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id = id }}
 }

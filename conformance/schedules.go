@@ -2,7 +2,7 @@ package conformance
 
 import (
 	"context"
-	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,10 +20,6 @@ func runSchedules(t suiteT, mk maker) {
 		t.Skip("the store does not implement engine.Scheduler")
 	}
 	ctx := d.ctx
-	if d.m.Parts() > 1 {
-		schedulesRefused(d, ss)
-		return
-	}
 	list := func(op string) {
 		d.call(op+": Schedules", nil,
 			func(now time.Time) (any, error) { return d.m.Schedules(now), nil },
@@ -126,7 +122,7 @@ func runSchedules(t suiteT, mk maker) {
 		d.fatalf("missed ticks under once fire %v, want the latest %v", p.Fire, want)
 	}
 	plan := *wf.Plan
-	plan.ID = engine.TickID("nightly", p.Fire)
+	plan.ID = get("nightly").TickID(p.Fire)
 	d.submit("submit the tick's workflow", nil, plan)
 	p.Submitted = plan.ID
 	wantOutcome("missed once", fire("fire after missed ticks (once)", nil, p), engine.FireFired)
@@ -134,10 +130,10 @@ func runSchedules(t suiteT, mk maker) {
 	// errors
 	bad := p
 	bad.Name = "nope"
-	bad.Submitted = engine.TickID("nope", bad.Fire)
+	bad.Submitted = engine.TickIDIn("nope", bad.Fire, d.m.Parts())
 	fire("fire an unknown schedule", engine.ErrNotFound, bad)
 	kind := due("report")
-	kind.Job, kind.Submitted = nil, engine.TickID("report", kind.Fire)
+	kind.Job, kind.Submitted = nil, get("report").TickID(kind.Fire)
 	d.clk.Set(kind.Tick)
 	fire("fire a job schedule with a workflow", engine.ErrInvalid, kind)
 	put("put without a target", engine.ErrInvalid, engine.ScheduleSpec{Name: "x", Every: time.Minute}, first)
@@ -158,6 +154,34 @@ func runSchedules(t suiteT, mk maker) {
 		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "report") },
 		func() (any, error) { return nil, ss.DeleteSchedule(ctx, "report") })
 	list("after delete")
+
+	// a schedule in each partition (up to 8): each fires its tick's job
+	// in its own partition, read back by ID
+	spread := map[int]bool{}
+	for k := 0; len(spread) < min(d.m.Parts(), 8); k++ {
+		name := "spread-" + strconv.Itoa(k)
+		q := engine.Partition(name, d.m.Parts())
+		if spread[q] {
+			continue
+		}
+		spread[q] = true
+		spec := engine.ScheduleSpec{Name: name, Every: 30 * time.Second, Job: &engine.JobSpec{Queue: "spread"}}
+		next, err := engine.FirstTick(spec, d.clock())
+		if err != nil {
+			d.fatalf("FirstTick: %v", err)
+		}
+		put("put "+name, nil, spec, next)
+		d.clk.Set(next)
+		r := fire("fire "+name, nil, due(name))
+		wantOutcome("fire "+name, r, engine.FireFired)
+		if want := get(name).TickID(next); r.ID != want || engine.Partition(r.ID, d.m.Parts()) != q {
+			d.fatalf("fire %s: tick ID %q, want %q in partition %d", name, r.ID, want, q)
+		}
+		d.jobs = append(d.jobs, r.ID)
+		d.call("get "+r.ID, nil,
+			func(now time.Time) (any, error) { return d.m.GetJob(now, r.ID) },
+			func() (any, error) { return d.s.GetJob(ctx, r.ID) })
+	}
 }
 
 // due2 plans a fire of s as if it were not paused (to show that the
@@ -187,13 +211,6 @@ func runScheduleRace(t suiteT, mk maker) {
 	first, err := engine.FirstTick(spec, clk.Now())
 	if err != nil {
 		t.Fatal(err)
-	}
-	if mk.config(engine.Config{}).PartitionCount() > 1 {
-		// schedules need one partition: runSchedules checks the refusals
-		if _, err := ss.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: first}); !errors.Is(err, engine.ErrInvalid) {
-			t.Fatalf("put schedule in a namespace of partitions: %v, want ErrInvalid", err)
-		}
-		return
 	}
 	if _, err := ss.PutSchedule(ctx, engine.PutScheduleParams{Spec: spec, Next: first}); err != nil {
 		t.Fatal(err)
@@ -245,40 +262,4 @@ func runScheduleRace(t suiteT, mk maker) {
 	if err != nil || len(qs) != 1 || qs[0].Ready != 5 {
 		t.Fatalf("queues after 5 ticks: %+v (%v), want 5 jobs ready in q", qs, err)
 	}
-}
-
-// schedulesRefused checks that a namespace of more than one partition
-// refuses every schedule call with ErrInvalid, writing nothing
-// (spec/partitions.md).
-func schedulesRefused(d *differ, ss engine.Scheduler) {
-	d.t.Helper()
-	ctx := d.ctx
-	spec := engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}
-	next, err := engine.FirstTick(spec, d.clock())
-	if err != nil {
-		d.fatalf("first tick: %v", err)
-	}
-	put := engine.PutScheduleParams{Spec: spec, Next: next}
-	d.call("put schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return d.m.PutSchedule(now, put) },
-		func() (any, error) { return ss.PutSchedule(ctx, put) })
-	d.call("get schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return d.m.GetSchedule(now, "s") },
-		func() (any, error) { return ss.GetSchedule(ctx, "s") })
-	d.call("pause schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return nil, d.m.PauseSchedule(now, "s", true) },
-		func() (any, error) { return nil, ss.PauseSchedule(ctx, "s") })
-	d.call("resume schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return nil, d.m.PauseSchedule(now, "s", false) },
-		func() (any, error) { return nil, ss.ResumeSchedule(ctx, "s") })
-	d.call("delete schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "s") },
-		func() (any, error) { return nil, ss.DeleteSchedule(ctx, "s") })
-	fire := engine.FireScheduleParams{Name: "s", Rev: 1, Tick: next, Next: next.Add(time.Minute), Job: &engine.JobSpec{ID: "s@1", Queue: "q"}}
-	d.call("fire schedule", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return d.m.FireSchedule(now, fire) },
-		func() (any, error) { return ss.FireSchedule(ctx, fire) })
-	d.call("list schedules", engine.ErrInvalid,
-		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "") }, // the model lists none
-		func() (any, error) { return ss.Schedules(ctx) })
 }

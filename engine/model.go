@@ -40,6 +40,10 @@ type Model struct {
 	// that chose their partitions by rotation.
 	parts  []*Model
 	claims uint64
+	// idParts is, in a sub-model, the partition count of its namespace,
+	// which names schedule ticks (TickIDIn); 0 in a model of one
+	// partition.
+	idParts int
 }
 
 // uniqueLock is a unique key held by a job: until it ends (until 0) or

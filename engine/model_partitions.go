@@ -27,6 +27,7 @@ func newParts(cfg Config) []*Model {
 	parts := make([]*Model, n)
 	for i := range parts {
 		parts[i] = NewModel(sub)
+		parts[i].idParts = n
 	}
 	return parts
 }
@@ -51,12 +52,6 @@ func (m *Model) at(id string) *Model {
 		return m
 	}
 	return m.parts[Partition(id, len(m.parts))]
-}
-
-// errSchedulesPartitioned refuses schedules in a namespace of more than
-// one partition (spec/partitions.md, Calls).
-func errSchedulesPartitioned() error {
-	return invalid("", "partitions", "schedules need a namespace of one partition")
 }
 
 // claimParts is a claim in a namespace of partitions: the c-th one (from

@@ -399,27 +399,95 @@ func TestPartitionsQueueSettings(t *testing.T) {
 	}
 }
 
-// TestPartitionsSchedulesRefused: schedules need one partition.
-func TestPartitionsSchedulesRefused(t *testing.T) {
+// TestPartitionsSchedules: a schedule lives in the partition of its name,
+// with its tick's job or workflow ("<name>@<seconds>"); the list merges
+// every partition's by name; MaxSchedules holds per partition.
+func TestPartitionsSchedules(t *testing.T) {
 	m := partModel()
 	now := rtT0
-	spec := ScheduleSpec{Name: "s", Every: time.Minute, Job: &JobSpec{Queue: "q"}}
-	_, err := m.PutSchedule(now, PutScheduleParams{Spec: spec, Next: now.Add(time.Minute)})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "schedules need a namespace of one partition") {
-		t.Fatalf("put: %v", err)
+	names := map[int]string{}
+	for p := range partP {
+		names[p] = partIDs("s", p, 1)[0]
 	}
-	_, gerr := m.GetSchedule(now, "s")
-	_, ferr := m.FireSchedule(now, FireScheduleParams{Name: "s"})
-	for _, err := range []error{gerr, ferr, m.DeleteSchedule(now, "s"), m.PauseSchedule(now, "s", true)} {
-		if !errors.Is(err, ErrInvalid) {
-			t.Fatalf("schedule call: %v", err)
+	for p := partP - 1; p >= 0; p-- {
+		spec := ScheduleSpec{Name: names[p], Every: time.Minute, Job: &JobSpec{Queue: "q"}}
+		if _, err := m.PutSchedule(now, PutScheduleParams{Spec: spec, Next: now.Add(time.Minute)}); err != nil {
+			t.Fatalf("put %s: %v", names[p], err)
 		}
 	}
-	if l := m.Schedules(now); len(l.Schedules) != 0 {
-		t.Fatalf("schedules %+v", l)
+	for p := range partP {
+		for q := range partP {
+			_, err := m.Part(q).GetSchedule(now, names[p])
+			if (err == nil) != (p == q) {
+				t.Fatalf("schedule %s (partition %d) in partition %d: %v", names[p], p, q, err)
+			}
+		}
 	}
-	if _, err := NewModel(Config{Partitions: 1}).PutSchedule(now, PutScheduleParams{Spec: spec, Next: now.Add(time.Minute)}); err != nil {
-		t.Fatalf("one partition: %v", err)
+	l := m.Schedules(now)
+	if len(l.Schedules) != partP || !slices.IsSortedFunc(l.Schedules, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Fatalf("schedules %+v", l.Schedules)
+	}
+	if !l.Now.Equal(m.Now()) || l.Schedules[0].Partitions != partP {
+		t.Fatalf("list at %v (model at %v), partitions %d", l.Now, m.Now(), l.Schedules[0].Partitions)
+	}
+	// a fire: the tick's job in the schedule's partition, under <name>@<s>
+	sc, err := m.GetSchedule(now, names[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, due, err := PlanFire(sc, sc.Next)
+	if err != nil || !due {
+		t.Fatalf("plan: %v %v", due, err)
+	}
+	wantID := names[2] + "@" + strconv.FormatInt(sc.Next.Unix(), 10)
+	if fp.Job.ID != wantID || Partition(wantID, partP) != 2 || !ValidID(wantID) {
+		t.Fatalf("tick job %q, want %q in partition 2", fp.Job.ID, wantID)
+	}
+	res, err := m.FireSchedule(sc.Next, fp)
+	if err != nil || res.Outcome != FireFired || res.ID != wantID {
+		t.Fatalf("fire: %+v, %v", res, err)
+	}
+	if _, err := m.Part(2).GetJob(sc.Next, wantID); err != nil {
+		t.Fatalf("the tick's job in partition 2: %v", err)
+	}
+	// the one-partition form of the tick's ID is refused
+	bad := fp
+	bad.Tick, bad.Fire, bad.Next = fp.Next, fp.Next, fp.Next.Add(time.Minute)
+	j := *fp.Job
+	j.ID = TickID(names[2], bad.Fire)
+	bad.Job = &j
+	if _, err := m.FireSchedule(bad.Fire, bad); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a fire naming %s: %v", j.ID, err)
+	}
+	for _, err := range []error{m.PauseSchedule(now, names[1], true), m.DeleteSchedule(now, names[3])} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err := m.Part(1).GetSchedule(now, names[1]); err != nil || !s.Paused {
+		t.Fatalf("paused in its partition: %+v, %v", s, err)
+	}
+	if _, err := m.Part(3).GetSchedule(now, names[3]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted in its partition: %v", err)
+	}
+	// MaxSchedules per partition: partition 0 full, partition 1 not
+	for _, n := range partIDs("fill", 0, MaxSchedules-1) {
+		if _, err := m.PutSchedule(now, PutScheduleParams{Spec: ScheduleSpec{Name: n, Every: time.Minute, Job: &JobSpec{Queue: "q"}}, Next: now.Add(time.Minute)}); err != nil {
+			t.Fatalf("put %s: %v", n, err)
+		}
+	}
+	more := func(p int) error {
+		_, err := m.PutSchedule(now, PutScheduleParams{Spec: ScheduleSpec{Name: partIDs("more", p, 1)[0], Every: time.Minute, Job: &JobSpec{Queue: "q"}}, Next: now.Add(time.Minute)})
+		return err
+	}
+	if err := more(0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "partition holds at most 1000") {
+		t.Fatalf("a schedule past the limit of its partition: %v", err)
+	}
+	if err := more(1); err != nil {
+		t.Fatalf("a schedule in a partition under the limit: %v", err)
+	}
+	if l := m.Schedules(now); len(l.Schedules) != MaxSchedules+partP-1 { // 4 put, 1 deleted, 999 filled, 1 more
+		t.Fatalf("%d schedules listed", len(l.Schedules))
 	}
 }
 

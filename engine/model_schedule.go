@@ -10,20 +10,22 @@ import (
 // Scheduler).
 func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
 	if m.parts != nil {
-		return PutScheduleResult{}, errSchedulesPartitioned()
+		return m.at(p.Spec.Name).PutSchedule(now, p)
 	}
-	m.tick(now)
+	// a refused call stores no time (spec/states.md, Time after a step
+	// back): the checks come before the tick
 	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
 		return PutScheduleResult{}, err
 	}
+	s := m.schedules[p.Spec.Name]
+	if s == nil && len(m.schedules) >= MaxSchedules {
+		return PutScheduleResult{}, errScheduleLimit(m.idParts)
+	}
+	m.tick(now)
 	if m.schedules == nil {
 		m.schedules = map[string]*Schedule{}
 	}
-	s := m.schedules[p.Spec.Name]
 	if s == nil {
-		if len(m.schedules) >= MaxSchedules {
-			return PutScheduleResult{}, invalid("", "name", "a namespace holds at most %d schedules", MaxSchedules)
-		}
 		s = &Schedule{}
 		m.schedules[p.Spec.Name] = s
 	}
@@ -47,12 +49,12 @@ func ValidatePutSchedule(p PutScheduleParams, l Limits) error {
 // DeleteSchedule removes a schedule, or returns ErrNotFound.
 func (m *Model) DeleteSchedule(now time.Time, name string) error {
 	if m.parts != nil {
-		return errSchedulesPartitioned()
+		return m.at(name).DeleteSchedule(now, name)
 	}
-	m.tick(now)
 	if m.schedules[name] == nil {
 		return wrap(ErrNotFound, "schedule %q", name)
 	}
+	m.tick(now)
 	delete(m.schedules, name)
 	return nil
 }
@@ -61,13 +63,13 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 // ErrNotFound.
 func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 	if m.parts != nil {
-		return errSchedulesPartitioned()
+		return m.at(name).PauseSchedule(now, name, paused)
 	}
-	m.tick(now)
 	s := m.schedules[name]
 	if s == nil {
 		return wrap(ErrNotFound, "schedule %q", name)
 	}
+	m.tick(now)
 	s.Paused = paused
 	return nil
 }
@@ -75,34 +77,69 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 // GetSchedule returns one schedule, or ErrNotFound.
 func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
 	if m.parts != nil {
-		return Schedule{}, errSchedulesPartitioned()
+		return m.at(name).GetSchedule(now, name)
 	}
 	m.peek(now)
 	s := m.schedules[name]
 	if s == nil {
 		return Schedule{}, wrap(ErrNotFound, "schedule %q", name)
 	}
+	return m.scheduleCopy(s), nil
+}
+
+// scheduleCopy is a copy of s as a read returns it.
+func (m *Model) scheduleCopy(s *Schedule) Schedule {
 	c := *s
 	c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
-	return c, nil
+	c.Partitions = max(m.idParts, 1)
+	return c
 }
 
 // Schedules lists every schedule, by name, with the time the read runs
-// at.
+// at. With partitions: every partition's, merged by name, with the latest
+// of the partitions' times.
 func (m *Model) Schedules(now time.Time) ScheduleList {
 	if m.parts != nil {
-		return ScheduleList{Schedules: []Schedule{}, Now: m.Now()}
+		out := ScheduleList{Schedules: []Schedule{}}
+		for _, s := range m.parts {
+			l := s.Schedules(now)
+			out.Schedules = append(out.Schedules, l.Schedules...)
+			if l.Now.After(out.Now) {
+				out.Now = l.Now
+			}
+		}
+		SortSchedules(out.Schedules)
+		return out
 	}
 	t := m.peek(now)
 	out := make([]Schedule, 0, len(m.schedules))
 	for _, s := range m.schedules {
-		c := *s
-		c.ScheduleSpec = cloneScheduleSpec(s.ScheduleSpec)
-		out = append(out, c)
+		out = append(out, m.scheduleCopy(s))
 	}
-	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
+	SortSchedules(out)
 	return ScheduleList{Schedules: out, Now: toTime(t)}
 }
+
+// SortSchedules sorts schedules by name, in byte order: the order of
+// Scheduler.Schedules, of one partition and of several merged.
+func SortSchedules(out []Schedule) {
+	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// errScheduleLimit is the error of a put of a new schedule in a partition
+// that holds MaxSchedules already (parts: the namespace's partition
+// count, 0 for one).
+func errScheduleLimit(parts int) error {
+	if parts > 1 {
+		return invalid("", "name", "the schedule's partition holds at most %d schedules", MaxSchedules)
+	}
+	return invalid("", "name", "a namespace holds at most %d schedules", MaxSchedules)
+}
+
+// ScheduleLimitError is the error of a put of a new schedule in a
+// partition (of a namespace of parts partitions) that holds MaxSchedules
+// already. Stores other than the Model return it.
+func ScheduleLimitError(parts int) error { return errScheduleLimit(parts) }
 
 // FireSchedule fires one tick of a schedule (see FireScheduleParams):
 // fenced on the revision, the paused flag and the next tick; under
@@ -112,10 +149,11 @@ func (m *Model) Schedules(now time.Time) ScheduleList {
 // p.Next.
 func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
 	if m.parts != nil {
-		return FireScheduleResult{}, errSchedulesPartitioned()
+		return m.at(p.Name).FireSchedule(now, p)
 	}
-	t := m.tick(now)
-	if err := ValidateFireSchedule(p, m.cfg.Limits); err != nil {
+	// a refused or stale fire stores no time (spec/states.md, Time after
+	// a step back): the tick comes after the checks
+	if err := ValidateFireSchedule(p, m.cfg.Limits, m.idParts); err != nil {
 		return FireScheduleResult{}, err
 	}
 	s := m.schedules[p.Name]
@@ -126,16 +164,18 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 		return FireScheduleResult{Outcome: FireStale}, nil
 	}
 	if p.Fire.IsZero() {
+		m.tick(now)
 		s.Next = msTime(p.Next)
 		if p.Overlap {
 			return FireScheduleResult{Outcome: FireOverlap}, nil
 		}
 		return FireScheduleResult{Outcome: FireSkipped}, nil
 	}
-	id := TickID(p.Name, p.Fire)
+	id := TickIDIn(p.Name, p.Fire, m.idParts)
 	if (s.Job != nil) != (p.Job != nil) {
 		return FireScheduleResult{}, fireKindError(p.Name, s.Job != nil)
 	}
+	t := m.tick(now)
 	res := FireScheduleResult{Outcome: FireFired, ID: id}
 	if p.Job != nil {
 		if last := m.jobs[s.LastID]; s.Overlap == OverlapSkip && last != nil && !last.state.Ended() {
@@ -152,8 +192,10 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	return res, nil
 }
 
-// ValidateFireSchedule checks a fire's params against the limits.
-func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
+// ValidateFireSchedule checks a fire's params against the limits, in a
+// namespace of parts partitions (which name the tick's ID: TickIDIn; 0
+// counts as 1).
+func ValidateFireSchedule(p FireScheduleParams, l Limits, parts int) error {
 	if !ValidName(p.Name) {
 		return invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Name)
 	}
@@ -172,7 +214,7 @@ func ValidateFireSchedule(p FireScheduleParams, l Limits) error {
 		return invalid("", "overlap", "an overlap fire starts nothing: leave Fire and Job empty")
 	}
 	if !p.Fire.IsZero() {
-		id := TickID(p.Name, p.Fire)
+		id := TickIDIn(p.Name, p.Fire, parts)
 		if (p.Job != nil && p.Job.ID != id) || (p.Job == nil && p.Submitted != id) {
 			return invalid("", "job", "the fire of tick %v starts %q: give that ID to its job, or as the submitted workflow", p.Fire.UTC(), id)
 		}

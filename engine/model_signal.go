@@ -57,7 +57,7 @@ func (m *Model) signalTimedOut(now int64, j *job) Settled {
 // at the task: IDs and names, the kind, the value's size.
 func ValidateSignal(p SignalParams, l Limits) error {
 	if !ValidID(p.Workflow) {
-		return invalid("", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.Workflow)
+		return invalid("", "id", "workflow ID %q must "+IDRule, p.Workflow)
 	}
 	if !ValidName(p.Task) {
 		return invalid("", "task", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Task)

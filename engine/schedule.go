@@ -27,15 +27,18 @@ const (
 	OverlapSkip  = weir.OverlapSkip
 )
 
-// MaxSchedules bounds the schedules of one namespace, so that listing them
-// is bounded work.
+// MaxSchedules bounds the schedules of one partition (of a namespace of
+// one partition: of the namespace), so that listing them is bounded work.
+// A namespace of P partitions holds up to P × MaxSchedules, each
+// partition the schedules whose names land in it (spec/partitions.md).
 const MaxSchedules = 1000
 
 // ScheduleSpec is a named schedule as its owner defines it: when it ticks
 // (Cron, or Every) and what each tick starts (Job, or Plan).
 type ScheduleSpec struct {
 	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. The job or
-	// workflow of a tick has the ID TickID(Name, tick).
+	// workflow of a tick has the ID TickIDIn(Name, tick, P) in a
+	// namespace of P partitions (Schedule.TickID).
 	Name string `json:"name"`
 	// Cron is a cron expression: five fields (minute to day of week), or
 	// six with seconds first, or a descriptor (@hourly, @every 1h30m, ...).
@@ -72,13 +75,35 @@ type Schedule struct {
 	// LastID the ID of the job or workflow it started.
 	LastTick time.Time
 	LastID   string
+	// Partitions is the partition count of the namespace the schedule
+	// was read from (the store sets it; 0 counts as 1): it names the
+	// schedule's ticks (TickID).
+	Partitions int
 }
 
+// TickID is the ID of the job or workflow that s starts for tick t:
+// TickIDIn(s.Name, t, s.Partitions).
+func (s Schedule) TickID(t time.Time) string { return TickIDIn(s.Name, t, s.Partitions) }
+
 // TickID is the ID of the job or workflow that schedule name starts for
-// tick t: "<name>.<unix seconds>". Every fire of that tick uses it, so a
-// repeated fire finds the job or workflow already there.
+// tick t in a namespace of one partition: "<name>.<unix seconds>". Every
+// fire of that tick uses it, so a repeated fire finds the job or workflow
+// already there.
 func TickID(name string, t time.Time) string {
 	return name + "." + strconv.FormatInt(t.Unix(), 10)
+}
+
+// TickIDIn is the ID of the job or workflow that schedule name starts for
+// tick t in a namespace of parts partitions: TickID with one (parts < 2),
+// "<name>@<unix seconds>" with more, whose routing ID (RoutingID) is the
+// name, so that the tick's job or workflow lives in the schedule's
+// partition, Partition(name, parts), and a fire is one step there
+// (spec/partitions.md, Schedules).
+func TickIDIn(name string, t time.Time, parts int) string {
+	if parts < 2 {
+		return TickID(name, t)
+	}
+	return name + "@" + strconv.FormatInt(t.Unix(), 10)
 }
 
 // cronParser reads cron expressions: seconds optional, descriptors allowed.

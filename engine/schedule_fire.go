@@ -30,7 +30,7 @@ func PlanFire(s Schedule, now time.Time) (p FireScheduleParams, due bool, err er
 	}
 	if s.Job != nil && !p.Fire.IsZero() {
 		j := *s.Job
-		j.ID = TickID(s.Name, p.Fire)
+		j.ID = s.TickID(p.Fire)
 		p.Job = &j
 	}
 	return p, true, nil
@@ -91,7 +91,7 @@ func FireDue(ctx context.Context, st Store, sc Scheduler, s Schedule, now time.T
 			}
 		}
 		plan := *s.Plan
-		plan.ID = TickID(s.Name, p.Fire)
+		plan.ID = s.TickID(p.Fire)
 		// another plan under the tick's ID (the schedule was replaced
 		// meanwhile) is the tick's workflow all the same
 		if _, err := st.Submit(ctx, SubmitParams{Plan: plan}); err != nil && !errors.Is(err, ErrWorkflowExists) {

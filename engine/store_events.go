@@ -52,7 +52,7 @@ func ValidateEventsParams(p EventsParams) error {
 		return invalid("", "limit", "%d is outside [0, %d]", p.Limit, MaxEventsLimit)
 	}
 	if p.Workflow != "" && !ValidID(p.Workflow) {
-		return invalid("", "workflow", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.Workflow)
+		return invalid("", "workflow", "workflow ID %q must "+IDRule, p.Workflow)
 	}
 	if p.Wait < 0 {
 		return invalid("", "wait", "negative wait %v", p.Wait)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -9,11 +10,33 @@ import (
 // ^[A-Za-z0-9_.-]{1,64}$.
 func ValidName(s string) bool { return validChars(s, 64) }
 
+// IDRule says which IDs ValidID accepts, as the error of a bad ID says it
+// ("workflow ID "a b" must " + IDRule).
+const IDRule = "match ^[A-Za-z0-9_.-]{1,128}$ or be a schedule tick's <name>@<digits> (128 bytes at most)"
+
 // ValidID reports whether s is a valid workflow or job ID:
-// ^[A-Za-z0-9_.-]{1,128}$. Braces, colons, glob characters, '/', whitespace
-// and control characters are all outside this set, so an ID is always safe
-// inside a Redis key.
-func ValidID(s string) bool { return validChars(s, 128) }
+// ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's ID of a namespace of
+// several partitions, "<name>@<digits>" (name a ValidName, one or more
+// decimal digits, at most 128 bytes in all: TickIDIn). Braces, colons,
+// glob characters, '/', whitespace and control characters are all outside
+// both forms, so an ID is always safe inside a Redis key. A webhook
+// delivery's job ID ("<workflow>@webhook...") is not a valid ID: the
+// digits after the '@' keep it out.
+func ValidID(s string) bool {
+	if validChars(s, 128) {
+		return true
+	}
+	name, n, ok := strings.Cut(s, "@")
+	if !ok || len(s) > 128 || n == "" || !ValidName(name) {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 func validChars(s string, max int) bool {
 	if len(s) == 0 || len(s) > max {
@@ -61,7 +84,7 @@ func ValidatePlan(p Plan, l Limits) error {
 
 func compile(p Plan, l Limits) (*compiled, error) {
 	if !ValidID(p.ID) {
-		return nil, invalid("", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.ID)
+		return nil, invalid("", "id", "workflow ID %q must "+IDRule, p.ID)
 	}
 	if len(p.Tasks) == 0 {
 		return nil, invalid("", "tasks", "a workflow needs at least one task")
@@ -194,7 +217,7 @@ func validateRun(task, queue string, payload []byte, priority, attempts, expirie
 // ValidateJob checks a plain job spec against the limits.
 func ValidateJob(s JobSpec, l Limits) error {
 	if !ValidID(s.ID) {
-		return invalid("", "id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", s.ID)
+		return invalid("", "id", "job ID %q must "+IDRule, s.ID)
 	}
 	switch {
 	case s.Delay < 0:

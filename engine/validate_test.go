@@ -316,3 +316,40 @@ func TestValidationErrorMatchesItsSentinels(t *testing.T) {
 	rtEq(t, "not found", errors.Is(large, ErrNotFound), false)
 	rtEq(t, "text names the task", (&ValidationError{Task: "t", Field: "after", Problem: "x"}).Error(), `weir: invalid task "t": after: x`)
 }
+
+// TestValidIDTickForm: an ID is ^[A-Za-z0-9_.-]{1,128}$ or a schedule
+// tick's <name>@<digits>, at most 128 bytes; a webhook delivery's job ID
+// is no valid ID.
+func TestValidIDTickForm(t *testing.T) {
+	name64 := strings.Repeat("n", 64)
+	for id, want := range map[string]bool{
+		"nightly@1700000000":                   true,
+		"a@0":                                  true,
+		name64 + "@" + strings.Repeat("9", 63): true, // 128 bytes
+		"a@" + strings.Repeat("9", 126):        true, // 128 bytes
+		"a@" + strings.Repeat("9", 127):        false,
+		name64 + "n@1":                         false, // a name of 65
+		"nightly@":                             false,
+		"@1":                                   false,
+		"a@1@2":                                false,
+		"a@1x":                                 false,
+		"a@-1":                                 false,
+		"a b@1":                                false,
+		"a/b@1":                                false,
+		"wf@webhook":                           false,
+		"wf@webhook.2":                         false,
+		TickIDIn("nightly", rtT0, 8):           true,
+		TickIDIn("nightly", rtT0, 8) + "@webhook":   false,
+		TickIDIn(name64, time.Unix(1<<62, 0), 1024): true,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+	if got := TickIDIn("nightly", rtT0, 1); got != TickID("nightly", rtT0) || got != "nightly.1700000000" {
+		t.Errorf("one partition's tick ID %q", got)
+	}
+	if got := TickIDIn("nightly", rtT0, 2); got != "nightly@1700000000" || RoutingID(got) != "nightly" {
+		t.Errorf("a tick ID of partitions %q", got)
+	}
+}

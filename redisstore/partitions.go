@@ -136,9 +136,6 @@ func partErr(ps []*part, p int, err error) error {
 	return fmt.Errorf("partition %d: %w", p, err)
 }
 
-// errSchedules refuses schedules in a namespace of several partitions.
-var errSchedules = fmt.Errorf("%w: schedules need a namespace of one partition", engine.ErrInvalid)
-
 // Calls by ID.
 
 // Submit implements engine.Store.
@@ -752,89 +749,114 @@ func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error 
 	return ps[0].watchStops(ctx, chans, fn)
 }
 
-// Schedules: a namespace of one partition only.
+// Schedules (spec/partitions.md, Schedules): a schedule lives in the
+// partition of its name, with its ticks' jobs and workflows; the list and
+// the watch reach every partition.
 
-func (s *Store) schedulePart(ctx context.Context) (*part, error) {
+// schedulePart returns the part of schedule name.
+func (s *Store) schedulePart(ctx context.Context, name string) (*part, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(ps) > 1 {
-		return nil, errSchedules
-	}
-	return ps[0], nil
+	return at(ps, name), nil
 }
 
-// PutSchedule implements engine.Scheduler.
+// PutSchedule implements engine.Scheduler, in the schedule's partition.
 func (s *Store) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, p.Spec.Name)
 	if err != nil {
 		return engine.PutScheduleResult{}, err
 	}
 	return pt.PutSchedule(ctx, p)
 }
 
-// DeleteSchedule implements engine.Scheduler.
+// DeleteSchedule implements engine.Scheduler, in the schedule's partition.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, name)
 	if err != nil {
 		return err
 	}
 	return pt.DeleteSchedule(ctx, name)
 }
 
-// PauseSchedule implements engine.Scheduler.
+// PauseSchedule implements engine.Scheduler, in the schedule's partition.
 func (s *Store) PauseSchedule(ctx context.Context, name string) error {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, name)
 	if err != nil {
 		return err
 	}
 	return pt.PauseSchedule(ctx, name)
 }
 
-// ResumeSchedule implements engine.Scheduler.
+// ResumeSchedule implements engine.Scheduler, in the schedule's partition.
 func (s *Store) ResumeSchedule(ctx context.Context, name string) error {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, name)
 	if err != nil {
 		return err
 	}
 	return pt.ResumeSchedule(ctx, name)
 }
 
-// GetSchedule implements engine.Scheduler.
+// GetSchedule implements engine.Scheduler, in the schedule's partition.
 func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, name)
 	if err != nil {
 		return engine.Schedule{}, err
 	}
 	return pt.GetSchedule(ctx, name)
 }
 
-// Schedules implements engine.Scheduler.
+// Schedules implements engine.Scheduler: every partition's schedules,
+// merged by name, with the latest of the partitions' times. A partition
+// that fails fails the call (naming it).
 func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
-	pt, err := s.schedulePart(ctx)
+	ps, err := s.layout(ctx)
 	if err != nil {
 		return engine.ScheduleList{}, err
 	}
-	return pt.Schedules(ctx)
+	if len(ps) == 1 {
+		return ps[0].Schedules(ctx)
+	}
+	out := engine.ScheduleList{Schedules: []engine.Schedule{}}
+	for q, p := range ps {
+		l, err := p.Schedules(ctx)
+		if err != nil {
+			return engine.ScheduleList{}, partErr(ps, q, err)
+		}
+		out.Schedules = append(out.Schedules, l.Schedules...)
+		if l.Now.After(out.Now) {
+			out.Now = l.Now
+		}
+	}
+	engine.SortSchedules(out.Schedules)
+	return out, nil
 }
 
-// FireSchedule implements engine.Scheduler.
+// FireSchedule implements engine.Scheduler, in the schedule's partition
+// (which holds the tick's job or workflow: engine.TickIDIn).
 func (s *Store) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
-	pt, err := s.schedulePart(ctx)
+	pt, err := s.schedulePart(ctx, p.Name)
 	if err != nil {
 		return engine.FireScheduleResult{}, err
 	}
 	return pt.FireSchedule(ctx, p)
 }
 
-// WatchSchedules implements engine.ScheduleWatcher.
+var _ engine.ScheduleWatcher = (*Store)(nil)
+
+// WatchSchedules implements engine.ScheduleWatcher, on every partition's
+// schedule channel.
 func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
-	pt, err := s.schedulePart(ctx)
+	ps, err := s.layout(ctx)
 	if err != nil {
 		return err
 	}
-	return pt.WatchSchedules(ctx, fn)
+	chans := make([]string, len(ps))
+	for q, p := range ps {
+		chans[q] = p.keys.chanSchedules()
+	}
+	return ps[0].watchSchedules(ctx, chans, fn)
 }
 
 // sortQueues sorts queues by name, in byte order (reply.lua's queues).

@@ -261,9 +261,6 @@ func TestPartitionsCount(t *testing.T) {
 		if _, err := s8b.Schedules(bg); !errors.Is(err, engine.ErrInvalid) {
 			t.Fatalf("schedules: %v", err)
 		}
-		if _, err := s8.Schedules(bg); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "one partition") {
-			t.Fatalf("schedules with P = 8: %v", err)
-		}
 	})
 }
 
@@ -722,6 +719,88 @@ func TestPartitionsWatchStops(t *testing.T) {
 		p = <-got
 		if len(p.Events) == 0 || p.Events[0].Workflow != w || !strings.HasPrefix(p.Events[0].ID, "2|") || strings.Count(p.Next, ",") != n-1 {
 			t.Fatalf("woken events of %s: %+v, next %q", w, p.Events, p.Next)
+		}
+	})
+}
+
+// TestPartitionsSchedules: with P = 8 a schedule's keys are in the
+// partition of its name, and so is its tick's job or workflow
+// ("<name>@<seconds>"); the list merges every partition's, by name;
+// WatchSchedules hears a put in any partition.
+func TestPartitionsSchedules(t *testing.T) {
+	partServers(t, func(t *testing.T, rdb redis.UniversalClient) {
+		const n = 8
+		e := partClockEnv(t, rdb, n)
+		s := e.store
+		ctx, cancel := context.WithCancel(bg)
+		defer cancel()
+		heard := make(chan struct{}, 64)
+		done := make(chan error, 1)
+		go func() { done <- s.WatchSchedules(ctx, func() { heard <- struct{}{} }) }()
+		<-heard // listening on every partition
+
+		jobName, wfName := idIn("job", 6, n), idIn("wf", 3, n)
+		js := engine.ScheduleSpec{Name: jobName, Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}
+		ws := engine.ScheduleSpec{Name: wfName, Every: time.Minute, Plan: &engine.Plan{Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}
+		for _, spec := range []engine.ScheduleSpec{js, ws} {
+			if _, err := engine.AddSchedule(bg, s, spec, e.clock()); err != nil {
+				t.Fatal(err)
+			}
+			<-heard // the put's notice, from the schedule's partition
+		}
+		ps, err := s.layout(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			p    int
+		}{{jobName, 6}, {wfName, 3}} {
+			for q, pt := range ps {
+				k := pt.keys.prefix + "s:" + c.name
+				if ex, err := rdb.Exists(bg, k).Result(); err != nil || (ex == 1) != (q == c.p) {
+					t.Fatalf("%s in partition %d: %d, %v", k, q, ex, err)
+				}
+			}
+		}
+		l, err := s.Schedules(bg)
+		if err != nil || len(l.Schedules) != 2 || l.Schedules[0].Name != jobName || l.Schedules[1].Name != wfName || l.Schedules[0].Partitions != n {
+			t.Fatalf("schedules: %+v, %v", l, err)
+		}
+		e.clk.Set(l.Schedules[0].Next)
+		for _, sc := range l.Schedules {
+			res, err := engine.FireDue(bg, s, s, sc, e.clock())
+			want := sc.Name + "@" + strconv.FormatInt(sc.Next.Unix(), 10)
+			if err != nil || res.Outcome != engine.FireFired || res.ID != want {
+				t.Fatalf("fire %s: %+v, %v; want %s", sc.Name, res, err, want)
+			}
+		}
+		if j, err := s.GetJob(bg, jobName+"@"+strconv.FormatInt(l.Schedules[0].Next.Unix(), 10)); err != nil || j.State != engine.Queued {
+			t.Fatalf("the job tick: %+v, %v", j, err)
+		}
+		wid := wfName + "@" + strconv.FormatInt(l.Schedules[1].Next.Unix(), 10)
+		if w, err := s.GetWorkflow(bg, wid); err != nil || w.ID != wid {
+			t.Fatalf("the workflow tick: %+v, %v", w, err)
+		}
+		if ex, _ := rdb.Exists(bg, ps[3].keys.prefix+"w:"+wid).Result(); ex != 1 {
+			t.Fatalf("the workflow tick %s is not in partition 3", wid)
+		}
+		if err := s.PauseSchedule(bg, wfName); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResumeSchedule(bg, wfName); err != nil {
+			t.Fatal(err)
+		}
+		<-heard // the resume's notice
+		if err := s.DeleteSchedule(bg, jobName); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetSchedule(bg, jobName); !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("deleted: %v", err)
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("watch: %v", err)
 		}
 	})
 }

@@ -2,9 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -35,7 +33,7 @@ func (s *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (eng
 	r := newReader(v)
 	created := r.str()
 	if created == "LIMIT" {
-		return engine.PutScheduleResult{}, invalid("name", "a namespace holds at most %d schedules", engine.MaxSchedules)
+		return engine.PutScheduleResult{}, engine.ScheduleLimitError(s.cfg.PartitionCount())
 	}
 	res := engine.PutScheduleResult{Created: created == "1", Rev: r.int()}
 	return res, r.done()
@@ -117,25 +115,27 @@ func (s *part) schedules(ctx context.Context, name string) (engine.ScheduleList,
 			return engine.ScheduleList{}, err
 		}
 		sc.Name = n
+		sc.Partitions = s.cfg.PartitionCount()
 	}
 	if err := r.done(); err != nil {
 		return engine.ScheduleList{}, err
 	}
 	// the index orders by next tick; the contract orders by name
-	sortSchedules(out)
+	engine.SortSchedules(out)
 	return engine.ScheduleList{Schedules: out, Now: now}, nil
 }
 
 // FireSchedule implements engine.Scheduler (schedule_fire.lua).
 func (s *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
-	if err := engine.ValidateFireSchedule(p, s.cfg.Limits); err != nil {
+	parts := s.cfg.PartitionCount()
+	if err := engine.ValidateFireSchedule(p, s.cfg.Limits, parts); err != nil {
 		return engine.FireScheduleResult{}, err
 	}
 	var fire, next int64
 	var id string
 	if !p.Fire.IsZero() {
 		fire = p.Fire.UnixMilli()
-		id = engine.TickID(p.Name, p.Fire)
+		id = engine.TickIDIn(p.Name, p.Fire, parts)
 	}
 	if !p.Next.IsZero() {
 		next = p.Next.UnixMilli()
@@ -170,16 +170,12 @@ func invalidSchedule(name string) error {
 	return invalid("name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
 }
 
-func sortSchedules(out []engine.Schedule) {
-	slices.SortFunc(out, func(a, b engine.Schedule) int { return strings.Compare(a.Name, b.Name) })
-}
-
 var _ engine.ScheduleWatcher = (*Store)(nil)
 
-// WatchSchedules implements engine.ScheduleWatcher: schedule_put and a
-// resume publish the schedule's name on the partition's channel
-// weir:{<ns>:<p>}:schedules (spec/keys.md); WatchSchedules subscribes to
-// it and calls fn for each message, and after every (re)subscription.
-func (s *part) WatchSchedules(ctx context.Context, fn func()) error {
-	return s.watch(ctx, []string{s.keys.chanSchedules()}, func(string, bool) { fn() })
+// watchSchedules: schedule_put and a resume publish the schedule's name
+// on its partition's channel weir:{<ns>:<p>}:schedules (spec/keys.md);
+// watchSchedules subscribes to chans (every partition's) and calls fn for
+// each message, and after every (re)subscription.
+func (s *part) watchSchedules(ctx context.Context, chans []string, fn func()) error {
+	return s.watch(ctx, chans, func(string, bool) { fn() })
 }

@@ -420,6 +420,17 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	if got := fmt.Sprint(schemas["UndoState"].Value.Enum); got != fmt.Sprint(append(schemas["TaskState"].Value.Enum, nil)) {
 		t.Errorf("UndoState %s is not TaskState and null", got)
 	}
+	// an ID's pattern and bound are engine.ValidID's
+	idSchema := doc.Components.Parameters["WorkflowID"].Value.Schema.Value
+	idRE := regexp.MustCompile(idSchema.Pattern)
+	name64 := strings.Repeat("n", 64)
+	for _, id := range []string{"a", strings.Repeat("w", 128), strings.Repeat("w", 129), "nightly@1700000000", "a@" + strings.Repeat("9", 126),
+		"a@" + strings.Repeat("9", 127), name64 + "@1", name64 + "n@1", "wf@webhook", "wf@webhook.2", "a@1@2", "@1", "a@", "a/b", "a b"} {
+		spec := idRE.MatchString(id) && idSchema.MaxLength != nil && uint64(len(id)) <= *idSchema.MaxLength
+		if spec != engine.ValidID(id) {
+			t.Errorf("ID %q: the spec's pattern says %v, engine.ValidID %v", id, spec, engine.ValidID(id))
+		}
+	}
 	stampRE := regexp.MustCompile(schemas["Time"].Value.Pattern)
 	b, _ := json.Marshal(workflowfile.Stamp{Time: time.UnixMilli(1_700_000_000_100)})
 	if s := strings.Trim(string(b), `"`); !stampRE.MatchString(s) {

@@ -3,9 +3,13 @@ package rest
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // The schedule routes: put (created, then replaced), get, list, pause,
@@ -72,4 +76,60 @@ func TestScheduleRoutes(t *testing.T) {
 		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), engine.ErrInvalid.Code, c.field)
 	}
 	wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/a%20b", `{"every":"1m","job":{"queue":"q"}}`), engine.ErrInvalid.Code, "name")
+}
+
+// The schedule routes on a namespace of 4 partitions (spec/partitions.md,
+// Schedules): schedules whose names land in different partitions are put,
+// listed by name and fired; the tick's workflow, "<name>@<seconds>", is
+// read and cancelled by ID through /v1/workflows/{id}, the tick's job
+// through /v1/jobs/{id}.
+func TestSchedulesPartitions(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t, redistest.Default(t).Options)
+	ns := redistest.Namespace(t, rdb, "restsched-")
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newAPI(t, s, Config{Token: testToken, Limits: s.Config().Limits}))
+	t.Cleanup(srv.Close)
+	a := &apiT{t: t, url: srv.URL, token: testToken, store: s}
+	// report: partition 3, nightly: 2
+	a.want(http.StatusCreated, "PUT", "/v1/schedules/report", `{"every":"1h","job":{"queue":"reports"}}`)
+	a.want(http.StatusCreated, "PUT", "/v1/schedules/nightly", `{"every":"1h","workflow":{"tasks":[{"name":"a","run":"true"}]}}`)
+	list := strict[struct {
+		Schedules []ScheduleRecord `json:"schedules"`
+	}](t, a.want(http.StatusOK, "GET", "/v1/schedules", nil).body)
+	if len(list.Schedules) != 2 || list.Schedules[0].Name != "nightly" || list.Schedules[1].Name != "report" {
+		t.Fatalf("list %+v", list)
+	}
+	ids := map[string]string{}
+	for _, name := range []string{"nightly", "report"} {
+		sc, err := s.GetSchedule(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.FireDue(t.Context(), s, s, sc, sc.Next)
+		if err != nil || res.Outcome != engine.FireFired || res.ID != name+"@"+strconv.FormatInt(sc.Next.Unix(), 10) {
+			t.Fatalf("fire %s: %+v, %v", name, res, err)
+		}
+		ids[name] = res.ID
+	}
+	wf := strict[map[string]any](t, a.want(http.StatusOK, "GET", "/v1/workflows/"+ids["nightly"], nil).body)
+	if wf["id"] != ids["nightly"] || wf["state"] != "running" {
+		t.Fatalf("the tick's workflow: %v", wf)
+	}
+	job := strict[map[string]any](t, a.want(http.StatusOK, "GET", "/v1/jobs/"+ids["report"], nil).body)
+	if job["id"] != ids["report"] || job["queue"] != "reports" {
+		t.Fatalf("the tick's job: %v", job)
+	}
+	a.want(http.StatusOK, "GET", "/v1/jobs/"+ids["nightly"]+"%2Fa", nil)
+	a.want(http.StatusOK, "POST", "/v1/workflows/"+ids["nightly"]+"/cancel", nil)
+	if rec := strict[ScheduleRecord](t, a.want(http.StatusOK, "GET", "/v1/schedules/nightly", nil).body); rec.LastID != ids["nightly"] {
+		t.Errorf("the schedule's last ID %q", rec.LastID)
+	}
+	// a workflow may be submitted under a tick's form of ID, not under a
+	// delivery's
+	a.want(http.StatusCreated, "POST", "/v1/workflows", `{"id":"mine@12","tasks":[{"name":"a","run":"true"}]}`)
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", `{"id":"mine@webhook","tasks":[{"name":"a","run":"true"}]}`), engine.ErrInvalid.Code, "id")
 }

@@ -31,11 +31,7 @@ func (r *run) fireSchedules(sc engine.Scheduler) {
 		}()
 	}
 	for {
-		d, ok := r.fireDue(r.loopCtx, sc)
-		if !ok {
-			return
-		}
-		t := time.NewTimer(d)
+		t := time.NewTimer(r.fireDue(r.loopCtx, sc))
 		select {
 		case <-r.loopCtx.Done():
 			t.Stop()
@@ -47,21 +43,18 @@ func (r *run) fireSchedules(sc engine.Scheduler) {
 	}
 }
 
-// fireDue fires every due schedule once and returns how long to sleep;
-// false when the store refuses schedules (a namespace of several
-// partitions, spec/partitions.md), which a retry would not change.
-func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) (time.Duration, bool) {
+// fireDue fires every due schedule once and returns how long to sleep.
+// With partitions the list is every partition's and each fire runs in its
+// schedule's partition (spec/partitions.md, Schedules): the loop is the
+// same.
+func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
 	refresh := r.cfg.ScheduleRefresh
 	list, err := sc.Schedules(ctx)
-	if errors.Is(err, engine.ErrInvalid) {
-		r.log.Info("weir: this worker fires no schedules", "reason", err)
-		return 0, false
-	}
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("weir: reading schedules failed", "error", err)
 		}
-		return refresh, true
+		return refresh
 	}
 	now := list.Now // the store's time: ticks are due by the store's clock
 	wait, fired := refresh, false
@@ -88,7 +81,7 @@ func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) (time.Duration, 
 		r.log.Debug("weir: schedule fired", "schedule", s.Name, "tick", s.Next, "outcome", res.Outcome, "id", res.ID, "created", res.Created)
 	}
 	if fired {
-		return 0, true
+		return 0
 	}
-	return wait, true
+	return wait
 }

@@ -2,9 +2,7 @@ package worker_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,32 +271,5 @@ func TestWorkerLearnsOfNewSchedules(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// A worker with Schedules on a namespace of several partitions, whose
-// store refuses schedules (spec/partitions.md), says so once and stops
-// reading them, instead of a warning at every refresh; it runs jobs as
-// before.
-func TestSchedulesRefusedByPartitions(t *testing.T) {
-	mc := engine.DefaultConfig()
-	mc.Partitions = 4
-	s := memstore.New(memstore.WithConfig(mc))
-	var logged lockedBuffer
-	cfg := fastConfig()
-	cfg.Schedules, cfg.ScheduleRefresh = true, 5*time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
-	w := worker.New(s, cfg)
-	worker.Handle(w, echoQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return j.Payload, nil })
-	start(t, w)
-	job := mustEnqueue(t, client.New(s), echoQ, "ok")
-	if got, err := job.Wait(testCtx(t)); err != nil || got != "ok" {
-		t.Fatalf("job = %q, %v", got, err)
-	}
-	time.Sleep(50 * time.Millisecond) // ten refreshes
-	stopNow(t, w)
-	out := logged.String()
-	if n := strings.Count(out, "fires no schedules"); n != 1 || strings.Contains(out, "reading schedules failed") {
-		t.Fatalf("log: %d 'fires no schedules' lines, want 1, and no failed reads:\n%s", n, out)
 	}
 }

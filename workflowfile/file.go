@@ -297,7 +297,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 	if p.ID == "" {
 		p.ID = client.NewID()
 	} else if !engine.ValidID(p.ID) {
-		return nil, fail(-1, "", "id", "workflow ID %q must match ^[A-Za-z0-9_.-]{1,128}$", p.ID)
+		return nil, fail(-1, "", "id", "workflow ID %q must "+engine.IDRule, p.ID)
 	}
 	if f.group != nil {
 		if len(f.Tasks) > 0 {

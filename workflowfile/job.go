@@ -75,7 +75,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	case j.Spec.ID == "":
 		j.Spec.ID = client.NewID()
 	case !engine.ValidID(j.Spec.ID):
-		return nil, fail("id", "job ID %q must match ^[A-Za-z0-9_.-]{1,128}$", j.Spec.ID)
+		return nil, fail("id", "job ID %q must "+engine.IDRule, j.Spec.ID)
 	}
 	switch {
 	case f.Queue == "":

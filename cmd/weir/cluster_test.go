@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // clearRedisEnv clears the variables that name a Redis and the partitions
@@ -231,5 +234,70 @@ func TestClusterServeAndWorker(t *testing.T) {
 	}
 	if code := s.stop(t); code != exitOK {
 		t.Errorf("serve ended with status %d\n%s", code, s.stderr.String())
+	}
+}
+
+// TestClusterSchedules: weir schedule on a namespace of 8 partitions on
+// the Redis Cluster of WEIR_REDIS_CLUSTER (skipped when unset): schedules
+// whose names land in different partitions are added, listed, paused,
+// resumed and removed; a worker started with --cluster fires one, and its
+// tick's workflow, "<name>@<seconds>", completes and is read by status.
+func TestClusterSchedules(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Cluster(t)
+	addrs := os.Getenv("WEIR_REDIS_CLUSTER")
+	ns := redistest.Namespace(t, rdb, "cliclusters-")
+	cli := func(args ...string) result {
+		t.Helper()
+		return weir(t, "", nil, append(args, "--cluster", addrs, "--partitions", "8", "--namespace", ns)...)
+	}
+	// report: partition 3 of 8, tick: 4
+	cli("schedule", "add", "report", "--cron", "0 30 2 * * *", "--queue", "reports").WantCode(t, exitOK)
+	flow := writeFile(t, "tick.yaml", "tasks:\n  - name: hello\n    run: echo tick\n")
+	cli("schedule", "add", "tick", "--every", "1s", "--workflow", flow).WantCode(t, exitOK)
+	r := cli("schedule", "ls")
+	r.WantCode(t, exitOK)
+	if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[1], "report") || !strings.HasPrefix(lines[2], "tick") {
+		t.Errorf("ls:\n%s", r.Stdout)
+	}
+	cli("schedule", "pause", "report").WantCode(t, exitOK)
+	cli("schedule", "resume", "report").WantCode(t, exitOK)
+	cli("schedule", "rm", "report").WantCode(t, exitOK)
+	if r := cli("schedule", "rm", "report"); r.Code != exitEnded || !strings.Contains(r.Stderr, "schedule report: not found") {
+		t.Errorf("rm twice: %d %q", r.Code, r.Stderr)
+	}
+
+	w := startInProcess(t, "worker", "--cluster", addrs, "--namespace", ns, "--concurrency", "2")
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var id string
+	for id == "" {
+		sc, err := s.GetSchedule(ctx, "tick")
+		if err != nil {
+			t.Fatalf("waiting for the first fire: %v", err)
+		}
+		id = sc.LastID
+		if id == "" {
+			time.Sleep(20 * time.Millisecond) // waiting for the worker, not timing it
+		}
+	}
+	if !strings.HasPrefix(id, "tick@") {
+		t.Fatalf("fired %q", id)
+	}
+	cli("schedule", "rm", "tick").WantCode(t, exitOK)
+	r = cli("wait", id, "--json")
+	r.WantCode(t, exitOK)
+	if rec := decodeRecord(t, r); rec.State != "completed" || rec.ID != id {
+		t.Errorf("the tick's workflow: %+v", rec)
+	}
+	if r := cli("status", id); r.Code != exitOK || !strings.Contains(r.Stdout, id) {
+		t.Errorf("status %s: %d %q %q", id, r.Code, r.Stdout, r.Stderr)
+	}
+	if code := w.stop(t); code != exitOK {
+		t.Errorf("worker ended with status %d\n%s", code, w.stderr.String())
 	}
 }

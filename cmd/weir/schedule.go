@@ -45,7 +45,8 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 		Use:   "add NAME (--cron EXPR [--tz ZONE] | --every DURATION) (--queue QUEUE [--payload JSON] | --workflow FILE)",
 		Short: "Add a schedule, or replace the one of that name",
 		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file (--workflow),\n" +
-			"with the ID NAME.<unix seconds of the tick>. --cron takes five fields, six with seconds first,\n" +
+			"with the ID NAME.<unix seconds of the tick> (NAME@<unix seconds> in a namespace of several\n" +
+			"partitions). --cron takes five fields, six with seconds first,\n" +
 			"or a descriptor (@hourly, @every 90m); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
 		Args: exactArgs(1),

@@ -96,7 +96,7 @@ func TestPartitionedEvents(t *testing.T) {
 }
 
 // TestPartitionedStore: a blocking claim wakes at a push into any
-// partition; schedules are refused; a partition count out of range fails
+// partition; a schedule fires its tick's job; a partition count out of range fails
 // every call.
 func TestPartitionedStore(t *testing.T) {
 	ctx := context.Background()
@@ -109,11 +109,20 @@ func TestPartitionedStore(t *testing.T) {
 	if r := <-res; r.err != nil || !reflect.DeepEqual(claimedIDs(r.claimed), []string{id}) {
 		t.Fatalf("claim = %v, %v; want [%s]", claimedIDs(r.claimed), r.err, id)
 	}
-	if _, err := s.Schedules(ctx); !errors.Is(err, engine.ErrInvalid) {
-		t.Fatalf("schedules: %v", err)
+	// a schedule fires its tick's job under "<name>@<seconds>"
+	sc, err := engine.AddSchedule(ctx, s, engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}, time.Now())
+	if err != nil || sc.Partitions != 4 {
+		t.Fatalf("put schedule: %+v, %v", sc, err)
 	}
-	if _, err := s.PutSchedule(ctx, engine.PutScheduleParams{Spec: engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}, Next: time.Now().Add(time.Minute)}); !errors.Is(err, engine.ErrInvalid) {
-		t.Fatalf("put schedule: %v", err)
+	fired, err := engine.FireDue(ctx, s, s, sc, sc.Next)
+	if want := "s@" + strconv.FormatInt(sc.Next.Unix(), 10); err != nil || fired.Outcome != engine.FireFired || fired.ID != want {
+		t.Fatalf("fire = %+v, %v; want %s fired", fired, err, want)
+	}
+	if _, err := s.GetJob(ctx, fired.ID); err != nil {
+		t.Fatalf("the tick's job: %v", err)
+	}
+	if l, err := s.Schedules(ctx); err != nil || len(l.Schedules) != 1 || l.Schedules[0].LastID != fired.ID {
+		t.Fatalf("schedules = %+v, %v", l, err)
 	}
 	bad := New(WithConfig(engine.Config{Partitions: engine.MaxPartitions + 1}))
 	if _, err := bad.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); !errors.Is(err, engine.ErrInvalid) {

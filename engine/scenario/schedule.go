@@ -111,7 +111,6 @@ func (t *StoreTarget) FireSchedule(ctx context.Context, now time.Time, p engine.
 
 // opSchedule is one "schedule" step (spec/testdata/README.md).
 type opSchedule struct {
-	noMore
 	verb string // put, fire, pause, resume, delete, show
 	name string
 	put  engine.PutScheduleParams
@@ -123,8 +122,28 @@ type opSchedule struct {
 
 func (*opSchedule) needsReply() bool { return true }
 
+// more takes a put's task lines: a put with tasks is a workflow
+// schedule, whose ticks submit those tasks (and it takes no q=).
+func (op *opSchedule) more(ws []word) error {
+	if op.verb != "put" || ws[0].val != "task" || ws[0].key != "" {
+		return fmt.Errorf("only a schedule put continues, with 'task <name> q=<queue> ...' lines")
+	}
+	if op.put.Spec.Plan == nil {
+		if op.put.Spec.Job.Queue != "" || op.put.Spec.Job.Payload != nil {
+			return fmt.Errorf("a schedule put with tasks submits a workflow: leave out q= and payload=")
+		}
+		op.put.Spec.Job, op.put.Spec.Plan = nil, &engine.Plan{}
+	}
+	t, err := parseTask(ws[1:])
+	if err != nil {
+		return err
+	}
+	op.put.Spec.Plan.Tasks = append(op.put.Spec.Plan.Tasks, t)
+	return nil
+}
+
 const scheduleUsage = "schedule put <name> (every=<duration> | cron=<expr> [tz=<zone>]) q=<queue> [payload=] [missed=skip|once] [overlap=allow|skip] next=<time>" +
-	" | schedule fire <name> [tick=<time>] [rev=<n>] | schedule pause|resume|delete|show <name>"
+	" (or, for a workflow schedule, no q= and indented task lines) | schedule fire <name> [tick=<time>] [rev=<n>] | schedule pause|resume|delete|show <name>"
 
 func parseSchedule(args []word, now int64) (operation, error) {
 	pos, rest, err := positional(args, 2, scheduleUsage)
@@ -228,6 +247,10 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 	if !due {
 		return line{{"", "notdue"}, {"next", msOrDash(s.Next)}}, nil
 	}
+	created, err := submitTick(ctx, t, now, s, &p)
+	if err != nil {
+		return nil, err
+	}
 	res, err := t.FireSchedule(ctx, now, p)
 	if err != nil {
 		return nil, err
@@ -236,7 +259,7 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 	switch res.Outcome {
 	case engine.FireFired:
 		l = append(l, field{"id", res.ID})
-		if res.Created {
+		if res.Created || created {
 			l = append(l, field{"", "created"})
 		} else {
 			l = append(l, field{"", "unchanged"})
@@ -245,6 +268,39 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 		l = append(l, field{"next", msOrDash(p.Next)})
 	}
 	return l, nil
+}
+
+// submitTick does, for a workflow schedule s, what engine.FireDue does
+// before its FireSchedule: under overlap=skip it starts nothing while
+// the last fired workflow has not ended (p becomes an overlap fire), else
+// it submits the tick's workflow under the tick's ID (one already there
+// is the tick's) and names it in p. created says the submit wrote it.
+func submitTick(ctx context.Context, t ScheduleTarget, now time.Time, s engine.Schedule, p *engine.FireScheduleParams) (created bool, err error) {
+	if s.Plan == nil || p.Fire.IsZero() {
+		return false, nil
+	}
+	tt, ok := t.(Target)
+	if !ok {
+		return false, fmt.Errorf("the target cannot submit a tick's workflow: %w", errors.ErrUnsupported)
+	}
+	if s.Overlap == engine.OverlapSkip && s.LastID != "" {
+		w, err := tt.GetWorkflow(ctx, now, s.LastID)
+		switch {
+		case err == nil && !w.State.Ended():
+			p.Fire, p.Overlap = time.Time{}, true
+			return false, nil
+		case err != nil && !errors.Is(err, engine.ErrNotFound):
+			return false, err
+		}
+	}
+	plan := *s.Plan
+	plan.ID = s.TickID(p.Fire)
+	res, err := tt.Submit(ctx, now, engine.SubmitParams{Plan: plan})
+	if err != nil && !errors.Is(err, engine.ErrWorkflowExists) {
+		return false, err
+	}
+	p.Submitted = plan.ID
+	return err == nil && res.Created, nil
 }
 
 func msOrDash(t time.Time) string {
