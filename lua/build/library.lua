@@ -1,4 +1,4 @@
-#!lua name=weir2_61eb7055d9f7
+#!lua name=weir2_cc23729ef08c
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -4171,7 +4171,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_submit', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -4321,7 +4321,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4396,7 +4396,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4455,7 +4455,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4572,7 +4572,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4620,7 +4620,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4681,7 +4681,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4746,7 +4746,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4805,7 +4805,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4838,7 +4838,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4871,7 +4871,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4913,7 +4913,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4994,7 +4994,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -5056,7 +5056,7 @@ return out
 end}
 
 -- ---- scripts/rerun_workflow.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_rerun_workflow', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_rerun_workflow', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_rerun_workflow: Runs the failed part of a workflow that ended
 -- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
@@ -5271,7 +5271,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -5308,7 +5308,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -5351,7 +5351,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -5393,7 +5393,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -5426,7 +5426,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -5452,7 +5452,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -5524,7 +5524,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5638,7 +5638,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5658,7 +5658,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5724,7 +5724,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5736,10 +5736,10 @@ redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_put', flags
 -- ARGV[5]  spec (JSON, engine.EncodeScheduleSpec; stored, never read here)
 -- ARGV[6]  "j" a job schedule, "w" a workflow schedule
 -- ARGV[7]  next tick, ms
--- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
+-- ARGV[8]  most schedules a partition holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
 -- Publishes the name on P schedules (redisstore.Store.WatchSchedules).
--- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
+-- Reply:   created ("1" or ""), revision; or "LIMIT" when the partition
 --          holds the most schedules already (nothing written)
 --
 --!include call.lua
@@ -5763,7 +5763,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5791,7 +5791,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5832,7 +5832,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5926,10 +5926,10 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
--- weir2_schedule_list: Reads one schedule, or every schedule (at most
--- engine.MaxSchedules). Read-only.
+-- weir2_schedule_list: Reads one schedule, or every schedule of the
+-- partition (at most engine.MaxSchedules). Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)
@@ -5965,7 +5965,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_progress', flags = {},
+redis.register_function{function_name = 'weir2_cc23729ef08c_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -6014,7 +6014,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -6046,7 +6046,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_61eb7055d9f7_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cc23729ef08c_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -1,5 +1,5 @@
--- weir2_schedule_list: Reads one schedule, or every schedule (at most
--- engine.MaxSchedules). Read-only.
+-- weir2_schedule_list: Reads one schedule, or every schedule of the
+-- partition (at most engine.MaxSchedules). Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)

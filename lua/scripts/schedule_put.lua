@@ -8,10 +8,10 @@
 -- ARGV[5]  spec (JSON, engine.EncodeScheduleSpec; stored, never read here)
 -- ARGV[6]  "j" a job schedule, "w" a workflow schedule
 -- ARGV[7]  next tick, ms
--- ARGV[8]  most schedules a namespace holds (engine.MaxSchedules)
+-- ARGV[8]  most schedules a partition holds (engine.MaxSchedules)
 -- ARGV[9]  overlap policy ("allow" or "skip", resolved)
 -- Publishes the name on P schedules (redisstore.Store.WatchSchedules).
--- Reply:   created ("1" or ""), revision; or "LIMIT" when the namespace
+-- Reply:   created ("1" or ""), revision; or "LIMIT" when the partition
 --          holds the most schedules already (nothing written)
 --
 --!include call.lua
