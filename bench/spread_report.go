@@ -62,26 +62,36 @@ type SpreadMaster struct {
 	// CPUShare is it over the sum of all masters' (0 when that is 0).
 	CPUUs    int64   `json:"cpu_us"`
 	CPUShare float64 `json:"cpu_share"`
+	// Commands is the master's growth of commandstats calls (every
+	// command but INFO, those run inside scripts included): the work it
+	// did, counted, where CPUUs also holds what the machine's load makes
+	// a command cost. CommandShare is it over all masters' sum.
+	Commands     int64   `json:"commands"`
+	CommandShare float64 `json:"command_share"`
 }
 
 // spreadMasters builds the Masters of a row: for each master of ms, its
-// partition count (parts, in the order of ms) and its CPU growth from
-// before to after (counters by address), with its share of the sum. A
+// partition count (parts, in the order of ms), its CPU growth and its
+// commands from before to after (counters by address), each with its
+// share of the masters' sum. A
 // master missing from before or after is an error (the cluster changed).
 func spreadMasters(ms []master, parts []int, before, after map[string]masterCounters) ([]SpreadMaster, error) {
 	out := make([]SpreadMaster, len(ms))
-	var total int64
+	var total, cmds int64
 	for i, m := range ms {
 		a, okA := before[m.addr]
 		b, okB := after[m.addr]
 		if !okA || !okB {
 			return nil, fmt.Errorf("master %s: no INFO before or after the run: the cluster changed", m.addr)
 		}
-		out[i] = SpreadMaster{Addr: m.addr, FirstSlot: m.firstSlot, Partitions: parts[i], CPUUs: b.cpuUs - a.cpuUs}
+		out[i] = SpreadMaster{Addr: m.addr, FirstSlot: m.firstSlot, Partitions: parts[i], CPUUs: b.cpuUs - a.cpuUs,
+			Commands: b.scripts.calls - a.scripts.calls}
 		total += out[i].CPUUs
+		cmds += out[i].Commands
 	}
 	for i := range out {
 		out[i].CPUShare = ratio(float64(out[i].CPUUs), float64(total))
+		out[i].CommandShare = ratio(float64(out[i].Commands), float64(cmds))
 	}
 	return out, nil
 }
@@ -135,21 +145,23 @@ func writeSpreadTable(w io.Writer, rows []SpreadRow) {
 	for i, m := range rows[0].Masters {
 		names[i] = fmt.Sprintf("%s (slot %d)", m.Addr, m.FirstSlot)
 	}
-	fmt.Fprintf(w, "masters, by first slot (the order of partitions/master and cpu %%/master): %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(w, "cpu = INFO cpu used_cpu_user+used_cpu_sys; script = commandstats of FCALL, FCALL_RO, EVALSHA, EVAL; both summed over the masters; ×P=1 = over the same shape's P=1 row\n\n")
+	fmt.Fprintf(w, "masters, by first slot (the order of partitions/master, cpu %%/master and cmds %%/master): %s\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "cpu = INFO cpu used_cpu_user+used_cpu_sys; script = commandstats of FCALL, FCALL_RO, EVALSHA, EVAL; both summed over the masters; ×P=1 = over the same shape's P=1 row; cmds = commandstats calls (those inside scripts included)\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "shape\tP\tunit\tunits\tended\ts\tunits/s\t×P=1\tcpu µs/unit\t×P=1\tscript µs/unit\tscripts/unit\ttrips/unit\tpartitions/master\tcpu %/master\t")
+	fmt.Fprintln(tw, "shape\tP\tunit\tunits\tended\ts\tunits/s\t×P=1\tcpu µs/unit\t×P=1\tscript µs/unit\tscripts/unit\ttrips/unit\tpartitions/master\tcpu %/master\tcmds %/master\t")
 	for _, r := range rows {
 		parts := make([]string, len(r.Masters))
 		shares := make([]string, len(r.Masters))
+		cmds := make([]string, len(r.Masters))
 		for i, m := range r.Masters {
 			parts[i] = strconv.Itoa(m.Partitions)
 			shares[i] = fmt.Sprintf("%.0f", m.CPUShare*100)
+			cmds[i] = fmt.Sprintf("%.0f", m.CommandShare*100)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%.2f\t%s\t%s\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%.2f\t%s\t%s\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s\t%s\t%s\t\n",
 			r.Shape, r.Partitions, r.Unit, r.Units, r.Ended, r.Seconds, num(r.UnitsPerS), optRatio(r.RateRatio),
 			r.CPUUsPerUnit, optRatio(r.CPURatio), r.ScriptUsPerUnit, r.ScriptCallsPerUnit, r.RoundTripsPerUnit,
-			strings.Join(parts, "/"), strings.Join(shares, "/"))
+			strings.Join(parts, "/"), strings.Join(shares, "/"), strings.Join(cmds, "/"))
 	}
 	tw.Flush()
 }

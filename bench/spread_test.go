@@ -75,22 +75,22 @@ func TestCPUMicros(t *testing.T) {
 func TestSpreadMasters(t *testing.T) {
 	ms := []master{{addr: "a:1", firstSlot: 0}, {addr: "b:2", firstSlot: 5461}, {addr: "c:3", firstSlot: 10923}}
 	before := map[string]masterCounters{
-		"a:1": {cpuUs: 1000, scripts: cmdStats{scriptCall: 10, scriptUsec: 100}},
-		"b:2": {cpuUs: 5000, scripts: cmdStats{scriptCall: 20, scriptUsec: 200}},
-		"c:3": {cpuUs: 0},
+		"a:1": {cpuUs: 1000, scripts: cmdStats{calls: 100, scriptCall: 10, scriptUsec: 100}},
+		"b:2": {cpuUs: 5000, scripts: cmdStats{calls: 200, scriptCall: 20, scriptUsec: 200}},
+		"c:3": {cpuUs: 0, scripts: cmdStats{calls: 7}},
 	}
 	after := map[string]masterCounters{
-		"a:1": {cpuUs: 1500, scripts: cmdStats{scriptCall: 15, scriptUsec: 150}},
-		"b:2": {cpuUs: 6500, scripts: cmdStats{scriptCall: 40, scriptUsec: 600}},
-		"c:3": {cpuUs: 0},
+		"a:1": {cpuUs: 1500, scripts: cmdStats{calls: 130, scriptCall: 15, scriptUsec: 150}},
+		"b:2": {cpuUs: 6500, scripts: cmdStats{calls: 290, scriptCall: 40, scriptUsec: 600}},
+		"c:3": {cpuUs: 0, scripts: cmdStats{calls: 7}},
 	}
 	got, err := spreadMasters(ms, []int{4, 4, 4}, before, after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []SpreadMaster{
-		{Addr: "a:1", FirstSlot: 0, Partitions: 4, CPUUs: 500, CPUShare: 0.25},
-		{Addr: "b:2", FirstSlot: 5461, Partitions: 4, CPUUs: 1500, CPUShare: 0.75},
+		{Addr: "a:1", FirstSlot: 0, Partitions: 4, CPUUs: 500, CPUShare: 0.25, Commands: 30, CommandShare: 0.25},
+		{Addr: "b:2", FirstSlot: 5461, Partitions: 4, CPUUs: 1500, CPUShare: 0.75, Commands: 90, CommandShare: 0.75},
 		{Addr: "c:3", FirstSlot: 10923, Partitions: 4, CPUUs: 0, CPUShare: 0},
 	}
 	if !slices.Equal(got, want) {
@@ -106,7 +106,7 @@ func TestSpreadMasters(t *testing.T) {
 	// No CPU at all: shares 0, not NaN.
 	idle := map[string]masterCounters{"a:1": {}, "b:2": {}, "c:3": {}}
 	got, err = spreadMasters(ms, []int{1, 0, 0}, idle, idle)
-	if err != nil || got[0].CPUShare != 0 || math.IsNaN(got[1].CPUShare) {
+	if err != nil || got[0].CPUShare != 0 || math.IsNaN(got[1].CPUShare) || got[0].CommandShare != 0 || math.IsNaN(got[1].CommandShare) {
 		t.Errorf("idle: %+v, %v", got, err)
 	}
 }
@@ -139,9 +139,9 @@ func TestFillSpreadRatios(t *testing.T) {
 func spreadReport() *Report {
 	ms := func(parts [3]int, shares [3]float64) []SpreadMaster {
 		return []SpreadMaster{
-			{Addr: "127.0.0.1:7101", FirstSlot: 0, Partitions: parts[0], CPUUs: 100, CPUShare: shares[0]},
-			{Addr: "127.0.0.1:7102", FirstSlot: 5461, Partitions: parts[1], CPUUs: 100, CPUShare: shares[1]},
-			{Addr: "127.0.0.1:7103", FirstSlot: 10923, Partitions: parts[2], CPUUs: 100, CPUShare: shares[2]},
+			{Addr: "127.0.0.1:7101", FirstSlot: 0, Partitions: parts[0], CPUUs: 100, CPUShare: shares[0], CommandShare: 1 - shares[0]},
+			{Addr: "127.0.0.1:7102", FirstSlot: 5461, Partitions: parts[1], CPUUs: 100, CPUShare: shares[1], CommandShare: 0},
+			{Addr: "127.0.0.1:7103", FirstSlot: 10923, Partitions: parts[2], CPUUs: 100, CPUShare: shares[2], CommandShare: shares[0]},
 		}
 	}
 	rows := []SpreadRow{
@@ -163,8 +163,8 @@ func TestSpreadTable(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^weir bench --spread on redis 7\.0\.15 .*a Redis Cluster of 3 masters$`,
 		`(?m)^masters, by first slot .*: 127\.0\.0\.1:7101 \(slot 0\), 127\.0\.0\.1:7102 \(slot 5461\), 127\.0\.0\.1:7103 \(slot 10923\)$`,
-		`(?m)^ +plain +1 +job +3000 +3000 +1\.50 +2,000 +1\.00 +40\.0 +1\.00 +30\.0 +0\.10 +0\.12 +1/0/0 +90/4/6$`,
-		`(?m)^ +plain +12 +job +3000 +3000 +1\.00 +3,000 +1\.50 +50\.0 +1\.25 +35\.0 +0\.30 +0\.40 +4/4/4 +33/33/33$`,
+		`(?m)^ +plain +1 +job +3000 +3000 +1\.50 +2,000 +1\.00 +40\.0 +1\.00 +30\.0 +0\.10 +0\.12 +1/0/0 +90/4/6 +10/0/90$`,
+		`(?m)^ +plain +12 +job +3000 +3000 +1\.00 +3,000 +1\.50 +50\.0 +1\.25 +35\.0 +0\.30 +0\.40 +4/4/4 +33/33/33 +67/0/33$`,
 		`(?m)^wall time .*\(0 keys left\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {

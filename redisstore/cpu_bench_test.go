@@ -351,7 +351,17 @@ func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindSer
 	} else {
 		rdb = privateRedis(b)
 	}
-	s, err := New(rdb, Options{Namespace: "cpu", Path: path})
+	// WEIR_PARTITIONS=N measures on a namespace of N partitions
+	// (spec/partitions.md): the same units, routed, split and rotated
+	parts := 0
+	if v := os.Getenv("WEIR_PARTITIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("WEIR_PARTITIONS %q: %v", v, err)
+		}
+		parts = n
+	}
+	s, err := New(rdb, Options{Namespace: "cpu", Path: path, Partitions: parts})
 	if err != nil {
 		b.Fatal(err)
 	}

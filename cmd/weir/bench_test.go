@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,16 +278,20 @@ func TestBenchSpreadCluster(t *testing.T) {
 		if len(row.Masters) != rep.Masters {
 			t.Errorf("%s: %d masters, the report %d", key, len(row.Masters), rep.Masters)
 		}
-		share, parts := 0.0, 0
+		share, cmds, parts := 0.0, 0.0, 0
 		for i, m := range row.Masters {
 			share += m.CPUShare
+			cmds += m.CommandShare
 			parts += m.Partitions
 			if i > 0 && m.FirstSlot <= row.Masters[i-1].FirstSlot {
 				t.Errorf("%s: masters not by first slot: %+v", key, row.Masters)
 			}
 		}
-		if share < 0.99 || share > 1.01 || parts != row.Partitions {
-			t.Errorf("%s: shares sum to %v, partitions to %d: %+v", key, share, parts, row.Masters)
+		if share < 0.99 || share > 1.01 || cmds < 0.99 || cmds > 1.01 || parts != row.Partitions {
+			t.Errorf("%s: shares sum to %v (cpu), %v (commands), partitions to %d: %+v", key, share, cmds, parts, row.Masters)
+		}
+		if row.Partitions == 1 && row.Masters[slices.IndexFunc(row.Masters, func(m bench.SpreadMaster) bool { return m.Partitions == 1 })].CommandShare < 0.9 {
+			t.Errorf("%s: the master of the one partition did less than 90%% of the commands: %+v", key, row.Masters)
 		}
 	}
 	for _, p := range []int{1, 3} {
