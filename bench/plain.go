@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,33 +27,17 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 	if err != nil {
 		return err
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, r.opts.Producers)
-	for p := range r.opts.Producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(n) {
-					return
-				}
-				var o []client.JobOption
-				if opts != nil {
-					o = opts(int(i))
-				}
-				if _, err := client.Enqueue(ctx, r.client, q, empty{}, o...); err != nil {
-					errs[p] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	err = r.produce(ctx, n, func(i int) error {
+		var o []client.JobOption
+		if opts != nil {
+			o = opts(i)
+		}
+		_, err := client.Enqueue(ctx, r.client, q, empty{}, o...)
+		return err
+	})
 	end := time.Now()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("enqueue: %w", err)
+	if err != nil {
+		return err
 	}
 	b, err := r.snap(ctx, false)
 	if err != nil {

@@ -199,13 +199,7 @@ func spreadUnit(ctx context.Context, cl *client.Client, q client.Queue[empty, em
 		}
 		return cl.Submit(ctx, wf)
 	case ScenarioFanin:
-		wf := client.NewWorkflow()
-		refs := make([]client.TaskRef, SpreadFaninWidth)
-		for i := range refs {
-			refs[i] = client.AddTask(wf, "p"+strconv.Itoa(i), q, empty{})
-		}
-		client.AddTask(wf, "join", q, empty{}).After(refs...)
-		return cl.Submit(ctx, wf)
+		return cl.Submit(ctx, faninWorkflow(q, SpreadFaninWidth))
 	}
 	return fmt.Errorf("bench: no spread shape %q", shape)
 }

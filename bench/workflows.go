@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,31 +102,10 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 	if err != nil {
 		return res, err
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, r.opts.Producers)
-	for pi := range r.opts.Producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(wfs) {
-				wf := client.NewWorkflow()
-				refs := make([]client.TaskRef, width)
-				for i := range width {
-					refs[i] = client.AddTask(wf, "p"+strconv.Itoa(i), q, empty{})
-				}
-				client.AddTask(wf, "join", q, empty{}).After(refs...)
-				if err := r.client.Submit(ctx, wf); err != nil {
-					errs[pi] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	err = r.produce(ctx, wfs, func(int) error { return r.client.Submit(ctx, faninWorkflow(q, width)) })
 	submitted := time.Now()
-	if err := errors.Join(errs...); err != nil {
-		return res, fmt.Errorf("submit: %w", err)
+	if err != nil {
+		return res, err
 	}
 	res.SubmitWorkflowsPerS = float64(wfs) / submitted.Sub(a.at).Seconds()
 	p := newProgress(worker.EventWorkflowEnded, wfs)
@@ -199,4 +176,16 @@ func (r *runner) submit(ctx context.Context, n int) (Result, error) {
 		res.ScriptMs = &ms
 	}
 	return res, nil
+}
+
+// faninWorkflow is a workflow of width parallel tasks on q joined by one
+// more.
+func faninWorkflow(q client.Queue[empty, empty], width int) *client.Workflow {
+	wf := client.NewWorkflow()
+	refs := make([]client.TaskRef, width)
+	for i := range width {
+		refs[i] = client.AddTask(wf, "p"+strconv.Itoa(i), q, empty{})
+	}
+	client.AddTask(wf, "join", q, empty{}).After(refs...)
+	return wf
 }
