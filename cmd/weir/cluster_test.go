@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
@@ -272,19 +270,7 @@ func TestClusterSchedules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	var id string
-	for id == "" {
-		sc, err := s.GetSchedule(ctx, "tick")
-		if err != nil {
-			t.Fatalf("waiting for the first fire: %v", err)
-		}
-		id = sc.LastID
-		if id == "" {
-			time.Sleep(20 * time.Millisecond) // waiting for the worker, not timing it
-		}
-	}
+	id := firstFire(t, s, "tick")
 	if !strings.HasPrefix(id, "tick@") {
 		t.Fatalf("fired %q", id)
 	}

@@ -87,19 +87,7 @@ func TestScheduleCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var id string
-	for id == "" {
-		sc, err := s.GetSchedule(ctx, "tick")
-		if err != nil {
-			t.Fatalf("waiting for the first fire: %v", err)
-		}
-		id = sc.LastID
-		if id == "" {
-			time.Sleep(20 * time.Millisecond) // waiting for the worker, not timing it
-		}
-	}
+	id := firstFire(t, s, "tick")
 	if !strings.HasPrefix(id, "tick.") {
 		t.Fatalf("fired %q", id)
 	}
@@ -107,5 +95,23 @@ func TestScheduleCommands(t *testing.T) {
 	r.WantCode(t, 0)
 	if !strings.Contains(r.Stdout, "workflow "+id+" completed") {
 		t.Errorf("wait:\n%s", r.Stdout)
+	}
+}
+
+// firstFire waits (at most a minute) until schedule name of s has fired,
+// and returns the ID its first tick started.
+func firstFire(t *testing.T, s *redisstore.Store, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for {
+		sc, err := s.GetSchedule(ctx, name)
+		if err != nil {
+			t.Fatalf("waiting for the first fire of %s: %v", name, err)
+		}
+		if sc.LastID != "" {
+			return sc.LastID
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the worker, not timing it
 	}
 }
