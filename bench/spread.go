@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,16 +187,7 @@ func spreadUnit(ctx context.Context, cl *client.Client, q client.Queue[empty, em
 		_, err := client.Enqueue(ctx, cl, q, empty{})
 		return err
 	case ScenarioChain:
-		wf := client.NewWorkflow()
-		var prev *client.Task[empty]
-		for i := range SpreadChainTasks {
-			t := client.AddTask(wf, "t"+strconv.Itoa(i), q, empty{})
-			if prev != nil {
-				t.After(prev)
-			}
-			prev = t
-		}
-		return cl.Submit(ctx, wf)
+		return cl.Submit(ctx, chainWorkflow(q, SpreadChainTasks))
 	case ScenarioFanin:
 		return cl.Submit(ctx, faninWorkflow(q, SpreadFaninWidth))
 	}

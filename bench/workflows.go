@@ -31,15 +31,7 @@ func (r *runner) chain(ctx context.Context, n int) (Result, error) {
 		ends[i].Store(time.Now().UnixNano())
 		return empty{}, nil
 	})
-	wf := client.NewWorkflow()
-	var prev *client.Task[empty]
-	for i := range n {
-		t := client.AddTask(wf, "t"+strconv.Itoa(i), q, empty{})
-		if prev != nil {
-			t.After(prev)
-		}
-		prev = t
-	}
+	wf := chainWorkflow(q, n)
 	if err := w.Start(ctx); err != nil {
 		return res, err
 	}
@@ -176,6 +168,21 @@ func (r *runner) submit(ctx context.Context, n int) (Result, error) {
 		res.ScriptMs = &ms
 	}
 	return res, nil
+}
+
+// chainWorkflow is a workflow of n tasks on q, t0 to t<n-1>, each after
+// the one before.
+func chainWorkflow(q client.Queue[empty, empty], n int) *client.Workflow {
+	wf := client.NewWorkflow()
+	var prev *client.Task[empty]
+	for i := range n {
+		t := client.AddTask(wf, "t"+strconv.Itoa(i), q, empty{})
+		if prev != nil {
+			t.After(prev)
+		}
+		prev = t
+	}
+	return wf
 }
 
 // faninWorkflow is a workflow of width parallel tasks on q joined by one
