@@ -378,7 +378,7 @@ func inParallel(order []int, f func(q int) error) error {
 	return nil
 }
 
-// adds is 1 when one of the outcomes is adds tasks, else 0.
+// adds is 1 when one of the outcomes at the indices is adds tasks, else 0.
 func adds(p engine.FinishParams, is []int) int {
 	for _, i := range is {
 		if len(p.Outcomes[i].Add) > 0 {
@@ -807,9 +807,9 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (engine.Schedule, 
 	return pt.GetSchedule(ctx, name)
 }
 
-// Schedules implements engine.Scheduler: every partition's schedules,
-// merged by name, with the latest of the partitions' times. A partition
-// that fails fails the call (naming it).
+// Schedules implements engine.Scheduler: every partition's schedules
+// (read at once), merged by name, with the latest of the partitions'
+// times. A partition that fails fails the call (naming it).
 func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
@@ -818,12 +818,21 @@ func (s *Store) Schedules(ctx context.Context) (engine.ScheduleList, error) {
 	if len(ps) == 1 {
 		return ps[0].Schedules(ctx)
 	}
+	lists := make([]engine.ScheduleList, len(ps))
+	all := make([]int, len(ps))
+	for q := range all {
+		all[q] = q
+	}
+	err = inParallel(all, func(q int) error {
+		l, err := ps[q].Schedules(ctx)
+		lists[q] = l
+		return partErr(ps, q, err)
+	})
+	if err != nil {
+		return engine.ScheduleList{}, err
+	}
 	out := engine.ScheduleList{Schedules: []engine.Schedule{}}
-	for q, p := range ps {
-		l, err := p.Schedules(ctx)
-		if err != nil {
-			return engine.ScheduleList{}, partErr(ps, q, err)
-		}
+	for _, l := range lists {
 		out.Schedules = append(out.Schedules, l.Schedules...)
 		if l.Now.After(out.Now) {
 			out.Now = l.Now
