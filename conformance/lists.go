@@ -32,14 +32,36 @@ func (d *differ) checkEndedLists(queues []engine.QueueInfo) {
 // the store's own): the pages must hold the same jobs, and end together.
 func (d *differ) listJobs() {
 	d.t.Helper()
-	now := d.clock()
-	p := engine.ListJobsParams{
+	d.pageJobs(engine.ListJobsParams{
 		Queue: sampled(d, []string{"q1", "q2", "q3"}, "queue"),
 		State: sampled(d, weir.JobLists, "list"),
 		Limit: d.intRange(1, 2, "limit"),
+	}, 5)
+}
+
+// walkLists pages through every list of every queue to its end, two jobs
+// a page, so that every cursor a store hands out (one per partition and
+// past it) is followed once a sequence.
+func (d *differ) walkLists() {
+	d.t.Helper()
+	for _, q := range d.m.Queues(d.clock()) {
+		for _, l := range weir.JobLists {
+			d.pageJobs(engine.ListJobsParams{Queue: q.Name, State: l, Limit: 2}, maxWalkPages)
+		}
 	}
+}
+
+// maxWalkPages bounds walkLists' pages of one list (a sequence holds far
+// fewer jobs).
+const maxWalkPages = 500
+
+// pageJobs reads up to pages pages of p's list from the model and the
+// store, each following its own cursors, and compares them page by page.
+func (d *differ) pageJobs(p engine.ListJobsParams, pages int) {
+	d.t.Helper()
+	now := d.clock()
 	sp := p
-	for range 5 {
+	for range pages {
 		mr, merr := d.m.ListJobs(now, p)
 		sr, serr := d.s.ListJobs(d.ctx, sp)
 		d.sameErr("list jobs", merr, serr)
@@ -48,7 +70,7 @@ func (d *differ) listJobs() {
 			d.fatalf("list jobs %s %s: model next %q, store next %q", p.Queue, p.State, mr.NextCursor, sr.NextCursor)
 		}
 		if mr.NextCursor == "" {
-			break
+			return
 		}
 		p.Cursor, sp.Cursor = mr.NextCursor, sr.NextCursor
 	}

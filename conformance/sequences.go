@@ -207,7 +207,8 @@ func runSequences(t suiteT, mk maker, n int) {
 // runSequence is one random sequence: a fresh store and model, 10 to 30
 // random steps, the whole state compared after each (through the store's
 // Observer when it has one; then, in one sequence of four, at the end once
-// more through the store's own reads).
+// more through the store's own reads), and every job list paged through
+// at the end.
 func runSequence(rt tb, t TB, mk maker, src source) {
 	d := &differ{
 		t: rt, ctx: t.Context(), src: src, toks: map[string]string{},
@@ -234,6 +235,7 @@ func runSequence(rt tb, t TB, mk maker, src source) {
 	if d.obs != nil && each {
 		d.checkEach()
 	}
+	d.walkLists()
 }
 
 // runRegressions replays every regression tape of the suite.
