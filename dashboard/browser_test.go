@@ -439,6 +439,61 @@ func TestBrowserToken(t *testing.T) {
 	}
 }
 
+// TestBrowserOnFailure: a catch task (on_failure, spec/workflow-file.md)
+// is marked in the DAG (its box, the edges into it, its state line) and
+// in the task table; the other tasks and edges are not.
+func TestBrowserOnFailure(t *testing.T) {
+	b := newBrowser(t, 1000, 700)
+	s := memstore.New()
+	srv := newServer(t, rest.Config{Store: s, Dashboard: dashboard.Handler()})
+	submit(t, srv.URL, "application/json", `{"id":"wf-catch","tasks":[
+		{"name":"a","run":"true"},
+		{"name":"b","run":"true","after":["a"]},
+		{"name":"alert","run":"true","after":["a","b"],"on_failure":true},
+		{"name":"tidy","run":"true","after":["b"],"always":true}]}`)
+	b.run(t, chromedp.Navigate(srv.URL+"/#/workflows/wf-catch"), wait(`#dag-svg g.node[data-task="alert"]`))
+	type edge struct {
+		From, To, Class, Stroke string
+	}
+	edges := evaluate[[]edge](t, b, `[...document.querySelectorAll('#dag-svg path.edge')].map(e => ({
+		From: e.dataset.from, To: e.dataset.to, Class: e.getAttribute('class'), Stroke: getComputedStyle(e).stroke}))`)
+	strokes := map[bool]map[string]bool{true: {}, false: {}}
+	for _, e := range edges {
+		catch := e.To == "alert"
+		if strings.Contains(e.Class, "on-failure") != catch {
+			t.Errorf("edge %s>%s has classes %q: on-failure should be there only on the edges into alert", e.From, e.To, e.Class)
+		}
+		if strings.Contains(e.Class, "always") != (catch || e.To == "tidy") {
+			t.Errorf("edge %s>%s has classes %q: always should be on the edges into alert and tidy", e.From, e.To, e.Class)
+		}
+		strokes[catch][e.Stroke] = true
+	}
+	if len(edges) != 4 {
+		t.Errorf("the DAG has %d edges, want 4: %v", len(edges), edges)
+	}
+	for c := range strokes[true] {
+		if strokes[false][c] {
+			t.Errorf("an edge into the catch task and another edge share the stroke %s: the style sheet did not mark it", c)
+		}
+	}
+	for _, n := range b.nodes(t) {
+		if strings.Contains(n.Class, "on-failure") != (n.Task == "alert") {
+			t.Errorf("node %s has classes %q: on-failure should mark alert only", n.Task, n.Class)
+		}
+	}
+	sub := evaluate[string](t, b, `document.querySelector('#dag-svg g.node[data-task="alert"] text.sub').textContent`)
+	if !strings.HasPrefix(sub, "on failure · ") {
+		t.Errorf("alert's state line is %q, want it to start with \"on failure · \"", sub)
+	}
+	after := evaluate[[]string](t, b, `[...document.querySelectorAll('#task-table tbody tr')].map(r => r.dataset.task + ': ' + r.cells[4].textContent)`)
+	if want := []string{"a: ", "b: a", "alert: on failure of a, b", "tidy: b"}; !slices.Equal(after, want) {
+		t.Errorf("the task table's After column is %q, want %q", after, want)
+	}
+	if p := b.reported(); len(p) > 0 {
+		t.Errorf("the page reported problems: %q", p)
+	}
+}
+
 // shotWidth is the width of the screenshots, in CSS pixels.
 const shotWidth = 1200
 

@@ -591,7 +591,7 @@
         h('td', {}, t.queue),
         h('td', {}, badge(t.state)),
         h('td', { class: 'num' }, t.attempts),
-        h('td', { class: 'mono' }, t.after.join(', ')),
+        h('td', { class: 'mono' }, t.on_failure ? h('span', { class: 'on-failure', title: 'runs only when one of these did not complete' }, 'on failure of ' + t.after.join(', ')) : t.after.join(', ')),
         h('td', {}, t.undo ? (t.undo.state ? [badge(t.undo.state), t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''] : h('span', { class: 'muted' }, 'not started')) : ''),
         h('td', {}, t.error ? h('pre', { class: 'error-text' }, t.error) : null,
           t.undo && t.undo.error ? h('pre', { class: 'error-text' }, 'undo: ' + t.undo.error) : null,
@@ -760,7 +760,7 @@
         const x1 = xy[j].x + NODE_W, y1 = xy[j].y + NODE_H / 2, x2 = xy[i].x, y2 = xy[i].y + NODE_H / 2;
         const c = GAP_X / 2;
         edges.append(s('path', {
-          class: 'edge' + (t.always ? ' always' : ''), 'data-from': dep, 'data-to': t.name,
+          class: 'edge' + (t.always ? ' always' : '') + (t.on_failure ? ' on-failure' : ''), 'data-from': dep, 'data-to': t.name,
           d: `M${x1},${y1} C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`, 'marker-end': 'url(#arrow)',
         }));
       }
@@ -768,10 +768,11 @@
     svg.append(edges);
     tasks.forEach((t, i) => {
       const { x, y } = xy[i];
-      const sub = t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
+      const sub = (t.on_failure ? 'on failure · ' : '') + t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
       const tip = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
+        t.on_failure ? 'on failure: runs only when a dependency did not complete' : '',
         t.undo ? 'undo: ' + (t.undo.state || 'not started') : '', t.added_by ? 'added at run time by ' + t.added_by : ''].filter(Boolean).join('\n');
-      const g = s('g', { class: 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
+      const g = s('g', { class: 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.on_failure ? ' on-failure' : '') + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
         s('title', {}, tip),
         s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
         s('text', { class: 'name', x: x + 10, y: y + 18 }, clip(t.name, 22)),
