@@ -141,6 +141,15 @@ func TestPartitionsReachStore(t *testing.T) {
 	if r.Code == exitUsage && !strings.Contains(r.Stderr, "partitions 4") {
 		t.Errorf("WEIR_PARTITIONS=4: status %d, stderr %q", r.Code, r.Stderr)
 	}
+	// A namespace of 4 partitions opened with 8: refused, and the error
+	// says which count to give and how.
+	if r := weir(t, "", nil, "queues", "--redis", url, "--namespace", "p4", "--partitions", "4"); r.Code != 0 {
+		t.Fatalf("queues with --partitions 4: status %d, stderr %q", r.Code, r.Stderr)
+	}
+	r = weir(t, "", nil, "queues", "--redis", url, "--namespace", "p4", "--partitions", "8")
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, `"p4" has 4 partitions`) || !strings.Contains(r.Stderr, "--partitions or WEIR_PARTITIONS") {
+		t.Errorf("queues with --partitions 8 on a namespace of 4: status %d, stderr %q", r.Code, r.Stderr)
+	}
 }
 
 // TestClusterCommands runs commands on the Redis Cluster of
