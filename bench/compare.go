@@ -18,7 +18,9 @@ type Comparison struct {
 	// Ceiling compares the runs' ceilings (ceiling_per_s).
 	Ceiling FigureComparison `json:"ceiling"`
 	// Scenarios are the rows found in both runs (matched by name,
-	// concurrency and processes), in the order of the new run.
+	// concurrency, processes and variant), in the order of the new run,
+	// then the spread rows found in both (Report.Spread: matched by shape
+	// and partition count, the count as the variant "P=<n>").
 	Scenarios []ScenarioComparison `json:"scenarios"`
 	// OnlyOld and OnlyNew are the rows found in one run only.
 	OnlyOld []ScenarioKey `json:"only_old"`
@@ -194,6 +196,7 @@ func Compare(old, cur *Report, oldSource, newSource string) *Comparison {
 			c.OnlyOld = append(c.OnlyOld, keyOf(s))
 		}
 	}
+	sizes = append(sizes, compareSpread(c, old.Spread, cur.Spread)...)
 	c.Warnings = warnings(c.Old, c.New, sizes)
 	return c
 }

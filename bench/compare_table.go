@@ -23,9 +23,15 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tconc\tprocs\tfigure\tbetter\told\tnew\tnew/old\tchange")
-	writeFigure(tw, "ceiling\t-\t-", c.Ceiling)
+	if c.Ceiling.Old != nil || c.Ceiling.New != nil { // a spread has none
+		writeFigure(tw, "ceiling\t-\t-", c.Ceiling)
+	}
 	for _, s := range c.Scenarios {
-		key := fmt.Sprintf("%s\t%d\t%d", s.Name, s.Concurrency, s.Processes)
+		name := s.Name
+		if s.Variant != "" {
+			name += " " + s.Variant
+		}
+		key := fmt.Sprintf("%s\t%d\t%d", name, s.Concurrency, s.Processes)
 		for _, f := range s.Figures {
 			writeFigure(tw, key, f)
 		}

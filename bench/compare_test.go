@@ -2,7 +2,9 @@ package bench
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -309,5 +311,76 @@ func TestComparisonJSON(t *testing.T) {
 	back, err := DecodeReport(b)
 	if err != nil || back.Compare == nil || len(back.Compare.Scenarios) != 3 {
 		t.Errorf("decode: %v, %+v", err, back)
+	}
+}
+
+// spreadRow is a spread row of three masters with the given shares (the
+// commands' shares the same).
+func spreadRow(shape string, p, units int, perS, cpu float64, shares ...float64) SpreadRow {
+	r := SpreadRow{Shape: shape, Partitions: p, Unit: "job", Units: units, UnitsPerS: perS, CPUUsPerUnit: cpu,
+		ScriptUsPerUnit: cpu / 2, ScriptCallsPerUnit: 0.1, RoundTripsPerUnit: 0.2}
+	for i, s := range shares {
+		r.Masters = append(r.Masters, SpreadMaster{FirstSlot: i * 5461, CPUShare: s, CommandShare: s})
+	}
+	return r
+}
+
+// TestCompareSpread: spread rows match by shape and partition count, each
+// figure reads in its direction, the largest share shows how even the
+// spread was, and rows of one run only or of other sizes are said.
+func TestCompareSpread(t *testing.T) {
+	old, cur := pair()
+	old.Spread = []SpreadRow{
+		spreadRow(ScenarioPlain, 1, 100, 1000, 30, 0, 1, 0),
+		spreadRow(ScenarioPlain, 12, 100, 1000, 30, 0.5, 0.25, 0.25),
+		spreadRow(ScenarioChain, 3, 20, 50, 400, 0.34, 0.33, 0.33),
+	}
+	cur.Spread = []SpreadRow{
+		spreadRow(ScenarioPlain, 12, 100, 1200, 36, 0.34, 0.33, 0.33),
+		spreadRow(ScenarioPlain, 1, 200, 1000, 30, 0, 1, 0),
+		spreadRow(ScenarioFanin, 3, 20, 40, 500, 0.34, 0.33, 0.33),
+	}
+	c := Compare(old, cur, "old.json", "this run")
+	p12 := ScenarioKey{Name: ScenarioPlain, Concurrency: SpreadConcurrency, Variant: "P=12"}
+	for _, w := range []struct {
+		field  string
+		ratio  float64
+		change string
+	}{
+		{"units_per_s", 1.2, Better},
+		{"cpu_us_per_unit", 1.2, Worse},
+		{"script_us_per_unit", 1.2, Worse},
+		{"script_calls_per_unit", 1, Same},
+		{"largest_cpu_share", 0.68, Better},
+		{"largest_command_share", 0.68, Better},
+	} {
+		f := figureOf(t, c, p12, w.field)
+		if f.Ratio == nil || math.Abs(*f.Ratio-w.ratio) > 1e-9 || f.Change != w.change {
+			t.Errorf("%s: %+v, want ratio %v %s", w.field, f, w.ratio, w.change)
+		}
+	}
+	var spread []string
+	for _, s := range c.Scenarios {
+		if s.Variant != "" {
+			spread = append(spread, s.ScenarioKey.String())
+		}
+	}
+	if want := []string{"plain conc 50 procs 0 P=12", "plain conc 50 procs 0 P=1"}; !slices.Equal(spread, want) {
+		t.Errorf("matched spread rows %q, want %q (in the new run's order)", spread, want)
+	}
+	chain := ScenarioKey{Name: ScenarioChain, Concurrency: SpreadConcurrency, Variant: "P=3"}
+	fanin := ScenarioKey{Name: ScenarioFanin, Concurrency: SpreadConcurrency, Variant: "P=3"}
+	if !slices.Contains(c.OnlyOld, chain) || !slices.Contains(c.OnlyNew, fanin) {
+		t.Errorf("only old %v, only new %v: want %s and %s", c.OnlyOld, c.OnlyNew, chain, fanin)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "plain conc 50 procs 0 P=1: 100 jobs on 3 masters → 200 jobs on 3 masters") }) {
+		t.Errorf("no sizes warning for plain P=1: %q", c.Warnings)
+	}
+	var b strings.Builder
+	if err := c.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^plain P=12 +50 +0 +largest master cpu share +lower +0\.500 +0\.340 +0\.680× +better$`).MatchString(b.String()) {
+		t.Errorf("the table lacks plain P=12's largest share line:\n%s", b.String())
 	}
 }

@@ -45,7 +45,8 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			"has ended. Each row gives units/s, the server CPU (INFO cpu summed over the masters), script time,\n" +
 			"script calls and round trips per unit, the ratios to the P=1 row, the partitions each master\n" +
 			"serves and its share of the CPU. A spread skips the ceiling and the usual scenarios, and does not\n" +
-			"take --partitions, --concurrency, --processes, --no-processes or --compare. See docs/benchmarks.md.",
+			"take --partitions, --concurrency, --processes or --no-processes. --compare with a saved spread\n" +
+			"report matches rows by shape and partition count. See docs/benchmarks.md.",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {
@@ -144,7 +145,7 @@ var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "work
 // of the usual runs do not apply, --jobs sizes the plain runs, and the
 // partitions are the list's (WEIR_PARTITIONS is ignored).
 func spreadOptions(c *cobra.Command, opts *bench.Options, list string) error {
-	for _, name := range []string{"partitions", "concurrency", "processes", "no-processes", "compare"} {
+	for _, name := range []string{"partitions", "concurrency", "processes", "no-processes"} {
 		if c.Flags().Changed(name) {
 			return command.Usage(fmt.Errorf("--spread sets its own runs: --%s does not apply", name))
 		}

@@ -304,12 +304,47 @@ func TestBenchSpreadCluster(t *testing.T) {
 	if len(rep.Spread) != 6 || len(namespaces) != 6 {
 		t.Errorf("%d rows in %d namespaces, want 6 in 6", len(rep.Spread), len(namespaces))
 	}
+
+	// The saved report compared with itself: every row matched by shape
+	// and partition count, every figure the same.
+	saved := filepath.Join(t.TempDir(), "spread.json")
+	if err := os.WriteFile(saved, []byte(r.Stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = weir(t, "", nil, "bench", "--compare", saved, "--against", saved, "--json")
+	r.WantCode(t, exitOK)
+	cmp, err := bench.DecodeReport([]byte(r.Stdout))
+	if err != nil || cmp.Compare == nil {
+		t.Fatalf("decode the comparison: %v\n%s", err, r.Stdout)
+	}
+	if c := cmp.Compare; len(c.Scenarios) != 6 || len(c.OnlyOld)+len(c.OnlyNew) != 0 {
+		t.Errorf("the spread compared with itself: %d rows matched, only old %v, only new %v", len(c.Scenarios), c.OnlyOld, c.OnlyNew)
+	}
+	for _, row := range cmp.Compare.Scenarios {
+		if !seen[row.Name+" "+row.Variant] || len(row.Figures) == 0 {
+			t.Errorf("compared row %s %s (%d figures) is not a row of the run", row.Name, row.Variant, len(row.Figures))
+		}
+		for _, f := range row.Figures {
+			if f.Ratio == nil || *f.Ratio != 1 || f.Change != bench.Same {
+				t.Errorf("%s %s %s compared with itself: %+v", row.Name, row.Variant, f.Figure, f)
+			}
+		}
+	}
+	r = weir(t, "", nil, "bench", "--compare", saved, "--against", saved)
+	r.WantCode(t, exitOK)
+	for _, want := range []string{"plain P=1", "fanin P=3", "cpu µs/unit", "largest master cpu share"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("the comparison's table lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if strings.Contains(r.Stdout, "ceiling") {
+		t.Errorf("the comparison of two spreads shows a ceiling:\n%s", r.Stdout)
+	}
 }
 
 // TestBenchSpreadUsage: a bad --spread is a usage error that says what is
 // wrong, before anything connects (the cluster address is closed).
 func TestBenchSpreadUsage(t *testing.T) {
-	oldPath, _ := reportPair(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -323,7 +358,6 @@ func TestBenchSpreadUsage(t *testing.T) {
 		{[]string{"--spread", "1,3", "--partitions", "4"}, "--partitions does not apply"},
 		{[]string{"--spread", "1,3", "--concurrency", "10"}, "--concurrency does not apply"},
 		{[]string{"--spread", "1,3", "--jobs", "-1"}, "spread jobs must be at least 1"},
-		{[]string{"--spread", "1,3", "--compare", oldPath}, "--compare does not apply"},
 		{[]string{"--spread", "1,3", "--workflows", "-2"}, "spread chains must be at least 1"},
 		{[]string{"--workflows", "10"}, "--workflows sizes the runs of --spread"},
 	} {
