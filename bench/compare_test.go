@@ -373,7 +373,9 @@ func TestCompareSpread(t *testing.T) {
 	if !slices.Contains(c.OnlyOld, chain) || !slices.Contains(c.OnlyNew, fanin) {
 		t.Errorf("only old %v, only new %v: want %s and %s", c.OnlyOld, c.OnlyNew, chain, fanin)
 	}
-	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "plain conc 50 procs 0 P=1: 100 jobs on 3 masters → 200 jobs on 3 masters") }) {
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool {
+		return strings.Contains(w, "plain conc 50 procs 0 P=1: 100 jobs on 3 masters → 200 jobs on 3 masters")
+	}) {
 		t.Errorf("no sizes warning for plain P=1: %q", c.Warnings)
 	}
 	var b strings.Builder
