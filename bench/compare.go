@@ -167,17 +167,38 @@ func Compare(old, cur *Report, oldSource, newSource string) *Comparison {
 		OnlyNew:   []ScenarioKey{},
 		Ceiling:   compareFigure("ceiling_per_s", HigherIsBetter, old.CeilingPerS, old.CeilingPerS > 0, cur.CeilingPerS, cur.CeilingPerS > 0),
 	}
-	// Rows of the old run by key, in order: the i-th row of a key in the new
-	// run matches the i-th in the old one.
+	sizes := matchRows(c, old.Scenarios, cur.Scenarios, keyOf, func(k ScenarioKey, o, n Result) string {
+		c.Scenarios = append(c.Scenarios, compareRow(k, o, n))
+		if o.Jobs != n.Jobs || o.Workflows != n.Workflows {
+			return fmt.Sprintf("%s: %s → %s", k, size(o), size(n))
+		}
+		return ""
+	})
+	sizes = append(sizes, matchRows(c, old.Spread, cur.Spread, spreadKey, func(k ScenarioKey, o, n SpreadRow) string {
+		c.Scenarios = append(c.Scenarios, compareSpreadRow(k, o, n))
+		if o.Units != n.Units || len(o.Masters) != len(n.Masters) {
+			return fmt.Sprintf("%s: %s → %s", k, spreadSize(o), spreadSize(n))
+		}
+		return ""
+	})...)
+	c.Warnings = warnings(c.Old, c.New, sizes)
+	return c
+}
+
+// matchRows matches the rows of the old and the new run by key (the i-th
+// row of a key in cur matches the i-th in old), calls both for each match
+// in cur's order, and adds the rest to c's OnlyOld and OnlyNew. It returns
+// what both returned that is not empty: the matches whose sizes differ.
+func matchRows[T any](c *Comparison, old, cur []T, key func(T) ScenarioKey, both func(k ScenarioKey, o, n T) string) []string {
 	olds := map[ScenarioKey][]int{}
-	for i, s := range old.Scenarios {
-		k := keyOf(s)
+	for i, r := range old {
+		k := key(r)
 		olds[k] = append(olds[k], i)
 	}
-	matched := make([]bool, len(old.Scenarios))
+	matched := make([]bool, len(old))
 	var sizes []string
-	for _, n := range cur.Scenarios {
-		k := keyOf(n)
+	for _, n := range cur {
+		k := key(n)
 		if len(olds[k]) == 0 {
 			c.OnlyNew = append(c.OnlyNew, k)
 			continue
@@ -185,20 +206,16 @@ func Compare(old, cur *Report, oldSource, newSource string) *Comparison {
 		i := olds[k][0]
 		olds[k] = olds[k][1:]
 		matched[i] = true
-		o := old.Scenarios[i]
-		c.Scenarios = append(c.Scenarios, compareRow(k, o, n))
-		if o.Jobs != n.Jobs || o.Workflows != n.Workflows {
-			sizes = append(sizes, fmt.Sprintf("%s: %s → %s", k, size(o), size(n)))
+		if s := both(k, old[i], n); s != "" {
+			sizes = append(sizes, s)
 		}
 	}
-	for i, s := range old.Scenarios {
+	for i, r := range old {
 		if !matched[i] {
-			c.OnlyOld = append(c.OnlyOld, keyOf(s))
+			c.OnlyOld = append(c.OnlyOld, key(r))
 		}
 	}
-	sizes = append(sizes, compareSpread(c, old.Spread, cur.Spread)...)
-	c.Warnings = warnings(c.Old, c.New, sizes)
-	return c
+	return sizes
 }
 
 func side(r *Report, source string) Side {

@@ -1,9 +1,6 @@
 package bench
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // spreadFigure is one figure of a spread row that a comparison shows.
 type spreadFigure struct {
@@ -49,42 +46,14 @@ func spreadKey(r SpreadRow) ScenarioKey {
 	return ScenarioKey{Name: r.Shape, Concurrency: SpreadConcurrency, Variant: fmt.Sprintf("P=%d", r.Partitions)}
 }
 
-// compareSpread adds to c the spread rows of both runs, matched by shape
-// and partition count (the i-th row of a key in cur matches the i-th in
-// old), and returns the matched rows whose sizes differ.
-func compareSpread(c *Comparison, old, cur []SpreadRow) []string {
-	olds := map[ScenarioKey][]int{}
-	for i, r := range old {
-		k := spreadKey(r)
-		olds[k] = append(olds[k], i)
+// compareSpreadRow compares the figures of a spread row found in both
+// runs.
+func compareSpreadRow(k ScenarioKey, o, n SpreadRow) ScenarioComparison {
+	row := ScenarioComparison{ScenarioKey: k, Figures: []FigureComparison{}}
+	for _, f := range spreadFigures {
+		row.Figures = append(row.Figures, compareFigure(f.field, f.better, f.get(o), true, f.get(n), true))
 	}
-	matched := make([]bool, len(old))
-	var sizes []string
-	for _, n := range cur {
-		k := spreadKey(n)
-		if len(olds[k]) == 0 {
-			c.OnlyNew = append(c.OnlyNew, k)
-			continue
-		}
-		i := olds[k][0]
-		olds[k] = olds[k][1:]
-		matched[i] = true
-		o := old[i]
-		row := ScenarioComparison{ScenarioKey: k, Figures: []FigureComparison{}}
-		for _, f := range spreadFigures {
-			row.Figures = append(row.Figures, compareFigure(f.field, f.better, f.get(o), true, f.get(n), true))
-		}
-		c.Scenarios = append(c.Scenarios, row)
-		if o.Units != n.Units || len(o.Masters) != len(n.Masters) {
-			sizes = append(sizes, fmt.Sprintf("%s: %s → %s", k, spreadSize(o), spreadSize(n)))
-		}
-	}
-	for i, r := range old {
-		if !matched[i] && !slices.Contains(c.OnlyOld, spreadKey(r)) {
-			c.OnlyOld = append(c.OnlyOld, spreadKey(r))
-		}
-	}
-	return sizes
+	return row
 }
 
 // spreadSize is the size of a spread row, as the sizes warning gives it.
