@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"maps"
@@ -161,8 +162,16 @@ func evaluate[T any](t *testing.T, b *browser, expr string) T {
 // wait waits until the page has an element matching the CSS selector.
 func wait(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitReady(chromedp.CSS(sel)) }
 
-// click clicks the first element matching the CSS selector.
-func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+// click clicks the first element matching the CSS selector once one
+// matches: the page's own click() on the element (a click event on an SVG
+// element, which has no click()), found and clicked in one step. (chromedp.Click finds the node, then sends mouse events to it: a
+// page that re-renders in between, as a refresh after an action does,
+// fails it with "Could not find node with given id".)
+func click(sel string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	return chromedp.Poll[chromedp.Void](`(() => { const e = document.querySelector(` + string(q) + `); if (!e) return false; ` +
+		`if (e.click) e.click(); else e.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true})); return true })()`)
+}
 
 // node is a task's node in the drawn DAG.
 type node struct {
