@@ -147,10 +147,14 @@ var figures = []figure{
 	{"memory_per_workflow_bytes", "memory B/workflow", LowerIsBetter, present(func(r Result) *float64 { return r.MemoryPerWorkflowBytes })},
 }
 
-// figureLabels are the table labels of the figures, by JSON field.
+// figureLabels are the table labels of the figures (a spread row's too),
+// by JSON field.
 var figureLabels = func() map[string]string {
 	m := map[string]string{"ceiling_per_s": "ceiling calls/s"}
 	for _, f := range figures {
+		m[f.field] = f.label
+	}
+	for _, f := range spreadFigures {
 		m[f.field] = f.label
 	}
 	return m

@@ -25,12 +25,6 @@ var spreadFigures = []spreadFigure{
 	}},
 }
 
-func init() {
-	for _, f := range spreadFigures {
-		figureLabels[f.field] = f.label
-	}
-}
-
 // largestShare is the largest share of a row's masters (0 without any).
 func largestShare(r SpreadRow, share func(SpreadMaster) float64) float64 {
 	var v float64
