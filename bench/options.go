@@ -187,20 +187,23 @@ func (o Options) withDefaults(d Options) (Options, error) {
 	if o.Processes == nil {
 		o.Processes = d.Processes
 	}
-	for name, v := range map[string]int{
-		"jobs": o.Jobs, "process concurrency": o.ProcessConcurrency, "chain tasks": o.ChainTasks,
-		"fan-in workflows": o.FaninWorkflows, "fan-in width": o.FaninWidth, "fan-in concurrency": o.FaninConcurrency,
-		"submit tasks": o.SubmitTasks, "limits concurrency": o.LimitsConcurrency, "ceiling clients": o.CeilingClients, "producers": o.Producers,
-	} {
-		if v < 1 {
-			return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)
-		}
+	// in this order, so that of several bad sizes the same one is reported
+	// every time
+	type size struct {
+		name string
+		v    int
+	}
+	sizes := []size{
+		{"jobs", o.Jobs}, {"process concurrency", o.ProcessConcurrency}, {"chain tasks", o.ChainTasks},
+		{"fan-in workflows", o.FaninWorkflows}, {"fan-in width", o.FaninWidth}, {"fan-in concurrency", o.FaninConcurrency},
+		{"submit tasks", o.SubmitTasks}, {"limits concurrency", o.LimitsConcurrency}, {"ceiling clients", o.CeilingClients}, {"producers", o.Producers},
 	}
 	if len(o.Spread) > 0 {
-		for name, v := range map[string]int{"spread jobs": o.SpreadJobs, "spread chains": o.SpreadChains, "spread fan-ins": o.SpreadFanins} {
-			if v < 1 {
-				return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, name, v)
-			}
+		sizes = append(sizes, size{"spread jobs", o.SpreadJobs}, size{"spread chains", o.SpreadChains}, size{"spread fan-ins", o.SpreadFanins})
+	}
+	for _, sz := range sizes {
+		if sz.v < 1 {
+			return o, fmt.Errorf("%w: %s must be at least 1, got %d", ErrUsage, sz.name, sz.v)
 		}
 	}
 	for _, c := range o.Concurrencies {
