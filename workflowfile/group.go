@@ -113,9 +113,13 @@ func groupTasks(path string, g *fileGroup) ([]fileTask, error) {
 			continue
 		}
 		t := *cb.t
-		for field, given := range map[string]bool{"name": t.Name != "", "after": t.After != nil, "always": t.Always, "on_failure": t.OnFailure} {
-			if given {
-				return nil, fail(t.path, field, "a callback takes no %s: it is the task %q, run after the %s's steps", field, g.Name+"."+cb.kind, g.kind)
+		// in the file format's order, so that of several the first is named
+		for _, f := range []struct {
+			field string
+			given bool
+		}{{"name", t.Name != ""}, {"after", t.After != nil}, {"always", t.Always}, {"on_failure", t.OnFailure}} {
+			if f.given {
+				return nil, fail(t.path, f.field, "a callback takes no %s: it is the task %q, run after the %s's steps", f.field, g.Name+"."+cb.kind, g.kind)
 			}
 		}
 		t.Name = g.Name + "." + cb.kind
