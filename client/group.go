@@ -105,8 +105,9 @@ func (g *Group) After(deps ...TaskRef) *Group {
 
 // AllowFailures makes a batch's Then run once every step ended, whatever
 // the outcomes, and so keeps the steps' failures from failing the workflow
-// (a failure whose dependents are all Always is absorbed: the steps'
-// dependents are then the callbacks only). A chain cannot allow failures:
+// (a failure whose dependents all absorb it is absorbed: the steps'
+// dependents are then the callbacks only, and with AllowFailures its Catch
+// and Finally absorb too). A chain cannot allow failures:
 // it is a *weir.BuildError.
 func (g *Group) AllowFailures() *Group {
 	if g.chain {
@@ -121,6 +122,11 @@ func (g *Group) AllowFailures() *Group {
 	g.allow = true
 	if g.then != nil {
 		g.then.spec.Always = true
+	}
+	for _, n := range []*node{g.catch, g.finally} {
+		if n != nil {
+			n.spec.NoAbsorb = false
+		}
 	}
 	return g
 }
@@ -166,6 +172,11 @@ func callback[P, R any](g *Group, kind string, q Queue[P, R], payload P, opts []
 		}
 		t.After(deps...).Always()
 	}
+	if kind != weir.GroupThen && !g.allow {
+		// a catch or a finally runs after a failed step without
+		// absorbing it: the workflow still fails (AllowFailures absorbs)
+		t.set(func(s *engine.TaskSpec) { s.NoAbsorb = true })
+	}
 	return t
 }
 
@@ -189,7 +200,9 @@ func Catch[P, R any](g *Group, q Queue[P, R], payload P, opts ...JobOption) *Tas
 
 // Finally adds the group's last callback: a task "<group>.finally" with
 // payload on queue q that runs once every step ended, whatever the
-// outcomes, and after Then and Catch (added before it) ended.
+// outcomes, and after Then and Catch (added before it) ended. Like a
+// Catch, a Finally does not keep the workflow from failing: a failed step
+// fails it (and the steps' undos run) unless the group AllowFailures.
 func Finally[P, R any](g *Group, q Queue[P, R], payload P, opts ...JobOption) *Task[R] {
 	return callback(g, weir.GroupFinally, q, payload, opts)
 }

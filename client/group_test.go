@@ -107,6 +107,38 @@ func TestGroupCallbacks(t *testing.T) {
 			"b.catch total=2 completed=1 failed=1 cancelled=0 first=x/failed",
 		}},
 	}, {
+		name: "batch with catch and finally but no then fails",
+		build: func(wf *client.Workflow) {
+			g := client.Batch(wf, "b", client.NewStep("x", sendQ, "bad-x"), client.NewStep("y", sendQ, "ok"))
+			client.Catch(g, reportQ, "")
+			client.Finally(g, reportQ, "")
+		},
+		want: want{weir.WorkflowFailed, []string{
+			"b.catch total=2 completed=1 failed=1 cancelled=0 first=x/failed",
+			"b.finally total=2 completed=1 failed=1 cancelled=0 first=x/failed",
+		}},
+	}, {
+		name: "chain with only finally fails",
+		build: func(wf *client.Workflow) {
+			g := client.Chain(wf, "c", client.NewStep("x", sendQ, "ok"), client.NewStep("y", sendQ, "bad-y"))
+			client.Finally(g, reportQ, "")
+		},
+		want: want{weir.WorkflowFailed, []string{
+			"c.finally total=2 completed=1 failed=1 cancelled=0 first=y/failed",
+		}},
+	}, {
+		name: "batch allowing failures with catch and finally only completes",
+		build: func(wf *client.Workflow) {
+			g := client.Batch(wf, "b", client.NewStep("x", sendQ, "bad-x"), client.NewStep("y", sendQ, "ok"))
+			client.Catch(g, reportQ, "")
+			client.Finally(g, reportQ, "")
+			g.AllowFailures() // after the callbacks: it still applies
+		},
+		want: want{weir.WorkflowCompleted, []string{
+			"b.catch total=2 completed=1 failed=1 cancelled=0 first=x/failed",
+			"b.finally total=2 completed=1 failed=1 cancelled=0 first=x/failed",
+		}},
+	}, {
 		name: "a group after a task",
 		build: func(wf *client.Workflow) {
 			first := client.AddTask(wf, "first", sendQ, "bad-first")

@@ -261,6 +261,9 @@ func (d *differ) genPlan(id string) engine.Plan {
 		if ts.Always && len(ts.After) > 0 {
 			ts.OnFailure = d.intRange(0, 2, "onfailure") == 0
 		}
+		if ts.Always {
+			ts.NoAbsorb = d.intRange(0, 2, "noabsorb") == 0
+		}
 		p.Tasks = append(p.Tasks, ts)
 	}
 	d.genStartAt(&p)

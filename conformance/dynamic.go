@@ -55,6 +55,9 @@ func (d *differ) genAdd(o *engine.Outcome) {
 		if ts.Always && len(ts.After) > 0 {
 			ts.OnFailure = d.intRange(0, 1, "addonfailure") == 0
 		}
+		if ts.Always {
+			ts.NoAbsorb = d.intRange(0, 2, "addnoabsorb") == 0
+		}
 		o.Add = append(o.Add, ts)
 	}
 }

@@ -51,7 +51,7 @@ func (s rapidSource) exhausted() bool { return false }
 
 // tapeVersion is the version of the tapes this suite records: a tape
 // starts with "v<version>"; one without is version 1.
-const tapeVersion = 10
+const tapeVersion = 11
 
 // notOnTape lists, per tape version, the draws its tapes do not hold
 // (added to the generator later) and the value that replays such a tape
@@ -65,17 +65,19 @@ const tapeVersion = 10
 // after a workflow's cancel and after a finish that ended one (1: none);
 // version 9 tasks added at run time (1: none; its tapes came from a branch
 // without re-runs); version 10 OnFailure tasks, in the plan and among the
-// added ones (1: not one).
+// added ones (1: not one); version 11 NoAbsorb tasks, likewise (1: not
+// one).
 var notOnTape = map[int]map[string]int{
-	1: {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	2: {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	3: {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	4: {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	5: {"deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	6: {"webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	7: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	8: {"onfailure": 1, "addtasks": 1, "addonfailure": 1},
-	9: {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addonfailure": 1},
+	1:  {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	2:  {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	3:  {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	4:  {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	5:  {"deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	6:  {"webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	7:  {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	8:  {"onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	9:  {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
+	10: {"noabsorb": 1, "addnoabsorb": 1},
 }
 
 // tapeSource replays a tape. A tape ends after the step that failed: the

@@ -75,6 +75,9 @@ func PlanHash(p Plan) string {
 		if t.OnFailure {
 			str("on_failure")
 		}
+		if t.NoAbsorb {
+			str("no_absorb")
+		}
 		if len(buf) > 32<<10 {
 			h.Write(buf)
 			buf = buf[:0]

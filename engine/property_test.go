@@ -61,7 +61,7 @@ func ptNewInfo(p Plan) *ptInfo {
 		}
 		in.absorbable[x] = len(in.dependents[x]) > 0
 		for _, d := range in.dependents[x] {
-			if !p.Tasks[d].Always {
+			if !p.Tasks[d].Always || p.Tasks[d].NoAbsorb {
 				in.absorbable[x] = false
 			}
 		}
@@ -89,6 +89,7 @@ func ptGenPlan(t *rapid.T, id string) Plan {
 			}
 		}
 		ts.Always = rapid.IntRange(0, 3).Draw(t, "always") == 0
+		ts.NoAbsorb = ts.Always && rapid.IntRange(0, 2).Draw(t, "noAbsorb") == 0
 		if rapid.Bool().Draw(t, "undo") {
 			ts.Undo = &UndoSpec{Queue: rapid.SampledFrom(ptQueueNames).Draw(t, "undoQueue"), Payload: []byte("u")}
 		}
@@ -111,6 +112,9 @@ func ptPlanString(p Plan) string {
 		}
 		if t.Always {
 			b.WriteString(" always")
+		}
+		if t.NoAbsorb {
+			b.WriteString(" no_absorb")
 		}
 		if t.Undo != nil {
 			fmt.Fprintf(&b, " undo=%s", t.Undo.Queue)

@@ -111,6 +111,13 @@ type TaskSpec struct {
 	// cancelled): a catch callback. When every dependency completed it
 	// ends cancelled with error ReasonTextNoFailure, without running.
 	OnFailure bool
+	// NoAbsorb (with Always) keeps the task from absorbing its
+	// dependencies' failures: it runs after them as any Always task does,
+	// but a dependency whose dependents are all Always still fails the
+	// workflow when one of them is NoAbsorb. A group's Catch and Finally
+	// are NoAbsorb unless the group allows failures (spec/states.md,
+	// Absorption).
+	NoAbsorb bool
 	// Undo is the compensation job run if the workflow compensates after this
 	// task completed. It runs with the task's priority and retry policy.
 	Undo     *UndoSpec

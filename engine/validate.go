@@ -62,18 +62,23 @@ type compiled struct {
 }
 
 // absorbable reports whether a failure of task i is absorbed: it has at least
-// one dependent and all of them are Always.
+// one dependent and all of them absorb (Absorbs).
 func (c *compiled) absorbable(i int) bool {
 	if len(c.dependents[i]) == 0 {
 		return false
 	}
 	for _, d := range c.dependents[i] {
-		if !c.plan.Tasks[d].Always {
+		if !Absorbs(c.plan.Tasks[d]) {
 			return false
 		}
 	}
 	return true
 }
+
+// Absorbs reports whether task t, as a dependent, absorbs a dependency's
+// failure: it is Always and not NoAbsorb. A failure is absorbed when the
+// failed task has dependents and every one of them absorbs.
+func Absorbs(t TaskSpec) bool { return t.Always && !t.NoAbsorb }
 
 // ValidatePlan checks a plan against the limits and returns the first
 // problem as a *ValidationError, or nil.
@@ -155,6 +160,9 @@ func validateTaskFields(t TaskSpec, l Limits) error {
 	}
 	if t.OnFailure && (!t.Always || len(t.After) == 0) {
 		return invalid(t.Name, "on_failure", "an OnFailure task must be Always and have a dependency")
+	}
+	if t.NoAbsorb && !t.Always {
+		return invalid(t.Name, "no_absorb", "a NoAbsorb task must be Always (a task that is not Always never absorbs a failure)")
 	}
 	if t.Undo != nil {
 		if !ValidName(t.Undo.Queue) {

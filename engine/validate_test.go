@@ -80,6 +80,7 @@ func TestValidatePlanRefusesBadInput(t *testing.T) {
 		{name: "backoff not whole milliseconds", mod: func(p *Plan) { p.Tasks[1].Backoff = 1500 * time.Microsecond }, task: "b", field: "backoff"},
 		{name: "negative timeout", mod: func(p *Plan) { p.Tasks[1].Timeout = -time.Millisecond }, task: "b", field: "timeout"},
 		{name: "timeout not whole milliseconds", mod: func(p *Plan) { p.Tasks[1].Timeout = time.Second + time.Nanosecond }, task: "b", field: "timeout"},
+		{name: "NoAbsorb without Always", mod: func(p *Plan) { p.Tasks[1].NoAbsorb = true }, task: "b", field: "no_absorb"},
 	}
 	for what, bad := range rtBadNames {
 		rows = append(rows,

@@ -460,7 +460,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		is := strconv.Itoa(i + 1)
 		absorb := len(dependents[i]) > 0
 		for _, d := range dependents[i] {
-			if !p.Tasks[d].Always {
+			if !engine.Absorbs(p.Tasks[d]) {
 				absorb = false
 			}
 		}
@@ -532,6 +532,9 @@ func taskSpec(t engine.TaskSpec, absorb bool) string {
 	}
 	if t.OnFailure {
 		flags += "F"
+	}
+	if t.NoAbsorb {
+		flags += "N"
 	}
 	// last: the spec's readers take the digits after it
 	if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {

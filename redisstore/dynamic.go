@@ -40,11 +40,24 @@ func appendAddBlock(args []any, o *engine.Outcome, lim engine.Limits) []any {
 		if t.Undo != nil && t.Undo.Payload != nil {
 			uflag, upayload = "1", bytesArg(t.Undo.Payload)
 		}
-		args = append(args, t.Name, pre, post, strings.Join(refs, ","), flagArg(t.Always), flagArg(t.Undo != nil), entry,
+		args = append(args, t.Name, pre, post, strings.Join(refs, ","), alwaysArg(t), flagArg(t.Undo != nil), entry,
 			flagArg(t.Payload != nil), bytesArg(t.Payload), uflag, upayload)
 		pos[t.Name] = k
 	}
 	return args
+}
+
+// alwaysArg is an added task's Always argument (dynamic.lua): "1" when
+// it is Always and absorbs its dependencies' failures, "2" when it is
+// Always and NoAbsorb, empty when it is not Always.
+func alwaysArg(t engine.TaskSpec) any {
+	switch {
+	case engine.Absorbs(t):
+		return argOne
+	case t.Always:
+		return "2"
+	}
+	return argEmpty
 }
 
 // addBlockLen is the number of strings appendAddBlock appends for o.

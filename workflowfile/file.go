@@ -80,6 +80,9 @@ type fileTask struct {
 	After     []string
 	Always    bool
 	OnFailure bool
+	// noAbsorb is set by a group on its catch and finally when it does
+	// not allow failures (group.go); a file cannot give it.
+	noAbsorb bool
 	fileRetry
 	Undo *fileUndo
 	// Payload is the task's JSON payload for a Go handler (nil: none
@@ -336,7 +339,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
 		}
-		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always || t.OnFailure, OnFailure: t.OnFailure, Priority: t.Priority, Key: t.Key}
+		spec := engine.TaskSpec{Name: t.Name, Queue: t.Queue, Always: t.Always || t.OnFailure, OnFailure: t.OnFailure, NoAbsorb: t.noAbsorb, Priority: t.Priority, Key: t.Key}
 		switch {
 		case t.Signal:
 			if field, problem := signalConflict(t); field != "" {

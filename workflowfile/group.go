@@ -129,8 +129,10 @@ func groupTasks(path string, g *fileGroup) ([]fileTask, error) {
 			t.Always = g.AllowFailures
 		case weir.GroupCatch:
 			t.Always, t.OnFailure = true, true
+			t.noAbsorb = !g.AllowFailures
 		case weir.GroupFinally:
 			t.Always = true
+			t.noAbsorb = !g.AllowFailures
 			t.After = append(t.After, callbacks...)
 		}
 		callbacks = append(callbacks, t.Name)

@@ -67,6 +67,30 @@ chain:
 	}
 }
 
+// A group's catch and finally do not absorb its steps' failures, unless
+// the group allows failures (spec/workflow-file.md, Chain and batch).
+func TestParseGroupCallbacksNoAbsorb(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		noAbsorb bool
+	}{
+		{"batch: {name: b, steps: [{name: a, run: x}], catch: {run: y}, finally: {run: z}}", true},
+		{"chain: {name: b, steps: [{name: a, run: x}], catch: {run: y}, finally: {run: z}}", true},
+		{"batch: {name: b, allow_failures: true, steps: [{name: a, run: x}], catch: {run: y}, finally: {run: z}}", false},
+	} {
+		f, err := Parse("g.yaml", []byte(c.file), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ts := range f.Plan.Tasks {
+			want := c.noAbsorb && (ts.Name == "b.catch" || ts.Name == "b.finally")
+			if ts.NoAbsorb != want {
+				t.Errorf("%s: task %s NoAbsorb %t, want %t", c.file, ts.Name, ts.NoAbsorb, want)
+			}
+		}
+	}
+}
+
 func TestParseGroupErrors(t *testing.T) {
 	cases := []struct{ name, file, path, problem string }{
 		{"step with after", "batch: {steps: [{name: a, run: x}, {name: b, run: y, after: [a]}]}", "batch.steps[1].after", "takes no after"},

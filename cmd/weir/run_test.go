@@ -231,6 +231,52 @@ func TestRunSagaUndoesInReverse(t *testing.T) {
 	}
 }
 
+// A saga written as a batch with a catch and a finally but no then: the
+// failed step is not absorbed by the group's callbacks, so the workflow
+// compensates and `weir run` exits 1 (issue: it ended completed, exit 0,
+// and the undos never ran).
+func TestRunBatchCatchFinallyCompensates(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, "booking.yaml", `batch:
+  name: booking
+  steps:
+    - {name: flight, run: echo FL-1, undo: {run: echo undo flight}}
+    - {name: hotel, run: echo HO-2, undo: {run: echo undo hotel}}
+    - {name: pay, run: echo declined >&2; exit 1}
+  catch: {run: echo caught $WEIR_GROUP_FIRST_FAILURE}
+  finally: {run: echo done}
+`)
+	r := weir(t, "", nil, "run", "--json", p)
+	r.WantCode(t, 1)
+	rec := decodeRecord(t, r)
+	if rec.State != "compensated" || deref(rec.Reason) != "failure" {
+		t.Errorf("state %s reason %s, want compensated failure", rec.State, deref(rec.Reason))
+	}
+	for _, name := range []string{"flight", "hotel"} {
+		tr := recordTask(t, rec, name)
+		if tr.Undo == nil || deref(tr.Undo.State) != "completed" {
+			t.Errorf("%s's undo %+v, want completed", name, tr.Undo)
+		}
+	}
+	wantTask(t, recordTask(t, rec, "booking.catch"), "completed", 1)
+	wantTask(t, recordTask(t, rec, "booking.finally"), "completed", 1)
+}
+
+// examples/batch.yaml: a step fails, the catch and the finally run, and
+// the workflow fails, as the example says.
+func TestRunBatchExample(t *testing.T) {
+	t.Parallel()
+	r := weir(t, "", nil, "run", "--json", "examples/batch.yaml")
+	r.WantCode(t, 1)
+	rec := decodeRecord(t, r)
+	if rec.State != "failed" {
+		t.Errorf("state %s, want failed", rec.State)
+	}
+	wantTask(t, recordTask(t, rec, "emails.then"), "cancelled", 0)
+	wantTask(t, recordTask(t, rec, "emails.catch"), "completed", 1)
+	wantTask(t, recordTask(t, rec, "emails.finally"), "completed", 1)
+}
+
 func TestRunFailFast(t *testing.T) {
 	t.Parallel()
 	r := weir(t, "", nil, "run", "--json", "--concurrency", "1", "examples/failfast.yaml")

@@ -46,7 +46,7 @@ var taskSpec = map[string]kind{
 	"q": kStr, "payload": kStr, "after": kList, "always": kBool, "undo": kStr,
 	"undo_payload": kStr, "priority": kInt, "attempts": kInt, "backoff": kDur, "timeout": kDur,
 	"expiries": kInt, "key": kStr, "signal": kBool, "signal_timeout": kDur, "delay": kDur,
-	"on_failure": kBool,
+	"on_failure": kBool, "no_absorb": kBool,
 }
 
 func (op *opSubmit) more(ws []word) error {
@@ -77,6 +77,7 @@ func parseTask(ws []word) (engine.TaskSpec, error) {
 		MaxAttempts: o.int("attempts", 0), Backoff: o.dur("backoff", 0), Timeout: o.dur("timeout", 0),
 		MaxExpiries: o.int("expiries", 0), Key: o.str("key"), Signal: o.bool("signal", false), SignalTimeout: o.dur("signal_timeout", 0),
 		Delay: o.dur("delay", 0), OnFailure: o.bool("on_failure", false),
+		NoAbsorb: o.bool("no_absorb", false),
 	}
 	if o.has("undo") {
 		t.Undo = &engine.UndoSpec{Queue: o.str("undo"), Payload: o.bytes("undo_payload")}

@@ -1,4 +1,4 @@
-#!lua name=weir2_cc23729ef08c
+#!lua name=weir2_cb9f82b420d0
 -- weir2: every transition, as one function library; built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:
 -- edit those files, not this one.
 
@@ -3015,7 +3015,8 @@ end
 -- a failure absorbed, is Lua's to add: it depends on dependents only Lua
 -- knows), the rest of its spec after the flag B ("U E S X<n>", ":<key>",
 -- "|<undo queue>"), its dependencies ("#<k>": the k-th added task, or a
--- task's name; joined by ","), "1" when Always, "1" when it has an undo,
+-- task's name; joined by ","), "1" when Always ("2" when Always and
+-- NoAbsorb: it does not absorb its dependencies' failures), "1" when it has an undo,
 -- its entry in a dependents list after its index ("<name> <queue>
 -- <priority>[marks][:<key>]", codec.go dependentsField), "1" when it has a
 -- payload and the payload, "1" when its undo has one and that payload.
@@ -3178,17 +3179,20 @@ function DYN.grow(j, s, fx)
   -- delayed task
   local rk = v[6] and {v[6]}
   -- per added task: its dependents' entries among the added, whether they
-  -- are all Always, its dependencies, open count, cancel reason
+  -- all absorb a failure (Always, not NoAbsorb), its dependencies, open
+  -- count, cancel reason
   local dn, dall, deps, open, reason = {}, {}, {}, {}, {}
   -- per added OnFailure task: a dependency already ended not completed
   local nf = {}
   -- the existing tasks that get added dependents: order, entries, whether
-  -- those are all Always
+  -- those all absorb a failure
   local xo, xe, xa = {}, {}, {}
   for t = 1, m do
     local b = s + 4 + (t - 1) * DYN.STRIDE
     local i = n + t
-    local always, entry = A[b + 4] == '1', fmt(i) .. ' ' .. A[b + 6]
+    -- "1": Always, absorbing its dependencies' failures; "2": Always
+    -- and NoAbsorb; empty: not Always
+    local always, absorbs, entry = A[b + 4] ~= '', A[b + 4] == '1', fmt(i) .. ' ' .. A[b + 6]
     dn[t], dall[t], deps[t], open[t] = {}, true, {}, 0
     for ref in string.gmatch(A[b + 3], '[^,]+') do
       local d
@@ -3196,7 +3200,7 @@ function DYN.grow(j, s, fx)
         local k = tonumber(string.sub(ref, 2))
         d = n + k
         dn[k][#dn[k] + 1] = entry
-        dall[k] = dall[k] and always
+        dall[k] = dall[k] and absorbs
         open[t] = open[t] + 1
       else
         d = tonumber(redis.call('HGET', wf_ikey(w), ref))
@@ -3205,7 +3209,7 @@ function DYN.grow(j, s, fx)
           xe[d], xa[d] = {}, true
         end
         xe[d][#xe[d] + 1] = entry
-        xa[d] = xa[d] and always
+        xa[d] = xa[d] and absorbs
         local db = task_byte(w, d)
         if d == f or not DYN.ENDED[db] then
           open[t] = open[t] + 1
@@ -3234,7 +3238,7 @@ function DYN.grow(j, s, fx)
   local alws = v[3]
   for x, g in ipairs(gated) do
     ge[x] = g[2]
-    gall = gall and string.byte(alws, g[1]) == 49
+    gall = gall and string.byte(alws, g[1]) == 49 and not string.find(task_flags(w, g[1]), 'N', 1, true)
   end
   if #gated > 0 then
     for t = 1, m do gi[t] = fmt(n + t) end
@@ -4171,7 +4175,7 @@ end
 
 
 -- ---- scripts/submit.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_submit', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_submit', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
@@ -4321,7 +4325,7 @@ return out
 end}
 
 -- ---- scripts/enqueue.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_enqueue', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_enqueue', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
@@ -4396,7 +4400,7 @@ return out
 end}
 
 -- ---- scripts/claim.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_claim', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_claim', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
@@ -4455,7 +4459,7 @@ return out
 end}
 
 -- ---- scripts/finish.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_finish', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_finish', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
@@ -4572,7 +4576,7 @@ return out
 end}
 
 -- ---- scripts/heartbeat.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_heartbeat', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_heartbeat', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
@@ -4620,7 +4624,7 @@ return out
 end}
 
 -- ---- scripts/expire.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_expire', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_expire', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
@@ -4681,7 +4685,7 @@ return out
 end}
 
 -- ---- scripts/cancel_workflow.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_cancel_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_cancel_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
@@ -4746,7 +4750,7 @@ return out
 end}
 
 -- ---- scripts/cancel_job.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_cancel_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_cancel_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
@@ -4805,7 +4809,7 @@ return out
 end}
 
 -- ---- scripts/pause.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
@@ -4838,7 +4842,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_queue.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
@@ -4871,7 +4875,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/rate_limit_queue.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_rate_limit_queue', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_rate_limit_queue', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
@@ -4913,7 +4917,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/purge.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_purge', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_purge', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
@@ -4994,7 +4998,7 @@ return out
 end}
 
 -- ---- scripts/retry_job.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_retry_job', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_retry_job', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
@@ -5056,7 +5060,7 @@ return out
 end}
 
 -- ---- scripts/rerun_workflow.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_rerun_workflow', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_rerun_workflow', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_rerun_workflow: Runs the failed part of a workflow that ended
 -- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
@@ -5271,7 +5275,7 @@ return out
 end}
 
 -- ---- scripts/delete_job.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_delete_job', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_delete_job', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
@@ -5308,7 +5312,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/delete_workflow.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_delete_workflow', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_delete_workflow', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
@@ -5351,7 +5355,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/drain.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_drain', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_drain', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
@@ -5393,7 +5397,7 @@ return out
 end}
 
 -- ---- scripts/get_workflow.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_get_workflow', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_get_workflow', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
@@ -5426,7 +5430,7 @@ return out
 end}
 
 -- ---- scripts/get_job.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_get_job', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_get_job', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_get_job: Reads one job's snapshot. Read-only.
 --
@@ -5452,7 +5456,7 @@ return out
 end}
 
 -- ---- scripts/list.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
@@ -5524,7 +5528,7 @@ return out
 end}
 
 -- ---- scripts/list_jobs.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_list_jobs', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_list_jobs', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
@@ -5638,7 +5642,7 @@ return out
 end}
 
 -- ---- scripts/queues.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_queues', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_queues', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
@@ -5658,7 +5662,7 @@ return out
 end}
 
 -- ---- scripts/observe.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_observe', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_observe', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
@@ -5724,7 +5728,7 @@ return out
 end}
 
 -- ---- scripts/schedule_put.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_put', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_schedule_put', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
@@ -5763,7 +5767,7 @@ return {'1', fmt(rev)}
 end}
 
 -- ---- scripts/schedule_delete.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_delete', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_schedule_delete', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
@@ -5791,7 +5795,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_pause.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_pause', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_schedule_pause', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
@@ -5832,7 +5836,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/schedule_fire.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_fire', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_schedule_fire', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
@@ -5926,7 +5930,7 @@ return {'fired', id, created}
 end}
 
 -- ---- scripts/schedule_list.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_schedule_list', flags = {'no-writes'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_schedule_list', flags = {'no-writes'},
   callback = function(KEYS, ARGV)
 -- weir2_schedule_list: Reads one schedule, or every schedule of the
 -- partition (at most engine.MaxSchedules). Read-only.
@@ -5965,7 +5969,7 @@ return out
 end}
 
 -- ---- scripts/progress.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_progress', flags = {},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_progress', flags = {},
   callback = function(KEYS, ARGV)
 -- weir2_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
@@ -6014,7 +6018,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/limit_keys.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_limit_keys', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_limit_keys', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
@@ -6046,7 +6050,7 @@ return {'OK'}
 end}
 
 -- ---- scripts/signal.lua
-redis.register_function{function_name = 'weir2_cc23729ef08c_signal', flags = {'allow-oom'},
+redis.register_function{function_name = 'weir2_cb9f82b420d0_signal', flags = {'allow-oom'},
   callback = function(KEYS, ARGV)
 -- weir2_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended

@@ -20,7 +20,8 @@
 -- a failure absorbed, is Lua's to add: it depends on dependents only Lua
 -- knows), the rest of its spec after the flag B ("U E S X<n>", ":<key>",
 -- "|<undo queue>"), its dependencies ("#<k>": the k-th added task, or a
--- task's name; joined by ","), "1" when Always, "1" when it has an undo,
+-- task's name; joined by ","), "1" when Always ("2" when Always and
+-- NoAbsorb: it does not absorb its dependencies' failures), "1" when it has an undo,
 -- its entry in a dependents list after its index ("<name> <queue>
 -- <priority>[marks][:<key>]", codec.go dependentsField), "1" when it has a
 -- payload and the payload, "1" when its undo has one and that payload.
@@ -183,17 +184,20 @@ function DYN.grow(j, s, fx)
   -- delayed task
   local rk = v[6] and {v[6]}
   -- per added task: its dependents' entries among the added, whether they
-  -- are all Always, its dependencies, open count, cancel reason
+  -- all absorb a failure (Always, not NoAbsorb), its dependencies, open
+  -- count, cancel reason
   local dn, dall, deps, open, reason = {}, {}, {}, {}, {}
   -- per added OnFailure task: a dependency already ended not completed
   local nf = {}
   -- the existing tasks that get added dependents: order, entries, whether
-  -- those are all Always
+  -- those all absorb a failure
   local xo, xe, xa = {}, {}, {}
   for t = 1, m do
     local b = s + 4 + (t - 1) * DYN.STRIDE
     local i = n + t
-    local always, entry = A[b + 4] == '1', fmt(i) .. ' ' .. A[b + 6]
+    -- "1": Always, absorbing its dependencies' failures; "2": Always
+    -- and NoAbsorb; empty: not Always
+    local always, absorbs, entry = A[b + 4] ~= '', A[b + 4] == '1', fmt(i) .. ' ' .. A[b + 6]
     dn[t], dall[t], deps[t], open[t] = {}, true, {}, 0
     for ref in string.gmatch(A[b + 3], '[^,]+') do
       local d
@@ -201,7 +205,7 @@ function DYN.grow(j, s, fx)
         local k = tonumber(string.sub(ref, 2))
         d = n + k
         dn[k][#dn[k] + 1] = entry
-        dall[k] = dall[k] and always
+        dall[k] = dall[k] and absorbs
         open[t] = open[t] + 1
       else
         d = tonumber(redis.call('HGET', wf_ikey(w), ref))
@@ -210,7 +214,7 @@ function DYN.grow(j, s, fx)
           xe[d], xa[d] = {}, true
         end
         xe[d][#xe[d] + 1] = entry
-        xa[d] = xa[d] and always
+        xa[d] = xa[d] and absorbs
         local db = task_byte(w, d)
         if d == f or not DYN.ENDED[db] then
           open[t] = open[t] + 1
@@ -239,7 +243,7 @@ function DYN.grow(j, s, fx)
   local alws = v[3]
   for x, g in ipairs(gated) do
     ge[x] = g[2]
-    gall = gall and string.byte(alws, g[1]) == 49
+    gall = gall and string.byte(alws, g[1]) == 49 and not string.find(task_flags(w, g[1]), 'N', 1, true)
   end
   if #gated > 0 then
     for t = 1, m do gi[t] = fmt(n + t) end
