@@ -85,12 +85,12 @@ func TestRecordMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				rows = append(rows, fmt.Sprintf("%-40s %7d B per %s (MEMORY USAGE of the stream, %d %ss)", label, u/int64(n), unit, n, unit))
-				check(t, label, u/int64(n))
+				checkMemoryCeiling(t, label, u/int64(n))
 				return
 			}
 			info := (usedMemory(t, rdb) - before) / int64(n)
 			rows = append(rows, fmt.Sprintf("%-40s %7d B per %s (keys %d; %d %ss)", label, info, unit, keysMemory(t, rdb)/int64(n), n, unit))
-			check(t, label, info)
+			checkMemoryCeiling(t, label, info)
 		})
 	}
 	pad := func(n int) []byte { return []byte(strings.Repeat("p", n)) }
@@ -193,8 +193,8 @@ func TestRecordMemory(t *testing.T) {
 		serverInfo(t, rdb, "server", "redis_version"), strings.Join(rows, "\n"))
 }
 
-// check fails t when a figure is over its memoryCeilings entry.
-func check(t *testing.T, label string, per int64) {
+// checkMemoryCeiling fails t when a figure is over its memoryCeilings entry.
+func checkMemoryCeiling(t *testing.T, label string, per int64) {
 	t.Helper()
 	c, ok := memoryCeilings[label]
 	switch {
