@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -85,4 +87,21 @@ func NewEvent(t EventType, id string, attempt int, reason string, at time.Time) 
 		e.Task, _, e.Undo = strings.Cut(rest, "/")
 	}
 	return e
+}
+
+// MarshalJSON writes the event as its fields' tags say, with Time in
+// TimeLayout (UTC, exactly three fraction digits), as records write
+// their times. It reads back with encoding/json's default decoding.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event // the same fields, without this method
+	b, err := json.Marshal(plain(e))
+	if err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(e.Time) // as b holds it; a string never holds it unescaped
+	if err != nil {
+		return nil, err
+	}
+	old := append([]byte(`"time":`), t...)
+	return bytes.Replace(b, old, []byte(`"time":"`+e.Time.UTC().Format(TimeLayout)+`"`), 1), nil
 }

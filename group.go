@@ -14,8 +14,10 @@ const (
 // GroupSummary is what a chain's or batch's callback knows of the group's
 // steps, from its dependencies' outcomes.
 type GroupSummary struct {
-	// Total counts the steps; Completed, Failed and Cancelled count them
-	// by how they ended (a chain's steps after a failed one are cancelled).
+	// Total counts the steps, with the tasks a step added at run time
+	// with GateDependents (they are the callbacks' dependencies too);
+	// Completed, Failed and Cancelled count them by how they ended (a
+	// chain's steps after a failed one are cancelled).
 	Total, Completed, Failed, Cancelled int
 	// FirstFailure is the first step, in the group's order, that failed,
 	// or if none failed the first that was cancelled; nil when every step
@@ -26,8 +28,8 @@ type GroupSummary struct {
 // SummarizeGroup returns the summary that the task named task (a group's
 // callback) sees in its dependencies' outcomes deps: every dependency
 // counts as a step, except the group's own callbacks (a Finally waits for
-// Then and Catch too). For a task that is no group's callback, every
-// dependency counts.
+// Then and Catch too), so tasks a step added with GateDependents count.
+// For a task that is no group's callback, every dependency counts.
 func SummarizeGroup(task string, deps []DepOutcome) GroupSummary {
 	prefix := ""
 	if i := strings.LastIndexByte(task, '.'); i >= 0 {

@@ -1,14 +1,18 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/internal/testclock"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -162,4 +166,60 @@ func TestEventsPartitions(t *testing.T) {
 	if r.status != http.StatusOK || strings.Contains(string(r.body), "data: ") {
 		t.Fatalf("resumed after the last cursor: %d\n%s", r.status, r.body)
 	}
+}
+
+// Event times are written as the records' times are (spec/rest.md, the
+// bodies): RFC 3339 in UTC with exactly three fraction digits, in pages
+// and in the stream, whatever the time's zone and whether its
+// milliseconds end in zeros (Go's default writes "…:15Z" and "…:15.12Z").
+func TestEventTimesHaveMilliseconds(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t, redistest.Default(t).Options)
+	ns := redistest.Namespace(t, rdb, "resttimes-")
+	clk := testclock.New()
+	clk.Set(time.Date(2026, 12, 2, 19, 7, 15, 0, time.FixedZone("CET", 3600)))
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newAPI(t, s, Config{Token: testToken, Limits: s.Config().Limits}))
+	t.Cleanup(srv.Close)
+	a := &apiT{t: t, url: srv.URL, token: testToken, store: s}
+	for _, id := range []string{"a", "b"} {
+		if _, err := s.Enqueue(t.Context(), engine.EnqueueParams{Job: engine.JobSpec{ID: id, Queue: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(120 * time.Millisecond)
+	}
+	want := []string{"2026-12-02T18:07:15.000Z", "2026-12-02T18:07:15.120Z"}
+	times := func(where string, bodies []string) {
+		t.Helper()
+		var got []string
+		for _, b := range bodies {
+			var e struct{ Time string }
+			if err := json.Unmarshal([]byte(b), &e); err != nil {
+				t.Fatalf("%s: %q: %v", where, b, err)
+			}
+			got = append(got, e.Time)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: event times %q, want %q", where, got, want)
+		}
+	}
+	var page struct{ Events []json.RawMessage }
+	if err := json.Unmarshal(a.want(http.StatusOK, "GET", "/v1/events", nil).body, &page); err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, e := range page.Events {
+		bodies = append(bodies, string(e))
+	}
+	times("GET /v1/events", bodies)
+	bodies = nil
+	for _, line := range strings.Split(string(a.do("GET", "/v1/events/stream", nil).body), "\n") {
+		if b, ok := strings.CutPrefix(line, "data: "); ok {
+			bodies = append(bodies, b)
+		}
+	}
+	times("GET /v1/events/stream", bodies)
 }

@@ -3,6 +3,7 @@ package workflowfile
 import (
 	"time"
 
+	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/shell"
 )
@@ -90,7 +91,7 @@ func optString(s string) *string {
 type Stamp struct{ time.Time }
 
 // stampLayout is the layout of a stamp.
-const stampLayout = "2006-01-02T15:04:05.000Z"
+const stampLayout = weir.TimeLayout
 
 // MarshalJSON writes the time as "2006-01-02T15:04:05.000Z".
 func (s Stamp) MarshalJSON() ([]byte, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,7 +90,7 @@ func printEvent(w io.Writer, e weirpkg.Event, asJSON bool) error {
 	if what == "" {
 		what = e.Workflow
 	}
-	line := fmt.Sprintf("%s %s %s %s", e.ID, e.Time.UTC().Format(time.RFC3339Nano), e.Type, what)
+	line := fmt.Sprintf("%s %s %s %s", e.ID, e.Time.UTC().Format(weirpkg.TimeLayout), e.Type, what)
 	if e.Attempt > 0 {
 		line += fmt.Sprintf(" attempt=%d", e.Attempt)
 	}

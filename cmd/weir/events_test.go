@@ -97,3 +97,34 @@ func TestEventsCommand(t *testing.T) {
 		t.Fatal("--follow printed nothing")
 	}
 }
+
+// weir events writes event times as records write times: UTC, exactly
+// three fraction digits, in JSON and in text, also when the milliseconds
+// are whole seconds (Go's default would write "…:15Z").
+func TestEventsCommandTimes(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	m.SetTime(time.Date(2026, 12, 2, 18, 7, 15, 0, time.UTC))
+	env := []string{"WEIR_REDIS_URL=redis://" + m.Addr()}
+	cli := func(args ...string) result {
+		t.Helper()
+		return weir(t, "", env, append(args, "--namespace", "evt")...)
+	}
+	cli("submit", "examples/approval.yaml").WantCode(t, 0)
+	const want = "2026-12-02T18:07:15.000Z"
+	r := cli("events", "--json")
+	r.WantCode(t, 0)
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var e struct{ Time string }
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Time != want {
+			t.Errorf("--json: %q: time %q (%v), want %q", l, e.Time, err, want)
+		}
+	}
+	r = cli("events")
+	r.WantCode(t, 0)
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		if f := strings.Fields(l); len(f) < 2 || f[1] != want {
+			t.Errorf("text: %q: want the time %q second", l, want)
+		}
+	}
+}

@@ -567,3 +567,57 @@ func TestRunAddTasksBadFile(t *testing.T) {
 		t.Fatalf("record %+v, task a %+v", rec, a)
 	}
 }
+
+// A group's counts (WEIR_GROUP_*) are of its callback's dependencies but
+// the group's own callbacks: tasks a step added with gate_dependents are
+// among them and count, their failure included; tasks added without it
+// are not (spec/workflow-file.md, How a command runs; spec/states.md,
+// Chain and batch).
+func TestRunGroupCountsAddedTasks(t *testing.T) {
+	t.Parallel()
+	const report = `{run: 'printf "%s/%s/%s/%s/%s" "$WEIR_GROUP_TOTAL" "$WEIR_GROUP_COMPLETED" "$WEIR_GROUP_FAILED" "$WEIR_GROUP_CANCELLED" "$WEIR_GROUP_FIRST_FAILURE"'}`
+	file := func(gate string) string {
+		return `batch:
+  name: g
+  steps:
+    - name: a
+      run: |
+        printf '` + gate + `tasks:\n  - {name: x, run: "true"}\n  - {name: y, run: "exit 3"}\n' > "$WEIR_ADD_TASKS"
+    - {name: b, run: "true"}
+  then: ` + report + `
+  catch: ` + report + `
+  finally: ` + report + `
+`
+	}
+	for _, c := range []struct {
+		name, gate           string
+		then, catch, finally string
+		catchAfter           string
+	}{
+		{"gated", `gate_dependents: true\n`, "", "4/3/1/0/y", "4/3/1/0/y", "a,b,x,y"},
+		{"not gated", "", "2/2/0/0/", "", "2/2/0/0/", "a,b"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := weir(t, "", nil, "run", "--json", writeFile(t, "group.yaml", file(c.gate)))
+			rec := decodeRecord(t, r)
+			if rec.State != "failed" || len(rec.Tasks) != 7 {
+				t.Fatalf("workflow %s with %d tasks, want failed with 7 (y failed)", rec.State, len(rec.Tasks))
+			}
+			for task, want := range map[string]string{"g.then": c.then, "g.catch": c.catch, "g.finally": c.finally} {
+				tr := recordTask(t, rec, task)
+				got, _ := tr.Result.(string)
+				if want == "" {
+					if tr.State != "cancelled" {
+						t.Errorf("%s is %s (printed %q), want cancelled", task, tr.State, got)
+					}
+				} else if got != want {
+					t.Errorf("%s printed %q (%s), want %q", task, got, tr.State, want)
+				}
+			}
+			if after := strings.Join(recordTask(t, rec, "g.catch").After, ","); after != c.catchAfter {
+				t.Errorf("g.catch after %s, want %s", after, c.catchAfter)
+			}
+		})
+	}
+}
