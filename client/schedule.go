@@ -23,8 +23,9 @@ type ScheduleParams struct {
 	Name string
 	// Cron is a cron expression: five fields (minute, hour, day of month,
 	// month, day of week), six with seconds first, or a descriptor
-	// (@hourly, @daily, @every 90m, ...). TZ is the IANA zone it is read
-	// in; empty is UTC.
+	// (@hourly, @daily, @every 90m, ...; @every in whole seconds). TZ is
+	// the IANA zone it is read in; empty is UTC, and "Local" (each
+	// worker's own zone) is refused.
 	Cron string
 	TZ   string
 	// Every ticks at each multiple of Every since the Unix epoch (whole

@@ -47,7 +47,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file (--workflow),\n" +
 			"with the ID NAME.<unix seconds of the tick> (NAME@<unix seconds> in a namespace of several\n" +
 			"partitions). --cron takes five fields, six with seconds first,\n" +
-			"or a descriptor (@hourly, @every 90m); --every ticks at each multiple of DURATION since the\n" +
+			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
@@ -90,7 +90,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&p.Cron, "cron", "", "cron expression (5 fields, 6 with seconds, or @descriptor)")
-	f.StringVar(&p.TZ, "tz", "", "IANA time zone of --cron (default UTC)")
+	f.StringVar(&p.TZ, "tz", "", "IANA time zone of --cron (default UTC; not Local)")
 	f.DurationVar(&p.Every, "every", 0, "tick at each multiple of this duration (whole seconds)")
 	f.StringVar(&queue, "queue", "", "queue of the job each tick enqueues")
 	f.StringVar(&payload, "payload", "", "JSON payload of the job")
