@@ -213,6 +213,9 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		lf, err := workflowfile.Parse("workflow", b.Wf, workflowfile.Options{Format: workflowfile.FormatJSON, Limits: a.cfg.Limits})
+		if err == nil {
+			err = lf.CheckSchedule()
+		}
 		if err != nil {
 			e := apiError{Code: engine.ErrInvalid.Code, Field: "workflow", Message: err.Error()}
 			var fe *workflowfile.Error

@@ -76,6 +76,7 @@ func TestScheduleRoutes(t *testing.T) {
 		{`{"every":"1m","job":{"queue":"q"},"workflow":{"tasks":[]}}`, "job"},
 		{`{"every":"1m","job":{"queue":"q"},"missed":"all"}`, "missed"},
 		{`{"every":"1m","workflow":{"tasks":[{"name":"a"}]}}`, "workflow.tasks[0].run"},
+		{`{"every":"1m","workflow":{"id":"nightly","tasks":[{"name":"a","run":"true"}]}}`, "workflow.id"},
 		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, ""},
 		{`{"every":"1m","job":{"queue":"q","payload":1 2}}`, ""},
 	} {

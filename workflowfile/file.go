@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +94,9 @@ type fileTask struct {
 	Signal bool
 	// Delay is a duration, or "" (signal.go).
 	Delay string
+	// set lists the fields the file gave the task, in file order (for
+	// the checks of combinations: combine.go).
+	set []string
 }
 
 type fileUndo struct {
@@ -168,7 +172,8 @@ type File struct {
 	// refuses a file where it is not empty.
 	Shell []string
 
-	gate bool // ParseAdded: gate_dependents
+	gate   bool // ParseAdded: gate_dependents
+	haveID bool // the file gave an id (CheckSchedule)
 }
 
 // Format is the syntax of a workflow file.
@@ -278,6 +283,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		}
 	}
 	lf.gate = f.GateDependents
+	lf.haveID = slices.Contains(f.set, "id")
 	p := engine.Plan{ID: f.ID, FailFast: f.FailFast, UndoOnCancel: true}
 	if f.UndoOnCancel != nil {
 		p.UndoOnCancel = *f.UndoOnCancel
@@ -348,6 +354,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			return nil, fail(i, t.Name, "queue", "required with payload: the queue whose Go handler runs the task")
 		case t.Payload == nil && strings.TrimSpace(t.Run) == "":
 			return nil, fail(i, t.Name, "run", "required: the shell command to run (or a payload, for a Go handler)")
+		}
+		if field, problem := combinationConflict(t); field != "" {
+			return nil, fail(i, t.Name, field, "%s", problem)
 		}
 		if spec.Queue == "" {
 			spec.Queue = DefaultQueue

@@ -44,7 +44,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "add NAME (--cron EXPR [--tz ZONE] | --every DURATION) (--queue QUEUE [--payload JSON] | --workflow FILE)",
 		Short: "Add a schedule, or replace the one of that name",
-		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file (--workflow),\n" +
+		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file without id (--workflow),\n" +
 			"with the ID NAME.<unix seconds of the tick> (NAME@<unix seconds> in a namespace of several\n" +
 			"partitions). --cron takes five fields, six with seconds first,\n" +
 			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
@@ -62,6 +62,9 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 				}
 				limits := s.(engine.ConfigReporter).Config().Limits
 				lf, err := workflowfile.Load(file, limits)
+				if err == nil {
+					err = lf.CheckSchedule()
+				}
 				if err != nil {
 					return command.Usage(err)
 				}
