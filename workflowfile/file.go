@@ -115,8 +115,9 @@ const DefaultQueue = "default"
 type Error struct {
 	// File is the name given to Parse, or the path given to Load.
 	File string
-	// Task is `task "x"`, or `tasks[3]` for a task without a valid name;
-	// empty when the problem is not in one task.
+	// Task is `task "x"`, or `tasks[3]` (a step or callback of a chain or
+	// batch: `batch.steps[1]`, `chain.then`) for a task without a valid
+	// name; empty when the problem is not in one task.
 	Task string
 	// Field is the field inside the task (or the workflow): "retries",
 	// "undo.run"; empty when unknown.
@@ -131,11 +132,18 @@ type Error struct {
 	TaskName string
 }
 
-// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM".
+// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM", or, about a step or
+// callback of a chain or batch, "FILE: PATH[ (task "x")]: PROBLEM"
+// (batch.steps[1].run: the place, as spec/workflow-file.md says).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	b.WriteString(": ")
+	if e.inGroup() {
+		e.writeGroupPlace(&b)
+		b.WriteString(e.Problem)
+		return b.String()
+	}
 	if e.Task != "" {
 		b.WriteString(e.Task)
 		b.WriteString(": ")
