@@ -476,7 +476,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			if !ok {
 				i = -1
 			}
-			return nil, fail(i, ve.Task, ve.Field, "%s", ve.Problem)
+			return nil, fail(i, ve.Task, fileField(ve.Field), "%s", ve.Problem)
 		}
 		return nil, &Error{File: path, Problem: err.Error()}
 	}
