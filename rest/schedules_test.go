@@ -67,6 +67,7 @@ func TestScheduleRoutes(t *testing.T) {
 		{`{"cron":"61 * * * *","job":{"queue":"q"}}`, "cron"},
 		{`{"every":"soon","job":{"queue":"q"}}`, "every"},
 		{`{"every":"1500ms","job":{"queue":"q"}}`, "every"},
+		{`{"every":"0s","job":{"queue":"q"}}`, "every"},
 		{`{"cron":"@every 1ms","job":{"queue":"q"}}`, "cron"},
 		{`{"cron":"@every 0s","job":{"queue":"q"}}`, "cron"},
 		{`{"cron":"0 9 * * *","tz":"Local","job":{"queue":"q"}}`, "tz"},

@@ -53,6 +53,10 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
 			p.Missed, p.Overlap = engine.MissedPolicy(missed), engine.OverlapPolicy(overlap)
+			if c.Flags().Changed("every") && p.Every == 0 {
+				// the spec's zero Every means none: say what is wrong here
+				return command.Usage(fmt.Errorf("--every %v is no interval: give whole seconds, at least 1s", p.Every))
+			}
 			switch {
 			case (queue == "") == (file == ""):
 				return command.Usage(fmt.Errorf("give --queue or --workflow, exactly one"))

@@ -71,6 +71,11 @@ func TestScheduleCommands(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (%s)", bad, r.Code, exitUsage, r.Stderr)
 		}
 	}
+	// --every 0s is named as such (the spec's zero interval is none: it
+	// was "invalid cron: give a cron expression or an interval")
+	if r := cli("schedule", "add", "x", "--every", "0s", "--queue", "q"); r.Code != exitUsage || !strings.Contains(r.Stderr, "--every 0s is no interval") {
+		t.Errorf("--every 0s: exit %d, %q", r.Code, r.Stderr)
+	}
 	// a schedule's workflow file gives no id: each tick's workflow has the
 	// tick's (the id was ignored)
 	withID := writeFile(t, "withid.yaml", "id: nightly\ntasks:\n  - name: hello\n    run: echo tick\n")
