@@ -23,8 +23,9 @@ type ScheduleParams struct {
 	Name string
 	// Cron is a cron expression: five fields (minute, hour, day of month,
 	// month, day of week), six with seconds first, or a descriptor
-	// (@hourly, @daily, @every 90m, ...). TZ is the IANA zone it is read
-	// in; empty is UTC.
+	// (@hourly, @daily, @every 90m, ...; @every in whole seconds). TZ is
+	// the IANA zone it is read in; empty is UTC, and "Local" (each
+	// worker's own zone) is refused.
 	Cron string
 	TZ   string
 	// Every ticks at each multiple of Every since the Unix epoch (whole
@@ -34,7 +35,9 @@ type ScheduleParams struct {
 	// is the tick's.
 	Job *TickJob
 	// Workflow is the workflow each tick submits, built with NewWorkflow
-	// and AddTask (its ID is the tick's; the builder is only read).
+	// (without WorkflowID: its ID is the tick's) and AddTask; the builder
+	// is only read. Its options (FailFast, UndoOnCancel, StartAt, Deadline,
+	// DeadlineIn, Webhook) are each tick's.
 	Workflow *Workflow
 	// Missed says what a fire late by more than one tick does:
 	// weir.MissedSkip (the default) starts nothing, weir.MissedOnce starts
@@ -123,7 +126,11 @@ func (w *Workflow) schedulePlan() (engine.Plan, error) {
 	if w.err != nil {
 		return engine.Plan{}, w.err
 	}
-	p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes))}
+	if w.idGiven {
+		return engine.Plan{}, &weir.BuildError{Problem: "a scheduled workflow takes its ID from its tick: leave out WorkflowID", Err: weir.ErrInvalid}
+	}
+	p := engine.Plan{ID: w.id, FailFast: w.failFast, UndoOnCancel: w.undoOnCancel, Tasks: make([]engine.TaskSpec, len(w.nodes)),
+		StartAt: w.startAt, Deadline: w.deadline, DeadlineIn: w.deadlineIn, Webhook: cloneWebhook(w.webhook)}
 	for i, n := range w.nodes {
 		p.Tasks[i] = n.spec
 	}

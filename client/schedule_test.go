@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,32 @@ func TestJSONPayload(t *testing.T) {
 		if _, err := client.JSONPayload([]byte(bad)); !errors.Is(err, weir.ErrInvalid) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// A scheduled workflow takes its ID from its tick: WorkflowID is refused,
+// not ignored; its other options (DeadlineIn, Webhook) are each tick's, as
+// a workflow file's are, not dropped.
+func TestScheduledWorkflowOptions(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	c := client.New(st)
+	wf := client.NewWorkflow(client.WorkflowID("nightly"))
+	client.AddTask(wf, "a", upper, "x")
+	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); !errors.Is(err, weir.ErrInvalid) ||
+		!strings.Contains(err.Error(), "leave out WorkflowID") {
+		t.Errorf("a scheduled workflow with WorkflowID: %v, want weir.ErrInvalid", err)
+	}
+	wf = client.NewWorkflow(client.DeadlineIn(time.Hour), client.Webhook("https://example.com/hook", ""))
+	client.AddTask(wf, "a", upper, "x")
+	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.GetSchedule(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Plan; p == nil || p.DeadlineIn != time.Hour || p.Webhook == nil || p.Webhook.URL != "https://example.com/hook" {
+		t.Errorf("stored plan %+v: the deadline and the webhook were dropped", p)
 	}
 }

@@ -26,6 +26,7 @@ import (
 type Workflow struct {
 	mu           sync.Mutex
 	id           string
+	idGiven      bool // by WorkflowID: a schedule refuses it
 	failFast     bool
 	undoOnCancel bool
 	nodes        []*node
@@ -62,7 +63,7 @@ func (o WorkflowOption) String() string { return o.text }
 // runs once); another plan under that ID is weir.ErrWorkflowExists. IDs match
 // ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's <name>@<digits> (TickIDIn).
 func WorkflowID(id string) WorkflowOption {
-	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id = id }}
+	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id, w.idGiven = id, true }}
 }
 
 // FailFast makes the first failure that is not absorbed cancel every task

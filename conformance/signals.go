@@ -9,7 +9,8 @@ import (
 
 // genSignal makes task ts a signal task, with or without a timeout, in one
 // plan of four (spec/states.md, Signal), or else gives it a delay, one in
-// five (spec/states.md, Delayed tasks).
+// five (spec/states.md, Delayed tasks). It is called once ts has its
+// other fields (its undo included).
 func (d *differ) genSignal(ts *engine.TaskSpec) {
 	if d.intRange(0, 3, "signal") != 0 {
 		if d.intRange(0, 4, "taskdelay") == 0 {
@@ -19,6 +20,13 @@ func (d *differ) genSignal(ts *engine.TaskSpec) {
 	}
 	ts.Signal = true
 	ts.SignalTimeout = sampled(d, []time.Duration{0, 100 * time.Millisecond, time.Second}, "sigtimeout")
+	// what a signal task cannot have (spec/states.md, Signal): no key, and
+	// without an undo no retry policy or priority; no choice is drawn, so
+	// a sequence's other choices stay as they were
+	ts.Key = ""
+	if ts.Undo == nil {
+		ts.Priority, ts.MaxAttempts, ts.MaxExpiries, ts.Backoff, ts.Timeout = 0, 0, 0, 0, 0
+	}
 }
 
 // genStartAt gives plan p a start time, past or to come, one plan in

@@ -48,6 +48,19 @@ func validateDeadline(p Plan) error {
 	return nil
 }
 
+// DeadlinePassed is the error of a submit whose deadline (Unix ms) is not
+// after the store's now (Unix ms): a ValidationError of field deadline
+// naming both as RFC 3339 times in UTC with milliseconds, as records show
+// times. Every store's submit returns it (the Redis store from its
+// script's reply).
+func DeadlinePassed(deadline, now int64) error {
+	return invalid("", "deadline", "%s is not after the store's now %s: give a later time, or a duration after the submit (2h)",
+		stamp(deadline), stamp(now))
+}
+
+// stamp is t (Unix ms) as "2006-01-02T15:04:05.000Z".
+func stamp(t int64) string { return time.UnixMilli(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
 // deadlineAt is the deadline of plan p submitted at now (ms; 0: none).
 func deadlineAt(p *Plan, now int64) int64 {
 	switch {

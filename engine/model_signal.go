@@ -6,10 +6,14 @@ import (
 )
 
 // validateSignal checks a task's signal fields: a timeout only on a signal
-// task, whole milliseconds, not negative, at most 100 years; and its delay
+// task, whole milliseconds, not negative, at most 100 years; the fields a
+// signal task cannot use (signalFieldConflict); and its delay
 // (model_delay.go).
 func validateSignal(t TaskSpec) error {
 	if err := validateDelay(t); err != nil {
+		return err
+	}
+	if err := signalFieldConflict(t); err != nil {
 		return err
 	}
 	if t.SignalTimeout == 0 {
@@ -25,6 +29,39 @@ func validateSignal(t TaskSpec) error {
 }
 
 const maxSignalTimeout = 100 * 365 * 24 * time.Hour
+
+// signalFieldConflict refuses, on a signal task, the fields that have
+// nothing to apply to (spec/states.md, Signal): no worker claims the task,
+// so it has no concurrency key (its undo runs without one), and a failing
+// signal fails it without a retry, so without an undo it has no priority,
+// attempts, expiries, backoff or attempt timeout; with an undo those are
+// the undo's, as for any task. The first such field, in the workflow
+// file's order, is named.
+func signalFieldConflict(t TaskSpec) error {
+	if !t.Signal {
+		return nil
+	}
+	if t.Key != "" {
+		return invalid(t.Name, "key", "a signal task is claimed by no worker: a concurrency key holds nothing (its undo runs without one)")
+	}
+	if t.Undo != nil {
+		return nil
+	}
+	const why = "a signal task runs nothing and a failing signal is never retried: %s applies only to its undo, and it has none"
+	switch {
+	case t.Priority != 0:
+		return invalid(t.Name, "priority", why, "a priority")
+	case t.MaxAttempts > 1:
+		return invalid(t.Name, "max_attempts", why, "more than one attempt")
+	case t.MaxExpiries != 0:
+		return invalid(t.Name, "max_expiries", why, "a lease's expiries")
+	case t.Backoff != 0:
+		return invalid(t.Name, "backoff", why, "a backoff")
+	case t.Timeout != 0:
+		return invalid(t.Name, "timeout", why+" (the wait for its signal is its SignalTimeout)", "an attempt's timeout")
+	}
+	return nil
+}
 
 // promote makes task j, whose dependencies all ended (or a root at
 // submit), runnable: a signal task opens, any other is pushed ready.

@@ -77,8 +77,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	}
 	dl := deadlineAt(&c.plan, t)
 	if dl != 0 && dl <= t {
-		return SubmitResult{}, invalid("", "deadline", "deadline %s is not after the store's now %s",
-			toTime(dl).Format(time.RFC3339Nano), toTime(t).Format(time.RFC3339Nano))
+		return SubmitResult{}, DeadlinePassed(dl, t)
 	}
 	n := len(c.plan.Tasks)
 	w := &workflow{

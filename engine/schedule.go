@@ -41,10 +41,12 @@ type ScheduleSpec struct {
 	// namespace of P partitions (Schedule.TickID).
 	Name string `json:"name"`
 	// Cron is a cron expression: five fields (minute to day of week), or
-	// six with seconds first, or a descriptor (@hourly, @every 1h30m, ...).
+	// six with seconds first, or a descriptor (@hourly, @every 1h30m, ...;
+	// @every's interval whole seconds, at least one, as Every's).
 	// A leading "CRON_TZ=Zone " is accepted as another way to give TZ.
 	Cron string `json:"cron,omitempty"`
-	// TZ is the IANA time zone Cron is read in; empty is UTC.
+	// TZ is the IANA time zone Cron is read in; empty is UTC. "Local"
+	// (each worker's own zone) is refused.
 	TZ string `json:"tz,omitempty"`
 	// Every ticks at each multiple of Every since the Unix epoch (whole
 	// seconds, at least one): every worker computes the same ticks.
@@ -157,6 +159,9 @@ func ValidateSchedule(s ScheduleSpec, l Limits) (Ticker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTimingRules(s); err != nil {
+		return nil, err
+	}
 	switch {
 	case (s.Job == nil) == (s.Plan == nil):
 		return nil, invalid("", "job", "give a job or a workflow plan, exactly one")
@@ -210,6 +215,9 @@ func FirstTick(s ScheduleSpec, now time.Time) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	if err := checkTimingRules(s); err != nil {
+		return time.Time{}, err
+	}
 	n := t.Next(now)
 	if n.IsZero() {
 		return n, invalid("", "cron", "%q never ticks", s.Cron)
@@ -225,6 +233,10 @@ func scheduleTicker(s ScheduleSpec) (Ticker, error) {
 	case s.Cron != "" && s.TZ != "" && (strings.HasPrefix(s.Cron, "CRON_TZ=") || strings.HasPrefix(s.Cron, "TZ=")):
 		return nil, invalid("", "tz", "give the time zone in the expression or as a zone, not both")
 	case s.Cron != "":
+		if _, rest, ok := cronZone(s.Cron); ok && rest == "" {
+			// the parser would panic on a zone with nothing after it
+			return nil, invalid("", "cron", "%q gives a zone but no expression after it (CRON_TZ=Europe/Paris 0 9 * * *)", s.Cron)
+		}
 		loc := time.UTC
 		if s.TZ != "" {
 			var err error

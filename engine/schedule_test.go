@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,6 +131,49 @@ func TestValidateScheduleErrors(t *testing.T) {
 		var ve *ValidationError
 		if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field != c.field {
 			t.Errorf("%+v: %v, want a validation error of field %q", c.spec, err, c.field)
+		}
+	}
+}
+
+// What the cron parser takes but means otherwise is refused at a put, by
+// ValidateSchedule and FirstTick alike, naming the field: "Local" as a
+// zone (each worker's own), an @every interval under a second or not
+// whole seconds (the parser would tick every second), and a zone with no
+// expression after it (the parser panics on it).
+func TestScheduleTimingRules(t *testing.T) {
+	job := &JobSpec{Queue: "q"}
+	for _, c := range []struct {
+		cron, tz, field, problem string
+	}{
+		{"* * * * *", "Local", "tz", "each worker's own zone"},
+		{"CRON_TZ=Local * * * * *", "", "cron", "each worker's own zone"},
+		{"TZ=Local @hourly", "", "cron", "each worker's own zone"},
+		{"@every 0s", "", "cron", "whole seconds, at least 1s"},
+		{"@every 1ms", "", "cron", "whole seconds, at least 1s"},
+		{"@every 1500ms", "", "cron", "whole seconds, at least 1s"},
+		{"@every -5s", "", "cron", "whole seconds, at least 1s"},
+		{"CRON_TZ=Europe/Paris @every 500ms", "", "cron", "whole seconds, at least 1s"},
+		{"CRON_TZ=UTC", "", "cron", "no expression after it"},
+		{"TZ=Europe/Paris", "", "cron", "no expression after it"},
+	} {
+		spec := ScheduleSpec{Name: "s", Cron: c.cron, TZ: c.tz, Job: job}
+		_, verr := ValidateSchedule(spec, DefaultLimits())
+		_, ferr := FirstTick(spec, tick0)
+		for _, err := range []error{verr, ferr} {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field != c.field || !strings.Contains(ve.Problem, c.problem) {
+				t.Errorf("cron %q tz %q: %v; want a validation error of field %q saying %q", c.cron, c.tz, err, c.field, c.problem)
+			}
+		}
+	}
+	// what the rules leave alone
+	for _, c := range []struct{ cron, tz string }{
+		{"@every 1s", ""}, {"@every 1m30s", "Europe/Paris"}, {"CRON_TZ=Europe/Paris @every 2s", ""},
+		{"0 9 * * *", "UTC"}, {"0 9 * * *", ""}, {"CRON_TZ=America/New_York 0 9 * * *", ""},
+	} {
+		spec := ScheduleSpec{Name: "s", Cron: c.cron, TZ: c.tz, Job: job}
+		if _, err := ValidateSchedule(spec, DefaultLimits()); err != nil {
+			t.Errorf("cron %q tz %q: %v", c.cron, c.tz, err)
 		}
 	}
 }

@@ -81,6 +81,14 @@ func TestValidatePlanRefusesBadInput(t *testing.T) {
 		{name: "negative timeout", mod: func(p *Plan) { p.Tasks[1].Timeout = -time.Millisecond }, task: "b", field: "timeout"},
 		{name: "timeout not whole milliseconds", mod: func(p *Plan) { p.Tasks[1].Timeout = time.Second + time.Nanosecond }, task: "b", field: "timeout"},
 		{name: "NoAbsorb without Always", mod: func(p *Plan) { p.Tasks[1].NoAbsorb = true }, task: "b", field: "no_absorb"},
+		// what a signal task cannot use (spec/states.md, Signal): a key
+		// always; without an undo, what only a job a worker runs uses
+		{name: "signal task with a concurrency key", mod: func(p *Plan) { p.Tasks[1].Signal, p.Tasks[1].Key = true, "k" }, task: "b", field: "key"},
+		{name: "signal task without undo with a priority", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Priority = true, 1 }, task: "a", field: "priority"},
+		{name: "signal task without undo with attempts", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxAttempts = true, 2 }, task: "a", field: "max_attempts"},
+		{name: "signal task without undo with expiries", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxExpiries = true, NoExpiries }, task: "a", field: "max_expiries"},
+		{name: "signal task without undo with a backoff", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Backoff = true, time.Second }, task: "a", field: "backoff"},
+		{name: "signal task without undo with a timeout", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Timeout = true, time.Second }, task: "a", field: "timeout"},
 	}
 	for what, bad := range rtBadNames {
 		rows = append(rows,
@@ -148,6 +156,11 @@ func TestValidatePlanAcceptsBoundaryValues(t *testing.T) {
 		{"attempts, backoff and timeout at their limits", func(p *Plan) {
 			p.Tasks[1].MaxAttempts, p.Tasks[1].Backoff, p.Tasks[1].Timeout = 5, 10*time.Second, 1000*time.Hour
 		}},
+		{"a signal task with an undo and its retry policy (the undo's)", func(p *Plan) {
+			b := &p.Tasks[1]
+			b.Signal, b.SignalTimeout, b.Priority, b.MaxAttempts, b.MaxExpiries, b.Backoff, b.Timeout = true, time.Hour, 3, 5, 2, time.Second, time.Minute
+		}},
+		{"a signal task without undo, one attempt", func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxAttempts = true, 1 }},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			p := rtGoodPlan()

@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +80,27 @@ func TestDeadlineOfLargeWorkflow(t *testing.T) {
 	w, err := e.store.GetWorkflow(bg, "big")
 	if err != nil || !w.Deadline.Equal(e.clock().Add(time.Hour).Truncate(time.Millisecond)) || w.DeadlineHit {
 		t.Fatalf("deadline %v hit %v, %v; want %v", w.Deadline, w.DeadlineHit, err, e.clock().Add(time.Hour))
+	}
+}
+
+// A deadline not after the store's now is refused naming both as RFC 3339
+// times (the script replies with Unix milliseconds), word for word as the
+// model refuses it.
+func TestDeadlinePassedNamesTimes(t *testing.T) {
+	e := newEnv(t, engine.DefaultConfig())
+	now := e.clock().Truncate(time.Millisecond)
+	p := engine.Plan{ID: "late", Deadline: now.Add(-90 * time.Minute), Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
+	_, err := e.store.Submit(bg, engine.SubmitParams{Plan: p})
+	var ve *engine.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "deadline" || !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("submit: %v, want a validation error of field deadline", err)
+	}
+	want := now.Add(-90*time.Minute).UTC().Format("2006-01-02T15:04:05.000Z") + " is not after the store's now " + now.UTC().Format("2006-01-02T15:04:05.000Z")
+	if !strings.Contains(ve.Problem, want) {
+		t.Errorf("problem %q, want it to say %q", ve.Problem, want)
+	}
+	_, merr := engine.NewModel(engine.DefaultConfig()).Submit(now, engine.SubmitParams{Plan: p})
+	if merr == nil || merr.Error() != err.Error() {
+		t.Errorf("the store says %q, the model %v", err, merr)
 	}
 }

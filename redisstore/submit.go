@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 			var ce *codeErr
 			if errors.As(err, &ce) && errors.Is(err, engine.ErrInvalid) {
 				// the one check the script makes: a deadline not after now
-				return engine.SubmitResult{}, &engine.ValidationError{Field: "deadline", Problem: strings.TrimPrefix(ce.detail, "deadline ")}
+				return engine.SubmitResult{}, deadlineError(ce.detail)
 			}
 			return engine.SubmitResult{}, err
 		}
@@ -106,4 +107,15 @@ func deadlineArg(p engine.Plan) string {
 		return "i" + strconv.FormatInt(p.DeadlineIn.Milliseconds(), 10)
 	}
 	return ""
+}
+
+// deadlineError is the error of submit.lua's one refusal, "deadline <ms>
+// is not after the store's now <ms>": engine.DeadlinePassed, which names
+// both times as RFC 3339 times, as the model's submit does.
+func deadlineError(detail string) error {
+	var dl, now int64
+	if _, err := fmt.Sscanf(detail, "deadline %d is not after the store's now %d", &dl, &now); err == nil {
+		return engine.DeadlinePassed(dl, now)
+	}
+	return &engine.ValidationError{Field: "deadline", Problem: strings.TrimPrefix(detail, "deadline ")}
 }

@@ -195,6 +195,11 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 			bad("every", "%q is not a duration such as 90s or 1h", b.Every)
 			return
 		}
+		if d == 0 {
+			// the spec's zero Every means none: say what is wrong here
+			bad("every", "%q is no interval: give whole seconds, at least 1s", b.Every)
+			return
+		}
 		p.Every = d
 	}
 	switch {
@@ -213,6 +218,9 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		lf, err := workflowfile.Parse("workflow", b.Wf, workflowfile.Options{Format: workflowfile.FormatJSON, Limits: a.cfg.Limits})
+		if err == nil {
+			err = lf.CheckSchedule()
+		}
 		if err != nil {
 			e := apiError{Code: engine.ErrInvalid.Code, Field: "workflow", Message: err.Error()}
 			var fe *workflowfile.Error

@@ -546,6 +546,7 @@ func (d *fileDecoder) task(path string, n *yaml.Node) (fileTask, error) {
 	for j := 0; j < len(fields); j += 2 {
 		k, v := fields[j], fields[j+1]
 		fw := w.in(k.Value)
+		t.set = append(t.set, k.Value)
 		switch k.Value {
 		case "name":
 			t.Name, err = d.str(fw, v)

@@ -145,6 +145,11 @@ tasks:
 	}
 	// The merge key gave b nothing it set itself.
 	fj.Tasks[1].Queue, fj.Tasks[1].Backoff, fj.Tasks[1].Timeout = "default", "0", "0"
+	// and b's fields given are its own and the merged ones, once each
+	if got := strings.Join(fy.Tasks[1].set, " "); got != "name run queue retries backoff timeout after always undo" {
+		t.Errorf("YAML b's fields given: %s", got)
+	}
+	fj.Tasks[1].set = fy.Tasks[1].set
 	if !reflect.DeepEqual(fj, fy) {
 		t.Errorf("JSON %+v\nYAML %+v", fj, fy)
 	}

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,9 @@ type fileTask struct {
 	Signal bool
 	// Delay is a duration, or "" (signal.go).
 	Delay string
+	// set lists the fields the file gave the task, in file order (for
+	// the checks of combinations: combine.go).
+	set []string
 }
 
 type fileUndo struct {
@@ -114,8 +118,9 @@ const DefaultQueue = "default"
 type Error struct {
 	// File is the name given to Parse, or the path given to Load.
 	File string
-	// Task is `task "x"`, or `tasks[3]` for a task without a valid name;
-	// empty when the problem is not in one task.
+	// Task is `task "x"`, or `tasks[3]` (a step or callback of a chain or
+	// batch: `batch.steps[1]`, `chain.then`) for a task without a valid
+	// name; empty when the problem is not in one task.
 	Task string
 	// Field is the field inside the task (or the workflow): "retries",
 	// "undo.run"; empty when unknown.
@@ -130,11 +135,18 @@ type Error struct {
 	TaskName string
 }
 
-// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM".
+// Error is "FILE: [TASK: ][field FIELD: ]PROBLEM", or, about a step or
+// callback of a chain or batch, "FILE: PATH[ (task "x")]: PROBLEM"
+// (batch.steps[1].run: the place, as spec/workflow-file.md says).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	b.WriteString(": ")
+	if e.inGroup() {
+		e.writeGroupPlace(&b)
+		b.WriteString(e.Problem)
+		return b.String()
+	}
 	if e.Task != "" {
 		b.WriteString(e.Task)
 		b.WriteString(": ")
@@ -171,7 +183,8 @@ type File struct {
 	// refuses a file where it is not empty.
 	Shell []string
 
-	gate bool // ParseAdded: gate_dependents
+	gate   bool // ParseAdded: gate_dependents
+	haveID bool // the file gave an id (CheckSchedule)
 }
 
 // Format is the syntax of a workflow file.
@@ -281,6 +294,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		}
 	}
 	lf.gate = f.GateDependents
+	lf.haveID = slices.Contains(f.set, "id")
 	p := engine.Plan{ID: f.ID, FailFast: f.FailFast, UndoOnCancel: true}
 	if f.UndoOnCancel != nil {
 		p.UndoOnCancel = *f.UndoOnCancel
@@ -351,6 +365,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			return nil, fail(i, t.Name, "queue", "required with payload: the queue whose Go handler runs the task")
 		case t.Payload == nil && strings.TrimSpace(t.Run) == "":
 			return nil, fail(i, t.Name, "run", "required: the shell command to run (or a payload, for a Go handler)")
+		}
+		if field, problem := combinationConflict(t); field != "" {
+			return nil, fail(i, t.Name, field, "%s", problem)
 		}
 		if spec.Queue == "" {
 			spec.Queue = DefaultQueue
@@ -462,7 +479,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			if !ok {
 				i = -1
 			}
-			return nil, fail(i, ve.Task, ve.Field, "%s", ve.Problem)
+			return nil, fail(i, ve.Task, fileField(ve.Field), "%s", ve.Problem)
 		}
 		return nil, &Error{File: path, Problem: err.Error()}
 	}

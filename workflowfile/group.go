@@ -2,6 +2,7 @@ package workflowfile
 
 import (
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -139,4 +140,21 @@ func groupTasks(path string, g *fileGroup) ([]fileTask, error) {
 		tasks = append(tasks, t)
 	}
 	return tasks, nil
+}
+
+// inGroup reports whether e is about a step or callback of a chain or
+// batch: its place (batch.steps[1].run) names it, as spec/workflow-file.md
+// says, rather than the task's generated or repeated name.
+func (e *Error) inGroup() bool {
+	return e.Task != "" && (strings.HasPrefix(e.Path, "chain.") || strings.HasPrefix(e.Path, "batch."))
+}
+
+// writeGroupPlace writes the place of e, in a group: "PATH: ", with the
+// task's name when it has one ("batch.steps[1].run (task "bob"): ").
+func (e *Error) writeGroupPlace(b *strings.Builder) {
+	b.WriteString(e.Path)
+	if e.TaskName != "" {
+		fmt.Fprintf(b, " (task %q)", e.TaskName)
+	}
+	b.WriteString(": ")
 }

@@ -130,3 +130,26 @@ func checkGroupError(t *testing.T, file, path, problem string) {
 		t.Errorf("error %q at path %q; want %q containing %q", fe.Problem, fe.Path, path, problem)
 	}
 }
+
+// An error about a step or callback names its place, as the spec says
+// (batch.steps[1].run), with the task's name when it has one; whether the
+// file or the engine's plan check found it.
+func TestGroupErrorsNameTheirPlace(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"batch: {steps: [{name: s1, run: x}, {name: s2, run: ' '}]}", `g.yaml: batch.steps[1].run (task "s2"): required`},
+		{"chain: {steps: [{name: s1, run: x}], then: {run: y, queue: 'bad q'}}", `g.yaml: chain.then.queue (task "chain.then"): queue name "bad q"`},
+		{"batch: {steps: [{name: s1, run: x, priority: 5000}]}", `g.yaml: batch.steps[0].priority (task "s1"): 5000 is outside`},
+		{"batch: {steps: [{name: s1, run: x, colour: red}]}", `g.yaml: batch.steps[0].colour (task "s1"): line 1: unknown field`},
+		{"batch: {steps: [{name: s1, run: x}, {run: y}]}", `g.yaml: batch.steps[1].name: required`},
+		{"batch: {steps: [{name: a, run: x}, {name: b, run: y, after: [a]}]}", `g.yaml: batch.steps[1].after: a step takes no after`},
+		{"batch: {name: g, steps: [{name: s1, run: x}], catch: {run: y, signal: true}}", `g.yaml: batch.catch.run (task "g.catch"): a signal task runs nothing`},
+		// outside a group, the task by name and the field, as before
+		{"tasks: [{name: a, run: ' '}]", `g.yaml: task "a": field run: required`},
+		{"batch: {steps: []}", `g.yaml: field batch.steps: a batch needs at least one step`},
+	} {
+		_, err := Parse("g.yaml", []byte(c.file), Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v; want it to start with %q", c.file, err, c.want)
+		}
+	}
+}

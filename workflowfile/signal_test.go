@@ -39,6 +39,7 @@ tasks:
 		{"tasks: [{name: a, signal: true, run: x}]", "run"},
 		{"tasks: [{name: a, signal: true, payload: 1, queue: q}]", "payload"},
 		{"tasks: [{name: a, signal: true, delay: 1s}]", "delay"},
+		{"tasks: [{name: a, signal: true, timeout: 1000000h}]", "timeout"},
 		{"tasks: [{name: a, run: x, delay: soon}]", "delay"},
 		{"start_at: tomorrow\ntasks: [{name: a, run: x}]", "start_at"},
 		{"start_at: 2026-12-24T18:00:00Z\ntasks: [{name: a, signal: true}]", "start_at"},

@@ -10,8 +10,9 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// webhook: its fields become the plan's Webhook; a bad URL, secret name
-// or backoff, and an unknown field, name the field.
+// webhook: its fields become the plan's Webhook; a bad URL, secret name,
+// attempts or backoff, and an unknown field, name the field by its path
+// in the file (attempts, not the engine's max_attempts).
 func TestWebhookField(t *testing.T) {
 	f, err := Parse("f.yaml", []byte("webhook: {url: 'https://h.example/x', secret: billing, queue: hq, attempts: 3, backoff: 2s}\ntasks: [{name: a, run: x}]"), Options{})
 	want := engine.Webhook{URL: "https://h.example/x", Secret: "billing", Queue: "hq", MaxAttempts: 3, Backoff: 2 * time.Second}
@@ -23,17 +24,18 @@ func TestWebhookField(t *testing.T) {
 		t.Fatalf("webhook in JSON: %+v, %v", f, err)
 	}
 	for doc, field := range map[string]string{
-		"webhook: {url: 'ftp://x/y'}\ntasks: [{name: a, run: x}]":                "webhook.url",
-		"webhook: {secret: s}\ntasks: [{name: a, run: x}]":                       "webhook.url",
-		"webhook: {url: 'http://x/', secret: 'a b'}\ntasks: [{name: a, run: x}]": "webhook.secret",
-		"webhook: {url: 'http://x/', backoff: soon}\ntasks: [{name: a, run: x}]": "webhook.backoff",
-		"webhook: {url: 'http://x/', attempts: -1}\ntasks: [{name: a, run: x}]":  "webhook.max_attempts",
-		"webhook: {url: 'http://x/', colour: blue}\ntasks: [{name: a, run: x}]":  "colour",
-		"webhook: 'http://x/'\ntasks: [{name: a, run: x}]":                       "webhook",
+		"webhook: {url: 'ftp://x/y'}\ntasks: [{name: a, run: x}]":                 "webhook.url",
+		"webhook: {secret: s}\ntasks: [{name: a, run: x}]":                        "webhook.url",
+		"webhook: {url: 'http://x/', secret: 'a b'}\ntasks: [{name: a, run: x}]":  "webhook.secret",
+		"webhook: {url: 'http://x/', backoff: soon}\ntasks: [{name: a, run: x}]":  "webhook.backoff",
+		"webhook: {url: 'http://x/', attempts: -1}\ntasks: [{name: a, run: x}]":   "webhook.attempts",
+		"webhook: {url: 'http://x/', attempts: 1001}\ntasks: [{name: a, run: x}]": "webhook.attempts",
+		"webhook: {url: 'http://x/', colour: blue}\ntasks: [{name: a, run: x}]":   "webhook.colour",
+		"webhook: 'http://x/'\ntasks: [{name: a, run: x}]":                        "webhook",
 	} {
 		_, err := Parse("f.yaml", []byte(doc), Options{})
 		var fe *Error
-		if !errors.As(err, &fe) || !strings.Contains(fe.Error(), field) {
+		if !errors.As(err, &fe) || fe.Path != field || !strings.Contains(fe.Error(), "field "+field+":") {
 			t.Errorf("%q: %v, want an error naming %s", doc, err, field)
 		}
 	}

@@ -44,15 +44,19 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "add NAME (--cron EXPR [--tz ZONE] | --every DURATION) (--queue QUEUE [--payload JSON] | --workflow FILE)",
 		Short: "Add a schedule, or replace the one of that name",
-		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file (--workflow),\n" +
+		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file without id (--workflow),\n" +
 			"with the ID NAME.<unix seconds of the tick> (NAME@<unix seconds> in a namespace of several\n" +
 			"partitions). --cron takes five fields, six with seconds first,\n" +
-			"or a descriptor (@hourly, @every 90m); --every ticks at each multiple of DURATION since the\n" +
+			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
 			p.Missed, p.Overlap = engine.MissedPolicy(missed), engine.OverlapPolicy(overlap)
+			if c.Flags().Changed("every") && p.Every == 0 {
+				// the spec's zero Every means none: say what is wrong here
+				return command.Usage(fmt.Errorf("--every %v is no interval: give whole seconds, at least 1s", p.Every))
+			}
 			switch {
 			case (queue == "") == (file == ""):
 				return command.Usage(fmt.Errorf("give --queue or --workflow, exactly one"))
@@ -62,6 +66,9 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 				}
 				limits := s.(engine.ConfigReporter).Config().Limits
 				lf, err := workflowfile.Load(file, limits)
+				if err == nil {
+					err = lf.CheckSchedule()
+				}
 				if err != nil {
 					return command.Usage(err)
 				}
@@ -90,7 +97,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&p.Cron, "cron", "", "cron expression (5 fields, 6 with seconds, or @descriptor)")
-	f.StringVar(&p.TZ, "tz", "", "IANA time zone of --cron (default UTC)")
+	f.StringVar(&p.TZ, "tz", "", "IANA time zone of --cron (default UTC; not Local)")
 	f.DurationVar(&p.Every, "every", 0, "tick at each multiple of this duration (whole seconds)")
 	f.StringVar(&queue, "queue", "", "queue of the job each tick enqueues")
 	f.StringVar(&payload, "payload", "", "JSON payload of the job")

@@ -64,10 +64,24 @@ func TestScheduleCommands(t *testing.T) {
 		{"schedule", "add", "x", "--cron", "* * * * *", "--tz", "Mars/Olympus", "--queue", "q"},
 		{"schedule", "add", "x", "--every", "1m", "--queue", "q", "--payload", "{"},
 		{"schedule", "add", "x", "--every", "1m", "--queue", "q", "--missed", "all"},
+		{"schedule", "add", "x", "--cron", "* * * * *", "--tz", "Local", "--queue", "q"},
+		{"schedule", "add", "x", "--cron", "@every 1ms", "--queue", "q"},
 	} {
 		if r := cli(bad...); r.Code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", bad, r.Code, exitUsage, r.Stderr)
 		}
+	}
+	// --every 0s is named as such (the spec's zero interval is none: it
+	// was "invalid cron: give a cron expression or an interval")
+	if r := cli("schedule", "add", "x", "--every", "0s", "--queue", "q"); r.Code != exitUsage || !strings.Contains(r.Stderr, "--every 0s is no interval") {
+		t.Errorf("--every 0s: exit %d, %q", r.Code, r.Stderr)
+	}
+	// a schedule's workflow file gives no id: each tick's workflow has the
+	// tick's (the id was ignored)
+	withID := writeFile(t, "withid.yaml", "id: nightly\ntasks:\n  - name: hello\n    run: echo tick\n")
+	if r := cli("schedule", "add", "x", "--every", "1m", "--workflow", withID); r.Code != exitUsage ||
+		!strings.Contains(r.Stderr, "field id: a schedule's workflow takes no id") {
+		t.Errorf("a workflow file with an id: exit %d, %q", r.Code, r.Stderr)
 	}
 
 	// a worker process fires the schedule; the tick's workflow completes
