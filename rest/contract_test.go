@@ -233,6 +233,8 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "unknown field in undo", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","colour":1}}`), status: 400, specRefuses: true},
 		{name: "keys are case-sensitive", method: "POST", path: "/v1/workflows", body: `{"Tasks":[{"Name":"a","RUN":"true"}]}`, status: 400, specRefuses: true},
 		{name: "null id", method: "POST", path: "/v1/workflows", body: `{"id":null,"tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "empty id", method: "POST", path: "/v1/workflows", body: `{"id":"","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "job with an empty id", method: "POST", path: "/v1/jobs", body: `{"id":"","queue":"q"}`, status: 400, specRefuses: true},
 		{name: "null fail_fast", method: "POST", path: "/v1/workflows", body: `{"fail_fast":null,"tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
 		{name: "null after", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","after":null}`), status: 400, specRefuses: true},
 		{name: "blank run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"  "}`), status: 400, specRefuses: true},

@@ -162,7 +162,7 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 		w := top.in(k.Value)
 		switch k.Value {
 		case "id":
-			f.ID, err = d.str(w, v)
+			f.ID, err = d.id(w, v)
 		case "queue":
 			f.Queue, err = d.str(w, v)
 		case "payload":
