@@ -245,6 +245,17 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "empty queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":""}`), status: 201, specRefuses: true},
 		{name: "bad name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a b","run":"x"}`), status: 400, specRefuses: true},
 		{name: "bad id", method: "POST", path: "/v1/workflows", body: `{"id":"no/slash","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		// . and .. are no path segment: no route could reach what they name
+		{name: "id .", method: "POST", path: "/v1/workflows", body: `{"id":".","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "id ..", method: "POST", path: "/v1/workflows", body: `{"id":"..","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "task ..", method: "POST", path: "/v1/workflows", body: wf(`{"name":"..","run":"x"}`), status: 400, specRefuses: true},
+		{name: "queue .", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"."}`), status: 400, specRefuses: true},
+		{name: "undo queue ..", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","queue":".."}}`), status: 400, specRefuses: true},
+		{name: "job id ..", method: "POST", path: "/v1/jobs", body: `{"id":"..","queue":"q"}`, status: 400, specRefuses: true},
+		{name: "job queue .", method: "POST", path: "/v1/jobs", body: `{"queue":"."}`, status: 400, specRefuses: true},
+		{name: "id ...", method: "POST", path: "/v1/workflows", body: `{"id":"...","tasks":[{"name":".a","run":"true","queue":"..q"}]}`, status: 201},
+		{name: "a record, id ...", method: "GET", path: "/v1/workflows/...", status: 200},
+		{name: "a job, task .a", method: "GET", path: "/v1/jobs/...%2F.a", status: 200},
 		{name: "bad after name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x"},{"name":"b","run":"x","after":["a b"]}`), status: 400, specRefuses: true},
 		{name: "after twice", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x"},{"name":"b","run":"x","after":["a","a"]}`), status: 400, specRefuses: true},
 		{name: "retries over", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","retries":1000}`), status: 400, specRefuses: true},
@@ -426,11 +437,32 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	idSchema := doc.Components.Parameters["WorkflowID"].Value.Schema.Value
 	idRE := regexp.MustCompile(idSchema.Pattern)
 	name64 := strings.Repeat("n", 64)
-	for _, id := range []string{"a", strings.Repeat("w", 128), strings.Repeat("w", 129), "nightly@1700000000", "a@" + strings.Repeat("9", 126),
-		"a@" + strings.Repeat("9", 127), name64 + "@1", name64 + "n@1", "wf@webhook", "wf@webhook.2", "a@1@2", "@1", "a@", "a/b", "a b"} {
+	dotted := []string{".", "..", "...", ".a", "a.", "..a", ".-", "._", "." + strings.Repeat("n", 63), ".." + strings.Repeat("n", 62),
+		".." + strings.Repeat("n", 63), "." + strings.Repeat("n", 64)}
+	for _, id := range append([]string{"a", strings.Repeat("w", 128), strings.Repeat("w", 129), "nightly@1700000000", "a@" + strings.Repeat("9", 126),
+		"a@" + strings.Repeat("9", 127), name64 + "@1", name64 + "n@1", "wf@webhook", "wf@webhook.2", "a@1@2", "@1", "a@", "a/b", "a b",
+		".@1", "..@1", "...@1", ".a@1", "." + strings.Repeat("w", 127), ".." + strings.Repeat("w", 126), ".." + strings.Repeat("w", 127)}, dotted...) {
 		spec := idRE.MatchString(id) && idSchema.MaxLength != nil && uint64(len(id)) <= *idSchema.MaxLength
 		if spec != engine.ValidID(id) {
 			t.Errorf("ID %q: the spec's pattern says %v, engine.ValidID %v", id, spec, engine.ValidID(id))
+		}
+	}
+	// a name's pattern is engine.ValidName's
+	namePattern := doc.Components.Parameters["QueueName"].Value.Schema.Value.Pattern
+	nameRE := regexp.MustCompile(namePattern)
+	for _, name := range append([]string{"a", "", name64, name64 + "n", "a b", "a/b", "a:b", "a@1", "é"}, dotted...) {
+		if nameRE.MatchString(name) != engine.ValidName(name) {
+			t.Errorf("name %q: the spec's pattern says %v, engine.ValidName %v", name, nameRE.MatchString(name), engine.ValidName(name))
+		}
+	}
+	// and every name or ID in the document has one of the two (a cursor
+	// holds an ID; a group's name, at most 56, names its callbacks)
+	for _, m := range regexp.MustCompile(`pattern: "(.*A-Za-z0-9.*)"`).FindAllStringSubmatch(spec.OpenAPI, -1) {
+		p := strings.ReplaceAll(m[1], `\\`, `\`)
+		switch p {
+		case namePattern, idSchema.Pattern, "^-?[0-9]{1,19}:" + strings.TrimPrefix(idSchema.Pattern, "^"), "^[A-Za-z0-9_.-]{1,56}$":
+		default:
+			t.Errorf("a pattern that is neither a name's nor an ID's: %s", p)
 		}
 	}
 	stampRE := regexp.MustCompile(schemas["Time"].Value.Pattern)

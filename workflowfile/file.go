@@ -331,7 +331,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			return nil, fail(i, "", "name", "required")
 		}
 		if !engine.ValidName(t.Name) {
-			return nil, fail(i, "", "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+			return nil, fail(i, "", "name", "task name %q must "+engine.NameRule, t.Name)
 		}
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
@@ -353,10 +353,10 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			spec.Queue = DefaultQueue
 		}
 		if !engine.ValidName(spec.Queue) {
-			return nil, fail(i, t.Name, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", spec.Queue)
+			return nil, fail(i, t.Name, "queue", "queue name %q must "+engine.NameRule, spec.Queue)
 		}
 		if t.Key != "" && !engine.ValidName(t.Key) {
-			return nil, fail(i, t.Name, "key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Key)
+			return nil, fail(i, t.Name, "key", "concurrency key %q must "+engine.NameRule, t.Key)
 		}
 		seenDep := map[string]bool{}
 		for _, d := range t.After {
@@ -414,7 +414,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 				u.Queue = spec.Queue
 			}
 			if !engine.ValidName(u.Queue) {
-				return nil, fail(i, t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", u.Queue)
+				return nil, fail(i, t.Name, "undo.queue", "queue name %q must "+engine.NameRule, u.Queue)
 			}
 			if t.Undo.Payload != nil {
 				u.Payload = t.Undo.Payload.msgpack
