@@ -240,6 +240,8 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "blank run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"  "}`), status: 400, specRefuses: true},
 		{name: "empty run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":""}`), status: 400, specRefuses: true},
 		{name: "blank undo run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":" "}}`), status: 400, specRefuses: true},
+		{name: "NUL in run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"echo a\u0000b"}`), status: 400, specRefuses: true},
+		{name: "NUL in undo run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"\u0000"}}`), status: 400, specRefuses: true},
 		{name: "bad queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"no queue"}`), status: 400, specRefuses: true},
 		{name: "bad undo queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","queue":"q:*"}}`), status: 400, specRefuses: true},
 		{name: "empty queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":""}`), status: 201, specRefuses: true},

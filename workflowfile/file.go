@@ -392,6 +392,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			}
 			addGoQueue(spec.Queue)
 		} else {
+			if err := checkCommand(t.Run); err != nil {
+				return nil, fail(i, t.Name, "run", "%v", err)
+			}
 			if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
 				return nil, fail(i, t.Name, "run", "%v", err)
 			}
@@ -426,6 +429,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 				}
 				addGoQueue(u.Queue)
 			} else {
+				if err := checkCommand(t.Undo.Run); err != nil {
+					return nil, fail(i, t.Name, "undo.run", "%v", err)
+				}
 				if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
 					return nil, fail(i, t.Name, "undo.run", "%v", err)
 				}
