@@ -24,8 +24,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -204,15 +202,12 @@ type Options struct {
 // Load reads the workflow file at path and parses it as Parse does, with
 // its commands to run in the file's directory (made absolute), the syntax
 // decided by FormatAuto and limits as Options.Limits (zero:
-// engine.DefaultLimits()). A file that cannot be read is an *Error too.
+// engine.DefaultLimits()). A file that cannot be read, or is larger than
+// MaxFileSize (ReadFile), is an *Error too.
 func Load(path string, limits engine.Limits) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &Error{File: path, Problem: "cannot read the file: " + err.Error()}
+		return nil, err
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
