@@ -224,12 +224,18 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "enqueue a job", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 201},
 		{name: "enqueue again", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 200},
 		{name: "enqueue YAML at a time", method: "POST", path: "/v1/jobs", body: "queue: q\nrun_at: \"2030-01-02T03:04:05Z\"\npayload: [1, two]\n", header: []string{"Content-Type", "application/yaml"}, status: 201},
+		{name: "submit a start time, a signal task and a delay", method: "POST", path: "/v1/workflows", body: `{"id":"new-3","start_at":"2030-01-02T03:04:05Z","deadline":"2h","tasks":[{"name":"a","run":"true"},{"name":"b","after":["a"],"signal":true,"timeout":"1h"},{"name":"c","after":["b"],"run":"true","delay":"1s"}]}`, status: 201},
+		{name: "submit a batch", method: "POST", path: "/v1/workflows", body: `{"id":"new-4","webhook":{"url":"http://127.0.0.1:1/h","attempts":2,"backoff":"1s"},"batch":{"name":"b","steps":[{"name":"s","run":"true"}],"then":{"run":"true"},"catch":{"run":"true"},"finally":{"run":"true"}}}`, status: 201},
 		{name: "submit tasks for Go handlers", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","queue":"q","payload":{"n":1},"priority":3},{"name":"b","queue":"q","payload":null,"after":["a"],"undo":{"payload":"u","queue":"u"}}`), status: 201},
 
 		// Refused, and the spec refuses them too.
 		{name: "no tasks", method: "POST", path: "/v1/workflows", body: `{"tasks":[]}`, status: 400, specRefuses: true},
 		{name: "no tasks field", method: "POST", path: "/v1/workflows", body: `{"id":"x"}`, status: 400, specRefuses: true},
 		{name: "unknown field", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","colour":"red"}`), status: 400, specRefuses: true},
+		{name: "a callback with a name", method: "POST", path: "/v1/workflows", body: `{"chain":{"steps":[{"name":"s","run":"x"}],"then":{"name":"t","run":"x"}}}`, status: 400, specRefuses: true},
+		{name: "a step with after", method: "POST", path: "/v1/workflows", body: `{"batch":{"steps":[{"name":"s","run":"x"},{"name":"t","run":"x","after":["s"]}]}}`, status: 400, specRefuses: true},
+		{name: "signal not a bool", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","signal":"yes"}`), status: 400, specRefuses: true},
+		{name: "start_at not a time", method: "POST", path: "/v1/workflows", body: `{"start_at":"soon","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
 		{name: "unknown field in undo", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","colour":1}}`), status: 400, specRefuses: true},
 		{name: "keys are case-sensitive", method: "POST", path: "/v1/workflows", body: `{"Tasks":[{"Name":"a","RUN":"true"}]}`, status: 400, specRefuses: true},
 		{name: "null id", method: "POST", path: "/v1/workflows", body: `{"id":null,"tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
@@ -420,10 +426,16 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	doc, _ := loadSpec(t, "http://127.0.0.1:1")
 	schemas := doc.Components.Schemas
 	limits := engine.DefaultLimits()
-	task := schemas["TaskFile"].Value.Properties
-	for _, f := range []string{"backoff", "timeout"} {
-		if p := task[f].Value.Pattern; p != workflowfile.DurationPattern {
-			t.Errorf("TaskFile.%s pattern %q, the server's %q", f, p, workflowfile.DurationPattern)
+	task := schemas["TaskFields"].Value.Properties
+	job := schemas["JobRequest"].Value.Properties
+	for name, p := range map[string]*openapi3.SchemaRef{
+		"TaskFields.backoff": task["backoff"], "TaskFields.timeout": task["timeout"], "TaskFields.delay": task["delay"],
+		"WebhookFile.backoff": schemas["WebhookFile"].Value.Properties["backoff"],
+		"JobRequest.backoff":  job["backoff"], "JobRequest.timeout": job["timeout"], "JobRequest.delay": job["delay"],
+		"JobRequest.unique.for": job["unique"].Value.Properties["for"],
+	} {
+		if p == nil || p.Value.Pattern != workflowfile.DurationPattern {
+			t.Errorf("%s: not a duration of the server's pattern %q", name, workflowfile.DurationPattern)
 		}
 	}
 	if m := schemas["WorkflowFile"].Value.Properties["tasks"].Value.MaxItems; m == nil || *m != uint64(limits.MaxTasks) {

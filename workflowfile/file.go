@@ -295,7 +295,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		return nil, fail(-1, "", "id", "workflow ID %q must "+engine.IDRule, p.ID)
 	}
 	if f.group != nil {
-		if len(f.Tasks) > 0 {
+		if f.Tasks != nil { // tasks: [] too
 			return nil, fail(-1, "", f.group.kind, "a workflow has tasks or a %s, not both", f.group.kind)
 		}
 		if f.Tasks, err = groupTasks(path, f.group); err != nil {
