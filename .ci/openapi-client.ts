@@ -18,6 +18,31 @@ export const jobBody: paths["/v1/jobs"]["post"]["requestBody"]["content"]["appli
 export const goTasks: Schemas["WorkflowFile"] = {
   tasks: [{ name: "charge", queue: "payments", payload: { order: 42 }, undo: { payload: { order: 42 } } }],
 };
+
+// Every field of the file format has a place in the types (the Go test of
+// package rest validates every file of examples/ against the schema): a
+// start time, a deadline, a webhook, a signal task, a delay, a chain's or
+// batch's steps and callbacks.
+export const approval: Schemas["WorkflowFile"] = {
+  start_at: "2026-12-24T18:00:00Z",
+  deadline: "2h",
+  webhook: { url: "https://example.com/hook", secret: "billing", attempts: 5, backoff: "2s" },
+  tasks: [
+    { name: "build", run: "echo built", key: "tenant-7", priority: -1, max_expiries: 0 },
+    { name: "approve", after: ["build"], signal: true, timeout: "24h" },
+    { name: "deploy", after: ["approve"], run: "echo deploy", delay: "10m", on_failure: false },
+  ],
+};
+export const batch: Schemas["WorkflowFile"] = {
+  batch: {
+    name: "emails",
+    allow_failures: true,
+    steps: [{ name: "ana", run: "./send.sh ana", retries: 2 }],
+    then: { run: "./report.sh ok" },
+    catch: { run: "./report.sh failed", queue: "reports" },
+    finally: { run: "./cleanup.sh", undo: { run: "true" } },
+  },
+};
 export function jobResult(j: paths["/v1/jobs"]["post"]["responses"]["201"]["content"]["application/json"]): Schemas["Value"] {
   return j.result;
 }

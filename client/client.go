@@ -63,9 +63,9 @@ func jobOption(name string, arg any, job func(*engine.JobSpec), task func(*engin
 // ID gives a plain job its ID instead of a random one. Enqueueing the same
 // ID with the same queue, payload and options again is a success that
 // changes nothing (the job runs once); with anything different it is
-// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's
-// <name>@<digits> (TickIDIn). A task's job ID is
-// weir.TaskJobID(workflow, task), so AddTask refuses ID.
+// weir.ErrJobExists. IDs match ^[A-Za-z0-9_.-]{1,128}$ but not . or ..,
+// or a schedule tick's <name>@<digits> (engine.ValidID, TickIDIn). A
+// task's job ID is weir.TaskJobID(workflow, task), so AddTask refuses ID.
 func ID(id string) JobOption {
 	return jobOption("ID", id, func(s *engine.JobSpec) { s.ID = id }, nil)
 }
@@ -127,7 +127,7 @@ func UniqueBy(key string) JobOption {
 }
 
 // ConcurrencyKey gives the job a concurrency key (a tenant, a customer;
-// ^[A-Za-z0-9_.-]{1,64}$). Claims serve a queue's keys in turn, one job
+// a name, engine.ValidName). Claims serve a queue's keys in turn, one job
 // of each, so that a key with many jobs ready does not hold back the
 // first job of another by more than one claim batch, and hold each key to
 // the queue's per-key limit (Client.LimitKeys) without waiting on a busy

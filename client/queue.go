@@ -26,12 +26,12 @@ type Queue[P, R any] struct {
 }
 
 // NewQueue returns the queue definition named name. It panics when name is
-// not a valid queue name (^[A-Za-z0-9_.-]{1,64}$), like regexp.MustCompile:
+// not a valid queue name (engine.ValidName), like regexp.MustCompile:
 // queue definitions are package-level declarations, so a bad name is a
 // programming error found at start-up.
 func NewQueue[P, R any](name string) Queue[P, R] {
 	if !engine.ValidName(name) {
-		panic(fmt.Sprintf("weir: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name))
+		panic(fmt.Sprintf("weir: queue name %q must "+engine.NameRule, name))
 	}
 	return Queue[P, R]{name: name}
 }

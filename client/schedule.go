@@ -18,7 +18,7 @@ import (
 // partitions (TickIDIn), so a tick starts it once however many workers
 // fire the schedule.
 type ScheduleParams struct {
-	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. Adding a name
+	// Name identifies the schedule, a name (engine.ValidName). Adding a name
 	// that exists replaces its spec.
 	Name string
 	// Cron is a cron expression: five fields (minute, hour, day of month,

@@ -61,7 +61,8 @@ func (o WorkflowOption) String() string { return o.text }
 // WorkflowID gives the workflow its ID instead of a random one. Submitting
 // the same plan under an ID again is a success with no effect (each root
 // runs once); another plan under that ID is weir.ErrWorkflowExists. IDs match
-// ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's <name>@<digits> (TickIDIn).
+// ^[A-Za-z0-9_.-]{1,128}$ but not . or .., or a schedule tick's <name>@<digits>
+// (engine.ValidID, TickIDIn).
 func WorkflowID(id string) WorkflowOption {
 	return WorkflowOption{fmt.Sprintf("WorkflowID(%q)", id), func(w *Workflow) { w.id, w.idGiven = id, true }}
 }
@@ -133,10 +134,10 @@ func (t *Task[R]) Name() string { return t.n.spec.Name }
 // AddTask adds a task named name that runs a job with payload on queue q,
 // with opts (Priority, MaxAttempts, MaxExpiries, Backoff, Timeout; they
 // apply to the task's undo job too), and returns its handle. Names match
-// ^[A-Za-z0-9_.-]{1,64}$ and are unique in the workflow; the task's job ID
-// is weir.TaskJobID(workflow, name). A task with no dependency starts at
-// Submit. An option of plain jobs only (ID, RunAt, Delay) is a
-// *weir.BuildError, returned by Submit.
+// ^[A-Za-z0-9_.-]{1,64}$, are not . or .. (engine.ValidName) and are
+// unique in the workflow; the task's job ID is weir.TaskJobID(workflow,
+// name). A task with no dependency starts at Submit. An option of plain
+// jobs only (ID, RunAt, Delay) is a *weir.BuildError, returned by Submit.
 func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P, opts ...JobOption) *Task[R] {
 	n := &node{wf: w, index: -1, spec: engine.TaskSpec{Name: name, Queue: q.name}}
 	b, err := q.EncodePayload(payload)

@@ -496,7 +496,7 @@ func (m *Model) LimitQueue(now time.Time, p LimitQueueParams) error {
 // in [0, MaxConcurrency].
 func ValidateLimitQueue(p LimitQueueParams) error {
 	if !ValidName(p.Queue) {
-		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+		return invalid("", "queue", "queue name %q must "+NameRule, p.Queue)
 	}
 	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
 		return invalid("", "concurrency", "%d is outside [0, %d]", p.Concurrency, MaxConcurrency)
@@ -507,13 +507,13 @@ func ValidateLimitQueue(p LimitQueueParams) error {
 func (m *Model) setPaused(now time.Time, name string, paused bool) error {
 	if m.parts != nil {
 		if !ValidName(name) {
-			return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+			return invalid("", "queue", "queue name %q must "+NameRule, name)
 		}
 		return m.eachPart(func(s *Model) error { return s.setPaused(now, name, paused) })
 	}
 	m.tick(now)
 	if !ValidName(name) {
-		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+		return invalid("", "queue", "queue name %q must "+NameRule, name)
 	}
 	m.queue(name).paused = paused
 	return nil

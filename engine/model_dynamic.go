@@ -26,7 +26,7 @@ func ValidateAdd(o Outcome, l Limits) error {
 	seen := make(map[string]bool, len(o.Add))
 	for _, t := range o.Add {
 		if !ValidName(t.Name) {
-			return invalid(t.Name, "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+			return invalid(t.Name, "name", "task name %q must "+NameRule, t.Name)
 		}
 		if seen[t.Name] {
 			return invalid(t.Name, "name", "duplicate task name")

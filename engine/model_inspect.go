@@ -141,7 +141,7 @@ func endedBefore(e1 int64, id1 string, e2 int64, id2 string) bool {
 // store checks them so.
 func ValidateListJobs(p ListJobsParams) (int, error) {
 	if !ValidName(p.Queue) {
-		return 0, invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+		return 0, invalid("", "queue", "queue name %q must "+NameRule, p.Queue)
 	}
 	if !p.State.Valid() {
 		return 0, invalid("", "state", "unknown job list %q (ready, delayed, running, failed, cancelled or completed)", p.State)

@@ -538,7 +538,7 @@ func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
 	}
 	t := m.tick(now)
 	if !ValidName(name) {
-		return PurgeResult{}, invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+		return PurgeResult{}, invalid("", "queue", "queue name %q must "+NameRule, name)
 	}
 	q := m.queues[name]
 	if q == nil {

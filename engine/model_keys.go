@@ -157,7 +157,7 @@ func (m *Model) LimitKeys(now time.Time, p LimitKeysParams) error {
 // [0, MaxConcurrency].
 func ValidateLimitKeys(p LimitKeysParams) error {
 	if !ValidName(p.Queue) {
-		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+		return invalid("", "queue", "queue name %q must "+NameRule, p.Queue)
 	}
 	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
 		return invalid("", "concurrency", "%d is outside [0, %d]", p.Concurrency, MaxConcurrency)

@@ -180,7 +180,7 @@ func (m *Model) eachPart(f func(s *Model) error) error {
 // purgeParts purges the queue in every partition in order.
 func (m *Model) purgeParts(now time.Time, name string) (PurgeResult, error) {
 	if !ValidName(name) {
-		return PurgeResult{}, invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+		return PurgeResult{}, invalid("", "queue", "queue name %q must "+NameRule, name)
 	}
 	var res PurgeResult
 	for _, s := range m.parts {

@@ -91,7 +91,7 @@ func (m *Model) RateLimitQueue(now time.Time, p RateLimitQueueParams) error {
 // milliseconds in [MinRatePeriod, MaxRatePeriod].
 func ValidateRateLimitQueue(p RateLimitQueueParams) error {
 	if !ValidName(p.Queue) {
-		return invalid("", "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Queue)
+		return invalid("", "queue", "queue name %q must "+NameRule, p.Queue)
 	}
 	if p.Limit < 0 || p.Limit > MaxRateLimit {
 		return invalid("", "limit", "%d is outside [0, %d]", p.Limit, MaxRateLimit)

@@ -197,7 +197,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 // counts as 1).
 func ValidateFireSchedule(p FireScheduleParams, l Limits, parts int) error {
 	if !ValidName(p.Name) {
-		return invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Name)
+		return invalid("", "name", "schedule name %q must "+NameRule, p.Name)
 	}
 	if p.Tick.IsZero() {
 		return invalid("", "tick", "give the schedule's next tick as read (the fence)")

@@ -97,7 +97,7 @@ func ValidateSignal(p SignalParams, l Limits) error {
 		return invalid("", "id", "workflow ID %q must "+IDRule, p.Workflow)
 	}
 	if !ValidName(p.Task) {
-		return invalid("", "task", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", p.Task)
+		return invalid("", "task", "task name %q must "+NameRule, p.Task)
 	}
 	if p.Kind != OutcomeCompleted && p.Kind != OutcomeFailed {
 		return invalid(p.Task, "kind", "a signal completes or fails a task, not %q", p.Kind)

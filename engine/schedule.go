@@ -36,7 +36,7 @@ const MaxSchedules = 1000
 // ScheduleSpec is a named schedule as its owner defines it: when it ticks
 // (Cron, or Every) and what each tick starts (Job, or Plan).
 type ScheduleSpec struct {
-	// Name identifies the schedule: ^[A-Za-z0-9_.-]{1,64}$. The job or
+	// Name identifies the schedule: a ValidName. The job or
 	// workflow of a tick has the ID TickIDIn(Name, tick, P) in a
 	// namespace of P partitions (Schedule.TickID).
 	Name string `json:"name"`
@@ -153,7 +153,7 @@ func (c cronTicker) Next(t time.Time) time.Time {
 // first problem as a *ValidationError.
 func ValidateSchedule(s ScheduleSpec, l Limits) (Ticker, error) {
 	if !ValidName(s.Name) {
-		return nil, invalid("", "name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", s.Name)
+		return nil, invalid("", "name", "schedule name %q must "+NameRule, s.Name)
 	}
 	t, err := scheduleTicker(s)
 	if err != nil {

@@ -113,6 +113,8 @@ func TestValidateScheduleErrors(t *testing.T) {
 		field string
 	}{
 		{ScheduleSpec{Name: "a b", Every: time.Second, Job: job}, "name"},
+		{ScheduleSpec{Name: ".", Every: time.Second, Job: job}, "name"},
+		{ScheduleSpec{Name: "..", Every: time.Second, Job: job}, "name"},
 		{ScheduleSpec{Name: "s", Job: job}, "cron"},
 		{ScheduleSpec{Name: "s", Cron: "* * *", Job: job}, "cron"},
 		{ScheduleSpec{Name: "s", Cron: "@every 1m", Every: time.Minute, Job: job}, "cron"},

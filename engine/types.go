@@ -136,8 +136,8 @@ type TaskSpec struct {
 	// remain. 0 means DefaultMaxExpiries; NoExpiries (-1) means none.
 	MaxExpiries int
 	// Key is the task's concurrency key (a tenant, a customer): empty for
-	// none, else ^[A-Za-z0-9_.-]{1,64}$ (spec/states.md, Concurrency
-	// keys). The task's undo job runs without one.
+	// none, else a name (ValidName; spec/states.md, Concurrency keys).
+	// The task's undo job runs without one.
 	Key string
 	// Signal makes the task a signal task: no worker runs it; once its
 	// dependencies ended it is Open until a Signal completes or fails it
@@ -189,7 +189,7 @@ type JobSpec struct {
 	// (EnqueueResult.Existing).
 	Unique *Unique
 	// Key is the job's concurrency key (a tenant, a customer): empty for
-	// none, else ^[A-Za-z0-9_.-]{1,64}$. Claims rotate across a queue's
+	// none, else a name (ValidName). Claims rotate across a queue's
 	// keys and hold each to the queue's per-key limit (LimitKeys;
 	// spec/states.md, Concurrency keys).
 	Key string

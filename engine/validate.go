@@ -6,25 +6,32 @@ import (
 	"time"
 )
 
-// ValidName reports whether s is a valid task or queue name:
-// ^[A-Za-z0-9_.-]{1,64}$.
-func ValidName(s string) bool { return validChars(s, 64) }
+// ValidName reports whether s is a valid task, queue, schedule or
+// concurrency key name (NameRule): ^[A-Za-z0-9_.-]{1,64}$, but not "." or
+// "..", which a URL path cannot hold as a segment (a client cleans them
+// away), so that every name can be a segment of a REST route.
+func ValidName(s string) bool { return validChars(s, 64) && !dots(s) }
+
+// NameRule says which names ValidName accepts, as the error of a bad name
+// says it ("queue name "a b" must " + NameRule).
+const NameRule = "match ^[A-Za-z0-9_.-]{1,64}$ and not be . or .."
 
 // IDRule says which IDs ValidID accepts, as the error of a bad ID says it
 // ("workflow ID "a b" must " + IDRule).
-const IDRule = "match ^[A-Za-z0-9_.-]{1,128}$ or be a schedule tick's <name>@<digits> (128 bytes at most)"
+const IDRule = "match ^[A-Za-z0-9_.-]{1,128}$ and not be . or .., or be a schedule tick's <name>@<digits> (128 bytes at most)"
 
-// ValidID reports whether s is a valid workflow or job ID:
-// ^[A-Za-z0-9_.-]{1,128}$, or a schedule tick's ID of a namespace of
-// several partitions, "<name>@<digits>" (name a ValidName, one or more
-// decimal digits, at most 128 bytes in all: TickIDIn). Braces, colons,
-// glob characters, '/', whitespace and control characters are all outside
-// both forms, so an ID is always safe inside a Redis key. A webhook
-// delivery's job ID ("<workflow>@webhook...") is not a valid ID: the
-// digits after the '@' keep it out.
+// ValidID reports whether s is a valid workflow or job ID (IDRule):
+// ^[A-Za-z0-9_.-]{1,128}$ but not "." or ".." (as ValidName), or a
+// schedule tick's ID of a namespace of several partitions,
+// "<name>@<digits>" (name a ValidName, one or more decimal digits, at most
+// 128 bytes in all: TickIDIn). Braces, colons, glob characters, '/',
+// whitespace and control characters are all outside both forms, so an ID
+// is always safe inside a Redis key, and every ID is a segment of a REST
+// route. A webhook delivery's job ID ("<workflow>@webhook...") is not a
+// valid ID: the digits after the '@' keep it out.
 func ValidID(s string) bool {
 	if validChars(s, 128) {
-		return true
+		return !dots(s)
 	}
 	name, n, ok := strings.Cut(s, "@")
 	if !ok || len(s) > 128 || n == "" || !ValidName(name) {
@@ -37,6 +44,10 @@ func ValidID(s string) bool {
 	}
 	return true
 }
+
+// dots reports whether s is "." or "..", the path segments a URL cannot
+// carry (RFC 3986, 5.2.4: they are removed from a path before it is sent).
+func dots(s string) bool { return s == "." || s == ".." }
 
 func validChars(s string, max int) bool {
 	if len(s) == 0 || len(s) > max {
@@ -103,7 +114,7 @@ func compile(p Plan, l Limits) (*compiled, error) {
 	edges := 0
 	for i, t := range p.Tasks {
 		if !ValidName(t.Name) {
-			return nil, invalid(t.Name, "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+			return nil, invalid(t.Name, "name", "task name %q must "+NameRule, t.Name)
 		}
 		if _, dup := index[t.Name]; dup {
 			return nil, invalid(t.Name, "name", "duplicate task name")
@@ -166,7 +177,7 @@ func validateTaskFields(t TaskSpec, l Limits) error {
 	}
 	if t.Undo != nil {
 		if !ValidName(t.Undo.Queue) {
-			return invalid(t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Undo.Queue)
+			return invalid(t.Name, "undo.queue", "queue name %q must "+NameRule, t.Undo.Queue)
 		}
 		if len(t.Undo.Payload) > l.MaxPayload {
 			return tooLarge(t.Name, "undo.payload", "%d bytes, the limit is %d", len(t.Undo.Payload), l.MaxPayload)
@@ -199,7 +210,7 @@ func clonePlan(p Plan) Plan {
 // validateRun checks the fields a task and a plain job share.
 func validateRun(task, queue string, payload []byte, priority, attempts, expiries int, backoff, timeout time.Duration, l Limits) error {
 	if !ValidName(queue) {
-		return invalid(task, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", queue)
+		return invalid(task, "queue", "queue name %q must "+NameRule, queue)
 	}
 	if len(payload) > l.MaxPayload {
 		return tooLarge(task, "payload", "%d bytes, the limit is %d", len(payload), l.MaxPayload)
@@ -254,7 +265,7 @@ func ValidateJob(s JobSpec, l Limits) error {
 // validateKey checks a concurrency key: empty (none) or a name.
 func validateKey(task, key string) error {
 	if key != "" && !ValidName(key) {
-		return invalid(task, "key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", key)
+		return invalid(task, "key", "concurrency key %q must "+NameRule, key)
 	}
 	return nil
 }
@@ -269,7 +280,7 @@ func validateQueues(queues []string) error {
 	}
 	for _, q := range queues {
 		if !ValidName(q) {
-			return invalid("", "queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+			return invalid("", "queues", "queue name %q must "+NameRule, q)
 		}
 	}
 	return nil

@@ -37,6 +37,10 @@ var rtBadNames = map[string]string{
 	"escape":        "\x1b[0m",
 	"non-ASCII":     "é",
 	"backslash":     `a\b`,
+	// a URL path cannot hold these as a segment: no REST route could
+	// reach what they name
+	"one dot":  ".",
+	"two dots": "..",
 }
 
 func TestValidatePlanRefusesBadInput(t *testing.T) {
@@ -352,6 +356,14 @@ func TestValidIDTickForm(t *testing.T) {
 		"a/b@1":                                false,
 		"wf@webhook":                           false,
 		"wf@webhook.2":                         false,
+		".":                                    false,
+		"..":                                   false,
+		"...":                                  true,
+		".a":                                   true,
+		"a..":                                  true,
+		".@1":                                  false,
+		"..@1":                                 false,
+		"...@1":                                true,
 		TickIDIn("nightly", rtT0, 8):           true,
 		TickIDIn("nightly", rtT0, 8) + "@webhook":   false,
 		TickIDIn(name64, time.Unix(1<<62, 0), 1024): true,

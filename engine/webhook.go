@@ -90,10 +90,10 @@ func validateWebhook(p Plan, l Limits) error {
 		return invalid("", "webhook.url", "%q carries credentials: name a secret instead", h.URL)
 	}
 	if h.Secret != "" && !ValidName(h.Secret) {
-		return invalid("", "webhook.secret", "secret name %q must match ^[A-Za-z0-9_.-]{1,64}$", h.Secret)
+		return invalid("", "webhook.secret", "secret name %q must "+NameRule, h.Secret)
 	}
 	if h.Queue != "" && !ValidName(h.Queue) {
-		return invalid("", "webhook.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", h.Queue)
+		return invalid("", "webhook.queue", "queue name %q must "+NameRule, h.Queue)
 	}
 	if h.MaxAttempts < 0 || h.MaxAttempts > l.MaxAttempts {
 		return invalid("", "webhook.max_attempts", "%d is outside [0, %d] (0 means %d)", h.MaxAttempts, l.MaxAttempts, DefaultWebhookAttempts)

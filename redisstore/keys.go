@@ -27,7 +27,7 @@ type keys struct {
 // a valid name (engine.ValidName).
 func newKeys(ns string, part int) (keys, error) {
 	if !engine.ValidName(ns) {
-		return keys{}, fmt.Errorf("%w: namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", engine.ErrInvalid, ns)
+		return keys{}, fmt.Errorf("%w: namespace %q must "+engine.NameRule, engine.ErrInvalid, ns)
 	}
 	if part < 0 {
 		return keys{}, fmt.Errorf("%w: partition %d", engine.ErrInvalid, part)

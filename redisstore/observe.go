@@ -36,7 +36,7 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 	}
 	for _, q := range queues {
 		if !engine.ValidName(q) {
-			return Observation{}, invalid("queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+			return Observation{}, invalid("queues", "queue name %q must "+engine.NameRule, q)
 		}
 	}
 	o := Observation{

@@ -167,7 +167,7 @@ func (s *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (e
 }
 
 func invalidSchedule(name string) error {
-	return invalid("name", "schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+	return invalid("name", "schedule name %q must "+engine.NameRule, name)
 }
 
 var _ engine.ScheduleWatcher = (*Store)(nil)

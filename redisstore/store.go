@@ -15,8 +15,9 @@ var _ engine.Store = (*Store)(nil)
 
 // Options configures a Store.
 type Options struct {
-	// Namespace isolates one engine instance inside a Redis; it must match
-	// ^[A-Za-z0-9_.-]{1,64}$. Empty means "default".
+	// Namespace isolates one engine instance inside a Redis; it must be a
+	// name (engine.ValidName: ^[A-Za-z0-9_.-]{1,64}$, not . or ..). Empty
+	// means "default".
 	Namespace string
 	// Partitions is the namespace's number of partitions
 	// (spec/partitions.md), at most engine.MaxPartitions, kept in Redis when

@@ -40,7 +40,7 @@ func (s *part) validateQueues(queues []string) error {
 	}
 	for _, q := range queues {
 		if !engine.ValidName(q) {
-			return invalid("queues", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q)
+			return invalid("queues", "queue name %q must "+engine.NameRule, q)
 		}
 	}
 	return nil
@@ -71,5 +71,5 @@ func (s *part) validateClaim(p engine.ClaimParams) error {
 }
 
 func invalidQueue(name string) error {
-	return invalid("queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)
+	return invalid("queue", "queue name %q must "+engine.NameRule, name)
 }

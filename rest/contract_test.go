@@ -224,25 +224,46 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "enqueue a job", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 201},
 		{name: "enqueue again", method: "POST", path: "/v1/jobs", body: `{"id":"job-1","queue":"q","payload":{"n":1,"s":"x","l":[true,null,1.5]},"priority":-5,"retries":2,"max_expiries":0,"backoff":"250ms","timeout":"30s","delay":"1m"}`, status: 200},
 		{name: "enqueue YAML at a time", method: "POST", path: "/v1/jobs", body: "queue: q\nrun_at: \"2030-01-02T03:04:05Z\"\npayload: [1, two]\n", header: []string{"Content-Type", "application/yaml"}, status: 201},
+		{name: "submit a start time, a signal task and a delay", method: "POST", path: "/v1/workflows", body: `{"id":"new-3","start_at":"2030-01-02T03:04:05Z","deadline":"2h","tasks":[{"name":"a","run":"true"},{"name":"b","after":["a"],"signal":true,"timeout":"1h"},{"name":"c","after":["b"],"run":"true","delay":"1s"}]}`, status: 201},
+		{name: "submit a batch", method: "POST", path: "/v1/workflows", body: `{"id":"new-4","webhook":{"url":"http://127.0.0.1:1/h","attempts":2,"backoff":"1s"},"batch":{"name":"b","steps":[{"name":"s","run":"true"}],"then":{"run":"true"},"catch":{"run":"true"},"finally":{"run":"true"}}}`, status: 201},
 		{name: "submit tasks for Go handlers", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","queue":"q","payload":{"n":1},"priority":3},{"name":"b","queue":"q","payload":null,"after":["a"],"undo":{"payload":"u","queue":"u"}}`), status: 201},
 
 		// Refused, and the spec refuses them too.
 		{name: "no tasks", method: "POST", path: "/v1/workflows", body: `{"tasks":[]}`, status: 400, specRefuses: true},
 		{name: "no tasks field", method: "POST", path: "/v1/workflows", body: `{"id":"x"}`, status: 400, specRefuses: true},
 		{name: "unknown field", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","colour":"red"}`), status: 400, specRefuses: true},
+		{name: "a callback with a name", method: "POST", path: "/v1/workflows", body: `{"chain":{"steps":[{"name":"s","run":"x"}],"then":{"name":"t","run":"x"}}}`, status: 400, specRefuses: true},
+		{name: "a step with after", method: "POST", path: "/v1/workflows", body: `{"batch":{"steps":[{"name":"s","run":"x"},{"name":"t","run":"x","after":["s"]}]}}`, status: 400, specRefuses: true},
+		{name: "signal not a bool", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","signal":"yes"}`), status: 400, specRefuses: true},
+		{name: "start_at not a time", method: "POST", path: "/v1/workflows", body: `{"start_at":"soon","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
 		{name: "unknown field in undo", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","colour":1}}`), status: 400, specRefuses: true},
 		{name: "keys are case-sensitive", method: "POST", path: "/v1/workflows", body: `{"Tasks":[{"Name":"a","RUN":"true"}]}`, status: 400, specRefuses: true},
 		{name: "null id", method: "POST", path: "/v1/workflows", body: `{"id":null,"tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "empty id", method: "POST", path: "/v1/workflows", body: `{"id":"","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "job with an empty id", method: "POST", path: "/v1/jobs", body: `{"id":"","queue":"q"}`, status: 400, specRefuses: true},
 		{name: "null fail_fast", method: "POST", path: "/v1/workflows", body: `{"fail_fast":null,"tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
 		{name: "null after", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","after":null}`), status: 400, specRefuses: true},
 		{name: "blank run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"  "}`), status: 400, specRefuses: true},
 		{name: "empty run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":""}`), status: 400, specRefuses: true},
 		{name: "blank undo run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":" "}}`), status: 400, specRefuses: true},
+		{name: "NUL in run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"echo a\u0000b"}`), status: 400, specRefuses: true},
+		{name: "NUL in undo run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"\u0000"}}`), status: 400, specRefuses: true},
 		{name: "bad queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"no queue"}`), status: 400, specRefuses: true},
 		{name: "bad undo queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","queue":"q:*"}}`), status: 400, specRefuses: true},
 		{name: "empty queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":""}`), status: 201, specRefuses: true},
 		{name: "bad name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a b","run":"x"}`), status: 400, specRefuses: true},
 		{name: "bad id", method: "POST", path: "/v1/workflows", body: `{"id":"no/slash","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		// . and .. are no path segment: no route could reach what they name
+		{name: "id .", method: "POST", path: "/v1/workflows", body: `{"id":".","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "id ..", method: "POST", path: "/v1/workflows", body: `{"id":"..","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
+		{name: "task ..", method: "POST", path: "/v1/workflows", body: wf(`{"name":"..","run":"x"}`), status: 400, specRefuses: true},
+		{name: "queue .", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"."}`), status: 400, specRefuses: true},
+		{name: "undo queue ..", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","queue":".."}}`), status: 400, specRefuses: true},
+		{name: "job id ..", method: "POST", path: "/v1/jobs", body: `{"id":"..","queue":"q"}`, status: 400, specRefuses: true},
+		{name: "job queue .", method: "POST", path: "/v1/jobs", body: `{"queue":"."}`, status: 400, specRefuses: true},
+		{name: "id ...", method: "POST", path: "/v1/workflows", body: `{"id":"...","tasks":[{"name":".a","run":"true","queue":"..q"}]}`, status: 201},
+		{name: "a record, id ...", method: "GET", path: "/v1/workflows/...", status: 200},
+		{name: "a job, task .a", method: "GET", path: "/v1/jobs/...%2F.a", status: 200},
 		{name: "bad after name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x"},{"name":"b","run":"x","after":["a b"]}`), status: 400, specRefuses: true},
 		{name: "after twice", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x"},{"name":"b","run":"x","after":["a","a"]}`), status: 400, specRefuses: true},
 		{name: "retries over", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","retries":1000}`), status: 400, specRefuses: true},
@@ -405,10 +426,16 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	doc, _ := loadSpec(t, "http://127.0.0.1:1")
 	schemas := doc.Components.Schemas
 	limits := engine.DefaultLimits()
-	task := schemas["TaskFile"].Value.Properties
-	for _, f := range []string{"backoff", "timeout"} {
-		if p := task[f].Value.Pattern; p != workflowfile.DurationPattern {
-			t.Errorf("TaskFile.%s pattern %q, the server's %q", f, p, workflowfile.DurationPattern)
+	task := schemas["TaskFields"].Value.Properties
+	job := schemas["JobRequest"].Value.Properties
+	for name, p := range map[string]*openapi3.SchemaRef{
+		"TaskFields.backoff": task["backoff"], "TaskFields.timeout": task["timeout"], "TaskFields.delay": task["delay"],
+		"WebhookFile.backoff": schemas["WebhookFile"].Value.Properties["backoff"],
+		"JobRequest.backoff":  job["backoff"], "JobRequest.timeout": job["timeout"], "JobRequest.delay": job["delay"],
+		"JobRequest.unique.for": job["unique"].Value.Properties["for"],
+	} {
+		if p == nil || p.Value.Pattern != workflowfile.DurationPattern {
+			t.Errorf("%s: not a duration of the server's pattern %q", name, workflowfile.DurationPattern)
 		}
 	}
 	if m := schemas["WorkflowFile"].Value.Properties["tasks"].Value.MaxItems; m == nil || *m != uint64(limits.MaxTasks) {
@@ -424,11 +451,32 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	idSchema := doc.Components.Parameters["WorkflowID"].Value.Schema.Value
 	idRE := regexp.MustCompile(idSchema.Pattern)
 	name64 := strings.Repeat("n", 64)
-	for _, id := range []string{"a", strings.Repeat("w", 128), strings.Repeat("w", 129), "nightly@1700000000", "a@" + strings.Repeat("9", 126),
-		"a@" + strings.Repeat("9", 127), name64 + "@1", name64 + "n@1", "wf@webhook", "wf@webhook.2", "a@1@2", "@1", "a@", "a/b", "a b"} {
+	dotted := []string{".", "..", "...", ".a", "a.", "..a", ".-", "._", "." + strings.Repeat("n", 63), ".." + strings.Repeat("n", 62),
+		".." + strings.Repeat("n", 63), "." + strings.Repeat("n", 64)}
+	for _, id := range append([]string{"a", strings.Repeat("w", 128), strings.Repeat("w", 129), "nightly@1700000000", "a@" + strings.Repeat("9", 126),
+		"a@" + strings.Repeat("9", 127), name64 + "@1", name64 + "n@1", "wf@webhook", "wf@webhook.2", "a@1@2", "@1", "a@", "a/b", "a b",
+		".@1", "..@1", "...@1", ".a@1", "." + strings.Repeat("w", 127), ".." + strings.Repeat("w", 126), ".." + strings.Repeat("w", 127)}, dotted...) {
 		spec := idRE.MatchString(id) && idSchema.MaxLength != nil && uint64(len(id)) <= *idSchema.MaxLength
 		if spec != engine.ValidID(id) {
 			t.Errorf("ID %q: the spec's pattern says %v, engine.ValidID %v", id, spec, engine.ValidID(id))
+		}
+	}
+	// a name's pattern is engine.ValidName's
+	namePattern := doc.Components.Parameters["QueueName"].Value.Schema.Value.Pattern
+	nameRE := regexp.MustCompile(namePattern)
+	for _, name := range append([]string{"a", "", name64, name64 + "n", "a b", "a/b", "a:b", "a@1", "é"}, dotted...) {
+		if nameRE.MatchString(name) != engine.ValidName(name) {
+			t.Errorf("name %q: the spec's pattern says %v, engine.ValidName %v", name, nameRE.MatchString(name), engine.ValidName(name))
+		}
+	}
+	// and every name or ID in the document has one of the two (a cursor
+	// holds an ID; a group's name, at most 56, names its callbacks)
+	for _, m := range regexp.MustCompile(`pattern: "(.*A-Za-z0-9.*)"`).FindAllStringSubmatch(spec.OpenAPI, -1) {
+		p := strings.ReplaceAll(m[1], `\\`, `\`)
+		switch p {
+		case namePattern, idSchema.Pattern, "^-?[0-9]{1,19}:" + strings.TrimPrefix(idSchema.Pattern, "^"), "^[A-Za-z0-9_.-]{1,56}$":
+		default:
+			t.Errorf("a pattern that is neither a name's nor an ID's: %s", p)
 		}
 	}
 	stampRE := regexp.MustCompile(schemas["Time"].Value.Pattern)

@@ -283,7 +283,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	v := r.URL.Query().Get("concurrency")
@@ -308,7 +308,7 @@ func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 func (a *api) limitKeys(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	v := r.URL.Query().Get("concurrency")
@@ -334,7 +334,7 @@ func (a *api) resumeQueue(w http.ResponseWriter, r *http.Request) { a.setPaused(
 func (a *api) setPaused(w http.ResponseWriter, r *http.Request, pause bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	f := a.store.ResumeQueue

@@ -53,7 +53,7 @@ type purgeRec struct {
 func queueName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return "", false
 	}
 	return name, true

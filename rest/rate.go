@@ -14,7 +14,7 @@ import (
 func (a *api) rateLimitQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	q := r.URL.Query()

@@ -120,7 +120,7 @@ func (a *api) scheduler(w http.ResponseWriter) engine.Scheduler {
 func scheduleName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("schedule name %q must match ^[A-Za-z0-9_.-]{1,64}$", name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("schedule name %q must "+engine.NameRule, name)})
 		return "", false
 	}
 	return name, true

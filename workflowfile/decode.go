@@ -464,7 +464,7 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 		case "gate_dependents":
 			f.GateDependents, err = d.bool(w, v)
 		case "id":
-			f.ID, err = d.str(w, v)
+			f.ID, err = d.id(w, v)
 		case "fail_fast":
 			f.FailFast, err = d.bool(w, v)
 		case "undo_on_cancel":

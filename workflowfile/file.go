@@ -24,8 +24,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -220,15 +218,12 @@ type Options struct {
 // Load reads the workflow file at path and parses it as Parse does, with
 // its commands to run in the file's directory (made absolute), the syntax
 // decided by FormatAuto and limits as Options.Limits (zero:
-// engine.DefaultLimits()). A file that cannot be read is an *Error too.
+// engine.DefaultLimits()). A file that cannot be read, or is larger than
+// MaxFileSize (ReadFile), is an *Error too.
 func Load(path string, limits engine.Limits) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &Error{File: path, Problem: "cannot read the file: " + err.Error()}
+		return nil, err
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -317,7 +312,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		return nil, fail(-1, "", "id", "workflow ID %q must "+engine.IDRule, p.ID)
 	}
 	if f.group != nil {
-		if len(f.Tasks) > 0 {
+		if f.Tasks != nil { // tasks: [] too
 			return nil, fail(-1, "", f.group.kind, "a workflow has tasks or a %s, not both", f.group.kind)
 		}
 		if f.Tasks, err = groupTasks(path, f.group); err != nil {
@@ -348,7 +343,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			return nil, fail(i, "", "name", "required")
 		}
 		if !engine.ValidName(t.Name) {
-			return nil, fail(i, "", "name", "task name %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Name)
+			return nil, fail(i, "", "name", "task name %q must "+engine.NameRule, t.Name)
 		}
 		if _, dup := index[t.Name]; dup {
 			return nil, fail(i, t.Name, "name", "duplicate task name (also tasks[%d])", index[t.Name])
@@ -373,10 +368,10 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			spec.Queue = DefaultQueue
 		}
 		if !engine.ValidName(spec.Queue) {
-			return nil, fail(i, t.Name, "queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", spec.Queue)
+			return nil, fail(i, t.Name, "queue", "queue name %q must "+engine.NameRule, spec.Queue)
 		}
 		if t.Key != "" && !engine.ValidName(t.Key) {
-			return nil, fail(i, t.Name, "key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", t.Key)
+			return nil, fail(i, t.Name, "key", "concurrency key %q must "+engine.NameRule, t.Key)
 		}
 		seenDep := map[string]bool{}
 		for _, d := range t.After {
@@ -412,6 +407,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			}
 			addGoQueue(spec.Queue)
 		} else {
+			if err := checkCommand(t.Run); err != nil {
+				return nil, fail(i, t.Name, "run", "%v", err)
+			}
 			if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
 				return nil, fail(i, t.Name, "run", "%v", err)
 			}
@@ -434,7 +432,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 				u.Queue = spec.Queue
 			}
 			if !engine.ValidName(u.Queue) {
-				return nil, fail(i, t.Name, "undo.queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", u.Queue)
+				return nil, fail(i, t.Name, "undo.queue", "queue name %q must "+engine.NameRule, u.Queue)
 			}
 			if t.Undo.Payload != nil {
 				u.Payload = t.Undo.Payload.msgpack
@@ -446,6 +444,9 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 				}
 				addGoQueue(u.Queue)
 			} else {
+				if err := checkCommand(t.Undo.Run); err != nil {
+					return nil, fail(i, t.Name, "undo.run", "%v", err)
+				}
 				if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {
 					return nil, fail(i, t.Name, "undo.run", "%v", err)
 				}

@@ -89,6 +89,8 @@ func groupTasks(path string, g *fileGroup) ([]fileTask, error) {
 		return nil, fail("", g.kind+".steps", "a %s needs at least one step", g.kind)
 	case g.AllowFailures && g.kind == "chain":
 		return nil, fail("", "chain.allow_failures", "a chain cannot allow failures (a failed step ends it)")
+	case !validGroupName(g.Name):
+		return nil, fail("", g.kind+".name", "group name %q must match ^[A-Za-z0-9_.-]{1,56}$: its callbacks are the tasks <name>.then, <name>.catch and <name>.finally", g.Name)
 	}
 	var tasks []fileTask
 	var names []string

@@ -81,7 +81,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	case f.Queue == "":
 		return nil, fail("queue", "required: the queue whose Go handler runs the job")
 	case !engine.ValidName(f.Queue):
-		return nil, fail("queue", "queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", f.Queue)
+		return nil, fail("queue", "queue name %q must "+engine.NameRule, f.Queue)
 	}
 	j.Spec.Payload = []byte{0xc0} // msgpack nil: what client encodes for a nil payload
 	if f.Payload != nil {
@@ -108,7 +108,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 		}
 	}
 	if f.Key != "" && !engine.ValidName(f.Key) {
-		return nil, fail("key", "concurrency key %q must match ^[A-Za-z0-9_.-]{1,64}$", f.Key)
+		return nil, fail("key", "concurrency key %q must "+engine.NameRule, f.Key)
 	}
 	j.Spec.Key = f.Key
 	if f.RunAt != "" {
@@ -162,7 +162,7 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 		w := top.in(k.Value)
 		switch k.Value {
 		case "id":
-			f.ID, err = d.str(w, v)
+			f.ID, err = d.id(w, v)
 		case "queue":
 			f.Queue, err = d.str(w, v)
 		case "payload":

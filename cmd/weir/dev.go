@@ -72,7 +72,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	ctx := c.Context()
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
-		return command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+		return command.Usage(fmt.Errorf("--namespace %q must "+engine.NameRule, g.namespace))
 	}
 	if g.durable.Replicas != 0 {
 		return command.Usage(fmt.Errorf("--durable-replicas %d: dev's embedded server has no replicas; use weir serve --redis URL", g.durable.Replicas))
@@ -134,7 +134,7 @@ func parseQueues(list string) ([]string, error) {
 	for _, q := range strings.Split(list, ",") {
 		q = strings.TrimSpace(q)
 		if !engine.ValidName(q) {
-			return nil, command.Usage(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+			return nil, command.Usage(fmt.Errorf("--queues: queue name %q must "+engine.NameRule, q))
 		}
 		if !slices.Contains(qs, q) {
 			qs = append(qs, q)

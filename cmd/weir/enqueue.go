@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -59,22 +57,14 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 	}
 }
 
-// readJobFile reads path, or stdin for "-" (named "stdin").
+// readJobFile reads path, or stdin for "-" (named "stdin"), each at most
+// workflowfile.MaxFileSize bytes, as workflowfile.Load reads a workflow
+// file.
 func readJobFile(path string, stdin io.Reader) (string, []byte, error) {
 	if path == "-" {
-		b, err := io.ReadAll(io.LimitReader(stdin, workflowfile.MaxCommands+1))
-		if err != nil {
-			return "stdin", nil, fmt.Errorf("stdin: %w", err)
-		}
-		return "stdin", b, nil
+		b, err := workflowfile.Read("stdin", stdin)
+		return "stdin", b, err
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return path, nil, fmt.Errorf("%s: cannot read the file: %w", path, err)
-	}
-	return path, b, nil
+	b, err := workflowfile.ReadFile(path)
+	return path, b, err
 }

@@ -119,7 +119,7 @@ func newPurgeCmd(g *globalFlags) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
-				return command.Usage(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
+				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
 			}
 			r, err := s.PurgeQueue(ctx, args[0])
 			if err != nil {

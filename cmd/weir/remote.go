@@ -291,7 +291,7 @@ func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
-				return command.Usage(fmt.Errorf("queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", args[0]))
+				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
 			}
 			f := s.ResumeQueue
 			if pause {
@@ -323,7 +323,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			for _, q := range strings.Split(queues, ",") {
 				q = strings.TrimSpace(q)
 				if !engine.ValidName(q) {
-					return command.Usage(fmt.Errorf("--queues: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", q))
+					return command.Usage(fmt.Errorf("--queues: queue name %q must "+engine.NameRule, q))
 				}
 				if !slices.Contains(qs, q) {
 					qs = append(qs, q)
@@ -333,7 +333,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules)
 			if webhooks != "" {
 				if !engine.ValidName(webhooks) {
-					return command.Usage(fmt.Errorf("--webhooks: queue name %q must match ^[A-Za-z0-9_.-]{1,64}$", webhooks))
+					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
 				}
 				if slices.Contains(qs, webhooks) {
 					return command.Usage(fmt.Errorf("--webhooks: queue %q is also in --queues", webhooks))

@@ -68,7 +68,7 @@ func (g *globalFlags) storeConfig(flagSet bool) (engine.Config, error) {
 // --partitions was given).
 func (g *globalFlags) check(partitionsSet bool) error {
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
-		return command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+		return command.Usage(fmt.Errorf("--namespace %q must "+engine.NameRule, g.namespace))
 	}
 	if g.redisURL != "" && g.cluster != "" {
 		return command.Usage(redisflag.ErrBoth)
@@ -86,7 +86,7 @@ func (g *globalFlags) check(partitionsSet bool) error {
 // embedded miniredis in this process.
 func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
-		return nil, command.Usage(fmt.Errorf("--namespace %q must match ^[A-Za-z0-9_.-]{1,64}$", g.namespace))
+		return nil, command.Usage(fmt.Errorf("--namespace %q must "+engine.NameRule, g.namespace))
 	}
 	u, cluster, err := g.target()
 	if err != nil {
