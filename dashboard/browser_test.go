@@ -400,7 +400,8 @@ func TestBrowser(t *testing.T) {
 	}
 	b.run(t, wait(`tr[data-queue="default"] td[data-key-limit="2"]`))
 	// The API has the inspector's routes: each queue gets a Purge button and
-	// links to its jobs by state (TestBrowserInspectorHooks drives them).
+	// links to its jobs by state (TestBrowserActions drives them on a real
+	// weir dev).
 	if n := evaluate[int](t, b, `document.querySelectorAll('tr[data-queue="default"] button.purge').length`); n != 1 {
 		t.Errorf("the queues page shows %d Purge buttons for default, want 1 (the API has the purge route)", n)
 	}
@@ -626,8 +627,10 @@ tasks:
 }
 
 // TestBrowserInspectorHooks: the controls of the inspector's routes show
-// when the API's OpenAPI document lists them, and call them. The API here
-// is a stand-in answering those routes as spec/dashboard.md expects.
+// when the API's OpenAPI document lists them, and only then, and call
+// them. The API here is a stand-in answering those routes as
+// spec/dashboard.md expects, so that it can leave one out and refuse a
+// call; TestBrowserActions drives every action on a real weir dev.
 func TestBrowserInspectorHooks(t *testing.T) {
 	b := newBrowser(t, 1000, 700)
 	calls := make(chan string, 10)

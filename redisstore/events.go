@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -179,7 +181,10 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 		if last == "" {
 			last = "0-0"
 		}
-		res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{key, last}, Count: 1, Block: p.Wait}).Result()
+		res, err := s.waitEvents(ctx, key, last, p.Wait)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return engine.EventPage{}, ctxErr
+		}
 		if errors.Is(err, redis.Nil) || (err == nil && len(res) == 0) {
 			return page, nil
 		}
@@ -191,6 +196,27 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 			seen = -1
 		}
 	}
+}
+
+// waitEvents blocks for at most wait until the event stream key has an
+// entry after last, or ctx ends. go-redis does not end a command already
+// sent when its context ends, so the XREAD also reads a private stream of
+// this call, which a cancelled ctx writes to (as a blocked Claim's
+// private wake-up list, spec/keys.md): the wait ends at once.
+func (s *part) waitEvents(ctx context.Context, key, last string, wait time.Duration) ([]redis.XStream, error) {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	private := s.keys.prefix + "ewk:" + hex.EncodeToString(rnd[:])
+	stop := context.AfterFunc(ctx, func() {
+		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pipe := s.rdb.Pipeline()
+		pipe.XAdd(pctx, &redis.XAddArgs{Stream: private, Values: []any{"w", "1"}})
+		pipe.PExpire(pctx, private, time.Minute)
+		_, _ = pipe.Exec(pctx)
+	})
+	defer stop()
+	return s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{key, private, last, "0-0"}, Count: 1, Block: wait}).Result()
 }
 
 // decodeEntry reads one stream entry: t (the call's now, ms) and e, its

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/redistest"
 )
 
 // TestEventsReadBack: a plain job's life as its events, read back in
@@ -199,5 +201,65 @@ func TestDecodeEntry(t *testing.T) {
 	}
 	if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"e": ""}}); !errors.Is(err, engine.ErrProtocol) {
 		t.Errorf("no time: %v", err)
+	}
+}
+
+// xreadHook tells blocked when the client sends an XREAD: the read is
+// under way, past go-redis's own check of its context.
+type xreadHook struct{ blocked chan<- struct{} }
+
+func (xreadHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h xreadHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "xread" {
+			select {
+			case h.blocked <- struct{}{}:
+			default:
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (xreadHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestEventsWaitCancelled: a read blocked in its wait returns its
+// context's error once the context is cancelled (engine.EventReader),
+// rather than at the end of its wait: go-redis does not end a command
+// sent when its context ends, so the store wakes its own XREAD. Also for
+// one workflow's events in a namespace of several partitions, which waits
+// on that workflow's partition alone. (An event stream of the REST API
+// then ends as soon as its server shuts down.)
+func TestEventsWaitCancelled(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		partitions int
+		workflow   string
+	}{{"one partition", 1, ""}, {"one workflow of 3 partitions", 3, "wf-1"}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := redistest.Default(t)
+			rdb := redistest.Client(t, srv.Options)
+			blocked := make(chan struct{}, 1)
+			rdb.AddHook(xreadHook{blocked})
+			s, _ := partEnv(t, rdb, c.partitions)
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.Events(ctx, engine.EventsParams{Workflow: c.workflow, Wait: time.Hour})
+				done <- err
+			}()
+			<-blocked
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("a cancelled wait returned %v, want context.Canceled", err)
+				}
+			case <-time.After(30 * time.Second): // a hang guard: the wait is an hour
+				t.Fatal("a read waiting an hour for an event did not return when its context was cancelled")
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -110,7 +111,7 @@ func sseID(pg engine.EventPage, i int) string {
 // streamEvents answers with Server-Sent Events: each event as "id: <ID>",
 // "event: <type>" and "data: <the event as JSON>", from after= (or the
 // Last-Event-ID header a reconnecting browser sends), until the client
-// goes away.
+// goes away, StreamFor has passed or the server shuts down.
 func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	er := a.eventReader(w)
 	if er == nil {
@@ -125,10 +126,25 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.StreamFor)
 	defer cancel()
+	// the server's Shutdown waits for the requests in flight without
+	// cancelling them: its start ends the stream
+	down := a.down.of(r)
+	shuttingDown := func() {
+		writeError(w, http.StatusServiceUnavailable, apiError{Code: engine.ErrUnavailable.Code, Message: "the server is shutting down: reconnect once it is back"})
+	}
+	if down.Err() != nil {
+		shuttingDown()
+		return
+	}
+	defer context.AfterFunc(down, cancel)()
 	rc := http.NewResponseController(w)
 	// the first read before the headers: a bad cursor is a JSON error
 	pg, err := er.Events(ctx, p)
 	if err != nil {
+		if down.Err() != nil && r.Context().Err() == nil {
+			shuttingDown()
+			return
+		}
 		a.storeError(w, r, err)
 		return
 	}
@@ -189,4 +205,34 @@ func (a *api) setEvents(w http.ResponseWriter, r *http.Request, off bool) {
 	writeJSON(w, http.StatusOK, struct {
 		Events bool `json:"events"`
 	}{!off})
+}
+
+// serversDown gives each http.Server that serves an event stream a
+// context cancelled when its Shutdown begins (http.Server.Shutdown waits
+// for the requests in flight and cancels none: a stream would hold it
+// until its StreamFor). It registers with a server once, at its first
+// stream, and keeps the server's context for the handler's life: a
+// stream that comes after the shutdown began ends at once.
+type serversDown struct {
+	mu sync.Mutex
+	m  map[*http.Server]context.Context
+}
+
+// of returns the context of the server of r (http.ServerContextKey); one
+// never cancelled when r came another way (a test's ServeHTTP, say).
+func (d *serversDown) of(r *http.Request) context.Context {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if srv == nil {
+		return context.Background()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ctx, ok := d.m[srv]
+	if !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(context.Background())
+		srv.RegisterOnShutdown(cancel)
+		d.m[srv] = ctx
+	}
+	return ctx
 }

@@ -1,7 +1,10 @@
 package rest
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/internal/testclock"
 	"github.com/weirflow/weir/redisstore"
@@ -222,4 +226,71 @@ func TestEventTimesHaveMilliseconds(t *testing.T) {
 		}
 	}
 	times("GET /v1/events/stream", bodies)
+}
+
+// An open event stream ends when its server shuts down: Shutdown returns
+// nil (it does not wait out the stream's StreamFor, an hour here) and the
+// client reads the stream to its end without an error. (http.Server's
+// Shutdown does not cancel the contexts of the requests it waits for.)
+// On memstore and on Redis, whose blocked read the store wakes.
+func TestEventsStreamEndsOnShutdown(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		store func(t *testing.T) engine.Store
+	}{
+		{"memstore", func(*testing.T) engine.Store { return memstore.New() }},
+		{"redis", func(t *testing.T) engine.Store { return testStore(t) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(newAPI(t, c.store(t), Config{Token: testToken, StreamFor: time.Hour}))
+			t.Cleanup(srv.Close)
+			req, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+"/v1/events/stream", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			rd := bufio.NewReader(res.Body)
+			// the stream is open: its first keep-alive (no events yet)
+			if line, err := rd.ReadString('\n'); err != nil || line != ": keep-alive\n" {
+				t.Fatalf("the stream began with %q, %v", line, err)
+			}
+			// a deadline for a hung shutdown, not a timed assertion
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			if err := srv.Config.Shutdown(ctx); err != nil {
+				t.Fatalf("Shutdown with an event stream open: %v", err)
+			}
+			if rest, err := io.ReadAll(rd); err != nil {
+				t.Errorf("the stream after the shutdown: %q, %v; want its end", rest, err)
+			}
+		})
+	}
+}
+
+// A stream asked of a server whose Shutdown has begun is refused with 503
+// UNAVAILABLE, not opened (a request on a connection the server has not
+// closed yet).
+func TestEventsStreamAfterShutdown(t *testing.T) {
+	t.Parallel()
+	h := newAPI(t, memstore.New(), Config{Token: testToken, StreamFor: time.Hour})
+	srv := &http.Server{Handler: h}
+	req := httptest.NewRequestWithContext(context.WithValue(t.Context(), http.ServerContextKey, srv), "GET", "/v1/events/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	down := h.(*api).down.of(req) // the server's first stream registers with it
+	if err := srv.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-down.Done() // Shutdown runs its hooks in goroutines of their own
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"code":"UNAVAILABLE"`) {
+		t.Errorf("a stream after the shutdown began: %d %s, want 503 UNAVAILABLE", rec.Code, rec.Body)
+	}
 }

@@ -105,7 +105,10 @@ type Config struct {
 	// stream of GET /v1/events open before it ends it (the client then
 	// reconnects, resuming with Last-Event-ID): so that a stream outlives
 	// no deploy and holds no connection forever. 0 means
-	// DefaultStreamFor.
+	// DefaultStreamFor. A stream also ends when the http.Server serving
+	// it begins its Shutdown (the handler registers with the server of
+	// each stream's request, http.ServerContextKey), so that a graceful
+	// shutdown does not wait out the streams.
 	StreamFor time.Duration
 }
 
@@ -120,6 +123,7 @@ type api struct {
 	readSums [][sha256.Size]byte // of cfg.ReadTokens
 	origins  map[string]bool     // canonicalOrigin of each of cfg.Origins
 	mux      *http.ServeMux
+	down     serversDown // ends the event streams of a server that shuts down
 }
 
 // route is one route of the API. Every route under /v1 requires the token.
@@ -186,7 +190,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Limits == (engine.Limits{}) {
 		cfg.Limits = engine.DefaultLimits()
 	}
-	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), readSums: readSums, origins: map[string]bool{}, mux: http.NewServeMux()}
+	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), readSums: readSums, origins: map[string]bool{}, mux: http.NewServeMux(),
+		down: serversDown{m: map[*http.Server]context.Context{}}}
 	for _, o := range cfg.Origins {
 		c, err := canonicalOrigin(o)
 		if err != nil {

@@ -154,7 +154,9 @@ func checkListen(flag, addr, token string) error {
 
 // serveAPI serves h on ln until ctx is done, then shuts the server down
 // gracefully: it stops accepting, lets requests in flight finish (up to
-// shutdownTimeout) and returns once every connection is closed.
+// shutdownTimeout) and returns once every connection is closed. The REST
+// handler ends its event streams as the shutdown begins (rest.Config's
+// StreamFor), so an open dashboard tab does not hold it.
 func serveAPI(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
 		Handler:           h,

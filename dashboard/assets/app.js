@@ -99,6 +99,13 @@
 
   const enc = encodeURIComponent;
 
+  // v1 is the API path of segments, each escaped whole: an ID or a name
+  // is one segment whatever it holds, so a task's job ID "wf/task" is
+  // "wf%2Ftask" (spec/rest.md), and an undo's "wf%2Ftask%2Fundo".
+  function v1(...segments) {
+    return '/v1/' + segments.map(enc).join('/');
+  }
+
   // ---- the API --------------------------------------------------------
 
   class APIError extends Error {
@@ -128,7 +135,7 @@
     const headers = {};
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = 'Bearer ' + token;
-    const res = await fetch('/v1/openapi.yaml', { headers, credentials: 'omit', cache: 'no-store' });
+    const res = await fetch(v1('openapi.yaml'), { headers, credentials: 'omit', cache: 'no-store' });
     if (res.status === 401) throw new APIError(res.status, null);
     const set = new Set();
     if (!res.ok) { // no document: only the routes every version has
@@ -364,7 +371,7 @@
       const mine = new AbortController();
       ctl = mine;
       const began = Date.now();
-      let path = '/v1/events/stream?workflow=' + enc(workflow);
+      let path = v1('events', 'stream') + '?workflow=' + enc(workflow);
       if (after) path += '&after=' + enc(after);
       readStream(path, mine.signal,
         () => { if (ctl === mine) setMode(silent ? 'polling' : 'live', silent ? why : 'following the event stream'); },
@@ -477,7 +484,7 @@
     let next = null;
 
     async function refresh() {
-      let path = '/v1/workflows?limit=' + PAGE;
+      let path = v1('workflows') + '?limit=' + PAGE;
       if (route.state) path += '&state=' + enc(route.state);
       const cur = cursors[cursors.length - 1];
       if (cur) path += '&cursor=' + enc(cur);
@@ -538,7 +545,7 @@
     // changed since the last read.
     async function refresh() {
       const my = ++reads;
-      const wf = await api('GET', '/v1/workflows/' + enc(route.id));
+      const wf = await api('GET', v1('workflows', route.id));
       if (my !== reads) return false; // a later read draws
       const now = wf.state + ' ' + wf.tasks.map((t) => t.state + ':' + t.attempts + (t.undo ? ':' + (t.undo.state || '') + ':' + (t.undo.attempts || 0) : '')).join(' ');
       const changed = seen !== null && now !== seen;
@@ -551,10 +558,10 @@
       if (key !== lastState) {
         lastState = key;
         const cancel = wf.state === 'running' && !wf.cancel_requested
-          ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/cancel', 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
+          ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', v1('workflows', wf.id, 'cancel'), 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
           : null;
         const rerun = rerunnable
-          ? h('button', { type: 'button', id: 'rerun-workflow', onclick: () => act('POST', '/v1/workflows/' + enc(wf.id) + '/rerun', 'Re-run the failed and cancelled tasks of workflow ' + wf.id + ' (and what comes after them)?') }, 'Re-run')
+          ? h('button', { type: 'button', id: 'rerun-workflow', onclick: () => act('POST', v1('workflows', wf.id, 'rerun'), 'Re-run the failed and cancelled tasks of workflow ' + wf.id + ' (and what comes after them)?') }, 'Re-run')
           : null;
         fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel, rerun);
       }
@@ -601,7 +608,7 @@
   async function jobCard(id) {
     let j;
     try {
-      j = await api('GET', '/v1/jobs/' + id.split('/').map(enc).join('/'));
+      j = await api('GET', v1('jobs', id));
     } catch (e) {
       if (e instanceof APIError && e.status === 404) {
         return h('div', { class: 'card' }, h('h2', {}, 'Job ', h('span', { class: 'mono' }, id)), h('p', { class: 'muted' }, 'No job yet: the task has not been queued.'));
@@ -609,7 +616,9 @@
       throw e;
     }
     const rows = [
-      ['state', badge(j.state)], ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts],
+      ['state', badge(j.state)],
+      ['cancel', j.cancel_requested ? h('span', { class: 'cancel-requested' }, 'requested: the worker is told to stop') : ''],
+      ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts],
       ['priority', j.priority], ['created', fmtTime(j.created_at)], ['run at', fmtTime(j.run_at)],
       ['lease until', fmtTime(j.lease_deadline)], ['ended', fmtTime(j.ended_at)], ['expires', fmtTime(j.expires_at)],
       ['payload', j.payload !== null ? h('pre', {}, fmtValue(j.payload)) : ''],
@@ -621,25 +630,30 @@
       h('table', {}, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))));
   }
 
-  // jobActions are the inspector's actions on one job, each shown only
-  // when the API has its route.
+  // jobActions are the inspector's actions on one job that the store
+  // takes for its kind and state (spec/states.md), each shown only when
+  // the API has its route: Cancel job on any job that has not ended (a
+  // plain, task or undo job; a running one is told to stop) and whose
+  // cancel is not requested yet; Retry and Delete on a plain job that
+  // ended (Retry: failed or cancelled), never on a task's or an undo's
+  // (they run again with their workflow's Re-run, and go with it).
   function jobActions(j) {
-    const path = '/v1/jobs/' + j.id.split('/').map(enc).join('/');
     const ended = ['completed', 'failed', 'cancelled'].includes(j.state);
+    const plain = !j.workflow;
     return h('span', { class: 'toolbar' },
-      has('retryJob') && (j.state === 'failed' || j.state === 'cancelled')
-        ? h('button', { type: 'button', onclick: () => act('POST', path + '/retry', 'Retry job ' + j.id + '?') }, 'Retry') : null,
-      has('cancelJob') && !ended
-        ? h('button', { type: 'button', class: 'danger', onclick: () => act('POST', path + '/cancel', 'Cancel job ' + j.id + '?') }, 'Cancel job') : null,
-      has('deleteJob') && ended && !j.workflow
-        ? h('button', { type: 'button', class: 'danger', onclick: () => act('DELETE', path, 'Delete job ' + j.id + '?') }, 'Delete') : null);
+      has('retryJob') && plain && (j.state === 'failed' || j.state === 'cancelled')
+        ? h('button', { type: 'button', class: 'retry-job', onclick: () => act('POST', v1('jobs', j.id, 'retry'), 'Retry job ' + j.id + '?') }, 'Retry') : null,
+      has('cancelJob') && !ended && !j.cancel_requested
+        ? h('button', { type: 'button', class: 'danger cancel-job', onclick: () => act('POST', v1('jobs', j.id, 'cancel'), 'Cancel job ' + j.id + '?') }, 'Cancel job') : null,
+      has('deleteJob') && plain && ended
+        ? h('button', { type: 'button', class: 'danger delete-job', onclick: () => act('DELETE', v1('jobs', j.id), 'Delete job ' + j.id + '?') }, 'Delete') : null);
   }
 
   function queuesView() {
     const body = h('div', { id: 'queues' });
     const root = h('section', {}, h('h1', {}, 'Queues'), body);
     async function refresh() {
-      const { queues } = await api('GET', '/v1/queues');
+      const { queues } = await api('GET', v1('queues'));
       if (queues.length === 0) {
         fill(body, h('p', { class: 'muted' }, 'No queues yet.'));
         return;
@@ -655,10 +669,10 @@
           h('td', { class: 'num', 'data-key-limit': String(q.key_concurrency || 0) }, q.key_concurrency ? String(q.key_concurrency) : '—'),
           h('td', {}, h('span', { class: 'toolbar actions' },
             q.paused
-              ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/resume') }, 'Resume')
-              : h('button', { type: 'button', class: 'pause', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/pause') }, 'Pause'),
+              ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', v1('queues', q.name, 'resume')) }, 'Resume')
+              : h('button', { type: 'button', class: 'pause', onclick: () => act('POST', v1('queues', q.name, 'pause')) }, 'Pause'),
             has('purgeQueue')
-              ? h('button', { type: 'button', class: 'danger purge', onclick: () => act('POST', '/v1/queues/' + enc(q.name) + '/purge', 'Purge the ready and delayed jobs of queue ' + q.name + '?') }, 'Purge')
+              ? h('button', { type: 'button', class: 'danger purge', onclick: () => act('POST', v1('queues', q.name, 'purge'), 'Purge the ready and delayed jobs of queue ' + q.name + '?') }, 'Purge')
               : null)))))));
     }
     return { root, refresh };
@@ -677,7 +691,7 @@
         fill(body, h('p', { class: 'muted' }, 'This server cannot list jobs.'));
         return;
       }
-      const page = await api('GET', '/v1/queues/' + enc(route.name) + '/jobs?state=' + enc(route.state) + '&limit=' + PAGE);
+      const page = await api('GET', v1('queues', route.name, 'jobs') + '?state=' + enc(route.state) + '&limit=' + PAGE);
       const jobs = page.jobs || [];
       if (jobs.length === 0) {
         fill(body, h('p', { class: 'muted' }, 'No ' + route.state + ' jobs.'));

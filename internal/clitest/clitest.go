@@ -26,6 +26,7 @@ import (
 // Cleanup from its TestMain.
 type Binary struct {
 	name string
+	pkg  string // the command's package directory, relative to the test's
 	once sync.Once
 	dir  string
 	path string
@@ -34,7 +35,13 @@ type Binary struct {
 
 // New returns the binary called name, built from the test's working
 // directory (the command's package) on the first Path.
-func New(name string) *Binary { return &Binary{name: name} }
+func New(name string) *Binary { return &Binary{name: name, pkg: "."} }
+
+// NewFrom returns the binary called name, built from the package in
+// directory pkg (relative to the test's working directory, such as
+// "../cmd/weir") on the first Path: for the tests of another package
+// that run a command.
+func NewFrom(name, pkg string) *Binary { return &Binary{name: name, pkg: pkg} }
 
 // Path builds the binary once and returns its path; a failed build fails
 // the test.
@@ -55,7 +62,7 @@ func (b *Binary) Path(t testing.TB) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		build := exec.Command("go", append(args, "-o", b.path, ".")...)
+		build := exec.Command("go", append(args, "-o", b.path, b.pkg)...)
 		var out bytes.Buffer
 		build.Stdout, build.Stderr = &out, &out
 		if err := build.Run(); err != nil {
