@@ -149,9 +149,11 @@ func taskWhere(name string) string {
 	return fmt.Sprintf("task %q", name)
 }
 
-// newShellWorker returns a worker of shell tasks for queues.
-func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool) *worker.Worker {
-	w := worker.New(s, worker.Config{
+// newShellWorker returns a worker of shell tasks for queues; each of
+// adjust, when given, changes its configuration first (weir worker's
+// lease).
+func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool, adjust ...func(*worker.Config)) *worker.Worker {
+	cfg := worker.Config{
 		Schedules:       schedules,
 		Observer:        observer,
 		Concurrency:     concurrency,
@@ -159,7 +161,11 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 		ShutdownTimeout: shutdownTimeout,
 		Limits:          limits,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	w := worker.New(s, cfg)
 	shell.Register(w, queues, limits.MaxResult, shell.AddTasksWith(func(data []byte, dir string) ([]engine.TaskSpec, bool, error) {
 		// a shell task's tasks to add (spec/workflow-file.md, Adding tasks at run time)
 		return workflowfile.ParseAdded("WEIR_ADD_TASKS", data, workflowfile.Options{Dir: dir, Limits: limits})
