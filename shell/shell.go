@@ -12,7 +12,9 @@
 // standard error as the reason. The files WEIR_PROGRESS and WEIR_CHECKPOINT
 // name carry its progress and its checkpoint (progress.go). When the attempt's context is done (a
 // timeout, a cancel, the worker stopping) the whole process group is
-// killed.
+// killed. On Unix the group also dies with the worker's process, however
+// that ends (kill -9 included): a watchdog in the group kills it, and on
+// Linux the kernel kills sh at once too (proc_unix.go).
 package shell
 
 import (
@@ -191,19 +193,19 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 	stderr := &tailBuffer{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	p, err := startProc(cmd)
+	if err != nil {
 		return "", worker.NonRetryable(fmt.Errorf("start sh: %w", err))
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	rep.start(ctx)
 	select {
-	case err = <-done:
+	case err = <-p.done:
+		p.release()
 		rep.finish(ctx)
 	case <-ctx.Done():
-		killProcessGroup(cmd)
-		<-done
+		p.kill()
+		<-p.done
+		p.release()
 		rep.finish(ctx)
 		return "", fmt.Errorf("killed: %w", ctx.Err())
 	}
