@@ -12,6 +12,9 @@ type proc struct {
 	done chan error
 }
 
+// shellCommand returns the command that runs the shell command run.
+func shellCommand(run string) *exec.Cmd { return exec.Command("sh", "-c", run) }
+
 func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -9,12 +9,25 @@ import (
 	"syscall"
 )
 
+// startScript is what sh runs first: it waits for the worker's go-ahead on
+// descriptor 3, given once the command's watchdog is in place, then becomes
+// `sh -c COMMAND` (the same process: its PID stays the group's ID, as $$
+// says). An end of the pipe without it (the worker died) exits without
+// running the command.
+const startScript = `read -r _ <&3 || exit 125; exec sh -c "$0" 3<&-`
+
 // watchdogScript is the watchdog's command: it ignores the signals a
 // terminal or a command's own `kill 0` sends, waits for the end of its
 // standard input (a pipe only the worker holds open, so the end comes when
 // the worker closes it or dies, however it dies) and then kills its process
 // group, the command's.
 const watchdogScript = `trap '' HUP INT QUIT TERM; read _; kill -s KILL 0`
+
+// shellCommand returns the command that runs the shell command run with
+// startProc.
+func shellCommand(run string) *exec.Cmd {
+	return exec.Command("sh", "-c", startScript, run)
+}
 
 // proc is a command started in a process group of its own with a watchdog
 // in the group, so that killing the group kills what the command started
@@ -27,11 +40,13 @@ type proc struct {
 	hold     *os.File  // the write end of the watchdog's standard input
 }
 
-// startProc starts cmd (sh) as the leader of a new process group, with,
-// on Linux, the parent-death signal SIGKILL; then a watchdog (another sh)
-// in the same group, reading a pipe the worker holds. When the worker
-// process dies, the kernel closes the pipe and the watchdog kills the
-// group; on Linux sh also gets SIGKILL from the kernel directly.
+// startProc starts cmd (of shellCommand) as the leader of a new process
+// group, with, on Linux, the parent-death signal SIGKILL; then a watchdog
+// (another sh) in the same group, reading a pipe the worker holds; and
+// only then lets the command run (startScript). When the worker process
+// dies, the kernel closes the pipe and the watchdog kills the group; on
+// Linux sh also gets SIGKILL from the kernel directly. Nothing the command
+// starts can precede the watchdog.
 //
 // The parent-death signal is sent when the thread that forked the child
 // ends, not the process: the Go runtime ends a thread when a goroutine
@@ -45,6 +60,12 @@ type proc struct {
 // command guarded by the parent-death signal alone, which covers sh but
 // not what it started; the command still runs.
 func startProc(cmd *exec.Cmd) (*proc, error) {
+	goRead, goWrite, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer goWrite.Close()
+	cmd.ExtraFiles = []*os.File{goRead} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
 	p := &proc{cmd: cmd, done: make(chan error, 1)}
@@ -52,13 +73,15 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		goRead.Close()
+		if err != nil {
 			started <- err
 			return
 		}
-		// Before the Wait: the group exists while its leader is not
-		// reaped, even when it has exited already.
+		// sh waits for the go-ahead, so its group exists.
 		p.startWatchdog()
+		_, _ = goWrite.Write([]byte("\n"))
 		started <- nil
 		p.done <- cmd.Wait()
 	}()

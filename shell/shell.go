@@ -169,7 +169,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 	if j.Undo {
 		undo = "1"
 	}
-	cmd := exec.Command("sh", "-c", j.Payload.Run)
+	cmd := shellCommand(j.Payload.Run)
 	cmd.Dir = j.Payload.Dir
 	cmd.Env = append(os.Environ(),
 		"WEIR_WORKFLOW_ID="+j.Workflow,
