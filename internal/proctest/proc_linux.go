@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,10 +118,41 @@ func GroupMembers(g int) ([]Proc, error) {
 			continue
 		}
 		if p, ok := Find(pid, ""); ok && p.Group == g {
-			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			p.What = strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")
+			p.What = cmdline(pid)
 			ps = append(ps, p)
 		}
 	}
 	return ps, nil
+}
+
+// WithEnv returns the running processes whose environment holds kv
+// ("NAME=value"), with their command lines as What: the descendants of a
+// process started with a variable no other process has, whatever became
+// of their parents.
+func WithEnv(kv string) ([]Proc, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var ps []Proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), kv) {
+			continue
+		}
+		if p, ok := Find(pid, cmdline(pid)); ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
+}
+
+// cmdline is the command line of pid, its arguments separated by spaces.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
 }
