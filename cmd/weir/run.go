@@ -37,9 +37,11 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Short: "Run a workflow file to its end, with workers in this process",
 		Long: "run submits the workflow of FILE, runs workers for every queue it names, shows\n" +
 			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
-			"in-process server. Exit status: 0 completed, 1 ended another way, 2 usage or\n" +
-			"validation error. A well-formed TRACEPARENT variable (W3C) is stored with the\n" +
-			"workflow: its tasks' spans join that trace (spec/tracing.md).",
+			"in-process server on a loopback port: an open signal task then shows the weir\n" +
+			"signal command (with that server's --redis URL) that completes it from another\n" +
+			"terminal. Exit status: 0 completed, 1 ended another way, 2 usage or validation\n" +
+			"error. A well-formed TRACEPARENT variable (W3C) is stored with the workflow: its\n" +
+			"tasks' spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -96,14 +98,19 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		_ = w.Stop(sctx)
 	}()
 
+	// An open signal task shows how another terminal signals it.
+	signal := signalCommand(lf.Plan.ID, cn.url, g.namespace)
 	var progress func(engine.Workflow)
-	if !asJSON {
+	switch {
+	case asJSON:
+		progress = newSignalPrinter(stderr, signal)
+	case isTerminal(stdout):
 		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
-		if isTerminal(stdout) {
-			progress = newLiveProgress(stdout)
-		} else {
-			progress = newProgress(stdout)
-		}
+		progress = newLiveProgress(stdout, signal)
+	default:
+		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
+		lines, hints := newProgress(stdout), newSignalPrinter(stdout, signal)
+		progress = func(w engine.Workflow) { lines(w); hints(w) }
 	}
 	final, err := follow(ctx, cn.store, lf.Plan.ID, progress, nudge)
 	if err != nil {
@@ -286,12 +293,13 @@ func isTerminal(w io.Writer) bool {
 
 // newLiveProgress returns a function that keeps one line per task (and one
 // for the workflow) on screen, rewritten in place with ANSI cursor
-// movement whenever one changes.
-func newLiveProgress(out io.Writer) func(engine.Workflow) {
+// movement whenever one changes; then, when signal is not nil, a line per
+// open signal task with the command that signals it (signal's).
+func newLiveProgress(out io.Writer, signal func(task string) string) func(engine.Workflow) {
 	start := time.Now()
 	var shown []string
 	return func(w engine.Workflow) {
-		lines := liveLines(w, time.Since(start))
+		lines := append(liveLines(w, time.Since(start)), signalLines(w, signal)...)
 		var b strings.Builder
 		if len(shown) > 0 {
 			fmt.Fprintf(&b, "\x1b[%dA", len(shown)) // back to the block's first line
@@ -301,6 +309,7 @@ func newLiveProgress(out io.Writer) func(engine.Workflow) {
 			b.WriteString(l)
 			b.WriteString("\n")
 		}
+		b.WriteString("\x1b[J") // clears what a longer block left below
 		io.WriteString(out, b.String())
 		shown = lines
 	}
