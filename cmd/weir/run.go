@@ -39,9 +39,12 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
 			"in-process server on a loopback port: an open signal task then shows the weir\n" +
 			"signal command (with that server's --redis URL) that completes it from another\n" +
-			"terminal. Exit status: 0 completed, 1 ended another way, 2 usage or validation\n" +
-			"error. A well-formed TRACEPARENT variable (W3C) is stored with the workflow: its\n" +
-			"tasks' spans join that trace (spec/tracing.md).",
+			"terminal, and run delivers the file's webhook itself (signed with\n" +
+			"WEIR_WEBHOOK_SECRET_<NAME>), waiting for the delivery to end; on a shared Redis the\n" +
+			"workers there deliver it. Exit status: 0 completed (a webhook not delivered is a\n" +
+			"warning), 1 ended another way or interrupted, 2 usage or validation error. A\n" +
+			"well-formed TRACEPARENT variable (W3C) is stored with the workflow: its tasks'\n" +
+			"spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -73,9 +76,6 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	if err != nil {
 		return command.Usage(err)
 	}
-	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
-		return err
-	}
 	nudge := make(chan struct{}, 1)
 	w := newShellWorker(cn.store, limits, lf.Queues, concurrency, stderr, func(worker.Event) {
 		select {
@@ -83,6 +83,13 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		default:
 		}
 	}, false)
+	deliver, err := runWebhook(w, lf, cn.url != "")
+	if err != nil {
+		return err
+	}
+	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
+		return err
+	}
 	if err := w.Start(ctx); err != nil {
 		return command.Fail(err)
 	}
@@ -125,6 +132,19 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		}
 	} else {
 		printSummary(stdout, final)
+	}
+	if h := final.Webhook; h != nil {
+		out := stdout
+		if asJSON {
+			out = io.Discard
+		}
+		if deliver {
+			if err := awaitDelivery(ctx, cn.store, h, out, stderr); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(out, "webhook: the delivery %s is left to the workers of queue %s (weir worker delivers it)\n", h.Job, h.Queue)
+		}
 	}
 	if final.State != engine.WorkflowCompleted {
 		return command.Fail(command.ErrQuiet)
