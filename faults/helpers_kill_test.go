@@ -24,6 +24,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -45,6 +46,9 @@ const (
 	// job in 25 takes 1.5 s on its first try and ignores its context, and
 	// SIGTERM stops the worker gracefully
 	envFleet = "WEIR_FAULT_FLEET"
+	// "1": the worker runs the shell tasks of queue "sh" too
+	// (commandkill_linux_test.go)
+	envShell = "WEIR_FAULT_SHELL"
 )
 
 // Kill points of a worker process.
@@ -61,6 +65,9 @@ var (
 	queueB      = client.NewQueue[string, string]("b")
 	queuePoison = client.NewQueue[string, string]("poison")
 )
+
+// queueShell is the queue of shell tasks of a worker process with envShell.
+const queueShell = "sh"
 
 // killConfig is the store configuration shared by the test and its worker
 // processes: default limits but a 20 ms backoff cap, so a task whose lease
@@ -199,6 +206,9 @@ func runWorkerProcess() error {
 	}
 	worker.Handle(w, queueA, task)
 	worker.Handle(w, queueB, task)
+	if os.Getenv(envShell) == "1" {
+		shell.Register(w, []string{queueShell}, killConfig().Limits.MaxResult)
+	}
 	if os.Getenv(envPoison) == "1" {
 		worker.Handle(w, queuePoison, func(ctx context.Context, j *worker.Job[string]) (string, error) {
 			record("poison", fmt.Sprintf("%s|%d|%d", j.ID, j.Attempt, pid))
@@ -248,6 +258,8 @@ type workerOpts struct {
 	pauseAt      int
 	poison       bool
 	fleet        bool      // a fleet member (envFleet)
+	shell        bool      // runs shell tasks too (envShell)
+	env          []string  // more environment variables
 	stderr       *childLog // the processes' stderr, checked at the end
 }
 
@@ -296,6 +308,10 @@ func startWorker(t testing.TB, o workerOpts) (*workerProc, error) {
 	if o.fleet {
 		cmd.Env = append(cmd.Env, envFleet+"=1")
 	}
+	if o.shell {
+		cmd.Env = append(cmd.Env, envShell+"=1")
+	}
+	cmd.Env = append(cmd.Env, o.env...)
 	if o.stderr != nil {
 		cmd.Stderr = o.stderr
 	}

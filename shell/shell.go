@@ -12,7 +12,9 @@
 // standard error as the reason. The files WEIR_PROGRESS and WEIR_CHECKPOINT
 // name carry its progress and its checkpoint (progress.go). When the attempt's context is done (a
 // timeout, a cancel, the worker stopping) the whole process group is
-// killed.
+// killed. On Unix the group also dies with the worker's process, however
+// that ends (kill -9 included): a watchdog in the group kills it, and on
+// Linux the kernel kills sh at once too (proc_unix.go).
 package shell
 
 import (
@@ -59,17 +61,43 @@ const waitDelay = 2 * time.Second
 
 // input is the JSON file WEIR_INPUT names.
 type input struct {
-	Workflow string              `json:"workflow"`
-	Task     string              `json:"task"`
-	Attempt  int                 `json:"attempt"`
-	Undo     bool                `json:"undo"`
-	Deps     map[string]depInput `json:"deps"`
+	Workflow string    `json:"workflow"`
+	Task     string    `json:"task"`
+	Attempt  int       `json:"attempt"`
+	Undo     bool      `json:"undo"`
+	Deps     depInputs `json:"deps"`
 }
 
 type depInput struct {
+	name   string
 	State  engine.State `json:"state"`
 	Result any          `json:"result"`
 	Error  *string      `json:"error"`
+}
+
+// depInputs is the deps object of WEIR_INPUT: one member per dependency,
+// keyed by name, in the task's After order (its own dependencies, then
+// those a gating task added: spec/workflow-file.md), which encoding/json
+// would lose by sorting a map's keys.
+type depInputs []depInput
+
+func (d depInputs) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, e := range d {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(e.name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // Register adds the shell task handler for each of queues to w. maxResult
@@ -113,14 +141,14 @@ func AddTasksWith(parse AddedParser) Option {
 
 // run runs one attempt of a shell task.
 func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) (string, error) {
-	in := input{Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Undo: j.Undo, Deps: map[string]depInput{}}
+	in := input{Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, Undo: j.Undo, Deps: depInputs{}}
 	for _, d := range j.Deps {
-		di := depInput{State: d.State, Result: DecodeResult(d.Result)}
+		di := depInput{name: d.Task, State: d.State, Result: DecodeResult(d.Result)}
 		if d.Error != "" {
 			e := d.Error
 			di.Error = &e
 		}
-		in.Deps[d.Task] = di
+		in.Deps = append(in.Deps, di)
 	}
 	tmp, err := os.MkdirTemp("", "weir-task-*")
 	if err != nil {
@@ -141,7 +169,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 	if j.Undo {
 		undo = "1"
 	}
-	cmd := exec.Command("sh", "-c", j.Payload.Run)
+	cmd := shellCommand(j.Payload.Run)
 	cmd.Dir = j.Payload.Dir
 	cmd.Env = append(os.Environ(),
 		"WEIR_WORKFLOW_ID="+j.Workflow,
@@ -165,19 +193,19 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 	stderr := &tailBuffer{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	p, err := startProc(cmd)
+	if err != nil {
 		return "", worker.NonRetryable(fmt.Errorf("start sh: %w", err))
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	rep.start(ctx)
 	select {
-	case err = <-done:
+	case err = <-p.done:
+		p.release()
 		rep.finish(ctx)
 	case <-ctx.Done():
-		killProcessGroup(cmd)
-		<-done
+		p.kill()
+		<-p.done
+		p.release()
 		rep.finish(ctx)
 		return "", fmt.Errorf("killed: %w", ctx.Err())
 	}
@@ -253,9 +281,9 @@ func writeInput(inputPath, depsDir string, in input) error {
 	if err := os.Mkdir(depsDir, 0o700); err != nil {
 		return err
 	}
-	for name, d := range in.Deps {
+	for _, d := range in.Deps {
 		if s, ok := d.Result.(string); ok {
-			if err := os.WriteFile(filepath.Join(depsDir, name), []byte(s), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(depsDir, d.name), []byte(s), 0o600); err != nil {
 				return err
 			}
 		}

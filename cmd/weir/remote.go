@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -311,13 +312,25 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	var concurrency int
 	var schedules bool
 	var webhooks string
+	var timing workerTiming
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
-		Args:  exactArgs(0),
+		Long: "worker runs the shell tasks of --queues (and delivers webhooks, and fires schedules)\n" +
+			"until SIGINT or SIGTERM. Then it claims nothing more and lets running commands finish\n" +
+			"for up to --grace (WEIR_GRACE; default 5s; 0: none) before it kills them and hands\n" +
+			"their jobs back, to run again from the start on another worker. A job stays leased\n" +
+			"for --lease (WEIR_LEASE; default 30s) without a heartbeat: when a worker dies, its\n" +
+			"jobs run again elsewhere that long after, and its commands are killed with it\n" +
+			"(spec/workflow-file.md, How a command runs). Flags beat the variables.",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if concurrency < 1 {
 				return command.Usage(fmt.Errorf("--concurrency must be at least 1, got %d", concurrency))
+			}
+			limits := s.(interface{ Config() engine.Config }).Config().Limits
+			if err := timing.resolve(c, limits.MaxLease); err != nil {
+				return err
 			}
 			var qs []string
 			for _, q := range strings.Split(queues, ",") {
@@ -329,8 +342,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 					qs = append(qs, q)
 				}
 			}
-			limits := s.(interface{ Config() engine.Config }).Config().Limits
-			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules)
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease })
 			if webhooks != "" {
 				if !engine.ValidName(webhooks) {
 					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
@@ -342,9 +354,17 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 					return command.Fail(err)
 				}
 			}
-			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d\n", strings.Join(qs, ","), concurrency)
-			if err := w.Run(ctx); err != nil {
+			if err := w.Start(ctx); err != nil {
 				return command.Fail(err)
+			}
+			fmt.Fprintf(c.ErrOrStderr(), "weir worker: queues %s, concurrency %d, lease %v, grace %v\n", strings.Join(qs, ","), concurrency, timing.lease, timing.grace)
+			<-ctx.Done()
+			// Running commands get the grace to finish; then they are
+			// killed and their jobs handed back.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timing.grace)
+			defer cancel()
+			if err := w.Stop(sctx); err != nil {
+				return command.Fail(fmt.Errorf("stop: %w", err))
 			}
 			fmt.Fprintln(c.ErrOrStderr(), "weir worker: stopped")
 			return nil
@@ -353,6 +373,8 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
 	c.Flags().StringVar(&webhooks, "webhooks", engine.WebhookQueue, "deliver workflow webhooks from this queue, signed with WEIR_WEBHOOK_SECRET_<NAME> from the environment (\"\": none)")
+	c.Flags().DurationVar(&timing.lease, "lease", defaultLease, "how long a claimed job stays leased without a heartbeat: a dead worker's jobs run again elsewhere after it; default $WEIR_LEASE, else 30s")
+	c.Flags().DurationVar(&timing.grace, "grace", defaultGrace, "on SIGINT/SIGTERM, how long running commands get to finish before they are killed and their jobs handed back (0: at once); default $WEIR_GRACE, else 5s")
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
 	return c
 }

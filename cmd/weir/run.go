@@ -37,9 +37,14 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Short: "Run a workflow file to its end, with workers in this process",
 		Long: "run submits the workflow of FILE, runs workers for every queue it names, shows\n" +
 			"progress (one line per change) and a summary. With no Redis URL it uses an embedded\n" +
-			"in-process server. Exit status: 0 completed, 1 ended another way, 2 usage or\n" +
-			"validation error. A well-formed TRACEPARENT variable (W3C) is stored with the\n" +
-			"workflow: its tasks' spans join that trace (spec/tracing.md).",
+			"in-process server on a loopback port: an open signal task then shows the weir\n" +
+			"signal command (with that server's --redis URL) that completes it from another\n" +
+			"terminal, and run delivers the file's webhook itself (signed with\n" +
+			"WEIR_WEBHOOK_SECRET_<NAME>), waiting for the delivery to end; on a shared Redis the\n" +
+			"workers there deliver it. Exit status: 0 completed (a webhook not delivered is a\n" +
+			"warning), 1 ended another way or interrupted, 2 usage or validation error. A\n" +
+			"well-formed TRACEPARENT variable (W3C) is stored with the workflow: its tasks'\n" +
+			"spans join that trace (spec/tracing.md).",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -71,9 +76,6 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	if err != nil {
 		return command.Usage(err)
 	}
-	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
-		return err
-	}
 	nudge := make(chan struct{}, 1)
 	w := newShellWorker(cn.store, limits, lf.Queues, concurrency, stderr, func(worker.Event) {
 		select {
@@ -81,6 +83,13 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		default:
 		}
 	}, false)
+	deliver, err := runWebhook(w, lf, cn.url != "")
+	if err != nil {
+		return err
+	}
+	if _, err := submitPlan(ctx, cn.store, lf); err != nil {
+		return err
+	}
 	if err := w.Start(ctx); err != nil {
 		return command.Fail(err)
 	}
@@ -96,14 +105,19 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		_ = w.Stop(sctx)
 	}()
 
+	// An open signal task shows how another terminal signals it.
+	signal := signalCommand(lf.Plan.ID, cn.url, g.namespace)
 	var progress func(engine.Workflow)
-	if !asJSON {
+	switch {
+	case asJSON:
+		progress = newSignalPrinter(stderr, signal)
+	case isTerminal(stdout):
 		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
-		if isTerminal(stdout) {
-			progress = newLiveProgress(stdout)
-		} else {
-			progress = newProgress(stdout)
-		}
+		progress = newLiveProgress(stdout, signal)
+	default:
+		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
+		lines, hints := newProgress(stdout), newSignalPrinter(stdout, signal)
+		progress = func(w engine.Workflow) { lines(w); hints(w) }
 	}
 	final, err := follow(ctx, cn.store, lf.Plan.ID, progress, nudge)
 	if err != nil {
@@ -118,6 +132,19 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		}
 	} else {
 		printSummary(stdout, final)
+	}
+	if h := final.Webhook; h != nil {
+		out := stdout
+		if asJSON {
+			out = io.Discard
+		}
+		if deliver {
+			if err := awaitDelivery(ctx, cn.store, h, out, stderr); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(out, "webhook: the delivery %s is left to the workers of queue %s (weir worker delivers it)\n", h.Job, h.Queue)
+		}
 	}
 	if final.State != engine.WorkflowCompleted {
 		return command.Fail(command.ErrQuiet)
@@ -149,9 +176,11 @@ func taskWhere(name string) string {
 	return fmt.Sprintf("task %q", name)
 }
 
-// newShellWorker returns a worker of shell tasks for queues.
-func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool) *worker.Worker {
-	w := worker.New(s, worker.Config{
+// newShellWorker returns a worker of shell tasks for queues; each of
+// adjust, when given, changes its configuration first (weir worker's
+// lease).
+func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool, adjust ...func(*worker.Config)) *worker.Worker {
+	cfg := worker.Config{
 		Schedules:       schedules,
 		Observer:        observer,
 		Concurrency:     concurrency,
@@ -159,7 +188,11 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 		ShutdownTimeout: shutdownTimeout,
 		Limits:          limits,
 		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	w := worker.New(s, cfg)
 	shell.Register(w, queues, limits.MaxResult, shell.AddTasksWith(func(data []byte, dir string) ([]engine.TaskSpec, bool, error) {
 		// a shell task's tasks to add (spec/workflow-file.md, Adding tasks at run time)
 		return workflowfile.ParseAdded("WEIR_ADD_TASKS", data, workflowfile.Options{Dir: dir, Limits: limits})
@@ -280,12 +313,13 @@ func isTerminal(w io.Writer) bool {
 
 // newLiveProgress returns a function that keeps one line per task (and one
 // for the workflow) on screen, rewritten in place with ANSI cursor
-// movement whenever one changes.
-func newLiveProgress(out io.Writer) func(engine.Workflow) {
+// movement whenever one changes; then, when signal is not nil, a line per
+// open signal task with the command that signals it (signal's).
+func newLiveProgress(out io.Writer, signal func(task string) string) func(engine.Workflow) {
 	start := time.Now()
 	var shown []string
 	return func(w engine.Workflow) {
-		lines := liveLines(w, time.Since(start))
+		lines := append(liveLines(w, time.Since(start)), signalLines(w, signal)...)
 		var b strings.Builder
 		if len(shown) > 0 {
 			fmt.Fprintf(&b, "\x1b[%dA", len(shown)) // back to the block's first line
@@ -295,6 +329,7 @@ func newLiveProgress(out io.Writer) func(engine.Workflow) {
 			b.WriteString(l)
 			b.WriteString("\n")
 		}
+		b.WriteString("\x1b[J") // clears what a longer block left below
 		io.WriteString(out, b.String())
 		shown = lines
 	}

@@ -13,7 +13,7 @@ import (
 // The live view rewrites its block in place.
 func TestLiveProgress(t *testing.T) {
 	var buf bytes.Buffer
-	show := newLiveProgress(&buf)
+	show := newLiveProgress(&buf, nil)
 	w := engine.Workflow{ID: "x", State: engine.WorkflowRunning, Tasks: []engine.Task{
 		{Name: "a", State: engine.Running, Attempt: 1},
 		{Name: "bb", State: engine.Waiting},
