@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	weirpkg "github.com/weirflow/weir"
 	"github.com/weirflow/weir/dashboard"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
@@ -19,7 +20,7 @@ import (
 
 func newDevCmd(g *globalFlags) *cobra.Command {
 	var af apiFlags
-	var redisAddr, queues string
+	var redisAddr, queues, webhooks string
 	var concurrency int
 	c := &cobra.Command{
 		Use:   "dev",
@@ -33,7 +34,9 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"token it generated with it (unless given --read-token or WEIR_READ_TOKEN). The web\n" +
 			"dashboard (spec/dashboard.md) is at /; dev prints its address on stderr, with a\n" +
 			"token it generated in the fragment. Its data lives in memory and is gone when it\n" +
-			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.",
+			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.\n" +
+			"Its workers also deliver workflows' webhooks from --webhooks (weir.webhooks;\n" +
+			"signed with WEIR_WEBHOOK_SECRET_<NAME>, as weir worker's --webhooks).",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			for flag, v := range map[string]string{"--redis": g.redisURL, "--cluster": g.cluster} {
@@ -51,11 +54,19 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if webhooks != "" {
+				if !engine.ValidName(webhooks) {
+					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
+				}
+				if slices.Contains(qs, webhooks) {
+					return command.Usage(fmt.Errorf("--webhooks: queue %q is also in --queues", webhooks))
+				}
+			}
 			token, generated, err := af.check(c, true)
 			if err != nil {
 				return err
 			}
-			return runDev(c, g, &af, token, generated, redisAddr, qs, concurrency)
+			return runDev(c, g, &af, token, generated, redisAddr, qs, concurrency, webhooks)
 		},
 	}
 	af.register(c, "127.0.0.1:0")
@@ -63,12 +74,13 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&redisAddr, "redis-addr", "127.0.0.1:0", "loopback address of the embedded Redis server (port 0 picks a free one)")
 	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run shell tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
+	c.Flags().StringVar(&webhooks, "webhooks", weirpkg.WebhookQueue, "deliver the webhooks of this queue (secrets from WEIR_WEBHOOK_SECRET_<NAME>, as weir worker); empty: none")
 	return c
 }
 
 // runDev runs the embedded server, the workers and the API until the
 // command's context is done, then stops them in reverse order.
-func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, generated bool, redisAddr string, qs []string, concurrency int) error {
+func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, generated bool, redisAddr string, qs []string, concurrency int, webhooks string) error {
 	ctx := c.Context()
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
@@ -99,6 +111,11 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		return err
 	}
 	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true)
+	if webhooks != "" {
+		if err := w.Webhooks(webhookConfig(webhooks)); err != nil {
+			return command.Fail(err)
+		}
+	}
 	if err := w.Start(ctx); err != nil {
 		ln.Close()
 		return command.Fail(err)
