@@ -24,16 +24,18 @@ func TestScriptHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sources := newLuaSources(os.DirFS(luaDir))
 	var files, registered []string
 	for _, e := range entries {
 		files = append(files, strings.TrimSuffix(e.Name(), ".lua"))
 	}
 	for _, d := range scriptDefs {
 		registered = append(registered, d.name)
-		src, incs, err := luaFile(luaScripts, d.name+".lua")
+		f, err := sources.read("scripts/" + d.name + ".lua")
 		if err != nil {
 			t.Fatal(err)
 		}
+		src, incs := f.text, f.includes
 		if !strings.HasPrefix(src, "-- weir"+strconv.Itoa(ProtocolVersion)+"_"+d.name+": ") {
 			t.Errorf("%s: the header does not start with its versioned name", d.name)
 		}
@@ -59,8 +61,8 @@ func TestScriptHeaders(t *testing.T) {
 	}
 	incs, _ := os.ReadDir(luaInclude)
 	for _, e := range incs {
-		src, _, _ := luaFile(luaInclude, e.Name())
-		if !strings.HasPrefix(src, "-- "+e.Name()+": ") {
+		f, _ := sources.read("include/" + e.Name())
+		if src := f.text; !strings.HasPrefix(src, "-- "+e.Name()+": ") {
 			t.Errorf("include/%s does not start with its name", e.Name())
 		}
 	}
