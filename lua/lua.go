@@ -1,10 +1,11 @@
 // Package lua holds weir's transitions as the Lua that Redis runs.
 //
-// scripts/ has one file per transition and include/ the helpers they name
-// with --!include; build/ holds, committed, what the server is sent: one
-// script per transition (for EVALSHA) and one function library with all
-// of them (build/library.lua, for FUNCTION LOAD and FCALL). build/ is
-// refreshed from scripts/ and include/ by
+// redisstore/lua/scripts has one file per transition and
+// redisstore/lua/include the helpers they name with --!include; build/
+// holds, committed, what the server is sent: one script per transition
+// (for EVALSHA) and one function library with all of them
+// (build/library.lua, for FUNCTION LOAD and FCALL). build/ is refreshed
+// from the sources by
 //
 //	go test ./redisstore -run TestBuiltIsCurrent -update
 //

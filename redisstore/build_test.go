@@ -8,18 +8,18 @@ import (
 	"testing"
 )
 
-var update = flagpkg.Bool("update", false, "rewrite lua/build from lua/scripts and lua/include")
+var update = flagpkg.Bool("update", false, "rewrite lua/build from redisstore/lua/scripts and redisstore/lua/include")
 
-// The sources and the built copies, in package lua.
+// The sources (redisstore/lua) and the built copies (package lua).
 const (
-	luaDir      = "../lua"
+	luaDir      = "lua"
 	luaScripts  = luaDir + "/scripts"
 	luaInclude  = luaDir + "/include"
-	luaBuildDir = luaDir + "/build"
+	luaBuildDir = "../lua/build"
 )
 
 // buildAll returns the files of lua/build, built by buildLua from
-// lua/scripts and lua/include: <name>.lua per transition and library.lua.
+// redisstore/lua/scripts and redisstore/lua/include: <name>.lua per transition and library.lua.
 func buildAll() (map[string]string, error) {
 	b, err := buildLua(os.DirFS(luaDir), scriptDefs)
 	if err != nil {

@@ -14,10 +14,10 @@ import (
 // luaSourceFS holds the sources: scripts/ and include/.
 var luaSourceFS = os.DirFS(luaDir)
 
-// TestLuaBuildMatchesCommitted: buildLua, run on lua/scripts and
-// lua/include, makes byte for byte what lua/build holds (the committed
-// build the store runs): every script with the same SHA-1, the library
-// with the same name and text, and no file more or less.
+// TestLuaBuildMatchesCommitted: buildLua, run on redisstore/lua/scripts
+// and redisstore/lua/include, makes byte for byte what lua/build holds
+// (the committed build the store runs): every script with the same SHA-1,
+// the library with the same name and text, and no file more or less.
 func TestLuaBuildMatchesCommitted(t *testing.T) {
 	b, err := buildLua(luaSourceFS, scriptDefs)
 	if err != nil {
