@@ -50,7 +50,7 @@ func TestScriptHeaders(t *testing.T) {
 		if len(incs) == 0 || incs[0] != "call.lua" || !strings.Contains(src, "\nbegin(KEYS, ARGV)\n") {
 			t.Errorf("%s: does not include call.lua first and begin(KEYS, ARGV)", d.name)
 		}
-		if !strings.Contains(scripts[d.name].src, "-- ---- scripts/"+d.name+".lua\n") {
+		if !strings.Contains(scripts[d.name].text().src, "-- ---- scripts/"+d.name+".lua\n") {
 			t.Errorf("%s: the built script lacks its source", d.name)
 		}
 	}
@@ -111,7 +111,7 @@ func opB(inst uint32) int    { return int(inst & 0x1ff) }
 func TestScriptsResolve(t *testing.T) {
 	srcs := map[string]string{"library": library.src}
 	for _, d := range scriptDefs {
-		srcs[d.name] = scripts[d.name].src
+		srcs[d.name] = scripts[d.name].text().src
 	}
 	for name, src := range srcs {
 		proto := compileLua(t, name, src)
@@ -190,7 +190,7 @@ func TestResultCodes(t *testing.T) {
 	code := regexp.MustCompile(`error_reply\('([A-Z]+) |code = '([A-Z]+)'|'(JOBEXISTS)'`)
 	n := 0
 	for _, d := range scriptDefs {
-		for _, m := range code.FindAllStringSubmatch(scripts[d.name].src, -1) {
+		for _, m := range code.FindAllStringSubmatch(scripts[d.name].text().src, -1) {
 			c := m[1] + m[2] + m[3]
 			n++
 			if engine.ErrorForCode(c) == nil && c != "PENDING" { // PENDING: answered by callMany (drain.go)
@@ -217,7 +217,7 @@ func TestScriptsCompile(t *testing.T) {
 			t.Fatalf("miniredis path %s", e.store.CallPath())
 		}
 		for _, d := range scriptDefs {
-			ok, err := e.rdb.ScriptExists(ctx, scripts[d.name].sha).Result()
+			ok, err := e.rdb.ScriptExists(ctx, scripts[d.name].text().sha).Result()
 			if err != nil || !ok[0] {
 				t.Errorf("%s not loaded: %v", d.name, err)
 			}
