@@ -27,9 +27,8 @@ type builtLua struct {
 	libName, library string
 }
 
-// builtNote is the second part of the first line of every built script and
-// of the library.
-const builtNote = "built from lua/scripts and lua/include by `go test ./redisstore -run TestBuiltIsCurrent -update`:\n-- edit those files, not this one."
+// builtNote ends the first line of every built script and of the library.
+const builtNote = "built in memory by package redisstore from\n-- redisstore/lua/scripts and redisstore/lua/include: edit those files."
 
 // buildLua builds every transition of defs from fsys, which holds
 // scripts/ and include/: the library and every script.
