@@ -130,3 +130,31 @@ func makeScripts() map[string]*script {
 	}
 	return out
 }
+
+// LuaLibrary returns the function library the store loads with FUNCTION
+// LOAD and calls with FCALL: its name, weir<ProtocolVersion>_<12 hex of
+// the SHA-1 of its text>, and its text, as built from the package's Lua
+// sources (spec/scripts.md). `weir lua` prints it.
+func LuaLibrary() (name, src string) { return library.name, library.src }
+
+// LuaScript returns the script transition name runs as on the scripts path
+// (EVALSHA, EVAL) and its SHA-1 in lower-case hex; ok is false when no
+// transition has that name (LuaScripts lists them). `weir lua NAME`
+// prints it.
+func LuaScript(name string) (src, sha string, ok bool) {
+	sc, ok := scripts[name]
+	if !ok {
+		return "", "", false
+	}
+	t := sc.text()
+	return t.src, t.sha, true
+}
+
+// LuaScripts returns the names of the transitions, in the library's order.
+func LuaScripts() []string {
+	out := make([]string, len(scriptDefs))
+	for i, d := range scriptDefs {
+		out[i] = d.name
+	}
+	return out
+}
