@@ -118,8 +118,8 @@ func (b *luaBuild) script(name string) string {
 type luaSources struct {
 	fsys  fs.FS
 	files map[string]*luaFile // by path: scripts/<name>.lua, include/<file>
-	// consts numbers the sets of string constants chunks declared
-	// (luaConstants.key)
+	// consts numbers the sets of string constants the chunks built so
+	// far declare, by the text of their declarations in order (inline)
 	consts map[string]int
 }
 
@@ -167,8 +167,14 @@ func (s *luaSources) read(path string) (*luaFile, error) {
 	if !strings.HasSuffix(f.text, "\n") {
 		f.text += "\n"
 	}
+	n := 0
 	for line := range strings.Lines(f.text) {
-		if name, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "--!include "); ok && name != "" && !strings.ContainsAny(name, " \t\f\r") {
+		n++
+		if rest, ok := strings.CutPrefix(line, "--!"); ok {
+			name, ok := strings.CutPrefix(strings.TrimSuffix(rest, "\n"), "include ")
+			if !ok || name == "" || strings.ContainsAny(name, " \t\f\r\v") {
+				return nil, fmt.Errorf("%s:%d: %q is not an include line (want \"--!include <file>\", one space, no other)", path, n, strings.TrimSuffix(line, "\n"))
+			}
 			f.includes = append(f.includes, name)
 		}
 		if name, value, ok := constantDecl(line); ok {

@@ -56,8 +56,9 @@ func TestLuaSources(t *testing.T) {
 	wg.Wait()
 }
 
-// TestLuaBuildErrors: a script or an include file that is not there, and
-// an include cycle, fail the build with an error that names the files.
+// TestLuaBuildErrors: a script or an include file that is not there, a
+// malformed include line and an include cycle fail the build with an error
+// that names the files.
 func TestLuaBuildErrors(t *testing.T) {
 	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 	defs := []scriptDef{{name: "a"}}
@@ -70,6 +71,8 @@ func TestLuaBuildErrors(t *testing.T) {
 		{"no include", fstest.MapFS{"scripts/a.lua": file("--!include x.lua\n")}, "scripts/a.lua: open include/x.lua"},
 		{"nested", fstest.MapFS{"scripts/a.lua": file("--!include x.lua\n"), "include/x.lua": file("--!include y.lua\n")},
 			"scripts/a.lua: include/y.lua, included by include/x.lua"},
+		{"bad include line", fstest.MapFS{"scripts/a.lua": file("-- a\n--!include  x.lua\n")},
+			`scripts/a.lua:2: "--!include  x.lua" is not an include line`},
 		{"cycle", fstest.MapFS{"scripts/a.lua": file("--!include x.lua\n"), "include/x.lua": file("--!include y.lua\n"),
 			"include/y.lua": file("--!include x.lua\n")}, "scripts/a.lua: include cycle: x.lua -> y.lua -> x.lua"},
 	} {
@@ -77,7 +80,7 @@ func TestLuaBuildErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
-		if tc.name != "cycle" && !errors.Is(err, fs.ErrNotExist) {
+		if (tc.name == "no script" || tc.name == "no include" || tc.name == "nested") && !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: %v is not fs.ErrNotExist", tc.name, err)
 		}
 	}

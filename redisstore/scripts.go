@@ -23,8 +23,9 @@ var luaBuilt = mustBuildLua()
 
 // mustBuildLua builds the library from luaFS. The sources are compiled in,
 // so the build fails the same way on every start: a source that is not
-// there or an include cycle panics here, naming the files, as soon as a
-// test binary of the package starts, and never reaches a user.
+// there, a malformed include line or an include cycle panics here, naming
+// the files, as soon as a test binary of the package starts, and never
+// reaches a user.
 func mustBuildLua() *luaBuild {
 	src, err := fs.Sub(luaFS, "lua")
 	if err == nil {
