@@ -108,7 +108,7 @@ func TestLargestWorkflow(t *testing.T) {
 	}
 	byHash := map[string]string{}
 	for _, d := range scriptDefs {
-		byHash[scripts[d.name].sha] = d.name
+		byHash[scripts[d.name].text().sha] = d.name
 		byHash[scripts[d.name].fn] = d.name
 	}
 	for _, en := range entries {

@@ -106,9 +106,9 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 			a := argvs[i]
 			switch {
 			case path == PathScripts && evalSrc:
-				a[0], a[1] = sc.eval, sc.src
+				a[0], a[1] = sc.eval, sc.text().src
 			case path == PathScripts:
-				a[0], a[1] = sc.evalsha, sc.sha
+				a[0], a[1] = sc.evalsha, sc.text().sha
 			default:
 				a[0], a[1] = sc.fcall, sc.fn
 			}
@@ -259,7 +259,7 @@ func (s *part) Load(ctx context.Context) error {
 	}
 	if CallPath(s.path.Load()) == PathScripts {
 		for _, d := range scriptDefs {
-			if err := s.rdb.ScriptLoad(ctx, scripts[d.name].src).Err(); err != nil {
+			if err := s.rdb.ScriptLoad(ctx, scripts[d.name].text().src).Err(); err != nil {
 				return mapErr(err)
 			}
 		}

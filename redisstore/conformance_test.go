@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/conformance"
-	"github.com/weirflow/weir/conformance/luastore"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/redisstore/redisconformance"
 )
 
 // Default numbers of random sequences under go test (the README's
@@ -44,10 +44,10 @@ func confRunOn(t *testing.T, path redisstore.CallPath, sequences int, rdb redis.
 	prefix := fmt.Sprintf("conf%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		for _, c := range append([]redis.UniversalClient{rdb}, more...) {
-			luastore.Clean(context.Background(), c, prefix)
+			redisconformance.Clean(context.Background(), c, prefix)
 		}
 	})
-	conformance.Run(t, luastore.NewStoreOn(prefix, path, rdb, more...), conformance.Sequences(sequences))
+	conformance.Run(t, redisconformance.NewStoreOn(prefix, path, rdb, more...), conformance.Sequences(sequences))
 }
 
 // TestConformanceMiniredis holds redisstore.Store on miniredis to the model. A
@@ -84,8 +84,8 @@ func TestConformanceSmallBudget(t *testing.T) {
 	t.Parallel()
 	budgetRun := func(t *testing.T, path redisstore.CallPath, rdb redis.UniversalClient) {
 		prefix := fmt.Sprintf("confb%d", time.Now().UnixNano())
-		t.Cleanup(func() { luastore.Clean(context.Background(), rdb, prefix) })
-		conformance.Run(t, luastore.NewStoreBudget(prefix, path, 2, rdb), conformance.Sequences(miniredisSequences/3))
+		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, redisconformance.NewStoreBudget(prefix, path, 2, rdb), conformance.Sequences(miniredisSequences/3))
 	}
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
@@ -111,8 +111,8 @@ func TestConformancePartitions(t *testing.T) {
 	t.Parallel()
 	run := func(t *testing.T, rdb redis.UniversalClient) {
 		prefix := fmt.Sprintf("confp%d", time.Now().UnixNano())
-		t.Cleanup(func() { luastore.Clean(context.Background(), rdb, prefix) })
-		conformance.Run(t, luastore.NewStore(prefix, rdb), conformance.Sequences(partitionSequences), conformance.Partitions(8))
+		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, redisconformance.NewStore(prefix, rdb), conformance.Sequences(partitionSequences), conformance.Partitions(8))
 	}
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()

@@ -44,7 +44,7 @@ func BenchmarkScriptSetup(b *testing.B) {
 		{"functions", func() error { return rdb.FCall(bg, "weirprobe_setup", keys, "", "0", "1000").Err() }},
 	}
 	for _, n := range []string{"enqueue", "claim", "finish", "heartbeat", "submit"} {
-		src, _, _ := strings.Cut(scripts[n].src, "-- ---- scripts/")
+		src, _, _ := strings.Cut(scripts[n].text().src, "-- ---- scripts/")
 		s := redis.NewScript(src + "return 1\n")
 		if err := s.Load(bg, rdb).Err(); err != nil {
 			b.Fatal(err)

@@ -21,7 +21,7 @@ type scriptCounter struct {
 
 func (c *scriptCounter) count(cmd redis.Cmder) {
 	if a := cmd.Args(); len(a) > 1 {
-		if v := fmt.Sprint(a[1]); v == c.sc.fn || v == c.sc.sha || v == c.sc.src {
+		if v := fmt.Sprint(a[1]); v == c.sc.fn || v == c.sc.text().sha || v == c.sc.text().src {
 			c.n.Add(1)
 		}
 	}

@@ -24,16 +24,18 @@ func TestScriptHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sources := newLuaSources(os.DirFS(luaDir))
 	var files, registered []string
 	for _, e := range entries {
 		files = append(files, strings.TrimSuffix(e.Name(), ".lua"))
 	}
 	for _, d := range scriptDefs {
 		registered = append(registered, d.name)
-		src, incs, err := luaFile(luaScripts, d.name+".lua")
+		f, err := sources.read("scripts/" + d.name + ".lua")
 		if err != nil {
 			t.Fatal(err)
 		}
+		src, incs := f.text, f.includes
 		if !strings.HasPrefix(src, "-- weir"+strconv.Itoa(ProtocolVersion)+"_"+d.name+": ") {
 			t.Errorf("%s: the header does not start with its versioned name", d.name)
 		}
@@ -48,7 +50,7 @@ func TestScriptHeaders(t *testing.T) {
 		if len(incs) == 0 || incs[0] != "call.lua" || !strings.Contains(src, "\nbegin(KEYS, ARGV)\n") {
 			t.Errorf("%s: does not include call.lua first and begin(KEYS, ARGV)", d.name)
 		}
-		if !strings.Contains(scripts[d.name].src, "-- ---- scripts/"+d.name+".lua\n") {
+		if !strings.Contains(scripts[d.name].text().src, "-- ---- scripts/"+d.name+".lua\n") {
 			t.Errorf("%s: the built script lacks its source", d.name)
 		}
 	}
@@ -59,8 +61,8 @@ func TestScriptHeaders(t *testing.T) {
 	}
 	incs, _ := os.ReadDir(luaInclude)
 	for _, e := range incs {
-		src, _, _ := luaFile(luaInclude, e.Name())
-		if !strings.HasPrefix(src, "-- "+e.Name()+": ") {
+		f, _ := sources.read("include/" + e.Name())
+		if src := f.text; !strings.HasPrefix(src, "-- "+e.Name()+": ") {
 			t.Errorf("include/%s does not start with its name", e.Name())
 		}
 	}
@@ -109,7 +111,7 @@ func opB(inst uint32) int    { return int(inst & 0x1ff) }
 func TestScriptsResolve(t *testing.T) {
 	srcs := map[string]string{"library": library.src}
 	for _, d := range scriptDefs {
-		srcs[d.name] = scripts[d.name].src
+		srcs[d.name] = scripts[d.name].text().src
 	}
 	for name, src := range srcs {
 		proto := compileLua(t, name, src)
@@ -188,7 +190,7 @@ func TestResultCodes(t *testing.T) {
 	code := regexp.MustCompile(`error_reply\('([A-Z]+) |code = '([A-Z]+)'|'(JOBEXISTS)'`)
 	n := 0
 	for _, d := range scriptDefs {
-		for _, m := range code.FindAllStringSubmatch(scripts[d.name].src, -1) {
+		for _, m := range code.FindAllStringSubmatch(scripts[d.name].text().src, -1) {
 			c := m[1] + m[2] + m[3]
 			n++
 			if engine.ErrorForCode(c) == nil && c != "PENDING" { // PENDING: answered by callMany (drain.go)
@@ -215,7 +217,7 @@ func TestScriptsCompile(t *testing.T) {
 			t.Fatalf("miniredis path %s", e.store.CallPath())
 		}
 		for _, d := range scriptDefs {
-			ok, err := e.rdb.ScriptExists(ctx, scripts[d.name].sha).Result()
+			ok, err := e.rdb.ScriptExists(ctx, scripts[d.name].text().sha).Result()
 			if err != nil || !ok[0] {
 				t.Errorf("%s not loaded: %v", d.name, err)
 			}

@@ -25,11 +25,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/conformance"
-	"github.com/weirflow/weir/conformance/luastore"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/redisstore/redisconformance"
 )
 
 // Exit statuses.
@@ -148,7 +148,7 @@ func newConformanceCmd() *cobra.Command {
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				return command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 			}
-			if n, err := luastore.Count(ctx, rdb, prefix); err != nil {
+			if n, err := redisconformance.Count(ctx, rdb, prefix); err != nil {
 				return command.Fail(fmt.Errorf("scan %s: %w", server, err))
 			} else if n > 0 {
 				return command.Usage(fmt.Errorf("namespaces %q-* already hold %d keys: pick another --namespace", prefix, n))
@@ -159,14 +159,14 @@ func newConformanceCmd() *cobra.Command {
 			setFlag("rapid.nofailfile", "true")
 			setFlag("rapid.checks", strconv.Itoa(min(100, max(1, (sequences+7)/8))))
 			opts := []conformance.Option{conformance.Sequences(sequences), conformance.Partitions(partitions)}
-			rep := conformance.RunReport(ctx, luastore.NewStoreOn(prefix, callPath, rdb), opts...)
+			rep := conformance.RunReport(ctx, redisconformance.NewStoreOn(prefix, callPath, rdb), opts...)
 			// Remove the run's keys even when ctx was canceled.
 			clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
 			out := conformanceReport{Server: server, Namespace: prefix, Partitions: partitions, Report: rep}
-			cerr := luastore.Clean(clean, rdb, prefix)
+			cerr := redisconformance.Clean(clean, rdb, prefix)
 			if cerr == nil {
-				n, err := luastore.Count(clean, rdb, prefix)
+				n, err := redisconformance.Count(clean, rdb, prefix)
 				cerr = err
 				if err == nil && n > 0 {
 					cerr = fmt.Errorf("%d keys left", n)

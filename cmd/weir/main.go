@@ -4,7 +4,8 @@
 //
 // The command only wires weir's packages together: workflowfile reads the
 // files, shell runs their tasks, rest is the REST API of `weir serve` and
-// `weir dev`, lua the Redis store and bench the scenarios of `weir bench`.
+// `weir dev`, redisstore the Redis store (`weir lua` prints the Lua it
+// runs) and bench the scenarios of `weir bench`.
 // The conformance suite is the command weir-conformance (cmd/weir-conformance),
 // so that this binary links neither package testing nor rapid.
 package main
@@ -80,7 +81,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newQueueCmd(g), newWorkerCmd(g),
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
 	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g), newRetryJobCmd(g), newRerunCmd(g),
-		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g))
+		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g), newLuaCmd())
 	return root
 }
 

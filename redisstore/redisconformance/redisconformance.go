@@ -1,11 +1,12 @@
-// Package luastore wires redisstore.Store into the conformance suite: every
-// store it makes lives in a namespace of its own, shows its queues
-// (conformance.QueueInspector), reads a whole state in one script
-// (conformance.Observer) and deletes its keys when the suite closes it.
+// Package redisconformance runs the conformance suite on the Redis store:
+// it wires redisstore.Store into package conformance, every store it makes
+// in a namespace of its own, showing its queues
+// (conformance.QueueInspector), reading a whole state in one script
+// (conformance.Observer) and deleting its keys when the suite closes it.
 // The redisstore package's tests and the command weir-conformance use it.
 //
 // Stability: unstable, like package conformance.
-package luastore
+package redisconformance
 
 import (
 	"context"
