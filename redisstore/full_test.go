@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -142,18 +141,12 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 		}
 	}
 	refused("enqueue batch", err)
-	// On the scripts path a retry and a re-run are let through (their first
-	// write, a ZREM, does not grow memory, and the scripts do not refuse a
-	// full server themselves): spec/scripts.md, A full server, names this
-	// as a known difference, to be fixed in lua/. WEIR_KNOWN_BUGS=1 checks
-	// them on both paths.
-	retries := path == PathFunctions || os.Getenv("WEIR_KNOWN_BUGS") == "1"
-	if retries {
-		_, err = s.RetryJob(bg, engine.RetryJobParams{ID: "failed-job"})
-		refused("retry job", err)
-		_, err = s.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: "failed-wf"})
-		refused("rerun workflow", err)
-	}
+	// A retry and a re-run, whose first write is a deletion, are refused
+	// on the scripts path too (call.lua deny_full).
+	_, err = s.RetryJob(bg, engine.RetryJobParams{ID: "failed-job"})
+	refused("retry job", err)
+	_, err = s.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: "failed-wf"})
+	refused("rerun workflow", err)
 	err = s.Progress(bg, engine.ProgressParams{JobID: running.Job.ID, Token: running.Lease.Token, Report: &engine.Progress{Percent: 50}})
 	refused("progress", err)
 	_, err = s.PutSchedule(bg, engine.PutScheduleParams{Spec: engine.ScheduleSpec{Name: "new-sched", Every: time.Minute, Job: &engine.JobSpec{Queue: "sched"}}, Next: clk.Now().Add(time.Minute)})
@@ -171,10 +164,10 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	if _, err := s.GetWorkflow(bg, "new-wf"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("refused workflow: GetWorkflow %v, want ErrNotFound", err)
 	}
-	if j, err := s.GetJob(bg, "failed-job"); retries && (err != nil || j.State != engine.Failed) {
+	if j, err := s.GetJob(bg, "failed-job"); err != nil || j.State != engine.Failed {
 		t.Errorf("refused retry: %s %v", j.State, err)
 	}
-	if w, err := s.GetWorkflow(bg, "failed-wf"); retries && (err != nil || w.State != engine.WorkflowFailed || w.Run > 1) {
+	if w, err := s.GetWorkflow(bg, "failed-wf"); err != nil || w.State != engine.WorkflowFailed || w.Run > 1 {
 		t.Errorf("refused rerun: %s run %d %v", w.State, w.Run, err)
 	}
 	if j, err := s.GetJob(bg, running.Job.ID); err != nil || j.Progress != nil {

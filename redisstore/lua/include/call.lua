@@ -185,3 +185,15 @@ end
 local function allow_full()
   if not IS_FUNCTION then redis.call('PERSIST', K_SEQ) end
 end
+
+-- deny_full makes a script that starts new work refused on a server above
+-- its maxmemory, as the library's functions without allow-oom are, when
+-- its own first write would not be: Redis checks memory at a script's
+-- first write, and only for a command that may grow memory. HSETNX of the
+-- seq hash's now (there already after any write; else the value the call
+-- writes at its end) is such a command and changes nothing. Called, after
+-- read_clock and before any write, by the transitions whose first write
+-- is a deletion (retry_job, rerun_workflow); skipped as a function.
+local function deny_full()
+  if not IS_FUNCTION then redis.call('HSETNX', K_SEQ, 'now', NOW_S) end
+end

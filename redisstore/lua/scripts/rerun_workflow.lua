@@ -45,6 +45,7 @@ local RERUN = {MARKS = 'rk', FIELDS = {F_ATTEMPT, F_EXPIRIES, F_RUN_AT, F_TOKEN,
 
 begin(KEYS, ARGV)
 read_clock()
+deny_full()
 if not drain_first() then
   finalize()
   return redis.error_reply(PENDING_REPLY)

@@ -21,6 +21,7 @@
 
 begin(KEYS, ARGV)
 read_clock()
+deny_full()
 local id = ARGV[4]
 local j = load_job(id)
 if not j then return redis.error_reply('NOTFOUND job "' .. id .. '"') end
