@@ -272,3 +272,23 @@ func TestCheckCodeLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRuleNumbers checks that the spec and its scenarios cite states.md by
+// section (and a table's step or row), not by "rule N" numbers, which
+// states.md does not have.
+func TestNoRuleNumbers(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	mds, _ := filepath.Glob("*.md")
+	ruleN := regexp.MustCompile(`(?i)\brules? [0-9]`)
+	for _, f := range append(files, mds...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if m := ruleN.FindString(l); m != "" {
+				t.Errorf("%s:%d: %q: cite a section of states.md, e.g. (states.md, Task ended, step 2)", f, i+1, m)
+			}
+		}
+	}
+}
