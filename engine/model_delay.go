@@ -39,20 +39,3 @@ func validateStartAt(p Plan) error {
 	}
 	return nil
 }
-
-// pushDelayed pushes task j (spec ts) whose dependencies ended at now:
-// ready, or delayed until now + its Delay; a root of a plan with a later
-// StartAt, until then plus its Delay.
-func (m *Model) pushDelayed(j *job, ts *TaskSpec, now int64, fx *effects) {
-	base := now
-	// a root of the submitted plan waits for StartAt; a task added at run
-	// time without a dependency is pushed by the finish that adds it, as
-	// any other task (spec/states.md, Delayed tasks)
-	if len(ts.After) == 0 && j.addedBy == "" && !j.wf.c.plan.StartAt.IsZero() {
-		base = max(base, j.wf.c.plan.StartAt.UnixMilli())
-	}
-	if at := base + ms(ts.Delay); at > now {
-		j.runAt = at
-	}
-	m.push(j, now, fx)
-}

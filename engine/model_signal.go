@@ -63,23 +63,6 @@ func signalFieldConflict(t TaskSpec) error {
 	return nil
 }
 
-// promote makes task j, whose dependencies all ended (or a root at
-// submit), runnable: a signal task opens, any other is pushed ready.
-func (m *Model) promote(j *job, now int64, fx *effects) {
-	ts := &j.wf.c.plan.Tasks[j.task]
-	if !ts.Signal {
-		m.pushDelayed(j, ts, now, fx)
-		return
-	}
-	j.state = Open
-	m.emit(EventOpened, j.id, 0, "", now)
-	if ts.SignalTimeout > 0 {
-		// the queue's sweep fails it when due (signalTimedOut)
-		j.runAt = now + ms(ts.SignalTimeout)
-		m.queue(j.queue).delayed.add(j.id, j.runAt, 0)
-	}
-}
-
 // signalTimedOut fails open signal task j whose timeout passed, as a
 // sweep finds it due: reason "timeout", with the consequences of a
 // failed task.

@@ -17,8 +17,9 @@ import (
 // random orders. Everything is checked from the outside, through the replies
 // of the transitions and snapshots (GetWorkflow, GetJob, QueueContents,
 // Queues) taken after every step, against invariants and, at the end, against
-// an oracle of rules 4, 6 and 7 that recomputes each workflow's end state
-// from its final task states. Run more cases with -rapid.checks=N.
+// an oracle of spec/states.md's Absorption, Workflow end decision and
+// Compensation that recomputes each workflow's end state from its final
+// task states. Run more cases with -rapid.checks=N.
 
 var ptQueueNames = []string{"a", "b", "c"}
 
@@ -1477,8 +1478,9 @@ func (w *ptWorld) drain() {
 	}
 }
 
-// oracle recomputes each workflow's end (rules 4, 6, 7) from its final task
-// states, independently of how the model got there.
+// oracle recomputes each workflow's end (spec/states.md, Absorption,
+// Workflow end decision, Compensation) from its final task states,
+// independently of how the model got there.
 func (w *ptWorld) oracle() {
 	for _, in := range w.infos {
 		id := in.plan.ID

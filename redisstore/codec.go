@@ -595,7 +595,7 @@ func dependentsField(tasks []engine.TaskSpec, dependents []int) string {
 }
 
 // rootDelayMark is what a root index ends with when the push that finds it
-// delays it (include/signal_open.lua): "a<StartAt ms>" for a plan that has
+// delays it (include/promote.lua): "a<StartAt ms>" for a plan that has
 // one, "d<Delay ms>" for a task that has one; "" for neither.
 func rootDelayMark(p engine.Plan, t engine.TaskSpec) string {
 	m := ""
@@ -610,7 +610,7 @@ func rootDelayMark(p engine.Plan, t engine.TaskSpec) string {
 
 // signalMark is what a signal task's root index and dependents entry end
 // with, so that the push that finds it opens it instead
-// (include/signal_open.lua): "s<timeout ms>"; "" for any other task.
+// (include/promote.lua): "s<timeout ms>"; "" for any other task.
 func signalMark(t engine.TaskSpec) string {
 	if !t.Signal {
 		return ""

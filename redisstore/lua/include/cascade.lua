@@ -8,7 +8,7 @@
 --!include job.lua
 --!include queue.lua
 --!include compensate.lua
---!include signal_open.lua
+--!include promote.lua
 --!include ready.lua
 --!include deadline.lua
 
@@ -40,7 +40,7 @@ end
 -- promoted returns dependent d of w (ds: the same as a string) as its
 -- entry in a dependents list names it: with its ID, queue and priority
 -- ("<priority>[s<timeout>|d<delay>][:<key>]": a signal or delay mark,
--- signal_open.lua, and its concurrency key, keyed.lua), so that its push
+-- promote.lua, and its concurrency key, keyed.lua), so that its push
 -- reads nothing.
 local function promoted(w, d, ds, name, q, pr)
   local j = task_job(w, d, ds)

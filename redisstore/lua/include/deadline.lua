@@ -11,6 +11,10 @@
 
 -- CANCEL holds the functions of cancels (this file and cancel.lua): one
 -- local for all of them (the library's top level has few registers left).
+-- It is declared here, not in cancel.lua, because a deadline is a cancel
+-- and this file comes first: cascade.lua includes it for drop_deadline (at
+-- a workflow's end), submit and rerun_workflow for the marker, and
+-- cancel.lua, which includes cascade.lua, cannot come before it.
 local CANCEL = {AT = 'wdl', HIT = 'wdh', SUFFIX = '/!deadline'}
 
 -- CANCEL.marker_queue returns the queue that holds workflow w's marker: its

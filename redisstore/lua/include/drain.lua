@@ -10,7 +10,7 @@
 --!include cancel.lua
 
 -- push_roots pushes the roots of workflow w listed in s ("i,i,...", each
--- possibly marked as signal_open.lua's SIG.root reads) from
+-- possibly marked as promote.lua's SIG.root reads) from
 -- byte sp, in that order, one unit of BUDGET each; when the budget runs
 -- out it keeps the rest in P work (k "r") and stops the call, as a
 -- cascade does.

@@ -10,7 +10,7 @@
 --!include job.lua
 --!include queue.lua
 --!include cascade.lua
---!include signal_open.lua
+--!include promote.lua
 --
 -- An outcome's additions are a block of the call's ARGV, DYN.A (finish.lua sets it; Go: redisstore/dynamic.go):
 -- at s, "1" when the finishing task's waiting dependents are gated on

@@ -7,7 +7,7 @@
 --!include workflow.lua
 --!include job.lua
 --!include queue.lua
---!include signal_open.lua
+--!include promote.lua
 --!include settle.lua
 
 -- SIG.finish ends open signal task j as kind ("completed" or "failed")

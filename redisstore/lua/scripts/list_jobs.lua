@@ -38,7 +38,7 @@ local function collect(k, cursor, pre)
   local cscore = cid and tonumber(min)
   -- the state of a job the set holds (a record that says otherwise is
   -- on its way out of the set: skipped); the delayed set also holds open
-  -- signal tasks with a timeout (signal_open.lua)
+  -- signal tasks with a timeout (promote.lua)
   local want = list == 'running' and 'running' or 'queued'
   while #found <= limit do
     local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))

@@ -31,7 +31,7 @@
 --!include queue.lua
 --!include reply.lua
 --!include drain.lua
---!include signal_open.lua
+--!include promote.lua
 --!include deadline.lua
 --!include finalize.lua
 

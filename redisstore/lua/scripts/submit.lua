@@ -17,7 +17,7 @@
 --          ("<i>" task payload, "u<i>" undo payload)
 -- then:    x: count of index-hash field/value strings, and those (name, index)
 -- then:    the indices (1-based) of the root tasks, in plan order; a
---          signal task's "<index>s<timeout ms>" (signal_open.lua)
+--          signal task's "<index>s<timeout ms>" (promote.lua)
 -- Reply:   created "1" | "", nPushed, (job ID, queue)*, then "P" when it
 --          pushed its budget of roots and left the rest to drain calls; or
 --          "R" alone when the staged fields are gone (Go stages again)
@@ -30,7 +30,7 @@
 --!include queue.lua
 --!include reply.lua
 --!include drain.lua
---!include signal_open.lua
+--!include promote.lua
 --!include deadline.lua
 --!include finalize.lua
 

@@ -1,7 +1,9 @@
--- signal_open.lua: opening a signal task (spec/states.md, Signal) where
--- another task is pushed: a root at submit, a promotion in a cascade; and
--- delaying a delayed task, or the roots of a workflow that starts later
--- (spec/states.md, Delayed tasks), there.
+-- promote.lua: promotion, making a task runnable where it becomes so: a
+-- root at submit or re-run, a task whose dependencies all ended in a
+-- cascade, a task a finish adds (dynamic.lua). It is pushed ready, or
+-- delayed by its delay or its workflow's later start (spec/states.md,
+-- Delayed tasks), or, a signal task, opened (spec/states.md, Signal).
+-- The model's counterpart is engine/model_promote.go.
 --
 --!include call.lua
 --!include fields.lua
@@ -17,8 +19,9 @@
 -- its queue's delayed set until it opened plus the timeout (F_RUN_AT),
 -- where a sweep fails it (signal_end.lua).
 --
--- SIG holds the functions of signal tasks: one local for all of them (the
--- library's top level has few registers left).
+-- SIG holds the functions of this file and of signal_end.lua (how a
+-- signal task ends): one local for all of them (the library's top level
+-- has few registers left).
 local SIG = {}
 
 -- SIG.open opens task j, a signal task, with a timeout of ms (0: none).
