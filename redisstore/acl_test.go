@@ -76,7 +76,8 @@ func TestACLCoversScriptCommands(t *testing.T) {
 // TestLeastPrivilegeACL creates the Redis user of docs/security.md (under
 // a random name, deleted at the end), connects as it and runs every kind
 // of transition, a blocking claim, an await, a staged submit and SCRIPT
-// LOAD; then checks that the user cannot reach a key, a channel or a
+// LOAD, and identifies the server (INFO, as a store's first call does);
+// then checks that the user cannot reach a key, a channel or a
 // command outside its rules, from a script either.
 func TestLeastPrivilegeACL(t *testing.T) {
 	opt := redistest.Shared(t).Options
@@ -112,6 +113,12 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING as the ACL user: %v", err)
+	}
+	// The store can tell what the server is (+info): it refuses KeyDB.
+	srv, err := IdentifyServer(ctx, rdb)
+	must("INFO", err)
+	if srv.Name == "" {
+		t.Fatalf("the ACL user cannot tell what the server is (INFO): %+v", srv)
 	}
 	must("Load", s.Load(ctx))
 	if s.CallPath() != "functions" {
