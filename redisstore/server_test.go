@@ -144,10 +144,11 @@ func TestServerWithoutInfo(t *testing.T) {
 }
 
 // TestServerCheck runs on the server of WEIR_REDIS_URL, whatever it is
-// (.ci/run's server matrix runs it on each): a KeyDB is refused at the
-// store's first call with ErrUnsafeServer and nothing is written, and a
-// store with AllowUnsafeServer makes a call that does not block; any other
-// server is identified by name and version and runs the store.
+// (.ci/servers runs it on each): it is identified by name (the one
+// WEIR_REDIS_SERVER_NAME gives, when set) and version; a KeyDB is refused
+// at the store's first call with ErrUnsafeServer and nothing is written,
+// and a store with AllowUnsafeServer makes a call that does not block; any
+// other server runs the store.
 func TestServerCheck(t *testing.T) {
 	url := os.Getenv("WEIR_REDIS_URL")
 	if url == "" {
@@ -167,6 +168,9 @@ func TestServerCheck(t *testing.T) {
 		t.Fatalf("IdentifyServer = %+v: the server's INFO did not say what it is", srv)
 	}
 	t.Logf("WEIR_REDIS_URL is %s", srv)
+	if want := os.Getenv("WEIR_REDIS_SERVER_NAME"); want != "" && srv.Name != want {
+		t.Fatalf("WEIR_REDIS_URL is %s, WEIR_REDIS_SERVER_NAME says %s", srv, want)
+	}
 	ns := redistest.Namespace(t, rdb, "srvcheck")
 	s, err := New(rdb, Options{Namespace: ns})
 	if err != nil {
