@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -41,7 +42,8 @@ func (s Server) String() string {
 // ErrUnsafeServer is matched by the error of every call of a store on a
 // server known to break what weir relies on (docs/compatibility.md):
 // today KeyDB, whose served blocking pops deadlock or crash it and whose
-// snapshot reads bring back deleted keys. A store checks its server (INFO)
+// snapshot reads bring back deleted keys, and Redis before 6.2, which
+// lacks commands the scripts use. A store checks its server (INFO)
 // at its first call and refuses it, writing nothing;
 // Options.AllowUnsafeServer runs on it anyway.
 var ErrUnsafeServer = errors.New("weir: unsafe server")
@@ -100,6 +102,11 @@ func parseServer(info string) Server {
 // do, when weir refuses s (a store does at its first call unless
 // Options.AllowUnsafeServer); else nil.
 func (s Server) Unsafe() error {
+	if s.Name == "redis" && olderThan(s.Version, 6, 2) {
+		return fmt.Errorf("%w: the server is Redis %s, and weir needs Redis 6.2 or later: its scripts use SET … PXAT and "+
+			"XTRIM … MINID, which 6.2 added, and a script that fails there after a write leaves that write behind. "+
+			"Upgrade the server (docs/compatibility.md)", ErrUnsafeServer, s.Version)
+	}
 	if s.Name != "keydb" {
 		return nil
 	}
@@ -121,4 +128,19 @@ func (s *Store) checkServer(ctx context.Context) error {
 		return err
 	}
 	return srv.Unsafe()
+}
+
+// olderThan reports whether version ("6.0.16") is before major.minor; a
+// version that does not parse is not.
+func olderThan(version string, major, minor int) bool {
+	f := strings.SplitN(version, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(f[0])
+	mi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < major || ma == major && mi < minor
 }

@@ -18,6 +18,8 @@ import (
 // as each server gives them.
 const (
 	infoRedis70 = "# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\n\r\n# Clients\r\nconnected_clients:1\r\nclients_in_timeout_table:0\r\n"
+	infoRedis60 = "# Server\r\nredis_version:6.0.16\r\nredis_mode:standalone\r\n"
+	infoRedis62 = "# Server\r\nredis_version:6.2.14\r\nredis_mode:standalone\r\n"
 	infoRedis74 = "# Server\r\nredis_version:7.4.1\r\nredis_mode:standalone\r\n\r\n# Clients\r\nconnected_clients:1\r\n"
 	infoValkey8 = "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\nserver_mode:standalone\r\n\r\n# Clients\r\nconnected_clients:1\r\n"
 	// KeyDB 6.3 and its main branch: a section of its own
@@ -36,6 +38,8 @@ func TestParseServer(t *testing.T) {
 		info, name, version, str string
 		refused                  bool
 	}{
+		{infoRedis60, "redis", "6.0.16", "redis 6.0.16", true},
+		{infoRedis62, "redis", "6.2.14", "redis 6.2.14", false},
 		{infoRedis70, "redis", "7.0.15", "redis 7.0.15", false},
 		{infoRedis74, "redis", "7.4.1", "redis 7.4.1", false},
 		{infoValkey8, "valkey", "8.0.1", "valkey 8.0.1 (redis_version 7.2.4)", false},
@@ -53,7 +57,14 @@ func TestParseServer(t *testing.T) {
 		if refused := errors.Is(err, ErrUnsafeServer); refused != c.refused {
 			t.Errorf("%s: Unsafe() = %v, want refused %v", s, err, c.refused)
 		}
-		if err != nil {
+		if err != nil && s.Name == "redis" {
+			for _, want := range []string{"Redis " + s.Version, "6.2 or later", "PXAT", "docs/compatibility.md"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the refusal %q does not say %q", err, want)
+				}
+			}
+		}
+		if err != nil && s.Name == "keydb" {
 			for _, want := range []string{"KeyDB", "Snapchat/KeyDB#928", "docs/compatibility.md", "AllowUnsafeServer", "WEIR_ALLOW_UNSAFE_SERVER=1"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("the refusal %q does not say %q", err, want)
@@ -75,6 +86,8 @@ func TestUnsafeServerRefused(t *testing.T) {
 	}{
 		{"keydb", infoKeyDB, true},
 		{"keydb6.2", infoKeyDB62, true},
+		{"redis6.0", infoRedis60, true},
+		{"redis6.2", infoRedis62, false},
 		{"redis", infoRedis74, false},
 		{"valkey", infoValkey8, false},
 		{"dragonfly", infoDragonfly, false},

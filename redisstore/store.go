@@ -43,7 +43,7 @@ type Options struct {
 	// that many replicas have it (Durable, ErrNotReplicated).
 	Durable Durable
 	// AllowUnsafeServer runs the store on a server that weir refuses
-	// (ErrUnsafeServer, docs/compatibility.md: today KeyDB). Without it the
+	// (ErrUnsafeServer, docs/compatibility.md: KeyDB, Redis before 6.2). Without it the
 	// store asks the server what it is (one INFO) at its first call and
 	// refuses such a server with every call, writing nothing. With it, the
 	// defects docs/compatibility.md names are the caller's risk.
