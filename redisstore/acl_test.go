@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/redistest"
 )
@@ -74,7 +76,8 @@ func TestACLCoversScriptCommands(t *testing.T) {
 // TestLeastPrivilegeACL creates the Redis user of docs/security.md (under
 // a random name, deleted at the end), connects as it and runs every kind
 // of transition, a blocking claim, an await, a staged submit and SCRIPT
-// LOAD; then checks that the user cannot reach a key, a channel or a
+// LOAD, and identifies the server (INFO, as a store's first call does);
+// then checks that the user cannot reach a key, a channel or a
 // command outside its rules, from a script either.
 func TestLeastPrivilegeACL(t *testing.T) {
 	opt := redistest.Shared(t).Options
@@ -110,6 +113,12 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING as the ACL user: %v", err)
+	}
+	// The store can tell what the server is (+info): it refuses KeyDB.
+	srv, err := IdentifyServer(ctx, rdb)
+	must("INFO", err)
+	if srv.Name == "" {
+		t.Fatalf("the ACL user cannot tell what the server is (INFO): %+v", srv)
 	}
 	must("Load", s.Load(ctx))
 	if s.CallPath() != "functions" {
@@ -235,9 +244,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	// other keys from inside a script.
 	noperm := func(what string, err error) {
 		t.Helper()
-		// NOPERM, or from inside a script "ERR The user executing the
-		// script can't access ...".
-		if err == nil || !(strings.Contains(err.Error(), "NOPERM") || strings.Contains(err.Error(), "can't access")) {
+		if !isPermissionError(err) {
 			t.Errorf("%s as the ACL user: %v, want a permission error", what, err)
 		}
 	}
@@ -253,3 +260,67 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		t.Errorf("the ACL user wrote a key outside weir:*: %d %v", n, err)
 	}
 }
+
+// scriptACLFailures are the words of the error a server gives a script
+// whose redis.call the ACL refuses: the whole reply's class is ERR (the
+// script's error), so these words tell it from any other script error.
+var scriptACLFailures = []string{
+	"can't access",          // Redis 6.x and 7.0, KeyDB: "The user executing the script can't access at least one of the keys …"
+	"ACL failure in script", // Redis 7.2 and later, Valkey: "ACL failure in script: No permissions to access a key"
+}
+
+// isPermissionError reports whether err is a server's refusal by ACL: the
+// error class NOPERM (a command, or the keys EVAL declares), or a script's
+// ERR with the words of a refused redis.call (scriptACLFailures), in any
+// server's wording.
+func isPermissionError(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	class, _, _ := strings.Cut(rerr.Error(), " ")
+	switch class {
+	case "NOPERM":
+		return true
+	case "ERR":
+		for _, w := range scriptACLFailures {
+			if strings.Contains(rerr.Error(), w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isPermissionError knows every server's wording of an ACL refusal (as
+// each replied, 2026-12-06: Redis 7.0.15, 7.4.1, Valkey 8.0.1, KeyDB) and
+// no other error.
+func TestIsPermissionError(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{redisError("NOPERM this user has no permissions to access one of the keys used as arguments"), true}, // 7.0, KeyDB
+		{redisError("NOPERM No permissions to access a key"), true},                                           // 7.2+, Valkey
+		{redisError("NOPERM No permissions to access a channel"), true},
+		{redisError("NOPERM User u has no permissions to run the 'keys' command"), true},
+		{redisError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: 3b0b, on @user_script:1."), true},
+		{redisError("ERR ACL failure in script: No permissions to access a key script: 3b0b, on @user_script:1."), true},
+		{redisError("ERR Error running script (call to f_3b0b): @user_script:1: @user_script: 1: The user executing the script can't access at least one of the keys mentioned in the command arguments"), true}, // KeyDB
+		{redisError("ERR Error running script (call to f_3b0b): @user_script:1: attempt to call a nil value"), false},
+		{redisError("WRONGTYPE Operation against a key holding the wrong kind of value"), false},
+		{redisError("ERR unknown command 'keys'"), false},
+		{errors.New("NOPERM but not a reply"), false},
+		{nil, false},
+	} {
+		if got := isPermissionError(c.err); got != c.want {
+			t.Errorf("isPermissionError(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
+// redisError is an error reply, as go-redis gives one (redis.Error).
+type redisError string
+
+func (e redisError) Error() string { return string(e) }
+func (redisError) RedisError()     {}

@@ -25,7 +25,8 @@ import (
 const npField = "np"
 
 // layout returns the store's partitions, reading (and for a new namespace
-// of several partitions, writing) the namespace's count at the first call.
+// of several partitions, writing) the namespace's count at the first call,
+// after checking the server (checkServer: ErrUnsafeServer).
 // A count other than the one the store was opened with (Partitions ≥ 1)
 // is ErrInvalid, and nothing is written. An error is not kept: the next
 // call reads again.
@@ -43,6 +44,10 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 		return *ps, nil
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// the server first: a refused one gets no write either
+	if err := s.checkServer(ctx); err != nil {
 		return nil, err
 	}
 	n, _, err := s.readCount(ctx)

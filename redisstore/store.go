@@ -42,6 +42,12 @@ type Options struct {
 	// Durable, when its Replicas > 0, acknowledges a transition only once
 	// that many replicas have it (Durable, ErrNotReplicated).
 	Durable Durable
+	// AllowUnsafeServer runs the store on a server that weir refuses
+	// (ErrUnsafeServer, docs/compatibility.md: KeyDB, Redis before 6.2). Without it the
+	// store asks the server what it is (one INFO) at its first call and
+	// refuses such a server with every call, writing nothing. With it, the
+	// defects docs/compatibility.md names are the caller's risk.
+	AllowUnsafeServer bool
 }
 
 // Store is an engine.Store on Redis. It is safe for concurrent use; it

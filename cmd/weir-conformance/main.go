@@ -56,7 +56,17 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 
 // conformanceReport is what `weir-conformance --json` prints.
 type conformanceReport struct {
-	Server    string `json:"server"`
+	Server string `json:"server"` // the address(es)
+	// ServerName, ServerVersion and RedisVersion are what the server's
+	// INFO says it is (redisstore.IdentifyServer): "valkey", "8.0.1",
+	// "7.2.4"; empty where it did not say.
+	ServerName    string `json:"server_name"`
+	ServerVersion string `json:"server_version"`
+	RedisVersion  string `json:"redis_version"`
+	// Path is the call path the stores took, "functions" or "scripts";
+	// AskedPath is --path (auto, functions or scripts).
+	Path      string `json:"path"`
+	AskedPath string `json:"asked_path"`
 	Namespace string `json:"namespace"` // the prefix of every namespace the run used
 	// Partitions is --partitions: every case but the golden scenarios and
 	// the regression tapes ran in namespaces of that many partitions
@@ -83,8 +93,10 @@ func newConformanceCmd() *cobra.Command {
 		Long: "weir-conformance runs weir's conformance suite (spec/conformance.md) with the Lua store on\n" +
 			"the server of --redis / WEIR_REDIS_URL (or the Redis Cluster of --cluster / WEIR_REDIS_CLUSTER;\n" +
 			"a flag beats both variables, WEIR_REDIS_URL beats WEIR_REDIS_CLUSTER), in namespaces of its own (\"<prefix>-<n>\", prefix\n" +
-			"from --namespace or random) that it removes afterwards. It prints every test that passed,\n" +
-			"failed (with the reproducing sequence) or was skipped (with why), and exits 1 when one failed.",
+			"from --namespace or random) that it removes afterwards. It prints what the server is (INFO) and the\n" +
+			"call path the stores took, then every test that passed, failed (with the reproducing sequence) or\n" +
+			"was skipped (with why), and exits 1 when one failed. A server weir refuses (KeyDB,\n" +
+			"docs/compatibility.md) stops it before any test; WEIR_ALLOW_UNSAFE_SERVER=1 runs it there anyway.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(c *cobra.Command, args []string) error {
@@ -148,6 +160,28 @@ func newConformanceCmd() *cobra.Command {
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				return command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 			}
+			allow, err := redisflag.AllowUnsafeServer()
+			if err != nil {
+				return command.Usage(err)
+			}
+			// What the server is, and the path the stores take there (a
+			// store of the run's own, which writes no key: Load loads the
+			// library or the scripts); a server redisstore refuses stops
+			// the run here.
+			srv, err := redisstore.IdentifyServer(ctx, rdb)
+			if err != nil {
+				return command.Fail(fmt.Errorf("server %s: %w", server, err))
+			}
+			base := redisstore.Options{Path: callPath, AllowUnsafeServer: allow}
+			probeOpts := base
+			probeOpts.Namespace = prefix + "-0"
+			probe, err := redisstore.New(rdb, probeOpts)
+			if err != nil {
+				return command.Fail(err)
+			}
+			if err := probe.Load(ctx); err != nil {
+				return command.Fail(fmt.Errorf("server %s (%s), --path %s: %w", server, srv, path, err))
+			}
 			if n, err := redisconformance.Count(ctx, rdb, prefix); err != nil {
 				return command.Fail(fmt.Errorf("scan %s: %w", server, err))
 			} else if n > 0 {
@@ -159,11 +193,12 @@ func newConformanceCmd() *cobra.Command {
 			setFlag("rapid.nofailfile", "true")
 			setFlag("rapid.checks", strconv.Itoa(min(100, max(1, (sequences+7)/8))))
 			opts := []conformance.Option{conformance.Sequences(sequences), conformance.Partitions(partitions)}
-			rep := conformance.RunReport(ctx, redisconformance.NewStoreOn(prefix, callPath, rdb), opts...)
+			rep := conformance.RunReport(ctx, redisconformance.NewStoreOptions(prefix, base, 0, rdb), opts...)
 			// Remove the run's keys even when ctx was canceled.
 			clean, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			out := conformanceReport{Server: server, Namespace: prefix, Partitions: partitions, Report: rep}
+			out := conformanceReport{Server: server, ServerName: srv.Name, ServerVersion: srv.Version, RedisVersion: srv.RedisVersion,
+				Path: probe.CallPath(), AskedPath: path, Namespace: prefix, Partitions: partitions, Report: rep}
 			cerr := redisconformance.Clean(clean, rdb, prefix)
 			if cerr == nil {
 				n, err := redisconformance.Count(clean, rdb, prefix)
@@ -229,10 +264,12 @@ func setFlag(name, value string) {
 	}
 }
 
-// printConformance prints the report as text: a line per test without
-// subtests, the output of failures and skips indented under it, then the
-// counts.
+// printConformance prints the report as text: what the server is and the
+// call path the stores took, a line per test without subtests, the output
+// of failures and skips indented under it, then the counts.
 func printConformance(w io.Writer, r conformanceReport) {
+	srv := redisstore.Server{Name: r.ServerName, Version: r.ServerVersion, RedisVersion: r.RedisVersion}
+	fmt.Fprintf(w, "server %s: %s; call path %s (--path %s)\n\n", r.Server, srv, r.Path, r.AskedPath)
 	parents := map[string]bool{}
 	for _, res := range r.Results {
 		if i := strings.LastIndex(res.Name, "/"); i > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/weirflow/weir/internal/clitest"
 	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/redisstore"
 )
 
 // binary is the weir-conformance binary, built on first use (with -race
@@ -72,8 +73,9 @@ func confPrefix() string {
 }
 
 // checkPassingRun runs the suite on url and checks the report and that
-// the run's namespaces are gone.
-func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
+// the run's namespaces are gone; real: the server is not miniredis, and
+// says what it is.
+func checkPassingRun(t *testing.T, url string, rdb *redis.Client, real bool) {
 	prefix := confPrefix()
 	r := weirConformance(t, "", "--redis", url, "--namespace", prefix, "--sequences", "20", "--json")
 	r.WantCode(t, 0)
@@ -86,6 +88,12 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 	}
 	if rep.Partitions != 0 {
 		t.Errorf("without --partitions: partitions %d", rep.Partitions)
+	}
+	if rep.AskedPath != "auto" || (rep.Path != "functions" && rep.Path != "scripts") {
+		t.Errorf("call path %q (--path %q), want functions or scripts (auto)", rep.Path, rep.AskedPath)
+	}
+	if real != (rep.ServerName != "" && rep.ServerVersion != "") {
+		t.Errorf("the report says the server is %q %q (a real server: %v)", rep.ServerName, rep.ServerVersion, real)
 	}
 	if strings.Contains(r.Stdout, "@") || strings.Contains(r.Stdout, "redis://") {
 		t.Errorf("the report shows the URL:\n%s", r.Stdout)
@@ -110,6 +118,12 @@ func checkPassingRun(t *testing.T, url string, rdb *redis.Client) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, r.Stdout)
 		}
+	}
+	// its first line: the server, what it is, the call path
+	first, _, _ := strings.Cut(r.Stdout, "\n")
+	srv := redisstore.Server{Name: rep.ServerName, Version: rep.ServerVersion, RedisVersion: rep.RedisVersion}
+	if want := fmt.Sprintf("server %s: %s; call path scripts (--path scripts)", rep.Server, srv); first != want {
+		t.Errorf("text report starts %q, want %q", first, want)
 	}
 	if ks := keysOf(t, rdb, prefix); len(ks) > 0 {
 		t.Fatalf("%d keys left in the run's namespaces", len(ks))
@@ -149,7 +163,7 @@ func TestConformanceCmdMiniredis(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { rdb.Close() })
-	checkPassingRun(t, "redis://"+m.Addr()+"/0", rdb)
+	checkPassingRun(t, "redis://"+m.Addr()+"/0", rdb, false)
 }
 
 // TestConformanceCmdRedis: the same on the redis-server of WEIR_REDIS_URL.
@@ -164,7 +178,7 @@ func TestConformanceCmdRedis(t *testing.T) {
 	}
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
-	checkPassingRun(t, url, rdb)
+	checkPassingRun(t, url, rdb, true)
 }
 
 // TestConformanceCmdCatchesBrokenServer: on a server whose data changes
@@ -266,4 +280,35 @@ func TestConformanceCmdCluster(t *testing.T) {
 		}
 		return n
 	})
+}
+
+// infoKeyDB is what KeyDB's INFO says (cut to the lines that tell it).
+const infoKeyDB = "# Server\r\nredis_version:6.3.4\r\nredis_mode:standalone\r\n\r\n# Clients\r\nconnected_clients:1\r\n" +
+	"current_client_thread:0\r\nthread_0_clients:1\r\n\r\n# KeyDB\r\nmvcc_depth:0\r\n"
+
+// TestConformanceCmdRefusesKeyDB: on a server whose INFO says KeyDB,
+// weir-conformance stops before any test with exit status 1 and the
+// store's refusal, leaving no key; WEIR_ALLOW_UNSAFE_SERVER=1 runs the
+// suite there, and the report says what the server is.
+func TestConformanceCmdRefusesKeyDB(t *testing.T) {
+	m := redistest.MiniAs(t, infoKeyDB)
+	r := weirConformance(t, "", "--redis", m.URL, "--sequences", "2")
+	r.WantCode(t, exitFail)
+	for _, want := range []string{"server " + m.Options.Addr + " (keydb 6.3.4), --path auto: weir: unsafe server", "Snapchat/KeyDB#928", "WEIR_ALLOW_UNSAFE_SERVER=1"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("the refusal does not say %q: %q", want, r.Stderr)
+		}
+	}
+	if r.Stdout != "" {
+		t.Errorf("the refused run printed a report:\n%s", r.Stdout)
+	}
+	if ks := m.Mini.Keys(); len(ks) != 0 {
+		t.Fatalf("the refused run wrote %v", ks)
+	}
+	r = binary.Run(t, t.TempDir(), []string{"WEIR_ALLOW_UNSAFE_SERVER=1"}, "--redis", m.URL, "--sequences", "2", "--json")
+	r.WantCode(t, exitOK)
+	rep := decodeConformance(t, r)
+	if rep.ServerName != "keydb" || rep.ServerVersion != "6.3.4" || rep.Path != "scripts" || rep.Failed != 0 || rep.Passed < 50 {
+		t.Fatalf("with WEIR_ALLOW_UNSAFE_SERVER=1: server %q %q, path %q, %d passed, %d failed", rep.ServerName, rep.ServerVersion, rep.Path, rep.Passed, rep.Failed)
+	}
 }

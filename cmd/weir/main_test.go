@@ -30,9 +30,9 @@ func TestMain(m *testing.M) {
 type result = clitest.Result
 
 // weir runs the binary with args in dir (the repository root when empty),
-// with env added to the environment (WEIR_REDIS_URL, WEIR_REDIS_CLUSTER and
-// WEIR_PARTITIONS cleared unless env sets them), and returns its exit status
-// and output.
+// with env added to the environment (WEIR_REDIS_URL, WEIR_REDIS_CLUSTER,
+// WEIR_PARTITIONS and WEIR_ALLOW_UNSAFE_SERVER cleared unless env sets
+// them), and returns its exit status and output.
 func weir(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	if dir == "" {

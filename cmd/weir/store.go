@@ -82,8 +82,9 @@ func (g *globalFlags) check(partitionsSet bool) error {
 }
 
 // open connects to the Redis of --redis / --cluster / WEIR_REDIS_URL /
-// WEIR_REDIS_CLUSTER (target); with none and embedded set, it starts an
-// embedded miniredis in this process.
+// WEIR_REDIS_CLUSTER (target) and refuses a server redisstore refuses
+// (KeyDB; WEIR_ALLOW_UNSAFE_SERVER=1 runs on it); with none and embedded
+// set, it starts an embedded miniredis in this process.
 func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 	if g.namespace != "" && !engine.ValidName(g.namespace) {
 		return nil, command.Usage(fmt.Errorf("--namespace %q must "+engine.NameRule, g.namespace))
@@ -121,7 +122,24 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		rdb.Close()
 		return nil, command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 	}
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable, Config: g.cfg})
+	allow, err := redisflag.AllowUnsafeServer()
+	if err != nil {
+		rdb.Close()
+		return nil, command.Usage(err)
+	}
+	if !allow {
+		// refuse a server weir knows to break now, not at the first call
+		// that needs the store (docs/compatibility.md)
+		srv, err := redisstore.IdentifyServer(ctx, rdb)
+		if err == nil {
+			err = srv.Unsafe()
+		}
+		if err != nil {
+			rdb.Close()
+			return nil, command.Fail(fmt.Errorf("server %s: %w", server, err))
+		}
+	}
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable, Config: g.cfg, AllowUnsafeServer: allow})
 	if err != nil {
 		rdb.Close()
 		return nil, command.Usage(err)

@@ -89,13 +89,14 @@ type Result struct {
 }
 
 // Run runs the binary with args in dir, with env added to the environment
-// (WEIR_REDIS_URL, WEIR_REDIS_CLUSTER and WEIR_PARTITIONS cleared unless
-// env sets them), and returns its exit status and output. A binary that could not be started fails the test.
+// (WEIR_REDIS_URL, WEIR_REDIS_CLUSTER, WEIR_PARTITIONS and
+// WEIR_ALLOW_UNSAFE_SERVER cleared unless env sets them), and returns its
+// exit status and output. A binary that could not be started fails the test.
 func (b *Binary) Run(t *testing.T, dir string, env []string, args ...string) Result {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), b.Path(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "WEIR_REDIS_URL=", "WEIR_REDIS_CLUSTER=", "WEIR_PARTITIONS="), env...)
+	cmd.Env = append(append(os.Environ(), "WEIR_REDIS_URL=", "WEIR_REDIS_CLUSTER=", "WEIR_PARTITIONS=", "WEIR_ALLOW_UNSAFE_SERVER="), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -18,6 +18,9 @@ import (
 const (
 	EnvURL     = "WEIR_REDIS_URL"
 	EnvCluster = "WEIR_REDIS_CLUSTER"
+	// EnvAllowUnsafe set to 1 runs the commands' stores on a server
+	// redisstore refuses (redisstore.Options.AllowUnsafeServer: KeyDB).
+	EnvAllowUnsafe = "WEIR_ALLOW_UNSAFE_SERVER"
 )
 
 // ErrBoth is the error of Resolve when both flags are given.
@@ -73,4 +76,17 @@ func ClusterOptions(s string) (*redis.ClusterOptions, error) {
 		return nil, fmt.Errorf("cluster %q: want host:port,... (or a redis:// cluster URL)", s)
 	}
 	return &redis.ClusterOptions{Addrs: addrs}, nil
+}
+
+// AllowUnsafeServer reads WEIR_ALLOW_UNSAFE_SERVER: unset, empty or 0 is
+// false, 1 is true, anything else an error that names the variable.
+func AllowUnsafeServer() (bool, error) {
+	switch v := os.Getenv(EnvAllowUnsafe); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s %q: want 1 (run on a server weir refuses, at your risk: docs/compatibility.md) or 0", EnvAllowUnsafe, v)
+	}
 }

@@ -61,3 +61,18 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowUnsafeServer(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		t.Setenv(EnvAllowUnsafe, v)
+		if got, err := AllowUnsafeServer(); got != want || err != nil {
+			t.Errorf("%s=%q: %v, %v; want %v", EnvAllowUnsafe, v, got, err, want)
+		}
+	}
+	for _, v := range []string{"yes", "true", "2"} {
+		t.Setenv(EnvAllowUnsafe, v)
+		if got, err := AllowUnsafeServer(); got || err == nil || !strings.Contains(err.Error(), EnvAllowUnsafe+` "`+v+`"`) {
+			t.Errorf("%s=%q: %v, %v; want an error naming it", EnvAllowUnsafe, v, got, err)
+		}
+	}
+}

@@ -24,18 +24,29 @@ import (
 // WEIR_REDIS_URL is set.
 func Wanted() bool { return os.Getenv("WEIR_REDIS_URL") != "" }
 
-// Private starts a redis-server of the test's own on a free loopback port
-// (no persistence, args appended to its command line), stops it when the
-// test ends, and returns its options. It skips the test when no real
-// server is wanted (WEIR_REDIS_URL unset) or the binary is not installed.
+// ServerEnv names the server binary Private starts (a path, or a name
+// looked up in PATH; default redis-server): .ci/run's server matrix sets
+// it to the binary of the server under test (Valkey, a newer Redis), so
+// that the tests of server-wide state run on that server too.
+const ServerEnv = "WEIR_REDIS_SERVER"
+
+// Private starts a server of the test's own (ServerEnv, default
+// redis-server) on a free loopback port (no persistence, args appended to
+// its command line), stops it when the test ends, and returns its options.
+// It skips the test when no real server is wanted (WEIR_REDIS_URL unset),
+// the binary is not installed, or it is one redisstore refuses (KeyDB).
 func Private(t testing.TB, args ...string) *redis.Options {
 	t.Helper()
 	if !Wanted() {
 		t.Skip("needs a real redis-server (WEIR_REDIS_URL)")
 	}
-	bin, err := exec.LookPath("redis-server")
+	name := os.Getenv(ServerEnv)
+	if name == "" {
+		name = "redis-server"
+	}
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		t.Skip("redis-server is not installed")
+		t.Skipf("%s is not installed (%v)", name, err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,6 +69,9 @@ func Private(t testing.TB, args ...string) *redis.Options {
 	for i := 0; ; i++ {
 		err := c.Ping(context.Background()).Err()
 		if err == nil {
+			if what := refused(c); what != "" {
+				t.Skipf("%s (%s) is %s", ServerEnv, bin, what)
+			}
 			return opt
 		}
 		if i == 500 {

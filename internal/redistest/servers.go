@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/internal/rediskeys"
@@ -38,8 +40,32 @@ func Mini(t testing.TB) Server {
 	return Server{Name: "miniredis", URL: "redis://" + m.Addr() + "/0", Options: &redis.Options{Addr: m.Addr()}, Mini: m}
 }
 
+// MiniAs starts a miniredis that lives until t ends and answers INFO
+// (with any arguments) with info, as another server would: the tests of
+// how weir tells servers apart (redisstore.IdentifyServer). An info that
+// starts with "-" is an error reply, the rest its text (an ACL without
+// +info: "-NOPERM …").
+func MiniAs(t testing.TB, info string) Server {
+	t.Helper()
+	s := Mini(t)
+	s.Mini.Server().SetPreHook(func(c *server.Peer, cmd string, _ ...string) bool {
+		if !strings.EqualFold(cmd, "info") {
+			return false
+		}
+		if e, ok := strings.CutPrefix(info, "-"); ok {
+			c.WriteError(e)
+		} else {
+			c.WriteBulk(info)
+		}
+		return true
+	})
+	return s
+}
+
 // Shared returns the redis-server of WEIR_REDIS_URL; it skips t when that
-// is unset, and fails it when the URL does not parse.
+// is unset or names a server redisstore refuses (KeyDB: every store test
+// would fail with the refusal, which redisstore's TestServerCheck checks),
+// and fails it when the URL does not parse.
 func Shared(t testing.TB) Server {
 	t.Helper()
 	url := os.Getenv("WEIR_REDIS_URL")
@@ -50,7 +76,36 @@ func Shared(t testing.TB) Server {
 	if err != nil {
 		t.Fatalf("WEIR_REDIS_URL: %v", err)
 	}
+	what, _ := sharedRefused.LoadOrStore(url, sync.OnceValue(func() string {
+		c := redis.NewClient(opt)
+		defer c.Close()
+		return refused(c)
+	}))
+	if w := what.(func() string)(); w != "" {
+		t.Skipf("WEIR_REDIS_URL is %s", w)
+	}
 	return Server{Name: "redis", URL: url, Options: opt}
+}
+
+// sharedRefused holds, per WEIR_REDIS_URL, a func returning what refused
+// says of its server (asked once).
+var sharedRefused sync.Map
+
+// refused says why redisstore refuses the server of c, in words for a
+// skip, or "" when it does not (or c does not answer INFO). It reads INFO
+// as redisstore.IdentifyServer does (redisstore/server.go, which this
+// package cannot import: redisstore's own tests import this one).
+func refused(c *redis.Client) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx).Result()
+	if err != nil {
+		return ""
+	}
+	if strings.Contains(info, "\n# KeyDB") || strings.Contains(info, "\ncurrent_client_thread:") {
+		return "KeyDB, which redisstore refuses (ErrUnsafeServer, docs/compatibility.md); redisstore's TestServerCheck checks the refusal"
+	}
+	return ""
 }
 
 // Default returns the server of the tests: the one of WEIR_REDIS_URL when

@@ -42,13 +42,22 @@ func NewStoreOn(prefix string, path redisstore.CallPath, rdb redis.UniversalClie
 // (redisstore.Store.SetStepBudget; 0: the default): a small one makes every
 // cascade of more than that many dependents run over several calls.
 func NewStoreBudget(prefix string, path redisstore.CallPath, budget int, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
+	return NewStoreOptions(prefix, redisstore.Options{Path: path}, budget, rdb, more...)
+}
+
+// NewStoreOptions is NewStoreBudget with each store's options from base:
+// its Path, Durable and AllowUnsafeServer (the namespace, Config and Clock
+// are the suite's).
+func NewStoreOptions(prefix string, base redisstore.Options, budget int, rdb redis.UniversalClient, more ...redis.UniversalClient) conformance.NewStore {
 	var seq atomic.Int64
 	all := append([]redis.UniversalClient{rdb}, more...)
 	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
 		n := seq.Add(1)
 		rdb := all[int(n)%len(all)]
 		ns := prefix + "-" + strconv.FormatInt(n, 10)
-		s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: cfg, Clock: clock, Path: path})
+		opts := base
+		opts.Namespace, opts.Config, opts.Clock = ns, cfg, clock
+		s, err := redisstore.New(rdb, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
