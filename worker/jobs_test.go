@@ -152,6 +152,10 @@ func TestRetryThenSuccess(t *testing.T) {
 		if fmt.Sprint(attempts) != "[1 2 3]" {
 			t.Fatalf("attempts = %v; want [1 2 3]", attempts)
 		}
+		// The observer hears of an attempt's end after the finish that
+		// settled it, so Wait may return before the second retried event
+		// came: wait for it, then no other may have come.
+		ev.waitFor(t, ctx, worker.EventRetried, job.ID(), 2)
 		if n := ev.count(worker.EventRetried, job.ID()); n != 2 {
 			t.Fatalf("%d retried events; want 2", n)
 		}

@@ -89,7 +89,10 @@ func TestWorkflowPassesResults(t *testing.T) {
 		if e.Workflow != "thumbs" || e.WorkflowState != weir.WorkflowCompleted {
 			t.Fatalf("workflow ended event = %+v", e)
 		}
-		// fetch promoted small and large; small and large together promoted report.
+		// fetch promoted small and large; small and large together promoted
+		// report (the observer may hear of a finish after the workflow's
+		// end: wait for the third, then no other may have come)
+		ev.waitFor(t, ctx, worker.EventPromoted, "", 3)
 		if n := ev.count(worker.EventPromoted, ""); n != 3 {
 			t.Fatalf("%d promoted events; want 3", n)
 		}
