@@ -238,8 +238,9 @@ type run struct {
 	active   map[string]*active
 
 	fmu      sync.Mutex
-	pending  []finished // outcomes waiting for a finish call
-	inFlight int        // finish calls running (at most maxInFlight)
+	pending  []finished   // outcomes waiting for a finish call
+	inFlight int          // finish calls running (at most maxInFlight)
+	spare    [][]finished // emptied batch slices, for reuse (finish.go)
 }
 
 // active is a running job.
