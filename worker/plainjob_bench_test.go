@@ -29,7 +29,7 @@ const plainConcurrency = 50
 //   - go-cpu-us/job: the process's user + system CPU (getrusage) from the
 //     worker's start to the last succeeded event, over the jobs: the
 //     worker, its go-redis client and the Go runtime (GC included), not the
-//     server;
+//     server; go-user-us/job and go-sys-us/job are its two parts;
 //   - allocs/job and B/job: the heap allocations of that phase
 //     (runtime.MemStats), over the jobs (allocs/op and B/op say the same,
 //     from the testing package);
@@ -82,7 +82,7 @@ func BenchmarkWorkerPlainJob(b *testing.B) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	trips0 := trips.n.Load()
-	cpu0 := processCPU(b)
+	user0, sys0 := processCPUSplit(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	if err := w.Start(ctx); err != nil {
@@ -90,14 +90,18 @@ func BenchmarkWorkerPlainJob(b *testing.B) {
 	}
 	<-reached
 	b.StopTimer()
-	cpu := processCPU(b) - cpu0
+	user, sys := processCPUSplit(b)
+	user, sys = user-user0, sys-sys0
 	runtime.ReadMemStats(&m1)
 	trips1 := trips.n.Load()
 	if err := w.Stop(ctx); err != nil {
 		b.Fatal(err)
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(cpu)/float64(time.Microsecond)/n, "go-cpu-us/job")
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / n }
+	b.ReportMetric(us(user+sys), "go-cpu-us/job")
+	b.ReportMetric(us(user), "go-user-us/job")
+	b.ReportMetric(us(sys), "go-sys-us/job")
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/job")
 	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/job")
 	b.ReportMetric(float64(trips1-trips0)/n, "trips/job")
