@@ -69,7 +69,7 @@ func (r *run) fetch() {
 		}
 		for i := range claimed {
 			r.runners.Add(1)
-			go r.runner(&claimed[i])
+			r.start(work{c: &claimed[i]})
 		}
 		if err != nil {
 			if r.claimCtx.Err() != nil {

@@ -12,12 +12,12 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// runner runs claimed jobs on the slot it holds: the claimed one, then,
-// while storing an outcome hands it a job, that job. A job counts in
-// r.runners from its claim until its outcome is stored. A job whose lease
-// was lost has nothing to finish: its slot is freed at once. c points into
-// the slice its claim returned, which nothing changes.
-func (r *run) runner(c *engine.Claimed) {
+// runJobs runs claimed jobs on the slot c holds: c, then, while storing
+// an outcome hands it a job, that job. A job counts in r.runners from its
+// claim until its outcome is stored. A job whose lease was lost has
+// nothing to finish: its slot is freed at once. c points into the slice
+// its claim returned, which nothing changes.
+func (r *run) runJobs(c *engine.Claimed) {
 	for {
 		o, start, ok := r.execute(c)
 		if !ok {

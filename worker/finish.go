@@ -41,8 +41,8 @@ func (r *run) complete(f finished) (*engine.Claimed, bool) {
 // flush stores the queued outcomes, batch by batch, with r.fmu held on
 // entry and released on return, counted in r.inFlight until then. As soon
 // as a call hands it a job it returns that job and leaves what is still
-// queued to a new goroutine, so the job starts without waiting for the
-// next call.
+// queued to another runner goroutine, so the job starts without waiting
+// for the next call.
 func (r *run) flush() (*engine.Claimed, bool) {
 	for len(r.pending) > 0 {
 		n := min(len(r.pending), r.cfg.Limits.MaxBatch)
@@ -57,18 +57,13 @@ func (r *run) flush() (*engine.Claimed, bool) {
 		r.fmu.Unlock()
 		claimed := r.finishBatch(batch)
 		for i := 1; i < len(claimed); i++ {
-			go r.runner(&claimed[i])
+			r.start(work{c: &claimed[i]})
 		}
 		r.fmu.Lock()
 		r.keepBatch(batch)
 		if len(claimed) > 0 {
 			if len(r.pending) > 0 {
-				go func() {
-					r.fmu.Lock()
-					if c, ok := r.flush(); ok {
-						r.runner(c)
-					}
-				}()
+				r.start(work{}) // stores them, still counted in r.inFlight
 			} else {
 				r.inFlight--
 			}
