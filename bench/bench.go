@@ -198,6 +198,11 @@ type snapshot struct {
 	trips int64
 	mem   int64
 	memOK bool
+	// cpuUs is the server's CPU so far (INFO cpu used_cpu_user +
+	// used_cpu_sys, summed over a cluster's masters), cpuOK false on
+	// miniredis (no INFO cpu)
+	cpuUs int64
+	cpuOK bool
 }
 
 func (r *runner) snap(ctx context.Context, withMemory bool) (snapshot, error) {
@@ -210,6 +215,12 @@ func (r *runner) snap(ctx context.Context, withMemory bool) (snapshot, error) {
 	}
 	if s.cmds, err = r.srv.commandStats(ctx); err != nil {
 		return s, err
+	}
+	if !r.srv.lite {
+		if s.cpuUs, err = r.srv.serverCPU(ctx); err != nil {
+			return s, err
+		}
+		s.cpuOK = true
 	}
 	s.at = time.Now()
 	return s, nil
@@ -227,6 +238,16 @@ func (r *runner) scriptUsPer(a, b snapshot, n int) *float64 {
 		return nil
 	}
 	v := float64(b.cmds.scriptUsec-a.cmds.scriptUsec) / float64(n)
+	return &v
+}
+
+// serverCPUPer is the server's CPU from a to b per n jobs, in µs, or nil
+// on miniredis (which has no INFO cpu).
+func serverCPUPer(a, b snapshot, n int) *float64 {
+	if !a.cpuOK || !b.cpuOK || n <= 0 {
+		return nil
+	}
+	v := float64(b.cpuUs-a.cpuUs) / float64(n)
 	return &v
 }
 

@@ -144,6 +144,7 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 		} else if s.ServerUsPerJob != nil && *s.ServerUsPerJob <= 0 {
 			t.Errorf("%v: server time per job %v", k, *s.ServerUsPerJob)
 		}
+		checkCPU(t, rep, s)
 		switch s.Name {
 		case ScenarioPlain:
 			if s.EnqueuePerS <= 0 || !approx(s.EnqueueCeilingRatio, s.EnqueuePerS/rep.CeilingPerS) {
@@ -176,6 +177,35 @@ func checkReport(t *testing.T, rep *Report, o Options) {
 	}
 	for k := range want {
 		t.Errorf("missing row %+v", k)
+	}
+}
+
+// checkCPU checks a row's CPU figures: the worker's for every row that runs
+// jobs (from the worker processes for a multi-process row), the
+// producers' for the rows that enqueue or submit before the worker runs,
+// the server's where INFO cpu has it (not on miniredis); none for submit,
+// and no process CPU on the embedded server, which runs in this process.
+func checkCPU(t *testing.T, rep *Report, s Result) {
+	t.Helper()
+	k := ScenarioKey{s.Name, s.Concurrency, s.Processes, s.Variant}
+	runs := s.Name != ScenarioSubmit
+	process := runs && rep.Server != EmbeddedServer
+	produces := s.Name == ScenarioPlain || s.Name == ScenarioLimits || s.Name == ScenarioFanin
+	for _, f := range []struct {
+		name string
+		v    *float64
+		want bool
+	}{
+		{"worker_cpu_us_per_job", s.WorkerCPUUsPerJob, process},
+		{"producer_cpu_us_per_job", s.ProducerCPUUsPerJob, process && produces},
+		{"server_cpu_us_per_job", s.ServerCPUUsPerJob, runs && rep.Server == RedisServer},
+	} {
+		switch {
+		case (f.v != nil) != f.want:
+			t.Errorf("%v on %s: %s %v, want one: %v", k, rep.Server, f.name, deref(f.v), f.want)
+		case f.v != nil && !(*f.v > 0):
+			t.Errorf("%v: %s %v, want > 0", k, f.name, *f.v)
+		}
 	}
 }
 
@@ -241,7 +271,17 @@ func TestRunServers(t *testing.T) {
 				t.Errorf("server %q, want %q", rep.Server, want)
 			}
 			checkReport(t, rep, o)
-			checkJSON(t, rep)
+			m := checkJSON(t, rep)
+			for _, r := range m["scenarios"].([]any) {
+				row := r.(map[string]any)
+				if _, ok := row["worker_cpu_us_per_job"].(float64); !ok && row["name"] != ScenarioSubmit {
+					t.Errorf("JSON %v %v: worker_cpu_us_per_job %v", row["name"], row["processes"], row["worker_cpu_us_per_job"])
+				}
+			}
+			var table strings.Builder
+			if err := rep.WriteTable(&table); err != nil || !strings.Contains(table.String(), "worker cpu µs/job") {
+				t.Errorf("table (%v):\n%s", err, table.String())
+			}
 			if n := namespaceKeys(t, srv, rep.Namespace); n != 0 {
 				t.Errorf("%d keys left in namespace %s", n, rep.Namespace)
 			}
@@ -314,6 +354,11 @@ func TestRunEmbedded(t *testing.T) {
 	for _, s := range rep.Scenarios {
 		if s.MemoryPerJobBytes != nil || s.MemoryPerWorkflowBytes != nil || s.ScriptMs != nil {
 			t.Errorf("%s: memory or script time on the embedded server: %+v", s.Name, s)
+		}
+		// the embedded server runs in this process: its CPU is not the
+		// worker's
+		if s.WorkerCPUUsPerJob != nil || s.ProducerCPUUsPerJob != nil || s.ServerCPUUsPerJob != nil {
+			t.Errorf("%s: CPU figures on the embedded server: %+v", s.Name, s)
 		}
 	}
 	m := checkJSON(t, rep)

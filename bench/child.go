@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,10 @@ type childMsg struct {
 	RoundTrips int64  `json:"round_trips,omitempty"`
 	Final      bool   `json:"final,omitempty"`
 	Err        string `json:"error,omitempty"`
+	// CPUUs is the process's own CPU (user + system, getrusage) from "go"
+	// to "stop", in µs, in the final line; absent where getrusage is
+	// missing.
+	CPUUs *int64 `json:"cpu_us,omitempty"`
 }
 
 // reportEvery is how often a worker process reports its count.
@@ -100,7 +105,9 @@ const reportEvery = 5 * time.Millisecond
 // cfg.Concurrency and writes its completed count as it grows, until the
 // line "stop", the end of in or the end of ctx; then it stops the worker
 // gracefully and writes a final line with its count, the time of its last
-// completion and its client round trips since "go".
+// completion, its client round trips since "go" and its own CPU from "go"
+// to "stop" (the worker, its client, its lines to the parent and the Go
+// runtime; the setup's garbage is collected before "ready").
 func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out io.Writer) error {
 	enc := json.NewEncoder(out)
 	fail := func(err error) error {
@@ -152,6 +159,7 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 			}
 		}
 	}()
+	runtime.GC() // the setup's garbage is not the jobs'
 	if err := enc.Encode(childMsg{Ready: true}); err != nil {
 		return err
 	}
@@ -164,6 +172,7 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 		return ctx.Err()
 	}
 	trips0 := trips.Load()
+	cpu0, cpuOK := processCPU()
 	if err := w.Start(ctx); err != nil {
 		return fail(err)
 	}
@@ -186,8 +195,14 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 			}
 		}
 	}
+	final := childMsg{Final: true}
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		us := int64((cpu1 - cpu0) / time.Microsecond)
+		final.CPUUs = &us
+	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	w.Stop(stopCtx)
-	return enc.Encode(childMsg{Final: true, Done: p.done.Load(), LastNs: p.last.Load(), RoundTrips: trips.Load() - trips0})
+	final.Done, final.LastNs, final.RoundTrips = p.done.Load(), p.last.Load(), trips.Load()-trips0
+	return enc.Encode(final)
 }

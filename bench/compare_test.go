@@ -386,3 +386,60 @@ func TestCompareSpread(t *testing.T) {
 		t.Errorf("the table lacks plain P=12's largest share line:\n%s", b.String())
 	}
 }
+
+// TestCompareCPU: the CPU figures (the worker's, the producers', the
+// server's and its script time) compare lower-is-better, and a report
+// saved before weir bench measured them still loads and compares: its
+// figures are n/a, with no ratio.
+func TestCompareCPU(t *testing.T) {
+	row := func(worker, producer, server, script *float64) Result {
+		return Result{Name: ScenarioPlain, Concurrency: 50, Processes: 1, Jobs: 200, JobsPerS: 1000,
+			WorkerCPUUsPerJob: worker, ProducerCPUUsPerJob: producer, ServerCPUUsPerJob: server, ServerUsPerJob: script}
+	}
+	old := &Report{Server: RedisServer, Scenarios: []Result{row(fp(30), fp(40), fp(50), fp(20))}}
+	cur := &Report{Server: RedisServer, Scenarios: []Result{row(fp(15), fp(41), fp(60), fp(20))}}
+	c := Compare(old, cur, "a", "b")
+	k := ScenarioKey{ScenarioPlain, 50, 1, ""}
+	for _, w := range []struct {
+		field          string
+		old, new, want float64
+		change         string
+	}{
+		{"worker_cpu_us_per_job", 30, 15, 0.5, Better},
+		{"producer_cpu_us_per_job", 40, 41, 1.025, Worse},
+		{"server_cpu_us_per_job", 50, 60, 1.2, Worse},
+		{"server_us_per_job", 20, 20, 1, Same},
+	} {
+		f := figureOf(t, c, k, w.field)
+		if f.Better != LowerIsBetter || deref(f.Old) != w.old || deref(f.New) != w.new || f.Ratio == nil || !approx(*f.Ratio, w.want) || f.Change != w.change {
+			t.Errorf("%s: %s %v → %v ratio %v %q, want lower %v → %v ratio %v %q", w.field, f.Better, deref(f.Old), deref(f.New), deref(f.Ratio), f.Change, w.old, w.new, w.want, w.change)
+		}
+	}
+
+	// A report saved before the CPU figures: they are absent from its JSON.
+	saved, err := DecodeReport([]byte(`{"server":"redis","redis_version":"7.0.15","ceiling_per_s":5,"scenarios":[` +
+		`{"name":"plain","concurrency":50,"processes":1,"jobs":200,"jobs_per_s":900,"server_us_per_job":21}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := saved.Scenarios[0]; s.WorkerCPUUsPerJob != nil || s.ProducerCPUUsPerJob != nil || s.ServerCPUUsPerJob != nil {
+		t.Fatalf("old report read with CPU figures: %+v", s)
+	}
+	c = Compare(saved, cur, "old.json", "this run")
+	f := figureOf(t, c, k, "worker_cpu_us_per_job")
+	if f.Old != nil || deref(f.New) != 15.0 || f.Ratio != nil || f.Change != "" {
+		t.Errorf("worker cpu against an old report: %+v", f)
+	}
+	var b strings.Builder
+	if err := c.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{
+		`(?m)^plain +50 +1 +worker cpu µs/job +lower +n/a +15\.00 +n/a +-$`,
+		`(?m)^plain +50 +1 +script µs/job +lower +21\.00 +20\.00 +0\.952× +better$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(b.String()) {
+			t.Errorf("no match for %s in:\n%s", re, b.String())
+		}
+	}
+}

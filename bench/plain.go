@@ -23,6 +23,7 @@ import (
 // fills res's enqueue figures; opts, when set, gives the options of the
 // i-th job.
 func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n int, opts func(i int) []client.JobOption, res *Result) error {
+	cpu := r.startCPU()
 	a, err := r.snap(ctx, false)
 	if err != nil {
 		return err
@@ -36,6 +37,7 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 		return err
 	})
 	end := time.Now()
+	res.ProducerCPUUsPerJob = cpu.usPer(n)
 	if err != nil {
 		return err
 	}
@@ -72,11 +74,17 @@ func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], con
 	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
 		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
 	worker.Handle(w, q, noop)
+	cpu := r.startCPU()
 	a, err := r.snap(ctx, false)
 	if err != nil {
 		return err
 	}
-	if err := p.runUntil(ctx, w); err != nil {
+	var ran snapshot
+	if err := p.runUntil(ctx, w, func() (err error) {
+		res.WorkerCPUUsPerJob = cpu.usPer(n)
+		ran, err = r.snap(ctx, false)
+		return err
+	}); err != nil {
 		return err
 	}
 	b, err := r.snap(ctx, true)
@@ -88,6 +96,7 @@ func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], con
 	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, n)
 	res.MemoryPerJobBytes = memPer(m0, b, n)
 	res.ServerUsPerJob = r.scriptUsPer(a, b, n)
+	res.ServerCPUUsPerJob = serverCPUPer(a, ran, n)
 	return nil
 }
 
@@ -229,7 +238,12 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	if err := waitProcs(ctx, ps, notify, int64(n)); err != nil {
 		return res, err
 	}
-	var last, trips int64
+	ran, err := r.snap(ctx, false)
+	if err != nil {
+		return res, err
+	}
+	var last, trips, cpuUs int64
+	cpuOK := true
 	for _, pr := range ps {
 		io.WriteString(pr.stdin, "stop\n")
 		pr.stdin.Close()
@@ -248,6 +262,11 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 		}
 		last = max(last, pr.final.LastNs)
 		trips += pr.final.RoundTrips
+		if pr.final.CPUUs == nil {
+			cpuOK = false
+		} else {
+			cpuUs += *pr.final.CPUUs
+		}
 	}
 	ps = nil
 	b, err := r.snap(ctx, true)
@@ -260,6 +279,11 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	res.ServerUsPerJob = r.scriptUsPer(a, b, n)
 	res.RoundTripsPerJob = float64(trips) / float64(n)
 	res.MemoryPerJobBytes = memPer(m0, b, n)
+	res.ServerCPUUsPerJob = serverCPUPer(a, ran, n)
+	if cpuOK && r.srv.embedded == nil {
+		v := float64(cpuUs) / float64(n)
+		res.WorkerCPUUsPerJob = &v
+	}
 	return res, nil
 }
 

@@ -97,13 +97,16 @@ func (p *progress) wait(ctx context.Context) error {
 func (p *progress) lastTime() time.Time { return time.Unix(0, p.last.Load()) }
 
 // runUntil starts w, waits until p reaches its target (or fails to move),
-// then stops w, giving its handlers up to 15 s to return even when ctx is
-// done.
-func (p *progress) runUntil(ctx context.Context, w *worker.Worker) error {
+// calls reached (when not nil) once it has, while w still runs, then stops
+// w, giving its handlers up to 15 s to return even when ctx is done.
+func (p *progress) runUntil(ctx context.Context, w *worker.Worker, reached func() error) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
 	werr := p.wait(ctx)
+	if werr == nil && reached != nil {
+		werr = reached()
+	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	w.Stop(stopCtx)

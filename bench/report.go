@@ -93,6 +93,30 @@ type Result struct {
 	// (INFO commandstats usec of FCALL, FCALL_RO, EVALSHA and EVAL) while
 	// the jobs ran (plain, limits); null on miniredis.
 	ServerUsPerJob *float64 `json:"server_us_per_job,omitempty"`
+	// ServerCPUUsPerJob is the Redis server's CPU per job: the growth of
+	// INFO cpu used_cpu_user + used_cpu_sys (the whole server process:
+	// other clients' commands and its own background work included;
+	// summed over a cluster's masters) over the phase WorkerCPUUsPerJob
+	// covers (chain: from the submit, which it includes, to the end); null
+	// on miniredis and for submit.
+	ServerCPUUsPerJob *float64 `json:"server_cpu_us_per_job,omitempty"`
+	// WorkerCPUUsPerJob is the worker process's own CPU per job, user +
+	// system (getrusage of the process, not wall time), while the jobs
+	// ran (plain, limits, chain, fanin): in a row with Processes 1, this
+	// process from the worker's start to the last job's event: the
+	// worker, its go-redis client, the bench's event counter and the Go
+	// runtime (GC included; the garbage of earlier phases is collected
+	// before it starts), not the producers, which finished before (chain:
+	// from the return of the submit); in a multi-process row, the sum of
+	// the worker processes' own CPU from "go" to "stop" (this process,
+	// which only waits, left out). null on the embedded miniredis (it
+	// runs in this process), where getrusage is missing, and for submit.
+	WorkerCPUUsPerJob *float64 `json:"worker_cpu_us_per_job,omitempty"`
+	// ProducerCPUUsPerJob is this process's CPU per job (per task for
+	// fanin) while the producers enqueued the jobs (plain, limits) or
+	// submitted the workflows (fanin): Producers goroutines and their
+	// client, no worker running; null where WorkerCPUUsPerJob is.
+	ProducerCPUUsPerJob *float64 `json:"producer_cpu_us_per_job,omitempty"`
 	// Chain.
 	StepsPerS      float64 `json:"steps_per_s,omitempty"`
 	PromotionP50Ms float64 `json:"promotion_p50_ms,omitempty"`
@@ -150,24 +174,24 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "ceiling: %s EVALSHA/s (trivial three-write script, %d parallel clients; before, after: %s)\n",
 		num(r.CeilingPerS), r.CeilingClients, strings.Join(runs, ", "))
-	fmt.Fprintf(&b, "commands counted by %s; round trips by a go-redis hook\n\n", r.CommandsSource)
+	fmt.Fprintf(&b, "commands counted by %s; round trips by a go-redis hook\n", r.CommandsSource)
+	b.WriteString("server cpu = INFO cpu of the server while the jobs ran; worker cpu = the worker process's own user+system CPU then\n" +
+		"(getrusage: this process for procs 1, the enqueue not included; the worker processes' sum for more); enq cpu = this process's while enqueuing\n\n")
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconc\tprocs\tjobs\tjobs/s\t×ceiling\tcmds/job\ttrips/job\tscript µs/job\tenqueue/s\tenq ×ceil\tenq cmds/job\tenq trips/job\tmemory\t")
+	fmt.Fprintln(tw, "scenario\tconc\tprocs\tjobs\tjobs/s\t×ceiling\tcmds/job\ttrips/job\tscript µs/job\tserver cpu µs/job\tworker cpu µs/job\tenqueue/s\tenq ×ceil\tenq cmds/job\tenq trips/job\tenq cpu µs/job\tmemory\t")
 	for _, s := range r.Scenarios {
 		enq := "-\t-\t-\t-"
 		if s.EnqueuePerS > 0 {
 			enq = fmt.Sprintf("%s\t%.3f\t%.2f\t%.3f", num(s.EnqueuePerS), s.EnqueueCeilingRatio, s.EnqueueCommandsPerJob, s.EnqueueRoundTripsPerJob)
 		}
-		name, us := s.Name, "-"
+		name := s.Name
 		if s.Variant != "" {
 			name += " " + s.Variant
 		}
-		if s.ServerUsPerJob != nil {
-			us = fmt.Sprintf("%.2f", *s.ServerUsPerJob)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", name, s.Concurrency, s.Processes, s.Jobs,
-			num(s.JobsPerS), s.CeilingRatio, s.CommandsPerJob, s.RoundTripsPerJob, us, enq, memory(s))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3f\t%.2f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, s.Concurrency, s.Processes, s.Jobs,
+			num(s.JobsPerS), s.CeilingRatio, s.CommandsPerJob, s.RoundTripsPerJob, micros(s.ServerUsPerJob),
+			micros(s.ServerCPUUsPerJob), micros(s.WorkerCPUUsPerJob), enq, micros(s.ProducerCPUUsPerJob), memory(s))
 	}
 	tw.Flush()
 	for _, s := range r.Scenarios {
@@ -189,6 +213,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "\nwall time %.1f s; namespace %s deleted (%d keys left)\n", r.WallSeconds, r.Namespace, r.KeysLeft)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// micros formats a µs figure, "-" when there is none.
+func micros(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }
 
 func memory(s Result) string {

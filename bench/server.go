@@ -294,6 +294,25 @@ func statField(v, field string) int64 {
 	return 0
 }
 
+// serverCPU returns the server's CPU time so far in µs: INFO cpu
+// used_cpu_user + used_cpu_sys of the whole server process (every client's
+// work and its own background work), summed over a cluster's masters.
+func (s *server) serverCPU(ctx context.Context) (int64, error) {
+	ms, err := s.infoAll(ctx, "cpu")
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, m := range ms {
+		us, err := cpuMicros(m.fields)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", m.addr, err)
+		}
+		sum += us
+	}
+	return sum, nil
+}
+
 // usedMemory returns INFO memory used_memory (summed over a cluster's
 // masters), or ok false on miniredis (which has none).
 func (s *server) usedMemory(ctx context.Context) (int64, bool, error) {

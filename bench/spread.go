@@ -152,7 +152,7 @@ func (r *runner) spreadRun(ctx context.Context, shape string, p int) (row Spread
 	}
 	trips := r.srv.trips.Load()
 	start := time.Now()
-	werr := prog.runUntil(ctx, w)
+	werr := prog.runUntil(ctx, w, nil)
 	row.Ended = int(prog.done.Load()) - int(prog.bad.Load())
 	if werr != nil {
 		return row, werr

@@ -32,24 +32,23 @@ func (r *runner) chain(ctx context.Context, n int) (Result, error) {
 		return empty{}, nil
 	})
 	wf := chainWorkflow(q, n)
-	if err := w.Start(ctx); err != nil {
-		return res, err
-	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	defer w.Stop(stopCtx)
 	a, err := r.snap(ctx, true)
 	if err != nil {
 		return res, err
 	}
+	// Submitted before the worker starts, so that the worker's CPU is
+	// measured alone (the steps and their latencies run from the first
+	// handler's start either way).
 	if err := r.client.Submit(ctx, wf); err != nil {
 		return res, fmt.Errorf("submit: %w", err)
 	}
-	if err := p.wait(ctx); err != nil {
-		return res, err
-	}
-	b, err := r.snap(ctx, true)
-	if err != nil {
+	cpu := r.startCPU()
+	var b snapshot // taken while the worker still runs
+	if err := p.runUntil(ctx, w, func() (err error) {
+		res.WorkerCPUUsPerJob = cpu.usPer(n)
+		b, err = r.snap(ctx, true)
+		return err
+	}); err != nil {
 		return res, err
 	}
 	lat := make([]float64, 0, n-1)
@@ -71,6 +70,7 @@ func (r *runner) chain(ctx context.Context, n int) (Result, error) {
 	res.PromotionMaxMs = percentile(lat, 100)
 	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, n)
 	res.MemoryPerWorkflowBytes = memPer(a, b, 1)
+	res.ServerCPUUsPerJob = serverCPUPer(a, b, n)
 	return res, nil
 }
 
@@ -90,12 +90,14 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 	tasks := wfs * (width + 1)
 	res := Result{Name: ScenarioFanin, Concurrency: conc, Processes: 1, Jobs: tasks, Workflows: wfs}
 	q := noopQueue("fanin")
+	cpu := r.startCPU()
 	a, err := r.snap(ctx, true)
 	if err != nil {
 		return res, err
 	}
 	err = r.produce(ctx, wfs, func(int) error { return r.client.Submit(ctx, faninWorkflow(q, width)) })
 	submitted := time.Now()
+	res.ProducerCPUUsPerJob = cpu.usPer(tasks)
 	if err != nil {
 		return res, err
 	}
@@ -104,8 +106,18 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
 		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
 	worker.Handle(w, q, noop)
+	cpu = r.startCPU()
+	started, err := r.snap(ctx, false)
+	if err != nil {
+		return res, err
+	}
 	start := time.Now()
-	if err := p.runUntil(ctx, w); err != nil {
+	var ran snapshot
+	if err := p.runUntil(ctx, w, func() (err error) {
+		res.WorkerCPUUsPerJob = cpu.usPer(tasks)
+		ran, err = r.snap(ctx, false)
+		return err
+	}); err != nil {
 		return res, err
 	}
 	b, err := r.snap(ctx, true)
@@ -117,6 +129,7 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 	res.JobsPerS = res.TasksPerS
 	res.CommandsPerJob, res.RoundTripsPerJob = perJob(a, b, tasks)
 	res.MemoryPerWorkflowBytes = memPer(a, b, wfs)
+	res.ServerCPUUsPerJob = serverCPUPer(started, ran, tasks)
 	return res, nil
 }
 

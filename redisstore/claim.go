@@ -44,7 +44,7 @@ func (s *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Du
 		if err != nil {
 			return nil, 0, err
 		}
-		got = append(got, out...)
+		got = appendClaimed(got, out)
 		if !stopped {
 			return got, due, nil
 		}
@@ -56,6 +56,15 @@ func (s *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Du
 			return got, -1, nil
 		}
 	}
+}
+
+// appendClaimed is append(got, more...), without copying more when got is
+// nil (the common case: one call claimed them all; a Claimed is large).
+func appendClaimed(got, more []engine.Claimed) []engine.Claimed {
+	if got == nil && len(more) > 0 {
+		return more
+	}
+	return append(got, more...)
 }
 
 // resumeQueues is the queue list a claim that stopped at queues[at] goes
@@ -336,7 +345,7 @@ func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams
 			continue
 		}
 		answered = true
-		got = append(got, out...)
+		got = appendClaimed(got, out)
 		if st != nil {
 			st.dueAt[q] = time.Time{}
 			if d >= 0 {

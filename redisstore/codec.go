@@ -132,12 +132,13 @@ func toTime(ms int64) time.Time {
 // absent from either is engine.DefaultMaxExpiries.
 func applySpec(j *engine.Job, id, spec string) error {
 	j.ID = id
-	f := strings.Split(spec, "|")
+	var fields [specFields]string
+	f, over := splitSpec(spec, &fields)
 	wf, rest, isTask := strings.Cut(id, "/")
 	var q string
 	xs := ""
 	if isTask {
-		if len(f) != 8 {
+		if over || len(f) != 8 {
 			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
 		}
 		task, _, undo := strings.Cut(rest, "/")
@@ -154,6 +155,9 @@ func applySpec(j *engine.Job, id, spec string) error {
 			q = spec[strings.LastIndexByte(spec, '|')+1:]
 		}
 	} else {
+		if over {
+			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+		}
 		if n := len(f); n > 5 && f[n-1] != "" && (f[n-1][0] == 'u' || f[n-1][0] == 'U') {
 			f = f[:n-1] // a unique job's key
 		}
@@ -188,6 +192,30 @@ func applySpec(j *engine.Job, id, spec string) error {
 	j.Priority, j.MaxAttempts = int(n[0]), int(n[1])
 	j.Backoff, j.Timeout = time.Duration(n[2])*time.Millisecond, time.Duration(n[3])*time.Millisecond
 	return nil
+}
+
+// specFields is the most "|"-separated fields a spec has: a task spec's
+// 8, a plain job's 5 with its max expiries, concurrency key and unique key.
+const specFields = 8
+
+// splitSpec splits spec at every "|" into the array fields (no allocation:
+// a claim decodes one spec per job), returning the fields, or over true
+// when spec has more than specFields (the fields are then the first
+// specFields).
+func splitSpec(spec string, fields *[specFields]string) (f []string, over bool) {
+	n := 0
+	for {
+		if n == len(fields) {
+			return fields[:], true
+		}
+		i := strings.IndexByte(spec, '|')
+		if i < 0 {
+			fields[n] = spec
+			return fields[:n+1], false
+		}
+		fields[n], spec = spec[:i], spec[i+1:]
+		n++
+	}
 }
 
 // job reads a job snapshot (reply.lua put_snapshot): id spec created
@@ -249,8 +277,6 @@ func (r *reader) claimed() []engine.Claimed {
 		c.Lease.Deadline = r.time()
 		c.Job.Error = r.str()
 		c.Job.Expiries = int(r.int())
-		lease := c.Lease
-		c.Job.Lease = &lease
 		if dp, ok := strings.CutPrefix(r.peek(), "L"); ok {
 			// a wide join: its dependencies' outcomes are read after the
 			// call (Store.readDeps)
@@ -266,6 +292,10 @@ func (r *reader) claimed() []engine.Claimed {
 		c.Checkpoint = r.bytes()
 		r.claimedTail(&c)
 		out = append(out, c)
+		// the job's lease is the Claimed's own (out never grows past n, so
+		// the element stays where it is)
+		last := &out[len(out)-1]
+		last.Job.Lease = &last.Lease
 	}
 	return out
 }

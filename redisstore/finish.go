@@ -55,7 +55,7 @@ func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.Finish
 		if err != nil {
 			return engine.FinishResult{}, err
 		}
-		res.Claimed = append(res.Claimed, claimed...)
+		res.Claimed = appendClaimed(res.Claimed, claimed)
 		if !stopped {
 			return res, nil
 		}
@@ -71,7 +71,7 @@ func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.Finish
 			if err != nil {
 				return engine.FinishResult{}, err
 			}
-			res.Claimed = append(res.Claimed, more...)
+			res.Claimed = appendClaimed(res.Claimed, more)
 			return res, nil
 		}
 		if n > 0 {

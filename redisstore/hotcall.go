@@ -26,13 +26,26 @@ func flagArg(b bool) any {
 }
 
 // bytesArg is b as an argument: a nil or empty b is sent as the empty
-// string (the same bytes on the wire) without boxing.
+// string, and a one-byte b (a msgpack nil, empty map or small integer: a
+// handler's result of no value) as a boxed one-byte string, the same bytes
+// on the wire, without boxing.
 func bytesArg(b []byte) any {
-	if len(b) == 0 {
+	switch len(b) {
+	case 0:
 		return argEmpty
+	case 1:
+		return argByte[b[0]]
 	}
 	return b
 }
+
+// argByte boxes every one-byte string once.
+var argByte = func() (out [256]any) {
+	for i := range out {
+		out[i] = string([]byte{byte(i)})
+	}
+	return out
+}()
 
 var (
 	argCompleted any = string(engine.OutcomeCompleted)

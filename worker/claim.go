@@ -67,9 +67,9 @@ func (r *run) fetch() {
 		for range n - len(claimed) {
 			<-r.slots
 		}
-		for _, c := range claimed {
+		for i := range claimed {
 			r.runners.Add(1)
-			go r.runner(c)
+			r.start(work{c: &claimed[i]})
 		}
 		if err != nil {
 			if r.claimCtx.Err() != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // settled reports what finishing c did.
-func (r *run) settled(c engine.Claimed, o engine.Outcome, s engine.Settled, d time.Duration) {
+func (r *run) settled(c *engine.Claimed, o engine.Outcome, s engine.Settled, d time.Duration) {
 	if r.cfg.Observer == nil {
 		return
 	}
@@ -78,7 +78,7 @@ func (r *run) observe(e Event) {
 // when the store said when it became ready: the claim's time (its lease
 // deadline less the lease the worker asked for, by the store's clock)
 // less its ready-at.
-func (r *run) startedEvent(c engine.Claimed) Event {
+func (r *run) startedEvent(c *engine.Claimed) Event {
 	j := &c.Job
 	e := Event{Kind: EventStarted, JobID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Attempt: j.Attempt, TraceParent: c.TraceParent}
 	if !c.ReadyAt.IsZero() {

@@ -12,11 +12,12 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// runner runs claimed jobs on the slot it holds: the claimed one, then,
-// while storing an outcome hands it a job, that job. A job counts in
-// r.runners from its claim until its outcome is stored. A job whose lease
-// was lost has nothing to finish: its slot is freed at once.
-func (r *run) runner(c engine.Claimed) {
+// runJobs runs claimed jobs on the slot c holds: c, then, while storing
+// an outcome hands it a job, that job. A job counts in r.runners from its
+// claim until its outcome is stored. A job whose lease was lost has
+// nothing to finish: its slot is freed at once. c points into the slice
+// its claim returned, which nothing changes.
+func (r *run) runJobs(c *engine.Claimed) {
 	for {
 		o, start, ok := r.execute(c)
 		if !ok {
@@ -32,15 +33,24 @@ func (r *run) runner(c engine.Claimed) {
 	}
 }
 
+// attempt is what one run of a job keeps on the heap, allocated at once:
+// the handler's JobInfo, its progress link and its entry in r.active.
+type attempt struct {
+	info JobInfo
+	link progressLink
+	act  active
+}
+
 // execute runs one claimed job and returns its outcome; ok is false when
 // the lease was lost, so there is nothing to finish.
-func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok bool) {
+func (r *run) execute(c *engine.Claimed) (o engine.Outcome, start time.Time, ok bool) {
 	j := &c.Job
 	o = engine.Outcome{JobID: j.ID, Token: c.Lease.Token}
 	h := r.handlers[j.Queue]
 	ctx, cancel := context.WithCancelCause(r.jobCtx)
 	defer cancel(nil)
-	a := &active{token: c.Lease.Token, cancel: cancel}
+	at := &attempt{act: active{token: c.Lease.Token, cancel: cancel}, link: progressLink{store: r.store, token: c.Lease.Token}}
+	a := &at.act
 	r.mu.Lock()
 	if r.stopping || h == nil {
 		r.mu.Unlock()
@@ -63,12 +73,13 @@ func (r *run) execute(c engine.Claimed) (o engine.Outcome, start time.Time, ok b
 		hctx, cancelT = context.WithTimeoutCause(ctx, j.Timeout, weir.ErrTimeout)
 		defer cancelT()
 	}
-	info := &JobInfo{
+	info := &at.info
+	*info = JobInfo{
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
 		TraceParent: c.TraceParent,
 	}
-	info.link, info.checkpoint = &progressLink{store: r.store, token: c.Lease.Token}, c.Checkpoint
+	info.link, info.checkpoint = &at.link, c.Checkpoint
 	if j.Workflow != "" && !j.Undo {
 		info.dyn = &additions{}
 	}

@@ -3,7 +3,6 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -12,7 +11,7 @@ import (
 // finished is a job whose handler returned; its outcome waits to be
 // stored, and it still holds its slot.
 type finished struct {
-	c     engine.Claimed
+	c     *engine.Claimed // into the slice its claim returned
 	o     engine.Outcome
 	start time.Time
 }
@@ -27,12 +26,12 @@ const maxInFlight = 2
 // slots, and keeps going while outcomes queued meanwhile wait; it returns
 // one claimed job to run next (the others get runners of their own). Else
 // it returns at once: a running call takes the outcome when it returns.
-func (r *run) complete(f finished) (engine.Claimed, bool) {
+func (r *run) complete(f finished) (*engine.Claimed, bool) {
 	r.fmu.Lock()
 	r.pending = append(r.pending, f)
 	if r.inFlight >= maxInFlight {
 		r.fmu.Unlock()
-		return engine.Claimed{}, false
+		return nil, false
 	}
 	r.inFlight++
 	next, ok := r.flush()
@@ -42,37 +41,63 @@ func (r *run) complete(f finished) (engine.Claimed, bool) {
 // flush stores the queued outcomes, batch by batch, with r.fmu held on
 // entry and released on return, counted in r.inFlight until then. As soon
 // as a call hands it a job it returns that job and leaves what is still
-// queued to a new goroutine, so the job starts without waiting for the
-// next call.
-func (r *run) flush() (engine.Claimed, bool) {
+// queued to another runner goroutine, so the job starts without waiting
+// for the next call.
+func (r *run) flush() (*engine.Claimed, bool) {
 	for len(r.pending) > 0 {
 		n := min(len(r.pending), r.cfg.Limits.MaxBatch)
-		batch := slices.Clone(r.pending[:n])
-		r.pending = append(r.pending[:0], r.pending[n:]...)
+		var batch []finished
+		if n == len(r.pending) {
+			// all of it: the batch takes the slice, pending a spare one
+			batch, r.pending = r.pending, r.spareBatch()
+		} else {
+			batch = append(r.spareBatch(), r.pending[:n]...)
+			r.pending = append(r.pending[:0], r.pending[n:]...)
+		}
 		r.fmu.Unlock()
 		claimed := r.finishBatch(batch)
-		for _, c := range claimed[min(1, len(claimed)):] {
-			go r.runner(c)
+		for i := 1; i < len(claimed); i++ {
+			r.start(work{c: &claimed[i]})
 		}
 		r.fmu.Lock()
+		r.keepBatch(batch)
 		if len(claimed) > 0 {
 			if len(r.pending) > 0 {
-				go func() {
-					r.fmu.Lock()
-					if c, ok := r.flush(); ok {
-						r.runner(c)
-					}
-				}()
+				r.start(work{}) // stores them, still counted in r.inFlight
 			} else {
 				r.inFlight--
 			}
 			r.fmu.Unlock()
-			return claimed[0], true
+			return &claimed[0], true
 		}
 	}
 	r.inFlight--
 	r.fmu.Unlock()
-	return engine.Claimed{}, false
+	return nil, false
+}
+
+// maxSpare bounds the batch slices a run keeps for reuse: one per finish
+// call in flight, and the one pending fills meanwhile.
+const maxSpare = maxInFlight + 1
+
+// spareBatch returns an empty slice for a batch of outcomes, reused when
+// one is kept (r.fmu held).
+func (r *run) spareBatch() []finished {
+	if n := len(r.spare); n > 0 {
+		b := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		return b
+	}
+	return nil
+}
+
+// keepBatch keeps the slice of a stored batch for reuse (r.fmu held),
+// cleared so that it holds on to nothing.
+func (r *run) keepBatch(b []finished) {
+	if len(r.spare) < maxSpare && cap(b) <= r.cfg.Limits.MaxBatch*2 {
+		clear(b)
+		r.spare = append(r.spare, b[:0])
+	}
 }
 
 // finishBatch stores a batch of outcomes and, unless the worker is
@@ -127,8 +152,8 @@ func (r *run) finishBatch(batch []finished) []engine.Claimed {
 		}
 	}
 	if len(claimed) > slots { // a store may hand out more
-		for _, extra := range claimed[slots:] {
-			r.release(extra)
+		for i := slots; i < len(claimed); i++ {
+			r.release(&claimed[i])
 		}
 		claimed = claimed[:slots]
 	}
@@ -192,12 +217,12 @@ func (r *run) finishOne(f finished) {
 }
 
 // release hands a job back unrun.
-func (r *run) release(c engine.Claimed) {
+func (r *run) release(c *engine.Claimed) {
 	o := engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeReleased}
 	_ = r.finishNoClaim(c, o)
 }
 
-func (r *run) finishNoClaim(c engine.Claimed, o engine.Outcome) error {
+func (r *run) finishNoClaim(c *engine.Claimed, o engine.Outcome) error {
 	res, err := r.store.Finish(r.loopCtx, engine.FinishParams{Outcomes: []engine.Outcome{o}})
 	if err != nil {
 		r.log.Warn("weir: release failed; the job's lease will expire", "job", o.JobID, "error", err)

@@ -155,6 +155,8 @@ func (w *Worker) Start(ctx context.Context) error {
 		slots:     make(chan struct{}, w.cfg.Concurrency),
 		active:    map[string]*active{},
 		fetchDone: make(chan struct{}),
+		handoff:   make(chan work),
+		poolDone:  make(chan struct{}),
 		stopped:   make(chan struct{}),
 	}
 	if w.cfg.StrictPriority || len(queues) == 1 {
@@ -229,6 +231,9 @@ type run struct {
 	fetchDone chan struct{}
 	loops     sync.WaitGroup // heartbeat and sweep
 	runners   sync.WaitGroup // claimed jobs whose outcome is not stored yet
+	handoff   chan work      // to an idle runner goroutine (pool.go)
+	pool      sync.WaitGroup // runner goroutines
+	poolDone  chan struct{}  // closed once every job's outcome is stored
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed when stop has ended
@@ -238,8 +243,9 @@ type run struct {
 	active   map[string]*active
 
 	fmu      sync.Mutex
-	pending  []finished // outcomes waiting for a finish call
-	inFlight int        // finish calls running (at most maxInFlight)
+	pending  []finished   // outcomes waiting for a finish call
+	inFlight int          // finish calls running (at most maxInFlight)
+	spare    [][]finished // emptied batch slices, for reuse (finish.go)
 }
 
 // active is a running job.
@@ -278,6 +284,9 @@ func (r *run) stopNow(ctx context.Context) {
 		r.mu.Unlock()
 		<-done
 	}
+	// every job's outcome is stored, and no work is handed out any more
+	close(r.poolDone)
+	r.pool.Wait()
 	r.stopLoops()
 	r.loops.Wait()
 }

@@ -27,7 +27,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands and round trips per job",
+		Short: "Measure weir on a Redis (or the embedded server): throughput, latency, commands, round trips and CPU per job",
 		Long: "weir bench runs the scenarios plain, chain, fanin, submit and limits against the Redis of --redis or\n" +
 			"WEIR_REDIS_URL (the embedded miniredis when neither is set: its figures say nothing about Redis),\n" +
 			"or the Redis Cluster of --cluster or WEIR_REDIS_CLUSTER (commands, script time and memory summed\n" +
