@@ -352,8 +352,21 @@ func TestPartitionsBlockingClaim(t *testing.T) {
 	})
 }
 
-// waits returns the stacks of goroutines inside blockAll.
+// waits returns the stacks of goroutines inside blockAll once none is
+// left, or after 10 s (a hang guard) those left. blockAll waits for its
+// goroutines (wg.Wait), but a goroutine that called wg.Done still shows
+// blockAll's frame until it has returned: a look at once could catch it
+// there (the test failed so, about once in a batch of 40 runs).
 func waits() string {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if s := waitStacks(); s == "" || time.Now().After(deadline) {
+			return s
+		}
+	}
+}
+
+// waitStacks returns the stacks of goroutines inside blockAll now.
+func waitStacks() string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
