@@ -6,7 +6,7 @@
 // enqueues jobs, submits workflows or runs handlers needs only client,
 // worker, a store (engine/memstore, or the Redis store of package redisstore) and
 // this package. Package engine, the store contract, uses the same types
-// under its own names (engine.Job is weir.Job), so a value passes between
+// under its own names (weir.Job is weir.Job), so a value passes between
 // them unchanged.
 //
 // This package imports nothing of weir: every other package of the module

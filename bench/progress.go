@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -53,7 +53,7 @@ func (p *progress) observe(e worker.Event) {
 	if e.Kind != p.kind {
 		return
 	}
-	if e.Kind == worker.EventWorkflowEnded && e.WorkflowState != engine.WorkflowCompleted {
+	if e.Kind == worker.EventWorkflowEnded && e.WorkflowState != weir.WorkflowCompleted {
 		p.bad.Add(1)
 	}
 	now := time.Now().UnixNano()

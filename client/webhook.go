@@ -1,10 +1,9 @@
 package client
 
 import (
+	"github.com/weirflow/weir"
 	"strconv"
 	"time"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // Webhook makes the workflow's end POST its final record to url (an
@@ -38,14 +37,14 @@ func WebhookQueue(q string) WorkflowOption {
 	}}
 }
 
-func webhookOf(w *Workflow) *engine.Webhook {
+func webhookOf(w *Workflow) *weir.Webhook {
 	if w.webhook == nil {
-		w.webhook = &engine.Webhook{}
+		w.webhook = &weir.Webhook{}
 	}
 	return w.webhook
 }
 
-func cloneWebhook(h *engine.Webhook) *engine.Webhook {
+func cloneWebhook(h *weir.Webhook) *weir.Webhook {
 	if h == nil {
 		return nil
 	}

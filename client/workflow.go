@@ -34,10 +34,10 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
-	startAt      time.Time       // StartAt (delay.go)
-	deadline     time.Time       // Deadline (deadline.go)
-	deadlineIn   time.Duration   // DeadlineIn (deadline.go)
-	webhook      *engine.Webhook // Webhook (webhook.go)
+	startAt      time.Time     // StartAt (delay.go)
+	deadline     time.Time     // Deadline (deadline.go)
+	deadlineIn   time.Duration // DeadlineIn (deadline.go)
+	webhook      *weir.Webhook // Webhook (webhook.go)
 }
 
 type node struct {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"strconv"
 	"sync"
 	"time"
@@ -52,7 +53,7 @@ func runConcurrency(t suiteT, mk maker) {
 						}
 						ended[i] = ended[i] || st.WorkflowEnded
 						for _, ps := range st.Pushed {
-							if ps.JobID == engine.TaskJobID(p.ID, "join") {
+							if ps.JobID == weir.TaskJobID(p.ID, "join") {
 								pushes[i]++
 							}
 						}
@@ -74,7 +75,7 @@ func runConcurrency(t suiteT, mk maker) {
 				t.Fatalf("round %d: the join was pushed %d times, want once", round, total)
 			}
 			cj, err := s.Claim(ctx, engine.ClaimParams{Queues: []string{"j"}, Max: 3, Lease: time.Minute})
-			if err != nil || len(cj) != 1 || cj[0].Job.ID != engine.TaskJobID(p.ID, "join") {
+			if err != nil || len(cj) != 1 || cj[0].Job.ID != weir.TaskJobID(p.ID, "join") {
 				t.Fatalf("claim of the join: %d jobs (%v), want the join once", len(cj), err)
 			}
 			if len(cj[0].Deps) != parents {
@@ -131,7 +132,7 @@ func runConcurrency(t suiteT, mk maker) {
 				t.Fatalf("round %d: %d claims got the one job, want exactly 1", round, winners)
 			}
 			j, err := s.GetJob(ctx, id)
-			if err != nil || j.State != engine.Running || j.Attempt != 1 {
+			if err != nil || j.State != weir.Running || j.Attempt != 1 {
 				t.Fatalf("job after the race: %+v (%v), want running, attempt 1", j, err)
 			}
 			closeStore(s)

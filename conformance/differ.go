@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"sort"
@@ -11,11 +12,11 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// Sentinel returns the engine sentinel err matches (engine.Sentinel), or
+// Sentinel returns the engine sentinel err matches (weir.Sentinel), or
 // err itself when it matches none (nil for nil): how the suite compares
 // the errors of two stores.
 func Sentinel(err error) error {
-	if e := engine.Sentinel(err); e != nil {
+	if e := weir.Sentinel(err); e != nil {
 		return e
 	}
 	return err
@@ -125,7 +126,7 @@ func (d *differ) mapClaims(mc, sc []engine.Claimed) []engine.Claimed {
 	return out
 }
 
-func (d *differ) normJob(j engine.Job) engine.Job {
+func (d *differ) normJob(j weir.Job) weir.Job {
 	if j.Lease != nil {
 		l := *j.Lease
 		mt, ok := d.toks[l.Token]
@@ -196,11 +197,11 @@ func (d *differ) checkEach() {
 		d.same("workflow "+id, mw, sw)
 		jids := d.webhookJobIDs(id)
 		for _, t := range d.plans[id].Tasks {
-			jids = append(jids, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
+			jids = append(jids, weir.TaskJobID(id, t.Name), weir.UndoJobID(id, t.Name))
 		}
 		for _, t := range mw.Tasks {
 			if t.AddedBy != "" { // added at run time (dynamic.go)
-				jids = append(jids, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
+				jids = append(jids, weir.TaskJobID(id, t.Name), weir.UndoJobID(id, t.Name))
 			}
 		}
 		{
@@ -236,7 +237,7 @@ func (d *differ) genPlan(id string) engine.Plan {
 			Always:      d.intRange(0, 3, "always") == 0,
 			Priority:    d.intRange(-1, 1, "prio"),
 			MaxAttempts: d.intRange(0, 3, "attempts"),
-			MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
+			MaxExpiries: sampled(d, []int{0, 0, weir.NoExpiries, 2}, "expiries"),
 			Backoff:     time.Duration(sampled(d, []int{0, 10, 300}, "backoff")) * time.Millisecond,
 			Key:         sampled(d, []string{"", "A", "B"}, "taskkey"),
 		}
@@ -293,7 +294,7 @@ func (d *differ) anyJobID() string {
 	var ids []string
 	for id, p := range d.plans {
 		for _, ts := range p.Tasks {
-			ids = append(ids, engine.TaskJobID(id, ts.Name), engine.UndoJobID(id, ts.Name))
+			ids = append(ids, weir.TaskJobID(id, ts.Name), weir.UndoJobID(id, ts.Name))
 		}
 		ids = append(ids, d.webhookJobIDs(id)...)
 	}
@@ -333,7 +334,7 @@ func (d *differ) doStep() {
 				ID: id, Queue: sampled(d, []string{"q1", "q2"}, "queue"),
 				Priority:    d.intRange(-1, 1, "prio"),
 				MaxAttempts: d.intRange(0, 3, "attempts"),
-				MaxExpiries: sampled(d, []int{0, 0, engine.NoExpiries, 2}, "expiries"),
+				MaxExpiries: sampled(d, []int{0, 0, weir.NoExpiries, 2}, "expiries"),
 				Key:         sampled(d, []string{"", "A", "B", "C"}, "key"),
 			}
 			if d.bool("payload") {
@@ -514,10 +515,10 @@ func (d *differ) doStep() {
 		}
 		d.last()
 	case 15: // list, following cursors
-		p := engine.ListParams{Limit: d.intRange(1, 2, "limit")}
+		p := weir.ListParams{Limit: d.intRange(1, 2, "limit")}
 		if d.bool("filter") {
-			p.State = sampled(d, []engine.WorkflowState{engine.WorkflowRunning, engine.WorkflowCompleted,
-				engine.WorkflowFailed, engine.WorkflowCompensated, engine.WorkflowCancelled}, "state")
+			p.State = sampled(d, []weir.WorkflowState{weir.WorkflowRunning, weir.WorkflowCompleted,
+				weir.WorkflowFailed, weir.WorkflowCompensated, weir.WorkflowCancelled}, "state")
 		}
 		for range 5 {
 			mr, merr := d.m.ListWorkflows(now, p)

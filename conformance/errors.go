@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -137,27 +138,27 @@ func runErrors(t suiteT, mk maker) {
 			want error
 			p    engine.Plan
 		}{
-			{"bad workflow id", engine.ErrInvalid, engine.Plan{ID: "bad id", Tasks: []engine.TaskSpec{task("a")}}},
-			{"empty workflow id", engine.ErrInvalid, engine.Plan{ID: "", Tasks: []engine.TaskSpec{task("a")}}},
-			{"no tasks", engine.ErrInvalid, engine.Plan{ID: "w1"}},
-			{"too many tasks", engine.ErrTooLarge, engine.Plan{ID: "w2", Tasks: []engine.TaskSpec{task("a"), task("b"), task("c"), task("d"), task("e")}}},
-			{"bad task name", engine.ErrInvalid, engine.Plan{ID: "w3", Tasks: []engine.TaskSpec{task("a b")}}},
-			{"duplicate task", engine.ErrInvalid, engine.Plan{ID: "w4", Tasks: []engine.TaskSpec{task("a"), task("a")}}},
-			{"self dependency", engine.ErrInvalid, engine.Plan{ID: "w5", Tasks: []engine.TaskSpec{task("a", "a")}}},
-			{"forward dependency", engine.ErrInvalid, engine.Plan{ID: "w6", Tasks: []engine.TaskSpec{task("a", "b"), task("b")}}},
-			{"unknown dependency", engine.ErrInvalid, engine.Plan{ID: "w7", Tasks: []engine.TaskSpec{task("a"), task("b", "zz")}}},
-			{"dependency twice", engine.ErrInvalid, engine.Plan{ID: "w8", Tasks: []engine.TaskSpec{task("a"), task("b", "a", "a")}}},
-			{"too many edges", engine.ErrTooLarge, engine.Plan{ID: "w9", Tasks: []engine.TaskSpec{task("a"), task("b", "a"), task("c", "a", "b"), task("d", "a")}}},
-			{"bad queue", engine.ErrInvalid, engine.Plan{ID: "w10", Tasks: []engine.TaskSpec{{Name: "a", Queue: ""}}}},
-			{"payload too large", engine.ErrTooLarge, engine.Plan{ID: "w11", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Payload: big}}}},
-			{"priority", engine.ErrInvalid, engine.Plan{ID: "w12", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Priority: engine.MaxPriority + 1}}}},
-			{"attempts", engine.ErrInvalid, engine.Plan{ID: "w13", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxAttempts: 6}}}},
-			{"expiries", engine.ErrInvalid, engine.Plan{ID: "w18", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxExpiries: -2}}}},
-			{"backoff", engine.ErrInvalid, engine.Plan{ID: "w14", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Backoff: time.Microsecond}}}},
-			{"timeout", engine.ErrInvalid, engine.Plan{ID: "w15", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Timeout: -time.Millisecond}}}},
-			{"undo queue", engine.ErrInvalid, engine.Plan{ID: "w16", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Undo: &engine.UndoSpec{Queue: "!"}}}}},
-			{"undo payload", engine.ErrTooLarge, engine.Plan{ID: "w17", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Undo: &engine.UndoSpec{Queue: q, Payload: big}}}}},
-			{"other plan under an ID", engine.ErrWorkflowExists, engine.Plan{ID: "ok", Tasks: []engine.TaskSpec{task("a")}}},
+			{"bad workflow id", weir.ErrInvalid, engine.Plan{ID: "bad id", Tasks: []engine.TaskSpec{task("a")}}},
+			{"empty workflow id", weir.ErrInvalid, engine.Plan{ID: "", Tasks: []engine.TaskSpec{task("a")}}},
+			{"no tasks", weir.ErrInvalid, engine.Plan{ID: "w1"}},
+			{"too many tasks", weir.ErrTooLarge, engine.Plan{ID: "w2", Tasks: []engine.TaskSpec{task("a"), task("b"), task("c"), task("d"), task("e")}}},
+			{"bad task name", weir.ErrInvalid, engine.Plan{ID: "w3", Tasks: []engine.TaskSpec{task("a b")}}},
+			{"duplicate task", weir.ErrInvalid, engine.Plan{ID: "w4", Tasks: []engine.TaskSpec{task("a"), task("a")}}},
+			{"self dependency", weir.ErrInvalid, engine.Plan{ID: "w5", Tasks: []engine.TaskSpec{task("a", "a")}}},
+			{"forward dependency", weir.ErrInvalid, engine.Plan{ID: "w6", Tasks: []engine.TaskSpec{task("a", "b"), task("b")}}},
+			{"unknown dependency", weir.ErrInvalid, engine.Plan{ID: "w7", Tasks: []engine.TaskSpec{task("a"), task("b", "zz")}}},
+			{"dependency twice", weir.ErrInvalid, engine.Plan{ID: "w8", Tasks: []engine.TaskSpec{task("a"), task("b", "a", "a")}}},
+			{"too many edges", weir.ErrTooLarge, engine.Plan{ID: "w9", Tasks: []engine.TaskSpec{task("a"), task("b", "a"), task("c", "a", "b"), task("d", "a")}}},
+			{"bad queue", weir.ErrInvalid, engine.Plan{ID: "w10", Tasks: []engine.TaskSpec{{Name: "a", Queue: ""}}}},
+			{"payload too large", weir.ErrTooLarge, engine.Plan{ID: "w11", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Payload: big}}}},
+			{"priority", weir.ErrInvalid, engine.Plan{ID: "w12", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Priority: weir.MaxPriority + 1}}}},
+			{"attempts", weir.ErrInvalid, engine.Plan{ID: "w13", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxAttempts: 6}}}},
+			{"expiries", weir.ErrInvalid, engine.Plan{ID: "w18", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, MaxExpiries: -2}}}},
+			{"backoff", weir.ErrInvalid, engine.Plan{ID: "w14", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Backoff: time.Microsecond}}}},
+			{"timeout", weir.ErrInvalid, engine.Plan{ID: "w15", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Timeout: -time.Millisecond}}}},
+			{"undo queue", weir.ErrInvalid, engine.Plan{ID: "w16", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Undo: &engine.UndoSpec{Queue: "!"}}}}},
+			{"undo payload", weir.ErrTooLarge, engine.Plan{ID: "w17", Tasks: []engine.TaskSpec{{Name: "a", Queue: q, Undo: &engine.UndoSpec{Queue: q, Payload: big}}}}},
+			{"other plan under an ID", weir.ErrWorkflowExists, engine.Plan{ID: "ok", Tasks: []engine.TaskSpec{task("a")}}},
 		}
 		for _, c := range plans {
 			d.submit("submit "+c.name, c.want, c.p)
@@ -167,13 +168,13 @@ func runErrors(t suiteT, mk maker) {
 			want error
 			js   engine.JobSpec
 		}{
-			{"bad job id", engine.ErrInvalid, engine.JobSpec{ID: "a/b", Queue: q}},
-			{"bad job queue", engine.ErrInvalid, engine.JobSpec{ID: "j1", Queue: "a b"}},
-			{"job payload", engine.ErrTooLarge, engine.JobSpec{ID: "j2", Queue: q, Payload: big}},
-			{"job priority", engine.ErrInvalid, engine.JobSpec{ID: "j3", Queue: q, Priority: engine.MinPriority - 1}},
-			{"job attempts", engine.ErrInvalid, engine.JobSpec{ID: "j4", Queue: q, MaxAttempts: -1}},
-			{"job expiries", engine.ErrInvalid, engine.JobSpec{ID: "j5", Queue: q, MaxExpiries: 6}},
-			{"other spec under an ID", engine.ErrJobExists, engine.JobSpec{ID: "j", Queue: "other"}},
+			{"bad job id", weir.ErrInvalid, engine.JobSpec{ID: "a/b", Queue: q}},
+			{"bad job queue", weir.ErrInvalid, engine.JobSpec{ID: "j1", Queue: "a b"}},
+			{"job payload", weir.ErrTooLarge, engine.JobSpec{ID: "j2", Queue: q, Payload: big}},
+			{"job priority", weir.ErrInvalid, engine.JobSpec{ID: "j3", Queue: q, Priority: weir.MinPriority - 1}},
+			{"job attempts", weir.ErrInvalid, engine.JobSpec{ID: "j4", Queue: q, MaxAttempts: -1}},
+			{"job expiries", weir.ErrInvalid, engine.JobSpec{ID: "j5", Queue: q, MaxExpiries: 6}},
+			{"other spec under an ID", weir.ErrJobExists, engine.JobSpec{ID: "j", Queue: "other"}},
 		}
 		for _, c := range jobs {
 			d.enqueue("enqueue "+c.name, c.want, c.js)
@@ -183,12 +184,12 @@ func runErrors(t suiteT, mk maker) {
 			want error
 			p    engine.ClaimParams
 		}{
-			{"no queues", engine.ErrInvalid, engine.ClaimParams{Max: 1, Lease: time.Second}},
-			{"bad queue", engine.ErrInvalid, engine.ClaimParams{Queues: []string{""}, Max: 1, Lease: time.Second}},
-			{"max 0", engine.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 0, Lease: time.Second}},
-			{"max over batch", engine.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 4, Lease: time.Second}},
-			{"lease 0", engine.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 1}},
-			{"lease too long", engine.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 1, Lease: time.Hour}},
+			{"no queues", weir.ErrInvalid, engine.ClaimParams{Max: 1, Lease: time.Second}},
+			{"bad queue", weir.ErrInvalid, engine.ClaimParams{Queues: []string{""}, Max: 1, Lease: time.Second}},
+			{"max 0", weir.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 0, Lease: time.Second}},
+			{"max over batch", weir.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 4, Lease: time.Second}},
+			{"lease 0", weir.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 1}},
+			{"lease too long", weir.ErrInvalid, engine.ClaimParams{Queues: []string{q}, Max: 1, Lease: time.Hour}},
 		}
 		for _, c := range claims {
 			p := c.p
@@ -200,12 +201,12 @@ func runErrors(t suiteT, mk maker) {
 			want error
 			p    engine.FinishParams
 		}{
-			{"nothing", engine.ErrInvalid, engine.FinishParams{}},
-			{"too many outcomes", engine.ErrTooLarge, engine.FinishParams{Outcomes: make([]engine.Outcome, 4)}},
-			{"bad kind", engine.ErrInvalid, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: "done"}}}},
-			{"result too large", engine.ErrTooLarge, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: engine.OutcomeCompleted, Result: big}}}},
-			{"retry after", engine.ErrInvalid, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: engine.OutcomeFailed, RetryAfter: time.Hour}}}},
-			{"bad claim", engine.ErrInvalid, engine.FinishParams{Claim: &engine.ClaimParams{Queues: []string{q}, Max: 9, Lease: time.Second}}},
+			{"nothing", weir.ErrInvalid, engine.FinishParams{}},
+			{"too many outcomes", weir.ErrTooLarge, engine.FinishParams{Outcomes: make([]engine.Outcome, 4)}},
+			{"bad kind", weir.ErrInvalid, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: "done"}}}},
+			{"result too large", weir.ErrTooLarge, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: engine.OutcomeCompleted, Result: big}}}},
+			{"retry after", weir.ErrInvalid, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "ok/a", Token: "t", Kind: engine.OutcomeFailed, RetryAfter: time.Hour}}}},
+			{"bad claim", weir.ErrInvalid, engine.FinishParams{Claim: &engine.ClaimParams{Queues: []string{q}, Max: 9, Lease: time.Second}}},
 		}
 		for _, c := range finishes {
 			p := c.p
@@ -213,15 +214,15 @@ func runErrors(t suiteT, mk maker) {
 				func() (any, error) { return d.s.Finish(d.ctx, p) })
 		}
 		for _, qn := range []string{"", "a b"} {
-			d.call("pause "+qn, engine.ErrInvalid, func(now time.Time) (any, error) { return nil, d.m.PauseQueue(now, qn) },
+			d.call("pause "+qn, weir.ErrInvalid, func(now time.Time) (any, error) { return nil, d.m.PauseQueue(now, qn) },
 				func() (any, error) { return nil, d.s.PauseQueue(d.ctx, qn) })
-			d.call("resume "+qn, engine.ErrInvalid, func(now time.Time) (any, error) { return nil, d.m.ResumeQueue(now, qn) },
+			d.call("resume "+qn, weir.ErrInvalid, func(now time.Time) (any, error) { return nil, d.m.ResumeQueue(now, qn) },
 				func() (any, error) { return nil, d.s.ResumeQueue(d.ctx, qn) })
-			d.call("purge "+qn, engine.ErrInvalid, func(now time.Time) (any, error) { return d.m.PurgeQueue(now, qn) },
+			d.call("purge "+qn, weir.ErrInvalid, func(now time.Time) (any, error) { return d.m.PurgeQueue(now, qn) },
 				func() (any, error) { return d.s.PurgeQueue(d.ctx, qn) })
 		}
-		for _, p := range []engine.ListParams{{Limit: -1}, {Limit: 1001}, {State: "nope"}, {Cursor: "garbage"}} {
-			d.call("list", engine.ErrInvalid, func(now time.Time) (any, error) { return d.m.ListWorkflows(now, p) },
+		for _, p := range []weir.ListParams{{Limit: -1}, {Limit: 1001}, {State: "nope"}, {Cursor: "garbage"}} {
+			d.call("list", weir.ErrInvalid, func(now time.Time) (any, error) { return d.m.ListWorkflows(now, p) },
 				func() (any, error) { return d.s.ListWorkflows(d.ctx, p) })
 		}
 	})
@@ -231,19 +232,19 @@ func runErrors(t suiteT, mk maker) {
 		d := newPair(t, mk, smallConfig())
 		d.submit("submit", nil, engine.Plan{ID: "w", Tasks: []engine.TaskSpec{task("a")}})
 		for _, id := range []string{"nope", "w/zz", "w/a/undo", "w"} {
-			d.call("get workflow "+id, pick(id == "w", nil, engine.ErrNotFound), func(now time.Time) (any, error) { return d.m.GetWorkflow(now, id) },
+			d.call("get workflow "+id, pick(id == "w", nil, weir.ErrNotFound), func(now time.Time) (any, error) { return d.m.GetWorkflow(now, id) },
 				func() (any, error) { return d.s.GetWorkflow(d.ctx, id) })
-			d.call("get job "+id, engine.ErrNotFound, func(now time.Time) (any, error) { return d.m.GetJob(now, id) },
+			d.call("get job "+id, weir.ErrNotFound, func(now time.Time) (any, error) { return d.m.GetJob(now, id) },
 				func() (any, error) { return d.s.GetJob(d.ctx, id) })
-			d.call("cancel job "+id, engine.ErrNotFound, func(now time.Time) (any, error) { return d.m.CancelJob(now, engine.CancelJobParams{ID: id}) },
+			d.call("cancel job "+id, weir.ErrNotFound, func(now time.Time) (any, error) { return d.m.CancelJob(now, engine.CancelJobParams{ID: id}) },
 				func() (any, error) { return d.s.CancelJob(d.ctx, engine.CancelJobParams{ID: id}) })
 		}
-		d.call("cancel workflow", engine.ErrNotFound, func(now time.Time) (any, error) {
+		d.call("cancel workflow", weir.ErrNotFound, func(now time.Time) (any, error) {
 			return d.m.CancelWorkflow(now, engine.CancelWorkflowParams{ID: "nope"})
 		}, func() (any, error) { return d.s.CancelWorkflow(d.ctx, engine.CancelWorkflowParams{ID: "nope"}) })
 		// An unknown job in a finish is a lost lease, not an error of the call.
 		st := d.finishOne(engine.Outcome{JobID: "nope", Token: "t", Kind: engine.OutcomeCompleted})
-		if !errors.Is(st.Err, engine.ErrLeaseLost) {
+		if !errors.Is(st.Err, weir.ErrLeaseLost) {
 			d.fatalf("finish of an unknown job: Settled.Err %v, want ErrLeaseLost", st.Err)
 		}
 	})
@@ -274,11 +275,11 @@ func runErrors(t suiteT, mk maker) {
 			d.fatalf("claimed %d jobs after the expiry, want 1", len(second))
 		}
 		st := d.finishOne(engine.Outcome{JobID: "j", Token: first[0].Lease.Token, Kind: engine.OutcomeCompleted})
-		if !errors.Is(st.Err, engine.ErrLeaseLost) {
+		if !errors.Is(st.Err, weir.ErrLeaseLost) {
 			d.fatalf("finish with a stale token: Settled.Err %v, want ErrLeaseLost", st.Err)
 		}
 		st = d.finishOne(engine.Outcome{JobID: "j", Token: second[0].Lease.Token, Kind: engine.OutcomeCompleted})
-		if st.Err != nil || st.State != engine.Completed {
+		if st.Err != nil || st.State != weir.Completed {
 			d.fatalf("finish with the live token: %+v", st)
 		}
 	})
@@ -294,10 +295,10 @@ func runErrors(t suiteT, mk maker) {
 		if st := d.finishOne(engine.Outcome{JobID: "w/a", Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted}); !st.WorkflowEnded {
 			d.fatalf("the only task completed but the workflow did not end: %+v", st)
 		}
-		d.call("cancel ended workflow", engine.ErrWorkflowEnded, func(now time.Time) (any, error) {
+		d.call("cancel ended workflow", weir.ErrWorkflowEnded, func(now time.Time) (any, error) {
 			return d.m.CancelWorkflow(now, engine.CancelWorkflowParams{ID: "w"})
 		}, func() (any, error) { return d.s.CancelWorkflow(d.ctx, engine.CancelWorkflowParams{ID: "w"}) })
-		d.call("cancel ended job", engine.ErrJobEnded, func(now time.Time) (any, error) {
+		d.call("cancel ended job", weir.ErrJobEnded, func(now time.Time) (any, error) {
 			return d.m.CancelJob(now, engine.CancelJobParams{ID: "w/a"})
 		}, func() (any, error) { return d.s.CancelJob(d.ctx, engine.CancelJobParams{ID: "w/a"}) })
 	})

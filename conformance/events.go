@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 
@@ -22,7 +23,7 @@ func (d *differ) checkEvents() {
 	if !ok {
 		return
 	}
-	var se []engine.Event
+	var se []weir.Event
 	for {
 		p, err := er.Events(d.ctx, engine.EventsParams{After: d.evAfter, Limit: engine.MaxEventsLimit})
 		if err != nil {
@@ -53,9 +54,9 @@ func (d *differ) checkEvents() {
 // about (a job, or a workflow's own events) in the order they came: the
 // order of one job's (or workflow's) events is part of the contract, the
 // order among different ones within a step is not.
-func sortedEvents(es []engine.Event) []string {
+func sortedEvents(es []weir.Event) []string {
 	es = slices.Clone(es)
-	slices.SortStableFunc(es, func(a, b engine.Event) int {
+	slices.SortStableFunc(es, func(a, b weir.Event) int {
 		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Job, b.Job))
 	})
 	out := make([]string, len(es))

@@ -8,17 +8,17 @@ import (
 )
 
 // endedLists are the lists checkEach compares after every step.
-var endedLists = []engine.JobList{engine.ListFailed, engine.ListCancelled, engine.ListCompleted}
+var endedLists = []weir.JobList{weir.ListFailed, weir.ListCancelled, weir.ListCompleted}
 
 // checkEndedLists compares the ended lists of every queue, each read in
 // one call: the jobs, and the cursor (which the stores share for ended
 // lists).
-func (d *differ) checkEndedLists(queues []engine.QueueInfo) {
+func (d *differ) checkEndedLists(queues []weir.QueueInfo) {
 	d.t.Helper()
 	now := d.clock()
 	for _, q := range queues {
 		for _, l := range endedLists {
-			p := engine.ListJobsParams{Queue: q.Name, State: l, Limit: 1000}
+			p := weir.ListJobsParams{Queue: q.Name, State: l, Limit: 1000}
 			mp, merr := d.m.ListJobs(now, p)
 			sp, serr := d.s.ListJobs(d.ctx, p)
 			d.sameErr("list jobs "+q.Name+" "+string(l), merr, serr)
@@ -32,7 +32,7 @@ func (d *differ) checkEndedLists(queues []engine.QueueInfo) {
 // the store's own): the pages must hold the same jobs, and end together.
 func (d *differ) listJobs() {
 	d.t.Helper()
-	d.pageJobs(engine.ListJobsParams{
+	d.pageJobs(weir.ListJobsParams{
 		Queue: sampled(d, []string{"q1", "q2", "q3"}, "queue"),
 		State: sampled(d, weir.JobLists, "list"),
 		Limit: d.intRange(1, 2, "limit"),
@@ -46,7 +46,7 @@ func (d *differ) walkLists() {
 	d.t.Helper()
 	for _, q := range d.m.Queues(d.clock()) {
 		for _, l := range weir.JobLists {
-			d.pageJobs(engine.ListJobsParams{Queue: q.Name, State: l, Limit: 2}, maxWalkPages)
+			d.pageJobs(weir.ListJobsParams{Queue: q.Name, State: l, Limit: 2}, maxWalkPages)
 		}
 	}
 }
@@ -57,7 +57,7 @@ const maxWalkPages = 500
 
 // pageJobs reads up to pages pages of p's list from the model and the
 // store, each following its own cursors, and compares them page by page.
-func (d *differ) pageJobs(p engine.ListJobsParams, pages int) {
+func (d *differ) pageJobs(p weir.ListJobsParams, pages int) {
 	d.t.Helper()
 	now := d.clock()
 	sp := p
@@ -77,7 +77,7 @@ func (d *differ) pageJobs(p engine.ListJobsParams, pages int) {
 }
 
 // normPage returns a store's page with the model's lease tokens.
-func (d *differ) normPage(p engine.JobPage) engine.JobPage {
+func (d *differ) normPage(p weir.JobPage) weir.JobPage {
 	for i := range p.Jobs {
 		p.Jobs[i] = d.normJob(p.Jobs[i])
 	}

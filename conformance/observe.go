@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"sort"
 
 	"github.com/weirflow/weir/engine"
@@ -26,13 +27,13 @@ type Observer interface {
 // Observation is what Observer.Observe returns: Contents, Workflows and
 // WorkflowErrs, Jobs and JobErrs hold one entry per queue, workflow ID and
 // job ID asked, in the order asked; an error entry is nil or wraps the
-// sentinel GetWorkflow or GetJob would return (engine.ErrNotFound).
+// sentinel GetWorkflow or GetJob would return (weir.ErrNotFound).
 type Observation struct {
-	Queues       []engine.QueueInfo
+	Queues       []weir.QueueInfo
 	Contents     []engine.QueueContents
-	Workflows    []engine.Workflow
+	Workflows    []weir.Workflow
 	WorkflowErrs []error
-	Jobs         []engine.Job
+	Jobs         []weir.Job
 	JobErrs      []error
 }
 
@@ -45,7 +46,7 @@ func (d *differ) observedIDs() (wfs, jobs []string) {
 	sort.Strings(wfs)
 	for _, id := range wfs {
 		for _, t := range d.plans[id].Tasks {
-			jobs = append(jobs, engine.TaskJobID(id, t.Name), engine.UndoJobID(id, t.Name))
+			jobs = append(jobs, weir.TaskJobID(id, t.Name), weir.UndoJobID(id, t.Name))
 		}
 	}
 	return wfs, append(jobs, d.jobs...)

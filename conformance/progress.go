@@ -1,5 +1,6 @@
 package conformance
 
+import "github.com/weirflow/weir"
 import "github.com/weirflow/weir/engine"
 
 // progress reports progress and/or writes a checkpoint for one of the
@@ -12,7 +13,7 @@ func (d *differ) progress() {
 	l := d.leases[len(d.leases)-1-d.intRange(0, min(len(d.leases)-1, 4), "lease")]
 	var p engine.ProgressParams
 	if d.intRange(0, 3, "report") > 0 {
-		p.Report = &engine.Progress{
+		p.Report = &weir.Progress{
 			Percent: sampled(d, []float64{0, 33.5, 100, 150}, "pct"),
 			Message: sampled(d, []string{"", "half way"}, "msg"),
 		}

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func (s twicePushed) Finish(ctx context.Context, p engine.FinishParams) (engine.
 // panicky panics when asked for its queues.
 type panicky struct{ engine.Store }
 
-func (panicky) Queues(context.Context) ([]engine.QueueInfo, error) { panic("queues exploded") }
+func (panicky) Queues(context.Context) ([]weir.QueueInfo, error) { panic("queues exploded") }
 
 // TestRunReportFails: failures (from the regression tape alone, with no
 // random sequence) and panics of a store are reported as failed tests,

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/weirflow/weir"
 	"sort"
 	"strings"
 
@@ -32,8 +33,8 @@ func (d *differ) rerun() {
 
 // rerunnable reports whether a workflow in state s may be re-run (when a
 // task of it failed or was cancelled).
-func rerunnable(s engine.WorkflowState) bool {
-	return s == engine.WorkflowFailed || s == engine.WorkflowCancelled || s == engine.WorkflowCompleted
+func rerunnable(s weir.WorkflowState) bool {
+	return s == weir.WorkflowFailed || s == weir.WorkflowCancelled || s == weir.WorkflowCompleted
 }
 
 // rerunEnded follows a finish that ended a workflow failed, cancelled or

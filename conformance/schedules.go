@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"strconv"
 	"sync"
 	"time"
@@ -65,14 +66,14 @@ func runSchedules(t suiteT, mk maker) {
 		}
 	}
 
-	job := engine.ScheduleSpec{Name: "report", Every: 10 * time.Second, Overlap: engine.OverlapSkip,
+	job := engine.ScheduleSpec{Name: "report", Every: 10 * time.Second, Overlap: weir.OverlapSkip,
 		Job: &engine.JobSpec{Queue: "reports", Payload: []byte(`{"k":1}`)}}
 	first, err := engine.FirstTick(job, d.clock())
 	if err != nil {
 		d.fatalf("FirstTick: %v", err)
 	}
 	put("put job schedule", nil, job, first)
-	wf := engine.ScheduleSpec{Name: "nightly", Cron: "0 30 2 * * *", TZ: "Europe/Paris", Missed: engine.MissedOnce,
+	wf := engine.ScheduleSpec{Name: "nightly", Cron: "0 30 2 * * *", TZ: "Europe/Paris", Missed: weir.MissedOnce,
 		Plan: &engine.Plan{Tasks: []engine.TaskSpec{{Name: "a", Queue: "etl"}, {Name: "b", Queue: "etl", After: []string{"a"}}}}}
 	wfFirst, err := engine.FirstTick(wf, d.clock())
 	if err != nil {
@@ -131,17 +132,17 @@ func runSchedules(t suiteT, mk maker) {
 	bad := p
 	bad.Name = "nope"
 	bad.Submitted = engine.TickIDIn("nope", bad.Fire, d.m.Parts())
-	fire("fire an unknown schedule", engine.ErrNotFound, bad)
+	fire("fire an unknown schedule", weir.ErrNotFound, bad)
 	kind := due("report")
 	kind.Job, kind.Submitted = nil, get("report").TickID(kind.Fire)
 	d.clk.Set(kind.Tick)
-	fire("fire a job schedule with a workflow", engine.ErrInvalid, kind)
-	put("put without a target", engine.ErrInvalid, engine.ScheduleSpec{Name: "x", Every: time.Minute}, first)
-	put("put a bad cron", engine.ErrInvalid, engine.ScheduleSpec{Name: "x", Cron: "61 * * * *", Job: job.Job}, first)
-	d.call("delete unknown", engine.ErrNotFound,
+	fire("fire a job schedule with a workflow", weir.ErrInvalid, kind)
+	put("put without a target", weir.ErrInvalid, engine.ScheduleSpec{Name: "x", Every: time.Minute}, first)
+	put("put a bad cron", weir.ErrInvalid, engine.ScheduleSpec{Name: "x", Cron: "61 * * * *", Job: job.Job}, first)
+	d.call("delete unknown", weir.ErrNotFound,
 		func(now time.Time) (any, error) { return nil, d.m.DeleteSchedule(now, "x") },
 		func() (any, error) { return nil, ss.DeleteSchedule(ctx, "x") })
-	d.call("get unknown", engine.ErrNotFound,
+	d.call("get unknown", weir.ErrNotFound,
 		func(now time.Time) (any, error) { return d.m.GetSchedule(now, "x") },
 		func() (any, error) { return ss.GetSchedule(ctx, "x") })
 

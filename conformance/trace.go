@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -57,8 +58,8 @@ func runTrace(t suiteT, mk maker) {
 	for _, bad := range []string{"00-x", traceW + "0", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
 		"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
 		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"} {
-		enqueue("enqueue with traceparent "+bad, engine.ErrInvalid, engine.JobSpec{ID: d.colocated("bad", "tw"), Queue: q}, bad)
-		submit("submit with traceparent "+bad, engine.ErrInvalid, bad)
+		enqueue("enqueue with traceparent "+bad, weir.ErrInvalid, engine.JobSpec{ID: d.colocated("bad", "tw"), Queue: q}, bad)
+		submit("submit with traceparent "+bad, weir.ErrInvalid, bad)
 	}
 	delete(d.plans, plan.ID)
 

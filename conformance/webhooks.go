@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -12,14 +13,14 @@ import (
 func (d *differ) genWebhook(p *engine.Plan) {
 	switch d.intRange(0, 3, "webhook") {
 	case 0:
-		p.Webhook = &engine.Webhook{
+		p.Webhook = &weir.Webhook{
 			URL: sampled(d, []string{"http://127.0.0.1:1/hook", "https://example.invalid/h?a=1"}, "hookurl"), Queue: "q3",
 			Secret:      sampled(d, []string{"", "s1"}, "hooksecret"),
 			MaxAttempts: d.intRange(0, 2, "hookattempts"),
 			Backoff:     time.Duration(sampled(d, []int{0, 10}, "hookbackoff")) * time.Millisecond,
 		}
 	case 1:
-		p.Webhook = &engine.Webhook{URL: "http://127.0.0.1:1/hook"}
+		p.Webhook = &weir.Webhook{URL: "http://127.0.0.1:1/hook"}
 	}
 }
 
@@ -36,7 +37,7 @@ func (d *differ) webhookJobIDs(id string) []string {
 	}
 	out := make([]string, runs)
 	for r := range out {
-		out[r] = engine.WebhookRunJobID(p.ID, r+1)
+		out[r] = weir.WebhookRunJobID(p.ID, r+1)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(card+` button.cancel-job`))
 	d.after(t, b, "Cancel job on wf-task/c", func() (bool, string) {
 		j := d.job(t, "wf-task/c")
-		return j.State == engine.Cancelled, string(j.State)
+		return j.State == weir.Cancelled, string(j.State)
 	})
 	b.run(t, wait(card+` .badge[data-state="cancelled"]`))
 	if got := buttons(t, b, card); len(got) != 0 {
@@ -69,7 +70,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(card+` button.cancel-job`))
 	d.after(t, b, "Cancel job on the running wf-task/b", func() (bool, string) {
 		j := d.job(t, "wf-task/b")
-		return j.State == engine.Running && j.CancelRequested, fmt.Sprintf("%s, cancel requested %t", j.State, j.CancelRequested)
+		return j.State == weir.Running && j.CancelRequested, fmt.Sprintf("%s, cancel requested %t", j.State, j.CancelRequested)
 	})
 	b.run(t, wait(card+` .cancel-requested`))
 	if got := buttons(t, b, card); len(got) != 0 {
@@ -78,7 +79,7 @@ func TestBrowserActions(t *testing.T) {
 	// b's worker stops, f fails: a's undo is queued.
 	d.settle(t, bc, engine.OutcomeCancelled)
 	d.settle(t, d.claimOne(t, "work"), engine.OutcomeFailed)
-	if w := d.workflow(t, "wf-task"); w.State != engine.WorkflowCompensating {
+	if w := d.workflow(t, "wf-task"); w.State != weir.WorkflowCompensating {
 		t.Fatalf("wf-task is %s after its tasks b and c were cancelled and f failed, want compensating", w.State)
 	}
 
@@ -94,13 +95,13 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(card+` button.cancel-job`))
 	d.after(t, b, "Cancel job on wf-task/a/undo", func() (bool, string) {
 		j := d.job(t, "wf-task/a/undo")
-		return j.State == engine.Cancelled, string(j.State)
+		return j.State == weir.Cancelled, string(j.State)
 	})
 	b.run(t, wait(card+` .badge[data-state="cancelled"]`))
 	if got := buttons(t, b, card); len(got) != 0 {
 		t.Errorf("a cancelled undo job offers %q, want nothing", got)
 	}
-	if w := d.workflow(t, "wf-task"); w.State != engine.WorkflowCompensationFailed {
+	if w := d.workflow(t, "wf-task"); w.State != weir.WorkflowCompensationFailed {
 		t.Errorf("wf-task is %s after its only undo was cancelled, want compensation_failed", w.State)
 	}
 
@@ -111,14 +112,14 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, chromedp.Navigate(d.url+"/#/workflows/wf-flow"), click(`#cancel-workflow`))
 	d.after(t, b, "Cancel of wf-flow", func() (bool, string) {
 		w := d.workflow(t, "wf-flow")
-		return w.State == engine.WorkflowCancelled, string(w.State)
+		return w.State == weir.WorkflowCancelled, string(w.State)
 	})
 	b.run(t, click(`#rerun-workflow`))
 	d.after(t, b, "Re-run of wf-flow", func() (bool, string) {
 		w := d.workflow(t, "wf-flow")
-		return w.State == engine.WorkflowRunning && w.Run == 2, fmt.Sprintf("%s, run %d", w.State, w.Run)
+		return w.State == weir.WorkflowRunning && w.Run == 2, fmt.Sprintf("%s, run %d", w.State, w.Run)
 	})
-	if j := d.job(t, "wf-flow/x"); j.State != engine.Queued {
+	if j := d.job(t, "wf-flow/x"); j.State != weir.Queued {
 		t.Errorf("after Re-run wf-flow/x is %s, want queued", j.State)
 	}
 
@@ -131,7 +132,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(row+` button.cancel-job`))
 	d.after(t, b, "Cancel job on wf-flow/x from the queue's page", func() (bool, string) {
 		j := d.job(t, "wf-flow/x")
-		return j.State == engine.Cancelled, string(j.State)
+		return j.State == weir.Cancelled, string(j.State)
 	})
 	b.run(t, chromedp.Navigate(d.url+"/#/queues/flow?state=cancelled"), wait(`#job-table tr[data-job="wf-flow/x"]`))
 	if got := buttons(t, b, `#job-table tr[data-job="wf-flow/x"]`); len(got) != 0 {
@@ -158,7 +159,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(row+` button.cancel-job`))
 	d.after(t, b, "Cancel job on mail-1", func() (bool, string) {
 		j := d.job(t, "mail-1")
-		return j.State == engine.Cancelled, string(j.State)
+		return j.State == weir.Cancelled, string(j.State)
 	})
 	b.run(t, chromedp.Navigate(d.url+"/#/queues/mail?state=cancelled"), wait(row+` button.retry-job`))
 	if got := buttons(t, b, row); !slices.Equal(got, []string{"retry-job", "danger delete-job"}) {
@@ -167,13 +168,13 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(row+` button.retry-job`))
 	d.after(t, b, "Retry of mail-1", func() (bool, string) {
 		j := d.job(t, "mail-1")
-		return j.State == engine.Queued, string(j.State)
+		return j.State == weir.Queued, string(j.State)
 	})
 	row = `#job-table tr[data-job="mail-2"]`
 	b.run(t, chromedp.Navigate(d.url+"/#/queues/mail?state=running"), click(row+` button.cancel-job`))
 	d.after(t, b, "Cancel job on the running mail-2", func() (bool, string) {
 		j := d.job(t, "mail-2")
-		return j.State == engine.Running && j.CancelRequested, fmt.Sprintf("%s, cancel requested %t", j.State, j.CancelRequested)
+		return j.State == weir.Running && j.CancelRequested, fmt.Sprintf("%s, cancel requested %t", j.State, j.CancelRequested)
 	})
 	b.run(t, wait(row+`:not(:has(button.cancel-job))`))
 	// its worker stops it; then Delete
@@ -181,7 +182,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, chromedp.Navigate(d.url+"/#/queues/mail?state=cancelled"), click(row+` button.delete-job`))
 	d.after(t, b, "Delete of mail-2", func() (bool, string) {
 		_, err := d.store.GetJob(ctx, "mail-2")
-		return errors.Is(err, engine.ErrNotFound), fmt.Sprintf("mail-2 read: %v", err)
+		return errors.Is(err, weir.ErrNotFound), fmt.Sprintf("mail-2 read: %v", err)
 	})
 
 	// The queues page: Pause, Resume, Purge (of the plain job mail-1 and a
@@ -195,7 +196,7 @@ func TestBrowserActions(t *testing.T) {
 	b.run(t, click(q+`[data-paused="false"] button.purge`))
 	d.after(t, b, "Purge of mail", func() (bool, string) {
 		m, p := d.job(t, "mail-1"), d.job(t, "wf-purge/p")
-		return m.State == engine.Cancelled && m.Error == "purged" && p.State == engine.Cancelled && p.Error == "purged",
+		return m.State == weir.Cancelled && m.Error == "purged" && p.State == weir.Cancelled && p.Error == "purged",
 			fmt.Sprintf("mail-1 %s (%q), wf-purge/p %s (%q)", m.State, m.Error, p.State, p.Error)
 	})
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/weirflow/weir"
 	"io"
 	"maps"
 	"net/http"
@@ -343,7 +344,7 @@ func TestBrowser(t *testing.T) {
 	if wf, err = s.GetWorkflow(context.Background(), "wf-1"); err != nil {
 		t.Fatal(err)
 	}
-	if wf.State == engine.WorkflowRunning {
+	if wf.State == weir.WorkflowRunning {
 		t.Fatalf("the workflow is still running after its last job was cancelled")
 	}
 	b.run(t, wait(`h1 .badge[data-state="`+string(wf.State)+`"]`))
@@ -357,7 +358,7 @@ func TestBrowser(t *testing.T) {
 	if wf, err = s.GetWorkflow(context.Background(), "wf-1"); err != nil {
 		t.Fatal(err)
 	}
-	if wf.Run != 2 || wf.State != engine.WorkflowRunning || wf.Tasks[0].State != engine.Completed || wf.Tasks[1].State != engine.Queued {
+	if wf.Run != 2 || wf.State != weir.WorkflowRunning || wf.Tasks[0].State != weir.Completed || wf.Tasks[1].State != weir.Queued {
 		t.Errorf("after Re-run the workflow is %s, run %d, tasks a %s b %s; want running, run 2, a completed, b queued",
 			wf.State, wf.Run, wf.Tasks[0].State, wf.Tasks[1].State)
 	}

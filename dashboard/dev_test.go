@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/weirflow/weir"
 	"io"
 	"net/http"
 	"os"
@@ -155,7 +156,7 @@ func (d *devServer) settle(t *testing.T, c engine.Claimed, kind engine.OutcomeKi
 }
 
 // job reads a job from the store.
-func (d *devServer) job(t *testing.T, id string) engine.Job {
+func (d *devServer) job(t *testing.T, id string) weir.Job {
 	t.Helper()
 	j, err := d.store.GetJob(context.Background(), id)
 	if err != nil {
@@ -165,7 +166,7 @@ func (d *devServer) job(t *testing.T, id string) engine.Job {
 }
 
 // workflow reads a workflow from the store.
-func (d *devServer) workflow(t *testing.T, id string) engine.Workflow {
+func (d *devServer) workflow(t *testing.T, id string) weir.Workflow {
 	t.Helper()
 	w, err := d.store.GetWorkflow(context.Background(), id)
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"runtime"
 	"strconv"
 	"testing"
@@ -333,7 +334,7 @@ func BenchmarkCancel(b *testing.B) {
 				if err != nil || len(res.Cancelled) == 0 {
 					b.Fatalf("cancel: %v", err)
 				}
-				if tc.undo && res.WorkflowState != WorkflowCompensating {
+				if tc.undo && res.WorkflowState != weir.WorkflowCompensating {
 					b.Fatalf("cancel: workflow %s, want compensating", res.WorkflowState)
 				}
 				m = nil

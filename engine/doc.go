@@ -10,9 +10,9 @@
 // (spec/testdata) and the conformance suite compare any store against it.
 //
 // The types users see (snapshots, states, limits, errors) are declared in
-// package weir, the module's root; engine names them too, as aliases
-// (engine.Job is weir.Job, engine.ErrNotFound is weir.ErrNotFound), so the
-// contract and the client API share one set of values.
+// package weir, the module's root, and only there: the Store contract names
+// them as weir.Job, weir.ErrNotFound and so on, so the contract and the
+// client API share one set of types and values under one name each.
 //
 // Stability: implement a store against package conformance, not against
 // this package's Go API. The Store contract and the Model are the protocol level of weir.

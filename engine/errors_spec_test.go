@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -178,7 +179,7 @@ var specCodePattern = regexp.MustCompile(`^[A-Z]+$`)
 
 // specCheckErrorTable lists every way rows, the declared sentinels and errs (the
 // Errors list) disagree; none means they match.
-func specCheckErrorTable(rows []specErrorRow, sentinels map[string]string, errs []*Error) []string {
+func specCheckErrorTable(rows []specErrorRow, sentinels map[string]string, errs []*weir.Error) []string {
 	var problems []string
 	codes := map[string]string{} // code -> sentinel name
 	for name, code := range sentinels {
@@ -254,31 +255,31 @@ func TestSpecErrorTableListsEngineErrorsInOrder(t *testing.T) {
 	if len(d.sentinels) == 0 {
 		t.Fatal("found no sentinel declarations in package weir's source")
 	}
-	for _, p := range specCheckErrorTable(rows, d.sentinels, Errors) {
+	for _, p := range specCheckErrorTable(rows, d.sentinels, weir.Errors) {
 		t.Errorf("%s: %s", specErrorsDoc, p)
 	}
 }
 
 func TestSpecErrorTableCheckCatchesDrift(t *testing.T) {
 	sentinels := map[string]string{"ErrA": "AAA", "ErrB": "BBB"}
-	a, b := &Error{Code: "AAA"}, &Error{Code: "BBB"}
+	a, b := &weir.Error{Code: "AAA"}, &weir.Error{Code: "BBB"}
 	rows := []specErrorRow{{1, "AAA", "ErrA"}, {2, "BBB", "ErrB"}}
-	if p := specCheckErrorTable(rows, sentinels, []*Error{a, b}); len(p) != 0 {
+	if p := specCheckErrorTable(rows, sentinels, []*weir.Error{a, b}); len(p) != 0 {
 		t.Fatalf("a matching table reported %q", p)
 	}
 	cases := []struct {
 		name      string
 		rows      []specErrorRow
 		sentinels map[string]string
-		errs      []*Error
+		errs      []*weir.Error
 	}{
-		{"sentinel in Errors without a row", rows[:1], sentinels, []*Error{a, b}},
-		{"row without a sentinel", append(slices.Clone(rows), specErrorRow{3, "CCC", "ErrC"}), sentinels, []*Error{a, b}},
-		{"rows out of order", []specErrorRow{rows[1], rows[0]}, sentinels, []*Error{a, b}},
-		{"row names the wrong sentinel", []specErrorRow{{1, "AAA", "ErrB"}, rows[1]}, sentinels, []*Error{a, b}},
-		{"sentinel declared but not in Errors", rows[:1], sentinels, []*Error{a}},
-		{"two sentinels share a code", rows, map[string]string{"ErrA": "AAA", "ErrB": "BBB", "ErrC": "AAA"}, []*Error{a, b}},
-		{"lower-case code", []specErrorRow{{1, "aaa", "ErrA"}}, map[string]string{"ErrA": "aaa"}, []*Error{{Code: "aaa"}}},
+		{"sentinel in Errors without a row", rows[:1], sentinels, []*weir.Error{a, b}},
+		{"row without a sentinel", append(slices.Clone(rows), specErrorRow{3, "CCC", "ErrC"}), sentinels, []*weir.Error{a, b}},
+		{"rows out of order", []specErrorRow{rows[1], rows[0]}, sentinels, []*weir.Error{a, b}},
+		{"row names the wrong sentinel", []specErrorRow{{1, "AAA", "ErrB"}, rows[1]}, sentinels, []*weir.Error{a, b}},
+		{"sentinel declared but not in Errors", rows[:1], sentinels, []*weir.Error{a}},
+		{"two sentinels share a code", rows, map[string]string{"ErrA": "AAA", "ErrB": "BBB", "ErrC": "AAA"}, []*weir.Error{a, b}},
+		{"lower-case code", []specErrorRow{{1, "aaa", "ErrA"}}, map[string]string{"ErrA": "aaa"}, []*weir.Error{{Code: "aaa"}}},
 	}
 	for _, c := range cases {
 		if p := specCheckErrorTable(c.rows, c.sentinels, c.errs); len(p) == 0 {
@@ -313,7 +314,7 @@ func TestSpecEveryResultCodeRoundTripsThroughErrorForCode(t *testing.T) {
 		t.Fatalf("%s: %v", specErrorsDoc, err)
 	}
 	for _, r := range rows {
-		e := ErrorForCode(r.code)
+		e := weir.ErrorForCode(r.code)
 		if e == nil {
 			t.Errorf("ErrorForCode(%q) = nil", r.code)
 			continue
@@ -325,34 +326,34 @@ func TestSpecEveryResultCodeRoundTripsThroughErrorForCode(t *testing.T) {
 			t.Errorf("a wrapped %s does not match its sentinel", r.code)
 		}
 	}
-	for _, e := range Errors {
-		if got := ErrorForCode(e.Code); got != e {
+	for _, e := range weir.Errors {
+		if got := weir.ErrorForCode(e.Code); got != e {
 			t.Errorf("ErrorForCode(%q) = %v, want the sentinel %v", e.Code, got, e)
 		}
-		if got := ErrorForCode(strings.ToLower(e.Code)); got != nil {
+		if got := weir.ErrorForCode(strings.ToLower(e.Code)); got != nil {
 			t.Errorf("ErrorForCode(%q) = %v, want nil: codes are upper-case", strings.ToLower(e.Code), got)
 		}
 	}
 	for _, code := range []string{"", "ERR", "NOSUCHCODE"} {
-		if got := ErrorForCode(code); got != nil {
+		if got := weir.ErrorForCode(code); got != nil {
 			t.Errorf("ErrorForCode(%q) = %v, want nil", code, got)
 		}
 	}
 }
 
 func TestSpecValidationErrorMatchesInvalidAndTooLargeOnlyWhenOverALimit(t *testing.T) {
-	plain := error(&ValidationError{Field: "queue", Problem: "bad"})
-	large := error(&ValidationError{Field: "payload", Problem: "big", TooLarge: true})
-	if !errors.Is(plain, ErrInvalid) || errors.Is(plain, ErrTooLarge) {
+	plain := error(&weir.ValidationError{Field: "queue", Problem: "bad"})
+	large := error(&weir.ValidationError{Field: "payload", Problem: "big", TooLarge: true})
+	if !errors.Is(plain, weir.ErrInvalid) || errors.Is(plain, weir.ErrTooLarge) {
 		t.Errorf("plain ValidationError: Is(ErrInvalid) = %v, Is(ErrTooLarge) = %v; want true, false",
-			errors.Is(plain, ErrInvalid), errors.Is(plain, ErrTooLarge))
+			errors.Is(plain, weir.ErrInvalid), errors.Is(plain, weir.ErrTooLarge))
 	}
-	if !errors.Is(large, ErrInvalid) || !errors.Is(large, ErrTooLarge) {
+	if !errors.Is(large, weir.ErrInvalid) || !errors.Is(large, weir.ErrTooLarge) {
 		t.Errorf("TooLarge ValidationError: Is(ErrInvalid) = %v, Is(ErrTooLarge) = %v; want true, true",
-			errors.Is(large, ErrInvalid), errors.Is(large, ErrTooLarge))
+			errors.Is(large, weir.ErrInvalid), errors.Is(large, weir.ErrTooLarge))
 	}
-	for _, e := range Errors {
-		if e != ErrInvalid && e != ErrTooLarge && errors.Is(large, e) {
+	for _, e := range weir.Errors {
+		if e != weir.ErrInvalid && e != weir.ErrTooLarge && errors.Is(large, e) {
 			t.Errorf("a ValidationError matches %s", e.Code)
 		}
 	}
@@ -372,7 +373,7 @@ func TestSpecStatesListsEveryReasonText(t *testing.T) {
 			t.Errorf("%s: no reason row for %s (%q)", specStatesDoc, name, text)
 		}
 	}
-	shape := DependencyReason("<task>", "<state>")
+	shape := weir.DependencyReason("<task>", "<state>")
 	if !strings.Contains(doc, "| `"+shape+"` |") {
 		t.Errorf("%s: no reason row for DependencyReason, whose shape is %q", specStatesDoc, shape)
 	}
@@ -416,7 +417,7 @@ func TestSpecPlanHashExampleMatchesPlanHash(t *testing.T) {
 	// The defaults the spec says hash equal, and a one-byte change that must not.
 	same := plan
 	same.Tasks = slices.Clone(plan.Tasks)
-	same.Tasks[0].Backoff = DefaultBackoff
+	same.Tasks[0].Backoff = weir.DefaultBackoff
 	same.Tasks[1].MaxAttempts = 1
 	if got := PlanHash(same); got != want {
 		t.Errorf("explicit defaults changed the hash: %s, want %s", got, want)
@@ -430,18 +431,18 @@ func TestSpecPlanHashExampleMatchesPlanHash(t *testing.T) {
 }
 
 func TestSentinelFindsTheCodeAnErrorCarries(t *testing.T) {
-	for _, e := range Errors {
-		if got := Sentinel(wrap(e, "x")); got != e {
+	for _, e := range weir.Errors {
+		if got := weir.Sentinel(wrap(e, "x")); got != e {
 			t.Errorf("Sentinel(wrapped %s) = %v", e.Code, got)
 		}
 	}
-	if got := Sentinel(invalid("t", "f", "bad")); got != ErrInvalid {
+	if got := weir.Sentinel(invalid("t", "f", "bad")); got != weir.ErrInvalid {
 		t.Errorf("Sentinel(validation error) = %v, want ErrInvalid", got)
 	}
-	if got := Sentinel(tooLarge("t", "f", "big")); got != ErrTooLarge {
+	if got := weir.Sentinel(tooLarge("t", "f", "big")); got != weir.ErrTooLarge {
 		t.Errorf("Sentinel(limit error) = %v, want ErrTooLarge", got)
 	}
-	if got := Sentinel(fmt.Errorf("plain")); got != nil {
+	if got := weir.Sentinel(fmt.Errorf("plain")); got != nil {
 		t.Errorf("Sentinel(plain error) = %v, want nil", got)
 	}
 }

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,8 +26,8 @@ const rtLease = 30 * time.Second
 const rtWF = "wf"
 
 // rtSmallLimits are limits small enough to pass cheaply in tests.
-func rtSmallLimits() Limits {
-	return Limits{
+func rtSmallLimits() weir.Limits {
+	return weir.Limits{
 		MaxTasks:    4,
 		MaxEdges:    3,
 		MaxPayload:  8,
@@ -114,7 +115,7 @@ func (h *rtHarness) claimJob(queue, id string) Claimed {
 // start claims the job of task of the current workflow from its queue.
 func (h *rtHarness) start(task string) Claimed {
 	h.t.Helper()
-	return h.claimJob(h.task(task).Queue, TaskJobID(h.wf, task))
+	return h.claimJob(h.task(task).Queue, weir.TaskJobID(h.wf, task))
 }
 
 // startUndo claims the undo job of task from its undo queue.
@@ -124,7 +125,7 @@ func (h *rtHarness) startUndo(task string) Claimed {
 	if u == nil {
 		h.t.Fatalf("task %s has no undo", task)
 	}
-	return h.claimJob(u.Queue, UndoJobID(h.wf, task))
+	return h.claimJob(u.Queue, weir.UndoJobID(h.wf, task))
 }
 
 // finish runs one Finish call and fails the test on a call error.
@@ -231,7 +232,7 @@ func (h *rtHarness) expire() ExpireResult {
 	return r
 }
 
-func (h *rtHarness) workflow() Workflow {
+func (h *rtHarness) workflow() weir.Workflow {
 	h.t.Helper()
 	w, err := h.m.GetWorkflow(h.now, h.wf)
 	if err != nil {
@@ -240,12 +241,12 @@ func (h *rtHarness) workflow() Workflow {
 	return w
 }
 
-func (h *rtHarness) wfState() WorkflowState {
+func (h *rtHarness) wfState() weir.WorkflowState {
 	h.t.Helper()
 	return h.workflow().State
 }
 
-func (h *rtHarness) task(name string) Task {
+func (h *rtHarness) task(name string) weir.Task {
 	h.t.Helper()
 	for _, t := range h.workflow().Tasks {
 		if t.Name == name {
@@ -253,10 +254,10 @@ func (h *rtHarness) task(name string) Task {
 		}
 	}
 	h.t.Fatalf("workflow %s has no task %s", h.wf, name)
-	return Task{}
+	return weir.Task{}
 }
 
-func (h *rtHarness) job(id string) Job {
+func (h *rtHarness) job(id string) weir.Job {
 	h.t.Helper()
 	j, err := h.m.GetJob(h.now, id)
 	if err != nil {
@@ -287,7 +288,7 @@ func (h *rtHarness) wantStates(want string) {
 	}
 }
 
-func (h *rtHarness) wantWorkflow(want WorkflowState) {
+func (h *rtHarness) wantWorkflow(want weir.WorkflowState) {
 	h.t.Helper()
 	if got := h.wfState(); got != want {
 		h.t.Fatalf("workflow %s is %s, want %s", h.wf, got, want)
@@ -301,8 +302,8 @@ func (h *rtHarness) wantPushed(what string, got []Pushed, want ...string) {
 }
 
 // tj is the job ID of task of the current workflow; uj of its undo.
-func (h *rtHarness) tj(task string) string { return TaskJobID(h.wf, task) }
-func (h *rtHarness) uj(task string) string { return UndoJobID(h.wf, task) }
+func (h *rtHarness) tj(task string) string { return weir.TaskJobID(h.wf, task) }
+func (h *rtHarness) uj(task string) string { return weir.UndoJobID(h.wf, task) }
 
 // rtCase is one row of a scenario table: plan (when it has tasks) is
 // submitted first, then run drives the model and checks.
@@ -417,13 +418,13 @@ func rtErrIs(t *testing.T, what string, err, target error) {
 // matching ErrInvalid, and ErrTooLarge exactly when tooLarge.
 func rtValidation(t *testing.T, err error, task, field string, tooLarge bool) {
 	t.Helper()
-	if !errors.Is(err, ErrInvalid) {
+	if !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("got error %v, want ErrInvalid", err)
 	}
-	if errors.Is(err, ErrTooLarge) != tooLarge {
+	if errors.Is(err, weir.ErrTooLarge) != tooLarge {
 		t.Fatalf("errors.Is(%v, ErrTooLarge) = %v, want %v", err, !tooLarge, tooLarge)
 	}
-	var ve *ValidationError
+	var ve *weir.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("error %v is not a *ValidationError", err)
 	}

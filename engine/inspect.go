@@ -1,5 +1,6 @@
 package engine
 
+import "github.com/weirflow/weir"
 import "time"
 
 // RetryJobParams runs an ended plain job again.
@@ -14,7 +15,7 @@ type RetryJobParams struct {
 type RetryResult struct {
 	// State is the job's state after the call (queued on success; the
 	// state that refused it with ErrJobNotRetryable).
-	State State
+	State weir.State
 	// RunAt is when a delayed job becomes ready; zero when ready now.
 	RunAt time.Time
 	// Pushed holds the job when it was made ready at once.

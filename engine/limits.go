@@ -6,31 +6,9 @@ import (
 	"github.com/weirflow/weir"
 )
 
-// Limits bounds what a store accepts (weir.Limits).
-type Limits = weir.Limits
-
-// Priority bounds: lower runs first; 0 is the default.
-const (
-	MinPriority = weir.MinPriority
-	MaxPriority = weir.MaxPriority
-)
-
-// DefaultBackoff is the base retry delay of a job that gives none.
-const DefaultBackoff = weir.DefaultBackoff
-
-// DefaultMaxExpiries is how many lease expiries a job that gives no
-// MaxExpiries is queued again after without losing an attempt.
-const DefaultMaxExpiries = weir.DefaultMaxExpiries
-
-// NoExpiries, as a MaxExpiries, makes every lease expiry a failed attempt.
-const NoExpiries = weir.NoExpiries
-
-// DefaultLimits returns the documented default limits (weir.DefaultLimits).
-func DefaultLimits() Limits { return weir.DefaultLimits() }
-
 // Config is what a Model (and so a store) is configured with.
 type Config struct {
-	Limits Limits
+	Limits weir.Limits
 	// Retention is how long an ended workflow or job is kept. 0 removes it
 	// at once.
 	Retention time.Duration
@@ -46,4 +24,4 @@ type Config struct {
 const DefaultRetention = 7 * 24 * time.Hour
 
 // DefaultConfig returns DefaultLimits and DefaultRetention.
-func DefaultConfig() Config { return Config{Limits: DefaultLimits(), Retention: DefaultRetention} }
+func DefaultConfig() Config { return Config{Limits: weir.DefaultLimits(), Retention: DefaultRetention} }

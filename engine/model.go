@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ type Model struct {
 	expiry     orderedSet            // ended records by expiry time: "j:"+id or "w:"+id
 	unique     map[string]uniqueLock // by UniqueDigest
 	schedules  map[string]*Schedule  // model_schedule.go; nil until the first put
-	events     []Event               // model_events.go: not yet taken
+	events     []weir.Event          // model_events.go: not yet taken
 	eventsOff  bool
 
 	// parts are the sub-models of a namespace of more than one partition
@@ -63,7 +64,7 @@ type job struct {
 	expiries    int   // lease expiries that cost no attempt
 	backoff     int64 // ms
 	timeout     int64 // ms
-	state       State
+	state       weir.State
 	attempt     int
 	runAt       int64 // due time while delayed, else 0
 	token       string
@@ -87,7 +88,7 @@ type job struct {
 
 	last *lastFinish
 
-	progress    *Progress // model_progress.go
+	progress    *weir.Progress // model_progress.go
 	checkpoint  []byte
 	signal      OutcomeKind // a signal task: how the signal that ended it ended it
 	traceParent string      // plain jobs: EnqueueParams.TraceParent
@@ -117,8 +118,8 @@ type queue struct {
 // (spec/partitions.md; a count over MaxPartitions counts as MaxPartitions:
 // check it with Config.ValidatePartitions).
 func NewModel(cfg Config) *Model {
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	return &Model{
 		cfg:       cfg,
@@ -232,10 +233,10 @@ func (m *Model) queue(name string) *queue {
 func (m *Model) push(j *job, now int64, fx *effects) {
 	// a job queued again after an attempt has its retried event from its
 	// caller; a due delayed job none (it was queued already)
-	if j.state != Running && j.state != Queued {
-		m.emit(EventQueued, j.id, 0, "", now)
+	if j.state != weir.Running && j.state != weir.Queued {
+		m.emit(weir.EventQueued, j.id, 0, "", now)
 	}
-	j.state = Queued
+	j.state = weir.Queued
 	j.readyAt, j.promotedAt = max(j.runAt, now), 0
 	q := m.queue(j.queue)
 	if j.runAt > now {
@@ -294,8 +295,8 @@ func (m *Model) backoffDelay(j *job) int64 {
 	return min(d, limit)
 }
 
-func (j *job) snapshot() Job {
-	s := Job{
+func (j *job) snapshot() weir.Job {
+	s := weir.Job{
 		ID: j.id, Queue: j.queue, Undo: j.undo,
 		Payload: slices.Clone(j.payload), Priority: j.priority,
 		MaxAttempts: j.maxAttempts, MaxExpiries: j.maxExpiries, Expiries: j.expiries, Backoff: time.Duration(j.backoff) * time.Millisecond,
@@ -311,34 +312,34 @@ func (j *job) snapshot() Job {
 		s.Task = j.wf.c.plan.Tasks[j.task].Name
 		s.ExpiresAt = toTime(j.wf.expires)
 	}
-	if j.state == Running {
-		s.Lease = &Lease{Token: j.token, Deadline: toTime(j.deadline)}
+	if j.state == weir.Running {
+		s.Lease = &weir.Lease{Token: j.token, Deadline: toTime(j.deadline)}
 	}
 	return s
 }
 
 // GetJob returns a job's snapshot, or ErrNotFound.
-func (m *Model) GetJob(now time.Time, id string) (Job, error) {
+func (m *Model) GetJob(now time.Time, id string) (weir.Job, error) {
 	if m.parts != nil {
 		return m.at(id).GetJob(now, id)
 	}
 	m.peek(now)
 	j := m.jobs[id]
 	if j == nil {
-		return Job{}, wrap(ErrNotFound, "job %q", id)
+		return weir.Job{}, wrap(weir.ErrNotFound, "job %q", id)
 	}
 	return j.snapshot(), nil
 }
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.
-func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
+func (m *Model) GetWorkflow(now time.Time, id string) (weir.Workflow, error) {
 	if m.parts != nil {
 		return m.at(id).GetWorkflow(now, id)
 	}
 	m.peek(now)
 	w := m.workflows[id]
 	if w == nil {
-		return Workflow{}, wrap(ErrNotFound, "workflow %q", id)
+		return weir.Workflow{}, wrap(weir.ErrNotFound, "workflow %q", id)
 	}
 	return w.snapshot(), nil
 }
@@ -346,7 +347,7 @@ func (m *Model) GetWorkflow(now time.Time, id string) (Workflow, error) {
 // ListWorkflows pages through workflows, newest first (by creation time,
 // then by ID, both descending). The cursor is "<created ms>:<id>" of the last
 // workflow of the previous page.
-func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error) {
+func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	if m.parts != nil {
 		return m.listWorkflowsParts(now, p)
 	}
@@ -356,17 +357,17 @@ func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error)
 		limit = 100
 	}
 	if limit < 1 || limit > 1000 {
-		return WorkflowPage{}, invalid("", "limit", "%d is outside [1, 1000]", p.Limit)
+		return weir.WorkflowPage{}, invalid("", "limit", "%d is outside [1, 1000]", p.Limit)
 	}
 	if p.State != "" && !validWorkflowState(p.State) {
-		return WorkflowPage{}, invalid("", "state", "unknown workflow state %q", p.State)
+		return weir.WorkflowPage{}, invalid("", "state", "unknown workflow state %q", p.State)
 	}
 	var after *workflow
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ":")
 		created, err := strconv.ParseInt(c, 10, 64)
 		if !ok || err != nil || !ValidID(id) {
-			return WorkflowPage{}, invalid("", "cursor", "%q is not a cursor this store returned", p.Cursor)
+			return weir.WorkflowPage{}, invalid("", "cursor", "%q is not a cursor this store returned", p.Cursor)
 		}
 		after = &workflow{id: id, created: created}
 	}
@@ -386,7 +387,7 @@ func (m *Model) ListWorkflows(now time.Time, p ListParams) (WorkflowPage, error)
 		}
 		return 1
 	})
-	var page WorkflowPage
+	var page weir.WorkflowPage
 	for i, w := range all {
 		if i == limit {
 			last := all[i-1]
@@ -406,17 +407,17 @@ func newer(x, y *workflow) bool {
 	return x.id > y.id
 }
 
-func validWorkflowState(s WorkflowState) bool {
+func validWorkflowState(s weir.WorkflowState) bool {
 	switch s {
-	case WorkflowRunning, WorkflowCompleted, WorkflowFailed, WorkflowCancelled,
-		WorkflowCompensating, WorkflowCompensated, WorkflowCompensationFailed:
+	case weir.WorkflowRunning, weir.WorkflowCompleted, weir.WorkflowFailed, weir.WorkflowCancelled,
+		weir.WorkflowCompensating, weir.WorkflowCompensated, weir.WorkflowCompensationFailed:
 		return true
 	}
 	return false
 }
 
 // Queues lists every queue the model knows, by name.
-func (m *Model) Queues(now time.Time) []QueueInfo {
+func (m *Model) Queues(now time.Time) []weir.QueueInfo {
 	if m.parts != nil {
 		return m.queuesParts(now)
 	}
@@ -426,10 +427,10 @@ func (m *Model) Queues(now time.Time) []QueueInfo {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	out := make([]QueueInfo, len(names))
+	out := make([]weir.QueueInfo, len(names))
 	for i, n := range names {
 		q := m.queues[n]
-		out[i] = QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len() + q.keyedReady(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit, KeyConcurrency: q.keyLimit()}
+		out[i] = weir.QueueInfo{Name: n, Paused: q.paused, Ready: q.ready.Len() + q.keyedReady(), Delayed: q.delayed.Len(), Running: q.active.Len(), Concurrency: q.limit, KeyConcurrency: q.keyLimit()}
 		out[i].RateLimit, out[i].RatePeriod = q.rate.info()
 	}
 	return out

@@ -30,9 +30,6 @@ func deadlineOf(m string) string {
 	return id
 }
 
-// ReasonTextDeadline is weir.ReasonTextDeadline.
-const ReasonTextDeadline = weir.ReasonTextDeadline
-
 // validateDeadline checks a plan's Deadline and DeadlineIn: at most one,
 // the time after the Unix epoch, the duration whole milliseconds in (0,
 // 100 years].
@@ -84,9 +81,9 @@ func (m *Model) dropDeadline(w *workflow) {
 // "deadline"; the Settled names the marker.
 func (m *Model) deadlinePassed(now int64, w *workflow) Settled {
 	w.deadlineHit = true
-	res := m.cancelWorkflow(w, w.c.plan.UndoOnCancel, ReasonTextDeadline, now)
+	res := m.cancelWorkflow(w, w.c.plan.UndoOnCancel, weir.ReasonTextDeadline, now)
 	m.sweepStops = append(m.sweepStops, res.Stopping...)
-	return Settled{JobID: DeadlineMarker(w.id), State: Cancelled, Pushed: res.Pushed, WorkflowState: w.state, WorkflowEnded: w.state.Ended()}
+	return Settled{JobID: DeadlineMarker(w.id), State: weir.Cancelled, Pushed: res.Pushed, WorkflowState: w.state, WorkflowEnded: w.state.Ended()}
 }
 
 // TakeSweepStops returns the running jobs that deadlines found by sweeps

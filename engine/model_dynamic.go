@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 )
@@ -13,7 +14,7 @@ import (
 // before it looks at the workflow: the finishing job is a task (its ID is
 // "<workflow>/<task>"), each added task's own fields, names unique among
 // the additions, dependencies not repeated, at most MaxTasks of them.
-func ValidateAdd(o Outcome, l Limits) error {
+func ValidateAdd(o Outcome, l weir.Limits) error {
 	if len(o.Add) == 0 {
 		return nil
 	}
@@ -69,7 +70,7 @@ func (m *Model) addCheck(outs []Outcome) error {
 		}
 		j := m.jobs[o.JobID]
 		ref := LeaseRef{JobID: o.JobID, Token: o.Token}
-		if j == nil || j.wf == nil || j.undo || j.state != Running || j.token != o.Token || seen[ref] {
+		if j == nil || j.wf == nil || j.undo || j.state != weir.Running || j.token != o.Token || seen[ref] {
 			continue
 		}
 		seen[ref] = true
@@ -144,7 +145,7 @@ func (w *workflow) index() map[string]int {
 func (w *workflow) gated(f int) []int {
 	var out []int
 	for _, d := range w.c.dependents[f] {
-		if w.tasks[d].state == Waiting {
+		if w.tasks[d].state == weir.Waiting {
 			out = append(out, d)
 		}
 	}
@@ -172,7 +173,7 @@ func (m *Model) grow(w *workflow, f int, o Outcome, now int64, fx *effects) []in
 		gated = w.gated(f)
 	}
 	finisher := c.plan.Tasks[f].Name
-	m.emit(EventWorkflowGrown, w.id, 0, finisher, now)
+	m.emit(weir.EventWorkflowGrown, w.id, 0, finisher, now)
 	var born []int
 	for k, ts := range o.Add {
 		i := base + k
@@ -181,10 +182,10 @@ func (m *Model) grow(w *workflow, f int, o Outcome, now int64, fx *effects) []in
 		c.deps = append(c.deps, nil)
 		c.dependents = append(c.dependents, nil)
 		j := &job{
-			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
+			id: weir.TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
 			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts), maxExpiries: expiriesOrDefault(ts.MaxExpiries),
 			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
-			state: Waiting, created: w.created, wf: w, task: i, key: ts.Key, addedBy: finisher,
+			state: weir.Waiting, created: w.created, wf: w, task: i, key: ts.Key, addedBy: finisher,
 		}
 		w.tasks = append(w.tasks, j)
 		w.open = append(w.open, 0)
@@ -200,17 +201,17 @@ func (m *Model) grow(w *workflow, f int, o Outcome, now int64, fx *effects) []in
 			switch {
 			case d == f || d >= base || !td.state.Ended():
 				w.open[i]++
-			case td.state == Completed || ts.Always:
-				if td.state != Completed {
+			case td.state == weir.Completed || ts.Always:
+				if td.state != weir.Completed {
 					j.depFailed = true
 				}
 			case reason == "":
-				reason = DependencyReason(a, td.state)
+				reason = weir.DependencyReason(a, td.state)
 			}
 		}
 		if reason == "" && ts.OnFailure && w.open[i] == 0 && !j.depFailed {
 			// a catch whose dependencies all completed already
-			reason = ReasonTextNoFailure
+			reason = weir.ReasonTextNoFailure
 		}
 		if reason != "" {
 			m.cancelTask(j, reason, now, fx)
@@ -233,7 +234,7 @@ func (m *Model) grow(w *workflow, f int, o Outcome, now int64, fx *effects) []in
 	}
 	for k := range o.Add {
 		i := base + k
-		if w.tasks[i].state == Waiting && w.open[i] == 0 {
+		if w.tasks[i].state == weir.Waiting && w.open[i] == 0 {
 			m.promote(w.tasks[i], now, fx)
 		}
 	}

@@ -2,40 +2,21 @@ package engine
 
 import "github.com/weirflow/weir"
 
-// The event types (weir.EventType), under engine's names.
-const (
-	EventWorkflowSubmitted    = weir.EventWorkflowSubmitted
-	EventWorkflowCompensating = weir.EventWorkflowCompensating
-	EventWorkflowEnded        = weir.EventWorkflowEnded
-	EventWorkflowRerun        = weir.EventWorkflowRerun
-	EventWorkflowGrown        = weir.EventWorkflowGrown
-	EventQueued               = weir.EventQueued
-	EventOpened               = weir.EventOpened
-	EventStarted              = weir.EventStarted
-	EventRetried              = weir.EventRetried
-	EventCompleted            = weir.EventCompleted
-	EventFailed               = weir.EventFailed
-	EventCancelled            = weir.EventCancelled
-)
-
-// NewEvent is weir.NewEvent.
-var NewEvent = weir.NewEvent
-
 // emit records the event of a transition that happened at now
 // (spec/events.md), unless events are off.
-func (m *Model) emit(t EventType, id string, attempt int, reason string, now int64) {
+func (m *Model) emit(t weir.EventType, id string, attempt int, reason string, now int64) {
 	if m.eventsOff {
 		return
 	}
-	m.events = append(m.events, NewEvent(t, id, attempt, reason, toTime(now)))
+	m.events = append(m.events, weir.NewEvent(t, id, attempt, reason, toTime(now)))
 }
 
 // TakeEvents returns the events of the transitions since the last call,
 // in the order they happened, and forgets them (their IDs are empty: a
 // store gives them).
-func (m *Model) TakeEvents() []Event {
+func (m *Model) TakeEvents() []weir.Event {
 	if m.parts != nil {
-		parts := make([][]Event, len(m.parts))
+		parts := make([][]weir.Event, len(m.parts))
 		for i, s := range m.parts {
 			parts[i] = s.TakeEvents()
 		}

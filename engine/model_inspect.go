@@ -17,53 +17,53 @@ import (
 // that CancelWorkflow ended before it started is not listed. The cursor is
 // the store's own: the model's is "<a>:<b>:<id>" of the previous page's last
 // job in a waiting list, "<ended ms>:<id>" in an ended one.
-func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
+func (m *Model) ListJobs(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
 	if m.parts != nil {
 		return m.listJobsParts(now, p)
 	}
 	t := m.peek(now)
 	limit, err := ValidateListJobs(p)
 	if err != nil {
-		return JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	q := m.queues[p.Queue]
 	switch p.State {
-	case ListReady, ListDelayed, ListRunning:
+	case weir.ListReady, weir.ListDelayed, weir.ListRunning:
 		var after *item
 		// a ready list's keyed part follows its unkeyed part; a cursor in
 		// it starts with "k"
 		cursor, afterKeyed := strings.CutPrefix(p.Cursor, "k")
-		if afterKeyed && p.State != ListReady {
-			return JobPage{}, badCursor(p.Cursor)
+		if afterKeyed && p.State != weir.ListReady {
+			return weir.JobPage{}, badCursor(p.Cursor)
 		}
 		if cursor != "" {
 			parts := strings.SplitN(cursor, ":", 3)
 			if len(parts) != 3 || !validJobRef(parts[2]) {
-				return JobPage{}, badCursor(p.Cursor)
+				return weir.JobPage{}, badCursor(p.Cursor)
 			}
 			a, err1 := strconv.ParseInt(parts[0], 10, 64)
 			b, err2 := strconv.ParseInt(parts[1], 10, 64)
 			if err1 != nil || err2 != nil {
-				return JobPage{}, badCursor(p.Cursor)
+				return weir.JobPage{}, badCursor(p.Cursor)
 			}
 			after = &item{id: parts[2], a: a, b: b}
 		}
 		if q == nil {
-			return JobPage{}, nil
+			return weir.JobPage{}, nil
 		}
 		set := &q.ready
 		switch p.State {
-		case ListDelayed:
+		case weir.ListDelayed:
 			set = &q.delayed
-		case ListRunning:
+		case weir.ListRunning:
 			set = &q.active
 		}
 		all := set.sorted()
 		nUnkeyed := len(all)
-		if p.State == ListReady {
+		if p.State == weir.ListReady {
 			all = append(all, q.keyedSorted()...)
 		}
-		var page JobPage
+		var page weir.JobPage
 		var last item
 		lastKeyed := false
 		for i, it := range all {
@@ -92,7 +92,7 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 		e, id, ok := strings.Cut(p.Cursor, ":")
 		ended, err := strconv.ParseInt(e, 10, 64)
 		if !ok || err != nil || ended < 0 || !validJobRef(id) {
-			return JobPage{}, badCursor(p.Cursor)
+			return weir.JobPage{}, badCursor(p.Cursor)
 		}
 		afterEnd, afterID = ended, id
 	}
@@ -101,7 +101,7 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 	// job was queued in it)
 	var all []*job
 	for _, j := range m.jobs {
-		if j.queue != p.Queue || j.state != State(p.State) || j.unlisted || j.ended+ms(m.cfg.Retention) <= t {
+		if j.queue != p.Queue || j.state != weir.State(p.State) || j.unlisted || j.ended+ms(m.cfg.Retention) <= t {
 			continue
 		}
 		if p.Cursor != "" && !endedBefore(j.ended, j.id, afterEnd, afterID) {
@@ -115,7 +115,7 @@ func (m *Model) ListJobs(now time.Time, p ListJobsParams) (JobPage, error) {
 		}
 		return 1
 	})
-	var page JobPage
+	var page weir.JobPage
 	for i, j := range all {
 		if i == limit {
 			last := all[i-1]
@@ -139,7 +139,7 @@ func endedBefore(e1 int64, id1 string, e2 int64, id2 string) bool {
 // ValidateListJobs checks a job listing's queue, list and limit (not its
 // cursor, which belongs to the store) and returns its page size. Every
 // store checks them so.
-func ValidateListJobs(p ListJobsParams) (int, error) {
+func ValidateListJobs(p weir.ListJobsParams) (int, error) {
 	if !ValidName(p.Queue) {
 		return 0, invalid("", "queue", "queue name %q must "+NameRule, p.Queue)
 	}
@@ -178,16 +178,6 @@ func validJobRef(id string) bool {
 	return false
 }
 
-// The job lists of a queue (see weir.JobList).
-const (
-	ListReady     = weir.ListReady
-	ListDelayed   = weir.ListDelayed
-	ListRunning   = weir.ListRunning
-	ListFailed    = weir.ListFailed
-	ListCancelled = weir.ListCancelled
-	ListCompleted = weir.ListCompleted
-)
-
 // RetryJob runs a plain job that ended failed or cancelled again: it is
 // queued (ready, or delayed until p.RunAt) with its attempts, lease
 // expiries, error, result and end cleared, and it leaves the expiry index
@@ -201,13 +191,13 @@ func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
 	t := m.tick(now)
 	j := m.jobs[p.ID]
 	if j == nil {
-		return RetryResult{}, wrap(ErrNotFound, "job %q", p.ID)
+		return RetryResult{}, wrap(weir.ErrNotFound, "job %q", p.ID)
 	}
 	switch {
 	case j.wf != nil:
-		return RetryResult{State: j.state}, wrap(ErrJobNotRetryable, "job %q is a job of workflow %q", p.ID, j.wf.id)
-	case j.state != Failed && j.state != Cancelled:
-		return RetryResult{State: j.state}, wrap(ErrJobNotRetryable, "job %q is %s", p.ID, j.state)
+		return RetryResult{State: j.state}, wrap(weir.ErrJobNotRetryable, "job %q is a job of workflow %q", p.ID, j.wf.id)
+	case j.state != weir.Failed && j.state != weir.Cancelled:
+		return RetryResult{State: j.state}, wrap(weir.ErrJobNotRetryable, "job %q is %s", p.ID, j.state)
 	}
 	m.expiry.remove("j:" + j.id)
 	j.attempt, j.expiries = 0, 0
@@ -237,10 +227,10 @@ func (m *Model) DeleteJob(now time.Time, id string) error {
 	}
 	j := m.jobs[id]
 	if j == nil {
-		return wrap(ErrNotFound, "job %q", id)
+		return wrap(weir.ErrNotFound, "job %q", id)
 	}
 	if !j.state.Ended() {
-		return wrap(ErrNotEnded, "job %q is %s", id, j.state)
+		return wrap(weir.ErrNotEnded, "job %q is %s", id, j.state)
 	}
 	m.expiry.remove("j:" + id)
 	delete(m.jobs, id)
@@ -257,10 +247,10 @@ func (m *Model) DeleteWorkflow(now time.Time, id string) error {
 	m.tick(now)
 	w := m.workflows[id]
 	if w == nil {
-		return wrap(ErrNotFound, "workflow %q", id)
+		return wrap(weir.ErrNotFound, "workflow %q", id)
 	}
 	if !w.state.Ended() {
-		return wrap(ErrNotEnded, "workflow %q is %s", id, w.state)
+		return wrap(weir.ErrNotEnded, "workflow %q is %s", id, w.state)
 	}
 	m.expiry.remove("w:" + id)
 	m.removeWorkflow(w)

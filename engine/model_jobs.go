@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"time"
@@ -29,7 +30,7 @@ func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
 		if j.hash == h {
 			return EnqueueResult{State: j.state}, nil
 		}
-		return EnqueueResult{}, wrap(ErrJobExists, "job %q", s.ID)
+		return EnqueueResult{}, wrap(weir.ErrJobExists, "job %q", s.ID)
 	}
 	res := m.enqueue(t, s, h)
 	if res.Created {
@@ -144,7 +145,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 			}
 			q.ready.popMin()
 			j := m.jobs[it.id]
-			if j == nil || j.state != Queued {
+			if j == nil || j.state != weir.Queued {
 				continue // not runnable any more: dropped
 			}
 			out = append(out, m.lease(j, q, now, p))
@@ -159,9 +160,9 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 
 // lease leases queued job j of queue q.
 func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
-	j.state = Running
+	j.state = weir.Running
 	j.attempt++
-	m.emit(EventStarted, j.id, j.attempt, "", now)
+	m.emit(weir.EventStarted, j.id, j.attempt, "", now)
 	m.leaseSeq++
 	j.token = strconv.FormatInt(m.leaseSeq, 10)
 	j.deadline = now + ms(p.Lease)
@@ -173,19 +174,19 @@ func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 }
 
 // deps returns the outcomes a claimed job is handed.
-func (m *Model) deps(j *job) []DepOutcome {
+func (m *Model) deps(j *job) []weir.DepOutcome {
 	if j.wf == nil {
 		return nil
 	}
 	plan := &j.wf.c.plan
-	dep := func(i int) DepOutcome {
+	dep := func(i int) weir.DepOutcome {
 		t := j.wf.tasks[i]
-		return DepOutcome{Task: plan.Tasks[i].Name, State: t.state, Result: slices.Clone(t.result), Error: t.err}
+		return weir.DepOutcome{Task: plan.Tasks[i].Name, State: t.state, Result: slices.Clone(t.result), Error: t.err}
 	}
 	if j.undo {
-		return []DepOutcome{dep(j.task)}
+		return []weir.DepOutcome{dep(j.task)}
 	}
-	var out []DepOutcome
+	var out []weir.DepOutcome
 	for _, d := range j.wf.c.deps[j.task] {
 		out = append(out, dep(d))
 	}
@@ -255,13 +256,13 @@ func (m *Model) validateOutcome(o Outcome) error {
 func (m *Model) finish(now int64, o Outcome) Settled {
 	j := m.jobs[o.JobID]
 	if j == nil {
-		return Settled{JobID: o.JobID, Err: wrap(ErrLeaseLost, "job %q is unknown", o.JobID)}
+		return Settled{JobID: o.JobID, Err: wrap(weir.ErrLeaseLost, "job %q is unknown", o.JobID)}
 	}
 	if j.last != nil && j.last.token == o.Token {
 		return j.last.settled // a repeat: same answer, no effect
 	}
-	if j.state != Running || j.token != o.Token {
-		return Settled{JobID: o.JobID, Err: wrap(ErrLeaseLost, "job %q is not leased with token %q", o.JobID, o.Token)}
+	if j.state != weir.Running || j.token != o.Token {
+		return Settled{JobID: o.JobID, Err: wrap(weir.ErrLeaseLost, "job %q is not leased with token %q", o.JobID, o.Token)}
 	}
 	s := m.settle(now, j, o)
 	j.last = &lastFinish{token: o.Token, settled: s}
@@ -281,29 +282,29 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		j.err = ""
 		if len(o.Add) > 0 && j.wf != nil && !j.undo {
 			// its additions come first, then its cascade and theirs
-			m.endState(j, Completed, now)
+			m.endState(j, weir.Completed, now)
 			born := m.grow(j.wf, j.task, o, now, &fx)
 			m.taskEnded(j.wf, append([]int{j.task}, born...), now, &fx)
 			break
 		}
-		m.end(j, Completed, now, &fx)
+		m.end(j, weir.Completed, now, &fx)
 	case OutcomeCancelled:
 		j.err = m.cutError(o.Error)
-		m.end(j, Cancelled, now, &fx)
+		m.end(j, weir.Cancelled, now, &fx)
 	case OutcomeReleased:
 		j.attempt--
 		if j.cancelReq {
-			j.err = ReasonTextJobCancelled
-			m.end(j, Cancelled, now, &fx)
+			j.err = weir.ReasonTextJobCancelled
+			m.end(j, weir.Cancelled, now, &fx)
 		} else {
-			m.emit(EventRetried, j.id, j.attempt, "released", now)
+			m.emit(weir.EventRetried, j.id, j.attempt, "released", now)
 			m.push(j, now, &fx)
 		}
 	case OutcomeFailed:
 		j.err = m.cutError(o.Error)
 		switch {
 		case j.cancelReq:
-			m.end(j, Cancelled, now, &fx)
+			m.end(j, weir.Cancelled, now, &fx)
 		case !o.NonRetryable && j.attempt-j.expiries < j.maxAttempts:
 			delay := m.backoffDelay(j)
 			if o.RetryAfter > 0 {
@@ -311,10 +312,10 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 				delay = ms(o.RetryAfter + time.Millisecond - 1)
 			}
 			j.runAt = now + delay
-			m.emit(EventRetried, j.id, j.attempt, j.err, now)
+			m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
 			m.push(j, now, &fx)
 		default:
-			m.end(j, Failed, now, &fx)
+			m.end(j, weir.Failed, now, &fx)
 		}
 	}
 	s := Settled{JobID: j.id, State: j.state, RunAt: toTime(j.runAt), Pushed: fx.pushed, WorkflowEnded: fx.wfEnded}
@@ -330,15 +331,15 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 // failed with reason lease_expired.
 func (m *Model) expireLease(now int64, j *job) Settled {
 	if j.cancelReq || j.expiries >= j.maxExpiries {
-		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired})
+		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: weir.ReasonTextLeaseExpired})
 	}
 	m.queues[j.queue].active.remove(j.id)
 	m.queues[j.queue].releaseKey(j)
 	j.token = ""
 	j.deadline = 0
 	j.expiries++
-	j.err = ReasonTextLeaseExpired
-	m.emit(EventRetried, j.id, j.attempt, j.err, now)
+	j.err = weir.ReasonTextLeaseExpired
+	m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
 	var fx effects
 	m.push(j, now, &fx)
 	s := Settled{JobID: j.id, State: j.state, Pushed: fx.pushed}
@@ -349,21 +350,21 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 }
 
 // end moves a job to a terminal state and runs the consequences.
-func (m *Model) end(j *job, s State, now int64, fx *effects) {
+func (m *Model) end(j *job, s weir.State, now int64, fx *effects) {
 	m.endState(j, s, now)
 	m.afterEnd(j, now, fx)
 }
 
 // endState moves a job to a terminal state, without the consequences.
-func (m *Model) endState(j *job, s State, now int64) {
+func (m *Model) endState(j *job, s weir.State, now int64) {
 	att, reason := 0, j.err
-	if j.state == Running {
+	if j.state == weir.Running {
 		att = j.attempt
 	}
-	if s == Completed {
+	if s == weir.Completed {
 		reason = ""
 	}
-	m.emit(EventType(s), j.id, att, reason, now)
+	m.emit(weir.EventType(s), j.id, att, reason, now)
 	j.state = s
 	j.ended = now
 	j.runAt = 0
@@ -385,7 +386,7 @@ func (m *Model) Heartbeat(now time.Time, p HeartbeatParams) ([]LeaseStatus, erro
 	out := make([]LeaseStatus, len(p.Leases))
 	for i, l := range p.Leases {
 		j := m.jobs[l.JobID]
-		if j == nil || j.state != Running || j.token != l.Token {
+		if j == nil || j.state != weir.Running || j.token != l.Token {
 			out[i] = LeaseStatus{JobID: l.JobID, Lost: true}
 			continue
 		}
@@ -460,7 +461,7 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 			continue
 		}
 		j := m.jobs[it.id]
-		if j.state == Open {
+		if j.state == weir.Open {
 			s := m.signalTimedOut(now, j)
 			if res != nil {
 				res.Expired = append(res.Expired, s)
@@ -489,18 +490,18 @@ func (m *Model) CancelJob(now time.Time, p CancelJobParams) (CancelResult, error
 	t := m.tick(now)
 	j := m.jobs[p.ID]
 	if j == nil {
-		return CancelResult{}, wrap(ErrNotFound, "job %q", p.ID)
+		return CancelResult{}, wrap(weir.ErrNotFound, "job %q", p.ID)
 	}
 	if j.state.Ended() {
-		return CancelResult{State: j.state}, wrap(ErrJobEnded, "job %q is %s", p.ID, j.state)
+		return CancelResult{State: j.state}, wrap(weir.ErrJobEnded, "job %q is %s", p.ID, j.state)
 	}
 	var fx effects
 	var res CancelResult
-	if j.state == Running {
+	if j.state == weir.Running {
 		j.cancelReq = true
 		res.Stopping = []string{j.id}
 	} else {
-		m.cancelTask(j, ReasonTextJobCancelled, t, &fx)
+		m.cancelTask(j, weir.ReasonTextJobCancelled, t, &fx)
 		m.afterEnd(j, t, &fx)
 		res.Cancelled = fx.cancelled
 	}
@@ -558,10 +559,10 @@ func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
 	var fx effects
 	for _, id := range ids {
 		j := m.jobs[id]
-		if j == nil || j.state != Queued {
+		if j == nil || j.state != weir.Queued {
 			continue
 		}
-		m.cancelTask(j, ReasonTextPurged, t, &fx)
+		m.cancelTask(j, weir.ReasonTextPurged, t, &fx)
 		m.afterEnd(j, t, &fx)
 		res.Purged = append(res.Purged, id)
 	}

@@ -1,5 +1,6 @@
 package engine
 
+import "github.com/weirflow/weir"
 import "time"
 
 // keyed is a queue's concurrency keys (spec/states.md, Concurrency keys):
@@ -113,7 +114,7 @@ func (m *Model) claimKeyed(q *queue, now int64, p ClaimParams, out []Claimed) []
 		set := k.ready[key]
 		jt := set.popMin()
 		k.all.remove(jt.id)
-		if j := m.jobs[jt.id]; j != nil && j.state == Queued {
+		if j := m.jobs[jt.id]; j != nil && j.state == weir.Queued {
 			out = append(out, m.lease(j, q, now, p))
 			k.run[key]++
 		}

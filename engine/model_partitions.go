@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,8 +197,8 @@ func (m *Model) purgeParts(now time.Time, name string) (PurgeResult, error) {
 
 // queuesParts merges the partitions' queues: one entry per name, counts
 // summed, every other field from the lowest partition that knows it.
-func (m *Model) queuesParts(now time.Time) []QueueInfo {
-	var out []QueueInfo
+func (m *Model) queuesParts(now time.Time) []weir.QueueInfo {
+	var out []weir.QueueInfo
 	at := map[string]int{}
 	for _, s := range m.parts {
 		for _, q := range s.Queues(now) {
@@ -212,9 +213,9 @@ func (m *Model) queuesParts(now time.Time) []QueueInfo {
 			out[i].Running += q.Running
 		}
 	}
-	slices.SortFunc(out, func(a, b QueueInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b weir.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
 	if out == nil {
-		out = []QueueInfo{}
+		out = []weir.QueueInfo{}
 	}
 	return out
 }
@@ -235,9 +236,9 @@ func (m *Model) contentsParts(now time.Time, name string) QueueContents {
 // one-partition cursor: each partition's page of Limit after the cursor
 // holds every workflow of it that can be on the merged page, and says
 // whether it holds more.
-func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, error) {
+func (m *Model) listWorkflowsParts(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	type entry struct {
-		w       Workflow
+		w       weir.Workflow
 		created int64
 	}
 	var all []entry
@@ -245,7 +246,7 @@ func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, e
 	for _, s := range m.parts {
 		pg, err := s.ListWorkflows(now, p)
 		if err != nil {
-			return WorkflowPage{}, err
+			return weir.WorkflowPage{}, err
 		}
 		for _, w := range pg.Workflows {
 			all = append(all, entry{w, s.workflows[w.ID].created})
@@ -259,7 +260,7 @@ func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, e
 	if limit == 0 {
 		limit = 100
 	}
-	var page WorkflowPage
+	var page weir.WorkflowPage
 	for _, e := range all[:min(limit, len(all))] {
 		page.Workflows = append(page.Workflows, e.w)
 	}
@@ -277,21 +278,21 @@ func (m *Model) listWorkflowsParts(now time.Time, p ListParams) (WorkflowPage, e
 // exactly when no job follows the page; when the page ends with the last
 // job of its partition, it is "<q>|" of the next partition q that holds
 // one.
-func (m *Model) listJobsParts(now time.Time, p ListJobsParams) (JobPage, error) {
+func (m *Model) listJobsParts(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
 	limit, err := ValidateListJobs(p)
 	if err != nil {
-		return JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	from, cursor := 0, ""
 	if p.Cursor != "" {
 		ps, c, ok := strings.Cut(p.Cursor, "|")
 		n, err := strconv.Atoi(ps)
 		if !ok || err != nil || n < 0 || n >= len(m.parts) || strconv.Itoa(n) != ps {
-			return JobPage{}, badCursor(p.Cursor)
+			return weir.JobPage{}, badCursor(p.Cursor)
 		}
 		from, cursor = n, c
 	}
-	var page JobPage
+	var page weir.JobPage
 	for g := from; g < len(m.parts); g++ {
 		s := m.parts[g]
 		q := p
@@ -304,7 +305,7 @@ func (m *Model) listJobsParts(now time.Time, p ListJobsParams) (JobPage, error) 
 			q.Limit = 1
 			pg, err := s.ListJobs(now, q)
 			if err != nil {
-				return JobPage{}, err
+				return weir.JobPage{}, err
 			}
 			if len(pg.Jobs) > 0 {
 				page.NextCursor = strconv.Itoa(g) + "|"
@@ -315,7 +316,7 @@ func (m *Model) listJobsParts(now time.Time, p ListJobsParams) (JobPage, error) 
 		q.Limit = need
 		pg, err := s.ListJobs(now, q)
 		if err != nil {
-			return JobPage{}, err
+			return weir.JobPage{}, err
 		}
 		page.Jobs = append(page.Jobs, pg.Jobs...)
 		if pg.NextCursor != "" {
@@ -329,11 +330,11 @@ func (m *Model) listJobsParts(now time.Time, p ListJobsParams) (JobPage, error) 
 // MergeEvents merges the partitions' events, each list in its partition's
 // order, into the order of spec/partitions.md: by event time, then
 // partition, then order in the partition.
-func MergeEvents(parts [][]Event) []Event {
-	var all []Event
+func MergeEvents(parts [][]weir.Event) []weir.Event {
+	var all []weir.Event
 	for _, es := range parts {
 		all = append(all, es...)
 	}
-	slices.SortStableFunc(all, func(a, b Event) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(all, func(a, b weir.Event) int { return a.Time.Compare(b.Time) })
 	return all
 }

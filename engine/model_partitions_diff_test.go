@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"strconv"
@@ -59,7 +60,7 @@ func TestPartitionsOnePartitionUsed(t *testing.T) {
 		anyJob := func() string {
 			ids := slices.Clone(plain)
 			for _, w := range wfs {
-				ids = append(ids, TaskJobID(w, "t0"), TaskJobID(w, "t1"), UndoJobID(w, "t0"))
+				ids = append(ids, weir.TaskJobID(w, "t0"), weir.TaskJobID(w, "t1"), weir.UndoJobID(w, "t0"))
 			}
 			return rapid.SampledFrom(ids).Draw(rt, "job")
 		}
@@ -201,7 +202,7 @@ func TestPartitionsOnePartitionUsed(t *testing.T) {
 				b, eb := four.Signal(now, p)
 				same(name+" signal", a, b, ea, eb)
 			case 17: // lists, following cursors
-				lp := ListParams{Limit: rapid.IntRange(1, 2).Draw(rt, "wl")}
+				lp := weir.ListParams{Limit: rapid.IntRange(1, 2).Draw(rt, "wl")}
 				for range 4 {
 					a, ea := one.ListWorkflows(now, lp)
 					b, eb := four.ListWorkflows(now, lp)
@@ -211,8 +212,8 @@ func TestPartitionsOnePartitionUsed(t *testing.T) {
 					}
 					lp.Cursor = a.NextCursor
 				}
-				jp := ListJobsParams{Queue: rapid.SampledFrom(queues).Draw(rt, "lq"),
-					State: rapid.SampledFrom([]JobList{ListReady, ListDelayed, ListRunning, ListFailed, ListCancelled, ListCompleted}).Draw(rt, "ls"),
+				jp := weir.ListJobsParams{Queue: rapid.SampledFrom(queues).Draw(rt, "lq"),
+					State: rapid.SampledFrom([]weir.JobList{weir.ListReady, weir.ListDelayed, weir.ListRunning, weir.ListFailed, weir.ListCancelled, weir.ListCompleted}).Draw(rt, "ls"),
 					Limit: rapid.IntRange(1, 2).Draw(rt, "ll")}
 				fp := jp
 				for range 4 {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ func TestPartitionsPlacement(t *testing.T) {
 			if (q == p) != (err == nil) {
 				t.Fatalf("workflow %s (partition %d) in partition %d: %v", wf, p, q, err)
 			}
-			_, err = m.Part(q).GetJob(now, TaskJobID(wf, "b"))
+			_, err = m.Part(q).GetJob(now, weir.TaskJobID(wf, "b"))
 			if (q == p) != (err == nil) {
 				t.Fatalf("task %s/b (partition %d) in partition %d: %v", wf, p, q, err)
 			}
@@ -99,10 +100,10 @@ func TestPartitionsPlacement(t *testing.T) {
 		wf := RoutingID(ids[0])
 		lease := m.Part(c % partP).jobs[ids[0]].token
 		res, err := m.Finish(now, FinishParams{Outcomes: []Outcome{{JobID: ids[0], Token: lease, Kind: OutcomeCompleted}}})
-		if err != nil || len(res.Settled) != 1 || len(res.Settled[0].Pushed) != 1 || res.Settled[0].Pushed[0].JobID != TaskJobID(wf, "b") {
+		if err != nil || len(res.Settled) != 1 || len(res.Settled[0].Pushed) != 1 || res.Settled[0].Pushed[0].JobID != weir.TaskJobID(wf, "b") {
 			t.Fatalf("finish %s: %+v, %v", ids[0], res, err)
 		}
-		if got := m.Part(c%partP).QueueContents(now, "q").Ready; !slices.Equal(got, []string{TaskJobID(wf, "b")}) {
+		if got := m.Part(c%partP).QueueContents(now, "q").Ready; !slices.Equal(got, []string{weir.TaskJobID(wf, "b")}) {
 			t.Fatalf("partition %d ready %v", c%partP, got)
 		}
 	}
@@ -161,7 +162,7 @@ func TestPartitionsClaimRotation(t *testing.T) {
 		t.Fatalf("claim 6: %v, want two of partition 0", ids)
 	}
 	// an invalid claim fails before any partition, and takes no turn
-	if _, err := m.Claim(now, ClaimParams{Queues: []string{"q"}, Max: 0, Lease: time.Minute}); !errors.Is(err, ErrInvalid) {
+	if _, err := m.Claim(now, ClaimParams{Queues: []string{"q"}, Max: 0, Lease: time.Minute}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("claim of 0: %v", err)
 	}
 	if m.claims != 7 {
@@ -194,7 +195,7 @@ func TestPartitionsListWorkflows(t *testing.T) {
 		}
 	}
 	for _, limit := range []int{1, 2, 5, 13, 20} {
-		p := ListParams{Limit: limit}
+		p := weir.ListParams{Limit: limit}
 		var all []string
 		for pages := 0; ; pages++ {
 			got, err := m.ListWorkflows(now, p)
@@ -224,14 +225,14 @@ func TestPartitionsListWorkflows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pg, err := m2.ListWorkflows(now, ListParams{Limit: 1})
+	pg, err := m2.ListWorkflows(now, weir.ListParams{Limit: 1})
 	if err != nil || len(pg.Workflows) != 1 || pg.NextCursor == "" {
 		t.Fatalf("first page of one partition's two: %+v, %v", pg, err)
 	}
-	if pg, err = m2.ListWorkflows(now, ListParams{Limit: 1, Cursor: pg.NextCursor}); err != nil || len(pg.Workflows) != 1 || pg.NextCursor != "" {
+	if pg, err = m2.ListWorkflows(now, weir.ListParams{Limit: 1, Cursor: pg.NextCursor}); err != nil || len(pg.Workflows) != 1 || pg.NextCursor != "" {
 		t.Fatalf("second page: %+v, %v", pg, err)
 	}
-	if _, err := m.ListWorkflows(now, ListParams{Cursor: "nope"}); !errors.Is(err, ErrInvalid) {
+	if _, err := m.ListWorkflows(now, weir.ListParams{Cursor: "nope"}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("bad cursor: %v", err)
 	}
 }
@@ -251,7 +252,7 @@ func TestPartitionsListJobs(t *testing.T) {
 		}
 	}
 	for limit := 1; limit <= 7; limit++ {
-		p := ListJobsParams{Queue: "q", State: ListReady, Limit: limit}
+		p := weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: limit}
 		var got, cursors []string
 		for {
 			pg, err := m.ListJobs(now, p)
@@ -278,15 +279,15 @@ func TestPartitionsListJobs(t *testing.T) {
 		}
 	}
 	// a page ending with partition 0's last job points at partition 2
-	if pg, err := m.ListJobs(now, ListJobsParams{Queue: "q", State: ListReady, Limit: 3}); err != nil || pg.NextCursor != "2|" {
+	if pg, err := m.ListJobs(now, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: 3}); err != nil || pg.NextCursor != "2|" {
 		t.Fatalf("page of 3: next %q, %v", pg.NextCursor, err)
 	}
 	for _, c := range []string{"4|", "-1|", "x|", "01|", "0", "0|nope", "|"} {
-		if _, err := m.ListJobs(now, ListJobsParams{Queue: "q", State: ListReady, Cursor: c}); !errors.Is(err, ErrInvalid) {
+		if _, err := m.ListJobs(now, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Cursor: c}); !errors.Is(err, weir.ErrInvalid) {
 			t.Fatalf("cursor %q: %v, want ErrInvalid", c, err)
 		}
 	}
-	if pg, err := m.ListJobs(now, ListJobsParams{Queue: "q", State: ListReady, Cursor: "3|"}); err != nil || len(pg.Jobs) != 2 || pg.NextCursor != "" {
+	if pg, err := m.ListJobs(now, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Cursor: "3|"}); err != nil || len(pg.Jobs) != 2 || pg.NextCursor != "" {
 		t.Fatalf("from partition 3: %+v, %v", pg, err)
 	}
 }
@@ -372,14 +373,14 @@ func TestPartitionsQueueSettings(t *testing.T) {
 		m.RateLimitQueue(now, RateLimitQueueParams{Queue: "r", Limit: 1}),
 		m.LimitKeys(now, LimitKeysParams{Queue: "r", Concurrency: MaxConcurrency + 1}),
 	} {
-		if !errors.Is(err, ErrInvalid) {
+		if !errors.Is(err, weir.ErrInvalid) {
 			t.Fatalf("invalid setting: %v", err)
 		}
 	}
-	if _, err := m.PurgeQueue(now, "bad name"); !errors.Is(err, ErrInvalid) {
+	if _, err := m.PurgeQueue(now, "bad name"); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("purge: %v", err)
 	}
-	if _, err := m.ExpireLeases(now, ExpireParams{Max: -1}); !errors.Is(err, ErrInvalid) {
+	if _, err := m.ExpireLeases(now, ExpireParams{Max: -1}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("expire: %v", err)
 	}
 	for p := range partP {
@@ -456,7 +457,7 @@ func TestPartitionsSchedules(t *testing.T) {
 	j := *fp.Job
 	j.ID = TickID(names[2], bad.Fire)
 	bad.Job = &j
-	if _, err := m.FireSchedule(bad.Fire, bad); !errors.Is(err, ErrInvalid) {
+	if _, err := m.FireSchedule(bad.Fire, bad); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("a fire naming %s: %v", j.ID, err)
 	}
 	for _, err := range []error{m.PauseSchedule(now, names[1], true), m.DeleteSchedule(now, names[3])} {
@@ -467,7 +468,7 @@ func TestPartitionsSchedules(t *testing.T) {
 	if s, err := m.Part(1).GetSchedule(now, names[1]); err != nil || !s.Paused {
 		t.Fatalf("paused in its partition: %+v, %v", s, err)
 	}
-	if _, err := m.Part(3).GetSchedule(now, names[3]); !errors.Is(err, ErrNotFound) {
+	if _, err := m.Part(3).GetSchedule(now, names[3]); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("deleted in its partition: %v", err)
 	}
 	// MaxSchedules per partition: partition 0 full, partition 1 not
@@ -480,7 +481,7 @@ func TestPartitionsSchedules(t *testing.T) {
 		_, err := m.PutSchedule(now, PutScheduleParams{Spec: ScheduleSpec{Name: partIDs("more", p, 1)[0], Every: time.Minute, Job: &JobSpec{Queue: "q"}}, Next: now.Add(time.Minute)})
 		return err
 	}
-	if err := more(0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "partition holds at most 1000") {
+	if err := more(0); !errors.Is(err, weir.ErrInvalid) || !strings.Contains(err.Error(), "partition holds at most 1000") {
 		t.Fatalf("a schedule past the limit of its partition: %v", err)
 	}
 	if err := more(1); err != nil {

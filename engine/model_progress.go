@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"time"
 )
@@ -18,11 +19,11 @@ func (m *Model) Progress(now time.Time, p ProgressParams) error {
 		return err
 	}
 	j := m.jobs[p.JobID]
-	if j == nil || j.state != Running || j.token != p.Token {
-		return wrap(ErrLeaseLost, "job %q is not leased with token %q", p.JobID, p.Token)
+	if j == nil || j.state != weir.Running || j.token != p.Token {
+		return wrap(weir.ErrLeaseLost, "job %q is not leased with token %q", p.JobID, p.Token)
 	}
 	if r := p.Report; r != nil {
-		j.progress = &Progress{Percent: r.Percent, Message: m.cutError(r.Message), At: toTime(t)}
+		j.progress = &weir.Progress{Percent: r.Percent, Message: m.cutError(r.Message), At: toTime(t)}
 	}
 	if p.Checkpoint != nil {
 		j.checkpoint = nil
@@ -34,7 +35,7 @@ func (m *Model) Progress(now time.Time, p ProgressParams) error {
 }
 
 // progressOf returns a copy of a job's progress for a snapshot.
-func (j *job) progressOf() *Progress {
+func (j *job) progressOf() *weir.Progress {
 	if j.progress == nil {
 		return nil
 	}
@@ -45,8 +46,8 @@ func (j *job) progressOf() *Progress {
 // claimed is a job's Claimed as a claim hands it out: its snapshot without
 // progress (the worker reports it, it need not read it), its lease, deps
 // and checkpoint.
-func (j *job) claimed(deps []DepOutcome) Claimed {
+func (j *job) claimed(deps []weir.DepOutcome) Claimed {
 	s := j.snapshot()
 	s.Progress = nil
-	return Claimed{Job: s, Lease: Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: deps, Checkpoint: slices.Clone(j.checkpoint)}
+	return Claimed{Job: s, Lease: weir.Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: deps, Checkpoint: slices.Clone(j.checkpoint)}
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/weirflow/weir"
+
 // Promotion: making a task runnable once its dependencies all ended, or a
 // root at submit or re-run (spec/states.md, Task ended step 2, Signal,
 // Delayed tasks): a signal task opens, a task with a Delay, or a root of a
@@ -15,8 +17,8 @@ func (m *Model) promote(j *job, now int64, fx *effects) {
 		m.pushDelayed(j, ts, now, fx)
 		return
 	}
-	j.state = Open
-	m.emit(EventOpened, j.id, 0, "", now)
+	j.state = weir.Open
+	m.emit(weir.EventOpened, j.id, 0, "", now)
 	if ts.SignalTimeout > 0 {
 		// the queue's sweep fails it when due (signalTimedOut)
 		j.runAt = now + ms(ts.SignalTimeout)

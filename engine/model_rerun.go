@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"strconv"
 	"time"
 )
@@ -24,7 +25,7 @@ type RerunResult struct {
 	Pushed []Pushed
 	// WorkflowState is the workflow's state after the call: running on
 	// success; the state that refused it with ErrNotRerunnable.
-	WorkflowState WorkflowState
+	WorkflowState weir.WorkflowState
 }
 
 // RerunWorkflow runs the failed part of a workflow that ended failed,
@@ -49,11 +50,11 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 	t := m.tick(now)
 	w := m.workflows[p.ID]
 	if w == nil {
-		return RerunResult{}, wrap(ErrNotFound, "workflow %q", p.ID)
+		return RerunResult{}, wrap(weir.ErrNotFound, "workflow %q", p.ID)
 	}
-	if w.state != WorkflowFailed && w.state != WorkflowCancelled && w.state != WorkflowCompleted {
+	if w.state != weir.WorkflowFailed && w.state != weir.WorkflowCancelled && w.state != weir.WorkflowCompleted {
 		return RerunResult{Run: w.run, WorkflowState: w.state},
-			wrap(ErrNotRerunnable, "workflow %q is %s", p.ID, w.state)
+			wrap(weir.ErrNotRerunnable, "workflow %q is %s", p.ID, w.state)
 	}
 	n := len(w.tasks)
 	reset := make([]bool, n)
@@ -65,7 +66,7 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 	for i, j := range w.tasks {
 		// a catch that did not run because nothing failed (no_failure) is
 		// not a failed part: it runs again only downstream of one
-		if j.state == Failed || j.state == Cancelled && j.err != ReasonTextNoFailure {
+		if j.state == weir.Failed || j.state == weir.Cancelled && j.err != weir.ReasonTextNoFailure {
 			reset[i] = true
 			todo = append(todo, i)
 		}
@@ -88,23 +89,23 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 	if len(res.Reset) == 0 {
 		// completed with nothing failed or cancelled, or cancelled while
 		// its last tasks ran, and they all completed
-		return res, wrap(ErrNotRerunnable, "workflow %q has no failed or cancelled task", p.ID)
+		return res, wrap(weir.ErrNotRerunnable, "workflow %q has no failed or cancelled task", p.ID)
 	}
 	m.expiry.remove("w:" + w.id)
 	w.run++
-	w.state, w.reason = WorkflowRunning, ""
+	w.state, w.reason = weir.WorkflowRunning, ""
 	w.ended, w.expires = 0, 0
 	w.unabsorbed, w.failedBeforeCancel, w.failFastFired = false, false, false
 	w.cancelReq, w.cancelUndo, w.deadlineHit = false, false, false
 	w.undos, w.undoBlockers, w.undoParents = nil, nil, nil
 	w.undoRemaining, w.undoFailed = 0, false
 	w.remaining = len(res.Reset)
-	m.emit(EventWorkflowRerun, w.id, 0, strconv.Itoa(w.run), t)
+	m.emit(weir.EventWorkflowRerun, w.id, 0, strconv.Itoa(w.run), t)
 	for i, j := range w.tasks {
 		if !reset[i] {
 			continue
 		}
-		j.state = Waiting
+		j.state = weir.Waiting
 		j.attempt, j.expiries = 0, 0
 		j.result, j.err = nil, ""
 		j.ended, j.runAt = 0, 0

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResu
 }
 
 // ValidatePutSchedule checks a put's params against the limits.
-func ValidatePutSchedule(p PutScheduleParams, l Limits) error {
+func ValidatePutSchedule(p PutScheduleParams, l weir.Limits) error {
 	if _, err := ValidateSchedule(p.Spec, l); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 		return m.at(name).DeleteSchedule(now, name)
 	}
 	if m.schedules[name] == nil {
-		return wrap(ErrNotFound, "schedule %q", name)
+		return wrap(weir.ErrNotFound, "schedule %q", name)
 	}
 	m.tick(now)
 	delete(m.schedules, name)
@@ -67,7 +68,7 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 	}
 	s := m.schedules[name]
 	if s == nil {
-		return wrap(ErrNotFound, "schedule %q", name)
+		return wrap(weir.ErrNotFound, "schedule %q", name)
 	}
 	m.tick(now)
 	s.Paused = paused
@@ -82,7 +83,7 @@ func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
 	m.peek(now)
 	s := m.schedules[name]
 	if s == nil {
-		return Schedule{}, wrap(ErrNotFound, "schedule %q", name)
+		return Schedule{}, wrap(weir.ErrNotFound, "schedule %q", name)
 	}
 	return m.scheduleCopy(s), nil
 }
@@ -158,7 +159,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	}
 	s := m.schedules[p.Name]
 	if s == nil {
-		return FireScheduleResult{}, wrap(ErrNotFound, "schedule %q", p.Name)
+		return FireScheduleResult{}, wrap(weir.ErrNotFound, "schedule %q", p.Name)
 	}
 	if s.Rev != p.Rev || s.Paused || !s.Next.Equal(p.Tick) {
 		return FireScheduleResult{Outcome: FireStale}, nil
@@ -178,7 +179,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 	t := m.tick(now)
 	res := FireScheduleResult{Outcome: FireFired, ID: id}
 	if p.Job != nil {
-		if last := m.jobs[s.LastID]; s.Overlap == OverlapSkip && last != nil && !last.state.Ended() {
+		if last := m.jobs[s.LastID]; s.Overlap == weir.OverlapSkip && last != nil && !last.state.Ended() {
 			s.Next = msTime(p.Next)
 			return FireScheduleResult{Outcome: FireOverlap}, nil
 		}
@@ -195,7 +196,7 @@ func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleR
 // ValidateFireSchedule checks a fire's params against the limits, in a
 // namespace of parts partitions (which name the tick's ID: TickIDIn; 0
 // counts as 1).
-func ValidateFireSchedule(p FireScheduleParams, l Limits, parts int) error {
+func ValidateFireSchedule(p FireScheduleParams, l weir.Limits, parts int) error {
 	if !ValidName(p.Name) {
 		return invalid("", "name", "schedule name %q must "+NameRule, p.Name)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"time"
 )
@@ -68,14 +69,14 @@ func signalFieldConflict(t TaskSpec) error {
 // failed task.
 func (m *Model) signalTimedOut(now int64, j *job) Settled {
 	var fx effects
-	j.err = ReasonTextSignalTimeout
-	m.end(j, Failed, now, &fx)
+	j.err = weir.ReasonTextSignalTimeout
+	m.end(j, weir.Failed, now, &fx)
 	return Settled{JobID: j.id, State: j.state, Pushed: fx.pushed, WorkflowState: j.wf.state, WorkflowEnded: fx.wfEnded}
 }
 
 // ValidateSignal checks SignalParams as every store does before it looks
 // at the task: IDs and names, the kind, the value's size.
-func ValidateSignal(p SignalParams, l Limits) error {
+func ValidateSignal(p SignalParams, l weir.Limits) error {
 	if !ValidID(p.Workflow) {
 		return invalid("", "id", "workflow ID %q must "+IDRule, p.Workflow)
 	}
@@ -106,11 +107,11 @@ func (m *Model) Signal(now time.Time, p SignalParams) (SignalResult, error) {
 	}
 	w := m.workflows[p.Workflow]
 	if w == nil {
-		return SignalResult{}, wrap(ErrNotFound, "workflow %q", p.Workflow)
+		return SignalResult{}, wrap(weir.ErrNotFound, "workflow %q", p.Workflow)
 	}
-	j := m.jobs[TaskJobID(p.Workflow, p.Task)]
+	j := m.jobs[weir.TaskJobID(p.Workflow, p.Task)]
 	if j == nil {
-		return SignalResult{}, wrap(ErrNotFound, "task %q of workflow %q", p.Task, p.Workflow)
+		return SignalResult{}, wrap(weir.ErrNotFound, "task %q of workflow %q", p.Task, p.Workflow)
 	}
 	if !w.c.plan.Tasks[j.task].Signal {
 		return SignalResult{}, invalid(p.Task, "task", "task %q is not a signal task", p.Task)
@@ -125,9 +126,9 @@ func (m *Model) Signal(now time.Time, p SignalParams) (SignalResult, error) {
 			p.Kind == OutcomeCompleted && slices.Equal(j.result, p.Value)) {
 			return SignalResult{State: j.state, WorkflowState: w.state}, nil
 		}
-		return SignalResult{}, wrap(ErrSignalled, "task %q of workflow %q is %s", p.Task, p.Workflow, j.state)
-	case j.state != Open:
-		return SignalResult{}, wrap(ErrNotOpen, "task %q of workflow %q is %s", p.Task, p.Workflow, j.state)
+		return SignalResult{}, wrap(weir.ErrSignalled, "task %q of workflow %q is %s", p.Task, p.Workflow, j.state)
+	case j.state != weir.Open:
+		return SignalResult{}, wrap(weir.ErrNotOpen, "task %q of workflow %q is %s", p.Task, p.Workflow, j.state)
 	}
 	if j.runAt != 0 {
 		m.queue(j.queue).delayed.remove(j.id)
@@ -136,10 +137,10 @@ func (m *Model) Signal(now time.Time, p SignalParams) (SignalResult, error) {
 	var fx effects
 	if p.Kind == OutcomeCompleted {
 		j.result = slices.Clone(p.Value)
-		m.end(j, Completed, t, &fx)
+		m.end(j, weir.Completed, t, &fx)
 	} else {
 		j.err = reason
-		m.end(j, Failed, t, &fx)
+		m.end(j, weir.Failed, t, &fx)
 	}
 	return SignalResult{Signalled: true, State: j.state, Pushed: fx.pushed, WorkflowState: w.state, WorkflowEnded: fx.wfEnded}, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -24,8 +25,8 @@ func TestGraphRules(t *testing.T) {
 				h.wantStates("a=queued b=waiting c=waiting")
 				s := h.run("a")
 				h.wantPushed("finish a", s.Pushed, h.tj("b"))
-				rtEq(h.t, "a settled", s.State, Completed)
-				rtEq(h.t, "workflow after a", s.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "a settled", s.State, weir.Completed)
+				rtEq(h.t, "workflow after a", s.WorkflowState, weir.WorkflowRunning)
 				rtEq(h.t, "ended after a", s.WorkflowEnded, false)
 				h.wantStates("a=completed b=queued c=waiting")
 				h.wantPushed("finish b", h.run("b").Pushed, h.tj("c"))
@@ -33,9 +34,9 @@ func TestGraphRules(t *testing.T) {
 				s = h.run("c")
 				h.wantPushed("finish c", s.Pushed)
 				rtEq(h.t, "ended after c", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow after c", s.WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow after c", s.WorkflowState, weir.WorkflowCompleted)
 				w := h.workflow()
-				rtEq(h.t, "state", w.State, WorkflowCompleted)
+				rtEq(h.t, "state", w.State, weir.WorkflowCompleted)
 				rtEq(h.t, "ended at", w.EndedAt, h.now)
 				rtDeepEq(h.t, "result of b", w.Tasks[1].Result, []byte("r:b"))
 			},
@@ -66,7 +67,7 @@ func TestGraphRules(t *testing.T) {
 				rtDeepEq(h.t, "repeated call", again.Settled, r.Settled)
 				rtSameIDs(h.t, "join queue after the repeat", h.ready("j"), []string{h.tj("j")})
 				h.run("j")
-				h.wantWorkflow(WorkflowCompleted)
+				h.wantWorkflow(weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -78,12 +79,12 @@ func TestGraphRules(t *testing.T) {
 				h.wantStates("a=completed b=queued c=completed d=waiting")
 				h.wantPushed("finish b", h.run("b").Pushed, h.tj("d"))
 				cd := h.start("d")
-				rtDeepEq(h.t, "deps of d", cd.Deps, []DepOutcome{
-					{Task: "c", State: Completed, Result: []byte("r:c")},
-					{Task: "b", State: Completed, Result: []byte("r:b")},
+				rtDeepEq(h.t, "deps of d", cd.Deps, []weir.DepOutcome{
+					{Task: "c", State: weir.Completed, Result: []byte("r:c")},
+					{Task: "b", State: weir.Completed, Result: []byte("r:b")},
 				})
 				rtEq(h.t, "ended", h.complete(cd, "").WorkflowEnded, true)
-				h.wantWorkflow(WorkflowCompleted)
+				h.wantWorkflow(weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -93,16 +94,16 @@ func TestGraphRules(t *testing.T) {
 				h.run("a")
 				h.wantPushed("failure of b", h.runFail("b").Pushed)
 				h.wantStates("a=completed b=failed c=queued d=waiting")
-				h.wantWorkflow(WorkflowRunning)
+				h.wantWorkflow(weir.WorkflowRunning)
 				h.wantPushed("finish c", h.run("c").Pushed, h.tj("d"))
 				cd := h.start("d")
-				rtDeepEq(h.t, "deps of d", cd.Deps, []DepOutcome{
-					{Task: "b", State: Failed, Error: "boom b"},
-					{Task: "c", State: Completed, Result: []byte("r:c")},
+				rtDeepEq(h.t, "deps of d", cd.Deps, []weir.DepOutcome{
+					{Task: "b", State: weir.Failed, Error: "boom b"},
+					{Task: "c", State: weir.Completed, Result: []byte("r:c")},
 				})
 				s := h.complete(cd, "")
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -114,14 +115,14 @@ func TestGraphRules(t *testing.T) {
 				h.wantPushed("failure of a", s.Pushed)
 				rtEq(h.t, "ended by a", s.WorkflowEnded, false)
 				h.wantStates("a=failed r=running b=cancelled c=cancelled d=cancelled")
-				rtEq(h.t, "error of b", h.task("b").Error, DependencyReason("a", Failed))
-				rtEq(h.t, "error of c", h.task("c").Error, DependencyReason("b", Cancelled))
-				rtEq(h.t, "error of d", h.task("d").Error, DependencyReason("c", Cancelled))
+				rtEq(h.t, "error of b", h.task("b").Error, weir.DependencyReason("a", weir.Failed))
+				rtEq(h.t, "error of c", h.task("c").Error, weir.DependencyReason("b", weir.Cancelled))
+				rtEq(h.t, "error of d", h.task("d").Error, weir.DependencyReason("c", weir.Cancelled))
 				rtEq(h.t, "ended at of d", h.job(h.tj("d")).EndedAt, h.now)
 				s = h.complete(cr, "")
 				h.wantPushed("finish r", s.Pushed)
 				rtEq(h.t, "ended by r", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 			},
 		},
 		{
@@ -132,9 +133,9 @@ func TestGraphRules(t *testing.T) {
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("a"), h.tj("b"), h.tj("c")})
 				h.wantPushed("cancel of a", r.Pushed, h.tj("f"))
 				h.wantStates("a=cancelled b=cancelled c=cancelled f=queued g=waiting")
-				rtEq(h.t, "error of c", h.task("c").Error, DependencyReason("b", Cancelled))
+				rtEq(h.t, "error of c", h.task("c").Error, weir.DependencyReason("b", weir.Cancelled))
 				h.wantPushed("finish f", h.run("f").Pushed, h.tj("g"))
-				rtEq(h.t, "workflow", h.run("g").WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", h.run("g").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -172,8 +173,8 @@ func TestAbsorptionRules(t *testing.T) {
 				h.run("a")
 				s := h.runFail("b")
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
-				rtEq(h.t, "reason", h.workflow().Reason, Reason(""))
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
+				rtEq(h.t, "reason", h.workflow().Reason, weir.Reason(""))
 			},
 		},
 		{
@@ -183,7 +184,7 @@ func TestAbsorptionRules(t *testing.T) {
 				h.wantPushed("failure of a", h.runFail("a").Pushed, h.tj("b"), h.tj("c"))
 				h.run("b")
 				s := h.run("c")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -193,7 +194,7 @@ func TestAbsorptionRules(t *testing.T) {
 				h.wantPushed("failure of a", h.runFail("a").Pushed, h.tj("b"))
 				h.wantStates("a=failed b=queued c=cancelled")
 				s := h.run("b")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 			},
 		},
 		{
@@ -201,7 +202,7 @@ func TestAbsorptionRules(t *testing.T) {
 			plan: rtPlan(rtT("a"), rtAlways(rtT("f", "a"))),
 			run: func(h *rtHarness) {
 				h.run("a")
-				rtEq(h.t, "workflow", h.runFail("f").WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", h.runFail("f").WorkflowState, weir.WorkflowFailed)
 			},
 		},
 		{
@@ -211,11 +212,11 @@ func TestAbsorptionRules(t *testing.T) {
 				r := h.cancelJob(h.tj("a"))
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("a")})
 				h.wantPushed("cancel of a", r.Pushed, h.tj("b"))
-				rtEq(h.t, "job state", r.State, Cancelled)
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "job state", r.State, weir.Cancelled)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowRunning)
 				cb := h.start("b")
-				rtDeepEq(h.t, "deps of b", cb.Deps, []DepOutcome{{Task: "a", State: Cancelled, Error: ReasonTextJobCancelled}})
-				rtEq(h.t, "workflow", h.complete(cb, "").WorkflowState, WorkflowCompleted)
+				rtDeepEq(h.t, "deps of b", cb.Deps, []weir.DepOutcome{{Task: "a", State: weir.Cancelled, Error: weir.ReasonTextJobCancelled}})
+				rtEq(h.t, "workflow", h.complete(cb, "").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -224,8 +225,8 @@ func TestAbsorptionRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				r := h.cancelJob(h.tj("a"))
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("a"), h.tj("b")})
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCompleted)
-				rtEq(h.t, "error of b", h.task("b").Error, DependencyReason("a", Cancelled))
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCompleted)
+				rtEq(h.t, "error of b", h.task("b").Error, weir.DependencyReason("a", weir.Cancelled))
 				rtSameIDs(h.t, "queue a", h.ready("a"), nil)
 			},
 		},
@@ -240,10 +241,10 @@ func TestFailFastRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				s := h.runFail("a")
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 				h.wantStates("a=failed b=cancelled c=cancelled d=cancelled")
 				for _, n := range []string{"b", "c", "d"} {
-					rtEq(h.t, "error of "+n, h.task(n).Error, ReasonTextFailFast)
+					rtEq(h.t, "error of "+n, h.task(n).Error, weir.ReasonTextFailFast)
 				}
 				rtSameIDs(h.t, "claim", h.claimIDs(3, "b", "c", "d"), nil)
 			},
@@ -257,8 +258,8 @@ func TestFailFastRules(t *testing.T) {
 				h.wantStates("a=failed b=running")
 				rtEq(h.t, "heartbeat says cancel", h.heartbeat(cb, time.Minute).Cancel, false)
 				s := h.complete(cb, "")
-				rtEq(h.t, "b", s.State, Completed)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "b", s.State, weir.Completed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 			},
 		},
 		{
@@ -269,8 +270,8 @@ func TestFailFastRules(t *testing.T) {
 				h.wantPushed("failure of a", s.Pushed, h.tj("f"))
 				h.wantStates("a=failed b=cancelled f=queued g=cancelled")
 				cf := h.start("f")
-				rtDeepEq(h.t, "deps of f", cf.Deps, []DepOutcome{{Task: "b", State: Cancelled, Error: ReasonTextFailFast}})
-				rtEq(h.t, "workflow", h.complete(cf, "").WorkflowState, WorkflowFailed)
+				rtDeepEq(h.t, "deps of f", cf.Deps, []weir.DepOutcome{{Task: "b", State: weir.Cancelled, Error: weir.ReasonTextFailFast}})
+				rtEq(h.t, "workflow", h.complete(cf, "").WorkflowState, weir.WorkflowFailed)
 			},
 		},
 		{
@@ -280,13 +281,13 @@ func TestFailFastRules(t *testing.T) {
 				ca, cb, cc := h.start("a"), h.start("b"), h.start("c")
 				h.finishOne(rtFatal(ca, "first"))
 				s := h.fail(cc, "retry me")
-				rtEq(h.t, "c retried", s.State, Queued)
+				rtEq(h.t, "c retried", s.State, weir.Queued)
 				s = h.finishOne(rtFatal(cb, "second"))
-				rtEq(h.t, "workflow after the second failure", s.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow after the second failure", s.WorkflowState, weir.WorkflowRunning)
 				h.wantStates("a=failed b=failed c=queued")
 				h.advance(time.Second)
 				s = h.run("c")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 				rtEq(h.t, "attempts of c", h.task("c").Attempt, 2)
 			},
 		},
@@ -294,12 +295,12 @@ func TestFailFastRules(t *testing.T) {
 			name: "FailFast cancels a task waiting for its retry",
 			plan: rtFailFast(rtPlan(rtT("a"), rtAttempts(2, rtT("b")))),
 			run: func(h *rtHarness) {
-				rtEq(h.t, "b retried", h.fail(h.start("b"), "flaky").State, Queued)
+				rtEq(h.t, "b retried", h.fail(h.start("b"), "flaky").State, weir.Queued)
 				h.runFail("a")
 				h.wantStates("a=failed b=cancelled")
-				rtEq(h.t, "error of b", h.task("b").Error, ReasonTextFailFast)
+				rtEq(h.t, "error of b", h.task("b").Error, weir.ReasonTextFailFast)
 				rtDeepEq(h.t, "queue b", h.m.QueueContents(h.now, "b"), QueueContents{})
-				rtEq(h.t, "workflow", h.wfState(), WorkflowFailed)
+				rtEq(h.t, "workflow", h.wfState(), weir.WorkflowFailed)
 			},
 		},
 		{
@@ -309,7 +310,7 @@ func TestFailFastRules(t *testing.T) {
 				h.wantPushed("failure of a", h.runFail("a").Pushed, h.tj("f"))
 				h.wantStates("a=failed f=queued r=queued")
 				h.run("r")
-				rtEq(h.t, "workflow", h.run("f").WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", h.run("f").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -319,7 +320,7 @@ func TestFailFastRules(t *testing.T) {
 				h.runFail("a")
 				h.wantStates("a=failed b=queued c=waiting")
 				h.run("b")
-				rtEq(h.t, "workflow", h.run("c").WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", h.run("c").WorkflowState, weir.WorkflowFailed)
 			},
 		},
 	})
@@ -335,24 +336,24 @@ func TestCompensationRules(t *testing.T) {
 				h.run("b")
 				h.run("c")
 				s := h.runFail("d")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensating)
 				rtEq(h.t, "ended", s.WorkflowEnded, false)
 				h.wantPushed("failure of d", s.Pushed, h.uj("c"))
 				w := h.workflow()
-				rtEq(h.t, "reason", w.Reason, ReasonFailure)
-				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, Pending)
+				rtEq(h.t, "reason", w.Reason, weir.ReasonFailure)
+				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, weir.Pending)
 				rtEq(h.t, "undo of b", w.Tasks[1].Undo == nil, true)
-				rtEq(h.t, "undo of c", w.Tasks[2].Undo.State, Queued)
+				rtEq(h.t, "undo of c", w.Tasks[2].Undo.State, weir.Queued)
 				rtSameIDs(h.t, "undo-a queue", h.claimIDs(1, "undo-a"), nil)
 				cu := h.startUndo("c")
 				rtEq(h.t, "undo job flag", cu.Job.Undo, true)
 				rtEq(h.t, "undo job task", cu.Job.Task, "c")
 				rtDeepEq(h.t, "undo payload", cu.Job.Payload, []byte("u:c"))
-				rtDeepEq(h.t, "undo deps", cu.Deps, []DepOutcome{{Task: "c", State: Completed, Result: []byte("r:c")}})
+				rtDeepEq(h.t, "undo deps", cu.Deps, []weir.DepOutcome{{Task: "c", State: weir.Completed, Result: []byte("r:c")}})
 				h.wantPushed("undo of c", h.complete(cu, "").Pushed, h.uj("a"))
 				s = h.runUndo("a")
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensated)
 			},
 		},
 		{
@@ -368,9 +369,9 @@ func TestCompensationRules(t *testing.T) {
 				rtSameIDs(h.t, "undo queue", h.ready("u"), []string{h.uj("c"), h.uj("b")})
 				cc, cb := h.startUndo("c"), h.startUndo("b")
 				h.wantPushed("undo of b", h.complete(cb, "").Pushed)
-				rtEq(h.t, "undo of a while c's runs", h.task("a").Undo.State, Pending)
+				rtEq(h.t, "undo of a while c's runs", h.task("a").Undo.State, weir.Pending)
 				h.wantPushed("undo of c", h.complete(cc, "").Pushed, h.uj("a"))
-				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, weir.WorkflowCompensated)
 			},
 		},
 		{
@@ -385,15 +386,15 @@ func TestCompensationRules(t *testing.T) {
 				h.wantPushed("failure of d", h.runFail("d").Pushed, h.uj("c"), h.uj("b"))
 				s := h.failUndo("c")
 				h.wantPushed("failed undo of c", s.Pushed)
-				rtEq(h.t, "workflow after the failed undo", s.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow after the failed undo", s.WorkflowState, weir.WorkflowCompensating)
 				c := h.task("c")
-				rtEq(h.t, "undo of c", c.Undo.State, Failed)
+				rtEq(h.t, "undo of c", c.Undo.State, weir.Failed)
 				rtEq(h.t, "undo error of c", c.Undo.Error, "undo boom c")
 				h.wantPushed("undo of b", h.runUndo("b").Pushed, h.uj("a"))
 				s = h.runUndo("a")
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensationFailed)
-				rtEq(h.t, "undo of a", h.task("a").Undo.State, Completed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensationFailed)
+				rtEq(h.t, "undo of a", h.task("a").Undo.State, weir.Completed)
 			},
 		},
 		{
@@ -405,10 +406,10 @@ func TestCompensationRules(t *testing.T) {
 				h.runFail("d")
 				r := h.cancelJob(h.uj("a"))
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.uj("a")})
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCompensating)
 				s := h.runUndo("c")
 				h.wantPushed("undo of c", s.Pushed)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensationFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensationFailed)
 			},
 		},
 		{
@@ -416,12 +417,12 @@ func TestCompensationRules(t *testing.T) {
 			plan: rtPlan(rtUndoable(rtT("a")), rtT("b", "a")),
 			run: func(h *rtHarness) {
 				s := h.runFail("a")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 				w := h.workflow()
-				rtEq(h.t, "reason", w.Reason, Reason(""))
-				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, State(""))
+				rtEq(h.t, "reason", w.Reason, weir.Reason(""))
+				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, weir.State(""))
 				_, err := h.m.GetJob(h.now, h.uj("a"))
-				rtErrIs(h.t, "undo job", err, ErrNotFound)
+				rtErrIs(h.t, "undo job", err, weir.ErrNotFound)
 			},
 		},
 		{
@@ -430,13 +431,13 @@ func TestCompensationRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				s := h.runFail("b")
-				rtEq(h.t, "workflow while c is queued", s.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow while c is queued", s.WorkflowState, weir.WorkflowRunning)
 				s = h.run("c")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensating)
 				h.wantPushed("end of c", s.Pushed, h.uj("a"))
-				rtEq(h.t, "undo of b", h.task("b").Undo.State, State(""))
+				rtEq(h.t, "undo of b", h.task("b").Undo.State, weir.State(""))
 				_, err := h.m.GetJob(h.now, h.uj("b"))
-				rtErrIs(h.t, "undo job of b", err, ErrNotFound)
+				rtErrIs(h.t, "undo job of b", err, weir.ErrNotFound)
 			},
 		},
 		{
@@ -455,13 +456,13 @@ func TestCompensationRules(t *testing.T) {
 				rtEq(h.t, "priority", cu.Job.Priority, 7)
 				rtEq(h.t, "attempts", cu.Job.MaxAttempts, 2)
 				rtEq(h.t, "queue", cu.Job.Queue, "undo-a")
-				rtEq(h.t, "id", cu.Job.ID, UndoJobID(rtWF, "a"))
+				rtEq(h.t, "id", cu.Job.ID, weir.UndoJobID(rtWF, "a"))
 				s := h.fail(cu, "flaky")
-				rtEq(h.t, "retried", s.State, Queued)
+				rtEq(h.t, "retried", s.State, weir.Queued)
 				rtEq(h.t, "run at", s.RunAt, h.now.Add(3*time.Second))
 				h.advance(3 * time.Second)
 				s = h.runUndo("a")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensated)
 				rtEq(h.t, "undo attempts", h.task("a").Undo.Attempt, 2)
 			},
 		},
@@ -478,9 +479,9 @@ func TestCancelRules(t *testing.T) {
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("a"), h.tj("b"), h.tj("f")})
 				rtSameIDs(h.t, "stopping", r.Stopping, nil)
 				h.wantPushed("cancel", r.Pushed)
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCancelled)
 				h.wantStates("a=cancelled b=cancelled f=cancelled")
-				rtEq(h.t, "error of f", h.task("f").Error, ReasonTextWorkflowCancelled)
+				rtEq(h.t, "error of f", h.task("f").Error, weir.ReasonTextWorkflowCancelled)
 				rtSameIDs(h.t, "queue a", h.ready("a"), nil)
 				w := h.workflow()
 				rtEq(h.t, "cancel requested", w.CancelRequested, true)
@@ -507,15 +508,15 @@ func TestCancelRules(t *testing.T) {
 				r := h.cancel(nil)
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("b")})
 				rtSameIDs(h.t, "stopping", r.Stopping, []string{h.tj("a")})
-				rtEq(h.t, "workflow while a runs", r.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow while a runs", r.WorkflowState, weir.WorkflowRunning)
 				hb := h.heartbeat(ca, time.Minute)
 				rtEq(h.t, "heartbeat cancel", hb.Cancel, true)
 				rtEq(h.t, "heartbeat lost", hb.Lost, false)
 				rtEq(h.t, "job cancel requested", h.job(h.tj("a")).CancelRequested, true)
 				s := h.fail(ca, "context canceled")
-				rtEq(h.t, "a", s.State, Cancelled)
+				rtEq(h.t, "a", s.State, weir.Cancelled)
 				rtEq(h.t, "ended", s.WorkflowEnded, true)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCancelled)
 				rtEq(h.t, "attempts", h.task("a").Attempt, 1)
 				h.advance(time.Hour)
 				rtSameIDs(h.t, "claim", h.claimIDs(1, "a"), nil)
@@ -528,10 +529,10 @@ func TestCancelRules(t *testing.T) {
 				ca := h.start("a")
 				h.cancel(rtBool(false))
 				s := h.complete(ca, "done")
-				rtEq(h.t, "a", s.State, Completed)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "a", s.State, weir.Completed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCancelled)
 				h.wantStates("a=completed b=cancelled")
-				rtEq(h.t, "undo of a", h.task("a").Undo.State, State(""))
+				rtEq(h.t, "undo of a", h.task("a").Undo.State, weir.State(""))
 			},
 		},
 		{
@@ -541,8 +542,8 @@ func TestCancelRules(t *testing.T) {
 				ca := h.start("a")
 				h.cancel(nil)
 				s := h.finishOne(Outcome{JobID: ca.Job.ID, Token: ca.Lease.Token, Kind: OutcomeReleased})
-				rtEq(h.t, "a", s.State, Cancelled)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "a", s.State, weir.Cancelled)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCancelled)
 			},
 		},
 		{
@@ -553,12 +554,12 @@ func TestCancelRules(t *testing.T) {
 				r := h.cancel(nil)
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("b")})
 				h.wantPushed("cancel", r.Pushed, h.uj("a"))
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCompensating)
 				w := h.workflow()
-				rtEq(h.t, "reason", w.Reason, ReasonCancel)
+				rtEq(h.t, "reason", w.Reason, weir.ReasonCancel)
 				rtEq(h.t, "cancel undo", w.CancelUndo, true)
-				rtEq(h.t, "undo of b", w.Tasks[1].Undo.State, State(""))
-				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "undo of b", w.Tasks[1].Undo.State, weir.State(""))
+				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, weir.WorkflowCompensated)
 			},
 		},
 		{
@@ -569,10 +570,10 @@ func TestCancelRules(t *testing.T) {
 				cb := h.start("b")
 				r := h.cancel(rtBool(true))
 				h.wantPushed("cancel", r.Pushed)
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowRunning)
 				s := h.complete(cb, "")
 				h.wantPushed("late completion", s.Pushed, h.uj("b"), h.uj("a"))
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensating)
 			},
 		},
 		{
@@ -581,11 +582,11 @@ func TestCancelRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				r := h.cancel(rtBool(false))
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCancelled)
 				h.wantPushed("cancel", r.Pushed)
 				rtEq(h.t, "cancel undo", h.workflow().CancelUndo, false)
 				_, err := h.m.GetJob(h.now, h.uj("a"))
-				rtErrIs(h.t, "undo job", err, ErrNotFound)
+				rtErrIs(h.t, "undo job", err, weir.ErrNotFound)
 			},
 		},
 		{
@@ -594,8 +595,8 @@ func TestCancelRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				r := h.cancel(rtBool(true))
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCancelled)
-				rtEq(h.t, "reason", h.workflow().Reason, Reason(""))
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCancelled)
+				rtEq(h.t, "reason", h.workflow().Reason, weir.Reason(""))
 			},
 		},
 		{
@@ -604,9 +605,9 @@ func TestCancelRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				_, err := h.m.Submit(h.now, SubmitParams{Plan: rtUndoOnCancel(rtPlan(rtUndoable(rtT("a")), rtT("b", "a")))})
-				rtErrIs(h.t, "resubmit with UndoOnCancel", err, ErrWorkflowExists)
+				rtErrIs(h.t, "resubmit with UndoOnCancel", err, weir.ErrWorkflowExists)
 				r := h.cancel(nil)
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCancelled)
 				w := h.workflow()
 				rtEq(h.t, "undo on cancel", w.UndoOnCancel, false)
 				rtEq(h.t, "cancel undo", w.CancelUndo, false)
@@ -618,15 +619,15 @@ func TestCancelRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				cc := h.start("c")
-				rtEq(h.t, "workflow after b failed", h.runFail("b").WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow after b failed", h.runFail("b").WorkflowState, weir.WorkflowRunning)
 				r := h.cancel(rtBool(false))
 				rtSameIDs(h.t, "stopping", r.Stopping, []string{h.tj("c")})
 				s := h.fail(cc, "stopped")
-				rtEq(h.t, "c", s.State, Cancelled)
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensating)
+				rtEq(h.t, "c", s.State, weir.Cancelled)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensating)
 				h.wantPushed("end of c", s.Pushed, h.uj("a"))
-				rtEq(h.t, "reason", h.workflow().Reason, ReasonFailure)
-				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "reason", h.workflow().Reason, weir.ReasonFailure)
+				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, weir.WorkflowCompensated)
 			},
 		},
 		{
@@ -637,9 +638,9 @@ func TestCancelRules(t *testing.T) {
 				first := h.cancel(rtBool(false))
 				rtSameIDs(h.t, "first stopping", first.Stopping, []string{h.tj("a")})
 				second := h.cancel(rtBool(true))
-				rtDeepEq(h.t, "second cancel", second, CancelResult{WorkflowState: WorkflowRunning})
+				rtDeepEq(h.t, "second cancel", second, CancelResult{WorkflowState: weir.WorkflowRunning})
 				rtEq(h.t, "cancel undo", h.workflow().CancelUndo, false)
-				rtEq(h.t, "workflow", h.complete(ca, "").WorkflowState, WorkflowCancelled)
+				rtEq(h.t, "workflow", h.complete(ca, "").WorkflowState, weir.WorkflowCancelled)
 			},
 		},
 		{
@@ -649,11 +650,11 @@ func TestCancelRules(t *testing.T) {
 				h.run("a")
 				h.runFail("b")
 				r := h.cancel(rtBool(false))
-				rtDeepEq(h.t, "cancel", r, CancelResult{WorkflowState: WorkflowCompensating})
+				rtDeepEq(h.t, "cancel", r, CancelResult{WorkflowState: weir.WorkflowCompensating})
 				w := h.workflow()
 				rtEq(h.t, "cancel requested", w.CancelRequested, false)
-				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, Queued)
-				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "undo of a", w.Tasks[0].Undo.State, weir.Queued)
+				rtEq(h.t, "workflow", h.runUndo("a").WorkflowState, weir.WorkflowCompensated)
 			},
 		},
 		{
@@ -662,8 +663,8 @@ func TestCancelRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.run("a")
 				r, err := h.m.CancelWorkflow(h.now, CancelWorkflowParams{ID: rtWF})
-				rtErrIs(h.t, "cancel", err, ErrWorkflowEnded)
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowCompleted)
+				rtErrIs(h.t, "cancel", err, weir.ErrWorkflowEnded)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowCompleted)
 				rtEq(h.t, "cancel requested", h.workflow().CancelRequested, false)
 			},
 		},
@@ -671,7 +672,7 @@ func TestCancelRules(t *testing.T) {
 			name: "cancel of an unknown workflow is ErrNotFound",
 			run: func(h *rtHarness) {
 				_, err := h.m.CancelWorkflow(h.now, CancelWorkflowParams{ID: "nope"})
-				rtErrIs(h.t, "cancel", err, ErrNotFound)
+				rtErrIs(h.t, "cancel", err, weir.ErrNotFound)
 			},
 		},
 	})
@@ -713,9 +714,9 @@ func TestFinishRules(t *testing.T) {
 			name: "finishing a job nobody knows is ErrLeaseLost",
 			run: func(h *rtHarness) {
 				r := h.finish(Outcome{JobID: "nope/a", Token: "1", Kind: OutcomeCompleted})
-				rtErrIs(h.t, "settled", r.Settled[0].Err, ErrLeaseLost)
+				rtErrIs(h.t, "settled", r.Settled[0].Err, weir.ErrLeaseLost)
 				rtEq(h.t, "job id", r.Settled[0].JobID, "nope/a")
-				rtEq(h.t, "state", r.Settled[0].State, State(""))
+				rtEq(h.t, "state", r.Settled[0].State, weir.State(""))
 				h.wantPushed("pushes", r.Settled[0].Pushed)
 			},
 		},
@@ -730,11 +731,11 @@ func TestFinishRules(t *testing.T) {
 				rtDeepEq(h.t, "repeat within retention", h.finish(o).Settled[0], first)
 				h.advance(time.Millisecond)
 				s := h.finish(o).Settled[0]
-				rtErrIs(h.t, "repeat after retention", s.Err, ErrLeaseLost)
+				rtErrIs(h.t, "repeat after retention", s.Err, weir.ErrLeaseLost)
 				_, err := h.m.GetWorkflow(h.now, rtWF)
-				rtErrIs(h.t, "workflow", err, ErrNotFound)
+				rtErrIs(h.t, "workflow", err, weir.ErrNotFound)
 				_, err = h.m.GetJob(h.now, h.tj("a"))
-				rtErrIs(h.t, "job", err, ErrNotFound)
+				rtErrIs(h.t, "job", err, weir.ErrNotFound)
 			},
 		},
 		{
@@ -747,16 +748,16 @@ func TestFinishRules(t *testing.T) {
 				h.advance(time.Second)
 				cur := h.start("a")
 				s := h.finish(rtDone(old, "late")).Settled[0]
-				rtErrIs(h.t, "stale finish", s.Err, ErrLeaseLost)
+				rtErrIs(h.t, "stale finish", s.Err, weir.ErrLeaseLost)
 				h.wantPushed("stale finish", s.Pushed)
 				j := h.job(h.tj("a"))
-				rtEq(h.t, "state", j.State, Running)
+				rtEq(h.t, "state", j.State, weir.Running)
 				rtEq(h.t, "token", j.Lease.Token, cur.Lease.Token)
 				rtEq(h.t, "attempt", j.Attempt, 2)
 				rtEq(h.t, "result", j.Result == nil, true)
 				rtEq(h.t, "stale heartbeat", h.heartbeat(old, time.Minute).Lost, true)
 				rtEq(h.t, "deadline", h.job(h.tj("a")).Lease.Deadline, cur.Lease.Deadline)
-				rtEq(h.t, "workflow", h.complete(cur, "ok").WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", h.complete(cur, "ok").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -767,7 +768,7 @@ func TestFinishRules(t *testing.T) {
 				first := h.complete(ca, "r")
 				bad := rtDone(ca, "r")
 				bad.Token = "not-" + ca.Lease.Token
-				rtErrIs(h.t, "other token", h.finish(bad).Settled[0].Err, ErrLeaseLost)
+				rtErrIs(h.t, "other token", h.finish(bad).Settled[0].Err, weir.ErrLeaseLost)
 				rtDeepEq(h.t, "same token", h.finish(rtDone(ca, "r")).Settled[0], first)
 			},
 		},
@@ -779,7 +780,7 @@ func TestFinishRules(t *testing.T) {
 				stale := rtDone(ca, "")
 				stale.Token = "999"
 				r := h.finish(stale, rtDone(cb, ""))
-				rtErrIs(h.t, "stale", r.Settled[0].Err, ErrLeaseLost)
+				rtErrIs(h.t, "stale", r.Settled[0].Err, weir.ErrLeaseLost)
 				rtEq(h.t, "other", r.Settled[1].Err, nil)
 				h.wantStates("a=running b=completed")
 			},
@@ -815,7 +816,7 @@ func TestRetryRules(t *testing.T) {
 					c := h.claimJob("q", "j")
 					rtEq(h.t, "attempt", c.Job.Attempt, n+1)
 					s := h.fail(c, "e"+strconv.Itoa(n+1))
-					rtEq(h.t, "state", s.State, Queued)
+					rtEq(h.t, "state", s.State, weir.Queued)
 					rtEq(h.t, "run at after attempt "+strconv.Itoa(n+1), s.RunAt, h.now.Add(wait))
 					rtEq(h.t, "job run at", h.job("j").RunAt, s.RunAt)
 					h.advance(wait - time.Millisecond)
@@ -823,7 +824,7 @@ func TestRetryRules(t *testing.T) {
 					h.advance(time.Millisecond)
 				}
 				s := h.fail(h.claimJob("q", "j"), "last")
-				rtEq(h.t, "state", s.State, Failed)
+				rtEq(h.t, "state", s.State, weir.Failed)
 				rtEq(h.t, "run at", s.RunAt, time.Time{})
 				j := h.job("j")
 				rtEq(h.t, "attempt", j.Attempt, 6)
@@ -835,7 +836,7 @@ func TestRetryRules(t *testing.T) {
 			name: "by default a job has one attempt: its first failure is final",
 			run: func(h *rtHarness) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q"})
-				rtEq(h.t, "state", h.fail(h.claimJob("q", "j"), "x").State, Failed)
+				rtEq(h.t, "state", h.fail(h.claimJob("q", "j"), "x").State, weir.Failed)
 				rtEq(h.t, "max attempts", h.job("j").MaxAttempts, 1)
 			},
 		},
@@ -843,7 +844,7 @@ func TestRetryRules(t *testing.T) {
 			name: "by default the backoff is one second",
 			run: func(h *rtHarness) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2})
-				rtEq(h.t, "run at", h.fail(h.claimJob("q", "j"), "x").RunAt, h.now.Add(DefaultBackoff))
+				rtEq(h.t, "run at", h.fail(h.claimJob("q", "j"), "x").RunAt, h.now.Add(weir.DefaultBackoff))
 			},
 		},
 		{
@@ -875,7 +876,7 @@ func TestRetryRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 5})
 				s := h.finishOne(rtFatal(h.claimJob("q", "j"), "bad input"))
-				rtEq(h.t, "state", s.State, Failed)
+				rtEq(h.t, "state", s.State, weir.Failed)
 				rtEq(h.t, "attempt", h.job("j").Attempt, 1)
 			},
 		},
@@ -885,7 +886,7 @@ func TestRetryRules(t *testing.T) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 5})
 				c := h.claimJob("q", "j")
 				s := h.finishOne(Outcome{JobID: "j", Token: c.Lease.Token, Kind: OutcomeCancelled, Error: "gave up"})
-				rtEq(h.t, "state", s.State, Cancelled)
+				rtEq(h.t, "state", s.State, weir.Cancelled)
 				rtEq(h.t, "error", h.job("j").Error, "gave up")
 			},
 		},
@@ -895,12 +896,12 @@ func TestRetryRules(t *testing.T) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 1})
 				c := h.claimJob("q", "j")
 				s := h.finishOne(Outcome{JobID: "j", Token: c.Lease.Token, Kind: OutcomeReleased})
-				rtEq(h.t, "state", s.State, Queued)
+				rtEq(h.t, "state", s.State, weir.Queued)
 				h.wantPushed("release", s.Pushed, "j")
 				rtEq(h.t, "attempt", h.job("j").Attempt, 0)
 				c = h.claimJob("q", "j")
 				rtEq(h.t, "attempt", c.Job.Attempt, 1)
-				rtEq(h.t, "state", h.fail(c, "x").State, Failed)
+				rtEq(h.t, "state", h.fail(c, "x").State, weir.Failed)
 			},
 		},
 		{
@@ -908,11 +909,11 @@ func TestRetryRules(t *testing.T) {
 			cfg:  rtConfig(func(c *Config) { c.Limits.MaxError = 4 }),
 			plan: rtPlan(rtAttempts(2, rtT("a"))),
 			run: func(h *rtHarness) {
-				rtEq(h.t, "first", h.fail(h.start("a"), "first").State, Queued)
-				rtEq(h.t, "state during retry", h.task("a").State, Queued)
+				rtEq(h.t, "first", h.fail(h.start("a"), "first").State, weir.Queued)
+				rtEq(h.t, "state during retry", h.task("a").State, weir.Queued)
 				h.advance(time.Second)
 				s := h.fail(h.start("a"), "second")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowFailed)
 				a := h.task("a")
 				rtEq(h.t, "error", a.Error, "seco")
 				rtEq(h.t, "attempt", a.Attempt, 2)
@@ -926,7 +927,7 @@ func TestLeaseRules(t *testing.T) {
 		{
 			name: "with no expiry budget an expired lease is a counted attempt with reason lease_expired, final after MaxAttempts",
 			run: func(h *rtHarness) {
-				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, MaxExpiries: NoExpiries})
+				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, MaxExpiries: weir.NoExpiries})
 				c := h.claimJob("q", "j")
 				h.advance(rtLease - time.Millisecond)
 				r := h.expire()
@@ -935,21 +936,21 @@ func TestLeaseRules(t *testing.T) {
 				r = h.expire()
 				rtEq(h.t, "expired", len(r.Expired), 1)
 				rtEq(h.t, "expired job", r.Expired[0].JobID, "j")
-				rtEq(h.t, "expired state", r.Expired[0].State, Queued)
+				rtEq(h.t, "expired state", r.Expired[0].State, weir.Queued)
 				rtEq(h.t, "expired run at", r.Expired[0].RunAt, h.now.Add(time.Second))
 				j := h.job("j")
-				rtEq(h.t, "error", j.Error, ReasonTextLeaseExpired)
+				rtEq(h.t, "error", j.Error, weir.ReasonTextLeaseExpired)
 				rtEq(h.t, "attempt", j.Attempt, 1)
-				rtErrIs(h.t, "finish after expiry", h.finish(rtDone(c, "")).Settled[0].Err, ErrLeaseLost)
+				rtErrIs(h.t, "finish after expiry", h.finish(rtDone(c, "")).Settled[0].Err, weir.ErrLeaseLost)
 				h.advance(time.Second)
 				c = h.claimJob("q", "j")
 				rtEq(h.t, "second attempt", c.Job.Attempt, 2)
 				h.advance(rtLease)
 				r = h.expire()
-				rtEq(h.t, "final state", r.Expired[0].State, Failed)
+				rtEq(h.t, "final state", r.Expired[0].State, weir.Failed)
 				j = h.job("j")
-				rtEq(h.t, "state", j.State, Failed)
-				rtEq(h.t, "error", j.Error, ReasonTextLeaseExpired)
+				rtEq(h.t, "state", j.State, weir.Failed)
+				rtEq(h.t, "error", j.Error, weir.ReasonTextLeaseExpired)
 			},
 		},
 		{
@@ -959,26 +960,26 @@ func TestLeaseRules(t *testing.T) {
 				c := h.claimJob("q", "j")
 				h.advance(rtLease)
 				r := h.expire()
-				rtEq(h.t, "expired state", r.Expired[0].State, Queued)
+				rtEq(h.t, "expired state", r.Expired[0].State, weir.Queued)
 				rtEq(h.t, "expired run at", r.Expired[0].RunAt, time.Time{})
 				rtEq(h.t, "expired pushed", len(r.Expired[0].Pushed), 1)
 				j := h.job("j")
 				rtEq(h.t, "expiries", j.Expiries, 1)
-				rtEq(h.t, "max expiries", j.MaxExpiries, DefaultMaxExpiries)
-				rtEq(h.t, "error", j.Error, ReasonTextLeaseExpired)
-				rtErrIs(h.t, "finish after expiry", h.finish(rtDone(c, "")).Settled[0].Err, ErrLeaseLost)
+				rtEq(h.t, "max expiries", j.MaxExpiries, weir.DefaultMaxExpiries)
+				rtEq(h.t, "error", j.Error, weir.ReasonTextLeaseExpired)
+				rtErrIs(h.t, "finish after expiry", h.finish(rtDone(c, "")).Settled[0].Err, weir.ErrLeaseLost)
 				c = h.claimJob("q", "j")
 				rtEq(h.t, "second attempt", c.Job.Attempt, 2)
 				rtEq(h.t, "claimed expiries", c.Job.Expiries, 1)
 				h.advance(rtLease)
 				r = h.expire()
-				rtEq(h.t, "second expiry", r.Expired[0].State, Failed)
+				rtEq(h.t, "second expiry", r.Expired[0].State, weir.Failed)
 				rtEq(h.t, "expiries after", h.job("j").Expiries, 1)
 			},
 		},
 		{
 			name: "a task that keeps losing its lease ends failed and fails its workflow",
-			plan: rtPlan(rtExpiries(NoExpiries, rtAttempts(2, rtT("a"))), rtT("b", "a")),
+			plan: rtPlan(rtExpiries(weir.NoExpiries, rtAttempts(2, rtT("a"))), rtT("b", "a")),
 			run: func(h *rtHarness) {
 				h.start("a")
 				h.advance(rtLease)
@@ -987,22 +988,22 @@ func TestLeaseRules(t *testing.T) {
 				h.start("a")
 				h.advance(rtLease)
 				r := h.expire()
-				rtEq(h.t, "workflow", r.Expired[0].WorkflowState, WorkflowFailed)
+				rtEq(h.t, "workflow", r.Expired[0].WorkflowState, weir.WorkflowFailed)
 				rtEq(h.t, "ended", r.Expired[0].WorkflowEnded, true)
 				h.wantStates("a=failed b=cancelled")
-				rtEq(h.t, "error", h.task("a").Error, ReasonTextLeaseExpired)
+				rtEq(h.t, "error", h.task("a").Error, weir.ReasonTextLeaseExpired)
 			},
 		},
 		{
 			name: "a claim expires the overdue leases of its queue before it takes jobs",
 			run: func(h *rtHarness) {
-				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, Backoff: time.Millisecond, MaxExpiries: NoExpiries})
+				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 2, Backoff: time.Millisecond, MaxExpiries: weir.NoExpiries})
 				h.claimJob("q", "j")
 				h.advance(rtLease)
 				rtSameIDs(h.t, "claim at the deadline", h.claimIDs(1, "q"), nil)
 				j := h.job("j")
-				rtEq(h.t, "state", j.State, Queued)
-				rtEq(h.t, "error", j.Error, ReasonTextLeaseExpired)
+				rtEq(h.t, "state", j.State, weir.Queued)
+				rtEq(h.t, "error", j.Error, weir.ReasonTextLeaseExpired)
 				h.advance(time.Millisecond)
 				rtEq(h.t, "attempt", h.claimJob("q", "j").Job.Attempt, 2)
 			},
@@ -1017,7 +1018,7 @@ func TestLeaseRules(t *testing.T) {
 				rtEq(h.t, "lost", hb.Lost, false)
 				rtEq(h.t, "deadline", hb.Deadline, h.now.Add(rtLease))
 				h.advance(time.Hour)
-				rtEq(h.t, "finish", h.complete(c, "late").State, Completed)
+				rtEq(h.t, "finish", h.complete(c, "late").State, weir.Completed)
 			},
 		},
 		{
@@ -1031,7 +1032,7 @@ func TestLeaseRules(t *testing.T) {
 				rtEq(h.t, "deadline", hb.Deadline, h.now.Add(rtLease))
 				h.advance(rtLease - time.Millisecond)
 				rtEq(h.t, "expired before the new deadline", len(h.expire().Expired), 0)
-				rtEq(h.t, "state", h.complete(c, "").State, Completed)
+				rtEq(h.t, "state", h.complete(c, "").State, weir.Completed)
 			},
 		},
 	})
@@ -1061,7 +1062,7 @@ func TestSubmitRules(t *testing.T) {
 			plan: base(),
 			run: func(h *rtHarness) {
 				p := base()
-				p.Tasks[0].MaxAttempts, p.Tasks[0].Backoff = 1, DefaultBackoff
+				p.Tasks[0].MaxAttempts, p.Tasks[0].Backoff = 1, weir.DefaultBackoff
 				rtEq(h.t, "created", h.submit(p).Created, false)
 				rtEq(h.t, "hash", PlanHash(p), PlanHash(base()))
 			},
@@ -1088,7 +1089,7 @@ func TestSubmitRules(t *testing.T) {
 					p := base()
 					mod(&p)
 					_, err := h.m.Submit(h.now, SubmitParams{Plan: p})
-					rtErrIs(h.t, what, err, ErrWorkflowExists)
+					rtErrIs(h.t, what, err, weir.ErrWorkflowExists)
 				}
 				rtDeepEq(h.t, "workflow", h.workflow(), before)
 				rtSameIDs(h.t, "queue a", h.ready("a"), []string{h.tj("a")})
@@ -1150,14 +1151,14 @@ func TestPlainJobRules(t *testing.T) {
 			name: "an enqueue with the same ID and spec has no effect",
 			run: func(h *rtHarness) {
 				s := JobSpec{ID: "j", Queue: "q", Payload: []byte("p"), MaxAttempts: 2}
-				rtDeepEq(h.t, "first", h.enqueue(s), EnqueueResult{Created: true, State: Queued})
+				rtDeepEq(h.t, "first", h.enqueue(s), EnqueueResult{Created: true, State: weir.Queued})
 				h.advance(time.Second)
 				s.RunAt = h.now.Add(time.Hour) // RunAt is not part of the spec
-				rtDeepEq(h.t, "second", h.enqueue(s), EnqueueResult{State: Queued})
+				rtDeepEq(h.t, "second", h.enqueue(s), EnqueueResult{State: weir.Queued})
 				rtSameIDs(h.t, "ready", h.ready("q"), []string{"j"})
 				rtEq(h.t, "created at", h.job("j").CreatedAt, rtT0)
 				h.complete(h.claimJob("q", "j"), "r")
-				rtDeepEq(h.t, "after the end", h.enqueue(s), EnqueueResult{State: Completed})
+				rtDeepEq(h.t, "after the end", h.enqueue(s), EnqueueResult{State: weir.Completed})
 				rtSameIDs(h.t, "ready after the end", h.ready("q"), nil)
 			},
 		},
@@ -1177,7 +1178,7 @@ func TestPlainJobRules(t *testing.T) {
 					o := s
 					mod(&o)
 					_, err := h.m.Enqueue(h.now, EnqueueParams{Job: o})
-					rtErrIs(h.t, what, err, ErrJobExists)
+					rtErrIs(h.t, what, err, weir.ErrJobExists)
 				}
 				rtDeepEq(h.t, "job payload", h.job("j").Payload, []byte("p"))
 				rtEq(h.t, "queue r", len(h.m.QueueContents(h.now, "r").Ready), 0)
@@ -1189,12 +1190,12 @@ func TestPlainJobRules(t *testing.T) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q"})
 				h.enqueue(JobSpec{ID: "later", Queue: "q", RunAt: h.now.Add(time.Minute)})
 				r := h.cancelJob("j")
-				rtDeepEq(h.t, "cancel", r, CancelResult{Cancelled: []string{"j"}, State: Cancelled})
+				rtDeepEq(h.t, "cancel", r, CancelResult{Cancelled: []string{"j"}, State: weir.Cancelled})
 				r = h.cancelJob("later")
-				rtEq(h.t, "cancel delayed", r.State, Cancelled)
+				rtEq(h.t, "cancel delayed", r.State, weir.Cancelled)
 				rtDeepEq(h.t, "queue", h.m.QueueContents(h.now, "q"), QueueContents{})
 				j := h.job("j")
-				rtEq(h.t, "error", j.Error, ReasonTextJobCancelled)
+				rtEq(h.t, "error", j.Error, weir.ReasonTextJobCancelled)
 				rtEq(h.t, "ended at", j.EndedAt, h.now)
 				h.advance(time.Hour)
 				rtSameIDs(h.t, "claim", h.claimIDs(2, "q"), nil)
@@ -1206,9 +1207,9 @@ func TestPlainJobRules(t *testing.T) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q", MaxAttempts: 3})
 				c := h.claimJob("q", "j")
 				r := h.cancelJob("j")
-				rtDeepEq(h.t, "cancel", r, CancelResult{Stopping: []string{"j"}, State: Running})
+				rtDeepEq(h.t, "cancel", r, CancelResult{Stopping: []string{"j"}, State: weir.Running})
 				rtEq(h.t, "heartbeat", h.heartbeat(c, time.Minute).Cancel, true)
-				rtEq(h.t, "state", h.fail(c, "stopped").State, Cancelled)
+				rtEq(h.t, "state", h.fail(c, "stopped").State, weir.Cancelled)
 			},
 		},
 		{
@@ -1217,7 +1218,7 @@ func TestPlainJobRules(t *testing.T) {
 				h.enqueue(JobSpec{ID: "j", Queue: "q"})
 				c := h.claimJob("q", "j")
 				h.cancelJob("j")
-				rtEq(h.t, "state", h.complete(c, "r").State, Completed)
+				rtEq(h.t, "state", h.complete(c, "r").State, weir.Completed)
 				rtDeepEq(h.t, "result", h.job("j").Result, []byte("r"))
 			},
 		},
@@ -1230,9 +1231,9 @@ func TestPlainJobRules(t *testing.T) {
 				h.complete(h.claimJob("q", "ok"), "")
 				h.fail(h.claimJob("q", "bad"), "x")
 				h.cancelJob("off")
-				for id, want := range map[string]State{"ok": Completed, "bad": Failed, "off": Cancelled} {
+				for id, want := range map[string]weir.State{"ok": weir.Completed, "bad": weir.Failed, "off": weir.Cancelled} {
 					r, err := h.m.CancelJob(h.now, CancelJobParams{ID: id})
-					rtErrIs(h.t, id, err, ErrJobEnded)
+					rtErrIs(h.t, id, err, weir.ErrJobEnded)
 					rtEq(h.t, id+" state", r.State, want)
 					rtEq(h.t, id+" stored state", h.job(id).State, want)
 				}
@@ -1242,9 +1243,9 @@ func TestPlainJobRules(t *testing.T) {
 			name: "CancelJob of an unknown job is ErrNotFound",
 			run: func(h *rtHarness) {
 				_, err := h.m.CancelJob(h.now, CancelJobParams{ID: "nope"})
-				rtErrIs(h.t, "cancel", err, ErrNotFound)
+				rtErrIs(h.t, "cancel", err, weir.ErrNotFound)
 				_, err = h.m.GetJob(h.now, "nope")
-				rtErrIs(h.t, "get", err, ErrNotFound)
+				rtErrIs(h.t, "get", err, weir.ErrNotFound)
 			},
 		},
 		{
@@ -1254,10 +1255,10 @@ func TestPlainJobRules(t *testing.T) {
 				r := h.cancelJob(h.tj("b"))
 				rtSameIDs(h.t, "cancelled", r.Cancelled, []string{h.tj("b"), h.tj("c")})
 				h.wantPushed("cancel of b", r.Pushed, h.tj("f"))
-				rtEq(h.t, "workflow", r.WorkflowState, WorkflowRunning)
+				rtEq(h.t, "workflow", r.WorkflowState, weir.WorkflowRunning)
 				h.wantStates("a=queued b=cancelled c=cancelled f=queued")
 				h.wantPushed("finish a", h.run("a").Pushed)
-				rtEq(h.t, "workflow", h.run("f").WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", h.run("f").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 	})
@@ -1302,9 +1303,9 @@ func TestQueueRules(t *testing.T) {
 			name: "a job with a RunAt is delayed until then",
 			run: func(h *rtHarness) {
 				r := h.enqueue(JobSpec{ID: "later", Queue: "q", RunAt: h.now.Add(5 * time.Second)})
-				rtEq(h.t, "state", r.State, Queued)
+				rtEq(h.t, "state", r.State, weir.Queued)
 				h.enqueue(JobSpec{ID: "now", Queue: "q", RunAt: h.now.Add(-time.Second)})
-				rtDeepEq(h.t, "queues", h.m.Queues(h.now), []QueueInfo{{Name: "q", Ready: 1, Delayed: 1}})
+				rtDeepEq(h.t, "queues", h.m.Queues(h.now), []weir.QueueInfo{{Name: "q", Ready: 1, Delayed: 1}})
 				rtEq(h.t, "run at", h.job("later").RunAt, h.now.Add(5*time.Second))
 				rtEq(h.t, "past run at", h.job("now").RunAt, time.Time{})
 				rtSameIDs(h.t, "claimed", h.claimIDs(2, "q"), []string{"now"})
@@ -1363,11 +1364,11 @@ func TestQueueRules(t *testing.T) {
 				rtSameIDs(h.t, "purged", r.Purged, []string{"plain", h.tj("a"), "later"})
 				h.wantPushed("purge", r.Pushed, h.tj("f"))
 				h.wantStates("a=cancelled r=queued b=cancelled f=queued")
-				rtEq(h.t, "error of a", h.task("a").Error, ReasonTextPurged)
-				rtEq(h.t, "plain", h.job("plain").State, Cancelled)
+				rtEq(h.t, "error of a", h.task("a").Error, weir.ReasonTextPurged)
+				rtEq(h.t, "plain", h.job("plain").State, weir.Cancelled)
 				rtDeepEq(h.t, "queue q", h.m.QueueContents(h.now, "q"), QueueContents{})
 				h.run("r")
-				rtEq(h.t, "workflow", h.run("f").WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "workflow", h.run("f").WorkflowState, weir.WorkflowCompleted)
 			},
 		},
 		{
@@ -1380,7 +1381,7 @@ func TestQueueRules(t *testing.T) {
 					h.t.Fatal(err)
 				}
 				rtSameIDs(h.t, "purged", r.Purged, nil)
-				rtEq(h.t, "state", h.complete(c, "").State, Completed)
+				rtEq(h.t, "state", h.complete(c, "").State, weir.Completed)
 			},
 		},
 	})
@@ -1399,7 +1400,7 @@ func TestRetentionRules(t *testing.T) {
 				h.runFail("b")
 				h.advance(time.Minute)
 				s := h.runUndo("a")
-				rtEq(h.t, "workflow", s.WorkflowState, WorkflowCompensated)
+				rtEq(h.t, "workflow", s.WorkflowState, weir.WorkflowCompensated)
 				ended := h.now
 				w := h.workflow()
 				rtEq(h.t, "expires at", w.ExpiresAt, ended.Add(time.Hour))
@@ -1408,12 +1409,12 @@ func TestRetentionRules(t *testing.T) {
 				h.workflow()
 				h.advance(time.Millisecond)
 				_, err := h.m.GetWorkflow(h.now, rtWF)
-				rtErrIs(h.t, "workflow", err, ErrNotFound)
+				rtErrIs(h.t, "workflow", err, weir.ErrNotFound)
 				for _, id := range []string{h.tj("a"), h.tj("b"), h.uj("a")} {
 					_, err := h.m.GetJob(h.now, id)
-					rtErrIs(h.t, id, err, ErrNotFound)
+					rtErrIs(h.t, id, err, weir.ErrNotFound)
 				}
-				p, err := h.m.ListWorkflows(h.now, ListParams{})
+				p, err := h.m.ListWorkflows(h.now, weir.ListParams{})
 				if err != nil {
 					h.t.Fatal(err)
 				}
@@ -1430,7 +1431,7 @@ func TestRetentionRules(t *testing.T) {
 				rtEq(h.t, "expires at", h.job("j").ExpiresAt, h.now.Add(time.Hour))
 				h.advance(time.Hour)
 				_, err := h.m.GetJob(h.now, "j")
-				rtErrIs(h.t, "job", err, ErrNotFound)
+				rtErrIs(h.t, "job", err, weir.ErrNotFound)
 				rtEq(h.t, "enqueue again", h.enqueue(JobSpec{ID: "j", Queue: "q", Priority: 1}).Created, true)
 			},
 		},
@@ -1440,7 +1441,7 @@ func TestRetentionRules(t *testing.T) {
 			plan: rtPlan(rtT("a")),
 			run: func(h *rtHarness) {
 				h.advance(1000 * time.Hour)
-				rtEq(h.t, "workflow", h.wfState(), WorkflowRunning)
+				rtEq(h.t, "workflow", h.wfState(), weir.WorkflowRunning)
 			},
 		},
 		{
@@ -1449,13 +1450,13 @@ func TestRetentionRules(t *testing.T) {
 			plan: rtPlan(rtT("a")),
 			run: func(h *rtHarness) {
 				s := h.run("a")
-				rtEq(h.t, "settled", s.WorkflowState, WorkflowCompleted)
+				rtEq(h.t, "settled", s.WorkflowState, weir.WorkflowCompleted)
 				_, err := h.m.GetWorkflow(h.now, rtWF)
-				rtErrIs(h.t, "workflow", err, ErrNotFound)
+				rtErrIs(h.t, "workflow", err, weir.ErrNotFound)
 				h.enqueue(JobSpec{ID: "j", Queue: "q"})
 				h.cancelJob("j")
 				_, err = h.m.GetJob(h.now, "j")
-				rtErrIs(h.t, "job", err, ErrNotFound)
+				rtErrIs(h.t, "job", err, weir.ErrNotFound)
 			},
 		},
 	})
@@ -1471,7 +1472,7 @@ func TestResultRules(t *testing.T) {
 			run: func(h *rtHarness) {
 				ca, cc := h.start("a"), h.start("c")
 				_, err := h.m.Finish(h.now, FinishParams{Outcomes: []Outcome{rtDone(cc, "ok"), rtDone(ca, "12345")}})
-				rtErrIs(h.t, "finish", err, ErrTooLarge)
+				rtErrIs(h.t, "finish", err, weir.ErrTooLarge)
 				rtValidation(h.t, err, "", "result", true)
 				h.wantStates("a=running b=waiting c=running")
 				rtEq(h.t, "c's token", h.job(h.tj("c")).Lease.Token, cc.Lease.Token)
@@ -1479,7 +1480,7 @@ func TestResultRules(t *testing.T) {
 				h.wantPushed("finish at the cap", s.Pushed, h.tj("b"))
 				rtDeepEq(h.t, "result", h.task("a").Result, []byte("1234"))
 				cb := h.start("b")
-				rtDeepEq(h.t, "deps", cb.Deps, []DepOutcome{{Task: "a", State: Completed, Result: []byte("1234")}})
+				rtDeepEq(h.t, "deps", cb.Deps, []weir.DepOutcome{{Task: "a", State: weir.Completed, Result: []byte("1234")}})
 			},
 		},
 		{
@@ -1503,14 +1504,14 @@ func TestListRules(t *testing.T) {
 			h.submit(p)
 		}
 	}
-	ids := func(p WorkflowPage) []string {
+	ids := func(p weir.WorkflowPage) []string {
 		var out []string
 		for _, w := range p.Workflows {
 			out = append(out, w.ID)
 		}
 		return out
 	}
-	list := func(h *rtHarness, p ListParams) WorkflowPage {
+	list := func(h *rtHarness, p weir.ListParams) weir.WorkflowPage {
 		h.t.Helper()
 		r, err := h.m.ListWorkflows(h.now, p)
 		if err != nil {
@@ -1527,7 +1528,7 @@ func TestListRules(t *testing.T) {
 				submitAt(h, "w2")
 				h.advance(time.Millisecond)
 				submitAt(h, "w3", "w4")
-				p := list(h, ListParams{})
+				p := list(h, weir.ListParams{})
 				rtSameIDs(h.t, "listed", ids(p), []string{"w4", "w3", "w2", "w1"})
 				rtEq(h.t, "cursor", p.NextCursor, "")
 			},
@@ -1538,9 +1539,9 @@ func TestListRules(t *testing.T) {
 				submitAt(h, "w1", "w2", "w3")
 				h.wf = "w2"
 				h.run("a")
-				rtSameIDs(h.t, "running", ids(list(h, ListParams{State: WorkflowRunning})), []string{"w3", "w1"})
-				rtSameIDs(h.t, "completed", ids(list(h, ListParams{State: WorkflowCompleted})), []string{"w2"})
-				rtSameIDs(h.t, "failed", ids(list(h, ListParams{State: WorkflowFailed})), nil)
+				rtSameIDs(h.t, "running", ids(list(h, weir.ListParams{State: weir.WorkflowRunning})), []string{"w3", "w1"})
+				rtSameIDs(h.t, "completed", ids(list(h, weir.ListParams{State: weir.WorkflowCompleted})), []string{"w2"})
+				rtSameIDs(h.t, "failed", ids(list(h, weir.ListParams{State: weir.WorkflowFailed})), nil)
 			},
 		},
 		{
@@ -1550,16 +1551,16 @@ func TestListRules(t *testing.T) {
 					submitAt(h, "w"+strconv.Itoa(i))
 					h.advance(time.Millisecond)
 				}
-				p1 := list(h, ListParams{Limit: 2})
+				p1 := list(h, weir.ListParams{Limit: 2})
 				rtSameIDs(h.t, "page 1", ids(p1), []string{"w5", "w4"})
 				submitAt(h, "w6")
-				p2 := list(h, ListParams{Limit: 2, Cursor: p1.NextCursor})
+				p2 := list(h, weir.ListParams{Limit: 2, Cursor: p1.NextCursor})
 				rtSameIDs(h.t, "page 2", ids(p2), []string{"w3", "w2"})
-				p3 := list(h, ListParams{Limit: 2, Cursor: p2.NextCursor})
+				p3 := list(h, weir.ListParams{Limit: 2, Cursor: p2.NextCursor})
 				rtSameIDs(h.t, "page 3", ids(p3), []string{"w1"})
 				rtEq(h.t, "last cursor", p3.NextCursor, "")
-				rtSameIDs(h.t, "first page again", ids(list(h, ListParams{Limit: 2})), []string{"w6", "w5"})
-				exact := list(h, ListParams{Limit: 3, Cursor: p1.NextCursor})
+				rtSameIDs(h.t, "first page again", ids(list(h, weir.ListParams{Limit: 2})), []string{"w6", "w5"})
+				exact := list(h, weir.ListParams{Limit: 3, Cursor: p1.NextCursor})
 				rtEq(h.t, "no cursor after an exactly full last page", exact.NextCursor, "")
 			},
 		},

@@ -10,8 +10,8 @@ import (
 type workflow struct {
 	c       *compiled
 	id      string
-	state   WorkflowState
-	reason  Reason
+	state   weir.WorkflowState
+	reason  weir.Reason
 	created int64
 	ended   int64
 	expires int64
@@ -40,21 +40,6 @@ type workflow struct {
 	undoFailed    bool
 }
 
-// Cancel reasons written into a cancelled task's Error: package weir's,
-// under engine's names.
-const (
-	ReasonTextWorkflowCancelled = weir.ReasonTextWorkflowCancelled
-	ReasonTextFailFast          = weir.ReasonTextFailFast
-	ReasonTextJobCancelled      = weir.ReasonTextJobCancelled
-	ReasonTextPurged            = weir.ReasonTextPurged
-	ReasonTextLeaseExpired      = weir.ReasonTextLeaseExpired
-	ReasonTextSignalTimeout     = weir.ReasonTextSignalTimeout
-	ReasonTextNoFailure         = weir.ReasonTextNoFailure
-)
-
-// DependencyReason is weir.DependencyReason.
-func DependencyReason(dep string, s State) string { return weir.DependencyReason(dep, s) }
-
 // Submit validates a plan, writes the workflow and pushes its roots in plan
 // order. The same plan under an existing ID is a success with no effect.
 func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
@@ -73,7 +58,7 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 		if w.c.hash == c.hash {
 			return SubmitResult{}, nil
 		}
-		return SubmitResult{}, wrap(ErrWorkflowExists, "workflow %q", p.Plan.ID)
+		return SubmitResult{}, wrap(weir.ErrWorkflowExists, "workflow %q", p.Plan.ID)
 	}
 	dl := deadlineAt(&c.plan, t)
 	if dl != 0 && dl <= t {
@@ -81,22 +66,22 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	}
 	n := len(c.plan.Tasks)
 	w := &workflow{
-		c: c, id: p.Plan.ID, state: WorkflowRunning, created: t, run: 1,
+		c: c, id: p.Plan.ID, state: weir.WorkflowRunning, created: t, run: 1,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
 		traceParent: p.TraceParent, deadline: dl,
 	}
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{
-			id: TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
+			id: weir.TaskJobID(w.id, ts.Name), queue: ts.Queue, payload: ts.Payload,
 			priority: ts.Priority, maxAttempts: attemptsOrDefault(ts.MaxAttempts), maxExpiries: expiriesOrDefault(ts.MaxExpiries),
 			backoff: ms(backoffOrDefault(ts.Backoff)), timeout: ms(ts.Timeout),
-			state: Waiting, created: t, wf: w, task: i, key: ts.Key,
+			state: weir.Waiting, created: t, wf: w, task: i, key: ts.Key,
 		}
 		w.open[i] = len(c.deps[i])
 		m.jobs[w.tasks[i].id] = w.tasks[i]
 	}
 	m.workflows[w.id] = w
-	m.emit(EventWorkflowSubmitted, w.id, 0, "", t)
+	m.emit(weir.EventWorkflowSubmitted, w.id, 0, "", t)
 	var fx effects
 	for i, j := range w.tasks {
 		if w.open[i] == 0 {
@@ -121,15 +106,15 @@ func (m *Model) taskEnded(w *workflow, work []int, now int64, fx *effects) {
 		work = work[1:]
 		t := w.tasks[k]
 		w.remaining--
-		if t.state == Failed && !w.c.absorbable(k) {
+		if t.state == weir.Failed && !w.c.absorbable(k) {
 			w.unabsorbed = true
 			if !w.cancelReq {
 				w.failedBeforeCancel = true
 				if plan.FailFast && !w.failFastFired {
 					w.failFastFired = true
 					for x, tx := range w.tasks {
-						if (tx.state == Waiting || tx.state == Queued || tx.state == Open) && !plan.Tasks[x].Always {
-							m.cancelTask(tx, ReasonTextFailFast, now, fx)
+						if (tx.state == weir.Waiting || tx.state == weir.Queued || tx.state == weir.Open) && !plan.Tasks[x].Always {
+							m.cancelTask(tx, weir.ReasonTextFailFast, now, fx)
 							work = append(work, x)
 						}
 					}
@@ -138,28 +123,28 @@ func (m *Model) taskEnded(w *workflow, work []int, now int64, fx *effects) {
 		}
 		for _, d := range w.c.dependents[k] {
 			td := w.tasks[d]
-			if td.state != Waiting {
+			if td.state != weir.Waiting {
 				continue
 			}
-			if t.state == Completed || plan.Tasks[d].Always {
-				if t.state != Completed {
+			if t.state == weir.Completed || plan.Tasks[d].Always {
+				if t.state != weir.Completed {
 					td.depFailed = true
 				}
 				w.open[d]--
 				if w.open[d] == 0 {
 					if plan.Tasks[d].OnFailure && !td.depFailed {
-						m.cancelTask(td, ReasonTextNoFailure, now, fx)
+						m.cancelTask(td, weir.ReasonTextNoFailure, now, fx)
 						work = append(work, d)
 						continue
 					}
 					m.promote(td, now, fx)
-					if td.state == Queued && td.runAt == 0 {
+					if td.state == weir.Queued && td.runAt == 0 {
 						td.promotedAt = t.ended // pushed ready by this end
 					}
 				}
 				continue
 			}
-			m.cancelTask(td, DependencyReason(plan.Tasks[k].Name, t.state), now, fx)
+			m.cancelTask(td, weir.DependencyReason(plan.Tasks[k].Name, t.state), now, fx)
 			work = append(work, d)
 		}
 	}
@@ -171,11 +156,11 @@ func (m *Model) taskEnded(w *workflow, work []int, now int64, fx *effects) {
 // cancelTask ends a waiting or queued task (or undo) as cancelled, without
 // its consequences.
 func (m *Model) cancelTask(j *job, reason string, now int64, fx *effects) {
-	if j.state == Queued || j.state == Open {
+	if j.state == weir.Queued || j.state == weir.Open {
 		m.unqueue(j)
 	}
-	m.emit(EventCancelled, j.id, 0, reason, now)
-	j.state = Cancelled
+	m.emit(weir.EventCancelled, j.id, 0, reason, now)
+	j.state = weir.Cancelled
 	j.runAt = 0
 	j.err = reason
 	j.ended = now
@@ -187,31 +172,31 @@ func (m *Model) tasksAllEnded(w *workflow, now int64, fx *effects) {
 	m.dropDeadline(w)
 	compensable := false
 	for i, t := range w.tasks {
-		if t.state == Completed && w.c.plan.Tasks[i].Undo != nil {
+		if t.state == weir.Completed && w.c.plan.Tasks[i].Undo != nil {
 			compensable = true
 			break
 		}
 	}
 	switch {
 	case w.cancelReq && (w.cancelUndo || w.failedBeforeCancel) && compensable:
-		reason := ReasonCancel
+		reason := weir.ReasonCancel
 		if w.failedBeforeCancel {
-			reason = ReasonFailure
+			reason = weir.ReasonFailure
 		}
 		m.startCompensation(w, reason, now, fx)
 	case w.cancelReq:
-		m.endWorkflow(w, WorkflowCancelled, now, fx)
+		m.endWorkflow(w, weir.WorkflowCancelled, now, fx)
 	case w.unabsorbed && compensable:
-		m.startCompensation(w, ReasonFailure, now, fx)
+		m.startCompensation(w, weir.ReasonFailure, now, fx)
 	case w.unabsorbed:
-		m.endWorkflow(w, WorkflowFailed, now, fx)
+		m.endWorkflow(w, weir.WorkflowFailed, now, fx)
 	default:
-		m.endWorkflow(w, WorkflowCompleted, now, fx)
+		m.endWorkflow(w, weir.WorkflowCompleted, now, fx)
 	}
 }
 
-func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects) {
-	m.emit(EventWorkflowEnded, w.id, 0, string(s), now)
+func (m *Model) endWorkflow(w *workflow, s weir.WorkflowState, now int64, fx *effects) {
+	m.emit(weir.EventWorkflowEnded, w.id, 0, string(s), now)
 	w.state = s
 	w.ended = now
 	w.expires = now + ms(m.cfg.Retention)
@@ -225,9 +210,9 @@ func (m *Model) endWorkflow(w *workflow, s WorkflowState, now int64, fx *effects
 // yet), in reverse plan order. The undo of X waits for the undos of its
 // nearest compensated descendants: those reached from X through tasks that
 // are not compensated.
-func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *effects) {
-	m.emit(EventWorkflowCompensating, w.id, 0, string(reason), now)
-	w.state = WorkflowCompensating
+func (m *Model) startCompensation(w *workflow, reason weir.Reason, now int64, fx *effects) {
+	m.emit(weir.EventWorkflowCompensating, w.id, 0, string(reason), now)
+	w.state = weir.WorkflowCompensating
 	w.reason = reason
 	n := len(w.tasks)
 	plan := &w.c.plan
@@ -235,12 +220,12 @@ func (m *Model) startCompensation(w *workflow, reason Reason, now int64, fx *eff
 	w.undoBlockers = make([]int, n)
 	w.undoParents = make([][]int, n)
 	for i, t := range w.tasks {
-		if t.state == Completed && plan.Tasks[i].Undo != nil {
+		if t.state == weir.Completed && plan.Tasks[i].Undo != nil {
 			ts := plan.Tasks[i]
 			u := &job{
-				id: UndoJobID(w.id, ts.Name), queue: ts.Undo.Queue, payload: ts.Undo.Payload,
+				id: weir.UndoJobID(w.id, ts.Name), queue: ts.Undo.Queue, payload: ts.Undo.Payload,
 				priority: ts.Priority, maxAttempts: t.maxAttempts, maxExpiries: t.maxExpiries, backoff: t.backoff, timeout: t.timeout,
-				state: Pending, created: now, wf: w, task: i, undo: true,
+				state: weir.Pending, created: now, wf: w, task: i, undo: true,
 			}
 			w.undos[i] = u
 			m.jobs[u.id] = u
@@ -322,7 +307,7 @@ func nearestCompensated(n int, dependents [][]int, has func(int) bool, below []b
 // undoEnded runs the consequences of task i's undo ending.
 func (m *Model) undoEnded(w *workflow, i int, now int64, fx *effects) {
 	w.undoRemaining--
-	if w.undos[i].state != Completed {
+	if w.undos[i].state != weir.Completed {
 		w.undoFailed = true
 	}
 	if w.undoBlockers[i] == 0 {
@@ -330,9 +315,9 @@ func (m *Model) undoEnded(w *workflow, i int, now int64, fx *effects) {
 	}
 	if w.undoRemaining == 0 {
 		if w.undoFailed {
-			m.endWorkflow(w, WorkflowCompensationFailed, now, fx)
+			m.endWorkflow(w, weir.WorkflowCompensationFailed, now, fx)
 		} else {
-			m.endWorkflow(w, WorkflowCompensated, now, fx)
+			m.endWorkflow(w, weir.WorkflowCompensated, now, fx)
 		}
 	}
 }
@@ -348,7 +333,7 @@ func (m *Model) releaseUndoParents(w *workflow, i int, now int64, fx *effects) {
 			continue
 		}
 		switch u := w.undos[p]; {
-		case u.state == Pending:
+		case u.state == weir.Pending:
 			m.push(u, now, fx)
 		case u.state.Ended():
 			m.releaseUndoParents(w, p, now, fx)
@@ -367,19 +352,19 @@ func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelRes
 	t := m.tick(now)
 	w := m.workflows[p.ID]
 	if w == nil {
-		return CancelResult{}, wrap(ErrNotFound, "workflow %q", p.ID)
+		return CancelResult{}, wrap(weir.ErrNotFound, "workflow %q", p.ID)
 	}
 	if w.state.Ended() {
-		return CancelResult{WorkflowState: w.state}, wrap(ErrWorkflowEnded, "workflow %q is %s", p.ID, w.state)
+		return CancelResult{WorkflowState: w.state}, wrap(weir.ErrWorkflowEnded, "workflow %q is %s", p.ID, w.state)
 	}
-	if w.cancelReq || w.state == WorkflowCompensating {
+	if w.cancelReq || w.state == weir.WorkflowCompensating {
 		return CancelResult{WorkflowState: w.state}, nil
 	}
 	undo := w.c.plan.UndoOnCancel
 	if p.Undo != nil {
 		undo = *p.Undo
 	}
-	return m.cancelWorkflow(w, undo, ReasonTextWorkflowCancelled, t), nil
+	return m.cancelWorkflow(w, undo, weir.ReasonTextWorkflowCancelled, t), nil
 }
 
 // cancelWorkflow cancels running workflow w, whose cancel was not requested
@@ -393,11 +378,11 @@ func (m *Model) cancelWorkflow(w *workflow, undo bool, reason string, t int64) C
 	var stopping []string
 	for _, j := range w.tasks {
 		switch j.state {
-		case Waiting, Queued, Open:
+		case weir.Waiting, weir.Queued, weir.Open:
 			m.cancelTask(j, reason, t, &fx)
 			j.unlisted = true
 			w.remaining--
-		case Running:
+		case weir.Running:
 			j.cancelReq = true
 			stopping = append(stopping, j.id)
 		}
@@ -408,25 +393,25 @@ func (m *Model) cancelWorkflow(w *workflow, undo bool, reason string, t int64) C
 	return CancelResult{Cancelled: fx.cancelled, Stopping: stopping, Pushed: fx.pushed, WorkflowState: w.state}
 }
 
-func (w *workflow) snapshot() Workflow {
+func (w *workflow) snapshot() weir.Workflow {
 	plan := &w.c.plan
-	s := Workflow{
+	s := weir.Workflow{
 		ID: w.id, State: w.state, Reason: w.reason, FailFast: plan.FailFast,
 		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
 		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
-		ExpiresAt: toTime(w.expires), Tasks: make([]Task, len(w.tasks)),
+		ExpiresAt: toTime(w.expires), Tasks: make([]weir.Task, len(w.tasks)),
 		Deadline: toTime(w.deadline), DeadlineHit: w.deadlineHit, Webhook: webhookStatus(plan, w.run), Run: w.run,
 	}
 	for i, j := range w.tasks {
 		ts := plan.Tasks[i]
-		t := Task{
+		t := weir.Task{
 			Name: ts.Name, Queue: ts.Queue, After: slices.Clone(ts.After), Always: ts.Always, OnFailure: ts.OnFailure,
 			State: j.state, Attempt: j.attempt, Result: slices.Clone(j.result), Error: j.err,
 			Progress: j.progressOf(),
 			Signal:   ts.Signal, AddedBy: j.addedBy,
 		}
 		if ts.Undo != nil {
-			t.Undo = &UndoStatus{Queue: ts.Undo.Queue}
+			t.Undo = &weir.UndoStatus{Queue: ts.Undo.Queue}
 			if w.undos != nil && w.undos[i] != nil {
 				u := w.undos[i]
 				t.Undo.State, t.Undo.Attempt, t.Undo.Error = u.state, u.attempt, u.err

@@ -1,5 +1,6 @@
 package engine
 
+import "github.com/weirflow/weir"
 import "fmt"
 
 // MaxPartitions bounds Config.Partitions.
@@ -43,7 +44,7 @@ func (c Config) PartitionCount() int { return max(c.Partitions, 1) }
 // ValidatePartitions checks Config.Partitions.
 func (c Config) ValidatePartitions() error {
 	if c.Partitions < 0 || c.Partitions > MaxPartitions {
-		return fmt.Errorf("%w: partitions %d outside [0, %d]", ErrInvalid, c.Partitions, MaxPartitions)
+		return fmt.Errorf("%w: partitions %d outside [0, %d]", weir.ErrInvalid, c.Partitions, MaxPartitions)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"hash/fnv"
 	"math/rand/v2"
 	"testing"
@@ -9,13 +10,13 @@ import (
 
 func TestRoutingID(t *testing.T) {
 	for id, want := range map[string]string{
-		"wf":                 "wf",
-		"wf/task":            "wf",
-		"wf/task/undo":       "wf",
-		"wf@webhook":         "wf",
-		"wf@webhook.3":       "wf",
-		"a.b-c_d":            "a.b-c_d",
-		TaskJobID("w1", "t"): "w1",
+		"wf":                      "wf",
+		"wf/task":                 "wf",
+		"wf/task/undo":            "wf",
+		"wf@webhook":              "wf",
+		"wf@webhook.3":            "wf",
+		"a.b-c_d":                 "a.b-c_d",
+		weir.TaskJobID("w1", "t"): "w1",
 	} {
 		if got := RoutingID(id); got != want {
 			t.Errorf("RoutingID(%q) = %q, want %q", id, got, want)
@@ -44,7 +45,7 @@ func TestPartition(t *testing.T) {
 		if got := Partition(id, n); got != want {
 			t.Fatalf("Partition(%q, %d) = %d, want %d", id, n, got, want)
 		}
-		for _, derived := range []string{TaskJobID(id, "t"), UndoJobID(id, "t"), WebhookRunJobID(id, 2)} {
+		for _, derived := range []string{weir.TaskJobID(id, "t"), weir.UndoJobID(id, "t"), weir.WebhookRunJobID(id, 2)} {
 			if got := Partition(derived, n); got != want {
 				t.Fatalf("Partition(%q, %d) = %d, want %d (its workflow's)", derived, n, got, want)
 			}
@@ -83,12 +84,12 @@ func TestCheckFinishAdds(t *testing.T) {
 		}
 	}
 	add := []TaskSpec{{Name: "x", Queue: "q"}}
-	same := FinishParams{Outcomes: []Outcome{{JobID: TaskJobID(a, "t1"), Add: add}, {JobID: TaskJobID(a, "t2"), Add: add}, {JobID: TaskJobID(b, "t")}}}
+	same := FinishParams{Outcomes: []Outcome{{JobID: weir.TaskJobID(a, "t1"), Add: add}, {JobID: weir.TaskJobID(a, "t2"), Add: add}, {JobID: weir.TaskJobID(b, "t")}}}
 	if err := CheckFinishAdds(same, n); err != nil {
 		t.Fatalf("additions in one partition refused: %v", err)
 	}
-	two := FinishParams{Outcomes: []Outcome{{JobID: TaskJobID(a, "t1"), Add: add}, {JobID: TaskJobID(b, "t"), Add: add}}}
-	if err := CheckFinishAdds(two, n); !errors.Is(err, ErrInvalid) {
+	two := FinishParams{Outcomes: []Outcome{{JobID: weir.TaskJobID(a, "t1"), Add: add}, {JobID: weir.TaskJobID(b, "t"), Add: add}}}
+	if err := CheckFinishAdds(two, n); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("additions in two partitions: %v, want ErrInvalid", err)
 	}
 	if err := CheckFinishAdds(two, 1); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/weirflow/weir"
 	"time"
 )
 
@@ -55,7 +56,7 @@ func PlanHash(p Plan) string {
 		num(t.Timeout.Milliseconds())
 		// only when not the default, so that a plan's fingerprint did not
 		// change when the field came
-		if x := expiriesOrDefault(t.MaxExpiries); x != DefaultMaxExpiries {
+		if x := expiriesOrDefault(t.MaxExpiries); x != weir.DefaultMaxExpiries {
 			str("x")
 			num(int64(x))
 		}
@@ -123,7 +124,7 @@ func JobHash(s JobSpec) string {
 func expiriesOrDefault(n int) int {
 	switch {
 	case n == 0:
-		return DefaultMaxExpiries
+		return weir.DefaultMaxExpiries
 	case n < 0:
 		return 0
 	}
@@ -139,7 +140,7 @@ func attemptsOrDefault(n int) int {
 
 func backoffOrDefault(d time.Duration) time.Duration {
 	if d <= 0 {
-		return DefaultBackoff
+		return weir.DefaultBackoff
 	}
 	return d
 }

@@ -6,12 +6,6 @@ import (
 	"github.com/weirflow/weir"
 )
 
-// Progress is a running job's reported progress (weir.Progress).
-type Progress = weir.Progress
-
-// DefaultMaxCheckpoint is weir.DefaultMaxCheckpoint.
-const DefaultMaxCheckpoint = weir.DefaultMaxCheckpoint
-
 // ProgressParams reports a running job's progress and writes its
 // checkpoint, fenced by its lease (spec/states.md, Progress).
 type ProgressParams struct {
@@ -20,16 +14,16 @@ type ProgressParams struct {
 	// Report, when set, replaces the job's progress: Percent in [0, 100],
 	// Message cut to Limits.MaxError bytes. Its At is ignored: the store
 	// stamps its own time.
-	Report *Progress
+	Report *weir.Progress
 	// Checkpoint, when not nil, replaces the job's checkpoint (an empty
 	// one removes it). It is handed to the job's next attempts (Claimed).
 	Checkpoint []byte
 }
 
 // CheckpointLimit is l.MaxCheckpoint, or DefaultMaxCheckpoint when 0.
-func CheckpointLimit(l Limits) int {
+func CheckpointLimit(l weir.Limits) int {
 	if l.MaxCheckpoint == 0 {
-		return DefaultMaxCheckpoint
+		return weir.DefaultMaxCheckpoint
 	}
 	return l.MaxCheckpoint
 }
@@ -37,7 +31,7 @@ func CheckpointLimit(l Limits) int {
 // ValidateProgress checks ProgressParams: a report or a checkpoint, a
 // finite percent in [0, 100], a checkpoint of at most CheckpointLimit
 // bytes. The job ID and the lease are checked by the transition.
-func ValidateProgress(p ProgressParams, l Limits) error {
+func ValidateProgress(p ProgressParams, l weir.Limits) error {
 	if p.Report == nil && p.Checkpoint == nil {
 		return invalid("", "progress", "give a progress report, a checkpoint or both")
 	}

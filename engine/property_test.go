@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"strings"
@@ -95,7 +96,7 @@ func ptGenPlan(t *rapid.T, id string) Plan {
 			ts.Undo = &UndoSpec{Queue: rapid.SampledFrom(ptQueueNames).Draw(t, "undoQueue"), Payload: []byte("u")}
 		}
 		ts.MaxAttempts = rapid.IntRange(1, 3).Draw(t, "maxAttempts")
-		ts.MaxExpiries = rapid.SampledFrom([]int{0, 0, NoExpiries, 2}).Draw(t, "maxExpiries")
+		ts.MaxExpiries = rapid.SampledFrom([]int{0, 0, weir.NoExpiries, 2}).Draw(t, "maxExpiries")
 		ts.Priority = rapid.IntRange(-1, 1).Draw(t, "priority")
 		ts.Backoff = time.Duration(rapid.SampledFrom([]int{0, 10, 500, 2000}).Draw(t, "backoffMs")) * time.Millisecond
 		p.Tasks = append(p.Tasks, ts)
@@ -137,10 +138,10 @@ var ptCoverage = ptStats{ends: map[string]int{}}
 
 // ptSnap is everything observable about the model at one time.
 type ptSnap struct {
-	wfs    map[string]Workflow
-	jobs   map[string]Job
+	wfs    map[string]weir.Workflow
+	jobs   map[string]weir.Job
 	queues map[string]QueueContents
-	infos  []QueueInfo
+	infos  []weir.QueueInfo
 }
 
 type ptLease struct{ id, token string }
@@ -241,9 +242,9 @@ func (w *ptWorld) jobIDs() []string {
 			continue
 		}
 		for _, t := range in.plan.Tasks {
-			ids = append(ids, TaskJobID(in.plan.ID, t.Name))
+			ids = append(ids, weir.TaskJobID(in.plan.ID, t.Name))
 			if t.Undo != nil {
-				ids = append(ids, UndoJobID(in.plan.ID, t.Name))
+				ids = append(ids, weir.UndoJobID(in.plan.ID, t.Name))
 			}
 		}
 	}
@@ -252,7 +253,7 @@ func (w *ptWorld) jobIDs() []string {
 
 func (w *ptWorld) snapshot() ptSnap {
 	now := w.time()
-	s := ptSnap{wfs: map[string]Workflow{}, jobs: map[string]Job{}, queues: map[string]QueueContents{}}
+	s := ptSnap{wfs: map[string]weir.Workflow{}, jobs: map[string]weir.Job{}, queues: map[string]QueueContents{}}
 	for _, in := range w.infos {
 		if !w.submitted[in.plan.ID] {
 			continue
@@ -265,7 +266,7 @@ func (w *ptWorld) snapshot() ptSnap {
 	}
 	for _, id := range w.jobIDs() {
 		j, err := w.m.GetJob(now, id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, weir.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -333,7 +334,7 @@ func (w *ptWorld) observePushes(list []Pushed) {
 // step, in order: WorkflowEnded is set exactly on the settle that moved the
 // workflow from a running state to an ended one.
 func (w *ptWorld) reports(pre ptSnap, list []Settled) {
-	state := map[string]WorkflowState{}
+	state := map[string]weir.WorkflowState{}
 	for id, wf := range pre.wfs {
 		state[id] = wf.State
 	}
@@ -370,37 +371,37 @@ func (w *ptWorld) reports(pre ptSnap, list []Settled) {
 }
 
 // expectSettle is the job-level oracle of one finished attempt.
-func (w *ptWorld) expectSettle(pj Job, o Outcome, s Settled) {
+func (w *ptWorld) expectSettle(pj weir.Job, o Outcome, s Settled) {
 	_, maxAttempts, backoff := w.spec(pj.ID)
-	var state State
+	var state weir.State
 	var runAt int64
 	switch o.Kind {
 	case OutcomeCompleted:
-		state = Completed
+		state = weir.Completed
 	case OutcomeCancelled:
-		state = Cancelled
+		state = weir.Cancelled
 	case OutcomeReleased:
-		state = Queued
+		state = weir.Queued
 		if pj.CancelRequested {
-			state = Cancelled
+			state = weir.Cancelled
 		}
 	case OutcomeFailed:
 		switch {
 		case pj.CancelRequested:
-			state = Cancelled
+			state = weir.Cancelled
 		case !o.NonRetryable && pj.Attempt-pj.Expiries < maxAttempts:
-			state = Queued
+			state = weir.Queued
 			delay := o.RetryAfter
 			if delay == 0 {
 				delay = backoff
 				for i := 1; i < pj.Attempt-pj.Expiries; i++ {
 					delay *= 2
 				}
-				delay = min(delay, DefaultLimits().MaxBackoff)
+				delay = min(delay, weir.DefaultLimits().MaxBackoff)
 			}
 			runAt = w.now + delay.Milliseconds()
 		default:
-			state = Failed
+			state = weir.Failed
 		}
 	}
 	if s.State != state {
@@ -479,13 +480,13 @@ func (w *ptWorld) check(prev, cur ptSnap) {
 		}
 		var want []string
 		switch j.State {
-		case Queued:
+		case weir.Queued:
 			if j.RunAt.IsZero() {
 				want = []string{j.Queue + ".ready"}
 			} else {
 				want = []string{j.Queue + ".delayed"}
 			}
-		case Running:
+		case weir.Running:
 			want = []string{j.Queue + ".running"}
 			running++
 			if j.Lease == nil || held[j.Lease.Token] != id {
@@ -494,19 +495,19 @@ func (w *ptWorld) check(prev, cur ptSnap) {
 			if j.Attempt < 1 {
 				w.fatalf("running job %s at attempt %d", id, j.Attempt)
 			}
-		case Waiting:
+		case weir.Waiting:
 			if !isWf || undo {
 				w.fatalf("job %s is waiting", id)
 			}
-		case Pending:
+		case weir.Pending:
 			if !undo {
 				w.fatalf("job %s is pending", id)
 			}
-		case Completed, Failed, Cancelled:
+		case weir.Completed, weir.Failed, weir.Cancelled:
 		default:
 			w.fatalf("job %s has state %q", id, j.State)
 		}
-		if j.State != Running && j.Lease != nil {
+		if j.State != weir.Running && j.Lease != nil {
 			w.fatalf("job %s is %s with a lease", id, j.State)
 		}
 		if !slices.Equal(where[id], want) {
@@ -528,7 +529,7 @@ func (w *ptWorld) check(prev, cur ptSnap) {
 	}
 	live := 0
 	for _, l := range w.held {
-		if j, ok := cur.jobs[l.id]; ok && j.State == Running && j.Lease.Token == l.token {
+		if j, ok := cur.jobs[l.id]; ok && j.State == weir.Running && j.Lease.Token == l.token {
 			live++
 		}
 	}
@@ -567,8 +568,8 @@ func (w *ptWorld) check(prev, cur ptSnap) {
 	}
 }
 
-func ptCompensates(s WorkflowState) bool {
-	return s == WorkflowCompensating || s == WorkflowCompensated || s == WorkflowCompensationFailed
+func ptCompensates(s weir.WorkflowState) bool {
+	return s == weir.WorkflowCompensating || s == weir.WorkflowCompensated || s == weir.WorkflowCompensationFailed
 }
 
 func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
@@ -585,7 +586,7 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 		if pw.State.Ended() && (wf.State != pw.State || !wf.EndedAt.Equal(pw.EndedAt) || wf.Reason != pw.Reason) {
 			w.fatalf("workflow %s ended %s at %v, now %s at %v", id, pw.State, pw.EndedAt, wf.State, wf.EndedAt)
 		}
-		if pw.State == WorkflowCompensating && !ptCompensates(wf.State) {
+		if pw.State == weir.WorkflowCompensating && !ptCompensates(wf.State) {
 			w.fatalf("workflow %s went from compensating to %s", id, wf.State)
 		}
 		if pw.CancelRequested && (!wf.CancelRequested || wf.CancelUndo != pw.CancelUndo) {
@@ -609,26 +610,26 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 	allEnded, unabsorbed := true, false
 	for i, tk := range wf.Tasks {
 		ts := tasks[i]
-		j, ok := cur.jobs[TaskJobID(id, ts.Name)]
+		j, ok := cur.jobs[weir.TaskJobID(id, ts.Name)]
 		if !ok {
 			w.fatalf("task job of %s/%s missing", id, ts.Name)
 		}
 		if tk.Name != ts.Name || tk.State != j.State || tk.Attempt != j.Attempt || tk.Always != ts.Always {
 			w.fatalf("task %s/%s is %s (attempt %d), its job %s (attempt %d)", id, ts.Name, tk.State, tk.Attempt, j.State, j.Attempt)
 		}
-		if tk.State == Pending {
+		if tk.State == weir.Pending {
 			w.fatalf("task %s/%s is pending", id, ts.Name)
 		}
 		if hadPrev {
 			pt := pw.Tasks[i]
-			if pt.State != Waiting && tk.State == Waiting {
+			if pt.State != weir.Waiting && tk.State == weir.Waiting {
 				w.fatalf("task %s/%s went back from %s to waiting", id, ts.Name, pt.State)
 			}
 		}
 		if !tk.State.Ended() {
 			allEnded = false
 		}
-		if tk.State == Failed && !in.absorbable[i] {
+		if tk.State == weir.Failed && !in.absorbable[i] {
 			unabsorbed = true
 		}
 		// No task starts before its dependencies ended; a failed or
@@ -639,27 +640,27 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 			if !s.Ended() && open == "" {
 				open = tasks[d].Name
 			}
-			if (s == Failed || s == Cancelled) && bad == "" {
+			if (s == weir.Failed || s == weir.Cancelled) && bad == "" {
 				bad = tasks[d].Name
 			}
 		}
-		if open != "" && tk.State != Waiting && tk.State != Cancelled {
+		if open != "" && tk.State != weir.Waiting && tk.State != weir.Cancelled {
 			w.fatalf("task %s/%s is %s while its dependency %s has not ended", id, ts.Name, tk.State, open)
 		}
-		if open == "" && tk.State == Waiting {
+		if open == "" && tk.State == weir.Waiting {
 			w.fatalf("task %s/%s is waiting with every dependency ended", id, ts.Name)
 		}
-		if bad != "" && !ts.Always && tk.State != Cancelled {
+		if bad != "" && !ts.Always && tk.State != weir.Cancelled {
 			w.fatalf("task %s/%s is %s although dependency %s is %s", id, ts.Name, tk.State, bad, wf.Tasks[w.taskIndex(in, bad)].State)
 		}
-		if wf.CancelRequested && (tk.State == Waiting || tk.State == Queued) {
+		if wf.CancelRequested && (tk.State == weir.Waiting || tk.State == weir.Queued) {
 			w.fatalf("task %s/%s is %s after the workflow's cancel", id, ts.Name, tk.State)
 		}
-		if wf.CancelRequested && tk.State == Running && !j.CancelRequested {
+		if wf.CancelRequested && tk.State == weir.Running && !j.CancelRequested {
 			w.fatalf("task %s/%s runs after the workflow's cancel without being told to stop", id, ts.Name)
 		}
 	}
-	if allEnded == (wf.State == WorkflowRunning) {
+	if allEnded == (wf.State == weir.WorkflowRunning) {
 		w.fatalf("workflow %s is %s, every task ended: %v", id, wf.State, allEnded)
 	}
 	if unabsorbed && !wf.CancelRequested {
@@ -669,16 +670,16 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 	// Why a task was cancelled: FailFast never cancels an Always task, a
 	// dependency never cancels an Always task.
 	for i, tk := range wf.Tasks {
-		if tk.State != Cancelled {
+		if tk.State != weir.Cancelled {
 			continue
 		}
 		ts := tasks[i]
 		switch {
-		case tk.Error == ReasonTextFailFast:
+		case tk.Error == weir.ReasonTextFailFast:
 			if ts.Always || !in.plan.FailFast || !w.failedBeforeCancel[id] {
 				w.fatalf("task %s/%s (always=%v) cancelled by FailFast (failFast=%v, failed=%v)", id, ts.Name, ts.Always, in.plan.FailFast, w.failedBeforeCancel[id])
 			}
-		case tk.Error == ReasonTextWorkflowCancelled:
+		case tk.Error == weir.ReasonTextWorkflowCancelled:
 			if !wf.CancelRequested {
 				w.fatalf("task %s/%s cancelled by a workflow cancel that did not happen", id, ts.Name)
 			}
@@ -686,7 +687,7 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 			ok := false
 			for _, d := range in.deps[i] {
 				ds := wf.Tasks[d].State
-				ok = ok || ((ds == Failed || ds == Cancelled) && tk.Error == DependencyReason(tasks[d].Name, ds))
+				ok = ok || ((ds == weir.Failed || ds == weir.Cancelled) && tk.Error == weir.DependencyReason(tasks[d].Name, ds))
 			}
 			if !ok || ts.Always {
 				w.fatalf("task %s/%s (always=%v) cancelled with %q", id, ts.Name, ts.Always, tk.Error)
@@ -713,8 +714,8 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 			if tasks[i].Always {
 				continue
 			}
-			jid := TaskJobID(id, tasks[i].Name)
-			if tk.State == Waiting || ((tk.State == Queued || tk.State == Running) && !set[jid]) {
+			jid := weir.TaskJobID(id, tasks[i].Name)
+			if tk.State == weir.Waiting || ((tk.State == weir.Queued || tk.State == weir.Running) && !set[jid]) {
 				w.fatalf("task %s is %s after FailFast fired", jid, tk.State)
 			}
 		}
@@ -728,12 +729,12 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 		if (ts.Undo == nil) != (tk.Undo == nil) || (tk.Undo != nil && tk.Undo.Queue != ts.Undo.Queue) {
 			w.fatalf("task %s/%s undo status %+v, spec %+v", id, ts.Name, tk.Undo, ts.Undo)
 		}
-		uj, exists := cur.jobs[UndoJobID(id, ts.Name)]
+		uj, exists := cur.jobs[weir.UndoJobID(id, ts.Name)]
 		if tk.Undo == nil || tk.Undo.State == "" {
 			if exists {
 				w.fatalf("undo job %s exists with no undo state in its workflow", uj.ID)
 			}
-			if ptCompensates(wf.State) && tk.State == Completed && ts.Undo != nil {
+			if ptCompensates(wf.State) && tk.State == weir.Completed && ts.Undo != nil {
 				w.fatalf("workflow %s is %s but completed %s has no undo job", id, wf.State, ts.Name)
 			}
 			continue
@@ -742,22 +743,22 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 		if !exists || uj.State != tk.Undo.State || uj.Attempt != tk.Undo.Attempt {
 			w.fatalf("undo of %s/%s is %s, its job %+v", id, ts.Name, tk.Undo.State, uj)
 		}
-		if tk.State != Completed || !ptCompensates(wf.State) {
+		if tk.State != weir.Completed || !ptCompensates(wf.State) {
 			w.fatalf("undo of %s/%s is %s: task %s, workflow %s", id, ts.Name, tk.Undo.State, tk.State, wf.State)
 		}
 		if !tk.Undo.State.Ended() {
 			undoOpen = true
-		} else if tk.Undo.State != Completed {
+		} else if tk.Undo.State != weir.Completed {
 			undoBad = true
 		}
 	}
 	switch wf.State {
-	case WorkflowCompensating:
+	case weir.WorkflowCompensating:
 		if !anyComp || !undoOpen {
 			w.fatalf("workflow %s compensating with undos=%v open=%v", id, anyComp, undoOpen)
 		}
-	case WorkflowCompensated, WorkflowCompensationFailed:
-		if !anyComp || undoOpen || undoBad != (wf.State == WorkflowCompensationFailed) {
+	case weir.WorkflowCompensated, weir.WorkflowCompensationFailed:
+		if !anyComp || undoOpen || undoBad != (wf.State == weir.WorkflowCompensationFailed) {
 			w.fatalf("workflow %s is %s with undos=%v open=%v failed=%v", id, wf.State, anyComp, undoOpen, undoBad)
 		}
 	}
@@ -777,9 +778,9 @@ func (w *ptWorld) checkWorkflow(in *ptInfo, prev, cur ptSnap) {
 			}
 		}
 		switch s := tk.Undo.State; {
-		case open >= 0 && (s == Queued || s == Running || s == Completed || s == Failed):
+		case open >= 0 && (s == weir.Queued || s == weir.Running || s == weir.Completed || s == weir.Failed):
 			w.fatalf("undo of %s/%s is %s while the undo of its descendant %s is %s", id, tasks[x].Name, s, tasks[open].Name, wf.Tasks[open].Undo.State)
-		case open < 0 && s == Pending:
+		case open < 0 && s == weir.Pending:
 			w.fatalf("undo of %s/%s still pending with every descendant undo ended", id, tasks[x].Name)
 		}
 	}
@@ -841,7 +842,7 @@ func (w *ptWorld) afterClaim(p ClaimParams, got []Claimed, pre, cur ptSnap) {
 	for _, c := range got {
 		id := c.Job.ID
 		j := cur.jobs[id]
-		if c.Job.State != Running || c.Job.Lease == nil || *c.Job.Lease != c.Lease || j.State != Running || *j.Lease != c.Lease {
+		if c.Job.State != weir.Running || c.Job.Lease == nil || *c.Job.Lease != c.Lease || j.State != weir.Running || *j.Lease != c.Lease {
 			w.fatalf("claimed %s: job %+v lease %+v, now %+v", id, c.Job, c.Lease, j)
 		}
 		if want := w.time().Add(p.Lease); !c.Lease.Deadline.Equal(want) {
@@ -855,17 +856,17 @@ func (w *ptWorld) afterClaim(p ClaimParams, got []Claimed, pre, cur ptSnap) {
 			}
 		case undo:
 			wf := cur.wfs[wfID]
-			if wf.State != WorkflowCompensating {
+			if wf.State != weir.WorkflowCompensating {
 				w.fatalf("undo %s claimed while its workflow is %s", id, wf.State)
 			}
-			if len(c.Deps) != 1 || c.Deps[0].Task != task || c.Deps[0].State != Completed {
+			if len(c.Deps) != 1 || c.Deps[0].Task != task || c.Deps[0].State != weir.Completed {
 				w.fatalf("undo %s claimed with deps %+v", id, c.Deps)
 			}
 		default:
 			in := w.byID[wfID]
 			i := w.taskIndex(in, task)
 			wf := cur.wfs[wfID]
-			if wf.CancelRequested || wf.State != WorkflowRunning {
+			if wf.CancelRequested || wf.State != weir.WorkflowRunning {
 				w.fatalf("task %s claimed while its workflow is %s (cancel=%v)", id, wf.State, wf.CancelRequested)
 			}
 			if c.Job.Workflow != wfID || c.Job.Task != task || len(c.Deps) != len(in.deps[i]) {
@@ -876,7 +877,7 @@ func (w *ptWorld) afterClaim(p ClaimParams, got []Claimed, pre, cur ptSnap) {
 				if dep.Task != in.plan.Tasks[d].Name || !dep.State.Ended() || dep.State != now.State || !bytes.Equal(dep.Result, now.Result) || dep.Error != now.Error {
 					w.fatalf("task %s claimed with dependency %+v, which is %s", id, dep, now.State)
 				}
-				if !in.plan.Tasks[i].Always && dep.State != Completed {
+				if !in.plan.Tasks[i].Always && dep.State != weir.Completed {
 					w.fatalf("task %s (not Always) claimed with dependency %s %s", id, dep.Task, dep.State)
 				}
 			}
@@ -947,12 +948,12 @@ func (w *ptWorld) finish(outs []Outcome, claim *ClaimParams) {
 	for i, o := range outs {
 		s := res.Settled[i]
 		pj, ok := pre.jobs[o.JobID]
-		live := ok && pj.State == Running && pj.Lease.Token == o.Token
+		live := ok && pj.State == weir.Running && pj.Lease.Token == o.Token
 		if s.JobID != o.JobID {
 			w.fatalf("settled %s for outcome of %s", s.JobID, o.JobID)
 		}
 		if !live {
-			if !errors.Is(s.Err, ErrLeaseLost) || s.State != "" || s.Pushed != nil || s.WorkflowState != "" || s.WorkflowEnded {
+			if !errors.Is(s.Err, weir.ErrLeaseLost) || s.State != "" || s.Pushed != nil || s.WorkflowState != "" || s.WorkflowEnded {
 				w.fatalf("finish of %s with a stale token: %+v", o.JobID, s)
 			}
 			continue
@@ -999,8 +1000,8 @@ func (w *ptWorld) finish(outs []Outcome, claim *ClaimParams) {
 // ptFailFastRetry reports whether a job settled for a retry was then
 // cancelled by FailFast in the same step (a later outcome of the same batch or
 // sweep): the model cancels every queued task, retries included.
-func ptFailFastRetry(s Settled, j Job) bool {
-	return s.State == Queued && j.State == Cancelled && j.Error == ReasonTextFailFast
+func ptFailFastRetry(s Settled, j weir.Job) bool {
+	return s.State == weir.Queued && j.State == weir.Cancelled && j.Error == weir.ReasonTextFailFast
 }
 
 func (w *ptWorld) opFinish() {
@@ -1040,7 +1041,7 @@ func (w *ptWorld) opRepeat() {
 		if !reflect.DeepEqual(s, f.s) {
 			w.fatalf("repeated finish of %s: %+v, first %+v", f.o.JobID, s, f.s)
 		}
-	} else if !errors.Is(s.Err, ErrLeaseLost) {
+	} else if !errors.Is(s.Err, weir.ErrLeaseLost) {
 		w.fatalf("repeat of an older finish of %s: %+v", f.o.JobID, s)
 	}
 	w.unchanged(pre, w.commit(), "a repeated finish")
@@ -1065,7 +1066,7 @@ func (w *ptWorld) opHeartbeat() {
 	cur := w.commit()
 	for i, r := range refs {
 		pj, ok := pre.jobs[r.JobID]
-		live := ok && pj.State == Running && pj.Lease.Token == r.Token
+		live := ok && pj.State == weir.Running && pj.Lease.Token == r.Token
 		ls := res[i]
 		want := LeaseStatus{JobID: r.JobID, Lost: !live}
 		if live {
@@ -1096,22 +1097,22 @@ func (w *ptWorld) expire(max int) {
 	}
 	for _, s := range res.Expired {
 		pj := pre.jobs[s.JobID]
-		if pj.State != Running || pj.Lease.Deadline.After(w.time()) {
+		if pj.State != weir.Running || pj.Lease.Deadline.After(w.time()) {
 			w.fatalf("expired %s, which was %s with lease %+v", s.JobID, pj.State, pj.Lease)
 		}
 		if !pj.CancelRequested && pj.Expiries < pj.MaxExpiries {
 			// within its expiry budget: queued again at once, not counted
-			if s.State != Queued || !s.RunAt.IsZero() || s.Err != nil {
+			if s.State != weir.Queued || !s.RunAt.IsZero() || s.Err != nil {
 				w.fatalf("expired %s within its budget (%d of %d expiries): %s runAt %v err %v, want queued at once", s.JobID, pj.Expiries, pj.MaxExpiries, s.State, s.RunAt, s.Err)
 			}
 		} else {
-			w.expectSettle(pj, Outcome{JobID: s.JobID, Kind: OutcomeFailed, Error: ReasonTextLeaseExpired}, s)
+			w.expectSettle(pj, Outcome{JobID: s.JobID, Kind: OutcomeFailed, Error: weir.ReasonTextLeaseExpired}, s)
 		}
 		w.observePushes(s.Pushed)
 	}
 	for _, p := range res.Due {
 		pj := pre.jobs[p.JobID]
-		if pj.State != Queued || pj.RunAt.IsZero() || pj.RunAt.After(w.time()) {
+		if pj.State != weir.Queued || pj.RunAt.IsZero() || pj.RunAt.After(w.time()) {
 			w.fatalf("made %s ready, which was %s runAt %v", p.JobID, pj.State, pj.RunAt)
 		}
 	}
@@ -1120,7 +1121,7 @@ func (w *ptWorld) expire(max int) {
 	w.reportsAll = true
 	cur := w.commit()
 	for _, s := range res.Expired {
-		if j := cur.jobs[s.JobID]; (j.State != s.State || j.Error != ReasonTextLeaseExpired || j.Attempt != pre.jobs[s.JobID].Attempt) && !ptFailFastRetry(s, j) {
+		if j := cur.jobs[s.JobID]; (j.State != s.State || j.Error != weir.ReasonTextLeaseExpired || j.Attempt != pre.jobs[s.JobID].Attempt) && !ptFailFastRetry(s, j) {
 			w.fatalf("expired %s settled %s, now %s error %q attempt %d", s.JobID, s.State, j.State, j.Error, j.Attempt)
 		}
 		pj, j := pre.jobs[s.JobID], cur.jobs[s.JobID]
@@ -1131,7 +1132,7 @@ func (w *ptWorld) expire(max int) {
 	}
 	if max == 0 {
 		for id, j := range cur.jobs {
-			if (j.State == Running && !j.Lease.Deadline.After(w.time())) || (j.State == Queued && !j.RunAt.IsZero() && !j.RunAt.After(w.time())) {
+			if (j.State == weir.Running && !j.Lease.Deadline.After(w.time())) || (j.State == weir.Queued && !j.RunAt.IsZero() && !j.RunAt.After(w.time())) {
 				w.fatalf("a full sweep left %s %s", id, j.State)
 			}
 		}
@@ -1153,16 +1154,16 @@ func (w *ptWorld) opCancelWorkflow() {
 	pwf, exists := pre.wfs[id]
 	switch {
 	case !exists:
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, weir.ErrNotFound) {
 			w.fatalf("cancel of unknown workflow: %v", err)
 		}
 		w.unchanged(pre, w.commit(), "cancel of an unknown workflow")
 	case pwf.State.Ended():
-		if !errors.Is(err, ErrWorkflowEnded) || res.WorkflowState != pwf.State {
+		if !errors.Is(err, weir.ErrWorkflowEnded) || res.WorkflowState != pwf.State {
 			w.fatalf("cancel of %s workflow: %+v, %v", pwf.State, res, err)
 		}
 		w.unchanged(pre, w.commit(), "cancel of an ended workflow")
-	case pwf.CancelRequested || pwf.State == WorkflowCompensating:
+	case pwf.CancelRequested || pwf.State == weir.WorkflowCompensating:
 		if err != nil || res.Cancelled != nil || res.Stopping != nil || res.Pushed != nil || res.WorkflowState != pwf.State {
 			w.fatalf("cancel of a cancelled or compensating workflow: %+v, %v", res, err)
 		}
@@ -1174,10 +1175,10 @@ func (w *ptWorld) opCancelWorkflow() {
 		var cancelled, stopping []string
 		for _, tk := range pwf.Tasks {
 			switch tk.State {
-			case Waiting, Queued:
-				cancelled = append(cancelled, TaskJobID(id, tk.Name))
-			case Running:
-				stopping = append(stopping, TaskJobID(id, tk.Name))
+			case weir.Waiting, weir.Queued:
+				cancelled = append(cancelled, weir.TaskJobID(id, tk.Name))
+			case weir.Running:
+				stopping = append(stopping, weir.TaskJobID(id, tk.Name))
 			}
 		}
 		if !slices.Equal(res.Cancelled, cancelled) || !slices.Equal(res.Stopping, stopping) {
@@ -1225,13 +1226,13 @@ func (w *ptWorld) opCancelJob() {
 	pj, ok := pre.jobs[id]
 	switch {
 	case !ok:
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, weir.ErrNotFound) {
 			w.fatalf("cancel of unknown job %s: %v", id, err)
 		}
 		w.unchanged(pre, w.commit(), "cancel of an unknown job")
 		return
 	case pj.State.Ended():
-		if !errors.Is(err, ErrJobEnded) || res.State != pj.State {
+		if !errors.Is(err, weir.ErrJobEnded) || res.State != pj.State {
 			w.fatalf("cancel of %s job: %+v, %v", pj.State, res, err)
 		}
 		w.unchanged(pre, w.commit(), "cancel of an ended job")
@@ -1240,21 +1241,21 @@ func (w *ptWorld) opCancelJob() {
 	if err != nil {
 		w.fatalf("cancel job %s: %v", id, err)
 	}
-	if pj.State == Pending {
+	if pj.State == weir.Pending {
 		ptCoverage.cancelPendingUndo++
 	}
 	w.observePushes(res.Pushed)
 	cur := w.commit()
 	j := cur.jobs[id]
-	if pj.State == Running {
-		if !slices.Equal(res.Stopping, []string{id}) || res.Cancelled != nil || res.State != Running || j.State != Running || !j.CancelRequested {
+	if pj.State == weir.Running {
+		if !slices.Equal(res.Stopping, []string{id}) || res.Cancelled != nil || res.State != weir.Running || j.State != weir.Running || !j.CancelRequested {
 			w.fatalf("cancel of running %s: %+v, now %s cancel=%v", id, res, j.State, j.CancelRequested)
 		}
-	} else if len(res.Cancelled) == 0 || res.Cancelled[0] != id || res.State != Cancelled || j.State != Cancelled {
+	} else if len(res.Cancelled) == 0 || res.Cancelled[0] != id || res.State != weir.Cancelled || j.State != weir.Cancelled {
 		w.fatalf("cancel of %s %s: %+v, now %s", pj.State, id, res, j.State)
 	}
 	for _, c := range res.Cancelled {
-		if pre.jobs[c].State.Ended() || cur.jobs[c].State != Cancelled {
+		if pre.jobs[c].State.Ended() || cur.jobs[c].State != weir.Cancelled {
 			w.fatalf("cancel of %s reports %s cancelled: %s -> %s", id, c, pre.jobs[c].State, cur.jobs[c].State)
 		}
 	}
@@ -1277,7 +1278,7 @@ func (w *ptWorld) opPurge() {
 	w.observePushes(res.Pushed)
 	cur := w.commit()
 	for _, id := range res.Purged {
-		if cur.jobs[id].State != Cancelled {
+		if cur.jobs[id].State != weir.Cancelled {
 			w.fatalf("purged %s is %s", id, cur.jobs[id].State)
 		}
 	}
@@ -1308,7 +1309,7 @@ func (w *ptWorld) submit(in *ptInfo) {
 		}
 		other := in.plan
 		other.FailFast = !other.FailFast
-		if _, err := w.m.Submit(w.time(), SubmitParams{Plan: other}); !errors.Is(err, ErrWorkflowExists) {
+		if _, err := w.m.Submit(w.time(), SubmitParams{Plan: other}); !errors.Is(err, weir.ErrWorkflowExists) {
 			w.fatalf("submit of another plan under %s: %v", id, err)
 		}
 		w.unchanged(pre, w.commit(), "a second submit")
@@ -1322,7 +1323,7 @@ func (w *ptWorld) submit(in *ptInfo) {
 	var roots []Pushed
 	for _, t := range in.plan.Tasks {
 		if len(t.After) == 0 {
-			roots = append(roots, Pushed{TaskJobID(id, t.Name), t.Queue})
+			roots = append(roots, Pushed{weir.TaskJobID(id, t.Name), t.Queue})
 		}
 	}
 	if !slices.Equal(res.Pushed, roots) {
@@ -1341,7 +1342,7 @@ func (w *ptWorld) opEnqueue() {
 			Payload:     []byte("p"),
 			Priority:    rapid.IntRange(-1, 1).Draw(w.t, "enqueue.priority"),
 			MaxAttempts: rapid.IntRange(0, 3).Draw(w.t, "enqueue.maxAttempts"),
-			MaxExpiries: rapid.SampledFrom([]int{0, 0, NoExpiries, 2}).Draw(w.t, "enqueue.maxExpiries"),
+			MaxExpiries: rapid.SampledFrom([]int{0, 0, weir.NoExpiries, 2}).Draw(w.t, "enqueue.maxExpiries"),
 			Backoff:     time.Duration(rapid.SampledFrom([]int{0, 10, 500}).Draw(w.t, "enqueue.backoffMs")) * time.Millisecond,
 		}
 		if d := rapid.IntRange(-3, 5000).Draw(w.t, "enqueue.delayMs"); d > 0 {
@@ -1349,7 +1350,7 @@ func (w *ptWorld) opEnqueue() {
 		}
 		w.begin("enqueue %+v", s)
 		res, err := w.m.Enqueue(w.time(), EnqueueParams{Job: s})
-		if err != nil || !res.Created || res.State != Queued {
+		if err != nil || !res.Created || res.State != weir.Queued {
 			w.fatalf("enqueue: %+v, %v", res, err)
 		}
 		w.plain[s.ID] = s
@@ -1490,38 +1491,38 @@ func (w *ptWorld) oracle() {
 			if !tk.State.Ended() {
 				w.fatalf("workflow %s ended %s with task %s %s", id, wf.State, tk.Name, tk.State)
 			}
-			if tk.State == Failed && !in.absorbable[i] {
+			if tk.State == weir.Failed && !in.absorbable[i] {
 				unabsorbed = true
 			}
-			if tk.State == Completed && in.plan.Tasks[i].Undo != nil {
+			if tk.State == weir.Completed && in.plan.Tasks[i].Undo != nil {
 				compensable = true
-				if s := tk.Undo.State; s != Completed {
+				if s := tk.Undo.State; s != weir.Completed {
 					undoFailed = true
 				}
 			}
 		}
-		var want WorkflowState
-		var reason Reason
+		var want weir.WorkflowState
+		var reason weir.Reason
 		fbc := w.failedBeforeCancel[id]
 		switch {
 		case wf.CancelRequested && (wf.CancelUndo || fbc) && compensable:
-			want, reason = WorkflowCompensated, ReasonCancel
+			want, reason = weir.WorkflowCompensated, weir.ReasonCancel
 			if fbc {
-				reason = ReasonFailure
+				reason = weir.ReasonFailure
 			}
 		case wf.CancelRequested:
-			want = WorkflowCancelled
+			want = weir.WorkflowCancelled
 		case unabsorbed && compensable:
-			want, reason = WorkflowCompensated, ReasonFailure
+			want, reason = weir.WorkflowCompensated, weir.ReasonFailure
 		case unabsorbed:
-			want = WorkflowFailed
+			want = weir.WorkflowFailed
 		default:
-			want = WorkflowCompleted
+			want = weir.WorkflowCompleted
 		}
-		if want == WorkflowCompensated && undoFailed {
-			want = WorkflowCompensationFailed
+		if want == weir.WorkflowCompensated && undoFailed {
+			want = weir.WorkflowCompensationFailed
 		}
-		if want != WorkflowCompensated && want != WorkflowCompensationFailed {
+		if want != weir.WorkflowCompensated && want != weir.WorkflowCompensationFailed {
 			for _, tk := range wf.Tasks {
 				if tk.Undo != nil && tk.Undo.State != "" {
 					w.fatalf("workflow %s ended %s but the undo of %s is %s", id, want, tk.Name, tk.Undo.State)
@@ -1625,7 +1626,7 @@ func TestPropertyUndoOrderCancelledPending(t *testing.T) {
 		// Cancel the middle undo while it waits, then run the undos one claim
 		// at a time: each one claimed finds the undos of all its descendants
 		// ended, and every undo but the cancelled one runs.
-		if _, err := m.CancelJob(now, CancelJobParams{ID: UndoJobID("w", fmt.Sprintf("t%d", cut))}); err != nil {
+		if _, err := m.CancelJob(now, CancelJobParams{ID: weir.UndoJobID("w", fmt.Sprintf("t%d", cut))}); err != nil {
 			t.Fatal(err)
 		}
 		ran := 0
@@ -1635,7 +1636,7 @@ func TestPropertyUndoOrderCancelledPending(t *testing.T) {
 				t.Fatal(err)
 			}
 			for x := range n {
-				if s := wf.Tasks[x].Undo.State; s == Pending || s.Ended() {
+				if s := wf.Tasks[x].Undo.State; s == weir.Pending || s.Ended() {
 					continue
 				}
 				for y := x + 1; y < n; y++ {
@@ -1646,7 +1647,7 @@ func TestPropertyUndoOrderCancelledPending(t *testing.T) {
 				}
 			}
 			if wf.State.Ended() {
-				if wf.State != WorkflowCompensationFailed || ran != n-1 {
+				if wf.State != weir.WorkflowCompensationFailed || ran != n-1 {
 					t.Fatalf("workflow %s after %d undos ran, want compensation_failed after %d", wf.State, ran, n-1)
 				}
 				return

@@ -13,20 +13,6 @@ import (
 	"github.com/weirflow/weir"
 )
 
-// The policies of a schedule are package weir's.
-type (
-	MissedPolicy  = weir.MissedPolicy
-	OverlapPolicy = weir.OverlapPolicy
-)
-
-// Missed-tick and overlap policies (weir's).
-const (
-	MissedSkip   = weir.MissedSkip
-	MissedOnce   = weir.MissedOnce
-	OverlapAllow = weir.OverlapAllow
-	OverlapSkip  = weir.OverlapSkip
-)
-
 // MaxSchedules bounds the schedules of one partition (of a namespace of
 // one partition: of the namespace), so that listing them is bounded work.
 // A namespace of P partitions holds up to P × MaxSchedules, each
@@ -57,9 +43,9 @@ type ScheduleSpec struct {
 	// Plan is what a tick submits (its ID is ignored: the ID is the tick's).
 	Plan *Plan `json:"plan,omitempty"`
 	// Missed is the missed-tick policy; empty is MissedSkip.
-	Missed MissedPolicy `json:"missed,omitempty"`
+	Missed weir.MissedPolicy `json:"missed,omitempty"`
 	// Overlap is the overlap policy; empty is OverlapAllow.
-	Overlap OverlapPolicy `json:"overlap,omitempty"`
+	Overlap weir.OverlapPolicy `json:"overlap,omitempty"`
 }
 
 // Schedule is a stored schedule: its spec and where its ticks stand.
@@ -151,7 +137,7 @@ func (c cronTicker) Next(t time.Time) time.Time {
 
 // ValidateSchedule checks a schedule spec and returns its ticker, or the
 // first problem as a *ValidationError.
-func ValidateSchedule(s ScheduleSpec, l Limits) (Ticker, error) {
+func ValidateSchedule(s ScheduleSpec, l weir.Limits) (Ticker, error) {
 	if !ValidName(s.Name) {
 		return nil, invalid("", "name", "schedule name %q must "+NameRule, s.Name)
 	}
@@ -182,12 +168,12 @@ func ValidateSchedule(s ScheduleSpec, l Limits) (Ticker, error) {
 		}
 	}
 	switch s.Missed {
-	case "", MissedSkip, MissedOnce:
+	case "", weir.MissedSkip, weir.MissedOnce:
 	default:
 		return nil, invalid("", "missed", "policy %q is not skip or once", s.Missed)
 	}
 	switch s.Overlap {
-	case "", OverlapAllow, OverlapSkip:
+	case "", weir.OverlapAllow, weir.OverlapSkip:
 	default:
 		return nil, invalid("", "overlap", "policy %q is not allow or skip", s.Overlap)
 	}
@@ -267,10 +253,10 @@ func (s Schedule) Snapshot() weir.Schedule {
 	out := weir.Schedule{Name: s.Name, Cron: s.Cron, TZ: s.TZ, Every: s.Every, Missed: s.Missed, Overlap: s.Overlap,
 		Paused: s.Paused, Next: s.Next, LastTick: s.LastTick, LastID: s.LastID}
 	if out.Missed == "" {
-		out.Missed = MissedSkip
+		out.Missed = weir.MissedSkip
 	}
 	if out.Overlap == "" {
-		out.Overlap = OverlapAllow
+		out.Overlap = weir.OverlapAllow
 	}
 	if s.Job != nil {
 		out.Queue = s.Job.Queue

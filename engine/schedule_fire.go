@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"time"
 )
 
@@ -24,7 +25,7 @@ func PlanFire(s Schedule, now time.Time) (p FireScheduleParams, due bool, err er
 	if !p.Next.IsZero() && !p.Next.After(now) {
 		p.Next = t.Next(now)
 		p.Fire = time.Time{}
-		if s.Missed == MissedOnce {
+		if s.Missed == weir.MissedOnce {
 			p.Fire = latestTick(t, s.Next, now)
 		}
 	}
@@ -80,13 +81,13 @@ func FireDue(ctx context.Context, st Store, sc Scheduler, s Schedule, now time.T
 		if cur.Rev != s.Rev || cur.Paused || !cur.Next.Equal(s.Next) {
 			return FireScheduleResult{Outcome: FireStale}, nil
 		}
-		if s.Overlap == OverlapSkip && s.LastID != "" {
+		if s.Overlap == weir.OverlapSkip && s.LastID != "" {
 			w, err := st.GetWorkflow(ctx, s.LastID)
 			switch {
 			case err == nil && !w.State.Ended():
 				p.Fire, p.Overlap = time.Time{}, true
 				return sc.FireSchedule(ctx, p)
-			case err != nil && !errors.Is(err, ErrNotFound):
+			case err != nil && !errors.Is(err, weir.ErrNotFound):
 				return FireScheduleResult{}, err
 			}
 		}
@@ -94,7 +95,7 @@ func FireDue(ctx context.Context, st Store, sc Scheduler, s Schedule, now time.T
 		plan.ID = s.TickID(p.Fire)
 		// another plan under the tick's ID (the schedule was replaced
 		// meanwhile) is the tick's workflow all the same
-		if _, err := st.Submit(ctx, SubmitParams{Plan: plan}); err != nil && !errors.Is(err, ErrWorkflowExists) {
+		if _, err := st.Submit(ctx, SubmitParams{Plan: plan}); err != nil && !errors.Is(err, weir.ErrWorkflowExists) {
 			return FireScheduleResult{}, err
 		}
 		p.Submitted = plan.ID

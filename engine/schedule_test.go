@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 
 var tick0 = time.Date(2030, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func everySpec(d time.Duration, missed MissedPolicy) ScheduleSpec {
+func everySpec(d time.Duration, missed weir.MissedPolicy) ScheduleSpec {
 	return ScheduleSpec{Name: "s", Every: d, Missed: missed, Job: &JobSpec{Queue: "q"}}
 }
 
@@ -19,15 +20,15 @@ func everySpec(d time.Duration, missed MissedPolicy) ScheduleSpec {
 func TestPlanFireMissedPolicies(t *testing.T) {
 	for _, c := range []struct {
 		name       string
-		missed     MissedPolicy
+		missed     weir.MissedPolicy
 		late       time.Duration
 		fire, next time.Time
 	}{
-		{"on time", MissedSkip, 0, tick0, tick0.Add(10 * time.Second)},
-		{"late within the tick", MissedSkip, 9999 * time.Millisecond, tick0, tick0.Add(10 * time.Second)},
-		{"missed, skip", MissedSkip, 35 * time.Second, time.Time{}, tick0.Add(40 * time.Second)},
-		{"missed, once", MissedOnce, 35 * time.Second, tick0.Add(30 * time.Second), tick0.Add(40 * time.Second)},
-		{"missed exactly at a tick, once", MissedOnce, 30 * time.Second, tick0.Add(30 * time.Second), tick0.Add(40 * time.Second)},
+		{"on time", weir.MissedSkip, 0, tick0, tick0.Add(10 * time.Second)},
+		{"late within the tick", weir.MissedSkip, 9999 * time.Millisecond, tick0, tick0.Add(10 * time.Second)},
+		{"missed, skip", weir.MissedSkip, 35 * time.Second, time.Time{}, tick0.Add(40 * time.Second)},
+		{"missed, once", weir.MissedOnce, 35 * time.Second, tick0.Add(30 * time.Second), tick0.Add(40 * time.Second)},
+		{"missed exactly at a tick, once", weir.MissedOnce, 30 * time.Second, tick0.Add(30 * time.Second), tick0.Add(40 * time.Second)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := Schedule{ScheduleSpec: everySpec(10*time.Second, c.missed), Rev: 3, Next: tick0}
@@ -46,7 +47,7 @@ func TestPlanFireMissedPolicies(t *testing.T) {
 			}
 		})
 	}
-	s := Schedule{ScheduleSpec: everySpec(10*time.Second, MissedSkip), Next: tick0}
+	s := Schedule{ScheduleSpec: everySpec(10*time.Second, weir.MissedSkip), Next: tick0}
 	if _, due, _ := PlanFire(s, tick0.Add(-time.Millisecond)); due {
 		t.Fatal("due before its tick")
 	}
@@ -58,14 +59,14 @@ func TestPlanFireMissedPolicies(t *testing.T) {
 
 // A one-second schedule down for a year fires once for its latest tick.
 func TestPlanFireLongDowntime(t *testing.T) {
-	s := Schedule{ScheduleSpec: everySpec(time.Second, MissedOnce), Next: tick0}
+	s := Schedule{ScheduleSpec: everySpec(time.Second, weir.MissedOnce), Next: tick0}
 	now := tick0.Add(365*24*time.Hour + 1500*time.Millisecond)
 	p, _, _ := PlanFire(s, now)
 	if want := now.Truncate(time.Second); !p.Fire.Equal(want) || !p.Next.Equal(want.Add(time.Second)) {
 		t.Fatalf("fire %v next %v, want %v", p.Fire, p.Next, want)
 	}
 	// a cron schedule too (a workday at 09:00 in New York)
-	c := Schedule{ScheduleSpec: ScheduleSpec{Name: "c", Cron: "0 9 * * MON-FRI", TZ: "America/New_York", Missed: MissedOnce, Plan: &Plan{Tasks: []TaskSpec{{Name: "a", Queue: "q"}}}}}
+	c := Schedule{ScheduleSpec: ScheduleSpec{Name: "c", Cron: "0 9 * * MON-FRI", TZ: "America/New_York", Missed: weir.MissedOnce, Plan: &Plan{Tasks: []TaskSpec{{Name: "a", Queue: "q"}}}}}
 	first, err := FirstTick(c.ScheduleSpec, tick0)
 	if err != nil {
 		t.Fatal(err)
@@ -129,9 +130,9 @@ func TestValidateScheduleErrors(t *testing.T) {
 		{ScheduleSpec{Name: "s", Every: time.Second, Job: job, Missed: "all"}, "missed"},
 		{ScheduleSpec{Name: "s", Every: time.Second, Job: job, Overlap: "queue"}, "overlap"},
 	} {
-		_, err := ValidateSchedule(c.spec, DefaultLimits())
-		var ve *ValidationError
-		if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field != c.field {
+		_, err := ValidateSchedule(c.spec, weir.DefaultLimits())
+		var ve *weir.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, weir.ErrInvalid) || ve.Field != c.field {
 			t.Errorf("%+v: %v, want a validation error of field %q", c.spec, err, c.field)
 		}
 	}
@@ -159,11 +160,11 @@ func TestScheduleTimingRules(t *testing.T) {
 		{"TZ=Europe/Paris", "", "cron", "no expression after it"},
 	} {
 		spec := ScheduleSpec{Name: "s", Cron: c.cron, TZ: c.tz, Job: job}
-		_, verr := ValidateSchedule(spec, DefaultLimits())
+		_, verr := ValidateSchedule(spec, weir.DefaultLimits())
 		_, ferr := FirstTick(spec, tick0)
 		for _, err := range []error{verr, ferr} {
-			var ve *ValidationError
-			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field != c.field || !strings.Contains(ve.Problem, c.problem) {
+			var ve *weir.ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, weir.ErrInvalid) || ve.Field != c.field || !strings.Contains(ve.Problem, c.problem) {
 				t.Errorf("cron %q tz %q: %v; want a validation error of field %q saying %q", c.cron, c.tz, err, c.field, c.problem)
 			}
 		}
@@ -174,7 +175,7 @@ func TestScheduleTimingRules(t *testing.T) {
 		{"0 9 * * *", "UTC"}, {"0 9 * * *", ""}, {"CRON_TZ=America/New_York 0 9 * * *", ""},
 	} {
 		spec := ScheduleSpec{Name: "s", Cron: c.cron, TZ: c.tz, Job: job}
-		if _, err := ValidateSchedule(spec, DefaultLimits()); err != nil {
+		if _, err := ValidateSchedule(spec, weir.DefaultLimits()); err != nil {
 			t.Errorf("cron %q tz %q: %v", c.cron, c.tz, err)
 		}
 	}
@@ -184,8 +185,8 @@ func TestScheduleTimingRules(t *testing.T) {
 // skip; a job already under the tick's ID is the tick's.
 func TestModelFireSchedule(t *testing.T) {
 	m := NewModel(DefaultConfig())
-	spec := everySpec(10*time.Second, MissedSkip)
-	spec.Overlap = OverlapSkip
+	spec := everySpec(10*time.Second, weir.MissedSkip)
+	spec.Overlap = weir.OverlapSkip
 	if r, err := m.PutSchedule(tick0, PutScheduleParams{Spec: spec, Next: tick0}); err != nil || !r.Created || r.Rev != 1 {
 		t.Fatalf("put: %+v %v", r, err)
 	}
@@ -212,7 +213,7 @@ func TestModelFireSchedule(t *testing.T) {
 	if r.ID != "s.1898596800" || !r.Created {
 		t.Fatalf("first fire %+v", r)
 	}
-	if j, err := m.GetJob(tick0, r.ID); err != nil || j.State != Queued || j.Queue != "q" {
+	if j, err := m.GetJob(tick0, r.ID); err != nil || j.State != weir.Queued || j.Queue != "q" {
 		t.Fatalf("the tick's job: %+v %v", j, err)
 	}
 	// its job is still queued at the next tick: overlap moves on
@@ -244,7 +245,7 @@ func TestModelFireSchedule(t *testing.T) {
 	}
 	noFence := p
 	noFence.Tick = time.Time{}
-	if _, err := m.FireSchedule(tick0.Add(30*time.Second), noFence); !errors.Is(err, ErrInvalid) {
+	if _, err := m.FireSchedule(tick0.Add(30*time.Second), noFence); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("a fire without its fence tick: %v", err)
 	}
 	if err := m.PauseSchedule(tick0, "s", true); err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"time"
 )
 
@@ -68,21 +69,21 @@ type Store interface {
 	// ErrNotFound.
 	RerunWorkflow(ctx context.Context, p RerunWorkflowParams) (RerunResult, error)
 	// GetWorkflow returns a workflow's snapshot, or ErrNotFound.
-	GetWorkflow(ctx context.Context, id string) (Workflow, error)
+	GetWorkflow(ctx context.Context, id string) (weir.Workflow, error)
 	// GetJob returns a job's snapshot, or ErrNotFound.
-	GetJob(ctx context.Context, id string) (Job, error)
+	GetJob(ctx context.Context, id string) (weir.Job, error)
 	// ListWorkflows pages through workflows, newest first.
-	ListWorkflows(ctx context.Context, p ListParams) (WorkflowPage, error)
+	ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error)
 	// ListJobs pages through the jobs of a queue in one state: ready,
 	// delayed, running (as the queue holds them), or failed, cancelled,
 	// completed (newest end first, until the job's retention passed).
-	ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
+	ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error)
 	// AwaitWorkflow blocks until the workflow has ended (or ctx is done) and
 	// returns its final snapshot.
-	AwaitWorkflow(ctx context.Context, id string) (Workflow, error)
+	AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error)
 	// AwaitJob blocks until the job has ended (or ctx is done) and returns
 	// its final snapshot.
-	AwaitJob(ctx context.Context, id string) (Job, error)
+	AwaitJob(ctx context.Context, id string) (weir.Job, error)
 	// PauseQueue stops claims from a queue until ResumeQueue; it is durable
 	// and every worker obeys it.
 	PauseQueue(ctx context.Context, queue string) error
@@ -92,7 +93,7 @@ type Store interface {
 	// each ends cancelled, with the workflow consequences of a cancel.
 	PurgeQueue(ctx context.Context, queue string) (PurgeResult, error)
 	// Queues lists every queue the store knows, by name.
-	Queues(ctx context.Context) ([]QueueInfo, error)
+	Queues(ctx context.Context) ([]weir.QueueInfo, error)
 	// LimitQueue sets how many jobs of a queue may run at once across
 	// every worker (0: no limit). It is durable, every claim obeys it, and
 	// a slot is free again when its job's lease ends however it ends
@@ -210,7 +211,7 @@ type EnqueueResult struct {
 	Created bool
 	// State is the job's state after the call: when Existing is set, that
 	// job's.
-	State State
+	State weir.State
 	// Existing is the ID of the job that holds the job's unique key, when
 	// the call found one and wrote nothing (Created false); empty
 	// otherwise.
@@ -233,11 +234,11 @@ type ClaimParams struct {
 
 // Claimed is one leased job with what its handler needs.
 type Claimed struct {
-	Job   Job
-	Lease Lease
+	Job   weir.Job
+	Lease weir.Lease
 	// Deps are the outcomes of a task's dependencies, in its After order. An
 	// undo job gets one entry: the outcome of the task it undoes.
-	Deps []DepOutcome
+	Deps []weir.DepOutcome
 	// Checkpoint is the job's last checkpoint (Progress), nil when none:
 	// what an earlier attempt saved for this one to resume from.
 	Checkpoint []byte
@@ -324,7 +325,7 @@ type Settled struct {
 	// the job is unknown); then nothing changed.
 	Err error
 	// State is the job's state right after the finish: Queued when retried.
-	State State
+	State weir.State
 	// RunAt is when a retried job becomes ready.
 	RunAt time.Time
 	// Pushed lists every job this finish pushed into a queue: promoted
@@ -332,7 +333,7 @@ type Settled struct {
 	Pushed []Pushed
 	// WorkflowState is the workflow's state right after the finish, for a
 	// task or undo job; WorkflowEnded is set when this finish ended it.
-	WorkflowState WorkflowState
+	WorkflowState weir.WorkflowState
 	WorkflowEnded bool
 }
 
@@ -399,9 +400,9 @@ type CancelResult struct {
 	Pushed []Pushed
 	// WorkflowState is the workflow's state after the call (for a job of a
 	// workflow too).
-	WorkflowState WorkflowState
+	WorkflowState weir.WorkflowState
 	// State is the job's state after a CancelJob.
-	State State
+	State weir.State
 }
 
 // PurgeResult says what a purge did.

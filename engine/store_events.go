@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"time"
 )
 
@@ -39,7 +40,7 @@ const (
 
 // EventPage is a page of the event stream.
 type EventPage struct {
-	Events []Event
+	Events []weir.Event
 	// Next is the cursor to pass as After for the next page: the ID of
 	// the last event read (with a Workflow filter, also of events the
 	// filter dropped); After itself when nothing was read.

@@ -1,5 +1,6 @@
 package engine
 
+import "github.com/weirflow/weir"
 import "context"
 
 // Signaller is implemented by stores that end signal tasks
@@ -34,11 +35,11 @@ type SignalResult struct {
 	// nothing changed.
 	Signalled bool
 	// State is the task's state: Completed or Failed.
-	State State
+	State weir.State
 	// Pushed lists the wake-ups the task's end caused, in push order.
 	Pushed []Pushed
 	// WorkflowState is the workflow's state after the signal.
-	WorkflowState WorkflowState
+	WorkflowState weir.WorkflowState
 	// WorkflowEnded: this signal moved the workflow to a terminal state.
 	WorkflowEnded bool
 }

@@ -8,65 +8,6 @@ import (
 	"github.com/weirflow/weir"
 )
 
-// The user-facing types live in package weir; the store contract names them
-// here too, so that engine.Job and weir.Job are one type.
-type (
-	State          = weir.State
-	WorkflowState  = weir.WorkflowState
-	Reason         = weir.Reason
-	Lease          = weir.Lease
-	Job            = weir.Job
-	Task           = weir.Task
-	UndoStatus     = weir.UndoStatus
-	Workflow       = weir.Workflow
-	Webhook        = weir.Webhook
-	WebhookStatus  = weir.WebhookStatus
-	DepOutcome     = weir.DepOutcome
-	QueueInfo      = weir.QueueInfo
-	ListParams     = weir.ListParams
-	WorkflowPage   = weir.WorkflowPage
-	JobList        = weir.JobList
-	ListJobsParams = weir.ListJobsParams
-	JobPage        = weir.JobPage
-	Event          = weir.Event
-	EventType      = weir.EventType
-)
-
-// Job and task states (see weir.State).
-const (
-	Waiting   = weir.Waiting
-	Pending   = weir.Pending
-	Queued    = weir.Queued
-	Open      = weir.Open
-	Running   = weir.Running
-	Completed = weir.Completed
-	Failed    = weir.Failed
-	Cancelled = weir.Cancelled
-)
-
-// Workflow states (see weir.WorkflowState).
-const (
-	WorkflowRunning            = weir.WorkflowRunning
-	WorkflowCompleted          = weir.WorkflowCompleted
-	WorkflowFailed             = weir.WorkflowFailed
-	WorkflowCancelled          = weir.WorkflowCancelled
-	WorkflowCompensating       = weir.WorkflowCompensating
-	WorkflowCompensated        = weir.WorkflowCompensated
-	WorkflowCompensationFailed = weir.WorkflowCompensationFailed
-)
-
-// Compensation reasons (see weir.Reason).
-const (
-	ReasonFailure = weir.ReasonFailure
-	ReasonCancel  = weir.ReasonCancel
-)
-
-// TaskJobID is the job ID of a workflow's task (weir.TaskJobID).
-func TaskJobID(workflow, task string) string { return weir.TaskJobID(workflow, task) }
-
-// UndoJobID is the job ID of a task's undo job (weir.UndoJobID).
-func UndoJobID(workflow, task string) string { return weir.UndoJobID(workflow, task) }
-
 // Plan is a workflow as submitted: its ID, its tasks in plan order and its
 // options. Dependencies name tasks listed earlier, so a plan is acyclic.
 type Plan struct {
@@ -93,7 +34,7 @@ type Plan struct {
 	DeadlineIn time.Duration
 	// Webhook, when set, enqueues a delivery job as the workflow ends
 	// (spec/states.md, Webhooks).
-	Webhook *Webhook
+	Webhook *weir.Webhook
 }
 
 // TaskSpec is one node of a plan.

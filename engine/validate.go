@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 	"time"
@@ -93,12 +94,12 @@ func Absorbs(t TaskSpec) bool { return t.Always && !t.NoAbsorb }
 
 // ValidatePlan checks a plan against the limits and returns the first
 // problem as a *ValidationError, or nil.
-func ValidatePlan(p Plan, l Limits) error {
+func ValidatePlan(p Plan, l weir.Limits) error {
 	_, err := compile(p, l)
 	return err
 }
 
-func compile(p Plan, l Limits) (*compiled, error) {
+func compile(p Plan, l weir.Limits) (*compiled, error) {
 	if !ValidID(p.ID) {
 		return nil, invalid("", "id", "workflow ID %q must "+IDRule, p.ID)
 	}
@@ -159,7 +160,7 @@ func compile(p Plan, l Limits) (*compiled, error) {
 
 // validateTaskFields checks a task's own fields (not its name or its
 // dependencies): what a submitted task and a task added at run time share.
-func validateTaskFields(t TaskSpec, l Limits) error {
+func validateTaskFields(t TaskSpec, l weir.Limits) error {
 	if err := validateRun(t.Name, t.Queue, t.Payload, t.Priority, t.MaxAttempts, t.MaxExpiries, t.Backoff, t.Timeout, l); err != nil {
 		return err
 	}
@@ -208,21 +209,21 @@ func clonePlan(p Plan) Plan {
 }
 
 // validateRun checks the fields a task and a plain job share.
-func validateRun(task, queue string, payload []byte, priority, attempts, expiries int, backoff, timeout time.Duration, l Limits) error {
+func validateRun(task, queue string, payload []byte, priority, attempts, expiries int, backoff, timeout time.Duration, l weir.Limits) error {
 	if !ValidName(queue) {
 		return invalid(task, "queue", "queue name %q must "+NameRule, queue)
 	}
 	if len(payload) > l.MaxPayload {
 		return tooLarge(task, "payload", "%d bytes, the limit is %d", len(payload), l.MaxPayload)
 	}
-	if priority < MinPriority || priority > MaxPriority {
-		return invalid(task, "priority", "%d is outside [%d, %d]", priority, MinPriority, MaxPriority)
+	if priority < weir.MinPriority || priority > weir.MaxPriority {
+		return invalid(task, "priority", "%d is outside [%d, %d]", priority, weir.MinPriority, weir.MaxPriority)
 	}
 	if attempts < 0 || attempts > l.MaxAttempts {
 		return invalid(task, "max_attempts", "%d is outside [0, %d] (0 means 1)", attempts, l.MaxAttempts)
 	}
-	if expiries < NoExpiries || expiries > l.MaxAttempts {
-		return invalid(task, "max_expiries", "%d is outside [-1, %d] (0 means %d, -1 none)", expiries, l.MaxAttempts, DefaultMaxExpiries)
+	if expiries < weir.NoExpiries || expiries > l.MaxAttempts {
+		return invalid(task, "max_expiries", "%d is outside [-1, %d] (0 means %d, -1 none)", expiries, l.MaxAttempts, weir.DefaultMaxExpiries)
 	}
 	if backoff < 0 || backoff > l.MaxBackoff || backoff%time.Millisecond != 0 {
 		return invalid(task, "backoff", "%v must be whole milliseconds in [0, %v]", backoff, l.MaxBackoff)
@@ -234,7 +235,7 @@ func validateRun(task, queue string, payload []byte, priority, attempts, expirie
 }
 
 // ValidateJob checks a plain job spec against the limits.
-func ValidateJob(s JobSpec, l Limits) error {
+func ValidateJob(s JobSpec, l weir.Limits) error {
 	if !ValidID(s.ID) {
 		return invalid("", "id", "job ID %q must "+IDRule, s.ID)
 	}
@@ -286,14 +287,14 @@ func validateQueues(queues []string) error {
 	return nil
 }
 
-func validateBatch(field string, n int, l Limits) error {
+func validateBatch(field string, n int, l weir.Limits) error {
 	if n < 1 || n > l.MaxBatch {
 		return invalid("", field, "%d is outside [1, %d]", n, l.MaxBatch)
 	}
 	return nil
 }
 
-func validateLease(d time.Duration, l Limits) error {
+func validateLease(d time.Duration, l weir.Limits) error {
 	if d < time.Millisecond || d > l.MaxLease || d%time.Millisecond != 0 {
 		return invalid("", "lease", "%v must be whole milliseconds in [1ms, %v]", d, l.MaxLease)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func fuzzPlan(data []byte) Plan {
 			Name:        names[next()%len(names)],
 			Queue:       pick("q", "default", "", "bad queue", "q:1", "x.y"),
 			Always:      next()%3 == 0,
-			Priority:    []int{0, 1, -1, MinPriority, MaxPriority, MaxPriority + 1, MinPriority - 1}[next()%7],
+			Priority:    []int{0, 1, -1, weir.MinPriority, weir.MaxPriority, weir.MaxPriority + 1, weir.MinPriority - 1}[next()%7],
 			MaxAttempts: []int{0, 1, 3, -1, 1000, 1001}[next()%6],
 			Backoff:     durs[next()%len(durs)],
 			Timeout:     durs[next()%len(durs)],
@@ -73,12 +74,12 @@ func fuzzPlan(data []byte) Plan {
 }
 
 // fuzzLimits are small, so that fuzz plans reach every limit.
-var fuzzLimits = Limits{MaxTasks: 8, MaxEdges: 10, MaxPayload: 16, MaxResult: 16, MaxError: 16,
+var fuzzLimits = weir.Limits{MaxTasks: 8, MaxEdges: 10, MaxPayload: 16, MaxResult: 16, MaxError: 16,
 	MaxAttempts: 1000, MaxBatch: 4, MaxLease: time.Hour, MaxBackoff: time.Hour}
 
 // validOracle is an independent statement of the plan rules of
 // spec/states.md: whether p is valid under l.
-func validOracle(p Plan, l Limits) bool {
+func validOracle(p Plan, l weir.Limits) bool {
 	if !ValidID(p.ID) || len(p.Tasks) == 0 || len(p.Tasks) > l.MaxTasks {
 		return false
 	}
@@ -86,7 +87,7 @@ func validOracle(p Plan, l Limits) bool {
 	edges := 0
 	for _, t := range p.Tasks {
 		if !ValidName(t.Name) || seen[t.Name] || !ValidName(t.Queue) || len(t.Payload) > l.MaxPayload ||
-			t.Priority < MinPriority || t.Priority > MaxPriority || t.MaxAttempts < 0 || t.MaxAttempts > l.MaxAttempts ||
+			t.Priority < weir.MinPriority || t.Priority > weir.MaxPriority || t.MaxAttempts < 0 || t.MaxAttempts > l.MaxAttempts ||
 			t.Backoff < 0 || t.Backoff > l.MaxBackoff || t.Backoff%time.Millisecond != 0 ||
 			t.Timeout < 0 || t.Timeout%time.Millisecond != 0 {
 			return false
@@ -133,12 +134,12 @@ func FuzzValidatePlan(f *testing.F) {
 		m := NewModel(Config{Limits: fuzzLimits, Retention: time.Hour})
 		_, merr := m.Submit(time.UnixMilli(1), SubmitParams{Plan: p})
 		if err != nil {
-			var ve *ValidationError
-			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field == "" || ve.Problem == "" {
+			var ve *weir.ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, weir.ErrInvalid) || ve.Field == "" || ve.Problem == "" {
 				t.Fatalf("error %T %v is not a complete *ValidationError", err, err)
 			}
-			if errors.Is(err, ErrTooLarge) != ve.TooLarge {
-				t.Fatalf("ErrTooLarge match %t but TooLarge %t", errors.Is(err, ErrTooLarge), ve.TooLarge)
+			if errors.Is(err, weir.ErrTooLarge) != ve.TooLarge {
+				t.Fatalf("ErrTooLarge match %t but TooLarge %t", errors.Is(err, weir.ErrTooLarge), ve.TooLarge)
 			}
 			if merr == nil || merr.Error() != err.Error() {
 				t.Fatalf("model Submit: %v, ValidatePlan: %v", merr, err)

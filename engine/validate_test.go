@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +76,8 @@ func TestValidatePlanRefusesBadInput(t *testing.T) {
 		{name: "undo payload over the cap", mod: func(p *Plan) { p.Tasks[1].Undo.Payload = make([]byte, 9) }, task: "b", field: "undo.payload", tooLarge: true},
 		{name: "undo queue invalid", mod: func(p *Plan) { p.Tasks[1].Undo.Queue = "u:1" }, task: "b", field: "undo.queue"},
 		{name: "undo queue empty", mod: func(p *Plan) { p.Tasks[1].Undo.Queue = "" }, task: "b", field: "undo.queue"},
-		{name: "priority below the range", mod: func(p *Plan) { p.Tasks[1].Priority = MinPriority - 1 }, task: "b", field: "priority"},
-		{name: "priority above the range", mod: func(p *Plan) { p.Tasks[1].Priority = MaxPriority + 1 }, task: "b", field: "priority"},
+		{name: "priority below the range", mod: func(p *Plan) { p.Tasks[1].Priority = weir.MinPriority - 1 }, task: "b", field: "priority"},
+		{name: "priority above the range", mod: func(p *Plan) { p.Tasks[1].Priority = weir.MaxPriority + 1 }, task: "b", field: "priority"},
 		{name: "negative attempts", mod: func(p *Plan) { p.Tasks[1].MaxAttempts = -1 }, task: "b", field: "max_attempts"},
 		{name: "attempts over the limit", mod: func(p *Plan) { p.Tasks[1].MaxAttempts = 6 }, task: "b", field: "max_attempts"},
 		{name: "negative backoff", mod: func(p *Plan) { p.Tasks[1].Backoff = -time.Second }, task: "b", field: "backoff"},
@@ -90,7 +91,7 @@ func TestValidatePlanRefusesBadInput(t *testing.T) {
 		{name: "signal task with a concurrency key", mod: func(p *Plan) { p.Tasks[1].Signal, p.Tasks[1].Key = true, "k" }, task: "b", field: "key"},
 		{name: "signal task without undo with a priority", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Priority = true, 1 }, task: "a", field: "priority"},
 		{name: "signal task without undo with attempts", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxAttempts = true, 2 }, task: "a", field: "max_attempts"},
-		{name: "signal task without undo with expiries", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxExpiries = true, NoExpiries }, task: "a", field: "max_expiries"},
+		{name: "signal task without undo with expiries", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].MaxExpiries = true, weir.NoExpiries }, task: "a", field: "max_expiries"},
 		{name: "signal task without undo with a backoff", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Backoff = true, time.Second }, task: "a", field: "backoff"},
 		{name: "signal task without undo with a timeout", mod: func(p *Plan) { p.Tasks[0].Signal, p.Tasks[0].Timeout = true, time.Second }, task: "a", field: "timeout"},
 	}
@@ -122,11 +123,11 @@ func rtNothingWritten(t *testing.T, h *rtHarness, id string) {
 	t.Helper()
 	if ValidID(id) {
 		_, err := h.m.GetWorkflow(h.now, id)
-		rtErrIs(t, "workflow after a refused submit", err, ErrNotFound)
+		rtErrIs(t, "workflow after a refused submit", err, weir.ErrNotFound)
 		_, err = h.m.GetJob(h.now, id)
-		rtErrIs(t, "job after a refused call", err, ErrNotFound)
+		rtErrIs(t, "job after a refused call", err, weir.ErrNotFound)
 	}
-	page, err := h.m.ListWorkflows(h.now, ListParams{})
+	page, err := h.m.ListWorkflows(h.now, weir.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestValidatePlanAcceptsBoundaryValues(t *testing.T) {
 			p.Tasks[0].Payload = make([]byte, 8)
 			p.Tasks[1].Undo.Payload = make([]byte, 8)
 		}},
-		{"priorities at the ends of the range", func(p *Plan) { p.Tasks[0].Priority, p.Tasks[1].Priority = MinPriority, MaxPriority }},
+		{"priorities at the ends of the range", func(p *Plan) { p.Tasks[0].Priority, p.Tasks[1].Priority = weir.MinPriority, weir.MaxPriority }},
 		{"attempts, backoff and timeout at their limits", func(p *Plan) {
 			p.Tasks[1].MaxAttempts, p.Tasks[1].Backoff, p.Tasks[1].Timeout = 5, 10*time.Second, 1000*time.Hour
 		}},
@@ -174,7 +175,7 @@ func TestValidatePlanAcceptsBoundaryValues(t *testing.T) {
 			}
 			h := rtNewWith(t, Config{Limits: limits})
 			h.submit(p)
-			rtEq(t, "workflow", h.wfState(), WorkflowRunning)
+			rtEq(t, "workflow", h.wfState(), weir.WorkflowRunning)
 		})
 	}
 }
@@ -189,7 +190,7 @@ func TestValidateJobRefusesBadInput(t *testing.T) {
 	rows := []row{
 		{"ID longer than 128", func(s *JobSpec) { s.ID = strings.Repeat("j", 129) }, "id", false},
 		{"payload over the cap", func(s *JobSpec) { s.Payload = make([]byte, 9) }, "payload", true},
-		{"priority out of range", func(s *JobSpec) { s.Priority = MaxPriority + 1 }, "priority", false},
+		{"priority out of range", func(s *JobSpec) { s.Priority = weir.MaxPriority + 1 }, "priority", false},
 		{"attempts over the limit", func(s *JobSpec) { s.MaxAttempts = 6 }, "max_attempts", false},
 		{"negative attempts", func(s *JobSpec) { s.MaxAttempts = -1 }, "max_attempts", false},
 		{"backoff over MaxBackoff", func(s *JobSpec) { s.Backoff = time.Minute }, "backoff", false},
@@ -245,7 +246,7 @@ func TestValidateCallsRefuseBadInput(t *testing.T) {
 			return err
 		}
 	}
-	list := func(p ListParams) func(h *rtHarness, c Claimed) error {
+	list := func(p weir.ListParams) func(h *rtHarness, c Claimed) error {
 		return func(h *rtHarness, _ Claimed) error { _, err := h.m.ListWorkflows(h.now, p); return err }
 	}
 	for _, r := range []struct {
@@ -297,12 +298,12 @@ func TestValidateCallsRefuseBadInput(t *testing.T) {
 			_, err := h.m.PurgeQueue(h.now, "")
 			return err
 		}, "queue", false},
-		{"list with a negative limit", list(ListParams{Limit: -1}), "limit", false},
-		{"list with a limit over 1000", list(ListParams{Limit: 1001}), "limit", false},
-		{"list with an unknown state", list(ListParams{State: "done"}), "state", false},
-		{"list with a cursor without a colon", list(ListParams{Cursor: "12"}), "cursor", false},
-		{"list with a cursor that is not a time", list(ListParams{Cursor: "x:wf"}), "cursor", false},
-		{"list with a cursor with a bad ID", list(ListParams{Cursor: "12:a/b"}), "cursor", false},
+		{"list with a negative limit", list(weir.ListParams{Limit: -1}), "limit", false},
+		{"list with a limit over 1000", list(weir.ListParams{Limit: 1001}), "limit", false},
+		{"list with an unknown state", list(weir.ListParams{State: "done"}), "state", false},
+		{"list with a cursor without a colon", list(weir.ListParams{Cursor: "12"}), "cursor", false},
+		{"list with a cursor that is not a time", list(weir.ListParams{Cursor: "x:wf"}), "cursor", false},
+		{"list with a cursor with a bad ID", list(weir.ListParams{Cursor: "12:a/b"}), "cursor", false},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			h := rtNewWith(t, Config{Limits: rtSmallLimits(), Retention: time.Hour})
@@ -316,23 +317,23 @@ func TestValidateCallsRefuseBadInput(t *testing.T) {
 
 			rtDeepEq(t, "queues", h.m.Queues(h.now), before)
 			j := h.job("run")
-			rtEq(t, "running job", j.State, Running)
+			rtEq(t, "running job", j.State, weir.Running)
 			rtEq(t, "deadline", j.Lease.Deadline, rtAt(rtLease))
-			rtEq(t, "queued job", h.job("wait").State, Queued)
+			rtEq(t, "queued job", h.job("wait").State, weir.Queued)
 			rtEq(t, "paused", h.m.Queues(h.now)[0].Paused, false)
 		})
 	}
 }
 
 func TestValidationErrorMatchesItsSentinels(t *testing.T) {
-	plain := &ValidationError{Field: "id", Problem: "bad"}
-	large := &ValidationError{Field: "payload", Problem: "big", TooLarge: true}
-	rtEq(t, "plain is invalid", errors.Is(plain, ErrInvalid), true)
-	rtEq(t, "plain is not too large", errors.Is(plain, ErrTooLarge), false)
-	rtEq(t, "large is invalid", errors.Is(large, ErrInvalid), true)
-	rtEq(t, "large is too large", errors.Is(large, ErrTooLarge), true)
-	rtEq(t, "not found", errors.Is(large, ErrNotFound), false)
-	rtEq(t, "text names the task", (&ValidationError{Task: "t", Field: "after", Problem: "x"}).Error(), `weir: invalid task "t": after: x`)
+	plain := &weir.ValidationError{Field: "id", Problem: "bad"}
+	large := &weir.ValidationError{Field: "payload", Problem: "big", TooLarge: true}
+	rtEq(t, "plain is invalid", errors.Is(plain, weir.ErrInvalid), true)
+	rtEq(t, "plain is not too large", errors.Is(plain, weir.ErrTooLarge), false)
+	rtEq(t, "large is invalid", errors.Is(large, weir.ErrInvalid), true)
+	rtEq(t, "large is too large", errors.Is(large, weir.ErrTooLarge), true)
+	rtEq(t, "not found", errors.Is(large, weir.ErrNotFound), false)
+	rtEq(t, "text names the task", (&weir.ValidationError{Task: "t", Field: "after", Problem: "x"}).Error(), `weir: invalid task "t": after: x`)
 }
 
 // TestValidIDTickForm: an ID is ^[A-Za-z0-9_.-]{1,128}$ or a schedule

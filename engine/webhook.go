@@ -13,22 +13,8 @@ import (
 // WebhookJobID(id) on the webhook's queue (a job already under that ID is
 // left as it is). A worker delivers it; the store knows nothing more.
 
-// Webhook names, under engine's names.
-const (
-	WebhookQueue           = weir.WebhookQueue
-	WebhookSuffix          = weir.WebhookSuffix
-	DefaultWebhookAttempts = weir.DefaultWebhookAttempts
-)
-
 // MaxWebhookURL bounds a webhook's URL, in bytes.
 const MaxWebhookURL = 2048
-
-// WebhookJobID is the job ID of workflow id's delivery (weir.WebhookJobID).
-func WebhookJobID(workflow string) string { return weir.WebhookJobID(workflow) }
-
-// WebhookRunJobID is the job ID of the delivery of run run of workflow id
-// (weir.WebhookRunJobID).
-func WebhookRunJobID(workflow string, run int) string { return weir.WebhookRunJobID(workflow, run) }
 
 // WebhookPayload is a delivery job's payload: what its worker needs.
 type WebhookPayload struct {
@@ -42,36 +28,36 @@ func WebhookJob(p Plan) JobSpec {
 	h := p.Webhook
 	b, _ := json.Marshal(WebhookPayload{Workflow: p.ID, URL: h.URL, Secret: h.Secret})
 	return JobSpec{
-		ID: WebhookJobID(p.ID), Queue: webhookQueue(h), Payload: b,
+		ID: weir.WebhookJobID(p.ID), Queue: webhookQueue(h), Payload: b,
 		MaxAttempts: webhookAttempts(h), Backoff: backoffOrDefault(h.Backoff),
 	}
 }
 
-func webhookQueue(h *Webhook) string {
+func webhookQueue(h *weir.Webhook) string {
 	if h.Queue == "" {
-		return WebhookQueue
+		return weir.WebhookQueue
 	}
 	return h.Queue
 }
 
-func webhookAttempts(h *Webhook) int {
+func webhookAttempts(h *weir.Webhook) int {
 	if h.MaxAttempts == 0 {
-		return DefaultWebhookAttempts
+		return weir.DefaultWebhookAttempts
 	}
 	return h.MaxAttempts
 }
 
 // webhookStatus is the record's view of plan p's webhook in run run, or
 // nil.
-func webhookStatus(p *Plan, run int) *WebhookStatus {
+func webhookStatus(p *Plan, run int) *weir.WebhookStatus {
 	if p.Webhook == nil {
 		return nil
 	}
-	return &WebhookStatus{URL: p.Webhook.URL, Secret: p.Webhook.Secret, Queue: webhookQueue(p.Webhook), Job: WebhookRunJobID(p.ID, run)}
+	return &weir.WebhookStatus{URL: p.Webhook.URL, Secret: p.Webhook.Secret, Queue: webhookQueue(p.Webhook), Job: weir.WebhookRunJobID(p.ID, run)}
 }
 
 // validateWebhook checks plan p's webhook, if any.
-func validateWebhook(p Plan, l Limits) error {
+func validateWebhook(p Plan, l weir.Limits) error {
 	h := p.Webhook
 	if h == nil {
 		return nil
@@ -96,7 +82,7 @@ func validateWebhook(p Plan, l Limits) error {
 		return invalid("", "webhook.queue", "queue name %q must "+NameRule, h.Queue)
 	}
 	if h.MaxAttempts < 0 || h.MaxAttempts > l.MaxAttempts {
-		return invalid("", "webhook.max_attempts", "%d is outside [0, %d] (0 means %d)", h.MaxAttempts, l.MaxAttempts, DefaultWebhookAttempts)
+		return invalid("", "webhook.max_attempts", "%d is outside [0, %d] (0 means %d)", h.MaxAttempts, l.MaxAttempts, weir.DefaultWebhookAttempts)
 	}
 	if h.Backoff < 0 || h.Backoff > l.MaxBackoff || h.Backoff%time.Millisecond != 0 {
 		return invalid("", "webhook.backoff", "%v must be whole milliseconds in [0, %v]", h.Backoff, l.MaxBackoff)
@@ -114,6 +100,6 @@ func (m *Model) deliver(w *workflow, now int64) {
 		return
 	}
 	s := WebhookJob(w.c.plan)
-	s.ID = WebhookRunJobID(w.id, w.run)
+	s.ID = weir.WebhookRunJobID(w.id, w.run)
 	m.enqueue(now, s, JobHash(s))
 }

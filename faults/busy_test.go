@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"sort"
 	"strings"
@@ -203,7 +204,7 @@ func (r *busyRig) phaseMax(f func()) (time.Duration, string) {
 func TestBusyBudget(t *testing.T) {
 	r := newBusyRig(t, "busy")
 	ctx := context.Background()
-	lim := engine.DefaultLimits()
+	lim := weir.DefaultLimits()
 	const budget = 50 * time.Millisecond
 	best := map[string]time.Duration{}
 	worst := map[string]time.Duration{}
@@ -254,7 +255,7 @@ func TestBusyBudget(t *testing.T) {
 			if err != nil {
 				t.Fatalf("cancel: %v", err)
 			}
-			if len(cr.Cancelled) != lim.MaxTasks || cr.WorkflowState != engine.WorkflowCancelled {
+			if len(cr.Cancelled) != lim.MaxTasks || cr.WorkflowState != weir.WorkflowCancelled {
 				t.Errorf("cancel: %d cancelled, state %s", len(cr.Cancelled), cr.WorkflowState)
 			}
 		})
@@ -287,7 +288,7 @@ func TestBusyBudget(t *testing.T) {
 func TestBusyBudgetFanOut(t *testing.T) {
 	r := newBusyRig(t, "fan")
 	ctx := context.Background()
-	lim := engine.DefaultLimits()
+	lim := weir.DefaultLimits()
 	fan := fanPlan("fan", Work.Name(), lim.MaxTasks)
 	for i := range fan.Tasks {
 		fan.Tasks[i].Payload, _ = Work.EncodePayload(i)
@@ -309,10 +310,10 @@ func TestBusyBudgetFanOut(t *testing.T) {
 	case <-time.After(120 * time.Second):
 		t.Fatal("the fan-out did not end within 120s")
 	}
-	if w, err := r.store.GetWorkflow(ctx, "fan"); err != nil || w.State != engine.WorkflowCompleted {
+	if w, err := r.store.GetWorkflow(ctx, "fan"); err != nil || w.State != weir.WorkflowCompleted {
 		t.Fatalf("GetWorkflow: %s %v", w.State, err)
 	}
-	if _, err := r.store.ListWorkflows(ctx, engine.ListParams{Limit: 10}); err != nil {
+	if _, err := r.store.ListWorkflows(ctx, weir.ListParams{Limit: 10}); err != nil {
 		t.Fatalf("ListWorkflows: %v", err)
 	}
 	nlogs, _, ex := logs.count("")

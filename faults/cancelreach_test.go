@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -100,7 +101,7 @@ func TestCancelReach(t *testing.T) {
 			if err := c.Submit(ctx, wf); err != nil {
 				t.Fatal(err)
 			}
-			id = engine.TaskJobID(wf.ID(), "only")
+			id = weir.TaskJobID(wf.ID(), "only")
 			cancelIt = func() error {
 				_, err := store.CancelWorkflow(ctx, engine.CancelWorkflowParams{ID: wf.ID()})
 				return err

@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"log/slog"
 	"testing"
@@ -108,7 +109,7 @@ func waitCompleted(t testing.TB, store engine.Store, ids []string, limit time.Du
 			w, err := store.GetWorkflow(ctx, id)
 			cancel()
 			if err == nil && w.State.Ended() {
-				if w.State != engine.WorkflowCompleted {
+				if w.State != weir.WorkflowCompleted {
 					t.Fatalf("workflow %s ended %s", id, w.State)
 				}
 				break
@@ -156,7 +157,7 @@ func TestClusterMasterDown(t *testing.T) {
 	submit := func(id string) error {
 		p := chainPlan(t, id)
 		for i := 1; i < len(p.Tasks); i++ {
-			deps[engine.TaskJobID(id, p.Tasks[i].Name)] = []string{engine.TaskJobID(id, p.Tasks[i-1].Name)}
+			deps[weir.TaskJobID(id, p.Tasks[i].Name)] = []string{weir.TaskJobID(id, p.Tasks[i-1].Name)}
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()

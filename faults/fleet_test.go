@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 )
 
 // TestFleetRestart: a deploy restarts a fleet of four worker processes one
@@ -82,7 +82,7 @@ func TestFleetRestart(t *testing.T) {
 		ids[n] = wf.ID()
 		tasks += size
 	}
-	finals := make([]engine.Workflow, len(ids))
+	finals := make([]weir.Workflow, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Add(1)
@@ -130,7 +130,7 @@ func TestFleetRestart(t *testing.T) {
 
 	failed := 0
 	for i, w := range finals {
-		if w.State != engine.WorkflowCompleted {
+		if w.State != weir.WorkflowCompleted {
 			failed++
 			if failed <= 5 {
 				t.Errorf("workflow %s ended %s (%+v)", ids[i], w.State, w.Tasks)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"log/slog"
 	"net"
@@ -92,7 +93,7 @@ func newWorkload(t testing.TB, prefix string, workflows, tasksPer, attempts int)
 				}
 			}
 			for _, d := range ts.After {
-				w.deps[engine.TaskJobID(id, ts.Name)] = append(w.deps[engine.TaskJobID(id, ts.Name)], engine.TaskJobID(id, d))
+				w.deps[weir.TaskJobID(id, ts.Name)] = append(w.deps[weir.TaskJobID(id, ts.Name)], weir.TaskJobID(id, d))
 			}
 			p.Tasks = append(p.Tasks, ts)
 		}
@@ -184,13 +185,13 @@ func ackedBefore(mu *sync.Mutex, acks map[string]time.Time, t time.Time) map[str
 
 // endedIDs lists the IDs of every ended workflow through the store's
 // listing API.
-func endedIDs(ctx context.Context, store engine.Store) (map[string]engine.WorkflowState, error) {
-	out := map[string]engine.WorkflowState{}
-	for _, st := range []engine.WorkflowState{engine.WorkflowCompleted, engine.WorkflowFailed, engine.WorkflowCancelled,
-		engine.WorkflowCompensated, engine.WorkflowCompensationFailed} {
+func endedIDs(ctx context.Context, store engine.Store) (map[string]weir.WorkflowState, error) {
+	out := map[string]weir.WorkflowState{}
+	for _, st := range []weir.WorkflowState{weir.WorkflowCompleted, weir.WorkflowFailed, weir.WorkflowCancelled,
+		weir.WorkflowCompensated, weir.WorkflowCompensationFailed} {
 		cursor := ""
 		for {
-			page, err := store.ListWorkflows(ctx, engine.ListParams{State: st, Limit: 1000, Cursor: cursor})
+			page, err := store.ListWorkflows(ctx, weir.ListParams{State: st, Limit: 1000, Cursor: cursor})
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +209,7 @@ func endedIDs(ctx context.Context, store engine.Store) (map[string]engine.Workfl
 
 // waitEnded polls the listing until every workflow of ids has ended, or
 // fails the test after limit.
-func waitEnded(t testing.TB, store engine.Store, ids []string, limit time.Duration) map[string]engine.WorkflowState {
+func waitEnded(t testing.TB, store engine.Store, ids []string, limit time.Duration) map[string]weir.WorkflowState {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -330,7 +331,7 @@ func checkLosses(t testing.TB, obs *Observations, deps map[string][]string, kill
 // typedError reports whether err is one the API promises: an engine
 // sentinel, a context error or a network error.
 func typedError(err error) bool {
-	if engine.Sentinel(err) != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if weir.Sentinel(err) != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var ne net.Error
@@ -400,8 +401,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func slogOf(h slog.Handler) *slog.Logger { return slog.New(h) }
 
-func errorsIsNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+func errorsIsNotFound(err error) bool { return errors.Is(err, weir.ErrNotFound) }
 
-type errState engine.WorkflowState
+type errState weir.WorkflowState
 
 func (e errState) Error() string { return "workflow ended " + string(e) }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -172,7 +173,7 @@ func runWorkerProcess() error {
 		ok := strconv.Itoa(len(j.Deps)) == j.Payload
 		for _, d := range j.Deps {
 			r, err := worker.DepResult[string](j, d.Task)
-			if err != nil || r != engine.TaskJobID(j.Workflow, d.Task) {
+			if err != nil || r != weir.TaskJobID(j.Workflow, d.Task) {
 				ok = false
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"maps"
 	"slices"
 	"sort"
@@ -297,13 +298,13 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 			if s := qs[q]; s != nil {
 				_, marked = s.d[engine.DeadlineMarker(id)]
 			}
-			want := h["wdl"] != "" && h["st"] == string(engine.WorkflowRunning) && h["cr"] != "1"
+			want := h["wdl"] != "" && h["st"] == string(weir.WorkflowRunning) && h["cr"] != "1"
 			if marked != want {
 				rep.addf("workflow %s (%s, cr=%q, wdl=%q): deadline marker in %q's delayed set %v, want %v", id, h["st"], h["cr"], h["wdl"], q, marked, want)
 			}
 			delete(markers, q+"\x00"+engine.DeadlineMarker(id))
 		}
-		if engine.WorkflowState(h["st"]).Ended() {
+		if weir.WorkflowState(h["st"]).Ended() {
 			endedIDs = append(endedIDs, id)
 			// Cross-check with the store's read API: an ended workflow
 			// no longer changes.
@@ -442,7 +443,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 	if len(in) != 1 || in[0] != st {
 		rep.addf("workflow %s is %q but in state indexes %v", id, st, in)
 	}
-	ended := engine.WorkflowState(st).Ended()
+	ended := weir.WorkflowState(st).Ended()
 	specs := make([]taskSpec, n+1)
 	for i := 1; i <= n; i++ {
 		sp, err := parseSpec(h["t"+strconv.Itoa(i)], h["t"+strconv.Itoa(i)+".dp"])
@@ -462,7 +463,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 		}
 		states[i] = s
 		rep.TaskStates[s]++
-		if !engine.State(s).Ended() {
+		if !weir.State(s).Ended() {
 			rem++
 		}
 	}
@@ -485,8 +486,8 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 		always := strings.Contains(sp.flags, "A")
 		satisfied := 0
 		for _, d := range sp.deps {
-			ds := engine.State(states[d])
-			if ds == engine.Completed || (always && ds.Ended()) {
+			ds := weir.State(states[d])
+			if ds == weir.Completed || (always && ds.Ended()) {
 				satisfied++
 			}
 		}
@@ -524,7 +525,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 			continue
 		}
 		hasUndo = true
-		if !engine.State(us).Ended() {
+		if !weir.State(us).Ended() {
 			urem++
 		}
 		pre := "u" + strconv.Itoa(i) + "."

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
@@ -194,7 +194,7 @@ func runLimitKills(t *testing.T, keyed bool) {
 				for try := 0; ; try++ {
 					j, err := store.GetJob(ctx, id)
 					if err == nil {
-						if j.State == engine.Running && j.Attempt == attempt && j.Lease != nil {
+						if j.State == weir.Running && j.Attempt == attempt && j.Lease != nil {
 							log.leaseEnds(key, j.Lease.Deadline.UnixNano())
 						} else {
 							t.Errorf("job %s, killed mid-run at attempt %d, is %s at attempt %d right after the kill: its lease ended before its worker died", id, attempt, j.State, j.Attempt)

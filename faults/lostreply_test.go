@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"sync"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func (l *callLog) do(f func(ctx context.Context) (final bool, err error)) error 
 			l.ok++
 		case hung:
 			l.hung++
-		case typedError(err) && !errors.Is(err, engine.ErrProtocol):
+		case typedError(err) && !errors.Is(err, weir.ErrProtocol):
 			l.typed++
 			if l.sample == nil {
 				l.sample = err
@@ -171,7 +172,7 @@ func TestLostReplies(t *testing.T) {
 			if err == nil && r.WorkflowState.Ended() {
 				obs.WorkflowEnded(id)
 			}
-			if errors.Is(err, engine.ErrWorkflowEnded) && !first {
+			if errors.Is(err, weir.ErrWorkflowEnded) && !first {
 				mu.Lock()
 				cancelRepeats++
 				mu.Unlock()
@@ -190,17 +191,17 @@ func TestLostReplies(t *testing.T) {
 	for _, id := range jobIDs {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			var j engine.Job
+			var j weir.Job
 			err := calls.do(func(ctx context.Context) (bool, error) {
 				var err error
 				j, err = caller.GetJob(ctx, id)
-				return errors.Is(err, engine.ErrNotFound), err
+				return errors.Is(err, weir.ErrNotFound), err
 			})
 			if err != nil {
 				t.Fatalf("job %s: %v", id, err)
 			}
 			if j.State.Ended() {
-				if j.State != engine.Completed {
+				if j.State != weir.Completed {
 					t.Errorf("job %s ended %s (%s)", id, j.State, j.Error)
 				}
 				break

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 			switch {
 			case err == nil:
 				accepted++
-			case errors.Is(err, engine.ErrStoreFull):
+			case errors.Is(err, weir.ErrStoreFull):
 				refused++
 				if big {
 					refusedBig++
@@ -158,12 +159,12 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 			break
 		}
 	}
-	if !errors.Is(enqErr, engine.ErrStoreFull) {
+	if !errors.Is(enqErr, weir.ErrStoreFull) {
 		t.Errorf("enqueue on a full server: %v (want ErrStoreFull)", enqErr)
 	}
 	// Nothing partial: a refused workflow does not exist.
 	for _, id := range refusedIDs {
-		if _, err := store.GetWorkflow(ctx, id); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := store.GetWorkflow(ctx, id); !errors.Is(err, weir.ErrNotFound) {
 			t.Errorf("refused workflow %s: GetWorkflow %v (want ErrNotFound)", id, err)
 		}
 	}
@@ -188,7 +189,7 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 		case err == nil:
 			cancelOK++
 			obs.WorkflowEnded(id)
-		case errors.Is(err, engine.ErrStoreFull):
+		case errors.Is(err, weir.ErrStoreFull):
 			cancelFull++
 			cancelErr = err
 		default:
@@ -241,7 +242,7 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 		t.Fatal(err)
 	}
 	for _, id := range idle {
-		if _, err := store.CancelWorkflow(ctx, engine.CancelWorkflowParams{ID: id}); err != nil && !errors.Is(err, engine.ErrWorkflowEnded) {
+		if _, err := store.CancelWorkflow(ctx, engine.CancelWorkflowParams{ID: id}); err != nil && !errors.Is(err, weir.ErrWorkflowEnded) {
 			t.Errorf("cancel %s after memory came back: %v", id, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -77,7 +77,7 @@ func runOutcome(t *testing.T, retry bool, nJobs, nWF int) {
 	}
 	// again reports whether a wait that returned err is called again.
 	again := func(ctx context.Context, err error) bool {
-		if retry && errors.Is(err, engine.ErrUnavailable) && ctx.Err() == nil {
+		if retry && errors.Is(err, weir.ErrUnavailable) && ctx.Err() == nil {
 			retried.Add(1)
 			return true
 		}
@@ -115,16 +115,16 @@ func runOutcome(t *testing.T, retry bool, nJobs, nWF int) {
 					}
 				case "task":
 					wf, task := fmt.Sprintf("wf-%04d", it.i/perWF), taskName(it.i%perWF)
-					s, err := store.AwaitJob(ctx, engine.TaskJobID(wf, task))
+					s, err := store.AwaitJob(ctx, weir.TaskJobID(wf, task))
 					for err != nil && (errorsIsNotFound(err) || again(ctx, err)) && ctx.Err() == nil {
 						if errorsIsNotFound(err) {
 							time.Sleep(5 * time.Millisecond) // not submitted yet
 						}
-						s, err = store.AwaitJob(ctx, engine.TaskJobID(wf, task))
+						s, err = store.AwaitJob(ctx, weir.TaskJobID(wf, task))
 					}
 					if err != nil {
 						note(err)
-					} else if v, derr := Work.DecodeResult(s.Result); derr != nil || s.State != engine.Completed || v != 2*(it.i%perWF) {
+					} else if v, derr := Work.DecodeResult(s.Result); derr != nil || s.State != weir.Completed || v != 2*(it.i%perWF) {
 						wrong.Add(1)
 					} else {
 						learned.Add(1)
@@ -149,7 +149,7 @@ func runOutcome(t *testing.T, retry bool, nJobs, nWF int) {
 					}
 					if err != nil {
 						note(err)
-					} else if s.State != engine.WorkflowCompleted {
+					} else if s.State != weir.WorkflowCompleted {
 						wrong.Add(1)
 					} else {
 						learned.Add(1)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 )
 
 // TestPoisonJob runs a job whose handler SIGKILLs its own worker process
@@ -24,7 +23,7 @@ import (
 // job completes with its result.
 func TestPoisonJob(t *testing.T) {
 	const attempts, others = 3, 40
-	const runsWanted = attempts + engine.DefaultMaxExpiries
+	const runsWanted = attempts + weir.DefaultMaxExpiries
 	rp := StartRedisT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -75,7 +74,7 @@ loop:
 			deaths++
 			killInvariants(t, ctx, rdb, ns, fmt.Sprintf("after worker death %d", deaths))
 			if deaths > runsWanted {
-				t.Fatalf("%d worker deaths for a job of %d attempts and %d free expiries", deaths, attempts, engine.DefaultMaxExpiries)
+				t.Fatalf("%d worker deaths for a job of %d attempts and %d free expiries", deaths, attempts, weir.DefaultMaxExpiries)
 			}
 		case <-done:
 			if err := p.stop(); err != nil {
@@ -92,9 +91,9 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pj.State != engine.Failed || pj.Attempt != runsWanted || pj.Expiries != engine.DefaultMaxExpiries || pj.Error != engine.ReasonTextLeaseExpired {
+	if pj.State != weir.Failed || pj.Attempt != runsWanted || pj.Expiries != weir.DefaultMaxExpiries || pj.Error != weir.ReasonTextLeaseExpired {
 		t.Errorf("poison job ended %s after %d attempts, %d expiries (%q), want failed after %d, %d (%q)",
-			pj.State, pj.Attempt, pj.Expiries, pj.Error, runsWanted, engine.DefaultMaxExpiries, engine.ReasonTextLeaseExpired)
+			pj.State, pj.Attempt, pj.Expiries, pj.Error, runsWanted, weir.DefaultMaxExpiries, weir.ReasonTextLeaseExpired)
 	}
 	if _, err := poison.Wait(ctx); !errors.Is(err, weir.ErrFailed) {
 		t.Errorf("poison Wait: %v, want a failed JobError", err)
@@ -130,7 +129,7 @@ func countFailed(t *testing.T, jobs []*client.Job[string]) int {
 	n := 0
 	for _, j := range jobs {
 		s, err := j.Status(context.Background())
-		if err != nil || s.State != engine.Completed {
+		if err != nil || s.State != weir.Completed {
 			n++
 		}
 	}

@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"io"
 	"log/slog"
 	"strconv"
@@ -63,7 +64,7 @@ func TestResentClaim(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 
 	deadline := time.Now().Add(60 * time.Second)
-	counts := map[engine.State]int{}
+	counts := map[weir.State]int{}
 	for time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 		clear(counts)
@@ -74,7 +75,7 @@ func TestResentClaim(t *testing.T) {
 			}
 			counts[j.State]++
 		}
-		if counts[engine.Completed]+counts[engine.Failed]+counts[engine.Cancelled] == n {
+		if counts[weir.Completed]+counts[weir.Failed]+counts[weir.Cancelled] == n {
 			break
 		}
 	}
@@ -93,9 +94,9 @@ func TestResentClaim(t *testing.T) {
 	mu.Unlock()
 	st := proxy.Stats()
 	t.Logf("FAULT resent-claim: jobs=%d completed=%d failed=%d other=%d ran_twice=%d replies_dropped=%d conns=%d",
-		n, counts[engine.Completed], counts[engine.Failed], n-counts[engine.Completed]-counts[engine.Failed], twice, st.RepliesDropped, st.Conns)
-	if counts[engine.Completed] != n || twice > 0 {
-		t.Errorf("%d of %d jobs completed (%d failed), %d ran twice", counts[engine.Completed], n, counts[engine.Failed], twice)
+		n, counts[weir.Completed], counts[weir.Failed], n-counts[weir.Completed]-counts[weir.Failed], twice, st.RepliesDropped, st.Conns)
+	if counts[weir.Completed] != n || twice > 0 {
+		t.Errorf("%d of %d jobs completed (%d failed), %d ran twice", counts[weir.Completed], n, counts[weir.Failed], twice)
 	}
 	if st.RepliesDropped < 10 {
 		t.Errorf("only %d replies dropped: the test tested little", st.RepliesDropped)

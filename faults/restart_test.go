@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -96,7 +97,7 @@ func runRestart(t *testing.T, policy string, restarts, workflows int, window tim
 			}
 			mu.Lock()
 			submitErrs++
-			if !typedError(err) || errors.Is(err, engine.ErrProtocol) {
+			if !typedError(err) || errors.Is(err, weir.ErrProtocol) {
 				untypedErrs++
 				if firstUntyped == nil {
 					firstUntyped = err
@@ -192,7 +193,7 @@ func runRestart(t *testing.T, policy string, restarts, workflows int, window tim
 		acked := ackedBefore(&mu, submitAck, killAt)
 		for id, at := range acked {
 			_, err := store.GetWorkflow(ctx, id)
-			if errors.Is(err, engine.ErrNotFound) {
+			if errors.Is(err, weir.ErrNotFound) {
 				lostSubmits++
 				if age := killAt.Sub(at); age > window {
 					t.Errorf("restart %d lost the submit of %s acknowledged %v before the kill (allowed %v)", r, id, age, window)

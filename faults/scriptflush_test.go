@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,7 +89,7 @@ func scriptFlush(t *testing.T, path redisstore.CallPath) {
 			}
 			if err != nil {
 				fail("await "+id, err)
-			} else if w.State != engine.WorkflowCompleted {
+			} else if w.State != weir.WorkflowCompleted {
 				fail("await "+id, errState(w.State))
 			}
 		}()

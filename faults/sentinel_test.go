@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -351,7 +352,7 @@ func runSentinel(t *testing.T, durable bool) {
 		acked := ackedBefore(&mu, submitAck, killAt)
 		for id := range acked {
 			_, err := store.GetWorkflow(ctx, id)
-			if errors.Is(err, engine.ErrNotFound) {
+			if errors.Is(err, weir.ErrNotFound) {
 				lostSubmits++
 				submit(id)
 			} else if err != nil {

@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -81,7 +82,7 @@ func TestWorkerKill(t *testing.T) {
 	type wfRun struct {
 		id    string
 		tasks int
-		final engine.Workflow
+		final weir.Workflow
 		err   error
 	}
 	var (
@@ -245,7 +246,7 @@ func TestWorkerKill(t *testing.T) {
 
 	// Every workflow ended completed, every task completed: nothing lost.
 	lost, tasks := 0, 0
-	final := map[string]engine.Task{} // job ID -> final task
+	final := map[string]weir.Task{} // job ID -> final task
 	for _, r := range wfs {
 		tasks += r.tasks
 		if r.err != nil {
@@ -253,12 +254,12 @@ func TestWorkerKill(t *testing.T) {
 			lost += r.tasks
 			continue
 		}
-		if r.final.State != engine.WorkflowCompleted {
+		if r.final.State != weir.WorkflowCompleted {
 			t.Errorf("workflow %s ended %s", r.id, r.final.State)
 		}
 		for _, tk := range r.final.Tasks {
-			final[engine.TaskJobID(r.id, tk.Name)] = tk
-			if tk.State != engine.Completed {
+			final[weir.TaskJobID(r.id, tk.Name)] = tk
+			if tk.State != weir.Completed {
 				lost++
 				t.Errorf("task %s/%s ended %s (%s)", r.id, tk.Name, tk.State, tk.Error)
 			}
@@ -394,7 +395,7 @@ func awaitRelease(ctx context.Context, s engine.Store, id string, attempt int, k
 		if err != nil {
 			return 0, 0, err
 		}
-		if j.State != engine.Running || j.Attempt != attempt {
+		if j.State != weir.Running || j.Attempt != attempt {
 			now := time.Now()
 			if deadline.IsZero() {
 				deadline = now

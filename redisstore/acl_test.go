@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"os"
 	"regexp"
 	"slices"
@@ -133,7 +134,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	awaited := make(chan error, 1)
 	go func() {
 		w, err := s.AwaitWorkflow(ctx, "w1")
-		if err == nil && w.State != engine.WorkflowCompleted {
+		if err == nil && w.State != weir.WorkflowCompleted {
 			err = fmt.Errorf("workflow ended %s", w.State)
 		}
 		awaited <- err
@@ -187,7 +188,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	must("cancel job", err)
 	j, err := s.AwaitJob(ctx, "j1")
 	must("await job", err)
-	if j.State != engine.Cancelled {
+	if j.State != weir.Cancelled {
 		t.Fatalf("job %s", j.State)
 	}
 
@@ -219,7 +220,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	_, err = s.ExpireLeases(ctx, engine.ExpireParams{})
 	must("expire", err)
 
-	page, err := s.ListWorkflows(ctx, engine.ListParams{})
+	page, err := s.ListWorkflows(ctx, weir.ListParams{})
 	must("list", err)
 	if len(page.Workflows) != 2 {
 		t.Fatalf("listed %d workflows, want 2", len(page.Workflows))

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/weirflow/weir"
 	"net"
 	"strconv"
 	"strings"
@@ -34,11 +35,11 @@ const (
 // AwaitWorkflow implements engine.Store: it subscribes to the workflow's
 // outcome channel, then reads the stored record, and reads it again after
 // every message, resubscription or refresh, until it has ended.
-func (s *part) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *part) AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	if !engine.ValidID(id) {
 		return s.GetWorkflow(ctx, id)
 	}
-	var w engine.Workflow
+	var w weir.Workflow
 	err := s.await(ctx, s.keys.waitWorkflow(id), s.keys.chanWorkflow(id), func(ctx context.Context) (bool, error) {
 		var err error
 		w, err = s.getWorkflow(ctx, id, true)
@@ -48,7 +49,7 @@ func (s *part) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, e
 }
 
 // AwaitJob implements engine.Store, as AwaitWorkflow does.
-func (s *part) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *part) AwaitJob(ctx context.Context, id string) (weir.Job, error) {
 	if !validJobID(id) {
 		return s.GetJob(ctx, id)
 	}
@@ -56,7 +57,7 @@ func (s *part) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
 	if wf, _, ok := strings.Cut(id, "/"); ok {
 		waitKey = s.keys.waitWorkflowJobs(wf)
 	}
-	var j engine.Job
+	var j weir.Job
 	err := s.await(ctx, waitKey, s.keys.chanJob(id), func(ctx context.Context) (bool, error) {
 		var err error
 		j, err = s.getJob(ctx, id, true)

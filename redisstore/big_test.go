@@ -3,6 +3,7 @@ package redisstore
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -43,7 +44,7 @@ func bigPlan(id string, n int) engine.Plan {
 func TestLargestWorkflow(t *testing.T) {
 	e := newPrivateEnv(t, engine.DefaultConfig())
 	s := e.store
-	n := engine.DefaultLimits().MaxTasks
+	n := weir.DefaultLimits().MaxTasks
 	plan := bigPlan("big", n)
 	if err := s.Load(bg); err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestLargestWorkflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ev := range page.Events {
-			if ev.Type == engine.EventCancelled {
+			if ev.Type == weir.EventCancelled {
 				got = append(got, ev.Job)
 			}
 		}
@@ -129,7 +130,7 @@ func TestLargestWorkflow(t *testing.T) {
 		t.Fatalf("workflow after cancel: %v", err)
 	}
 	for i, task := range w.Tasks {
-		if task.State != engine.Cancelled && task.State != engine.Running && task.State != engine.Completed {
+		if task.State != weir.Cancelled && task.State != weir.Running && task.State != weir.Completed {
 			t.Fatalf("task %d is %s after the cancel", i, task.State)
 		}
 	}
@@ -192,7 +193,7 @@ func TestStagedSubmitMatchesModel(t *testing.T) {
 		t.Fatalf("workflow differs: %v", err)
 	}
 	for _, name := range []string{"task-00000", "task-00050", "task-01499"} {
-		id := engine.TaskJobID("mid", name)
+		id := weir.TaskJobID("mid", name)
 		mj, _ := m.GetJob(e.clock(), id)
 		sj, err := s.GetJob(bg, id)
 		if err != nil || mj.State != sj.State || !mj.EndedAt.Equal(sj.EndedAt) || mj.Error != sj.Error {
@@ -240,17 +241,17 @@ func TestLargeWorkflowRead(t *testing.T) {
 			} else if ow, err := workflowFromHash(flat); err != nil || !reflect.DeepEqual(mw, ow) {
 				t.Fatalf("the MULTI read differs from the model's: %v", err)
 			}
-			if sw.State != engine.WorkflowCancelled || sw.ExpiresAt.IsZero() {
+			if sw.State != weir.WorkflowCancelled || sw.ExpiresAt.IsZero() {
 				t.Fatalf("after the cancel: %s, expires %v", sw.State, sw.ExpiresAt)
 			}
 			e.advance(engine.DefaultConfig().Retention)
-			if _, err := m.GetWorkflow(e.clock(), "w"); !errors.Is(err, engine.ErrNotFound) {
+			if _, err := m.GetWorkflow(e.clock(), "w"); !errors.Is(err, weir.ErrNotFound) {
 				t.Fatalf("model: GetWorkflow past retention: %v", err)
 			}
-			if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, engine.ErrNotFound) {
+			if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, weir.ErrNotFound) {
 				t.Fatalf("GetWorkflow past retention: %v, want ErrNotFound", err)
 			}
-			if w, err := s.getWorkflow(bg, "w", true); err != nil || len(w.Tasks) != n || w.State != engine.WorkflowCancelled {
+			if w, err := s.getWorkflow(bg, "w", true); err != nil || len(w.Tasks) != n || w.State != weir.WorkflowCancelled {
 				t.Fatalf("an await's read past retention: %d tasks, %v", len(w.Tasks), err)
 			}
 		})
@@ -312,7 +313,7 @@ func TestCompensationOverAnUndoFreeChain(t *testing.T) {
 	}
 	undo := true
 	cr, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "w", Undo: &undo})
-	if err != nil || cr.WorkflowState != engine.WorkflowCompensating {
+	if err != nil || cr.WorkflowState != weir.WorkflowCompensating {
 		t.Fatalf("cancel: %+v %v", cr, err)
 	}
 	if len(cr.Pushed) != 1 || cr.Pushed[0].JobID != "w/end/undo" {
@@ -365,11 +366,11 @@ func TestListOfLargeWorkflows(t *testing.T) {
 		t.Errorf("the list call named %d workflows for Go to read, want the large one and those past 2,000 tasks", named)
 	}
 	for _, lim := range []int{100, 3} {
-		want, err := m.ListWorkflows(e.clock(), engine.ListParams{Limit: lim})
+		want, err := m.ListWorkflows(e.clock(), weir.ListParams{Limit: lim})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.store.ListWorkflows(bg, engine.ListParams{Limit: lim})
+		got, err := e.store.ListWorkflows(bg, weir.ListParams{Limit: lim})
 		if err != nil || !reflect.DeepEqual(want, got) {
 			t.Fatalf("limit %d: the page differs from the model's (%v): %d workflows against %d", lim, err, len(got.Workflows), len(want.Workflows))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strings"
 
 	"github.com/weirflow/weir/engine"
@@ -13,7 +14,7 @@ import (
 // cancel scripts, which carry the state the model returns with the error.
 func cancelError(err error) (string, error) {
 	var ce *codeErr
-	if !errors.As(err, &ce) || (ce.code != engine.ErrWorkflowEnded && ce.code != engine.ErrJobEnded) {
+	if !errors.As(err, &ce) || (ce.code != weir.ErrWorkflowEnded && ce.code != weir.ErrJobEnded) {
 		return "", err
 	}
 	st, _, _ := strings.Cut(ce.detail, " ")
@@ -26,7 +27,7 @@ func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err
 		}
-		return engine.CancelResult{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, p.ID)
+		return engine.CancelResult{}, fmt.Errorf("%w: workflow %q", weir.ErrNotFound, p.ID)
 	}
 	undo := ""
 	if p.Undo != nil {
@@ -38,17 +39,17 @@ func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams
 	v, err := s.run(ctx, "cancel_workflow", p.ID, undo)
 	if err != nil {
 		st, err := cancelError(err)
-		return engine.CancelResult{WorkflowState: engine.WorkflowState(st)}, err
+		return engine.CancelResult{WorkflowState: weir.WorkflowState(st)}, err
 	}
 	r := newReader(v)
-	res := engine.CancelResult{WorkflowState: engine.WorkflowState(r.str())}
+	res := engine.CancelResult{WorkflowState: weir.WorkflowState(r.str())}
 	states, names := r.str(), strings.Split(r.str(), "\n")
 	if states != "" && len(names) != len(states) {
-		return engine.CancelResult{}, fmt.Errorf("%w: %d task states for %d names", engine.ErrProtocol, len(states), len(names))
+		return engine.CancelResult{}, fmt.Errorf("%w: %d task states for %d names", weir.ErrProtocol, len(states), len(names))
 	}
 	for i := 0; i < len(states); i++ {
 		if states[i] == 'w' || states[i] == 'q' || states[i] == 'o' {
-			res.Cancelled = append(res.Cancelled, engine.TaskJobID(p.ID, names[i]))
+			res.Cancelled = append(res.Cancelled, weir.TaskJobID(p.ID, names[i]))
 		}
 	}
 	res.Stopping = r.strings()
@@ -72,15 +73,15 @@ func (s *part) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err
 		}
-		return engine.CancelResult{}, fmt.Errorf("%w: job %q", engine.ErrNotFound, p.ID)
+		return engine.CancelResult{}, fmt.Errorf("%w: job %q", weir.ErrNotFound, p.ID)
 	}
 	v, err := s.run(ctx, "cancel_job", p.ID)
 	if err != nil {
 		st, err := cancelError(err)
-		return engine.CancelResult{State: engine.State(st)}, err
+		return engine.CancelResult{State: weir.State(st)}, err
 	}
 	r := newReader(v)
-	res := engine.CancelResult{State: engine.State(r.str()), WorkflowState: engine.WorkflowState(r.str())}
+	res := engine.CancelResult{State: weir.State(r.str()), WorkflowState: weir.WorkflowState(r.str())}
 	res.Cancelled = r.strings()
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()

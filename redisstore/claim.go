@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	mrand "math/rand/v2"
 	"net"
 	"slices"
@@ -358,7 +359,7 @@ func (s *Store) claimRound(ctx context.Context, ps []*part, p engine.ClaimParams
 	}
 	if !answered && (visited || st == nil || st.visit == nil) {
 		if first == nil { // every partition failed before
-			first = fmt.Errorf("%w: every partition failed", engine.ErrUnavailable)
+			first = fmt.Errorf("%w: every partition failed", weir.ErrUnavailable)
 		}
 		if err := ctx.Err(); err != nil {
 			first = err

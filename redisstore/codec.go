@@ -3,6 +3,7 @@ package redisstore
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func newReader(v []string) *reader { return &reader{v: v} }
 
 func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: "+format, append([]any{engine.ErrProtocol}, args...)...)
+		r.err = fmt.Errorf("%w: "+format, append([]any{weir.ErrProtocol}, args...)...)
 	}
 }
 
@@ -130,7 +131,7 @@ func toTime(ms int64) time.Time {
 // runs on undoQueue, without the task's concurrency key; flags carry "S"
 // for a signal task and, last, "X<n>" for max expiries n). Max expiries
 // absent from either is engine.DefaultMaxExpiries.
-func applySpec(j *engine.Job, id, spec string) error {
+func applySpec(j *weir.Job, id, spec string) error {
 	j.ID = id
 	var fields [specFields]string
 	f, over := splitSpec(spec, &fields)
@@ -139,7 +140,7 @@ func applySpec(j *engine.Job, id, spec string) error {
 	xs := ""
 	if isTask {
 		if over || len(f) != 8 {
-			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the task spec %q", weir.ErrProtocol, id, spec)
 		}
 		task, _, undo := strings.Cut(rest, "/")
 		j.Workflow, j.Task, j.Undo = wf, task, undo
@@ -156,7 +157,7 @@ func applySpec(j *engine.Job, id, spec string) error {
 		}
 	} else {
 		if over {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		if n := len(f); n > 5 && f[n-1] != "" && (f[n-1][0] == 'u' || f[n-1][0] == 'U') {
 			f = f[:n-1] // a unique job's key
@@ -165,18 +166,18 @@ func applySpec(j *engine.Job, id, spec string) error {
 			j.Key, f = f[n-1][1:], f[:n-1] // its concurrency key
 		}
 		if len(f) != 5 && len(f) != 6 {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		if len(f) == 6 {
 			xs = f[5]
 		}
 		q, f = f[0], f[1:5]
 	}
-	j.MaxExpiries = engine.DefaultMaxExpiries
+	j.MaxExpiries = weir.DefaultMaxExpiries
 	if xs != "" {
 		x, err := strconv.Atoi(xs)
 		if err != nil || x < 0 {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		j.MaxExpiries = x
 	}
@@ -184,7 +185,7 @@ func applySpec(j *engine.Job, id, spec string) error {
 	for i, s := range f {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		n[i] = v
 	}
@@ -221,8 +222,8 @@ func splitSpec(spec string, fields *[specFields]string) (f []string, over bool) 
 // job reads a job snapshot (reply.lua put_snapshot): id spec created
 // hasPayload payload state attempt runAt token deadline cancelRequested
 // hasResult result error ended expires expiries progress.
-func (r *reader) job() engine.Job {
-	var j engine.Job
+func (r *reader) job() weir.Job {
+	var j weir.Job
 	id, spec := r.str(), r.str()
 	if r.err == nil {
 		if err := applySpec(&j, id, spec); err != nil {
@@ -231,7 +232,7 @@ func (r *reader) job() engine.Job {
 	}
 	j.CreatedAt = r.time()
 	j.Payload = r.bytes()
-	j.State = engine.State(r.str())
+	j.State = weir.State(r.str())
 	j.Attempt = int(r.int())
 	j.RunAt = r.time()
 	token := r.str()
@@ -243,8 +244,8 @@ func (r *reader) job() engine.Job {
 	j.ExpiresAt = r.time()
 	j.Expiries = int(r.int())
 	j.Progress = parseProgress(r.str())
-	if j.State == engine.Running {
-		j.Lease = &engine.Lease{Token: token, Deadline: deadline}
+	if j.State == weir.Running {
+		j.Lease = &weir.Lease{Token: token, Deadline: deadline}
 	}
 	return j
 }
@@ -271,7 +272,7 @@ func (r *reader) claimed() []engine.Claimed {
 		}
 		c.Job.CreatedAt = r.time()
 		c.Job.Payload = r.bytes()
-		c.Job.State = engine.Running
+		c.Job.State = weir.Running
 		c.Job.Attempt = int(r.int())
 		c.Lease.Token = r.str()
 		c.Lease.Deadline = r.time()
@@ -283,10 +284,10 @@ func (r *reader) claimed() []engine.Claimed {
 			r.i++
 			r.lazy = append(r.lazy, lazyDeps{at: len(out), dp: dp})
 		} else if nd := r.count(); nd > 0 {
-			c.Deps = make([]engine.DepOutcome, nd)
+			c.Deps = make([]weir.DepOutcome, nd)
 			for k := range c.Deps {
 				name, _, _ := strings.Cut(r.str(), "|")
-				c.Deps[k] = engine.DepOutcome{Task: name, State: engine.State(r.str()), Result: r.bytes(), Error: r.str()}
+				c.Deps[k] = weir.DepOutcome{Task: name, State: weir.State(r.str()), Result: r.bytes(), Error: r.str()}
 			}
 		}
 		c.Checkpoint = r.bytes()
@@ -303,9 +304,9 @@ func (r *reader) claimed() []engine.Claimed {
 func (r *reader) settled() engine.Settled {
 	s := engine.Settled{JobID: r.str()}
 	code := r.str()
-	s.State = engine.State(r.str())
+	s.State = weir.State(r.str())
 	s.RunAt = r.time()
-	s.WorkflowState = engine.WorkflowState(r.str())
+	s.WorkflowState = weir.WorkflowState(r.str())
 	s.WorkflowEnded = r.flag()
 	s.Pushed = r.pushed()
 	if code != "" {
@@ -316,26 +317,26 @@ func (r *reader) settled() engine.Settled {
 
 // codeError returns the sentinel of a result code, wrapped with msg.
 func codeError(code, msg string) error {
-	e := engine.ErrorForCode(code)
+	e := weir.ErrorForCode(code)
 	if e == nil {
-		return fmt.Errorf("%w: unknown result code %q: %s", engine.ErrProtocol, code, msg)
+		return fmt.Errorf("%w: unknown result code %q: %s", weir.ErrProtocol, code, msg)
 	}
 	return fmt.Errorf("%w: %s", e, msg)
 }
 
 // workflowFromHash builds a snapshot from a workflow hash's fields (a
 // field/value list ending with "S" and the task-state string).
-func workflowFromHash(flat []string) (engine.Workflow, error) {
+func workflowFromHash(flat []string) (weir.Workflow, error) {
 	if len(flat)%2 != 0 {
-		return engine.Workflow{}, fmt.Errorf("%w: odd hash reply", engine.ErrProtocol)
+		return weir.Workflow{}, fmt.Errorf("%w: odd hash reply", weir.ErrProtocol)
 	}
 	m := make(map[string]string, len(flat)/2)
 	for i := 0; i < len(flat); i += 2 {
 		m[flat[i]] = flat[i+1]
 	}
 	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	w := engine.Workflow{
-		ID: m["id"], State: engine.WorkflowState(m["st"]), Reason: engine.Reason(m["rs"]),
+	w := weir.Workflow{
+		ID: m["id"], State: weir.WorkflowState(m["st"]), Reason: weir.Reason(m["rs"]),
 		FailFast: m["ff"] == "1", UndoOnCancel: m["uoc"] == "1", CancelRequested: m["cr"] == "1",
 		CancelUndo: m["cu"] == "1", PlanHash: m["h"], CreatedAt: toTime(atoi(m["c"])),
 		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),
@@ -347,38 +348,38 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 	if b := m["hk.b"]; b != "" {
 		var hp engine.WebhookPayload
 		if err := json.Unmarshal([]byte(b), &hp); err != nil {
-			return engine.Workflow{}, fmt.Errorf("%w: webhook field: %v", engine.ErrProtocol, err)
+			return weir.Workflow{}, fmt.Errorf("%w: webhook field: %v", weir.ErrProtocol, err)
 		}
 		q, _, _ := strings.Cut(m["hk"], "|")
-		w.Webhook = &engine.WebhookStatus{URL: hp.URL, Secret: hp.Secret, Queue: q, Job: engine.WebhookRunJobID(w.ID, w.Run)}
+		w.Webhook = &weir.WebhookStatus{URL: hp.URL, Secret: hp.Secret, Queue: q, Job: weir.WebhookRunJobID(w.ID, w.Run)}
 	}
 	n := int(atoi(m["n"]))
 	states := m["S"]
 	if n <= 0 || w.ID == "" || len(states) != n {
-		return engine.Workflow{}, fmt.Errorf("%w: workflow record without tasks", engine.ErrProtocol)
+		return weir.Workflow{}, fmt.Errorf("%w: workflow record without tasks", weir.ErrProtocol)
 	}
 	specs := make([][]string, n)
 	for i := range specs {
 		f := strings.Split(m["t"+strconv.Itoa(i+1)], "|")
 		if len(f) != 8 {
-			return engine.Workflow{}, fmt.Errorf("%w: bad task spec %d", engine.ErrProtocol, i+1)
+			return weir.Workflow{}, fmt.Errorf("%w: bad task spec %d", weir.ErrProtocol, i+1)
 		}
 		specs[i] = f
 	}
-	w.Tasks = make([]engine.Task, n)
+	w.Tasks = make([]weir.Task, n)
 	for i, f := range specs {
 		p := "t" + strconv.Itoa(i+1) + "."
 		f[6], _, _ = strings.Cut(f[6], ":") // the flags, without a concurrency key
-		t := engine.Task{
+		t := weir.Task{
 			Name: f[0], Queue: f[1], Always: strings.Contains(f[6], "A"), OnFailure: strings.Contains(f[6], "F"), Signal: strings.Contains(f[6], "S"),
 			State: taskState(states[i]), Attempt: int(atoi(m[p+"a"])), Error: m[p+"e"],
 			Progress: parseProgress(m[p+"pg"]), AddedBy: m[p+"ab"],
 		}
 		switch states[i] {
 		case 'W':
-			t.Error = engine.ReasonTextWorkflowCancelled
+			t.Error = weir.ReasonTextWorkflowCancelled
 		case 'D':
-			t.Error = engine.ReasonTextDeadline
+			t.Error = weir.ReasonTextDeadline
 		}
 		if r, ok := m[p+"r"]; ok {
 			t.Result = []byte(r)
@@ -387,7 +388,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 			for _, d := range strings.Split(dp, ",") {
 				k := int(atoi(d))
 				if k < 1 || k > n {
-					return engine.Workflow{}, fmt.Errorf("%w: bad dependency index", engine.ErrProtocol)
+					return weir.Workflow{}, fmt.Errorf("%w: bad dependency index", weir.ErrProtocol)
 				}
 				t.After = append(t.After, specs[k-1][0])
 			}
@@ -395,10 +396,10 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 			t.After = []string{}
 		}
 		if strings.Contains(f[6], "U") {
-			t.Undo = &engine.UndoStatus{Queue: f[7]}
+			t.Undo = &weir.UndoStatus{Queue: f[7]}
 			u := "u" + strconv.Itoa(i+1) + "."
 			if s, ok := m[u+"s"]; ok {
-				t.Undo.State = engine.State(s)
+				t.Undo.State = weir.State(s)
 				t.Undo.Attempt = int(atoi(m[u+"a"]))
 				t.Undo.Error = m[u+"e"]
 			}
@@ -413,7 +414,7 @@ func workflowFromHash(flat []string) (engine.Workflow, error) {
 func maxExpiries(n int) int {
 	switch {
 	case n == 0:
-		return engine.DefaultMaxExpiries
+		return weir.DefaultMaxExpiries
 	case n < 0:
 		return 0
 	}
@@ -423,7 +424,7 @@ func maxExpiries(n int) int {
 // expiriesField is the end of a plain job's spec that gives its max
 // expiries: "" for the default, else "|<n>" (resolved).
 func expiriesField(n int) string {
-	if x := maxExpiries(n); x != engine.DefaultMaxExpiries {
+	if x := maxExpiries(n); x != weir.DefaultMaxExpiries {
 		return "|" + strconv.Itoa(x)
 	}
 	return ""
@@ -472,7 +473,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		return "0"
 	}
 	fields = make([]any, 0, 22+8*n)
-	fields = append(fields, "id", p.ID, "st", string(engine.WorkflowRunning), "n", strconv.Itoa(n),
+	fields = append(fields, "id", p.ID, "st", string(weir.WorkflowRunning), "n", strconv.Itoa(n),
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
 	var marks []string
@@ -567,7 +568,7 @@ func taskSpec(t engine.TaskSpec, absorb bool) string {
 		flags += "N"
 	}
 	// last: the spec's readers take the digits after it
-	if x := maxExpiries(t.MaxExpiries); x != engine.DefaultMaxExpiries {
+	if x := maxExpiries(t.MaxExpiries); x != weir.DefaultMaxExpiries {
 		flags += "X" + strconv.Itoa(x)
 	}
 	if t.Key != "" {
@@ -576,7 +577,7 @@ func taskSpec(t engine.TaskSpec, absorb bool) string {
 	attempts := max(t.MaxAttempts, 1)
 	backoff := t.Backoff
 	if backoff <= 0 {
-		backoff = engine.DefaultBackoff
+		backoff = weir.DefaultBackoff
 	}
 	return t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
 }
@@ -649,22 +650,22 @@ func signalMark(t engine.TaskSpec) string {
 }
 
 // taskState decodes one byte of a workflow's task-state string.
-func taskState(c byte) engine.State {
+func taskState(c byte) weir.State {
 	switch c {
 	case 'w':
-		return engine.Waiting
+		return weir.Waiting
 	case 'q':
-		return engine.Queued
+		return weir.Queued
 	case 'o':
-		return engine.Open
+		return weir.Open
 	case 'r':
-		return engine.Running
+		return weir.Running
 	case 'c':
-		return engine.Completed
+		return weir.Completed
 	case 'f':
-		return engine.Failed
+		return weir.Failed
 	case 'x', 'W', 'D':
-		return engine.Cancelled
+		return weir.Cancelled
 	}
-	return engine.State("?" + string(c))
+	return weir.State("?" + string(c))
 }

@@ -3,10 +3,9 @@ package redisstore
 import (
 	"bytes"
 	"errors"
+	"github.com/weirflow/weir"
 	"slices"
 	"testing"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // fuzzReply turns fuzz bytes into a script reply: values separated by
@@ -31,7 +30,7 @@ func replySeed(vals ...string) []byte {
 }
 
 // protocolErr reports whether err is nil or matches ErrProtocol.
-func protocolErr(err error) bool { return err == nil || errors.Is(err, engine.ErrProtocol) }
+func protocolErr(err error) bool { return err == nil || errors.Is(err, weir.ErrProtocol) }
 
 // FuzzReplyDecoders feeds arbitrary replies to every decoder of script
 // replies (job snapshots, claims, settles, pushes, lists, workflow
@@ -60,7 +59,7 @@ func FuzzReplyDecoders(f *testing.F) {
 
 		r := newReader(v)
 		j := r.job()
-		if !protocolErr(r.err) || (j.Lease != nil && j.State != engine.Running) {
+		if !protocolErr(r.err) || (j.Lease != nil && j.State != weir.Running) {
 			t.Fatalf("job: %+v, %v", j, r.err)
 		}
 
@@ -80,7 +79,7 @@ func FuzzReplyDecoders(f *testing.F) {
 		if !protocolErr(r.err) || len(s.Pushed) > limit {
 			t.Fatalf("settled: %+v, %v", s, r.err)
 		}
-		if s.Err != nil && !errors.Is(s.Err, engine.ErrLeaseLost) && engine.Sentinel(s.Err) == nil {
+		if s.Err != nil && !errors.Is(s.Err, weir.ErrLeaseLost) && weir.Sentinel(s.Err) == nil {
 			t.Fatalf("settled error %v carries no sentinel", s.Err)
 		}
 
@@ -104,7 +103,7 @@ func FuzzReplyDecoders(f *testing.F) {
 
 		w, err := workflowFromHash(v)
 		if err != nil {
-			if !errors.Is(err, engine.ErrProtocol) {
+			if !errors.Is(err, weir.ErrProtocol) {
 				t.Fatalf("workflowFromHash: %v is not ErrProtocol", err)
 			}
 			return

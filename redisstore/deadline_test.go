@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func TestDeadlinePublishesStops(t *testing.T) {
 			}
 		} else {
 			res, err := e.store.ExpireLeases(bg, engine.ExpireParams{})
-			if err != nil || len(res.Expired) != 1 || res.Expired[0].JobID != engine.DeadlineMarker("w") || res.Expired[0].WorkflowState != engine.WorkflowRunning {
+			if err != nil || len(res.Expired) != 1 || res.Expired[0].JobID != engine.DeadlineMarker("w") || res.Expired[0].WorkflowState != weir.WorkflowRunning {
 				t.Fatalf("expire: %+v %v", res, err)
 			}
 		}
@@ -59,7 +60,7 @@ func TestDeadlinePublishesStops(t *testing.T) {
 			t.Fatal("no stop notice after the deadline's sweep")
 		}
 		w, err := e.store.GetWorkflow(bg, "w")
-		if err != nil || !w.CancelRequested || !w.DeadlineHit || w.Tasks[2].State != engine.Cancelled || w.Tasks[2].Error != engine.ReasonTextDeadline {
+		if err != nil || !w.CancelRequested || !w.DeadlineHit || w.Tasks[2].State != weir.Cancelled || w.Tasks[2].Error != weir.ReasonTextDeadline {
 			t.Errorf("workflow %+v, %v", w, err)
 		}
 		cancel()
@@ -91,8 +92,8 @@ func TestDeadlinePassedNamesTimes(t *testing.T) {
 	now := e.clock().Truncate(time.Millisecond)
 	p := engine.Plan{ID: "late", Deadline: now.Add(-90 * time.Minute), Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}
 	_, err := e.store.Submit(bg, engine.SubmitParams{Plan: p})
-	var ve *engine.ValidationError
-	if !errors.As(err, &ve) || ve.Field != "deadline" || !errors.Is(err, engine.ErrInvalid) {
+	var ve *weir.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "deadline" || !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("submit: %v, want a validation error of field deadline", err)
 	}
 	want := now.Add(-90*time.Minute).UTC().Format("2006-01-02T15:04:05.000Z") + " is not after the store's now " + now.UTC().Format("2006-01-02T15:04:05.000Z")

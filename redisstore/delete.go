@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strings"
 
 	"github.com/weirflow/weir/engine"
@@ -17,7 +18,7 @@ func (s *part) DeleteJob(ctx context.Context, id string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
+		return fmt.Errorf("%w: job %q", weir.ErrNotFound, id)
 	}
 	_, err := s.run(ctx, "delete_job", id)
 	return err
@@ -29,7 +30,7 @@ func (s *part) DeleteWorkflow(ctx context.Context, id string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: workflow %q", engine.ErrNotFound, id)
+		return fmt.Errorf("%w: workflow %q", weir.ErrNotFound, id)
 	}
 	_, err := s.run(ctx, "delete_workflow", id)
 	return err

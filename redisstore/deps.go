@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -34,14 +35,14 @@ func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []la
 	pipe := s.rdb.Pipeline()
 	for _, l := range lazy {
 		if l.at >= len(claimed) {
-			return fmt.Errorf("%w: dependencies of claimed job %d of %d", engine.ErrProtocol, l.at, len(claimed))
+			return fmt.Errorf("%w: dependencies of claimed job %d of %d", weir.ErrProtocol, l.at, len(claimed))
 		}
 		c := &claimed[l.at]
 		rd := read{c: c}
 		for _, f := range strings.Split(l.dp, ",") {
 			i, err := strconv.Atoi(f)
 			if err != nil || i < 1 {
-				return fmt.Errorf("%w: dependency list %q", engine.ErrProtocol, l.dp)
+				return fmt.Errorf("%w: dependency list %q", weir.ErrProtocol, l.dp)
 			}
 			rd.idx = append(rd.idx, i)
 		}
@@ -62,26 +63,26 @@ func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []la
 	}
 	for _, rd := range reads {
 		states := rd.st.Val()
-		rd.c.Deps = make([]engine.DepOutcome, 0, len(rd.idx))
+		rd.c.Deps = make([]weir.DepOutcome, 0, len(rd.idx))
 		for p, page := range rd.pages {
 			v := page.Val()
 			for k := 0; k < len(v); k += 3 {
 				i := rd.idx[p*depsPage+k/3]
 				spec, _ := v[k].(string)
 				if spec == "" || i > len(states) {
-					return fmt.Errorf("%w: dependency %d of %s is not in its workflow", engine.ErrProtocol, i, rd.c.Job.ID)
+					return fmt.Errorf("%w: dependency %d of %s is not in its workflow", weir.ErrProtocol, i, rd.c.Job.ID)
 				}
 				name, _, _ := strings.Cut(spec, "|")
-				d := engine.DepOutcome{Task: name, State: taskState(states[i-1])}
+				d := weir.DepOutcome{Task: name, State: taskState(states[i-1])}
 				if r, ok := v[k+1].(string); ok {
 					d.Result = []byte(r)
 				}
 				d.Error, _ = v[k+2].(string)
 				switch states[i-1] {
 				case 'W':
-					d.Error = engine.ReasonTextWorkflowCancelled
+					d.Error = weir.ReasonTextWorkflowCancelled
 				case 'D':
-					d.Error = engine.ReasonTextDeadline
+					d.Error = weir.ReasonTextDeadline
 				}
 				rd.c.Deps = append(rd.c.Deps, d)
 			}

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ type drained struct {
 	Pushed    []engine.Pushed
 	Cancelled []string
 	Workflow  string
-	State     engine.WorkflowState
+	State     weir.WorkflowState
 	Ended     bool
 }
 
@@ -76,14 +77,14 @@ func (s *part) drain(ctx context.Context, d *drained) error {
 		if d != nil && wf != "" {
 			d.Pushed = append(d.Pushed, pushed...)
 			d.Cancelled = append(d.Cancelled, cancelled...)
-			d.Workflow, d.State = wf, engine.WorkflowState(st)
+			d.Workflow, d.State = wf, weir.WorkflowState(st)
 			d.Ended = d.Ended || ended
 		}
 		if !more {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", engine.ErrProtocol, s.keys.prefix, maxDrainCalls)
+	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", weir.ErrProtocol, s.keys.prefix, maxDrainCalls)
 }
 
 // addTo gives Settled st (a task's, whose cascade the drain calls went on
@@ -145,7 +146,7 @@ const DefaultStepBudget = 64
 // what the transitions do is the same.
 func (s *part) SetStepBudget(ctx context.Context, n int) error {
 	if n < 0 {
-		return fmt.Errorf("%w: step budget %d: give at least 1, or 0 for the default %d", engine.ErrInvalid, n, DefaultStepBudget)
+		return fmt.Errorf("%w: step budget %d: give at least 1, or 0 for the default %d", weir.ErrInvalid, n, DefaultStepBudget)
 	}
 	if n == 0 {
 		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "cb").Err())

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"testing"
@@ -70,7 +71,7 @@ func TestFanOutInBoundedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tk := range w.Tasks[1:] {
-		if tk.State != engine.Queued {
+		if tk.State != weir.Queued {
 			t.Fatalf("%s %s", tk.Name, tk.State)
 		}
 	}
@@ -119,7 +120,7 @@ func TestCascadeLeftByACrashedCall(t *testing.T) {
 	}
 	queued := 0
 	for _, tk := range w.Tasks {
-		if tk.State == engine.Queued {
+		if tk.State == weir.Queued {
 			queued++
 		}
 	}
@@ -146,14 +147,14 @@ func TestFailureCascadeInBoundedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Settled[0]
-	if s.Err != nil || s.State != engine.Failed || !s.WorkflowEnded || s.WorkflowState != engine.WorkflowFailed {
+	if s.Err != nil || s.State != weir.Failed || !s.WorkflowEnded || s.WorkflowState != weir.WorkflowFailed {
 		t.Fatalf("settled %+v", s)
 	}
 	if n := e.store.drainCalls.Load(); n < 10 {
 		t.Errorf("%d drain calls for 2,000 cancels at 128 a call", n)
 	}
 	w, err := e.store.GetWorkflow(bg, "fail")
-	if err != nil || w.State != engine.WorkflowFailed {
+	if err != nil || w.State != weir.WorkflowFailed {
 		t.Fatalf("%v %v", err, w.State)
 	}
 	for _, tk := range w.Tasks[1:] {
@@ -161,7 +162,7 @@ func TestFailureCascadeInBoundedCalls(t *testing.T) {
 		if tk.Name[0] == 'e' {
 			want = "dependency d" + tk.Name[1:] + " cancelled"
 		}
-		if tk.State != engine.Cancelled || tk.Error != want {
+		if tk.State != weir.Cancelled || tk.Error != want {
 			t.Fatalf("%s: %s %q, want cancelled %q", tk.Name, tk.State, tk.Error, want)
 		}
 	}
@@ -193,7 +194,7 @@ func TestPurgeInBoundedCalls(t *testing.T) {
 	if err != nil || len(qs) != 1 || qs[0].Ready != 0 {
 		t.Fatalf("%v %+v", err, qs)
 	}
-	if err := e.store.SetStepBudget(bg, -1); !errors.Is(err, engine.ErrInvalid) {
+	if err := e.store.SetStepBudget(bg, -1); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("budget -1: %v", err)
 	}
 }
@@ -218,7 +219,7 @@ func TestFailFastInBoundedCalls(t *testing.T) {
 		t.Fatalf("claim: %v %d", err, len(c))
 	}
 	res, err := e.store.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c[0].Job.ID, Token: c[0].Lease.Token, Kind: engine.OutcomeFailed, Error: "boom", NonRetryable: true}}})
-	if err != nil || res.Settled[0].Err != nil || res.Settled[0].WorkflowState != engine.WorkflowRunning {
+	if err != nil || res.Settled[0].Err != nil || res.Settled[0].WorkflowState != weir.WorkflowRunning {
 		t.Fatalf("finish a: %v %+v", err, res.Settled)
 	}
 	if n := e.store.drainCalls.Load(); n < 9 {
@@ -229,15 +230,15 @@ func TestFailFastInBoundedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tk := range w.Tasks[2:] {
-		if tk.State != engine.Cancelled || tk.Error != "fail_fast" {
+		if tk.State != weir.Cancelled || tk.Error != "fail_fast" {
 			t.Fatalf("%s: %s %q", tk.Name, tk.State, tk.Error)
 		}
 	}
-	if w.Tasks[1].State != engine.Running {
+	if w.Tasks[1].State != weir.Running {
 		t.Fatalf("b: %s", w.Tasks[1].State)
 	}
 	res, err = e.store.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c[1].Job.ID, Token: c[1].Lease.Token, Kind: engine.OutcomeCompleted}}})
-	if err != nil || !res.Settled[0].WorkflowEnded || res.Settled[0].WorkflowState != engine.WorkflowFailed {
+	if err != nil || !res.Settled[0].WorkflowEnded || res.Settled[0].WorkflowState != weir.WorkflowFailed {
 		t.Fatalf("finish b: %v %+v", err, res.Settled)
 	}
 }
@@ -394,7 +395,7 @@ func TestCompensationInBoundedCalls(t *testing.T) {
 	}
 	w, err := e.store.GetWorkflow(bg, "comp")
 	mw, _ := model.GetWorkflow(bg, "comp")
-	if err != nil || !reflect.DeepEqual(w, mw) || w.State != engine.WorkflowCompensated {
+	if err != nil || !reflect.DeepEqual(w, mw) || w.State != weir.WorkflowCompensated {
 		t.Fatalf("the workflow differs from the model's (%v): %s", err, w.State)
 	}
 	if n, _ := e.rdb.Exists(bg, e.store.keys.compensationLists("comp")).Result(); n != 0 {
@@ -439,7 +440,7 @@ func TestCancelOfManyQueuedInBoundedCalls(t *testing.T) {
 	}
 	before := e.store.drainCalls.Load()
 	got, want := run(e.store), run(model)
-	if !reflect.DeepEqual(got, want) || got.WorkflowState != engine.WorkflowCompensating || len(got.Pushed) != 10 {
+	if !reflect.DeepEqual(got, want) || got.WorkflowState != weir.WorkflowCompensating || len(got.Pushed) != 10 {
 		t.Fatalf("the cancel differs from the model's: %s, %d cancelled, %d pushed", got.WorkflowState, len(got.Cancelled), len(got.Pushed))
 	}
 	if n := e.store.drainCalls.Load() - before; n < 9 {
@@ -465,7 +466,7 @@ func TestCascadeFinishedByACallThatFails(t *testing.T) {
 	if _, _, _, stopped, err := e.store.finishOnce(bg, engine.FinishParams{Outcomes: out}, []int{0}, nil, make([]engine.Settled, 1)); err != nil || !stopped {
 		t.Fatalf("first call: stopped %v, %v", stopped, err)
 	}
-	if _, err := e.store.CancelJob(bg, engine.CancelJobParams{ID: "no-such-job"}); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := e.store.CancelJob(bg, engine.CancelJobParams{ID: "no-such-job"}); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("cancel of an unknown job: %v", err)
 	}
 	w, err := e.store.GetWorkflow(bg, "rest")
@@ -473,7 +474,7 @@ func TestCascadeFinishedByACallThatFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tk := range w.Tasks[1:] {
-		if tk.State != engine.Queued {
+		if tk.State != weir.Queued {
 			t.Fatalf("%s: %s, want queued", tk.Name, tk.State)
 		}
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // Durable makes a store acknowledge a transition only once replicas have
@@ -47,7 +46,7 @@ func (d Durable) timeout() time.Duration {
 // validate reports a Durable that New cannot honour for client.
 func (d Durable) validate(client redis.UniversalClient) error {
 	if d.Replicas < 0 {
-		return fmt.Errorf("%w: Durable.Replicas %d is negative", engine.ErrInvalid, d.Replicas)
+		return fmt.Errorf("%w: Durable.Replicas %d is negative", weir.ErrInvalid, d.Replicas)
 	}
 	if d.Replicas == 0 {
 		return nil
@@ -55,7 +54,7 @@ func (d Durable) validate(client redis.UniversalClient) error {
 	if _, ok := client.(*redis.ClusterClient); ok {
 		// WAIT waits for the writes of its own connection, and a cluster
 		// pipeline sends a command without keys to any node
-		return fmt.Errorf("%w: Durable is not supported with a cluster client", engine.ErrInvalid)
+		return fmt.Errorf("%w: Durable is not supported with a cluster client", weir.ErrInvalid)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestDurable(t *testing.T) {
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Fatalf("finish returned after %v, before Durable.Timeout", d)
 	}
-	if j, err := s.GetJob(bg, "j1"); err != nil || j.State != engine.Completed {
+	if j, err := s.GetJob(bg, "j1"); err != nil || j.State != weir.Completed {
 		t.Fatalf("the finish did not take effect on the primary: %+v %v", j, err)
 	}
 	// a repeat changes nothing more and still says so
@@ -83,7 +84,7 @@ func TestDurable(t *testing.T) {
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	defer cc.Close()
-	if _, err := New(cc, Options{Durable: Durable{Replicas: 1}}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := New(cc, Options{Durable: Durable{Replicas: 1}}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("Durable on a cluster client: %v, want ErrInvalid", err)
 	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,7 @@ const addStride = 11
 
 // appendAddBlock appends outcome o's additions, as dynamic.lua reads them,
 // to args.
-func appendAddBlock(args []any, o *engine.Outcome, lim engine.Limits) []any {
+func appendAddBlock(args []any, o *engine.Outcome, lim weir.Limits) []any {
 	gate := argEmpty
 	if o.GateDependents {
 		gate = "1"
@@ -77,15 +78,15 @@ func specParts(t engine.TaskSpec) (pre, post string) {
 }
 
 // addError turns finish.lua's refusal of an addition ("<task>|<field>|<problem>"
-// after the code) into the engine.ValidationError the model returns.
+// after the code) into the weir.ValidationError the model returns.
 func addError(err error) error {
 	var ce *codeErr
-	if !errors.As(err, &ce) || (ce.code != engine.ErrInvalid && ce.code != engine.ErrTooLarge) {
+	if !errors.As(err, &ce) || (ce.code != weir.ErrInvalid && ce.code != weir.ErrTooLarge) {
 		return err
 	}
 	parts := strings.SplitN(ce.detail, "|", 3)
 	if len(parts) != 3 {
 		return err
 	}
-	return &engine.ValidationError{Task: parts[0], Field: parts[1], Problem: parts[2], TooLarge: ce.code == engine.ErrTooLarge}
+	return &weir.ValidationError{Task: parts[0], Field: parts[1], Problem: parts[2], TooLarge: ce.code == weir.ErrTooLarge}
 }

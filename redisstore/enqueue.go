@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
@@ -40,7 +41,7 @@ func (s *part) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
 	attempts := max(j.MaxAttempts, 1)
 	backoff := j.Backoff
 	if backoff <= 0 {
-		backoff = engine.DefaultBackoff
+		backoff = weir.DefaultBackoff
 	}
 	var runAt int64
 	switch {
@@ -74,9 +75,9 @@ func enqueueReply(r *reader, id string) (engine.EnqueueResult, error) {
 	created, state := r.str(), r.str()
 	switch created {
 	case "1", "":
-		return engine.EnqueueResult{Created: created == "1", State: engine.State(state)}, nil
+		return engine.EnqueueResult{Created: created == "1", State: weir.State(state)}, nil
 	case "UNIQUE":
-		return engine.EnqueueResult{State: engine.State(state), Existing: r.str()}, nil
+		return engine.EnqueueResult{State: weir.State(state), Existing: r.str()}, nil
 	}
 	return engine.EnqueueResult{}, codeError(created, fmt.Sprintf("job %q exists with a different spec", id))
 }

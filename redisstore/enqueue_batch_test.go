@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestEnqueueBatchIsEnqueue(t *testing.T) {
 		if got[i].EnqueueResult != want || conformance.Sentinel(got[i].Err) != conformance.Sentinel(wantErr) {
 			t.Errorf("job %d (%s): batch gave %+v, %v; Enqueue gave %+v, %v", i, p.Job.ID, got[i].EnqueueResult, got[i].Err, want, wantErr)
 		}
-		var ve *engine.ValidationError
+		var ve *weir.ValidationError
 		if errors.As(wantErr, &ve) != errors.As(got[i].Err, &ve) {
 			t.Errorf("job %d: batch error %v, Enqueue error %v: not both validation errors", i, got[i].Err, wantErr)
 		}
@@ -80,7 +81,7 @@ func TestEnqueueBatchIsEnqueue(t *testing.T) {
 			t.Errorf("job %s after the batch:\n%+v\nafter Enqueue:\n%+v", id, ja, jb)
 		}
 	}
-	if _, err := a.store.GetJob(ctx, "c"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := a.store.GetJob(ctx, "c"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("GetJob(c) of a refused job: %v, want ErrNotFound", err)
 	}
 }
@@ -99,7 +100,7 @@ func TestEnqueueBatchAfterScriptFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range got {
-		if r.Err != nil || !r.Created || r.State != engine.Queued {
+		if r.Err != nil || !r.Created || r.State != weir.Queued {
 			t.Errorf("job %d after a flush: %+v, %v", i, r.EnqueueResult, r.Err)
 		}
 	}
@@ -120,7 +121,7 @@ func TestEnqueueBatchCancelled(t *testing.T) {
 	if _, err := e.store.EnqueueBatch(ctx, []engine.EnqueueParams{{Job: engine.JobSpec{ID: "x", Queue: "q"}}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("EnqueueBatch with a cancelled context: %v", err)
 	}
-	if _, err := e.store.GetJob(context.Background(), "x"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := e.store.GetJob(context.Background(), "x"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("GetJob after a cancelled batch: %v, want ErrNotFound", err)
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // mapErr turns a Redis or script error into the engine's sentinels: a
@@ -28,29 +27,29 @@ func mapErr(err error) error {
 	if errors.As(err, &rerr) {
 		msg := rerr.Error()
 		code, rest, _ := strings.Cut(msg, " ")
-		if e := engine.ErrorForCode(code); e != nil {
+		if e := weir.ErrorForCode(code); e != nil {
 			return &codeErr{code: e, detail: rest}
 		}
 		switch code {
 		case "OOM":
-			return fmt.Errorf("%w: %w", engine.ErrStoreFull, err)
+			return fmt.Errorf("%w: %w", weir.ErrStoreFull, err)
 		case "BUSY", "READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK":
-			return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+			return fmt.Errorf("%w: %w", weir.ErrUnavailable, err)
 		}
-		return fmt.Errorf("%w: %w", engine.ErrProtocol, err)
+		return fmt.Errorf("%w: %w", weir.ErrProtocol, err)
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", weir.ErrUnavailable, err)
 	}
-	return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", weir.ErrUnavailable, err)
 }
 
 // codeErr is a script's error reply "CODE detail": it matches the code's
 // sentinel with errors.Is.
 type codeErr struct {
-	code   *engine.Error
+	code   *weir.Error
 	detail string
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func (s *part) SetEvents(ctx context.Context, c EventsConfig) error {
 
 func (c EventsConfig) validate() error {
 	if c.MaxLen < 0 || c.MaxAge < 0 || c.MaxAge%time.Millisecond != 0 {
-		return fmt.Errorf("%w: events: negative cap or an age that is not whole milliseconds", engine.ErrInvalid)
+		return fmt.Errorf("%w: events: negative cap or an age that is not whole milliseconds", weir.ErrInvalid)
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (s *part) EventsConfig(ctx context.Context) (EventsConfig, error) {
 	n, err1 := strconv.ParseInt(a, 10, 64)
 	ms, err2 := strconv.ParseInt(b, 10, 64)
 	if err1 != nil || err2 != nil {
-		return EventsConfig{}, fmt.Errorf("%w: events setting %q", engine.ErrProtocol, v)
+		return EventsConfig{}, fmt.Errorf("%w: events setting %q", weir.ErrProtocol, v)
 	}
 	return EventsConfig{MaxLen: n, MaxAge: time.Duration(ms) * time.Millisecond}, nil
 }
@@ -101,15 +102,15 @@ func parseCursor(after string) (entry string, seen int, err error) {
 	seen = -1
 	if ok {
 		if seen, err = strconv.Atoi(n); err != nil || seen < 1 {
-			return "", 0, fmt.Errorf("%w: event cursor %q", engine.ErrInvalid, after)
+			return "", 0, fmt.Errorf("%w: event cursor %q", weir.ErrInvalid, after)
 		}
 	}
 	ms, sq, ok := strings.Cut(entry, "-")
 	if _, err := strconv.ParseUint(ms, 10, 64); err != nil || !ok {
-		return "", 0, fmt.Errorf("%w: event cursor %q", engine.ErrInvalid, after)
+		return "", 0, fmt.Errorf("%w: event cursor %q", weir.ErrInvalid, after)
 	}
 	if _, err := strconv.ParseUint(sq, 10, 64); err != nil {
-		return "", 0, fmt.Errorf("%w: event cursor %q", engine.ErrInvalid, after)
+		return "", 0, fmt.Errorf("%w: event cursor %q", weir.ErrInvalid, after)
 	}
 	return entry, seen, nil
 }
@@ -222,18 +223,18 @@ func (s *part) waitEvents(ctx context.Context, key, last string, wait time.Durat
 // decodeEntry reads one stream entry: t (the call's now, ms) and e, its
 // events joined by newlines, each "<type> <id> <attempt> <n> <reason>"
 // with n the reason's length in bytes (a reason may hold any byte).
-func decodeEntry(m redis.XMessage) ([]engine.Event, error) {
+func decodeEntry(m redis.XMessage) ([]weir.Event, error) {
 	tv, _ := m.Values["t"].(string)
 	ms, err := strconv.ParseInt(tv, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: event entry %s: time %q", engine.ErrProtocol, m.ID, tv)
+		return nil, fmt.Errorf("%w: event entry %s: time %q", weir.ErrProtocol, m.ID, tv)
 	}
 	at := time.UnixMilli(ms).UTC()
 	rest, _ := m.Values["e"].(string)
 	bad := func(what string) error {
-		return fmt.Errorf("%w: event entry %s: %s", engine.ErrProtocol, m.ID, what)
+		return fmt.Errorf("%w: event entry %s: %s", weir.ErrProtocol, m.ID, what)
 	}
-	var out []engine.Event
+	var out []weir.Event
 	for rest != "" {
 		if len(out) > 0 {
 			if rest[0] != '\n' {
@@ -253,7 +254,7 @@ func decodeEntry(m redis.XMessage) ([]engine.Event, error) {
 		if err1 != nil || err2 != nil || n < 0 || n > len(rest) {
 			return nil, bad(fmt.Sprintf("attempt %q, reason length %q", f[2], f[3]))
 		}
-		e := engine.NewEvent(engine.EventType(f[0]), f[1], a, rest[:n], at)
+		e := weir.NewEvent(weir.EventType(f[0]), f[1], a, rest[:n], at)
 		rest = rest[n:]
 		e.ID = m.ID + "." + strconv.Itoa(len(out)+1)
 		out = append(out, e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestEventsReadBack(t *testing.T) {
 	}
 	// from every cursor, the rest; in pages of 3
 	for i, ev := range all.Events {
-		var rest []engine.Event
+		var rest []weir.Event
 		after := ev.ID
 		for {
 			p, err := s.Events(bg, engine.EventsParams{After: after, Limit: 3})
@@ -91,15 +92,15 @@ func TestEventsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.Events) != 3 || w.Events[0].Type != engine.EventWorkflowSubmitted || w.Events[2].Task != "b" || w.Next != all.Next {
+	if len(w.Events) != 3 || w.Events[0].Type != weir.EventWorkflowSubmitted || w.Events[2].Task != "b" || w.Next != all.Next {
 		t.Errorf("workflow w: %+v, next %q", w.Events, w.Next)
 	}
 	for _, bad := range []string{"x", "1-x", "1-2.0", "1-2.y", "-1"} {
-		if _, err := s.Events(bg, engine.EventsParams{After: bad}); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := s.Events(bg, engine.EventsParams{After: bad}); !errors.Is(err, weir.ErrInvalid) {
 			t.Errorf("cursor %q: %v", bad, err)
 		}
 	}
-	if _, err := s.Events(bg, engine.EventsParams{Limit: engine.MaxEventsLimit + 1}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := s.Events(bg, engine.EventsParams{Limit: engine.MaxEventsLimit + 1}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("limit: %v", err)
 	}
 }
@@ -150,7 +151,7 @@ func TestEventsOffAndCap(t *testing.T) {
 	if n := e.rdb.XLen(bg, s.eventsKey()).Val(); n > 200 {
 		t.Fatalf("%d entries with a cap of about 10", n)
 	}
-	if err := s.SetEvents(bg, EventsConfig{MaxLen: -1}); !errors.Is(err, engine.ErrInvalid) {
+	if err := s.SetEvents(bg, EventsConfig{MaxLen: -1}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("negative cap: %v", err)
 	}
 }
@@ -195,11 +196,11 @@ func TestDecodeEntry(t *testing.T) {
 		t.Fatalf("%+v", evs)
 	}
 	for _, e := range []string{"queued j 0", "queued j 0 5 abc", "queued j x 0 ", "queued j 0 0 queued", "queued j 0 0 xqueued j 0 0 "} {
-		if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1", "e": e}}); !errors.Is(err, engine.ErrProtocol) {
+		if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1", "e": e}}); !errors.Is(err, weir.ErrProtocol) {
 			t.Errorf("%q: %v", e, err)
 		}
 	}
-	if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"e": ""}}); !errors.Is(err, engine.ErrProtocol) {
+	if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"e": ""}}); !errors.Is(err, weir.ErrProtocol) {
 		t.Errorf("no time: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.Finish
 				sent[k] = k
 			}
 		}
-		res.Settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is unknown", engine.ErrLeaseLost, o.JobID)}
+		res.Settled[i] = engine.Settled{JobID: o.JobID, Err: fmt.Errorf("%w: job %q is unknown", weir.ErrLeaseLost, o.JobID)}
 	}
 	nSent := len(p.Outcomes)
 	if sent != nil {
@@ -181,7 +182,7 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 	r := newReader(v)
 	n = r.count()
 	if r.err == nil && (n > nSent || (n < nSent && !strings.HasPrefix(v[len(v)-1], "P"))) {
-		return 0, nil, 0, false, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, n, nSent)
+		return 0, nil, 0, false, fmt.Errorf("%w: %d settled for %d outcomes", weir.ErrProtocol, n, nSent)
 	}
 	for k := range n {
 		settled[sent[k]] = r.settled()

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"testing"
 	"time"
 
@@ -125,7 +126,7 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 
 	refused := func(call string, err error) {
 		t.Helper()
-		if !errors.Is(err, engine.ErrStoreFull) {
+		if !errors.Is(err, weir.ErrStoreFull) {
 			t.Errorf("%s on a full server: %v, want ErrStoreFull", call, err)
 		}
 	}
@@ -147,7 +148,7 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	refused("retry job", err)
 	_, err = s.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: "failed-wf"})
 	refused("rerun workflow", err)
-	err = s.Progress(bg, engine.ProgressParams{JobID: running.Job.ID, Token: running.Lease.Token, Report: &engine.Progress{Percent: 50}})
+	err = s.Progress(bg, engine.ProgressParams{JobID: running.Job.ID, Token: running.Lease.Token, Report: &weir.Progress{Percent: 50}})
 	refused("progress", err)
 	_, err = s.PutSchedule(bg, engine.PutScheduleParams{Spec: engine.ScheduleSpec{Name: "new-sched", Every: time.Minute, Job: &engine.JobSpec{Queue: "sched"}}, Next: clk.Now().Add(time.Minute)})
 	refused("put schedule", err)
@@ -157,17 +158,17 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	_, err = s.FireSchedule(bg, fp)
 	refused("fire schedule", err)
 	for _, id := range []string{"new-job", "new-b1", "new-b2", fp.Job.ID} {
-		if _, err := s.GetJob(bg, id); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := s.GetJob(bg, id); !errors.Is(err, weir.ErrNotFound) {
 			t.Errorf("refused job %s: GetJob %v, want ErrNotFound", id, err)
 		}
 	}
-	if _, err := s.GetWorkflow(bg, "new-wf"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetWorkflow(bg, "new-wf"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("refused workflow: GetWorkflow %v, want ErrNotFound", err)
 	}
-	if j, err := s.GetJob(bg, "failed-job"); err != nil || j.State != engine.Failed {
+	if j, err := s.GetJob(bg, "failed-job"); err != nil || j.State != weir.Failed {
 		t.Errorf("refused retry: %s %v", j.State, err)
 	}
-	if w, err := s.GetWorkflow(bg, "failed-wf"); err != nil || w.State != engine.WorkflowFailed || w.Run > 1 {
+	if w, err := s.GetWorkflow(bg, "failed-wf"); err != nil || w.State != weir.WorkflowFailed || w.Run > 1 {
 		t.Errorf("refused rerun: %s run %d %v", w.State, w.Run, err)
 	}
 	if j, err := s.GetJob(bg, running.Job.ID); err != nil || j.Progress != nil {
@@ -176,7 +177,7 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	if sc, err := s.GetSchedule(bg, "fire-me"); err != nil || !sc.Next.Equal(fire.Next) {
 		t.Errorf("refused fire: next %v (was %v) %v", sc.Next, fire.Next, err)
 	}
-	if _, err := s.GetSchedule(bg, "new-sched"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetSchedule(bg, "new-sched"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("refused schedule: GetSchedule %v, want ErrNotFound", err)
 	}
 
@@ -201,7 +202,7 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 			t.Errorf("fan has %d tasks after its root's finish added one, want 7", len(w.Tasks))
 		}
 		for _, tk := range w.Tasks[1:] {
-			if tk.State != engine.Queued {
+			if tk.State != weir.Queued {
 				t.Errorf("fan's %s is %s after its root's finish on a full server, want queued", tk.Name, tk.State)
 			}
 		}
@@ -230,7 +231,7 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	must("resume schedule on a full server", s.ResumeSchedule(bg, "pause-me"))
 	must("delete schedule on a full server", s.DeleteSchedule(bg, "delete-me"))
 	// Reads.
-	_, err = s.ListWorkflows(bg, engine.ListParams{})
+	_, err = s.ListWorkflows(bg, weir.ListParams{})
 	must("list workflows on a full server", err)
 	_, err = s.Queues(bg)
 	must("queues on a full server", err)
@@ -240,23 +241,23 @@ func testFullServer(t *testing.T, rdb *redis.Client, path CallPath, ns string) {
 	must("events on a full server", err)
 
 	// What the calls did is there.
-	for id, want := range map[string]engine.State{"running-job": engine.Completed, "cancel-job": engine.Cancelled, "lapse-job": engine.Queued, "purge-1": engine.Cancelled} {
+	for id, want := range map[string]weir.State{"running-job": weir.Completed, "cancel-job": weir.Cancelled, "lapse-job": weir.Queued, "purge-1": weir.Cancelled} {
 		if j, err := s.GetJob(bg, id); err != nil || j.State != want {
 			t.Errorf("%s is %s (%v), want %s", id, j.State, err, want)
 		}
 	}
-	for id, want := range map[string]engine.WorkflowState{"cancel-wf": engine.WorkflowCancelled, "signal-wf": engine.WorkflowCompleted} {
+	for id, want := range map[string]weir.WorkflowState{"cancel-wf": weir.WorkflowCancelled, "signal-wf": weir.WorkflowCompleted} {
 		if w, err := s.GetWorkflow(bg, id); err != nil || w.State != want {
 			t.Errorf("%s is %s (%v), want %s", id, w.State, err, want)
 		}
 	}
-	if _, err := s.GetJob(bg, "done-job"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetJob(bg, "done-job"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("deleted job: %v", err)
 	}
-	if _, err := s.GetWorkflow(bg, "done-wf"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetWorkflow(bg, "done-wf"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("deleted workflow: %v", err)
 	}
-	if _, err := s.GetSchedule(bg, "delete-me"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetSchedule(bg, "delete-me"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("deleted schedule: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"github.com/weirflow/weir"
 	"testing"
 
 	"github.com/weirflow/weir/engine"
@@ -30,12 +31,12 @@ func TestBytesArg(t *testing.T) {
 // TestAppendClaimed: the first batch is kept as it is (not copied), later
 // ones are appended.
 func TestAppendClaimed(t *testing.T) {
-	a := []engine.Claimed{{Job: engine.Job{ID: "a"}}}
+	a := []engine.Claimed{{Job: weir.Job{ID: "a"}}}
 	got := appendClaimed(nil, a)
 	if &got[0] != &a[0] {
 		t.Error("first batch copied")
 	}
-	got = appendClaimed(got, []engine.Claimed{{Job: engine.Job{ID: "b"}}})
+	got = appendClaimed(got, []engine.Claimed{{Job: weir.Job{ID: "b"}}})
 	if len(got) != 2 || got[0].Job.ID != "a" || got[1].Job.ID != "b" {
 		t.Errorf("appended: %+v", got)
 	}

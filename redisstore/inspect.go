@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -14,18 +15,18 @@ import (
 // score in the queue's set ("k<score>:<id>" among a ready list's keyed
 // jobs, which follow its unkeyed ones); one of an ended list is the model's,
 // "<ended ms>:<id>".
-func (s *part) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
+func (s *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error) {
 	limit, err := engine.ValidateListJobs(p)
 	if err != nil {
-		return engine.JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	cursor := ""
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ":")
 		bad := !ok || !validJobID(id)
 		switch p.State {
-		case engine.ListReady, engine.ListDelayed, engine.ListRunning:
-			if p.State == engine.ListReady {
+		case weir.ListReady, weir.ListDelayed, weir.ListRunning:
+			if p.State == weir.ListReady {
 				c = strings.TrimPrefix(c, "k")
 			}
 			if _, err := strconv.ParseFloat(c, 64); err != nil || strings.ContainsAny(c, "([") {
@@ -40,32 +41,32 @@ func (s *part) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.Jo
 			cursor = fmt.Sprintf("%015d:%s", ended, id)
 		}
 		if bad {
-			return engine.JobPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
+			return weir.JobPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
 		}
 	}
 	v, err := s.run(ctx, "list_jobs", p.Queue, string(p.State), limit, cursor)
 	if err != nil {
-		return engine.JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	r := newReader(v)
-	var page engine.JobPage
+	var page weir.JobPage
 	next := r.str()
 	n := r.count()
 	for i := 0; i < n && r.err == nil; i++ {
 		page.Jobs = append(page.Jobs, r.job())
 	}
 	if err := r.done(); err != nil {
-		return engine.JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	switch p.State {
-	case engine.ListReady, engine.ListDelayed, engine.ListRunning:
+	case weir.ListReady, weir.ListDelayed, weir.ListRunning:
 		page.NextCursor = next
 	default:
 		if next != "" {
 			c, id, _ := strings.Cut(next, ":")
 			ended, err := strconv.ParseInt(c, 10, 64)
 			if err != nil {
-				return engine.JobPage{}, fmt.Errorf("%w: list cursor %q", engine.ErrProtocol, next)
+				return weir.JobPage{}, fmt.Errorf("%w: list cursor %q", weir.ErrProtocol, next)
 			}
 			page.NextCursor = strconv.FormatInt(ended, 10) + ":" + id
 		}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
@@ -27,10 +28,10 @@ type keys struct {
 // a valid name (engine.ValidName).
 func newKeys(ns string, part int) (keys, error) {
 	if !engine.ValidName(ns) {
-		return keys{}, fmt.Errorf("%w: namespace %q must "+engine.NameRule, engine.ErrInvalid, ns)
+		return keys{}, fmt.Errorf("%w: namespace %q must "+engine.NameRule, weir.ErrInvalid, ns)
 	}
 	if part < 0 {
-		return keys{}, fmt.Errorf("%w: partition %d", engine.ErrInvalid, part)
+		return keys{}, fmt.Errorf("%w: partition %d", weir.ErrInvalid, part)
 	}
 	return keysOf(ns + ":" + strconv.Itoa(part)), nil
 }

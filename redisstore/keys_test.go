@@ -1,12 +1,11 @@
 package redisstore
 
 import (
+	"github.com/weirflow/weir"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/weirflow/weir/engine"
 )
 
 func TestKeySlotKnownValues(t *testing.T) {
@@ -24,11 +23,11 @@ func TestKeySlotKnownValues(t *testing.T) {
 // allKeys lists one key of every pattern any script touches.
 func allKeys(k keys, wf, task, job, queue string) []string {
 	out := k.common()
-	tj := engine.TaskJobID(wf, task)
+	tj := weir.TaskJobID(wf, task)
 	out = append(out, k.job(job), k.workflow(wf), k.payloads(wf), k.taskStates(wf), k.taskIndex(wf), k.compensationLists(wf),
 		k.stage(wf, strings.Repeat("f", 64)), k.stage(wf, strings.Repeat("f", 64))+":p", k.stage(wf, strings.Repeat("f", 64))+":i", k.prefix+"wk:0123456789abcdef", k.prefix+"ewk:0123456789abcdef", k.waitWorkflow(wf),
 		k.waitWorkflowJobs(wf), k.waitJob(job), k.chanWorkflow(wf), k.chanJob(job), k.chanJob(tj),
-		k.chanJob(engine.UndoJobID(wf, task)))
+		k.chanJob(weir.UndoJobID(wf, task)))
 	for _, st := range workflowStates {
 		out = append(out, k.wfState(string(st)))
 	}

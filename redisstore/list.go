@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,34 +12,34 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-var workflowStates = []engine.WorkflowState{
-	engine.WorkflowRunning, engine.WorkflowCompleted, engine.WorkflowFailed, engine.WorkflowCancelled,
-	engine.WorkflowCompensating, engine.WorkflowCompensated, engine.WorkflowCompensationFailed,
+var workflowStates = []weir.WorkflowState{
+	weir.WorkflowRunning, weir.WorkflowCompleted, weir.WorkflowFailed, weir.WorkflowCancelled,
+	weir.WorkflowCompensating, weir.WorkflowCompensated, weir.WorkflowCompensationFailed,
 }
 
 // ListWorkflows implements engine.Store. The cursor is the model's,
 // "<created ms>:<id>" of the previous page's last workflow.
-func (s *part) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	limit := p.Limit
 	if limit == 0 {
 		limit = 100
 	}
 	if limit < 1 || limit > 1000 {
-		return engine.WorkflowPage{}, invalid("limit", "%d is outside [1, 1000]", p.Limit)
+		return weir.WorkflowPage{}, invalid("limit", "%d is outside [1, 1000]", p.Limit)
 	}
 	if p.State != "" && !slices.Contains(workflowStates, p.State) {
-		return engine.WorkflowPage{}, invalid("state", "unknown workflow state %q", p.State)
+		return weir.WorkflowPage{}, invalid("state", "unknown workflow state %q", p.State)
 	}
 	cursor := ""
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ":")
 		created, err := strconv.ParseInt(c, 10, 64)
 		if !ok || err != nil || !engine.ValidID(id) {
-			return engine.WorkflowPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
+			return weir.WorkflowPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
 		}
 		switch {
 		case created < 0:
-			return engine.WorkflowPage{}, ctx.Err()
+			return weir.WorkflowPage{}, ctx.Err()
 		case created > 999_999_999_999_999:
 			cursor = ""
 		default:
@@ -47,40 +48,40 @@ func (s *part) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.W
 	}
 	v, err := s.run(ctx, "list", string(p.State), limit, cursor)
 	if err != nil {
-		return engine.WorkflowPage{}, err
+		return weir.WorkflowPage{}, err
 	}
 	r := newReader(v)
 	next := r.str()
 	n := r.count()
-	var page engine.WorkflowPage
+	var page weir.WorkflowPage
 	for i := 0; i < n && r.err == nil; i++ {
 		if r.peek() == "L" {
 			// a large record, or one past what the call read itself
 			r.i++
 			id := r.str()
 			w, err := s.getWorkflow(ctx, id, false)
-			if errors.Is(err, engine.ErrNotFound) {
+			if errors.Is(err, weir.ErrNotFound) {
 				continue // removed since (its retention passed)
 			}
 			if err != nil {
-				return engine.WorkflowPage{}, err
+				return weir.WorkflowPage{}, err
 			}
 			page.Workflows = append(page.Workflows, w)
 			continue
 		}
 		k := r.count()
 		if r.i+k > len(r.v) {
-			return engine.WorkflowPage{}, fmt.Errorf("%w: short list reply", engine.ErrProtocol)
+			return weir.WorkflowPage{}, fmt.Errorf("%w: short list reply", weir.ErrProtocol)
 		}
 		w, err := workflowFromHash(r.v[r.i : r.i+k])
 		if err != nil {
-			return engine.WorkflowPage{}, err
+			return weir.WorkflowPage{}, err
 		}
 		r.i += k
 		page.Workflows = append(page.Workflows, w)
 	}
 	if r.err != nil {
-		return engine.WorkflowPage{}, r.err
+		return weir.WorkflowPage{}, r.err
 	}
 	if next != "" {
 		c, id, _ := strings.Cut(next, ":")

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -11,17 +12,17 @@ import (
 // asked of Store.Observe, read by one script, so at one instant.
 type Observation struct {
 	// Queues is what Queues returns: every queue the store knows, by name.
-	Queues []engine.QueueInfo
+	Queues []weir.QueueInfo
 	// Contents holds, for each queue asked, in the order asked, the IDs of
 	// its ready, delayed and running jobs in claim, due and deadline order
 	// (nil for an empty list).
 	Contents []engine.QueueContents
 	// Workflows holds, for each workflow ID asked, what GetWorkflow
-	// returns; WorkflowErrs the error (nil or wrapping engine.ErrNotFound).
-	Workflows    []engine.Workflow
+	// returns; WorkflowErrs the error (nil or wrapping weir.ErrNotFound).
+	Workflows    []weir.Workflow
 	WorkflowErrs []error
 	// Jobs and JobErrs are the same for each job ID asked and GetJob.
-	Jobs    []engine.Job
+	Jobs    []weir.Job
 	JobErrs []error
 }
 
@@ -41,8 +42,8 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 	}
 	o := Observation{
 		Contents:  make([]engine.QueueContents, len(queues)),
-		Workflows: make([]engine.Workflow, len(workflows)), WorkflowErrs: make([]error, len(workflows)),
-		Jobs: make([]engine.Job, len(jobs)), JobErrs: make([]error, len(jobs)),
+		Workflows: make([]weir.Workflow, len(workflows)), WorkflowErrs: make([]error, len(workflows)),
+		Jobs: make([]weir.Job, len(jobs)), JobErrs: make([]error, len(jobs)),
 	}
 	// Only IDs that can name a record reach the script, as in GetWorkflow
 	// and GetJob; the others are not found.
@@ -51,14 +52,14 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 		if engine.ValidID(id) {
 			wAsk = append(wAsk, i)
 		} else {
-			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", engine.ErrNotFound, id)
+			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", weir.ErrNotFound, id)
 		}
 	}
 	for i, id := range jobs {
 		if validJobID(id) {
 			jAsk = append(jAsk, i)
 		} else {
-			o.JobErrs[i] = fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
+			o.JobErrs[i] = fmt.Errorf("%w: job %q", weir.ErrNotFound, id)
 		}
 	}
 	sc := scripts["observe"]
@@ -84,11 +85,11 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 	for _, i := range wAsk {
 		n := r.count()
 		if n == 0 {
-			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", engine.ErrNotFound, workflows[i])
+			o.WorkflowErrs[i] = fmt.Errorf("%w: workflow %q", weir.ErrNotFound, workflows[i])
 			continue
 		}
 		if r.err != nil || r.i+n > len(r.v) {
-			return Observation{}, fmt.Errorf("%w: short observe reply", engine.ErrProtocol)
+			return Observation{}, fmt.Errorf("%w: short observe reply", weir.ErrProtocol)
 		}
 		if o.Workflows[i], err = workflowFromHash(r.v[r.i : r.i+n]); err != nil {
 			return Observation{}, err
@@ -97,7 +98,7 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 	}
 	for _, i := range jAsk {
 		if !r.flag() {
-			o.JobErrs[i] = fmt.Errorf("%w: job %q", engine.ErrNotFound, jobs[i])
+			o.JobErrs[i] = fmt.Errorf("%w: job %q", weir.ErrNotFound, jobs[i])
 			continue
 		}
 		o.Jobs[i] = r.job()
@@ -109,7 +110,7 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 		return Observation{}, r.err
 	}
 	if r.i != len(r.v) {
-		return Observation{}, fmt.Errorf("%w: observe reply has %d values, %d read", engine.ErrProtocol, len(r.v), r.i)
+		return Observation{}, fmt.Errorf("%w: observe reply has %d values, %d read", weir.ErrProtocol, len(r.v), r.i)
 	}
 	return o, nil
 }

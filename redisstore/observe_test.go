@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ func TestObserveEqualsSingleReads(t *testing.T) {
 	found := 0
 	for i, id := range wfs {
 		w, err := s.GetWorkflow(ctx, id)
-		if engine.Sentinel(o.WorkflowErrs[i]) != engine.Sentinel(err) || (err == nil) != (o.WorkflowErrs[i] == nil) {
+		if weir.Sentinel(o.WorkflowErrs[i]) != weir.Sentinel(err) || (err == nil) != (o.WorkflowErrs[i] == nil) {
 			t.Errorf("workflow %s: observe error %v, GetWorkflow %v", id, o.WorkflowErrs[i], err)
 		}
 		if err == nil {
@@ -75,7 +76,7 @@ func TestObserveEqualsSingleReads(t *testing.T) {
 	}
 	for i, id := range jobs {
 		j, err := s.GetJob(ctx, id)
-		if engine.Sentinel(o.JobErrs[i]) != engine.Sentinel(err) || (err == nil) != (o.JobErrs[i] == nil) {
+		if weir.Sentinel(o.JobErrs[i]) != weir.Sentinel(err) || (err == nil) != (o.JobErrs[i] == nil) {
 			t.Errorf("job %s: observe error %v, GetJob %v", id, o.JobErrs[i], err)
 		}
 		if err == nil {
@@ -109,7 +110,7 @@ func TestObserveEqualsSingleReads(t *testing.T) {
 	if nonEmpty == 0 {
 		t.Error("every queue list is empty: the test state is wrong")
 	}
-	if _, err := s.Observe(ctx, nil, nil, []string{"bad queue"}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := s.Observe(ctx, nil, nil, []string{"bad queue"}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("observe of a bad queue name: %v, want ErrInvalid", err)
 	}
 }

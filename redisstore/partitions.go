@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,10 +111,10 @@ func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
 	}
 	n, err = strconv.Atoi(v)
 	if err != nil || n < 1 || n > engine.MaxPartitions {
-		return 0, false, fmt.Errorf("%w: namespace %q keeps partition count %q", engine.ErrProtocol, s.ns, v)
+		return 0, false, fmt.Errorf("%w: namespace %q keeps partition count %q", weir.ErrProtocol, s.ns, v)
 	}
 	if s.want != 0 && s.want != n {
-		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d (open it with %d, or 0 to take the namespace's: Options.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)", engine.ErrInvalid, s.ns, n, s.want, n)
+		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d (open it with %d, or 0 to take the namespace's: Options.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)", weir.ErrInvalid, s.ns, n, s.want, n)
 	}
 	return n, fresh, nil
 }
@@ -234,38 +235,38 @@ func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams)
 }
 
 // GetWorkflow implements engine.Store.
-func (s *Store) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *Store) GetWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.Workflow{}, err
+		return weir.Workflow{}, err
 	}
 	return at(ps, id).GetWorkflow(ctx, id)
 }
 
 // GetJob implements engine.Store.
-func (s *Store) GetJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *Store) GetJob(ctx context.Context, id string) (weir.Job, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.Job{}, err
+		return weir.Job{}, err
 	}
 	return at(ps, id).GetJob(ctx, id)
 }
 
 // AwaitWorkflow implements engine.Store (await.go), in the workflow's
 // partition.
-func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *Store) AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.Workflow{}, err
+		return weir.Workflow{}, err
 	}
 	return at(ps, id).AwaitWorkflow(ctx, id)
 }
 
 // AwaitJob implements engine.Store (await.go), in the job's partition.
-func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *Store) AwaitJob(ctx context.Context, id string) (weir.Job, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.Job{}, err
+		return weir.Job{}, err
 	}
 	return at(ps, id).AwaitJob(ctx, id)
 }
@@ -606,7 +607,7 @@ func (s *Store) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine
 	for q, pt := range ps {
 		r, err := pt.ExpireLeases(ctx, p)
 		if err != nil {
-			if errors.Is(err, engine.ErrInvalid) || ctx.Err() != nil {
+			if errors.Is(err, weir.ErrInvalid) || ctx.Err() != nil {
 				return res, err
 			}
 			if first == nil {
@@ -642,7 +643,7 @@ func (s *Store) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResul
 // Queues implements engine.Store: one entry per queue name, by name, the
 // counts summed over the partitions and the settings from the
 // lowest-numbered partition that knows the queue.
-func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+func (s *Store) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
 		return nil, err
@@ -650,7 +651,7 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 	if len(ps) == 1 {
 		return ps[0].Queues(ctx)
 	}
-	lists := make([][]engine.QueueInfo, len(ps))
+	lists := make([][]weir.QueueInfo, len(ps))
 	for q, p := range ps {
 		if lists[q], err = p.Queues(ctx); err != nil {
 			return nil, partErr(ps, q, err)
@@ -660,9 +661,9 @@ func (s *Store) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 }
 
 // mergeQueues merges the partitions' queue lists (each by name).
-func mergeQueues(lists [][]engine.QueueInfo) []engine.QueueInfo {
+func mergeQueues(lists [][]weir.QueueInfo) []weir.QueueInfo {
 	byName := map[string]int{}
-	out := []engine.QueueInfo{} // as one partition's reply: empty, not nil
+	out := []weir.QueueInfo{} // as one partition's reply: empty, not nil
 	for _, l := range lists {
 		for _, qi := range l {
 			i, ok := byName[qi.Name]
@@ -704,12 +705,12 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 	}
 	o := Observation{
 		Contents:  make([]engine.QueueContents, len(queues)),
-		Workflows: make([]engine.Workflow, len(workflows)), WorkflowErrs: make([]error, len(workflows)),
-		Jobs: make([]engine.Job, len(jobs)), JobErrs: make([]error, len(jobs)),
+		Workflows: make([]weir.Workflow, len(workflows)), WorkflowErrs: make([]error, len(workflows)),
+		Jobs: make([]weir.Job, len(jobs)), JobErrs: make([]error, len(jobs)),
 	}
 	_, wi := groups(ps, len(workflows), func(i int) string { return workflows[i] })
 	_, ji := groups(ps, len(jobs), func(i int) string { return jobs[i] })
-	lists := make([][]engine.QueueInfo, len(ps))
+	lists := make([][]weir.QueueInfo, len(ps))
 	for q, p := range ps {
 		ws := make([]string, len(wi[q]))
 		for k, i := range wi[q] {
@@ -874,6 +875,6 @@ func (s *Store) WatchSchedules(ctx context.Context, fn func()) error {
 }
 
 // sortQueues sorts queues by name, in byte order (reply.lua's queues).
-func sortQueues(qs []engine.QueueInfo) {
-	slices.SortFunc(qs, func(a, b engine.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
+func sortQueues(qs []weir.QueueInfo) {
+	slices.SortFunc(qs, func(a, b weir.QueueInfo) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // parameters as it is (every partition gives the same), another error
 // naming its partition.
 func fanErr(ps []*part, q int, err error) error {
-	if errors.Is(err, engine.ErrInvalid) {
+	if errors.Is(err, weir.ErrInvalid) {
 		return err
 	}
 	return partErr(ps, q, err)
@@ -27,10 +28,10 @@ func fanErr(ps []*part, q int, err error) error {
 // ListWorkflows implements engine.Store: newest first by (created, ID)
 // over every partition, each read for at most a page; the cursor is the
 // one-partition cursor, valid in every partition.
-func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.WorkflowPage, error) {
+func (s *Store) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.WorkflowPage{}, err
+		return weir.WorkflowPage{}, err
 	}
 	if len(ps) == 1 {
 		return ps[0].ListWorkflows(ctx, p)
@@ -39,17 +40,17 @@ func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.
 	if limit == 0 {
 		limit = 100
 	}
-	var all []engine.Workflow
+	var all []weir.Workflow
 	more := false
 	for q, pt := range ps {
 		page, err := pt.ListWorkflows(ctx, p)
 		if err != nil {
-			return engine.WorkflowPage{}, fanErr(ps, q, err)
+			return weir.WorkflowPage{}, fanErr(ps, q, err)
 		}
 		all = append(all, page.Workflows...)
 		more = more || page.NextCursor != ""
 	}
-	slices.SortFunc(all, func(x, y engine.Workflow) int {
+	slices.SortFunc(all, func(x, y weir.Workflow) int {
 		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
 			return c
 		}
@@ -58,7 +59,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.
 	if len(all) > limit {
 		all, more = all[:limit], true
 	}
-	page := engine.WorkflowPage{Workflows: all}
+	page := weir.WorkflowPage{Workflows: all}
 	if more && len(all) > 0 {
 		last := all[len(all)-1]
 		page.NextCursor = strconv.FormatInt(last.CreatedAt.UnixMilli(), 10) + ":" + last.ID
@@ -70,35 +71,35 @@ func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (engine.
 // jobs in its order. With several partitions the cursor is
 // "<p>|<cursor of partition p>" (empty: from partition p's start); a page
 // has a next cursor only when a job follows it, as with one partition.
-func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
+func (s *Store) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
-		return engine.JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	if len(ps) == 1 {
 		return ps[0].ListJobs(ctx, p)
 	}
 	limit, err := engine.ValidateListJobs(p)
 	if err != nil {
-		return engine.JobPage{}, err
+		return weir.JobPage{}, err
 	}
 	from, cursor := 0, ""
 	if p.Cursor != "" {
 		a, c, ok := strings.Cut(p.Cursor, "|")
 		n, err := strconv.Atoi(a)
 		if !ok || err != nil || n < 0 || n >= len(ps) || strconv.Itoa(n) != a {
-			return engine.JobPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
+			return weir.JobPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
 		}
 		from, cursor = n, c
 	}
-	var page engine.JobPage
+	var page weir.JobPage
 	for q := from; q < len(ps); q++ {
 		for {
 			sub := p
 			sub.Cursor, sub.Limit = cursor, limit-len(page.Jobs)
 			r, err := ps[q].ListJobs(ctx, sub)
 			if err != nil {
-				return engine.JobPage{}, fanErr(ps, q, err)
+				return weir.JobPage{}, fanErr(ps, q, err)
 			}
 			page.Jobs = append(page.Jobs, r.Jobs...)
 			if r.NextCursor == "" {
@@ -121,7 +122,7 @@ func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.J
 			sub.Cursor, sub.Limit = "", 1
 			rp, err := ps[r].ListJobs(ctx, sub)
 			if err != nil {
-				return engine.JobPage{}, fanErr(ps, r, err)
+				return weir.JobPage{}, fanErr(ps, r, err)
 			}
 			if len(rp.Jobs) > 0 {
 				page.NextCursor = strconv.Itoa(r) + "|"

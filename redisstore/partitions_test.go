@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -176,7 +177,7 @@ func TestPartitionsPlacement(t *testing.T) {
 			t.Fatalf("np %q, %v", np, err)
 		}
 		// the work went where it should: every workflow is there
-		page, err := s.ListWorkflows(bg, engine.ListParams{Limit: 100})
+		page, err := s.ListWorkflows(bg, weir.ListParams{Limit: 100})
 		if err != nil || len(page.Workflows) != len(wfs) {
 			t.Fatalf("list: %d workflows, %v", len(page.Workflows), err)
 		}
@@ -200,10 +201,10 @@ func TestPartitionsCount(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}})
-			if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "8") || !strings.Contains(err.Error(), strconv.Itoa(n)) {
+			if !errors.Is(err, weir.ErrInvalid) || !strings.Contains(err.Error(), "8") || !strings.Contains(err.Error(), strconv.Itoa(n)) {
 				t.Fatalf("P = %d on a namespace of 8: %v", n, err)
 			}
-			if err := s.PauseQueue(bg, "q"); !errors.Is(err, engine.ErrInvalid) {
+			if err := s.PauseQueue(bg, "q"); !errors.Is(err, weir.ErrInvalid) {
 				t.Fatalf("P = %d, pause: %v", n, err)
 			}
 		}
@@ -228,7 +229,7 @@ func TestPartitionsCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reader.GetJob(bg, "x1"); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := reader.GetJob(bg, "x1"); !errors.Is(err, weir.ErrNotFound) {
 			t.Fatalf("read of a new namespace: %v", err)
 		}
 		if n, _ := reader.Partitions(bg); n != 1 {
@@ -249,7 +250,7 @@ func TestPartitionsCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s8b.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "has 1 partitions") {
+		if _, err := s8b.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); !errors.Is(err, weir.ErrInvalid) || !strings.Contains(err.Error(), "has 1 partitions") {
 			t.Fatalf("P = 8 on a namespace of 1: %v", err)
 		}
 		if after := nsKeys(t, rdb, ns1); !slices.Equal(before, after) {
@@ -258,7 +259,7 @@ func TestPartitionsCount(t *testing.T) {
 		if ok, _ := rdb.HExists(bg, seq, "np").Result(); ok {
 			t.Fatal("a refused store wrote np")
 		}
-		if _, err := s8b.Schedules(bg); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := s8b.Schedules(bg); !errors.Is(err, weir.ErrInvalid) {
 			t.Fatalf("schedules: %v", err)
 		}
 	})
@@ -398,10 +399,10 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 			e.advance(time.Millisecond)
 		}
 	}
-	var got []engine.Workflow
+	var got []weir.Workflow
 	cursor := ""
 	for pages := 0; ; pages++ {
-		page, err := s.ListWorkflows(bg, engine.ListParams{Limit: 3, Cursor: cursor})
+		page, err := s.ListWorkflows(bg, weir.ListParams{Limit: 3, Cursor: cursor})
 		if err != nil || pages > 10 {
 			t.Fatalf("list: %v after %d pages", err, pages)
 		}
@@ -421,7 +422,7 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 		}
 	}
 	// an exactly full last page has no cursor
-	if page, err := s.ListWorkflows(bg, engine.ListParams{Limit: 11}); err != nil || len(page.Workflows) != 11 || page.NextCursor != "" {
+	if page, err := s.ListWorkflows(bg, weir.ListParams{Limit: 11}); err != nil || len(page.Workflows) != 11 || page.NextCursor != "" {
 		t.Fatalf("full page: %d, %q, %v", len(page.Workflows), page.NextCursor, err)
 	}
 
@@ -438,7 +439,7 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 	var parts []int
 	cursor = ""
 	for pages := 0; ; pages++ {
-		page, err := s.ListJobs(bg, engine.ListJobsParams{Queue: "q", State: engine.ListReady, Limit: 3, Cursor: cursor})
+		page, err := s.ListJobs(bg, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: 3, Cursor: cursor})
 		if err != nil || pages > 10 {
 			t.Fatalf("list jobs: %v after %d pages", err, pages)
 		}
@@ -464,11 +465,11 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 		t.Fatalf("listed %v, want %v", listed, want)
 	}
 	for _, bad := range []string{"4|", "x|", "1", "-1|"} {
-		if _, err := s.ListJobs(bg, engine.ListJobsParams{Queue: "q", State: engine.ListReady, Cursor: bad}); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := s.ListJobs(bg, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Cursor: bad}); !errors.Is(err, weir.ErrInvalid) {
 			t.Fatalf("cursor %q: %v", bad, err)
 		}
 	}
-	if page, err := s.ListJobs(bg, engine.ListJobsParams{Queue: "q", State: engine.ListReady, Limit: 10}); err != nil || len(page.Jobs) != 10 || page.NextCursor != "" {
+	if page, err := s.ListJobs(bg, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: 10}); err != nil || len(page.Jobs) != 10 || page.NextCursor != "" {
 		t.Fatalf("full page of jobs: %d, %q, %v", len(page.Jobs), page.NextCursor, err)
 	}
 
@@ -481,7 +482,7 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 	if err != nil || len(all.Events) == 0 {
 		t.Fatalf("events: %v", err)
 	}
-	var paged []engine.Event
+	var paged []weir.Event
 	after := ""
 	for pages := 0; ; pages++ {
 		page, err := s.Events(bg, engine.EventsParams{After: after, Limit: 4})
@@ -524,7 +525,7 @@ func testPartitionsLists(t *testing.T, rdb redis.UniversalClient) {
 			t.Fatalf("event %+v in the page of %s", ev, w)
 		}
 	}
-	if _, err := s.Events(bg, engine.EventsParams{After: "1-0"}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := s.Events(bg, engine.EventsParams{After: "1-0"}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("a one-partition cursor: %v", err)
 	}
 }
@@ -590,7 +591,7 @@ func testPartitionsQueues(t *testing.T, rdb redis.UniversalClient) {
 		t.Fatalf("finish: %+v, %v", fr, err)
 	}
 	for i, st := range fr.Settled {
-		if st.JobID != outs[i].JobID || st.Err != nil || st.State != engine.Completed {
+		if st.JobID != outs[i].JobID || st.Err != nil || st.State != weir.Completed {
 			t.Fatalf("settled %d: %+v", i, st)
 		}
 	}
@@ -788,7 +789,7 @@ func TestPartitionsSchedules(t *testing.T) {
 				t.Fatalf("fire %s: %+v, %v; want %s", sc.Name, res, err, want)
 			}
 		}
-		if j, err := s.GetJob(bg, jobName+"@"+strconv.FormatInt(l.Schedules[0].Next.Unix(), 10)); err != nil || j.State != engine.Queued {
+		if j, err := s.GetJob(bg, jobName+"@"+strconv.FormatInt(l.Schedules[0].Next.Unix(), 10)); err != nil || j.State != weir.Queued {
 			t.Fatalf("the job tick: %+v, %v", j, err)
 		}
 		wid := wfName + "@" + strconv.FormatInt(l.Schedules[1].Next.Unix(), 10)
@@ -808,7 +809,7 @@ func TestPartitionsSchedules(t *testing.T) {
 		if err := s.DeleteSchedule(bg, jobName); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.GetSchedule(bg, jobName); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := s.GetSchedule(bg, jobName); !errors.Is(err, weir.ErrNotFound) {
 			t.Fatalf("deleted: %v", err)
 		}
 		cancel()
@@ -909,10 +910,10 @@ func TestPartitionsFinishAddRefused(t *testing.T) {
 		{JobID: job, Token: tok[job], Kind: engine.OutcomeCompleted},
 		{JobID: wf + "/a", Token: tok[wf+"/a"], Kind: engine.OutcomeCompleted, Add: []engine.TaskSpec{{Name: "b", Queue: "q", After: []string{"nope"}}}},
 	}})
-	if !errors.Is(err, engine.ErrInvalid) {
+	if !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("finish with a refused add: %v", err)
 	}
-	if j, err := s.GetJob(bg, job); err != nil || j.State != engine.Running {
+	if j, err := s.GetJob(bg, job); err != nil || j.State != weir.Running {
 		t.Fatalf("the other partition's job: %+v, %v", j.State, err)
 	}
 }
@@ -926,7 +927,7 @@ func TestOptionsPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := s.Config(); c.Partitions != 4 || c.Retention != engine.DefaultRetention || c.Limits != engine.DefaultLimits() {
+	if c := s.Config(); c.Partitions != 4 || c.Retention != engine.DefaultRetention || c.Limits != weir.DefaultLimits() {
 		t.Fatalf("config %+v", c)
 	}
 	if _, err := New(rdb, Options{Namespace: "op", Partitions: 4, Config: engine.Config{Partitions: 4}}); err != nil {
@@ -937,7 +938,7 @@ func TestOptionsPartitions(t *testing.T) {
 		{Partitions: -1},
 		{Partitions: engine.MaxPartitions + 1},
 	} {
-		if _, err := New(rdb, o); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := New(rdb, o); !errors.Is(err, weir.ErrInvalid) {
 			t.Errorf("options %+v: %v, want ErrInvalid", o, err)
 		}
 	}

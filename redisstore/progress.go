@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ func (s *part) Progress(ctx context.Context, p engine.ProgressParams) error {
 		return err
 	}
 	if !validJobID(p.JobID) {
-		return fmt.Errorf("%w: job %q is not leased with token %q", engine.ErrLeaseLost, p.JobID, p.Token)
+		return fmt.Errorf("%w: job %q is not leased with token %q", weir.ErrLeaseLost, p.JobID, p.Token)
 	}
 	hasReport, pct, msg := "", "", ""
 	if r := p.Report; r != nil {
@@ -35,7 +36,7 @@ func (s *part) Progress(ctx context.Context, p engine.ProgressParams) error {
 
 // parseProgress reads a stored progress, "<percent> <at ms> <message>"
 // (checkpoint.lua); nil for "" (none).
-func parseProgress(s string) *engine.Progress {
+func parseProgress(s string) *weir.Progress {
 	if s == "" {
 		return nil
 	}
@@ -48,5 +49,5 @@ func parseProgress(s string) *engine.Progress {
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	return &engine.Progress{Percent: pct, Message: f[2], At: toTime(at)}
+	return &weir.Progress{Percent: pct, Message: f[2], At: toTime(at)}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -106,7 +107,7 @@ func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult
 }
 
 // Queues implements engine.Store.
-func (s *part) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
+func (s *part) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
 	v, err := s.run(ctx, "queues")
 	if err != nil {
 		return nil, err
@@ -120,10 +121,10 @@ func (s *part) Queues(ctx context.Context) ([]engine.QueueInfo, error) {
 }
 
 // queuesReply reads the queues reply (reply.lua queues_reply).
-func queuesReply(r *reader) []engine.QueueInfo {
-	out := make([]engine.QueueInfo, r.count())
+func queuesReply(r *reader) []weir.QueueInfo {
+	out := make([]weir.QueueInfo, r.count())
 	for i := range out {
-		out[i] = engine.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
+		out[i] = weir.QueueInfo{Name: r.str(), Paused: r.flag(), Ready: int(r.int()), Delayed: int(r.int()), Running: int(r.int()), Concurrency: int(r.int())}
 		out[i].RateLimit, out[i].RatePeriod = rateLimit(r.str())
 		out[i].KeyConcurrency = int(r.int())
 	}

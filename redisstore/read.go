@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
 
@@ -12,20 +13,20 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-func (s *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (engine.Workflow, error) {
+func (s *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (weir.Workflow, error) {
 	if !engine.ValidID(id) {
 		if err := ctx.Err(); err != nil {
-			return engine.Workflow{}, err
+			return weir.Workflow{}, err
 		}
-		return engine.Workflow{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, id)
+		return weir.Workflow{}, fmt.Errorf("%w: workflow %q", weir.ErrNotFound, id)
 	}
 	v, err := s.run(ctx, "get_workflow", id, flag(evenExpired))
 	if err != nil {
-		return engine.Workflow{}, err
+		return weir.Workflow{}, err
 	}
 	if len(v) == 1 && v[0] == "L" {
 		if v, err = s.readWorkflowHash(ctx, id); err != nil {
-			return engine.Workflow{}, err
+			return weir.Workflow{}, err
 		}
 	}
 	return workflowFromHash(v)
@@ -54,7 +55,7 @@ func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error
 		hv := before.Val()
 		n, _ := strconv.Atoi(str(hv[len(hv)-1]))
 		if hv[0] == nil || n <= 0 {
-			return nil, &codeErr{code: engine.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
+			return nil, &codeErr{code: weir.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
 		}
 		pipe = s.rdb.Pipeline()
 		var pages []*redis.SliceCmd
@@ -116,7 +117,7 @@ func (s *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, err
 		return nil
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && len(h.Val()) == 0) {
-		return nil, &codeErr{code: engine.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
+		return nil, &codeErr{code: weir.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
 	}
 	if err != nil {
 		return nil, mapErr(err)
@@ -128,16 +129,16 @@ func (s *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, err
 	return append(out, "S", st.Val()), nil
 }
 
-func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (engine.Job, error) {
+func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (weir.Job, error) {
 	if !validJobID(id) {
 		if err := ctx.Err(); err != nil {
-			return engine.Job{}, err
+			return weir.Job{}, err
 		}
-		return engine.Job{}, fmt.Errorf("%w: job %q", engine.ErrNotFound, id)
+		return weir.Job{}, fmt.Errorf("%w: job %q", weir.ErrNotFound, id)
 	}
 	v, err := s.run(ctx, "get_job", id, flag(evenExpired))
 	if err != nil {
-		return engine.Job{}, err
+		return weir.Job{}, err
 	}
 	r := newReader(v)
 	j := r.job()
@@ -145,11 +146,11 @@ func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (engine.
 }
 
 // GetWorkflow implements engine.Store.
-func (s *part) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s *part) GetWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	return s.getWorkflow(ctx, id, false)
 }
 
 // GetJob implements engine.Store.
-func (s *part) GetJob(ctx context.Context, id string) (engine.Job, error) {
+func (s *part) GetJob(ctx context.Context, id string) (weir.Job, error) {
 	return s.getJob(ctx, id, false)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 
@@ -16,16 +17,16 @@ func (s *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) 
 		if err := ctx.Err(); err != nil {
 			return engine.RerunResult{}, err
 		}
-		return engine.RerunResult{}, fmt.Errorf("%w: workflow %q", engine.ErrNotFound, p.ID)
+		return engine.RerunResult{}, fmt.Errorf("%w: workflow %q", weir.ErrNotFound, p.ID)
 	}
 	v, err := s.run(ctx, "rerun_workflow", p.ID)
 	if err != nil {
 		var ce *codeErr
-		if errors.As(err, &ce) && ce.code == engine.ErrNotRerunnable {
+		if errors.As(err, &ce) && ce.code == weir.ErrNotRerunnable {
 			f := strings.Fields(ce.detail)
 			res := engine.RerunResult{}
 			if len(f) >= 2 {
-				res.WorkflowState = engine.WorkflowState(f[0])
+				res.WorkflowState = weir.WorkflowState(f[0])
 				res.Run, _ = strconv.Atoi(f[1])
 			}
 			return res, err
@@ -33,9 +34,9 @@ func (s *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) 
 		return engine.RerunResult{}, err
 	}
 	r := newReader(v)
-	res := engine.RerunResult{Run: int(r.int()), WorkflowState: engine.WorkflowRunning}
+	res := engine.RerunResult{Run: int(r.int()), WorkflowState: weir.WorkflowRunning}
 	for _, name := range r.strings() {
-		res.Reset = append(res.Reset, engine.TaskJobID(p.ID, name))
+		res.Reset = append(res.Reset, weir.TaskJobID(p.ID, name))
 	}
 	res.Pushed = r.pushed()
 	// more tasks to push than a call's budget: drain calls push the rest

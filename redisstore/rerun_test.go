@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestRerunInBoundedCalls(t *testing.T) {
 	if !reflect.DeepEqual(sw, mw) {
 		t.Fatalf("workflow differs:\nstore %+v\nmodel %+v", sw, mw)
 	}
-	if sw.Tasks[0].State != engine.Completed || string(sw.Tasks[0].Result) != "r" {
+	if sw.Tasks[0].State != weir.Completed || string(sw.Tasks[0].Result) != "r" {
 		t.Errorf("root %s %q", sw.Tasks[0].State, sw.Tasks[0].Result)
 	}
 	if n, _ := e.rdb.Exists(bg, e.store.keys.prefix+"work").Result(); n != 0 {
@@ -88,11 +89,11 @@ func TestRerunRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.store.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: "w"})
-	if !errors.Is(err, engine.ErrNotRerunnable) || res.WorkflowState != engine.WorkflowRunning || res.Run != 1 {
+	if !errors.Is(err, weir.ErrNotRerunnable) || res.WorkflowState != weir.WorkflowRunning || res.Run != 1 {
 		t.Fatalf("running: %+v %v", res, err)
 	}
 	for _, id := range []string{"nope", "bad id", ""} {
-		if _, err := e.store.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: id}); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := e.store.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: id}); !errors.Is(err, weir.ErrNotFound) {
 			t.Errorf("%q: %v", id, err)
 		}
 	}
@@ -104,11 +105,11 @@ func TestRerunRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = e.store.RerunWorkflow(bg, engine.RerunWorkflowParams{ID: "w"})
-	if !errors.Is(err, engine.ErrNotRerunnable) || res.WorkflowState != engine.WorkflowCancelled {
+	if !errors.Is(err, weir.ErrNotRerunnable) || res.WorkflowState != weir.WorkflowCancelled {
 		t.Fatalf("old record: %+v %v", res, err)
 	}
 	w, err := e.store.GetWorkflow(bg, "w")
-	if err != nil || w.State != engine.WorkflowCancelled || w.Run != 1 {
+	if err != nil || w.State != weir.WorkflowCancelled || w.Run != 1 {
 		t.Fatalf("after the refusals: %v %v", w.State, err)
 	}
 }
@@ -174,7 +175,7 @@ func TestRerunKeepsTheRecord(t *testing.T) {
 		}
 	}
 	w, err := s.GetWorkflow(bg, "w")
-	if err != nil || w.State != engine.WorkflowCompleted || w.Run != 2 {
+	if err != nil || w.State != weir.WorkflowCompleted || w.Run != 2 {
 		t.Fatalf("%v %v", w.State, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strings"
 
 	"github.com/weirflow/weir/engine"
@@ -15,7 +16,7 @@ func (s *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.Re
 		if err := ctx.Err(); err != nil {
 			return engine.RetryResult{}, err
 		}
-		return engine.RetryResult{}, fmt.Errorf("%w: job %q", engine.ErrNotFound, p.ID)
+		return engine.RetryResult{}, fmt.Errorf("%w: job %q", weir.ErrNotFound, p.ID)
 	}
 	var runAt int64
 	if !p.RunAt.IsZero() {
@@ -24,14 +25,14 @@ func (s *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.Re
 	v, err := s.run(ctx, "retry_job", p.ID, runAt)
 	if err != nil {
 		var ce *codeErr
-		if errors.As(err, &ce) && ce.code == engine.ErrJobNotRetryable {
+		if errors.As(err, &ce) && ce.code == weir.ErrJobNotRetryable {
 			st, _, _ := strings.Cut(ce.detail, " ")
-			return engine.RetryResult{State: engine.State(st)}, err
+			return engine.RetryResult{State: weir.State(st)}, err
 		}
 		return engine.RetryResult{}, err
 	}
 	r := newReader(v)
-	res := engine.RetryResult{State: engine.State(r.str()), RunAt: r.time()}
+	res := engine.RetryResult{State: weir.State(r.str()), RunAt: r.time()}
 	res.Pushed = r.pushed()
 	return res, r.done()
 }

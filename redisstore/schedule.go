@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
@@ -22,9 +23,9 @@ func (s *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (eng
 	if p.Spec.Job != nil {
 		kind = "j"
 	}
-	overlap := engine.OverlapAllow
-	if p.Spec.Overlap == engine.OverlapSkip {
-		overlap = engine.OverlapSkip
+	overlap := weir.OverlapAllow
+	if p.Spec.Overlap == weir.OverlapSkip {
+		overlap = weir.OverlapSkip
 	}
 	v, err := s.run(ctx, "schedule_put", p.Spec.Name, spec, kind, p.Next.UnixMilli(), engine.MaxSchedules, string(overlap))
 	if err != nil {

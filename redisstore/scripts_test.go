@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"os"
 	"regexp"
 	"slices"
@@ -193,7 +194,7 @@ func TestResultCodes(t *testing.T) {
 		for _, m := range code.FindAllStringSubmatch(scripts[d.name].text().src, -1) {
 			c := m[1] + m[2] + m[3]
 			n++
-			if engine.ErrorForCode(c) == nil && c != "PENDING" { // PENDING: answered by callMany (drain.go)
+			if weir.ErrorForCode(c) == nil && c != "PENDING" { // PENDING: answered by callMany (drain.go)
 				t.Errorf("%s returns code %s, which engine.Errors does not have", d.name, c)
 			}
 		}
@@ -253,22 +254,22 @@ func TestLuaConstantsMatchEngine(t *testing.T) {
 	all := library.src
 	for _, want := range []string{
 		"local SWEEP_PER_CLAIM = " + strconv.Itoa(engine.SweepPerClaim) + " ",
-		"(pr + " + strconv.Itoa(-engine.MinPriority) + ") * PRIO_UNIT",
-		"'" + engine.ReasonTextWorkflowCancelled + "'",
-		"'" + engine.ReasonTextFailFast + "'",
-		"'" + engine.ReasonTextJobCancelled + "'",
-		"'" + engine.ReasonTextPurged + "'",
-		"'" + engine.ReasonTextLeaseExpired + "'",
+		"(pr + " + strconv.Itoa(-weir.MinPriority) + ") * PRIO_UNIT",
+		"'" + weir.ReasonTextWorkflowCancelled + "'",
+		"'" + weir.ReasonTextFailFast + "'",
+		"'" + weir.ReasonTextJobCancelled + "'",
+		"'" + weir.ReasonTextPurged + "'",
+		"'" + weir.ReasonTextLeaseExpired + "'",
 		"'dependency ' .. task_name(w, k) .. ' ' .. TASK_STATE[kb]",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the library does not contain %q", want)
 		}
 	}
-	if got := engine.DependencyReason("x", engine.Failed); got != "dependency x failed" {
-		t.Errorf("engine.DependencyReason changed: %q", got)
+	if got := weir.DependencyReason("x", weir.Failed); got != "dependency x failed" {
+		t.Errorf("weir.DependencyReason changed: %q", got)
 	}
-	if (engine.MaxPriority-engine.MinPriority+1)*(1<<40) >= 1<<53 {
+	if (weir.MaxPriority-weir.MinPriority+1)*(1<<40) >= 1<<53 {
 		t.Error("ready scores would not stay exact integers")
 	}
 }

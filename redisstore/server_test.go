@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"os"
 	"strings"
 	"testing"
@@ -207,7 +208,7 @@ func TestServerCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetJob(ctx, "j1"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetJob(ctx, "j1"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("get job with AllowUnsafeServer on %s: %v, want ErrNotFound", srv, err)
 	}
 }

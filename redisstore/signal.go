@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -25,14 +26,14 @@ func (s *part) Signal(ctx context.Context, p engine.SignalParams) (engine.Signal
 	v, err := s.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
 	if err != nil {
 		var ce *codeErr
-		if errors.As(err, &ce) && ce.code == engine.ErrInvalid {
-			return engine.SignalResult{}, &engine.ValidationError{Task: p.Task, Field: "task", Problem: ce.detail}
+		if errors.As(err, &ce) && ce.code == weir.ErrInvalid {
+			return engine.SignalResult{}, &weir.ValidationError{Task: p.Task, Field: "task", Problem: ce.detail}
 		}
 		return engine.SignalResult{}, err
 	}
 	r := newReader(v)
-	res := engine.SignalResult{Signalled: r.flag(), State: engine.State(r.str()),
-		WorkflowState: engine.WorkflowState(r.str()), WorkflowEnded: r.flag()}
+	res := engine.SignalResult{Signalled: r.flag(), State: weir.State(r.str()),
+		WorkflowState: weir.WorkflowState(r.str()), WorkflowEnded: r.flag()}
 	res.Pushed = r.pushed()
 	// its cascade may have stopped on the call's budget (drain.go)
 	d, err := s.drainRest(ctx, r)

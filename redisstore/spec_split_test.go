@@ -2,17 +2,16 @@ package redisstore
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // applySpecSplit is applySpec as it was before it split the spec without
 // allocating (strings.Split): the oracle of FuzzApplySpec.
-func applySpecSplit(j *engine.Job, id, spec string) error {
+func applySpecSplit(j *weir.Job, id, spec string) error {
 	j.ID = id
 	f := strings.Split(spec, "|")
 	wf, rest, isTask := strings.Cut(id, "/")
@@ -20,7 +19,7 @@ func applySpecSplit(j *engine.Job, id, spec string) error {
 	xs := ""
 	if isTask {
 		if len(f) != 8 {
-			return fmt.Errorf("%w: job %q has the task spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the task spec %q", weir.ErrProtocol, id, spec)
 		}
 		task, _, undo := strings.Cut(rest, "/")
 		j.Workflow, j.Task, j.Undo = wf, task, undo
@@ -43,18 +42,18 @@ func applySpecSplit(j *engine.Job, id, spec string) error {
 			j.Key, f = f[n-1][1:], f[:n-1] // its concurrency key
 		}
 		if len(f) != 5 && len(f) != 6 {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		if len(f) == 6 {
 			xs = f[5]
 		}
 		q, f = f[0], f[1:5]
 	}
-	j.MaxExpiries = engine.DefaultMaxExpiries
+	j.MaxExpiries = weir.DefaultMaxExpiries
 	if xs != "" {
 		x, err := strconv.Atoi(xs)
 		if err != nil || x < 0 {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		j.MaxExpiries = x
 	}
@@ -62,7 +61,7 @@ func applySpecSplit(j *engine.Job, id, spec string) error {
 	for i, s := range f {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return fmt.Errorf("%w: job %q has the spec %q", engine.ErrProtocol, id, spec)
+			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}
 		n[i] = v
 	}
@@ -102,7 +101,7 @@ func FuzzApplySpec(f *testing.F) {
 		f.Add(s.id, s.spec)
 	}
 	f.Fuzz(func(t *testing.T, id, spec string) {
-		var got, want engine.Job
+		var got, want weir.Job
 		gerr, werr := applySpec(&got, id, spec), applySpecSplit(&want, id, spec)
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Fatalf("applySpec(%q, %q) = %+v, %v; before: %+v, %v", id, spec, got, gerr, want, werr)
@@ -114,7 +113,7 @@ func FuzzApplySpec(f *testing.F) {
 // (a claim reads one per job).
 func TestApplySpecAllocates(t *testing.T) {
 	for _, s := range []struct{ id, spec string }{{"j1", "q|0|3|1000|0|2|Ktenant|uabc"}, {"w/b", "b|q|0|1|1000|0|SX3:key|"}} {
-		var j engine.Job
+		var j weir.Job
 		if n := testing.AllocsPerRun(100, func() { _ = applySpec(&j, s.id, s.spec) }); n != 0 {
 			t.Errorf("applySpec(%q, %q): %v allocations", s.id, s.spec, n)
 		}

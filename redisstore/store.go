@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,7 @@ type Options struct {
 	Partitions int
 	// Config gives the limits, the retention and the partitions. A Config
 	// whose fields other than Partitions are zero means engine.DefaultConfig()
-	// with those partitions; zero Limits alone mean engine.DefaultLimits().
+	// with those partitions; zero Limits alone mean weir.DefaultLimits().
 	// Every store of a namespace must use the same Config.
 	Config engine.Config
 	// Clock, for tests only, replaces the server's clock: each call passes
@@ -108,7 +109,7 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	cfg := opts.Config
 	if opts.Partitions != 0 {
 		if cfg.Partitions != 0 && cfg.Partitions != opts.Partitions {
-			return nil, fmt.Errorf("%w: Options.Partitions %d and Config.Partitions %d differ", engine.ErrInvalid, opts.Partitions, cfg.Partitions)
+			return nil, fmt.Errorf("%w: Options.Partitions %d and Config.Partitions %d differ", weir.ErrInvalid, opts.Partitions, cfg.Partitions)
 		}
 		cfg.Partitions = opts.Partitions
 	}
@@ -120,14 +121,14 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if err := cfg.ValidatePartitions(); err != nil {
 		return nil, err
 	}
-	if cfg.Limits == (engine.Limits{}) {
-		cfg.Limits = engine.DefaultLimits()
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	if cfg.Retention < 0 {
-		return nil, fmt.Errorf("%w: negative retention", engine.ErrInvalid)
+		return nil, fmt.Errorf("%w: negative retention", weir.ErrInvalid)
 	}
 	if opts.Path < PathAuto || opts.Path > PathScripts {
-		return nil, fmt.Errorf("%w: unknown call path %d", engine.ErrInvalid, opts.Path)
+		return nil, fmt.Errorf("%w: unknown call path %d", weir.ErrInvalid, opts.Path)
 	}
 	if err := opts.Durable.validate(client); err != nil {
 		return nil, err

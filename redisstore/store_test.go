@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"slices"
 	"strconv"
@@ -45,19 +46,19 @@ func TestErrorsAreSentinels(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, err, want)
 		}
 	}
-	check("other plan", err, engine.ErrWorkflowExists)
+	check("other plan", err, weir.ErrWorkflowExists)
 	_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
 	check("enqueue", err, nil)
 	_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q2"}})
-	check("other spec", err, engine.ErrJobExists)
+	check("other spec", err, weir.ErrJobExists)
 	_, err = s.GetWorkflow(bg, "nope")
-	check("get workflow", err, engine.ErrNotFound)
+	check("get workflow", err, weir.ErrNotFound)
 	_, err = s.GetJob(bg, "w/zz")
-	check("get job", err, engine.ErrNotFound)
+	check("get job", err, weir.ErrNotFound)
 	_, err = s.GetJob(bg, "bad id")
-	check("get bad job", err, engine.ErrNotFound)
+	check("get bad job", err, weir.ErrNotFound)
 	_, err = s.CancelJob(bg, engine.CancelJobParams{ID: "nope"})
-	check("cancel job", err, engine.ErrNotFound)
+	check("cancel job", err, weir.ErrNotFound)
 	c := claimOne(t, s, "q")
 	f, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{
 		{JobID: c.Job.ID, Token: "stale", Kind: engine.OutcomeCompleted},
@@ -65,29 +66,29 @@ func TestErrorsAreSentinels(t *testing.T) {
 		{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted},
 	}})
 	check("finish", err, nil)
-	check("stale token", f.Settled[0].Err, engine.ErrLeaseLost)
-	check("bad job ID", f.Settled[1].Err, engine.ErrLeaseLost)
+	check("stale token", f.Settled[0].Err, weir.ErrLeaseLost)
+	check("bad job ID", f.Settled[1].Err, weir.ErrLeaseLost)
 	check("good finish", f.Settled[2].Err, nil)
-	if f.Settled[2].WorkflowState != engine.WorkflowCompleted || !f.Settled[2].WorkflowEnded {
+	if f.Settled[2].WorkflowState != weir.WorkflowCompleted || !f.Settled[2].WorkflowEnded {
 		t.Errorf("settled %+v", f.Settled[2])
 	}
 	r, err := s.CancelWorkflow(bg, engine.CancelWorkflowParams{ID: "w"})
-	check("cancel ended", err, engine.ErrWorkflowEnded)
-	if r.WorkflowState != engine.WorkflowCompleted {
+	check("cancel ended", err, weir.ErrWorkflowEnded)
+	if r.WorkflowState != weir.WorkflowCompleted {
 		t.Errorf("cancel ended workflow: state %q", r.WorkflowState)
 	}
 	cr, err := s.CancelJob(bg, engine.CancelJobParams{ID: "w/a"})
-	check("cancel ended job", err, engine.ErrJobEnded)
-	if cr.State != engine.Completed {
+	check("cancel ended job", err, weir.ErrJobEnded)
+	if cr.State != weir.Completed {
 		t.Errorf("cancel ended job: state %q", cr.State)
 	}
 	_, err = s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 0, Lease: time.Minute})
-	check("claim max 0", err, engine.ErrInvalid)
+	check("claim max 0", err, weir.ErrInvalid)
 	_, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "j", Kind: engine.OutcomeCompleted, Result: make([]byte, 1<<20)}}})
-	check("result too large", err, engine.ErrTooLarge)
+	check("result too large", err, weir.ErrTooLarge)
 	_, err = s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "bad{id}", Tasks: plan.Tasks}})
-	check("bad workflow ID", err, engine.ErrInvalid)
-	if err := s.PauseQueue(bg, "a:b"); !errors.Is(err, engine.ErrInvalid) {
+	check("bad workflow ID", err, weir.ErrInvalid)
+	if err := s.PauseQueue(bg, "a:b"); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("pause with a bad name: %v", err)
 	}
 	ctx, cancel := context.WithCancel(bg)
@@ -107,27 +108,27 @@ func TestMapErr(t *testing.T) {
 		in   error
 		want error
 	}{
-		{fakeRedisErr("OOM command not allowed when used memory > 'maxmemory'. script: x"), engine.ErrStoreFull},
-		{fakeRedisErr("BUSY Redis is busy running a script."), engine.ErrUnavailable},
-		{fakeRedisErr("READONLY You can't write against a read only replica."), engine.ErrUnavailable},
-		{fakeRedisErr("LOADING Redis is loading the dataset in memory"), engine.ErrUnavailable},
-		{fakeRedisErr("NOTFOUND workflow \"x\""), engine.ErrNotFound},
-		{fakeRedisErr("LEASELOST x"), engine.ErrLeaseLost},
-		{fakeRedisErr("ERR user_script:1: attempt to index a nil value"), engine.ErrProtocol},
-		{redis.ErrClosed, engine.ErrUnavailable},
-		{fmt.Errorf("dial tcp: %w", errors.New("connection refused")), engine.ErrUnavailable},
+		{fakeRedisErr("OOM command not allowed when used memory > 'maxmemory'. script: x"), weir.ErrStoreFull},
+		{fakeRedisErr("BUSY Redis is busy running a script."), weir.ErrUnavailable},
+		{fakeRedisErr("READONLY You can't write against a read only replica."), weir.ErrUnavailable},
+		{fakeRedisErr("LOADING Redis is loading the dataset in memory"), weir.ErrUnavailable},
+		{fakeRedisErr("NOTFOUND workflow \"x\""), weir.ErrNotFound},
+		{fakeRedisErr("LEASELOST x"), weir.ErrLeaseLost},
+		{fakeRedisErr("ERR user_script:1: attempt to index a nil value"), weir.ErrProtocol},
+		{redis.ErrClosed, weir.ErrUnavailable},
+		{fmt.Errorf("dial tcp: %w", errors.New("connection refused")), weir.ErrUnavailable},
 	} {
 		got := mapErr(c.in)
 		if !errors.Is(got, c.want) {
 			t.Errorf("mapErr(%v) = %v, want %v", c.in, got, c.want)
 		}
-		if c.want == engine.ErrStoreFull || c.want == engine.ErrUnavailable {
+		if c.want == weir.ErrStoreFull || c.want == weir.ErrUnavailable {
 			if !errors.Is(got, c.in) {
 				t.Errorf("mapErr(%v) lost the original error", c.in)
 			}
 		}
 	}
-	for _, e := range engine.Errors {
+	for _, e := range weir.Errors {
 		if got := mapErr(fakeRedisErr(e.Code + " detail")); !errors.Is(got, e) {
 			t.Errorf("code %s maps to %v", e.Code, got)
 		}
@@ -147,10 +148,10 @@ func TestOOM(t *testing.T) {
 	}
 	_, err = e.store.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
 	e.rdb.ConfigSet(bg, "maxmemory", old["maxmemory"])
-	if !errors.Is(err, engine.ErrStoreFull) {
+	if !errors.Is(err, weir.ErrStoreFull) {
 		t.Fatalf("enqueue on a full server: %v", err)
 	}
-	if _, err := e.store.GetJob(bg, "j"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := e.store.GetJob(bg, "j"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("the refused job exists: %v", err)
 	}
 }
@@ -302,7 +303,7 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("job %+v, %v", j, err)
 	}
 	e.advance(time.Hour)
-	if _, err := s.GetJob(bg, "a"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetJob(bg, "a"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("after retention: %v", err)
 	}
 	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 1 {
@@ -431,13 +432,13 @@ func TestAwait(t *testing.T) {
 		}
 	}
 	// retention 0: gone for readers at once
-	if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetWorkflow(bg, "w"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("workflow with retention 0: %v", err)
 	}
 	// an await of an ended record returns at once
 	ctx, cancel := context.WithTimeout(bg, time.Minute)
 	defer cancel()
-	if _, err := s.AwaitJob(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.AwaitJob(ctx, "nope"); !errors.Is(err, weir.ErrNotFound) {
 		t.Errorf("await unknown: %v", err)
 	}
 }
@@ -494,7 +495,7 @@ func TestCancelledPendingUndoKeepsOrder(t *testing.T) {
 	step("undo", engine.OutcomeCompleted) // a's undo: the workflow ends
 	mw, _ := m.GetWorkflow(e.clock(), "saga")
 	sw, err := s.GetWorkflow(bg, "saga")
-	if err != nil || !reflect.DeepEqual(mw, sw) || sw.State != engine.WorkflowCompensationFailed {
+	if err != nil || !reflect.DeepEqual(mw, sw) || sw.State != weir.WorkflowCompensationFailed {
 		t.Fatalf("workflow: %v\n%+v\n%+v", err, mw, sw)
 	}
 }
@@ -679,7 +680,7 @@ func TestResubmitAfterTTLLeavesNoStaleIndex(t *testing.T) {
 			t.Errorf("%s holds %v (%v); want the live record's member only", key, ms, err)
 		}
 	}
-	page, err := s.ListWorkflows(bg, engine.ListParams{})
+	page, err := s.ListWorkflows(bg, weir.ListParams{})
 	if err != nil || len(page.Workflows) != 1 {
 		t.Fatalf("list: %d workflows, %v", len(page.Workflows), err)
 	}
@@ -726,7 +727,7 @@ func TestRepeatedClaimCallHandsOutTheSameLeases(t *testing.T) {
 			t.Fatalf("%s: first %+v, again %+v", q.name, first, again)
 		}
 	}
-	if j, err := s.GetJob(bg, "j3"); err != nil || j.State != engine.Queued {
+	if j, err := s.GetJob(bg, "j3"); err != nil || j.State != weir.Queued {
 		t.Fatalf("j3 after the repeated claim: %+v %v", j, err)
 	}
 	// A new call leases the rest.
@@ -787,14 +788,14 @@ func TestResentFinishHandsOutTheSameLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fr.Settled) != 1 || fr.Settled[0].Err != nil || fr.Settled[0].State != engine.Completed {
+	if len(fr.Settled) != 1 || fr.Settled[0].Err != nil || fr.Settled[0].State != weir.Completed {
 		t.Fatalf("settled %+v", fr.Settled)
 	}
 	// c was queued before b (pushed by a's end): the first run leased c
 	if len(fr.Claimed) != 1 || fr.Claimed[0].Job.ID != "w/c" || fr.Claimed[0].Job.Attempt != 1 {
 		t.Fatalf("claimed %+v", fr.Claimed)
 	}
-	if b, err := s.GetJob(bg, "w/b"); err != nil || b.State != engine.Queued {
+	if b, err := s.GetJob(bg, "w/b"); err != nil || b.State != weir.Queued {
 		t.Fatalf("b after the resent finish: %+v %v", b, err)
 	}
 	c := fr.Claimed[0]
@@ -850,7 +851,7 @@ func TestTimeGoesOnAfterTheClockStepsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.State != engine.Queued || j.Error != "lease_expired" {
+	if j.State != weir.Queued || j.Error != "lease_expired" {
 		t.Errorf("job after its lease expired: %s %q, want queued lease_expired", j.State, j.Error)
 	}
 	off, err := e.rdb.HGet(bg, k.seq, "off").Int64()
@@ -973,11 +974,11 @@ func TestTokensAreNotHandedOutAgainAfterAFailover(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !errors.Is(res.Settled[0].Err, engine.ErrLeaseLost) {
+		if !errors.Is(res.Settled[0].Err, weir.ErrLeaseLost) {
 			t.Fatalf("%s: the first claimer's token finished the second claimer's attempt: %+v", before[i].Job.ID, res.Settled[0])
 		}
 		res, err = s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: after[i].Job.ID, Token: after[i].Lease.Token, Kind: engine.OutcomeCompleted}}})
-		if err != nil || res.Settled[0].Err != nil || res.Settled[0].State != engine.Completed {
+		if err != nil || res.Settled[0].Err != nil || res.Settled[0].State != weir.Completed {
 			t.Fatalf("%s: the second claimer's finish: %+v %v", after[i].Job.ID, res.Settled, err)
 		}
 	}
@@ -1029,7 +1030,7 @@ func TestAwaitAfterItsRegistrationLapsed(t *testing.T) {
 	// minute's refresh would read the record again.
 	ctx2, cancel2 := context.WithTimeout(bg, waiterRefresh/2)
 	defer cancel2()
-	got := make(chan engine.Workflow, 1)
+	got := make(chan weir.Workflow, 1)
 	go func() {
 		w, err := s.AwaitWorkflow(ctx2, "w")
 		if err != nil {
@@ -1045,7 +1046,7 @@ func TestAwaitAfterItsRegistrationLapsed(t *testing.T) {
 	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: c[0].Job.ID, Token: c[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
 		t.Fatal(err)
 	}
-	if w := <-got; w.State != engine.WorkflowCompleted {
+	if w := <-got; w.State != weir.WorkflowCompleted {
 		t.Fatalf("second await: %+v", w)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 		v, err = s.call(ctx, scripts["submit"], args)
 		if err != nil {
 			var ce *codeErr
-			if errors.As(err, &ce) && errors.Is(err, engine.ErrInvalid) {
+			if errors.As(err, &ce) && errors.Is(err, weir.ErrInvalid) {
 				// the one check the script makes: a deadline not after now
 				return engine.SubmitResult{}, deadlineError(ce.detail)
 			}
@@ -117,5 +118,5 @@ func deadlineError(detail string) error {
 	if _, err := fmt.Sscanf(detail, "deadline %d is not after the store's now %d", &dl, &now); err == nil {
 		return engine.DeadlinePassed(dl, now)
 	}
-	return &engine.ValidationError{Field: "deadline", Problem: strings.TrimPrefix(detail, "deadline ")}
+	return &weir.ValidationError{Field: "deadline", Problem: strings.TrimPrefix(detail, "deadline ")}
 }

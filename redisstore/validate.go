@@ -27,11 +27,11 @@ func validJobID(id string) bool {
 }
 
 func invalid(field, format string, args ...any) error {
-	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
+	return &weir.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
 func tooLarge(field, format string, args ...any) error {
-	return &engine.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
+	return &weir.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
 }
 
 func (s *part) validateQueues(queues []string) error {

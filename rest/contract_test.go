@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -364,10 +365,10 @@ func TestAPIContract(t *testing.T) {
 // Errors of the server's side (500, 502, 503, 507) match the spec too.
 func TestAPIContractServerErrors(t *testing.T) {
 	t.Parallel()
-	for _, err := range []error{engine.ErrUnavailable, engine.ErrProtocol, engine.ErrStoreFull, errors.New("boom")} {
+	for _, err := range []error{weir.ErrUnavailable, weir.ErrProtocol, weir.ErrStoreFull, errors.New("boom")} {
 		srv := httptest.NewServer(newAPI(t, failingStore{err: err}, Config{Token: testToken}))
 		a := &apiT{t: t, url: srv.URL, token: testToken}
-		status := map[error]int{engine.ErrUnavailable: 503, engine.ErrProtocol: 502, engine.ErrStoreFull: 507}[err]
+		status := map[error]int{weir.ErrUnavailable: 503, weir.ErrProtocol: 502, weir.ErrStoreFull: 507}[err]
 		if status == 0 {
 			status = 500
 		}
@@ -386,8 +387,8 @@ func TestAPIContractCatchesDrift(t *testing.T) {
 	t.Parallel()
 	doc, _ := loadSpec(t, "http://127.0.0.1:1")
 	wfSchema := doc.Components.Schemas["Workflow"].Value
-	good := workflowfile.NewRecord(engine.Workflow{ID: "w", State: engine.WorkflowRunning, CreatedAt: time.UnixMilli(1_700_000_000_000),
-		Tasks: []engine.Task{{Name: "a", Queue: "q", State: engine.Queued}}})
+	good := workflowfile.NewRecord(weir.Workflow{ID: "w", State: weir.WorkflowRunning, CreatedAt: time.UnixMilli(1_700_000_000_000),
+		Tasks: []weir.Task{{Name: "a", Queue: "q", State: weir.Queued}}})
 	check := func(rec any) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -425,7 +426,7 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 	t.Parallel()
 	doc, _ := loadSpec(t, "http://127.0.0.1:1")
 	schemas := doc.Components.Schemas
-	limits := engine.DefaultLimits()
+	limits := weir.DefaultLimits()
 	task := schemas["TaskFields"].Value.Properties
 	job := schemas["JobRequest"].Value.Properties
 	for name, p := range map[string]*openapi3.SchemaRef{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // eventPage is the JSON body of GET /v1/events.
 type eventPage struct {
-	Events []engine.Event `json:"events"`
+	Events []weir.Event `json:"events"`
 	// Next is the cursor for the next page (after=); the request's after
 	// when nothing was read.
 	Next string `json:"next"`
@@ -44,13 +45,13 @@ func eventsParams(w http.ResponseWriter, r *http.Request) (engine.EventsParams, 
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || !decimal.MatchString(s) || n > engine.MaxEventsLimit {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to %d", s, engine.MaxEventsLimit)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to %d", s, engine.MaxEventsLimit)})
 			return p, false
 		}
 		p.Limit = n
 	}
 	if err := engine.ValidateEventsParams(p); err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "workflow", Message: err.Error()})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "workflow", Message: err.Error()})
 		return p, false
 	}
 	return p, true
@@ -86,7 +87,7 @@ func (a *api) listEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pg.Events == nil {
-		pg.Events = []engine.Event{}
+		pg.Events = []weir.Event{}
 	}
 	writeJSON(w, http.StatusOK, eventPage{Events: pg.Events, Next: pg.Next})
 }
@@ -130,7 +131,7 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	// cancelling them: its start ends the stream
 	down := a.down.of(r)
 	shuttingDown := func() {
-		writeError(w, http.StatusServiceUnavailable, apiError{Code: engine.ErrUnavailable.Code, Message: "the server is shutting down: reconnect once it is back"})
+		writeError(w, http.StatusServiceUnavailable, apiError{Code: weir.ErrUnavailable.Code, Message: "the server is shutting down: reconnect once it is back"})
 	}
 	if down.Err() != nil {
 		shuttingDown()

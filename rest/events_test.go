@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/weirflow/weir"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func TestEventsRoutes(t *testing.T) {
 		return strict[eventPage](t, r.body)
 	}
 	all := page(a.want(http.StatusOK, "GET", "/v1/events", nil))
-	if len(all.Events) != 4 || all.Events[0].Job != "a" || all.Events[2].Type != engine.EventWorkflowSubmitted || all.Next != all.Events[3].ID {
+	if len(all.Events) != 4 || all.Events[0].Job != "a" || all.Events[2].Type != weir.EventWorkflowSubmitted || all.Next != all.Events[3].ID {
 		t.Fatalf("events %+v", all)
 	}
 	p := page(a.want(http.StatusOK, "GET", "/v1/events?limit=1&after="+all.Events[0].ID, nil))
@@ -55,9 +56,9 @@ func TestEventsRoutes(t *testing.T) {
 	if len(p.Events) != 0 || p.Next != all.Next || !strings.Contains(string(a.do("GET", "/v1/events?after="+all.Next, nil).body), `"events":[]`) {
 		t.Errorf("at the end: %+v", p)
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?limit=0", nil), engine.ErrInvalid.Code, "limit")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?after=nope", nil), engine.ErrInvalid.Code, "")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?workflow=a/b", nil), engine.ErrInvalid.Code, "workflow")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?limit=0", nil), weir.ErrInvalid.Code, "limit")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?after=nope", nil), weir.ErrInvalid.Code, "")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?workflow=a/b", nil), weir.ErrInvalid.Code, "workflow")
 
 	// Server-Sent Events: the stream ends after Config.StreamFor (200ms
 	// in tests)
@@ -151,7 +152,7 @@ func TestEventsPartitions(t *testing.T) {
 			t.Errorf("job %s: %d events, want 1 (%v)", id, seen[id], seen)
 		}
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?after="+url.QueryEscape(first), nil), engine.ErrInvalid.Code, "after")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/events?after="+url.QueryEscape(first), nil), weir.ErrInvalid.Code, "after")
 
 	r := a.do("GET", "/v1/events/stream", nil)
 	var last string

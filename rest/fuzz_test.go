@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/weirflow/weir"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path"
 	"testing"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 )
 
@@ -94,7 +94,7 @@ func FuzzAPIRequest(f *testing.F) {
 			t.Fatalf("%s %s without a token: %d", method, u, rec.Code)
 		}
 		if rec.Code >= 400 {
-			pg, err := store.ListWorkflows(context.Background(), engine.ListParams{})
+			pg, err := store.ListWorkflows(context.Background(), weir.ListParams{})
 			if err != nil || len(pg.Workflows) != 0 {
 				t.Fatalf("a refused request (%d) left %d workflows (%v)", rec.Code, len(pg.Workflows), err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -71,11 +72,11 @@ func hostPort(host, port string) string { return host + ":" + port }
 func nothingChanged(t *testing.T, a *apiT, what string) {
 	t.Helper()
 	ctx := context.Background()
-	pg, err := a.store.ListWorkflows(ctx, engine.ListParams{})
+	pg, err := a.store.ListWorkflows(ctx, weir.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pg.Workflows) != 1 || pg.Workflows[0].ID != "wf" || pg.Workflows[0].State != engine.WorkflowRunning {
+	if len(pg.Workflows) != 1 || pg.Workflows[0].ID != "wf" || pg.Workflows[0].State != weir.WorkflowRunning {
 		t.Fatalf("%s changed the workflows: %+v", what, pg.Workflows)
 	}
 	qs, err := a.store.Queues(ctx)
@@ -279,7 +280,7 @@ func TestGuardMediaType(t *testing.T) {
 	// JSON sent as YAML is read as YAML (JSON is YAML); YAML sent as JSON
 	// is not JSON.
 	a.want(http.StatusCreated, "POST", "/v1/workflows", body, "Content-Type", "application/yaml")
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", "tasks: [{name: a, run: x}]", "Content-Type", "application/json"), engine.ErrInvalid.Code, "")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", "tasks: [{name: a, run: x}]", "Content-Type", "application/json"), weir.ErrInvalid.Code, "")
 }
 
 func TestCanonicalOrigin(t *testing.T) {
@@ -310,9 +311,9 @@ type failingStore struct {
 	err error
 }
 
-func (f failingStore) Queues(context.Context) ([]engine.QueueInfo, error) { return nil, f.err }
-func (f failingStore) GetWorkflow(context.Context, string) (engine.Workflow, error) {
-	return engine.Workflow{}, f.err
+func (f failingStore) Queues(context.Context) ([]weir.QueueInfo, error) { return nil, f.err }
+func (f failingStore) GetWorkflow(context.Context, string) (weir.Workflow, error) {
+	return weir.Workflow{}, f.err
 }
 
 // An error of the server's side reaches the client as a fixed message: the
@@ -325,9 +326,9 @@ func TestAPIErrorsShowNoInternals(t *testing.T) {
 		status int
 		code   string
 	}{
-		{fmt.Errorf("%w: %s", engine.ErrUnavailable, secret), 503, engine.ErrUnavailable.Code},
-		{fmt.Errorf("%w: %s", engine.ErrProtocol, secret), 502, engine.ErrProtocol.Code},
-		{fmt.Errorf("%w: %s", engine.ErrStoreFull, secret), 507, engine.ErrStoreFull.Code},
+		{fmt.Errorf("%w: %s", weir.ErrUnavailable, secret), 503, weir.ErrUnavailable.Code},
+		{fmt.Errorf("%w: %s", weir.ErrProtocol, secret), 502, weir.ErrProtocol.Code},
+		{fmt.Errorf("%w: %s", weir.ErrStoreFull, secret), 507, weir.ErrStoreFull.Code},
 		{errors.New(secret), 500, codeInternal},
 	} {
 		var log bytes.Buffer

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"mime"
 	"net/http"
@@ -96,7 +97,7 @@ func optTime(t time.Time) *workflowfile.Stamp {
 
 // toJobRec converts a job snapshot into its record. The lease token is left
 // out: it lets its holder finish the job.
-func toJobRec(j engine.Job) jobRec {
+func toJobRec(j weir.Job) jobRec {
 	r := jobRec{
 		ID: j.ID, Queue: j.Queue, Workflow: optString(j.Workflow), Task: optString(j.Task), Undo: j.Undo,
 		State: string(j.State), Attempts: j.Attempt, MaxAttempts: max(j.MaxAttempts, 1), Priority: j.Priority,
@@ -106,7 +107,7 @@ func toJobRec(j engine.Job) jobRec {
 		Progress: workflowfile.NewProgressRecord(j.Progress),
 		Key:      optString(j.Key),
 	}
-	if j.State == engine.Completed {
+	if j.State == weir.Completed {
 		r.Result = shell.DecodeResult(j.Result)
 	}
 	if j.Lease != nil {
@@ -124,7 +125,7 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		a.logError(r, http.StatusServiceUnavailable, err)
-		writeError(w, http.StatusServiceUnavailable, apiError{Code: engine.ErrUnavailable.Code, Message: genericMessage[engine.ErrUnavailable.Code]})
+		writeError(w, http.StatusServiceUnavailable, apiError{Code: weir.ErrUnavailable.Code, Message: genericMessage[weir.ErrUnavailable.Code]})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -137,11 +138,11 @@ func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := engine.ListParams{State: engine.WorkflowState(q.Get("state")), Cursor: q.Get("cursor")}
+	p := weir.ListParams{State: weir.WorkflowState(q.Get("state")), Cursor: q.Get("cursor")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || !decimal.MatchString(s) {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to 1000", s)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to 1000", s)})
 			return
 		}
 		p.Limit = n
@@ -185,7 +186,7 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	}
 	lf, err := workflowfile.Parse("workflow", body, workflowfile.Options{Format: format, Limits: a.cfg.Limits})
 	if err != nil {
-		e := apiError{Code: engine.ErrInvalid.Code, Message: err.Error()}
+		e := apiError{Code: weir.ErrInvalid.Code, Message: err.Error()}
 		var fe *workflowfile.Error
 		if errors.As(err, &fe) {
 			e.Field, e.Task = fe.Path, fe.TaskName
@@ -198,18 +199,18 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParent(r)})
 	if err != nil {
-		var ve *engine.ValidationError
+		var ve *weir.ValidationError
 		switch {
 		case errors.As(err, &ve) && ve.Task != "":
 			// Name the field by its path in the body.
 			for i, t := range lf.Plan.Tasks {
 				if t.Name == ve.Task {
-					ve = &engine.ValidationError{Task: ve.Task, Field: fmt.Sprintf("tasks[%d].%s", i, ve.Field), Problem: ve.Problem, TooLarge: ve.TooLarge}
+					ve = &weir.ValidationError{Task: ve.Task, Field: fmt.Sprintf("tasks[%d].%s", i, ve.Field), Problem: ve.Problem, TooLarge: ve.TooLarge}
 					err = ve
 				}
 			}
-		case errors.Is(err, engine.ErrWorkflowExists):
-			writeError(w, http.StatusConflict, apiError{Code: engine.ErrWorkflowExists.Code, Field: "id", Message: fmt.Sprintf("a workflow %q exists with a different plan", lf.Plan.ID)})
+		case errors.Is(err, weir.ErrWorkflowExists):
+			writeError(w, http.StatusConflict, apiError{Code: weir.ErrWorkflowExists.Code, Field: "id", Message: fmt.Sprintf("a workflow %q exists with a different plan", lf.Plan.ID)})
 			return
 		}
 		a.storeError(w, r, err)
@@ -232,7 +233,7 @@ func (a *api) cancelWorkflow(w http.ResponseWriter, r *http.Request) {
 	p := engine.CancelWorkflowParams{ID: r.PathValue("id")}
 	if s := r.URL.Query().Get("undo"); s != "" {
 		if s != "true" && s != "false" {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "undo", Message: fmt.Sprintf("undo %q is not true or false", s)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "undo", Message: fmt.Sprintf("undo %q is not true or false", s)})
 			return
 		}
 		undo := s == "true"
@@ -283,13 +284,13 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	v := r.URL.Query().Get("concurrency")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > engine.MaxConcurrency {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "concurrency",
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "concurrency",
 			Message: fmt.Sprintf("concurrency %q must be an integer from 0 (no limit) to %d", v, engine.MaxConcurrency)})
 		return
 	}
@@ -308,13 +309,13 @@ func (a *api) limitQueue(w http.ResponseWriter, r *http.Request) {
 func (a *api) limitKeys(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	v := r.URL.Query().Get("concurrency")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > engine.MaxConcurrency {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "concurrency",
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "concurrency",
 			Message: fmt.Sprintf("concurrency %q must be an integer from 0 (no limit) to %d", v, engine.MaxConcurrency)})
 		return
 	}
@@ -334,7 +335,7 @@ func (a *api) resumeQueue(w http.ResponseWriter, r *http.Request) { a.setPaused(
 func (a *api) setPaused(w http.ResponseWriter, r *http.Request, pause bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	f := a.store.ResumeQueue

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"strconv"
 	"time"
@@ -53,7 +54,7 @@ type purgeRec struct {
 func queueName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return "", false
 	}
 	return name, true
@@ -66,14 +67,14 @@ func (a *api) listJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if !q.Has("state") {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "state", Message: "state is required: ready, delayed, running, failed, cancelled or completed"})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "state", Message: "state is required: ready, delayed, running, failed, cancelled or completed"})
 		return
 	}
-	p := engine.ListJobsParams{Queue: name, State: engine.JobList(q.Get("state")), Cursor: q.Get("cursor")}
+	p := weir.ListJobsParams{Queue: name, State: weir.JobList(q.Get("state")), Cursor: q.Get("cursor")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || !decimal.MatchString(s) {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to 1000", s)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "limit", Message: fmt.Sprintf("limit %q is not an integer from 1 to 1000", s)})
 			return
 		}
 		p.Limit = n
@@ -138,7 +139,7 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("at"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "at", Message: fmt.Sprintf("at %q is not an RFC 3339 time", s)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "at", Message: fmt.Sprintf("at %q is not an RFC 3339 time", s)})
 			return
 		}
 		p.RunAt = t

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"mime"
 	"net/http"
 
@@ -25,7 +26,7 @@ func bodyFormat(r *http.Request) workflowfile.Format {
 // bodyError answers 400 for a body that does not parse or check, naming
 // the field.
 func bodyError(w http.ResponseWriter, err error) {
-	e := apiError{Code: engine.ErrInvalid.Code, Message: err.Error()}
+	e := apiError{Code: weir.ErrInvalid.Code, Message: err.Error()}
 	var fe *workflowfile.Error
 	if errors.As(err, &fe) {
 		e.Field, e.Task = fe.Path, fe.TaskName
@@ -52,8 +53,8 @@ func (a *api) enqueueJob(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := a.store.Enqueue(r.Context(), engine.EnqueueParams{Job: j.Spec, TraceParent: traceParent(r)})
 	if err != nil {
-		if errors.Is(err, engine.ErrJobExists) {
-			writeError(w, http.StatusConflict, apiError{Code: engine.ErrJobExists.Code, Field: "id",
+		if errors.Is(err, weir.ErrJobExists) {
+			writeError(w, http.StatusConflict, apiError{Code: weir.ErrJobExists.Code, Field: "id",
 				Message: fmt.Sprintf("a job %q exists with a different queue, payload or options", j.Spec.ID)})
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -63,7 +64,7 @@ func everyStore(t *testing.T, cfg Config, f func(t *testing.T, a apiStore)) {
 			if c.Token == "" {
 				c.Token = testToken
 			}
-			c.Limits = engine.DefaultLimits()
+			c.Limits = weir.DefaultLimits()
 			if ls, ok := s.(interface{ Config() engine.Config }); ok {
 				c.Limits = ls.Config().Limits
 			}
@@ -85,7 +86,7 @@ func goWorker(t *testing.T, s engine.Store, got chan<- resizeArgs, shellQueues .
 		return resizeResult{Path: "/out/" + j.ID + ".png", Bytes: j.Payload.Width * 10}, nil
 	})
 	if len(shellQueues) > 0 {
-		shell.Register(w, shellQueues, engine.DefaultLimits().MaxResult)
+		shell.Register(w, shellQueues, weir.DefaultLimits().MaxResult)
 	}
 	if err := w.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestAPIEnqueueForGoHandler(t *testing.T) {
 			t.Errorf("repeat: %+v", j2)
 		}
 		// Another payload under that ID is a conflict.
-		wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs", `{"id": "r1", "queue": "resize", "payload": {"width": 1}}`), engine.ErrJobExists.Code, "id")
+		wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs", `{"id": "r1", "queue": "resize", "payload": {"width": 1}}`), weir.ErrJobExists.Code, "id")
 
 		got := make(chan resizeArgs, 4)
 		goWorker(t, a.store, got)
@@ -204,7 +205,7 @@ func TestAPIWorkflowOfGoTasks(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		final, err := a.store.AwaitWorkflow(ctx, "gw")
-		if err != nil || final.State != engine.WorkflowCompleted {
+		if err != nil || final.State != weir.WorkflowCompleted {
 			t.Fatalf("await: %v %+v", err, final)
 		}
 		var seen []resizeArgs
@@ -257,10 +258,10 @@ func TestAPIReadOnlyToken(t *testing.T) {
 		}
 		// Nothing changed.
 		wf, err := a.store.GetWorkflow(t.Context(), "w")
-		if err != nil || wf.State != engine.WorkflowRunning || wf.CancelRequested {
+		if err != nil || wf.State != weir.WorkflowRunning || wf.CancelRequested {
 			t.Errorf("workflow after refused writes: %+v %v", wf, err)
 		}
-		if _, err := a.store.GetWorkflow(t.Context(), "w2"); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := a.store.GetWorkflow(t.Context(), "w2"); !errors.Is(err, weir.ErrNotFound) {
 			t.Errorf("w2 was written: %v", err)
 		}
 		qs, _ := a.store.Queues(t.Context())
@@ -317,7 +318,7 @@ func TestAPINoShell(t *testing.T) {
 				t.Errorf("%s: message %q", tc.body, e.Message)
 			}
 		}
-		if pg, err := a.store.ListWorkflows(t.Context(), engine.ListParams{}); err != nil || len(pg.Workflows) != 0 {
+		if pg, err := a.store.ListWorkflows(t.Context(), weir.ListParams{}); err != nil || len(pg.Workflows) != 0 {
 			t.Errorf("refused workflows were written: %+v %v", pg, err)
 		}
 		if qs, err := a.store.Queues(t.Context()); err != nil || len(qs) != 0 {
@@ -332,7 +333,7 @@ func TestAPINoShell(t *testing.T) {
 // Bad job bodies are 400 naming the field, and write nothing.
 func TestAPIEnqueueInvalid(t *testing.T) {
 	t.Parallel()
-	limits := engine.DefaultLimits()
+	limits := weir.DefaultLimits()
 	deep := strings.Repeat("[", 70) + strings.Repeat("]", 70)
 	for _, tc := range []struct{ body, field, says string }{
 		{`{"payload": 1}`, "queue", "required"},
@@ -359,7 +360,7 @@ func TestAPIEnqueueInvalid(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			t.Parallel()
 			a := newTestAPI(t, Config{})
-			e := wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs", tc.body), engine.ErrInvalid.Code, tc.field)
+			e := wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs", tc.body), weir.ErrInvalid.Code, tc.field)
 			if !strings.Contains(e.Message, tc.says) {
 				t.Errorf("%s: message %q, want it to say %q", tc.body, e.Message, tc.says)
 			}

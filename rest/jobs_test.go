@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"net/http"
 	"slices"
 	"strings"
@@ -56,9 +57,9 @@ func TestInspectRoutes(t *testing.T) {
 	if rr.ID != "j1" || rr.State != "queued" || rr.RunAt == nil || !rr.RunAt.Equal(at) {
 		t.Errorf("retry j1: %+v", rr)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs/j1/retry", nil, auth...), engine.ErrJobNotRetryable.Code, "")
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs/j1/retry?at=tomorrow", nil, auth...), engine.ErrInvalid.Code, "at")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/jobs/nope/retry", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs/j1/retry", nil, auth...), weir.ErrJobNotRetryable.Code, "")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs/j1/retry?at=tomorrow", nil, auth...), weir.ErrInvalid.Code, "at")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/jobs/nope/retry", nil, auth...), weir.ErrNotFound.Code, "")
 	delayed := strict[jobPage](t, a.want(http.StatusOK, "GET", "/v1/queues/mail/jobs?state=delayed", nil, auth...).body)
 	failed = strict[jobPage](t, a.want(http.StatusOK, "GET", "/v1/queues/mail/jobs?state=failed", nil, auth...).body)
 	if !slices.Equal(jobIDs(delayed), []string{"j1"}) || len(failed.Jobs) != 0 || delayed.Jobs[0].Attempts != 0 || delayed.Jobs[0].Error != nil {
@@ -76,19 +77,19 @@ func TestInspectRoutes(t *testing.T) {
 	}
 
 	// bad input names its field
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs", nil, auth...), engine.ErrInvalid.Code, "state")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=dead", nil, auth...), engine.ErrInvalid.Code, "state")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=ready&limit=0", nil, auth...), engine.ErrInvalid.Code, "limit")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=failed&cursor=x", nil, auth...), engine.ErrInvalid.Code, "cursor")
-	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/bad:q/jobs?state=ready", nil, auth...), engine.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs", nil, auth...), weir.ErrInvalid.Code, "state")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=dead", nil, auth...), weir.ErrInvalid.Code, "state")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=ready&limit=0", nil, auth...), weir.ErrInvalid.Code, "limit")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/mail/jobs?state=failed&cursor=x", nil, auth...), weir.ErrInvalid.Code, "cursor")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/queues/bad:q/jobs?state=ready", nil, auth...), weir.ErrInvalid.Code, "name")
 
 	// cancel a plain job, then again: ended
 	c := strict[jobCancelRec](t, a.want(http.StatusOK, "POST", "/v1/jobs/j2/cancel", nil, auth...).body)
 	if c.ID != "j2" || c.State != "cancelled" || c.WorkflowState != nil || !slices.Equal(c.Cancelled, []string{"j2"}) || len(c.Stopping) != 0 {
 		t.Errorf("cancel j2 %+v", c)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs/j2/cancel", nil, auth...), engine.ErrJobEnded.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/jobs/nope/cancel", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/jobs/j2/cancel", nil, auth...), weir.ErrJobEnded.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/jobs/nope/cancel", nil, auth...), weir.ErrNotFound.Code, "")
 	// a task's ID, its slash escaped
 	c = strict[jobCancelRec](t, a.want(http.StatusOK, "POST", "/v1/jobs/w1%2Fa/cancel", nil, auth...).body)
 	wf, err := a.store.GetWorkflow(ctx, "w1")
@@ -113,22 +114,22 @@ func TestInspectRoutes(t *testing.T) {
 		t.Errorf("second purge %+v", p)
 	}
 	// delete: ended jobs and workflows go; a task's ID is invalid
-	wantErr(t, a.want(http.StatusBadRequest, "DELETE", "/v1/jobs/w1/a", nil, auth...), engine.ErrInvalid.Code, "id")
+	wantErr(t, a.want(http.StatusBadRequest, "DELETE", "/v1/jobs/w1/a", nil, auth...), weir.ErrInvalid.Code, "id")
 	d := strict[deletedRec](t, a.want(http.StatusOK, "DELETE", "/v1/jobs/j2", nil, auth...).body)
 	if d.ID != "j2" || !d.Deleted {
 		t.Errorf("delete j2 %+v", d)
 	}
-	wantErr(t, a.want(http.StatusNotFound, "DELETE", "/v1/jobs/j2", nil, auth...), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/j2", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "DELETE", "/v1/jobs/j2", nil, auth...), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/j2", nil, auth...), weir.ErrNotFound.Code, "")
 	d = strict[deletedRec](t, a.want(http.StatusOK, "DELETE", "/v1/workflows/w1", nil, auth...).body)
 	if d.ID != "w1" || !d.Deleted {
 		t.Errorf("delete w1 %+v", d)
 	}
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/w1", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/w1", nil, auth...), weir.ErrNotFound.Code, "")
 	if _, err := a.store.Submit(ctx, engine.SubmitParams{Plan: engine.Plan{ID: "w2", Tasks: []engine.TaskSpec{{Name: "a", Queue: "other"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, a.want(http.StatusConflict, "DELETE", "/v1/workflows/w2", nil, auth...), engine.ErrNotEnded.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "DELETE", "/v1/workflows/w2", nil, auth...), weir.ErrNotEnded.Code, "")
 
 	cancelled = strict[jobPage](t, a.want(http.StatusOK, "GET", "/v1/queues/mail/jobs?state=cancelled", nil, auth...).body)
 	if !slices.Equal(jobIDs(cancelled), []string{"j3", "j1"}) {
@@ -148,7 +149,7 @@ func TestRerunRoute(t *testing.T) {
 		Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}, {Name: "b", Queue: "q", After: []string{"a"}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), engine.ErrNotRerunnable.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), weir.ErrNotRerunnable.Code, "")
 	cl, err := a.store.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute})
 	if err != nil || len(cl) != 1 {
 		t.Fatalf("claim %v %v", cl, err)
@@ -164,7 +165,7 @@ func TestRerunRoute(t *testing.T) {
 	if !strings.Contains(string(rec), `"run":2`) {
 		t.Errorf("record after the rerun: %s", rec)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), engine.ErrNotRerunnable.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/rerun", nil, auth...), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/w1/rerun", nil, auth...), weir.ErrNotRerunnable.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/rerun", nil, auth...), weir.ErrNotFound.Code, "")
 	wantErr(t, a.want(http.StatusUnauthorized, "POST", "/v1/workflows/w1/rerun", nil, "Authorization", ""), codeUnauthorized, "")
 }

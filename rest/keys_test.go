@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"github.com/weirflow/weir"
 	"net/http"
 	"testing"
 	"time"
@@ -47,10 +48,10 @@ func TestAPIConcurrencyKeys(t *testing.T) {
 		if err != nil || len(got) != 2 || got[0].Job.ID != "a1" || got[1].Job.ID != "b1" {
 			t.Errorf("claim %+v, %v; want a1, b1", got, err)
 		}
-		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs", `{"queue": "tenants", "key": "a b"}`), engine.ErrInvalid.Code, "key")
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/jobs", `{"queue": "tenants", "key": "a b"}`), weir.ErrInvalid.Code, "key")
 		for _, v := range []string{"", "-1", "x", "1048577"} {
-			wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/tenants/key-limit?concurrency="+v, nil), engine.ErrInvalid.Code, "concurrency")
+			wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/tenants/key-limit?concurrency="+v, nil), weir.ErrInvalid.Code, "concurrency")
 		}
-		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/key-limit?concurrency=1", nil), engine.ErrInvalid.Code, "name")
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/key-limit?concurrency=1", nil), weir.ErrInvalid.Code, "name")
 	})
 }

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"net/http"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestRecordsShowProgress(t *testing.T) {
 		t.Fatalf("claim %v %v", cl, err)
 	}
 	if err := a.store.Progress(ctx, engine.ProgressParams{JobID: "w1/a", Token: cl[0].Lease.Token,
-		Report: &engine.Progress{Percent: 40, Message: "two of five"}}); err != nil {
+		Report: &weir.Progress{Percent: 40, Message: "two of five"}}); err != nil {
 		t.Fatal(err)
 	}
 	j := strict[jobRec](t, a.want(http.StatusOK, "GET", "/v1/jobs/w1%2Fa", nil, auth...).body)

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,14 +15,14 @@ import (
 func (a *api) rateLimitQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("queue name %q must "+engine.NameRule, name)})
 		return
 	}
 	q := r.URL.Query()
 	v := q.Get("limit")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > engine.MaxRateLimit {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "limit",
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "limit",
 			Message: fmt.Sprintf("limit %q must be an integer from 0 (no limit) to %d", v, engine.MaxRateLimit)})
 		return
 	}
@@ -31,7 +32,7 @@ func (a *api) rateLimitQueue(w http.ResponseWriter, r *http.Request) {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		lo, hi := engine.MinRatePeriod.Milliseconds(), engine.MaxRatePeriod.Milliseconds()
 		if err != nil || ms < lo || ms > hi {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "period_ms",
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "period_ms",
 				Message: fmt.Sprintf("period_ms %q must be an integer from %d to %d with a limit", v, lo, hi)})
 			return
 		}

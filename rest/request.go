@@ -3,13 +3,12 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // The strict reading of a request's query and body (spec/rest.md#requests):
@@ -24,7 +23,7 @@ func checkQuery(w http.ResponseWriter, r *http.Request, allowed []string) bool {
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Message: "the query string does not parse (escape with %XX, separate with &)"})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Message: "the query string does not parse (escape with %XX, separate with &)"})
 		return false
 	}
 	names := make([]string, 0, len(q))
@@ -40,13 +39,13 @@ func checkQuery(w http.ResponseWriter, r *http.Request, allowed []string) bool {
 			if len(allowed) > 0 {
 				takes = "takes " + strings.Join(allowed, ", ")
 			}
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("unknown query parameter %q: %s %s %s", name, r.Method, r.URL.Path, takes)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("unknown query parameter %q: %s %s %s", name, r.Method, r.URL.Path, takes)})
 			return false
 		case len(vs) > 1:
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("query parameter %s is given %d times: give it once", name, len(vs))})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("query parameter %s is given %d times: give it once", name, len(vs))})
 			return false
 		case vs[0] == "":
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("query parameter %s is empty: give a value or leave it out", name)})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("query parameter %s is empty: give a value or leave it out", name)})
 			return false
 		}
 	}
@@ -64,14 +63,14 @@ func (a *api) noBody(w http.ResponseWriter, r *http.Request) bool {
 	if n == 0 {
 		return true
 	}
-	writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Message: fmt.Sprintf("%s %s takes no request body", r.Method, r.URL.Path)})
+	writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Message: fmt.Sprintf("%s %s takes no request body", r.Method, r.URL.Path)})
 	return false
 }
 
 // readBody reads the request body up to the API's limit; past it, it
 // answers 413 and returns false.
 func (a *api) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	tooLarge := apiError{Code: engine.ErrTooLarge.Code, Message: fmt.Sprintf("the request body is over the limit of %d bytes", a.cfg.MaxBody)}
+	tooLarge := apiError{Code: weir.ErrTooLarge.Code, Message: fmt.Sprintf("the request body is over the limit of %d bytes", a.cfg.MaxBody)}
 	if r.ContentLength > a.cfg.MaxBody {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return nil, false
@@ -82,7 +81,7 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		} else {
-			writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Message: "the request body could not be read to its end"})
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Message: "the request body could not be read to its end"})
 		}
 		return nil, false
 	}

@@ -1,11 +1,11 @@
 package rest
 
 import (
+	"github.com/weirflow/weir"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -51,7 +51,7 @@ func TestAPIQueryStrict(t *testing.T) {
 			t.Errorf("%s %s: %d, want 400\n%s", c.method, c.path, r.status, r.body)
 			continue
 		}
-		wantErr(t, r, engine.ErrInvalid.Code, c.field)
+		wantErr(t, r, weir.ErrInvalid.Code, c.field)
 	}
 	// Nothing was cancelled; the strict forms work.
 	if rec := strict[workflowfile.Record](t, a.want(http.StatusOK, "GET", "/v1/workflows/q1", nil).body); rec.State != "running" {

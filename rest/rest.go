@@ -39,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"log/slog"
 	"net/http"
 	"path"
@@ -70,8 +71,8 @@ type Config struct {
 	// 413. 0 means DefaultMaxBody.
 	MaxBody int64
 	// Limits are the store's limits (a submitted workflow is checked
-	// against them); zero means engine.DefaultLimits().
-	Limits engine.Limits
+	// against them); zero means weir.DefaultLimits().
+	Limits weir.Limits
 	// Ping checks the store for GET /healthz; nil lists the queues instead.
 	Ping func(context.Context) error
 	// Origins are the web origins (scheme://host[:port]) besides the
@@ -187,8 +188,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.StreamFor <= 0 {
 		cfg.StreamFor = DefaultStreamFor
 	}
-	if cfg.Limits == (engine.Limits{}) {
-		cfg.Limits = engine.DefaultLimits()
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	a := &api{store: cfg.Store, cfg: cfg, tokenSum: sha256.Sum256([]byte(cfg.Token)), readSums: readSums, origins: map[string]bool{}, mux: http.NewServeMux(),
 		down: serversDown{m: map[*http.Server]context.Context{}}}
@@ -253,7 +254,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !cleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path with an HTML body.
-		writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s: the path is not in canonical form", r.Method, r.URL.Path)})
+		writeError(w, http.StatusNotFound, apiError{Code: weir.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s: the path is not in canonical form", r.Method, r.URL.Path)})
 		return
 	}
 	a.mux.ServeHTTP(w, r)
@@ -288,7 +289,7 @@ func (a *api) noRoute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, apiError{Code: codeMethod, Message: fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))})
 		return
 	}
-	writeError(w, http.StatusNotFound, apiError{Code: engine.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s (the routes are in /v1/openapi.yaml)", r.Method, r.URL.Path)})
+	writeError(w, http.StatusNotFound, apiError{Code: weir.ErrNotFound.Code, Message: fmt.Sprintf("no route %s %s (the routes are in /v1/openapi.yaml)", r.Method, r.URL.Path)})
 }
 
 // Codes of the REST API beyond the engine's result codes (spec/errors.md).
@@ -315,42 +316,42 @@ type apiError struct {
 
 // statusOf is the HTTP status of each engine result code.
 var statusOf = map[string]int{
-	engine.ErrNotFound.Code:        http.StatusNotFound,
-	engine.ErrWorkflowExists.Code:  http.StatusConflict,
-	engine.ErrJobExists.Code:       http.StatusConflict,
-	engine.ErrWorkflowEnded.Code:   http.StatusConflict,
-	engine.ErrJobEnded.Code:        http.StatusConflict,
-	engine.ErrLeaseLost.Code:       http.StatusConflict,
-	engine.ErrInvalid.Code:         http.StatusBadRequest,
-	engine.ErrTooLarge.Code:        http.StatusRequestEntityTooLarge,
-	engine.ErrStoreFull.Code:       http.StatusInsufficientStorage,
-	engine.ErrUnavailable.Code:     http.StatusServiceUnavailable,
-	engine.ErrProtocol.Code:        http.StatusBadGateway,
-	engine.ErrJobNotRetryable.Code: http.StatusConflict,
-	engine.ErrNotEnded.Code:        http.StatusConflict,
-	engine.ErrNotOpen.Code:         http.StatusConflict,
-	engine.ErrSignalled.Code:       http.StatusConflict,
-	engine.ErrNotRerunnable.Code:   http.StatusConflict,
+	weir.ErrNotFound.Code:        http.StatusNotFound,
+	weir.ErrWorkflowExists.Code:  http.StatusConflict,
+	weir.ErrJobExists.Code:       http.StatusConflict,
+	weir.ErrWorkflowEnded.Code:   http.StatusConflict,
+	weir.ErrJobEnded.Code:        http.StatusConflict,
+	weir.ErrLeaseLost.Code:       http.StatusConflict,
+	weir.ErrInvalid.Code:         http.StatusBadRequest,
+	weir.ErrTooLarge.Code:        http.StatusRequestEntityTooLarge,
+	weir.ErrStoreFull.Code:       http.StatusInsufficientStorage,
+	weir.ErrUnavailable.Code:     http.StatusServiceUnavailable,
+	weir.ErrProtocol.Code:        http.StatusBadGateway,
+	weir.ErrJobNotRetryable.Code: http.StatusConflict,
+	weir.ErrNotEnded.Code:        http.StatusConflict,
+	weir.ErrNotOpen.Code:         http.StatusConflict,
+	weir.ErrSignalled.Code:       http.StatusConflict,
+	weir.ErrNotRerunnable.Code:   http.StatusConflict,
 }
 
 // genericMessage is the message of each error of the server's side: the
 // error itself (which may name the Redis address, or a Go type) is logged,
 // not sent.
 var genericMessage = map[string]string{
-	codeInternal:                   "internal error (the server's log has the details)",
-	engine.ErrUnavailable.Code:     "the store does not answer now; retry later",
-	engine.ErrProtocol.Code:        "the store replied something this server does not understand (the server's log has the details)",
-	engine.ErrStoreFull.Code:       "the store is out of memory: nothing was written",
-	engine.ErrLeaseLost.Code:       "the job's lease was lost",
-	engine.ErrJobExists.Code:       "the job exists",
-	engine.ErrJobEnded.Code:        "the job has ended",
-	engine.ErrWorkflowEnded.Code:   "the workflow has already ended",
-	engine.ErrWorkflowExists.Code:  "a workflow with that ID exists with a different plan",
-	engine.ErrJobNotRetryable.Code: "the job cannot be retried: only a plain job that ended failed or cancelled can",
-	engine.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
-	engine.ErrNotOpen.Code:         "the signal task is not open yet: its dependencies have not all ended",
-	engine.ErrSignalled.Code:       "the signal task has ended otherwise: another signal, its timeout or a cancel",
-	engine.ErrNotRerunnable.Code:   "the workflow cannot be re-run: only an ended workflow with a failed or cancelled task, not compensated, can",
+	codeInternal:                 "internal error (the server's log has the details)",
+	weir.ErrUnavailable.Code:     "the store does not answer now; retry later",
+	weir.ErrProtocol.Code:        "the store replied something this server does not understand (the server's log has the details)",
+	weir.ErrStoreFull.Code:       "the store is out of memory: nothing was written",
+	weir.ErrLeaseLost.Code:       "the job's lease was lost",
+	weir.ErrJobExists.Code:       "the job exists",
+	weir.ErrJobEnded.Code:        "the job has ended",
+	weir.ErrWorkflowEnded.Code:   "the workflow has already ended",
+	weir.ErrWorkflowExists.Code:  "a workflow with that ID exists with a different plan",
+	weir.ErrJobNotRetryable.Code: "the job cannot be retried: only a plain job that ended failed or cancelled can",
+	weir.ErrNotEnded.Code:        "it has not ended: only an ended job or workflow is deleted",
+	weir.ErrNotOpen.Code:         "the signal task is not open yet: its dependencies have not all ended",
+	weir.ErrSignalled.Code:       "the signal task has ended otherwise: another signal, its timeout or a cancel",
+	weir.ErrNotRerunnable.Code:   "the workflow cannot be re-run: only an ended workflow with a failed or cancelled task, not compensated, can",
 }
 
 // storeError writes the response for an error of the store. Only the
@@ -362,14 +363,14 @@ func (a *api) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	e := apiError{Code: codeInternal}
 	status := http.StatusInternalServerError
-	if s := engine.Sentinel(err); s != nil {
+	if s := weir.Sentinel(err); s != nil {
 		e.Code, status = s.Code, statusOf[s.Code]
 	}
-	var ve *engine.ValidationError
+	var ve *weir.ValidationError
 	switch {
 	case errors.As(err, &ve):
 		e.Field, e.Task, e.Message = ve.Field, ve.Task, err.Error()
-	case e.Code == engine.ErrNotFound.Code || e.Code == engine.ErrInvalid.Code || e.Code == engine.ErrTooLarge.Code:
+	case e.Code == weir.ErrNotFound.Code || e.Code == weir.ErrInvalid.Code || e.Code == weir.ErrTooLarge.Code:
 		e.Message = err.Error()
 	default:
 		e.Message = genericMessage[e.Code]

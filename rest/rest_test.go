@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -311,14 +312,14 @@ func TestAPISubmitAndGet(t *testing.T) {
 	}
 	// Another plan under that ID: 409 naming the id.
 	f2 := wfFile{"id": "photo-42", "tasks": tasks(tk("fetch", "echo other"))}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows", f2), engine.ErrWorkflowExists.Code, "id")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows", f2), weir.ErrWorkflowExists.Code, "id")
 
 	r = a.want(http.StatusOK, "GET", "/v1/workflows/photo-42", nil)
 	if got := strict[workflowfile.Record](t, r.body); got.ID != "photo-42" || len(got.Tasks) != 3 {
 		t.Errorf("GET %+v", got)
 	}
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/nope", nil), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/bad%20id", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/nope", nil), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/workflows/bad%20id", nil), weir.ErrNotFound.Code, "")
 
 	// No ID: one is generated, and each submit is a new workflow.
 	anon := wfFile{"tasks": tasks(tk("a", "true"))}
@@ -335,7 +336,7 @@ func TestAPISubmitAndGet(t *testing.T) {
 		t.Errorf("yaml submit %+v", got)
 	}
 	// ...but not as JSON.
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", y), engine.ErrInvalid.Code, "")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", y), weir.ErrInvalid.Code, "")
 }
 
 func TestAPISubmitInvalid(t *testing.T) {
@@ -369,7 +370,7 @@ func TestAPISubmitInvalid(t *testing.T) {
 			t.Errorf("%s: status %d, want 400\n%s", c.body, r.status, r.body)
 			continue
 		}
-		e := wantErr(t, r, engine.ErrInvalid.Code, c.field)
+		e := wantErr(t, r, weir.ErrInvalid.Code, c.field)
 		if e.Task != c.task {
 			t.Errorf("%s: task %q, want %q (%s)", c.body, e.Task, c.task, e.Message)
 		}
@@ -390,8 +391,8 @@ func TestAPIBodyLimit(t *testing.T) {
 	big := wfFile{"tasks": tasks(tk("a", "echo "+strings.Repeat("x", 1100)))}
 	b, _ := json.Marshal(big)
 	// With a Content-Length, and streamed without one.
-	wantErr(t, a.want(http.StatusRequestEntityTooLarge, "POST", "/v1/workflows", bytes.NewReader(b)), engine.ErrTooLarge.Code, "")
-	wantErr(t, a.want(http.StatusRequestEntityTooLarge, "POST", "/v1/workflows", io.MultiReader(bytes.NewReader(b))), engine.ErrTooLarge.Code, "")
+	wantErr(t, a.want(http.StatusRequestEntityTooLarge, "POST", "/v1/workflows", bytes.NewReader(b)), weir.ErrTooLarge.Code, "")
+	wantErr(t, a.want(http.StatusRequestEntityTooLarge, "POST", "/v1/workflows", io.MultiReader(bytes.NewReader(b))), weir.ErrTooLarge.Code, "")
 	// Just under the limit is fine.
 	small := wfFile{"id": "small", "tasks": tasks(tk("a", "echo "+strings.Repeat("x", 900)))}
 	a.want(http.StatusCreated, "POST", "/v1/workflows", small)
@@ -400,7 +401,7 @@ func TestAPIBodyLimit(t *testing.T) {
 	// the field, as for a file.
 	b2 := newTestAPI(t, Config{})
 	huge := wfFile{"tasks": tasks(tk("a", "true"), tk("b", "echo "+strings.Repeat("x", b2.store.Config().Limits.MaxPayload)))}
-	e := wantErr(t, b2.want(http.StatusBadRequest, "POST", "/v1/workflows", huge), engine.ErrInvalid.Code, "tasks[1].run")
+	e := wantErr(t, b2.want(http.StatusBadRequest, "POST", "/v1/workflows", huge), weir.ErrInvalid.Code, "tasks[1].run")
 	if e.Task != "b" || !strings.Contains(e.Message, "over the limit") {
 		t.Errorf("payload over the limit: %+v", e)
 	}
@@ -508,7 +509,7 @@ func TestAPIListPaging(t *testing.T) {
 		"limit=abc": "limit", "limit=0": "limit", "limit=-1": "limit", "limit=1001": "limit",
 		"state=bogus": "state", "cursor=garbage": "cursor", "cursor=12:bad%20id": "cursor",
 	} {
-		wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?"+q, nil), engine.ErrInvalid.Code, field)
+		wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?"+q, nil), weir.ErrInvalid.Code, field)
 	}
 }
 
@@ -517,14 +518,14 @@ func TestAPICancel(t *testing.T) {
 	a := newTestAPI(t, Config{})
 	f := wfFile{"id": "c1", "tasks": tasks(tk("a", "true"), tk("b", "true", "after", []string{"a"}))}
 	a.want(http.StatusCreated, "POST", "/v1/workflows", f)
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/c1/cancel?undo=maybe", nil), engine.ErrInvalid.Code, "undo")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/c1/cancel?undo=maybe", nil), weir.ErrInvalid.Code, "undo")
 	r := a.want(http.StatusOK, "POST", "/v1/workflows/c1/cancel?undo=false", nil)
 	c := strict[cancelRec](t, r.body)
 	if c.ID != "c1" || c.State != "cancelled" || !slices.Equal(c.Cancelled, []string{"c1/a", "c1/b"}) || c.Stopping == nil || len(c.Stopping) != 0 {
 		t.Errorf("cancel %+v", c)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/c1/cancel", nil), engine.ErrWorkflowEnded.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/cancel", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/c1/cancel", nil), weir.ErrWorkflowEnded.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/nope/cancel", nil), weir.ErrNotFound.Code, "")
 	rec := strict[workflowfile.Record](t, a.want(http.StatusOK, "GET", "/v1/workflows/c1", nil).body)
 	if rec.State != "cancelled" || !rec.CancelRequested || rec.EndedAt == nil {
 		t.Errorf("cancelled record %+v", rec)
@@ -556,9 +557,9 @@ func TestAPIJobs(t *testing.T) {
 	if jb := strict[jobRec](t, a.want(http.StatusOK, "GET", "/v1/jobs/jw/b", nil).body); jb.State != "waiting" {
 		t.Errorf("job b %+v", jb)
 	}
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/nope", nil), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/jw/nope", nil), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/jw/b/undo", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/nope", nil), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/jw/nope", nil), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/jobs/jw/b/undo", nil), weir.ErrNotFound.Code, "")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -568,7 +569,7 @@ func TestAPIJobs(t *testing.T) {
 	}
 	defer w.Stop(context.Background())
 	final, err := a.store.AwaitWorkflow(ctx, "jw")
-	if err != nil || final.State != engine.WorkflowCompleted {
+	if err != nil || final.State != weir.WorkflowCompleted {
 		t.Fatalf("await: %v %+v", err, final)
 	}
 	cwd, _ := os.Getwd()
@@ -580,7 +581,7 @@ func TestAPIJobs(t *testing.T) {
 	if rec.State != "completed" || recordTask(t, rec, "b").Result != "b\n" || rec.EndedAt == nil {
 		t.Errorf("completed record %+v", rec)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/jw/cancel", nil), engine.ErrWorkflowEnded.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/jw/cancel", nil), weir.ErrWorkflowEnded.Code, "")
 }
 
 func TestAPIQueues(t *testing.T) {
@@ -608,8 +609,8 @@ func TestAPIQueues(t *testing.T) {
 	if q := strict[queues](t, a.want(http.StatusOK, "GET", "/v1/queues", nil).body); q.Queues[0].Paused {
 		t.Errorf("q1 still paused %+v", q.Queues)
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/pause", nil), engine.ErrInvalid.Code, "name")
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/"+strings.Repeat("q", 65)+"/resume", nil), engine.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/pause", nil), weir.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/"+strings.Repeat("q", 65)+"/resume", nil), weir.ErrInvalid.Code, "name")
 
 	// a concurrency limit, shown by the list; 0 removes it
 	r = a.want(http.StatusOK, "POST", "/v1/queues/q2/limit?concurrency=3", nil)
@@ -624,9 +625,9 @@ func TestAPIQueues(t *testing.T) {
 		t.Errorf("q2's limit not removed: %+v", q.Queues)
 	}
 	for _, v := range []string{"", "-1", "x", "1048577"} {
-		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/limit?concurrency="+v, nil), engine.ErrInvalid.Code, "concurrency")
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/limit?concurrency="+v, nil), weir.ErrInvalid.Code, "concurrency")
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/limit?concurrency=1", nil), engine.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/limit?concurrency=1", nil), weir.ErrInvalid.Code, "name")
 
 	// a rate limit, shown by the list beside the concurrency limit, which
 	// it leaves alone; 0 removes it
@@ -643,12 +644,12 @@ func TestAPIQueues(t *testing.T) {
 		t.Errorf("q2's rate limit not removed: %+v", q.Queues)
 	}
 	for _, v := range []string{"", "-1", "x", "10001"} {
-		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?period_ms=1000&limit="+v, nil), engine.ErrInvalid.Code, "limit")
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?period_ms=1000&limit="+v, nil), weir.ErrInvalid.Code, "limit")
 	}
 	for _, v := range []string{"", "0", "x", "86400001"} {
-		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?limit=1&period_ms="+v, nil), engine.ErrInvalid.Code, "period_ms")
+		wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/q2/rate?limit=1&period_ms="+v, nil), weir.ErrInvalid.Code, "period_ms")
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/rate?limit=1&period_ms=1", nil), engine.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/queues/bad%20name/rate?limit=1&period_ms=1", nil), weir.ErrInvalid.Code, "name")
 }
 
 // GET /metrics answers with Config.Metrics behind the token and the
@@ -695,12 +696,12 @@ func TestAPIRoutingErrors(t *testing.T) {
 		{"PUT", "/v1/workflows", 405, codeMethod, "GET, HEAD, POST"},
 		{"GET", "/v1/workflows/x/cancel", 405, codeMethod, "POST"},
 		{"POST", "/v1/jobs/a/b", 405, codeMethod, "GET, HEAD"},
-		{"GET", "/v1/nope", 404, engine.ErrNotFound.Code, ""},
-		{"GET", "/nope", 404, engine.ErrNotFound.Code, ""},
+		{"GET", "/v1/nope", 404, weir.ErrNotFound.Code, ""},
+		{"GET", "/nope", 404, weir.ErrNotFound.Code, ""},
 		{"POST", "/healthz", 405, codeMethod, "GET, HEAD"},
-		{"GET", "/v1/workflows/../queues", 404, engine.ErrNotFound.Code, ""},
-		{"GET", "/v1//queues", 404, engine.ErrNotFound.Code, ""},
-		{"GET", "/v1/jobs/a/./b", 404, engine.ErrNotFound.Code, ""},
+		{"GET", "/v1/workflows/../queues", 404, weir.ErrNotFound.Code, ""},
+		{"GET", "/v1//queues", 404, weir.ErrNotFound.Code, ""},
+		{"GET", "/v1/jobs/a/./b", 404, weir.ErrNotFound.Code, ""},
 	} {
 		r := a.do(c.method, c.path, nil)
 		if r.status != c.status || r.header.Get("Allow") != c.allow {
@@ -726,7 +727,7 @@ func TestAPIHealthzDown(t *testing.T) {
 	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("healthz with a failing ping: %d %s", res.StatusCode, b)
 	}
-	wantErr(t, resp{res.StatusCode, res.Header, b}, engine.ErrUnavailable.Code, "")
+	wantErr(t, resp{res.StatusCode, res.Header, b}, weir.ErrUnavailable.Code, "")
 
 	// A store that cannot be reached answers 503 on every route.
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
@@ -826,9 +827,9 @@ func TestAPISubmitDeadline(t *testing.T) {
 	}
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"id": "dl-2", "deadline": past, "tasks": tasks(tk("a", "true"))}),
-		engine.ErrInvalid.Code, "deadline")
+		weir.ErrInvalid.Code, "deadline")
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"deadline": "soon", "tasks": tasks(tk("a", "true"))}),
-		engine.ErrInvalid.Code, "deadline")
+		weir.ErrInvalid.Code, "deadline")
 	r = a.want(http.StatusOK, "GET", "/v1/workflows/dl-1", nil)
 	if got := strict[workflowfile.Record](t, r.body); got.Deadline == nil || !got.Deadline.Equal(rec.Deadline.Time) {
 		t.Errorf("GET deadline %v, want %v", got.Deadline, rec.Deadline)
@@ -847,7 +848,7 @@ func TestAPISubmitWebhook(t *testing.T) {
 		t.Errorf("record webhook %+v", rec.Webhook)
 	}
 	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", wfFile{"id": "wh-2", "webhook": map[string]any{"url": "/relative"}, "tasks": tasks(tk("a", "true"))}),
-		engine.ErrInvalid.Code, "webhook.url")
+		weir.ErrInvalid.Code, "webhook.url")
 	r = a.want(http.StatusOK, "GET", "/v1/workflows/wh-1", nil)
 	if got := strict[workflowfile.Record](t, r.body); got.Webhook == nil || got.Webhook.Job != "wh-1@webhook" {
 		t.Errorf("GET webhook %+v", got.Webhook)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"time"
 
@@ -80,10 +81,10 @@ func NewScheduleRecord(s engine.Schedule) ScheduleRecord {
 	r := ScheduleRecord{Name: s.Name, Cron: s.Cron, TZ: s.TZ, Missed: string(s.Missed), Overlap: string(s.Overlap),
 		Paused: s.Paused, LastID: s.LastID, Rev: s.Rev}
 	if r.Missed == "" {
-		r.Missed = string(engine.MissedSkip)
+		r.Missed = string(weir.MissedSkip)
 	}
 	if r.Overlap == "" {
-		r.Overlap = string(engine.OverlapAllow)
+		r.Overlap = string(weir.OverlapAllow)
 	}
 	if s.Every != 0 {
 		r.Every = s.Every.String()
@@ -120,7 +121,7 @@ func (a *api) scheduler(w http.ResponseWriter) engine.Scheduler {
 func scheduleName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
 	if !engine.ValidName(name) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("schedule name %q must "+engine.NameRule, name)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "name", Message: fmt.Sprintf("schedule name %q must "+engine.NameRule, name)})
 		return "", false
 	}
 	return name, true
@@ -179,7 +180,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bad := func(field, format string, args ...any) {
-		writeError(w, http.StatusBadRequest, apiError{Code: engine.ErrInvalid.Code, Field: field, Message: fmt.Sprintf(format, args...)})
+		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	var b scheduleBody
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -188,7 +189,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		bad("", "the body is not a schedule (JSON): %v", err)
 		return
 	}
-	p := engine.ScheduleSpec{Name: name, Cron: b.Cron, TZ: b.TZ, Missed: engine.MissedPolicy(b.Missed), Overlap: engine.OverlapPolicy(b.Overlap)}
+	p := engine.ScheduleSpec{Name: name, Cron: b.Cron, TZ: b.TZ, Missed: weir.MissedPolicy(b.Missed), Overlap: weir.OverlapPolicy(b.Overlap)}
 	if b.Every != "" {
 		d, err := time.ParseDuration(b.Every)
 		if err != nil {
@@ -222,7 +223,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 			err = lf.CheckSchedule()
 		}
 		if err != nil {
-			e := apiError{Code: engine.ErrInvalid.Code, Field: "workflow", Message: err.Error()}
+			e := apiError{Code: weir.ErrInvalid.Code, Field: "workflow", Message: err.Error()}
 			var fe *workflowfile.Error
 			if errors.As(err, &fe) {
 				e.Field, e.Task = "workflow."+fe.Path, fe.TaskName

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -58,9 +59,9 @@ func TestScheduleRoutes(t *testing.T) {
 		t.Errorf("after resume: %+v %v", s, err)
 	}
 	a.want(http.StatusOK, "DELETE", "/v1/schedules/report", nil)
-	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/schedules/report", nil), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "DELETE", "/v1/schedules/report", nil), engine.ErrNotFound.Code, "")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/schedules/report/pause", nil), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "GET", "/v1/schedules/report", nil), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "DELETE", "/v1/schedules/report", nil), weir.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/schedules/report/pause", nil), weir.ErrNotFound.Code, "")
 
 	for _, c := range []struct{ body, field string }{
 		{`{"job":{"queue":"q"}}`, "cron"},
@@ -81,9 +82,9 @@ func TestScheduleRoutes(t *testing.T) {
 		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, ""},
 		{`{"every":"1m","job":{"queue":"q","payload":1 2}}`, ""},
 	} {
-		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), engine.ErrInvalid.Code, c.field)
+		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), weir.ErrInvalid.Code, c.field)
 	}
-	wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/a%20b", `{"every":"1m","job":{"queue":"q"}}`), engine.ErrInvalid.Code, "name")
+	wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/a%20b", `{"every":"1m","job":{"queue":"q"}}`), weir.ErrInvalid.Code, "name")
 }
 
 // The schedule routes on a namespace of 4 partitions (spec/partitions.md,
@@ -139,5 +140,5 @@ func TestSchedulesPartitions(t *testing.T) {
 	// a workflow may be submitted under a tick's form of ID, not under a
 	// delivery's
 	a.want(http.StatusCreated, "POST", "/v1/workflows", `{"id":"mine@12","tasks":[{"name":"a","run":"true"}]}`)
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", `{"id":"mine@webhook","tasks":[{"name":"a","run":"true"}]}`), engine.ErrInvalid.Code, "id")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows", `{"id":"mine@webhook","tasks":[{"name":"a","run":"true"}]}`), weir.ErrInvalid.Code, "id")
 }

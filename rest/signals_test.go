@@ -1,10 +1,10 @@
 package rest
 
 import (
+	"github.com/weirflow/weir"
 	"net/http"
 	"testing"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/workflowfile"
 )
 
@@ -23,10 +23,10 @@ func TestAPISignal(t *testing.T) {
 	if rec.Tasks[0].State != "open" || !rec.Tasks[0].Signal || rec.Tasks[1].State != "waiting" {
 		t.Fatalf("record before: %+v", rec.Tasks)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/s1/signals/note", map[string]any{"value": 1}), engine.ErrNotOpen.Code, "")
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"value": 1, "fail": "x"}), engine.ErrInvalid.Code, "fail")
-	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"colour": 1}), engine.ErrInvalid.Code, "colour")
-	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/s1/signals/nope", map[string]any{}), engine.ErrNotFound.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/s1/signals/note", map[string]any{"value": 1}), weir.ErrNotOpen.Code, "")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"value": 1, "fail": "x"}), weir.ErrInvalid.Code, "fail")
+	wantErr(t, a.want(http.StatusBadRequest, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"colour": 1}), weir.ErrInvalid.Code, "colour")
+	wantErr(t, a.want(http.StatusNotFound, "POST", "/v1/workflows/s1/signals/nope", map[string]any{}), weir.ErrNotFound.Code, "")
 
 	r := strict[SignalRecord](t, a.want(http.StatusOK, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"value": map[string]any{"by": "ana"}}).body)
 	if !r.Signalled || r.State != "completed" || r.WorkflowState != "running" || r.ID != "s1" || r.Task != "approve" {
@@ -36,7 +36,7 @@ func TestAPISignal(t *testing.T) {
 	if r.Signalled {
 		t.Errorf("the same signal again: %+v", r)
 	}
-	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"value": "bob"}), engine.ErrSignalled.Code, "")
+	wantErr(t, a.want(http.StatusConflict, "POST", "/v1/workflows/s1/signals/approve", map[string]any{"value": "bob"}), weir.ErrSignalled.Code, "")
 	r = strict[SignalRecord](t, a.want(http.StatusOK, "POST", "/v1/workflows/s1/signals/note", map[string]any{"fail": "no"}).body)
 	if r.State != "failed" || r.WorkflowState != "failed" {
 		t.Errorf("fail: %+v", r)

@@ -3,9 +3,9 @@ package shell_test
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
@@ -18,7 +18,7 @@ func ExampleRegister() {
 	store := memstore.New() // or redisstore.New(redisClient, redisstore.Options{})
 
 	w := worker.New(store, worker.Config{})
-	shell.Register(w, []string{"default"}, engine.DefaultLimits().MaxResult)
+	shell.Register(w, []string{"default"}, weir.DefaultLimits().MaxResult)
 	if err := w.Start(ctx); err != nil {
 		panic(err)
 	}

@@ -2,10 +2,10 @@ package shell_test
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"testing"
 	"time"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/shell"
 	"github.com/weirflow/weir/worker"
@@ -19,7 +19,7 @@ func shellWorker(t *testing.T) (context.Context, *memstore.Store) {
 	t.Cleanup(cancel)
 	store := memstore.New()
 	w := worker.New(store, worker.Config{})
-	shell.Register(w, []string{"sh"}, engine.DefaultLimits().MaxResult)
+	shell.Register(w, []string{"sh"}, weir.DefaultLimits().MaxResult)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

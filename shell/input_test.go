@@ -3,6 +3,7 @@ package shell_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestInputDepsInAfterOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	store := memstore.New()
-	limits := engine.DefaultLimits()
+	limits := weir.DefaultLimits()
 	w := worker.New(store, worker.Config{})
 	shell.Register(w, []string{"sh"}, limits.MaxResult, shell.AddTasksWith(func(data []byte, dir string) ([]engine.TaskSpec, bool, error) {
 		return workflowfile.ParseAdded("WEIR_ADD_TASKS", data, workflowfile.Options{Dir: dir, Limits: limits})

@@ -70,9 +70,9 @@ type input struct {
 
 type depInput struct {
 	name   string
-	State  engine.State `json:"state"`
-	Result any          `json:"result"`
-	Error  *string      `json:"error"`
+	State  weir.State `json:"state"`
+	Result any        `json:"result"`
+	Error  *string    `json:"error"`
 }
 
 // depInputs is the deps object of WEIR_INPUT: one member per dependency,
@@ -102,7 +102,7 @@ func (d depInputs) MarshalJSON() ([]byte, error) {
 
 // Register adds the shell task handler for each of queues to w. maxResult
 // bounds a command's standard output in bytes: the store's
-// engine.Limits.MaxResult (an attempt whose output, msgpack-encoded, is
+// weir.Limits.MaxResult (an attempt whose output, msgpack-encoded, is
 // over it fails). Call it before w.Run, like worker.Handle.
 func Register(w *worker.Worker, queues []string, maxResult int, opts ...Option) {
 	var o options

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
 	"github.com/weirflow/weir/internal/proctest"
 	"github.com/weirflow/weir/shell"
@@ -38,7 +38,7 @@ func TestWorkerProcess(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
 	w := worker.New(store, worker.Config{})
-	shell.Register(w, []string{"sh"}, engine.DefaultLimits().MaxResult)
+	shell.Register(w, []string{"sh"}, weir.DefaultLimits().MaxResult)
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func (j *JobInfo) addTaskSpecs(tasks []engine.TaskSpec, gate bool) error {
 
 // addTo gives completed outcome o the tasks the handler added, checked as
 // the store will check them first: a refused addition fails the attempt.
-func (j *JobInfo) addTo(o engine.Outcome, lim engine.Limits) engine.Outcome {
+func (j *JobInfo) addTo(o engine.Outcome, lim weir.Limits) engine.Outcome {
 	if j.dyn == nil {
 		return o
 	}

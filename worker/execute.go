@@ -151,7 +151,7 @@ func (e *panicError) Error() string { return e.msg }
 // attempt made, capped at MaxBackoff, plus jitter of up to a quarter of it
 // above (never below: the documented delay is the least a retry waits, and
 // the cap still holds); zero when no attempt remains.
-func (r *run) retryAfter(j *engine.Job) time.Duration {
+func (r *run) retryAfter(j *weir.Job) time.Duration {
 	// the attempts that count: lease expiries within the job's budget
 	// cost none (engine.JobSpec.MaxExpiries)
 	counted := j.Attempt - j.Expiries
@@ -161,7 +161,7 @@ func (r *run) retryAfter(j *engine.Job) time.Duration {
 	limit := r.cfg.Limits.MaxBackoff
 	d := j.Backoff
 	if d <= 0 {
-		d = engine.DefaultBackoff
+		d = weir.DefaultBackoff
 	}
 	for i := 1; i < counted && d < limit; i++ {
 		d *= 2

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -140,7 +141,7 @@ func (r *run) finishBatch(batch []finished) []engine.Claimed {
 			r.settled(f.c, p.Outcomes[i], res.Settled[i], time.Since(f.start))
 		}
 		claimed = res.Claimed
-	case errors.Is(err, engine.ErrInvalid):
+	case errors.Is(err, weir.ErrInvalid):
 		// An outcome was refused (a lower result limit than ours): store
 		// them one by one, so that only that one becomes a failure.
 		for _, f := range batch {
@@ -174,12 +175,12 @@ func (r *run) finishRetry(p *engine.FinishParams) (engine.FinishResult, error) {
 		res, err := r.store.Finish(r.loopCtx, *p)
 		if err == nil {
 			if len(res.Settled) != len(p.Outcomes) {
-				return res, fmt.Errorf("%w: %d settled for %d outcomes", engine.ErrProtocol, len(res.Settled), len(p.Outcomes))
+				return res, fmt.Errorf("%w: %d settled for %d outcomes", weir.ErrProtocol, len(res.Settled), len(p.Outcomes))
 			}
 			return res, nil
 		}
 		p.Claim = nil
-		if errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrProtocol) || time.Now().After(giveUp) {
+		if errors.Is(err, weir.ErrInvalid) || errors.Is(err, weir.ErrProtocol) || time.Now().After(giveUp) {
 			return res, err
 		}
 		r.log.Warn("weir: finish failed, retrying", "jobs", len(p.Outcomes), "error", err)
@@ -200,7 +201,7 @@ func (r *run) finishOne(f finished) {
 			r.settled(f.c, o, res.Settled[0], time.Since(f.start))
 			return
 		}
-		if errors.Is(err, engine.ErrInvalid) && o.Kind == engine.OutcomeCompleted {
+		if errors.Is(err, weir.ErrInvalid) && o.Kind == engine.OutcomeCompleted {
 			// The store refused the result (a lower limit than ours) or
 			// the tasks it adds (spec/states.md, Dynamic tasks).
 			what := "result"

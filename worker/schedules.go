@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -67,7 +68,7 @@ func (r *run) fireDue(ctx context.Context, sc engine.Scheduler) time.Duration {
 			continue
 		}
 		res, err := engine.FireDue(ctx, r.store, sc, s, now)
-		if errors.Is(err, engine.ErrNotFound) {
+		if errors.Is(err, weir.ErrNotFound) {
 			fired = true // removed meanwhile: read the schedules again
 			continue
 		}

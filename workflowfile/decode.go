@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"regexp"
 	"strconv"
@@ -29,12 +30,12 @@ const minFileNodes = 1 << 20
 
 // fileNodes bounds the values the decoder visits: a file that expands past
 // it (YAML aliases of aliases) is refused before it costs memory or time.
-func fileNodes(limits engine.Limits) int {
+func fileNodes(limits weir.Limits) int {
 	return max(minFileNodes, 16*limits.MaxTasks+2*limits.MaxEdges)
 }
 
 // decodeFile decodes data strictly as format.
-func decodeFile(path string, data []byte, format Format, limits engine.Limits) (fileWorkflow, error) {
+func decodeFile(path string, data []byte, format Format, limits weir.Limits) (fileWorkflow, error) {
 	d := &fileDecoder{path: path, json: format == FormatJSON, budget: fileNodes(limits), maxPayload: limits.MaxPayload}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fileWorkflow{}, &Error{File: path, Problem: "the file is empty"}

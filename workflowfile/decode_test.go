@@ -3,11 +3,10 @@ package workflowfile
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // The strict decoding of decode.go: each looseness a lenient decoder
@@ -115,7 +114,7 @@ func TestDecodeNamesTheTask(t *testing.T) {
 // merge keys still work.
 func TestDecodeJSONAndYAMLAgree(t *testing.T) {
 	t.Parallel()
-	limits := engine.DefaultLimits()
+	limits := weir.DefaultLimits()
 	j := `{"id":"w","fail_fast":true,"undo_on_cancel":false,"tasks":[
 		{"name":"a","run":"echo a","queue":"q","retries":2,"backoff":"250ms","timeout":"1m30s"},
 		{"name":"b","run":"echo b","after":["a"],"always":true,"undo":{"run":"echo u","queue":"u"}}]}`
@@ -172,7 +171,7 @@ func TestDecodeAliasBomb(t *testing.T) {
 		}
 		b.WriteString("]\n")
 	}
-	_, err := decodeFile("w", []byte(b.String()), FormatYAML, engine.DefaultLimits())
+	_, err := decodeFile("w", []byte(b.String()), FormatYAML, weir.DefaultLimits())
 	if err == nil || !strings.Contains(err.Error(), "too many values") {
 		t.Fatalf("an alias bomb: %v", err)
 	}

@@ -1,7 +1,7 @@
 package workflowfile
 
 // fileField is the file's name for a field that the engine's plan check
-// names in Go's terms (engine.Webhook.MaxAttempts, Plan.DeadlineIn,
+// names in Go's terms (weir.Webhook.MaxAttempts, Plan.DeadlineIn,
 // TaskSpec.SignalTimeout), so that an error names a field the file has.
 func fileField(engineField string) string {
 	switch engineField {

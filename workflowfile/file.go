@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -201,7 +202,7 @@ const (
 
 // Options are the settings of Parse. The zero value reads either syntax,
 // runs commands in the worker's working directory and checks against
-// engine.DefaultLimits.
+// weir.DefaultLimits.
 type Options struct {
 	// Format is the file's syntax; FormatAuto decides by name and content.
 	Format Format
@@ -211,16 +212,16 @@ type Options struct {
 	Dir string
 	// Limits are the store's limits the plan is checked against (tasks,
 	// edges, payload size, retries, backoff); zero means
-	// engine.DefaultLimits().
-	Limits engine.Limits
+	// weir.DefaultLimits().
+	Limits weir.Limits
 }
 
 // Load reads the workflow file at path and parses it as Parse does, with
 // its commands to run in the file's directory (made absolute), the syntax
 // decided by FormatAuto and limits as Options.Limits (zero:
-// engine.DefaultLimits()). A file that cannot be read, or is larger than
+// weir.DefaultLimits()). A file that cannot be read, or is larger than
 // MaxFileSize (ReadFile), is an *Error too.
-func Load(path string, limits engine.Limits) (*File, error) {
+func Load(path string, limits weir.Limits) (*File, error) {
 	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -261,8 +262,8 @@ func Parse(name string, data []byte, o Options) (*File, error) {
 // check.
 func parse(name string, data []byte, o Options, added bool) (*File, error) {
 	path, dir, limits, format := name, o.Dir, o.Limits, o.Format
-	if limits == (engine.Limits{}) {
-		limits = engine.DefaultLimits()
+	if limits == (weir.Limits{}) {
+		limits = weir.DefaultLimits()
 	}
 	if format == FormatAuto {
 		format = formatOf(name, data)
@@ -301,7 +302,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 		return nil, fail(-1, "", "deadline", "%v", err)
 	}
 	if h := f.Webhook; h != nil {
-		p.Webhook = &engine.Webhook{URL: h.URL, Secret: h.Secret, Queue: h.Queue, MaxAttempts: h.Attempts}
+		p.Webhook = &weir.Webhook{URL: h.URL, Secret: h.Secret, Queue: h.Queue, MaxAttempts: h.Attempts}
 		if p.Webhook.Backoff, err = parseDuration(h.Backoff, limits.MaxBackoff); err != nil {
 			return nil, fail(-1, "", "webhook.backoff", "%v", err)
 		}
@@ -474,7 +475,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 	// The engine's own check (limits on tasks and edges): map its error to
 	// the file's terms.
 	if err := engine.ValidatePlan(p, limits); err != nil {
-		var ve *engine.ValidationError
+		var ve *weir.ValidationError
 		if errors.As(err, &ve) {
 			i, ok := index[ve.Task]
 			if !ok {

@@ -2,6 +2,7 @@ package workflowfile
 
 import (
 	"encoding/json"
+	"github.com/weirflow/weir"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ tasks:
 	if err != nil || ul.Run != "./delete-upload.sh" {
 		t.Errorf("upload's undo payload %+v, %v", ul, err)
 	}
-	if err := engine.ValidatePlan(p, engine.DefaultLimits()); err != nil {
+	if err := engine.ValidatePlan(p, weir.DefaultLimits()); err != nil {
 		t.Error(err)
 	}
 

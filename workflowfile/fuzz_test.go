@@ -3,6 +3,7 @@ package workflowfile
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"name":"a","run":"x","retries":1e9}]}`), true)
 	f.Add([]byte(`{"tasks":[{"name":"a","queue":"q","payload":{"n":1.0,"s":"x","l":[true,null,-1.5e3,{"run":"y"}]},"priority":-3,"undo":{"payload":null}}]}`), true)
 	f.Add([]byte("tasks:\n  - {name: a, queue: q, payload: &p {b: [1, 2.5, .inf], a: ~}}\n  - {name: b, queue: q, payload: *p, after: [a]}\n"), false)
-	limits := engine.DefaultLimits()
+	limits := weir.DefaultLimits()
 	f.Fuzz(func(t *testing.T, data []byte, asJSON bool) {
 		if len(data) > maxFuzzFile {
 			t.Skip()

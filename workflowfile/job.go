@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -52,8 +53,8 @@ type fileUnique struct {
 // passes engine.ValidateJob with o's limits. o.Dir is not used.
 func ParseJob(name string, data []byte, o Options) (*Job, error) {
 	limits, format := o.Limits, o.Format
-	if limits == (engine.Limits{}) {
-		limits = engine.DefaultLimits()
+	if limits == (weir.Limits{}) {
+		limits = weir.DefaultLimits()
 	}
 	if format == FormatAuto {
 		format = formatOf(name, data)
@@ -122,7 +123,7 @@ func ParseJob(name string, data []byte, o Options) (*Job, error) {
 		j.Spec.RunAt = t
 	}
 	if err := engine.ValidateJob(j.Spec, limits); err != nil {
-		var ve *engine.ValidationError
+		var ve *weir.ValidationError
 		if errors.As(err, &ve) {
 			return nil, fail(ve.Field, "%s", ve.Problem)
 		}

@@ -1,6 +1,6 @@
 package workflowfile
 
-import "github.com/weirflow/weir/engine"
+import "github.com/weirflow/weir"
 
 // ProgressRecord is a job's or task's last progress report in the records
 // (spec/workflow-file.md): its percent, message and the store's time of
@@ -12,7 +12,7 @@ type ProgressRecord struct {
 }
 
 // NewProgressRecord returns p's record, nil (JSON null) for no progress.
-func NewProgressRecord(p *engine.Progress) *ProgressRecord {
+func NewProgressRecord(p *weir.Progress) *ProgressRecord {
 	if p == nil {
 		return nil
 	}

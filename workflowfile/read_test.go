@@ -2,12 +2,11 @@ package workflowfile
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // A file over MaxFileSize, and an endless one, are refused naming the file
@@ -41,11 +40,11 @@ func TestReadBounded(t *testing.T) {
 	for _, path := range []string{over, huge} {
 		_, err := ReadFile(path)
 		wantTooBig("ReadFile", err, path)
-		_, err = Load(path, engine.Limits{})
+		_, err = Load(path, weir.Limits{})
 		wantTooBig("Load", err, path)
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		_, err = Load("/dev/zero", engine.Limits{})
+		_, err = Load("/dev/zero", weir.Limits{})
 		wantTooBig("Load", err, "/dev/zero")
 	}
 	// A stream: no more than the limit and a byte is read.

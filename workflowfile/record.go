@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/weirflow/weir"
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/shell"
 )
 
@@ -109,7 +108,7 @@ func optTime(t time.Time) *Stamp {
 // NewRecord returns the record of a workflow snapshot. Results of
 // completed tasks are decoded by shell.DecodeResult (a shell task's is a
 // string).
-func NewRecord(w engine.Workflow) Record {
+func NewRecord(w weir.Workflow) Record {
 	r := Record{
 		ID: w.ID, State: string(w.State), Reason: optString(string(w.Reason)),
 		FailFast: w.FailFast, UndoOnCancel: w.UndoOnCancel, CancelRequested: w.CancelRequested,
@@ -130,7 +129,7 @@ func NewRecord(w engine.Workflow) Record {
 			After: after, Always: t.Always, OnFailure: t.OnFailure, Error: optString(t.Error), Signal: t.Signal,
 			Progress: NewProgressRecord(t.Progress), AddedBy: optString(t.AddedBy),
 		}
-		if t.State == engine.Completed {
+		if t.State == weir.Completed {
 			tr.Result = shell.DecodeResult(t.Result)
 		}
 		if t.Undo != nil {

@@ -2,11 +2,10 @@ package workflowfile
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // fileRetry is a task's or a job's retry policy as written: retries,
@@ -48,7 +47,7 @@ type retryPolicy struct {
 }
 
 // resolve checks r against limits; a problem names its field.
-func (r fileRetry) resolve(limits engine.Limits) (p retryPolicy, field string, err error) {
+func (r fileRetry) resolve(limits weir.Limits) (p retryPolicy, field string, err error) {
 	if r.Retries < 0 || r.Retries > limits.MaxAttempts-1 {
 		return p, "retries", fmt.Errorf("%d is outside [0, %d]", r.Retries, limits.MaxAttempts-1)
 	}
@@ -60,7 +59,7 @@ func (r fileRetry) resolve(limits engine.Limits) (p retryPolicy, field string, e
 		// in a file 0 means none; the engine's 0 is its default
 		p.maxExpiries = *x
 		if *x == 0 {
-			p.maxExpiries = engine.NoExpiries
+			p.maxExpiries = weir.NoExpiries
 		}
 	}
 	if p.backoff, err = parseDuration(r.Backoff, limits.MaxBackoff); err != nil {

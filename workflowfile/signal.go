@@ -2,6 +2,7 @@ package workflowfile
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -63,8 +64,8 @@ type Signal struct {
 // the field. o.Dir is not used.
 func ParseSignal(name string, data []byte, o Options) (*Signal, error) {
 	limits, format := o.Limits, o.Format
-	if limits == (engine.Limits{}) {
-		limits = engine.DefaultLimits()
+	if limits == (weir.Limits{}) {
+		limits = weir.DefaultLimits()
 	}
 	if format == FormatAuto {
 		format = formatOf(name, data)

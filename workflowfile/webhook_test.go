@@ -2,12 +2,11 @@ package workflowfile
 
 import (
 	"errors"
+	"github.com/weirflow/weir"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // webhook: its fields become the plan's Webhook; a bad URL, secret name,
@@ -15,7 +14,7 @@ import (
 // in the file (attempts, not the engine's max_attempts).
 func TestWebhookField(t *testing.T) {
 	f, err := Parse("f.yaml", []byte("webhook: {url: 'https://h.example/x', secret: billing, queue: hq, attempts: 3, backoff: 2s}\ntasks: [{name: a, run: x}]"), Options{})
-	want := engine.Webhook{URL: "https://h.example/x", Secret: "billing", Queue: "hq", MaxAttempts: 3, Backoff: 2 * time.Second}
+	want := weir.Webhook{URL: "https://h.example/x", Secret: "billing", Queue: "hq", MaxAttempts: 3, Backoff: 2 * time.Second}
 	if err != nil || f.Plan.Webhook == nil || *f.Plan.Webhook != want {
 		t.Fatalf("webhook: %+v, %v", f, err)
 	}

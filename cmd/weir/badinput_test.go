@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -145,111 +146,111 @@ func TestBadInputCatalogue(t *testing.T) {
 	big := strings.Repeat("x", limits.MaxPayload+1)
 	tooMany, tooManyFile := manyTasks(limits.MaxTasks + 1)
 	cases := []badCase{{
-		name: "bad task name", want: engine.ErrInvalid, field: "name",
+		name: "bad task name", want: weirpkg.ErrInvalid, field: "name",
 		goAPI: submitGo(engine.TaskSpec{Name: "bad name", Queue: "q"}),
 		file:  planFile("wf-new", `{"name":"bad name","run":"true"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "task name with a key separator", want: engine.ErrInvalid, field: "name",
+		name: "task name with a key separator", want: weirpkg.ErrInvalid, field: "name",
 		goAPI: submitGo(engine.TaskSpec{Name: "a:b{c}", Queue: "q"}),
 		file:  planFile("wf-new", `{"name":"a:b{c}","run":"true"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "cycle", want: engine.ErrInvalid, field: "after",
+		name: "cycle", want: weirpkg.ErrInvalid, field: "after",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", After: []string{"b"}}, engine.TaskSpec{Name: "b", Queue: "q", After: []string{"a"}}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","after":["b"]}`, `{"name":"b","run":"true","after":["a"]}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "self dependency", want: engine.ErrInvalid, field: "after",
+		name: "self dependency", want: weirpkg.ErrInvalid, field: "after",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", After: []string{"a"}}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","after":["a"]}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "unknown dependency", want: engine.ErrInvalid, field: "after",
+		name: "unknown dependency", want: weirpkg.ErrInvalid, field: "after",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", After: []string{"zz"}}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","after":["zz"]}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "duplicate task name", want: engine.ErrInvalid, field: "name",
+		name: "duplicate task name", want: weirpkg.ErrInvalid, field: "name",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q"}, engine.TaskSpec{Name: "a", Queue: "q"}),
 		file:  planFile("wf-new", `{"name":"a","run":"true"}`, `{"name":"a","run":"false"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "bad workflow ID", want: engine.ErrInvalid, field: "id",
+		name: "bad workflow ID", want: weirpkg.ErrInvalid, field: "id",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Submit(ctx, engine.SubmitParams{Plan: engine.Plan{ID: "x{y}:*", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}})
 			return err
 		},
 		file: planFile("x{y}:*", `{"name":"a","run":"true"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "existing ID with another plan", want: engine.ErrWorkflowExists, field: "id",
+		name: "existing ID with another plan", want: weirpkg.ErrWorkflowExists, field: "id",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Submit(ctx, engine.SubmitParams{Plan: engine.Plan{ID: "live", Tasks: []engine.TaskSpec{{Name: "b", Queue: "q"}}}})
 			return err
 		},
 		file: planFile("live", `{"name":"b","run":"true"}`), cliCode: 1, restStatus: 409, restCodes: []string{"WFEXISTS"},
 	}, {
-		name: "oversized payload", want: engine.ErrTooLarge, field: "payload",
+		name: "oversized payload", want: weirpkg.ErrTooLarge, field: "payload",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", Payload: []byte(big)}),
 	}, {
-		name: "oversized command", want: engine.ErrInvalid, field: "run",
+		name: "oversized command", want: weirpkg.ErrInvalid, field: "run",
 		goAPI: nil,
 		file:  planFile("wf-new", `{"name":"a","run":"`+big+`"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID", "TOOLARGE"},
 	}, {
-		name: "oversized workflow", want: engine.ErrTooLarge, field: "tasks",
+		name: "oversized workflow", want: weirpkg.ErrTooLarge, field: "tasks",
 		goAPI: submitGo(tooMany...),
 		file:  tooManyFile, cliCode: 2, restStatus: 400, restCodes: []string{"INVALID", "TOOLARGE"},
 	}, {
-		name: "oversized result", want: engine.ErrTooLarge, field: "result",
+		name: "oversized result", want: weirpkg.ErrTooLarge, field: "result",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: e.live.Job.ID, Token: e.live.Lease.Token,
 				Kind: engine.OutcomeCompleted, Result: make([]byte, limits.MaxResult+1)}}})
 			return err
 		},
 	}, {
-		name: "oversized batch", want: engine.ErrInvalid, field: "max",
+		name: "oversized batch", want: weirpkg.ErrInvalid, field: "max",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: limits.MaxBatch + 1, Lease: time.Second})
 			return err
 		},
 	}, {
-		name: "fractional backoff", want: engine.ErrInvalid, field: "backoff",
+		name: "fractional backoff", want: weirpkg.ErrInvalid, field: "backoff",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", Backoff: 1500 * time.Microsecond}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","backoff":"1.5ms"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "negative timeout", want: engine.ErrInvalid, field: "timeout",
+		name: "negative timeout", want: weirpkg.ErrInvalid, field: "timeout",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", Timeout: -time.Second}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","timeout":"-1s"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "backoff over the cap", want: engine.ErrInvalid, field: "backoff",
+		name: "backoff over the cap", want: weirpkg.ErrInvalid, field: "backoff",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "q", Backoff: 2 * time.Hour}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","backoff":"2h"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
 		name: "not a duration", want: nil, field: "timeout",
 		file: planFile("wf-new", `{"name":"a","run":"true","timeout":"soon"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "bad lease", want: engine.ErrInvalid, field: "lease",
+		name: "bad lease", want: weirpkg.ErrInvalid, field: "lease",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: 1500 * time.Microsecond})
 			return err
 		},
 	}, {
-		name: "bad queue name in a task", want: engine.ErrInvalid, field: "queue",
+		name: "bad queue name in a task", want: weirpkg.ErrInvalid, field: "queue",
 		goAPI: submitGo(engine.TaskSpec{Name: "a", Queue: "bad queue"}),
 		file:  planFile("wf-new", `{"name":"a","run":"true","queue":"bad queue"}`), cliCode: 2, restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "bad queue name to pause", want: engine.ErrInvalid, field: "queue",
+		name: "bad queue name to pause", want: weirpkg.ErrInvalid, field: "queue",
 		goAPI: func(ctx context.Context, e *badEnv) error { return e.store.PauseQueue(ctx, "q:*") },
 		cli:   []string{"pause", "q:*"}, cliCode: 2,
 		restMethod: "POST", restPath: "/v1/queues/q:*/pause", restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "bad queue name to enqueue", want: engine.ErrInvalid, field: "queue",
+		name: "bad queue name to enqueue", want: weirpkg.ErrInvalid, field: "queue",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "j1", Queue: "{q}"}})
 			return err
 		},
 	}, {
-		name: "bad job ID to enqueue", want: engine.ErrInvalid, field: "id",
+		name: "bad job ID to enqueue", want: weirpkg.ErrInvalid, field: "id",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "live/a", Queue: "q"}})
 			return err
 		},
 	}, {
-		name: "stale lease token", want: engine.ErrLeaseLost, field: "",
+		name: "stale lease token", want: weirpkg.ErrLeaseLost, field: "",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			res, err := e.store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: e.live.Job.ID, Token: e.live.Lease.Token + "x", Kind: engine.OutcomeCompleted}}})
 			if err != nil {
@@ -258,7 +259,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return res.Settled[0].Err
 		},
 	}, {
-		name: "lease token of an ended job", want: engine.ErrLeaseLost, field: "",
+		name: "lease token of an ended job", want: weirpkg.ErrLeaseLost, field: "",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			res, err := e.store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "done/a", Token: "t", Kind: engine.OutcomeFailed}}})
 			if err != nil {
@@ -267,12 +268,12 @@ func TestBadInputCatalogue(t *testing.T) {
 			return res.Settled[0].Err
 		},
 	}, {
-		name: "unknown workflow", want: engine.ErrNotFound, field: "not found",
+		name: "unknown workflow", want: weirpkg.ErrNotFound, field: "not found",
 		goAPI: func(ctx context.Context, e *badEnv) error { _, err := e.store.GetWorkflow(ctx, "nope"); return err },
 		cli:   []string{"status", "nope"}, cliCode: 1,
 		restMethod: "GET", restPath: "/v1/workflows/nope", restStatus: 404, restCodes: []string{"NOTFOUND"},
 	}, {
-		name: "cancel an unknown workflow", want: engine.ErrNotFound, field: "not found",
+		name: "cancel an unknown workflow", want: weirpkg.ErrNotFound, field: "not found",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.CancelWorkflow(ctx, engine.CancelWorkflowParams{ID: "nope"})
 			return err
@@ -280,11 +281,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		cli: []string{"cancel", "nope"}, cliCode: 1,
 		restMethod: "POST", restPath: "/v1/workflows/nope/cancel", restStatus: 404, restCodes: []string{"NOTFOUND"},
 	}, {
-		name: "unknown job", want: engine.ErrNotFound, field: "not found",
+		name: "unknown job", want: weirpkg.ErrNotFound, field: "not found",
 		goAPI:      func(ctx context.Context, e *badEnv) error { _, err := e.store.GetJob(ctx, "live/zz"); return err },
 		restMethod: "GET", restPath: "/v1/jobs/live/zz", restStatus: 404, restCodes: []string{"NOTFOUND"},
 	}, {
-		name: "cancel an ended workflow", want: engine.ErrWorkflowEnded, field: "ended",
+		name: "cancel an ended workflow", want: weirpkg.ErrWorkflowEnded, field: "ended",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.CancelWorkflow(ctx, engine.CancelWorkflowParams{ID: "done"})
 			return err
@@ -292,22 +293,22 @@ func TestBadInputCatalogue(t *testing.T) {
 		cli: []string{"cancel", "done"}, cliCode: 1,
 		restMethod: "POST", restPath: "/v1/workflows/done/cancel", restStatus: 409, restCodes: []string{"WFENDED"},
 	}, {
-		name: "cancel an ended job", want: engine.ErrJobEnded, field: "ended",
+		name: "cancel an ended job", want: weirpkg.ErrJobEnded, field: "ended",
 		goAPI: func(ctx context.Context, e *badEnv) error {
 			_, err := e.store.CancelJob(ctx, engine.CancelJobParams{ID: "done/a"})
 			return err
 		},
 	}, {
-		name: "bad list limit", want: engine.ErrInvalid, field: "limit",
+		name: "bad list limit", want: weirpkg.ErrInvalid, field: "limit",
 		goAPI: func(ctx context.Context, e *badEnv) error {
-			_, err := e.store.ListWorkflows(ctx, engine.ListParams{Limit: 5000})
+			_, err := e.store.ListWorkflows(ctx, weirpkg.ListParams{Limit: 5000})
 			return err
 		},
 		restMethod: "GET", restPath: "/v1/workflows?limit=5000", restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
-		name: "bad list state", want: engine.ErrInvalid, field: "state",
+		name: "bad list state", want: weirpkg.ErrInvalid, field: "state",
 		goAPI: func(ctx context.Context, e *badEnv) error {
-			_, err := e.store.ListWorkflows(ctx, engine.ListParams{State: "bogus"})
+			_, err := e.store.ListWorkflows(ctx, weirpkg.ListParams{State: "bogus"})
 			return err
 		},
 		cli: []string{"ls", "--state", "bogus"}, cliCode: 2,
@@ -326,10 +327,10 @@ func TestBadInputCatalogue(t *testing.T) {
 			}
 			if c.goAPI != nil {
 				err := c.goAPI(ctx, e)
-				if !errors.Is(err, c.want) || engine.Sentinel(err) == nil {
+				if !errors.Is(err, c.want) || weirpkg.Sentinel(err) == nil {
 					t.Errorf("Go API: %v, want %v", err, c.want)
 				}
-				var ve *engine.ValidationError
+				var ve *weirpkg.ValidationError
 				if errors.As(err, &ve) && ve.Field != c.field {
 					t.Errorf("Go API: field %q, want %q (%v)", ve.Field, c.field, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			}
 			res, err := s.Enqueue(ctx, engine.EnqueueParams{Job: j.Spec, TraceParent: envTraceParent()})
 			if err != nil {
-				if errors.Is(err, engine.ErrJobExists) {
+				if errors.Is(err, weirpkg.ErrJobExists) {
 					return command.Fail(fmt.Errorf("%s: a job %q exists with a different queue, payload or options", name, j.Spec.ID))
 				}
 				return storeErr(name, err)

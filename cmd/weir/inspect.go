@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,7 +25,7 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 		Short: "List a queue's jobs in one state: ready, delayed, running, failed (dead letters), cancelled, completed",
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			p := engine.ListJobsParams{Queue: args[0], State: engine.JobList(state), Limit: limit, Cursor: cursor}
+			p := weirpkg.ListJobsParams{Queue: args[0], State: weirpkg.JobList(state), Limit: limit, Cursor: cursor}
 			page, err := s.ListJobs(ctx, p)
 			if err != nil {
 				return storeErr("jobs of "+args[0], err)
@@ -52,12 +53,12 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 
 // jobTime is the time that matters for a job in its list: when it ended,
 // when it is due, or when its lease ends.
-func jobTime(j engine.Job) string {
+func jobTime(j weirpkg.Job) string {
 	t := j.EndedAt
 	switch {
-	case j.State == engine.Running && j.Lease != nil:
+	case j.State == weirpkg.Running && j.Lease != nil:
 		t = j.Lease.Deadline
-	case j.State == engine.Queued:
+	case j.State == weirpkg.Queued:
 		t = j.RunAt
 	}
 	if t.IsZero() {
@@ -68,7 +69,7 @@ func jobTime(j engine.Job) string {
 
 // progressCell is a job's last progress report on its table row, "-"
 // for none.
-func progressCell(p *engine.Progress) string {
+func progressCell(p *weirpkg.Progress) string {
 	if p == nil {
 		return "-"
 	}
@@ -91,13 +92,13 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.CancelJob(ctx, engine.CancelJobParams{ID: args[0]})
 			if err != nil {
-				if errors.Is(err, engine.ErrJobEnded) {
+				if errors.Is(err, weirpkg.ErrJobEnded) {
 					return command.Fail(fmt.Errorf("job %s has already ended (%s)", args[0], r.State))
 				}
 				return storeErr("job "+args[0], err)
 			}
 			out := c.OutOrStdout()
-			if r.State == engine.Running {
+			if r.State == weirpkg.Running {
 				fmt.Fprintf(out, "job %s running: told to stop\n", args[0])
 			} else {
 				fmt.Fprintf(out, "job %s %s\n", args[0], r.State)
@@ -148,7 +149,7 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 			}
 			r, err := s.RetryJob(ctx, p)
 			if err != nil {
-				if errors.Is(err, engine.ErrJobNotRetryable) {
+				if errors.Is(err, weirpkg.ErrJobNotRetryable) {
 					return command.Fail(fmt.Errorf("job %s cannot be retried (%s): only a plain job that ended failed or cancelled can", args[0], r.State))
 				}
 				return storeErr("job "+args[0], err)
@@ -173,7 +174,7 @@ func newRerunCmd(g *globalFlags) *cobra.Command {
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.RerunWorkflow(ctx, engine.RerunWorkflowParams{ID: args[0]})
 			if err != nil {
-				if errors.Is(err, engine.ErrNotRerunnable) {
+				if errors.Is(err, weirpkg.ErrNotRerunnable) {
 					return command.Fail(fmt.Errorf("workflow %s cannot be re-run (%s): only an ended workflow with a failed or cancelled task, not compensated, can", args[0], r.WorkflowState))
 				}
 				return storeErr("workflow "+args[0], err)
@@ -213,7 +214,7 @@ func newDeleteCmd(g *globalFlags, workflow bool) *cobra.Command {
 				f = s.DeleteWorkflow
 			}
 			if err := f(ctx, args[0]); err != nil {
-				if errors.Is(err, engine.ErrNotEnded) {
+				if errors.Is(err, weirpkg.ErrNotEnded) {
 					return command.Fail(fmt.Errorf("%s %s has not ended: cancel it first, or wait", what, args[0]))
 				}
 				return storeErr(what+" "+args[0], err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func parseRate(queue, v string) (engine.RateLimitQueueParams, error) {
 }
 
 // rateColumn renders a queue's rate limit for weir queues: N/PERIOD, or -.
-func rateColumn(q engine.QueueInfo) string {
+func rateColumn(q weirpkg.QueueInfo) string {
 	if q.RateLimit == 0 {
 		return "-"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"slices"
 	"strconv"
@@ -35,9 +36,9 @@ func withStore(g *globalFlags, f func(ctx context.Context, s engine.Store, c *co
 // are the caller's mistake (status 1 with a plain message).
 func storeErr(what string, err error) error {
 	switch {
-	case errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, weirpkg.ErrNotFound):
 		return command.Fail(fmt.Errorf("%s: not found", what))
-	case errors.Is(err, engine.ErrInvalid):
+	case errors.Is(err, weirpkg.ErrInvalid):
 		return command.Usage(fmt.Errorf("%s: %w", what, err))
 	}
 	return command.Fail(fmt.Errorf("%s: %w", what, err))
@@ -85,7 +86,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
-func show(out io.Writer, w engine.Workflow, asJSON bool) error {
+func show(out io.Writer, w weirpkg.Workflow, asJSON bool) error {
 	if asJSON {
 		return printJSON(out, workflowfile.NewRecord(w))
 	}
@@ -107,7 +108,7 @@ func newWaitCmd(g *globalFlags) *cobra.Command {
 			if err := show(c.OutOrStdout(), w, asJSON); err != nil {
 				return command.Fail(err)
 			}
-			if w.State != engine.WorkflowCompleted {
+			if w.State != weirpkg.WorkflowCompleted {
 				return command.Fail(command.ErrQuiet)
 			}
 			return nil
@@ -131,7 +132,7 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 			}
 			r, err := s.CancelWorkflow(ctx, p)
 			if err != nil {
-				if errors.Is(err, engine.ErrWorkflowEnded) {
+				if errors.Is(err, weirpkg.ErrWorkflowEnded) {
 					return command.Fail(fmt.Errorf("workflow %s has already ended", args[0]))
 				}
 				return storeErr("workflow "+args[0], err)
@@ -152,8 +153,8 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 		Short: "List workflows, newest first",
 		Args:  exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			var all []engine.Workflow
-			p := engine.ListParams{State: engine.WorkflowState(state), Limit: 1000}
+			var all []weirpkg.Workflow
+			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: 1000}
 			for {
 				page, err := s.ListWorkflows(ctx, p)
 				if err != nil {
@@ -372,7 +373,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	}
 	c.Flags().StringVar(&queues, "queues", workflowfile.DefaultQueue, "comma-separated queues to run tasks from")
 	c.Flags().IntVar(&concurrency, "concurrency", 8, "commands run at once")
-	c.Flags().StringVar(&webhooks, "webhooks", engine.WebhookQueue, "deliver workflow webhooks from this queue, signed with WEIR_WEBHOOK_SECRET_<NAME> from the environment (\"\": none)")
+	c.Flags().StringVar(&webhooks, "webhooks", weirpkg.WebhookQueue, "deliver workflow webhooks from this queue, signed with WEIR_WEBHOOK_SECRET_<NAME> from the environment (\"\": none)")
 	c.Flags().DurationVar(&timing.lease, "lease", defaultLease, "how long a claimed job stays leased without a heartbeat: a dead worker's jobs run again elsewhere after it; default $WEIR_LEASE, else 30s")
 	c.Flags().DurationVar(&timing.grace, "grace", defaultGrace, "on SIGINT/SIGTERM, how long running commands get to finish before they are killed and their jobs handed back (0: at once); default $WEIR_GRACE, else 5s")
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")

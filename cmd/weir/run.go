@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"log/slog"
 	"os"
@@ -60,7 +61,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 
 func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, asJSON bool, stdout, stderr io.Writer) error {
 	// Validate before starting anything: a bad file is status 2 at once.
-	if lf, err := workflowfile.Load(path, engine.DefaultLimits()); err != nil {
+	if lf, err := workflowfile.Load(path, weirpkg.DefaultLimits()); err != nil {
 		return command.Usage(err)
 	} else if len(lf.GoQueues) > 0 {
 		// Its shell workers would take those jobs for commands.
@@ -107,7 +108,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 
 	// An open signal task shows how another terminal signals it.
 	signal := signalCommand(lf.Plan.ID, cn.url, g.namespace)
-	var progress func(engine.Workflow)
+	var progress func(weirpkg.Workflow)
 	switch {
 	case asJSON:
 		progress = newSignalPrinter(stderr, signal)
@@ -117,7 +118,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	default:
 		fmt.Fprintf(stdout, "workflow %s: %d tasks from %s\n", lf.Plan.ID, len(lf.Plan.Tasks), path)
 		lines, hints := newProgress(stdout), newSignalPrinter(stdout, signal)
-		progress = func(w engine.Workflow) { lines(w); hints(w) }
+		progress = func(w weirpkg.Workflow) { lines(w); hints(w) }
 	}
 	final, err := follow(ctx, cn.store, lf.Plan.ID, progress, nudge)
 	if err != nil {
@@ -146,7 +147,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 			fmt.Fprintf(out, "webhook: the delivery %s is left to the workers of queue %s (weir worker delivers it)\n", h.Job, h.Queue)
 		}
 	}
-	if final.State != engine.WorkflowCompleted {
+	if final.State != weirpkg.WorkflowCompleted {
 		return command.Fail(command.ErrQuiet)
 	}
 	return nil
@@ -157,11 +158,11 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
 	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: envTraceParent()})
 	if err != nil {
-		var ve *engine.ValidationError
+		var ve *weirpkg.ValidationError
 		switch {
 		case errors.As(err, &ve):
 			return false, command.Usage(&workflowfile.Error{File: lf.Name, Task: taskWhere(ve.Task), Field: ve.Field, Problem: ve.Problem})
-		case errors.Is(err, engine.ErrWorkflowExists):
+		case errors.Is(err, weirpkg.ErrWorkflowExists):
 			return false, command.Fail(fmt.Errorf("%s: field id: a workflow %q exists with a different plan", lf.Name, lf.Plan.ID))
 		}
 		return false, command.Fail(fmt.Errorf("submit %s: %w", lf.Name, err))
@@ -179,7 +180,7 @@ func taskWhere(name string) string {
 // newShellWorker returns a worker of shell tasks for queues; each of
 // adjust, when given, changes its configuration first (weir worker's
 // lease).
-func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool, adjust ...func(*worker.Config)) *worker.Worker {
+func newShellWorker(s engine.Store, limits weirpkg.Limits, queues []string, concurrency int, stderr io.Writer, observer worker.Observer, schedules bool, adjust ...func(*worker.Config)) *worker.Worker {
 	cfg := worker.Config{
 		Schedules:       schedules,
 		Observer:        observer,
@@ -203,9 +204,9 @@ func newShellWorker(s engine.Store, limits engine.Limits, queues []string, concu
 // follow waits for the workflow to end, calling progress (when not nil)
 // with each snapshot read while it runs (every pollInterval, and at once
 // after each receive on nudge), and returns the final snapshot.
-func follow(ctx context.Context, s engine.Store, id string, progress func(engine.Workflow), nudge <-chan struct{}) (engine.Workflow, error) {
+func follow(ctx context.Context, s engine.Store, id string, progress func(weirpkg.Workflow), nudge <-chan struct{}) (weirpkg.Workflow, error) {
 	type res struct {
-		w   engine.Workflow
+		w   weirpkg.Workflow
 		err error
 	}
 	done := make(chan res, 1)
@@ -215,7 +216,7 @@ func follow(ctx context.Context, s engine.Store, id string, progress func(engine
 	}()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
-	var last engine.Workflow
+	var last weirpkg.Workflow
 	for {
 		select {
 		case r := <-done:
@@ -243,9 +244,9 @@ func follow(ctx context.Context, s engine.Store, id string, progress func(engine
 // The Redis store's await notices a cancelled context only at its next
 // refresh (up to a minute later); its goroutine then ends by itself, or
 // when the client is closed.
-func awaitWorkflow(ctx context.Context, s engine.Store, id string) (engine.Workflow, error) {
+func awaitWorkflow(ctx context.Context, s engine.Store, id string) (weirpkg.Workflow, error) {
 	type res struct {
-		w   engine.Workflow
+		w   weirpkg.Workflow
 		err error
 	}
 	done := make(chan res, 1)
@@ -257,25 +258,25 @@ func awaitWorkflow(ctx context.Context, s engine.Store, id string) (engine.Workf
 	case r := <-done:
 		return r.w, r.err
 	case <-ctx.Done():
-		return engine.Workflow{}, ctx.Err()
+		return weirpkg.Workflow{}, ctx.Err()
 	}
 }
 
 // newProgress returns a function that prints one line per change of a
 // task's (or its undo's) state or attempt, and of the workflow's state.
-func newProgress(out io.Writer) func(engine.Workflow) {
+func newProgress(out io.Writer) func(weirpkg.Workflow) {
 	start := time.Now()
 	type key struct {
 		task string
 		undo bool
 	}
 	type seen struct {
-		state   engine.State
+		state   weirpkg.State
 		attempt int
 	}
 	tasks := map[key]seen{}
-	var wfState engine.WorkflowState
-	return func(w engine.Workflow) {
+	var wfState weirpkg.WorkflowState
+	return func(w weirpkg.Workflow) {
 		stamp := fmt.Sprintf("%6.1fs", time.Since(start).Seconds())
 		for _, t := range w.Tasks {
 			k := key{t.Name, false}
@@ -315,10 +316,10 @@ func isTerminal(w io.Writer) bool {
 // for the workflow) on screen, rewritten in place with ANSI cursor
 // movement whenever one changes; then, when signal is not nil, a line per
 // open signal task with the command that signals it (signal's).
-func newLiveProgress(out io.Writer, signal func(task string) string) func(engine.Workflow) {
+func newLiveProgress(out io.Writer, signal func(task string) string) func(weirpkg.Workflow) {
 	start := time.Now()
 	var shown []string
-	return func(w engine.Workflow) {
+	return func(w weirpkg.Workflow) {
 		lines := append(liveLines(w, time.Since(start)), signalLines(w, signal)...)
 		var b strings.Builder
 		if len(shown) > 0 {
@@ -337,17 +338,17 @@ func newLiveProgress(out io.Writer, signal func(task string) string) func(engine
 
 // liveLines renders the live block: one line per task, then the workflow's
 // line.
-func liveLines(w engine.Workflow, elapsed time.Duration) []string {
+func liveLines(w weirpkg.Workflow, elapsed time.Duration) []string {
 	width := 4
 	for _, t := range w.Tasks {
 		width = max(width, len(t.Name))
 	}
 	lines := make([]string, 0, len(w.Tasks)+1)
-	counts := map[engine.State]int{}
+	counts := map[weirpkg.State]int{}
 	for _, t := range w.Tasks {
 		counts[t.State]++
 		l := fmt.Sprintf("  %-*s  %-9s%s", width, t.Name, t.State, attemptNote(t.State, t.Attempt, t.Error))
-		if t.Progress != nil && t.State == engine.Running {
+		if t.Progress != nil && t.State == weirpkg.Running {
 			l += "  " + progressText(t.Progress)
 		}
 		if t.Undo != nil && t.Undo.State != "" {
@@ -355,7 +356,7 @@ func liveLines(w engine.Workflow, elapsed time.Duration) []string {
 		}
 		lines = append(lines, truncate(l, 160))
 	}
-	lines = append(lines, fmt.Sprintf("workflow %s  %d/%d completed  %.1fs", w.State, counts[engine.Completed], len(w.Tasks), elapsed.Seconds()))
+	lines = append(lines, fmt.Sprintf("workflow %s  %d/%d completed  %.1fs", w.State, counts[weirpkg.Completed], len(w.Tasks), elapsed.Seconds()))
 	return lines
 }
 
@@ -366,12 +367,12 @@ func truncate(s string, n int) string {
 	return s[:n-3] + "..."
 }
 
-func attemptNote(s engine.State, attempt int, errText string) string {
+func attemptNote(s weirpkg.State, attempt int, errText string) string {
 	var b strings.Builder
-	if attempt > 0 && s != engine.Waiting && s != engine.Pending {
+	if attempt > 0 && s != weirpkg.Waiting && s != weirpkg.Pending {
 		fmt.Fprintf(&b, " (attempt %d)", attempt)
 	}
-	if errText != "" && (s == engine.Queued || s.Ended()) {
+	if errText != "" && (s == weirpkg.Queued || s.Ended()) {
 		fmt.Fprintf(&b, ": %s", oneLine(errText))
 	}
 	return b.String()
@@ -388,7 +389,7 @@ func oneLine(s string) string {
 }
 
 // printSummary prints the workflow's end and one line per task.
-func printSummary(out io.Writer, w engine.Workflow) {
+func printSummary(out io.Writer, w weirpkg.Workflow) {
 	took := ""
 	if !w.EndedAt.IsZero() && !w.CreatedAt.IsZero() {
 		took = " in " + w.EndedAt.Sub(w.CreatedAt).Round(time.Millisecond).String()
@@ -422,7 +423,7 @@ func printSummary(out io.Writer, w engine.Workflow) {
 		switch {
 		case t.Error != "":
 			detail = oneLine(t.Error)
-		case t.State == engine.Completed:
+		case t.State == weirpkg.Completed:
 			if s, ok := shell.DecodeResult(t.Result).(string); ok {
 				detail = "result: " + quoteShort(s)
 			}
@@ -443,7 +444,7 @@ func printSummary(out io.Writer, w engine.Workflow) {
 }
 
 // progressText is a progress report as status shows it: "40% step 2 of 5".
-func progressText(p *engine.Progress) string {
+func progressText(p *weirpkg.Progress) string {
 	return strings.TrimSpace(strconv.FormatFloat(p.Percent, 'f', -1, 64) + "% " + oneLine(p.Message))
 }
 

@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"strings"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // signalCommand returns, for weir run, the command another terminal runs
@@ -30,13 +29,13 @@ func signalCommand(id, url, ns string) func(task string) string {
 
 // signalLines returns one line per open signal task of w: how to signal
 // it (command gives the command).
-func signalLines(w engine.Workflow, command func(task string) string) []string {
+func signalLines(w weirpkg.Workflow, command func(task string) string) []string {
 	if command == nil {
 		return nil
 	}
 	var lines []string
 	for _, t := range w.Tasks {
-		if t.State == engine.Open {
+		if t.State == weirpkg.Open {
 			lines = append(lines, fmt.Sprintf("signal %s: %s", t.Name, command(t.Name)))
 		}
 	}
@@ -45,9 +44,9 @@ func signalLines(w engine.Workflow, command func(task string) string) []string {
 
 // newSignalPrinter returns a function that prints to out, once per task,
 // how to signal each task of the workflow that is open.
-func newSignalPrinter(out io.Writer, command func(task string) string) func(engine.Workflow) {
+func newSignalPrinter(out io.Writer, command func(task string) string) func(weirpkg.Workflow) {
 	shown := map[string]bool{}
-	return func(w engine.Workflow) {
+	return func(w weirpkg.Workflow) {
 		for _, l := range signalLines(w, command) {
 			if !shown[l] {
 				shown[l] = true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"os"
 	"slices"
@@ -29,10 +30,10 @@ func runWebhook(w *worker.Worker, lf *workflowfile.File, embedded bool) (bool, e
 	if h == nil || !embedded {
 		return false, nil
 	}
-	q := cmp.Or(h.Queue, engine.WebhookQueue)
+	q := cmp.Or(h.Queue, weirpkg.WebhookQueue)
 	if slices.Contains(lf.Queues, q) {
 		return false, command.Usage(&workflowfile.Error{File: lf.Name, Field: "webhook.queue",
-			Problem: fmt.Sprintf("%q is a queue of the file's tasks too: weir run delivers the webhook itself, from a queue of its own (leave webhook.queue out for %s)", q, engine.WebhookQueue)})
+			Problem: fmt.Sprintf("%q is a queue of the file's tasks too: weir run delivers the webhook itself, from a queue of its own (leave webhook.queue out for %s)", q, weirpkg.WebhookQueue)})
 	}
 	if h.Secret != "" && os.Getenv(SecretEnv(h.Secret)) == "" {
 		return false, command.Usage(&workflowfile.Error{File: lf.Name, Field: "webhook.secret",
@@ -49,21 +50,21 @@ func runWebhook(w *worker.Worker, lf *workflowfile.File, embedded bool) (bool, e
 // delivery every pollInterval: an attempt retried sooner may pass unseen)
 // and the end; a delivery that gave up is also a warning on stderr. It is an error only
 // when ctx ends first (weir run was interrupted) or the store fails.
-func awaitDelivery(ctx context.Context, s engine.Store, h *engine.WebhookStatus, out, stderr io.Writer) error {
+func awaitDelivery(ctx context.Context, s engine.Store, h *weirpkg.WebhookStatus, out, stderr io.Writer) error {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	reported := 0 // the last attempt whose failure was printed
 	for {
 		j, err := s.GetJob(ctx, h.Job)
 		switch {
-		case errors.Is(err, engine.ErrNotFound) && ctx.Err() == nil:
+		case errors.Is(err, weirpkg.ErrNotFound) && ctx.Err() == nil:
 			// not written yet: the workflow's end writes it
 		case err != nil:
 			if ctx.Err() != nil {
 				return command.Fail(fmt.Errorf("interrupted: the webhook delivery %s to %s has not ended", h.Job, h.URL))
 			}
 			return command.Fail(fmt.Errorf("webhook delivery %s: %w", h.Job, err))
-		case j.State == engine.Completed:
+		case j.State == weirpkg.Completed:
 			fmt.Fprintf(out, "webhook delivered to %s (attempt %d of %d)\n", h.URL, j.Attempt, j.MaxAttempts)
 			return nil
 		case j.State.Ended():
@@ -71,7 +72,7 @@ func awaitDelivery(ctx context.Context, s engine.Store, h *engine.WebhookStatus,
 			fmt.Fprintf(stderr, "weir: warning: the webhook delivery %s to %s %s after %d attempts: %s\n",
 				h.Job, h.URL, j.State, j.Attempt, oneLine(j.Error))
 			return nil
-		case j.State == engine.Queued && j.Error != "" && j.Attempt > reported:
+		case j.State == weirpkg.Queued && j.Error != "" && j.Attempt > reported:
 			// an attempt failed; the next waits for its backoff
 			reported = j.Attempt
 			fmt.Fprintf(out, "webhook to %s: attempt %d of %d failed: %s; retrying\n", h.URL, j.Attempt, j.MaxAttempts, oneLine(j.Error))

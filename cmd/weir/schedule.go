@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"text/tabwriter"
 	"time"
@@ -52,7 +53,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
-			p.Missed, p.Overlap = engine.MissedPolicy(missed), engine.OverlapPolicy(overlap)
+			p.Missed, p.Overlap = weirpkg.MissedPolicy(missed), weirpkg.OverlapPolicy(overlap)
 			if c.Flags().Changed("every") && p.Every == 0 {
 				// the spec's zero Every means none: say what is wrong here
 				return command.Usage(fmt.Errorf("--every %v is no interval: give whole seconds, at least 1s", p.Every))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 
 	"github.com/spf13/cobra"
 
@@ -50,9 +51,9 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 			what := "task " + args[1] + " of workflow " + args[0]
 			r, err := sg.Signal(ctx, engine.SignalParams{Workflow: args[0], Task: args[1], Kind: sig.Kind, Value: sig.Value, Reason: sig.Reason})
 			switch {
-			case errors.Is(err, engine.ErrNotOpen):
+			case errors.Is(err, weirpkg.ErrNotOpen):
 				return command.Fail(fmt.Errorf("%s is not open yet: its dependencies have not all ended", what))
-			case errors.Is(err, engine.ErrSignalled):
+			case errors.Is(err, weirpkg.ErrSignalled):
 				return command.Fail(fmt.Errorf("%s has ended otherwise (%w)", what, err))
 			case err != nil:
 				return storeErr(what, err)

@@ -2,21 +2,20 @@ package main
 
 import (
 	"bytes"
+	weirpkg "github.com/weirflow/weir"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weirflow/weir/engine"
 )
 
 // The live view rewrites its block in place.
 func TestLiveProgress(t *testing.T) {
 	var buf bytes.Buffer
 	show := newLiveProgress(&buf, nil)
-	w := engine.Workflow{ID: "x", State: engine.WorkflowRunning, Tasks: []engine.Task{
-		{Name: "a", State: engine.Running, Attempt: 1},
-		{Name: "bb", State: engine.Waiting},
+	w := weirpkg.Workflow{ID: "x", State: weirpkg.WorkflowRunning, Tasks: []weirpkg.Task{
+		{Name: "a", State: weirpkg.Running, Attempt: 1},
+		{Name: "bb", State: weirpkg.Waiting},
 	}}
 	show(w)
 	first := buf.String()
@@ -27,7 +26,7 @@ func TestLiveProgress(t *testing.T) {
 		t.Errorf("first render %q", first)
 	}
 	buf.Reset()
-	w.Tasks[0].State, w.Tasks[1].State, w.State = engine.Completed, engine.Failed, engine.WorkflowFailed
+	w.Tasks[0].State, w.Tasks[1].State, w.State = weirpkg.Completed, weirpkg.Failed, weirpkg.WorkflowFailed
 	w.Tasks[1].Attempt, w.Tasks[1].Error = 1, "exit status 1: x\nlast line"
 	show(w)
 	second := buf.String()
@@ -40,9 +39,9 @@ func TestLiveProgress(t *testing.T) {
 // status shows a running task's last progress report in its DETAIL column.
 func TestSummaryShowsProgress(t *testing.T) {
 	var buf bytes.Buffer
-	printSummary(&buf, engine.Workflow{ID: "x", State: engine.WorkflowRunning, Tasks: []engine.Task{
-		{Name: "a", State: engine.Running, Attempt: 2, Progress: &engine.Progress{Percent: 37.5, Message: "chunk 3 of 8"}},
-		{Name: "b", State: engine.Completed, Attempt: 1, Progress: &engine.Progress{Percent: 100, Message: "done"}},
+	printSummary(&buf, weirpkg.Workflow{ID: "x", State: weirpkg.WorkflowRunning, Tasks: []weirpkg.Task{
+		{Name: "a", State: weirpkg.Running, Attempt: 2, Progress: &weirpkg.Progress{Percent: 37.5, Message: "chunk 3 of 8"}},
+		{Name: "b", State: weirpkg.Completed, Attempt: 1, Progress: &weirpkg.Progress{Percent: 100, Message: "done"}},
 	}})
 	out := buf.String()
 	if !regexp.MustCompile(`(?m)^  a +running +2 +- +37\.5% chunk 3 of 8$`).MatchString(out) {
@@ -58,12 +57,12 @@ func TestSummaryShowsProgress(t *testing.T) {
 func TestSummaryShowsDeadline(t *testing.T) {
 	at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		w    engine.Workflow
+		w    weirpkg.Workflow
 		want string
 	}{
-		{engine.Workflow{ID: "x", State: engine.WorkflowRunning, Deadline: at}, "  deadline 2026-12-24T18:00:00Z\n"},
-		{engine.Workflow{ID: "x", State: engine.WorkflowCancelled, Deadline: at, DeadlineHit: true}, "  deadline 2026-12-24T18:00:00Z passed: cancelled by it\n"},
-		{engine.Workflow{ID: "x", State: engine.WorkflowRunning}, ""},
+		{weirpkg.Workflow{ID: "x", State: weirpkg.WorkflowRunning, Deadline: at}, "  deadline 2026-12-24T18:00:00Z\n"},
+		{weirpkg.Workflow{ID: "x", State: weirpkg.WorkflowCancelled, Deadline: at, DeadlineHit: true}, "  deadline 2026-12-24T18:00:00Z passed: cancelled by it\n"},
+		{weirpkg.Workflow{ID: "x", State: weirpkg.WorkflowRunning}, ""},
 	} {
 		var buf bytes.Buffer
 		printSummary(&buf, c.w)
@@ -79,7 +78,7 @@ func TestProgressCell(t *testing.T) {
 	if got := progressCell(nil); got != "-" {
 		t.Errorf("no progress: %q", got)
 	}
-	if got := progressCell(&engine.Progress{Percent: 12.5, Message: "rows  1 to 40"}); got != "12.5% rows 1 to 40" {
+	if got := progressCell(&weirpkg.Progress{Percent: 12.5, Message: "rows  1 to 40"}); got != "12.5% rows 1 to 40" {
 		t.Errorf("progress cell %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"os"
 	"strings"
@@ -24,7 +25,7 @@ func webhookConfig(q string) worker.WebhookConfig {
 			v, ok := os.LookupEnv(SecretEnv(name))
 			return []byte(v), ok && v != ""
 		},
-		Body: func(w engine.Workflow) ([]byte, error) { return json.Marshal(workflowfile.NewRecord(w)) },
+		Body: func(w weirpkg.Workflow) ([]byte, error) { return json.Marshal(workflowfile.NewRecord(w)) },
 	}
 }
 
@@ -36,7 +37,7 @@ func SecretEnv(name string) string {
 
 // printWebhook prints workflow w's webhook and its delivery's state, for
 // weir status.
-func printWebhook(ctx context.Context, out io.Writer, s engine.Store, w engine.Workflow) {
+func printWebhook(ctx context.Context, out io.Writer, s engine.Store, w weirpkg.Workflow) {
 	h := w.Webhook
 	if h == nil {
 		return
@@ -48,7 +49,7 @@ func printWebhook(ctx context.Context, out io.Writer, s engine.Store, w engine.W
 	fmt.Fprintf(out, "  webhook %s (%s, queue %s)\n", h.URL, secret, h.Queue)
 	j, err := s.GetJob(ctx, h.Job)
 	switch {
-	case errors.Is(err, engine.ErrNotFound) && !w.State.Ended():
+	case errors.Is(err, weirpkg.ErrNotFound) && !w.State.Ended():
 		fmt.Fprintf(out, "  delivery %s: when the workflow ends\n", h.Job)
 	case err != nil:
 		fmt.Fprintf(out, "  delivery %s: %v\n", h.Job, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	weirpkg "github.com/weirflow/weir"
 	"io"
 	"os"
 	"os/exec"
@@ -15,7 +16,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -156,7 +156,7 @@ func TestWorkerGraceAndLease(t *testing.T) {
 	// every 30 s), where the default would be at most 30 s.
 	store := testStore(t, m.Addr(), ns)
 	ctx := context.Background()
-	j, err := store.GetJob(ctx, engine.TaskJobID("slow", "slow"))
+	j, err := store.GetJob(ctx, weirpkg.TaskJobID("slow", "slow"))
 	if err != nil || j.Lease == nil {
 		t.Fatalf("job %+v, %v: want it running with a lease", j, err)
 	}

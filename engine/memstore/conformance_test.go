@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"os"
 	"os/exec"
 	"slices"
@@ -60,11 +61,11 @@ func (s doublePush) Finish(ctx context.Context, p engine.FinishParams) (engine.F
 // did not complete (a non-Always dependent) still looks waiting.
 type keepsDependents struct{ engine.Store }
 
-func (s keepsDependents) GetWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
+func (s keepsDependents) GetWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	w, err := s.Store.GetWorkflow(ctx, id)
 	for i, t := range w.Tasks {
-		if t.State == engine.Cancelled && !t.Always && strings.HasPrefix(t.Error, "dependency ") {
-			w.Tasks[i].State = engine.Waiting
+		if t.State == weir.Cancelled && !t.Always && strings.HasPrefix(t.Error, "dependency ") {
+			w.Tasks[i].State = weir.Waiting
 			w.Tasks[i].Error = ""
 		}
 	}
@@ -77,7 +78,7 @@ type losesEvents struct{ *Store }
 
 func (s losesEvents) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
 	pg, err := s.Store.Events(ctx, p)
-	pg.Events = slices.DeleteFunc(pg.Events, func(e engine.Event) bool { return e.Type == engine.EventStarted })
+	pg.Events = slices.DeleteFunc(pg.Events, func(e weir.Event) bool { return e.Type == weir.EventStarted })
 	return pg, err
 }
 
@@ -86,9 +87,9 @@ func (s losesEvents) Events(ctx context.Context, p engine.EventsParams) (engine.
 // partition 0 of its cursors would give).
 type dropsPartitions struct{ engine.Store }
 
-func (s dropsPartitions) ListJobs(ctx context.Context, p engine.ListJobsParams) (engine.JobPage, error) {
+func (s dropsPartitions) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error) {
 	if strings.Contains(p.Cursor, "|") && !strings.HasPrefix(p.Cursor, "0|") {
-		return engine.JobPage{}, nil
+		return weir.JobPage{}, nil
 	}
 	return s.Store.ListJobs(ctx, p)
 }

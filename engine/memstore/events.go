@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ const maxEvents = 100_000
 // stream is one partition's event stream: its last maxEvents events, and
 // the number of every event ever taken (an event's ID in its partition).
 type stream struct {
-	events []engine.Event
+	events []weir.Event
 	seq    int64
 }
 
@@ -66,7 +67,7 @@ func (s *Store) parseCursor(c string) ([]int64, error) {
 	}
 	fields := strings.Split(c, ",")
 	if len(fields) != len(after) {
-		return nil, fmt.Errorf("%w: event cursor %q", engine.ErrInvalid, c)
+		return nil, fmt.Errorf("%w: event cursor %q", weir.ErrInvalid, c)
 	}
 	for i, f := range fields {
 		if f == "" && len(after) > 1 {
@@ -74,7 +75,7 @@ func (s *Store) parseCursor(c string) ([]int64, error) {
 		}
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: event cursor %q", engine.ErrInvalid, c)
+			return nil, fmt.Errorf("%w: event cursor %q", weir.ErrInvalid, c)
 		}
 		after[i] = n
 	}
@@ -180,10 +181,10 @@ func (s *Store) pageLocked(p engine.EventsParams, after []int64, limit int) engi
 	}
 	next := make([]int64, len(after))
 	copy(next, after)
-	var all [][]engine.Event
+	var all [][]weir.Event
 	var nums [][]int64
 	for q := range s.streams {
-		var es []engine.Event
+		var es []weir.Event
 		var ns []int64
 		if p.Workflow == "" || engine.Partition(p.Workflow, len(s.streams)) == q {
 			st := &s.streams[q]

@@ -2,13 +2,14 @@ package memstore
 
 import (
 	"context"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
 )
 
 // ListJobs pages through one list of a queue (see engine.Store).
-func (s *Store) ListJobs(ctx context.Context, p engine.ListJobsParams) (page engine.JobPage, err error) {
+func (s *Store) ListJobs(ctx context.Context, p weir.ListJobsParams) (page weir.JobPage, err error) {
 	err = s.read(ctx, func(now time.Time) (err error) {
 		page, err = s.m.ListJobs(now, p)
 		return err

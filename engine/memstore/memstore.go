@@ -8,6 +8,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"github.com/weirflow/weir"
 	"slices"
 	"sync"
 	"time"
@@ -72,7 +73,7 @@ type Store struct {
 type Option func(*Store, *engine.Config)
 
 // WithConfig sets the limits and the retention of ended records. Zero
-// Limits mean engine.DefaultLimits; Retention 0 removes an ended workflow or
+// Limits mean weir.DefaultLimits; Retention 0 removes an ended workflow or
 // job at once (so an AwaitWorkflow or AwaitJob that had not yet looked may
 // then see ErrNotFound). The default is engine.DefaultConfig().
 func WithConfig(cfg engine.Config) Option {
@@ -428,7 +429,7 @@ func (s *Store) WatchStops(ctx context.Context, fn func(jobIDs []string)) error 
 }
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.
-func (s *Store) GetWorkflow(ctx context.Context, id string) (w engine.Workflow, err error) {
+func (s *Store) GetWorkflow(ctx context.Context, id string) (w weir.Workflow, err error) {
 	err = s.read(ctx, func(now time.Time) (err error) {
 		w, err = s.m.GetWorkflow(now, id)
 		return err
@@ -437,7 +438,7 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (w engine.Workflow, 
 }
 
 // GetJob returns a job's snapshot, or ErrNotFound.
-func (s *Store) GetJob(ctx context.Context, id string) (j engine.Job, err error) {
+func (s *Store) GetJob(ctx context.Context, id string) (j weir.Job, err error) {
 	err = s.read(ctx, func(now time.Time) (err error) {
 		j, err = s.m.GetJob(now, id)
 		return err
@@ -446,7 +447,7 @@ func (s *Store) GetJob(ctx context.Context, id string) (j engine.Job, err error)
 }
 
 // ListWorkflows pages through workflows, newest first (see engine.Store).
-func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (page engine.WorkflowPage, err error) {
+func (s *Store) ListWorkflows(ctx context.Context, p weir.ListParams) (page weir.WorkflowPage, err error) {
 	err = s.read(ctx, func(now time.Time) (err error) {
 		page, err = s.m.ListWorkflows(now, p)
 		return err
@@ -457,8 +458,8 @@ func (s *Store) ListWorkflows(ctx context.Context, p engine.ListParams) (page en
 // AwaitWorkflow blocks until the workflow has ended and returns its final
 // snapshot; ErrNotFound for an unknown ID (or one removed by retention),
 // ctx.Err() when ctx is done first.
-func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, error) {
-	return await(ctx, s, "AwaitWorkflow", func(now time.Time) (engine.Workflow, bool, error) {
+func (s *Store) AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
+	return await(ctx, s, "AwaitWorkflow", func(now time.Time) (weir.Workflow, bool, error) {
 		w, err := s.m.GetWorkflow(now, id)
 		return w, w.State.Ended(), err
 	})
@@ -467,8 +468,8 @@ func (s *Store) AwaitWorkflow(ctx context.Context, id string) (engine.Workflow, 
 // AwaitJob blocks until the job has ended and returns its final snapshot;
 // ErrNotFound for an unknown ID (or one removed by retention), ctx.Err()
 // when ctx is done first.
-func (s *Store) AwaitJob(ctx context.Context, id string) (engine.Job, error) {
-	return await(ctx, s, "AwaitJob", func(now time.Time) (engine.Job, bool, error) {
+func (s *Store) AwaitJob(ctx context.Context, id string) (weir.Job, error) {
+	return await(ctx, s, "AwaitJob", func(now time.Time) (weir.Job, bool, error) {
 		j, err := s.m.GetJob(now, id)
 		return j, j.State.Ended(), err
 	})
@@ -542,7 +543,7 @@ func (s *Store) PurgeQueue(ctx context.Context, queue string) (res engine.PurgeR
 }
 
 // Queues lists every queue the store knows, by name.
-func (s *Store) Queues(ctx context.Context) (qs []engine.QueueInfo, err error) {
+func (s *Store) Queues(ctx context.Context) (qs []weir.QueueInfo, err error) {
 	err = s.read(ctx, func(now time.Time) error {
 		qs = s.m.Queues(now)
 		return nil

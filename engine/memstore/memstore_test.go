@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"reflect"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func TestBlockingClaimWakesOnEnqueue(t *testing.T) {
 	if r.err != nil || !reflect.DeepEqual(claimedIDs(r.claimed), []string{"a"}) {
 		t.Fatalf("claim = %v, %v; want [a]", claimedIDs(r.claimed), r.err)
 	}
-	if c := r.claimed[0]; c.Job.State != engine.Running || c.Job.Attempt != 1 || c.Lease.Token == "" {
+	if c := r.claimed[0]; c.Job.State != weir.Running || c.Job.Attempt != 1 || c.Lease.Token == "" {
 		t.Fatalf("claimed job = %+v, lease %+v", c.Job, c.Lease)
 	}
 }
@@ -90,7 +91,7 @@ func TestClaimReturnsEmptyAfterWait(t *testing.T) {
 	if err != nil || len(c) != 0 {
 		t.Fatalf("claim = %v, %v; want no jobs, no error", claimedIDs(c), err)
 	}
-	if j, _ := s.GetJob(context.Background(), "other"); j.State != engine.Queued {
+	if j, _ := s.GetJob(context.Background(), "other"); j.State != weir.Queued {
 		t.Fatalf("job of another queue is %s, want queued", j.State)
 	}
 }
@@ -109,7 +110,7 @@ func TestClaimReturnsContextError(t *testing.T) {
 		}
 		// The cancelled claimer took nothing that comes later.
 		enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q"})
-		if j, _ := s.GetJob(context.Background(), "a"); j.State != engine.Queued {
+		if j, _ := s.GetJob(context.Background(), "a"); j.State != weir.Queued {
 			t.Fatalf("job is %s after the claimer left, want queued", j.State)
 		}
 	})
@@ -131,13 +132,13 @@ func TestClaimReturnsContextError(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || len(c) != 0 {
 			t.Fatalf("claim = %v, %v; want context.Canceled and nothing", claimedIDs(c), err)
 		}
-		if j, _ := s.GetJob(context.Background(), "a"); j.State != engine.Queued {
+		if j, _ := s.GetJob(context.Background(), "a"); j.State != weir.Queued {
 			t.Fatalf("job is %s, want queued", j.State)
 		}
 		if _, err := s.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("enqueue with a done ctx: err = %v", err)
 		}
-		if _, err := s.GetJob(context.Background(), "b"); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := s.GetJob(context.Background(), "b"); !errors.Is(err, weir.ErrNotFound) {
 			t.Fatalf("enqueue with a done ctx wrote the job: %v", err)
 		}
 	})
@@ -146,7 +147,7 @@ func TestClaimReturnsContextError(t *testing.T) {
 func TestInvalidClaimFailsAtOnce(t *testing.T) {
 	s := New()
 	_, err := s.Claim(context.Background(), engine.ClaimParams{Queues: []string{"q"}, Max: 0, Lease: time.Minute, Wait: time.Hour})
-	if !errors.Is(err, engine.ErrInvalid) {
+	if !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("claim with Max 0: err = %v, want ErrInvalid", err)
 	}
 }
@@ -162,7 +163,7 @@ func TestDelayedJobWakesClaimerWhenClockPassesRunAt(t *testing.T) {
 	clk.Advance(30 * time.Minute)
 	s.Wake()
 	<-sleeps // looked again, found nothing due, sleeps again
-	if j, _ := s.GetJob(context.Background(), "later"); j.State != engine.Queued {
+	if j, _ := s.GetJob(context.Background(), "later"); j.State != weir.Queued {
 		t.Fatalf("job is %s before its RunAt, want queued", j.State)
 	}
 
@@ -192,7 +193,7 @@ func TestExpiredLeaseRetryReachesWaitingClaimer(t *testing.T) {
 	s := New(WithClock(clk.Now))
 	sleeps := watchSleeps(s, "Claim")
 	ctx := context.Background()
-	enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxAttempts: 2, Backoff: 10 * time.Second, MaxExpiries: engine.NoExpiries})
+	enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxAttempts: 2, Backoff: 10 * time.Second, MaxExpiries: weir.NoExpiries})
 	first, err := s.Claim(ctx, blockingClaim("q"))
 	if err != nil || len(first) != 1 {
 		t.Fatalf("first claim = %v, %v", claimedIDs(first), err)
@@ -204,7 +205,7 @@ func TestExpiredLeaseRetryReachesWaitingClaimer(t *testing.T) {
 	s.Wake()
 	<-sleeps // expired the lease; the retry is delayed by the backoff
 	j, _ := s.GetJob(ctx, "a")
-	if j.State != engine.Queued || j.Attempt != 1 || j.Error != engine.ReasonTextLeaseExpired {
+	if j.State != weir.Queued || j.Attempt != 1 || j.Error != weir.ReasonTextLeaseExpired {
 		t.Fatalf("after expiry job = %s attempt %d error %q; want queued, 1, lease_expired", j.State, j.Attempt, j.Error)
 	}
 
@@ -215,7 +216,7 @@ func TestExpiredLeaseRetryReachesWaitingClaimer(t *testing.T) {
 		t.Fatalf("retry claim = %+v, %v; want attempt 2", r.claimed, r.err)
 	}
 	fr, err := s.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: first[0].Lease.Token, Kind: engine.OutcomeCompleted}}})
-	if err != nil || !errors.Is(fr.Settled[0].Err, engine.ErrLeaseLost) {
+	if err != nil || !errors.Is(fr.Settled[0].Err, weir.ErrLeaseLost) {
 		t.Fatalf("finish with the expired token = %+v, %v; want ErrLeaseLost", fr, err)
 	}
 }
@@ -230,12 +231,12 @@ func TestLeaseExpiryInsideClaimWakesAwaiters(t *testing.T) {
 			s := New(WithClock(clk.Now))
 			sleeps := watchSleeps(s, "AwaitJob")
 			ctx := context.Background()
-			enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxExpiries: engine.NoExpiries})
+			enqueue(t, s, engine.JobSpec{ID: "a", Queue: "q", MaxExpiries: weir.NoExpiries})
 			if c, err := s.Claim(ctx, blockingClaim("q")); err != nil || len(c) != 1 {
 				t.Fatalf("claim = %v, %v", claimedIDs(c), err)
 			}
 			type jobResult struct {
-				job engine.Job
+				job weir.Job
 				err error
 			}
 			res := make(chan jobResult, 1)
@@ -257,7 +258,7 @@ func TestLeaseExpiryInsideClaimWakesAwaiters(t *testing.T) {
 				t.Fatalf("sweeping claim = %v, %v; want %v", claimedIDs(c), err, want)
 			}
 			r := <-res
-			if r.err != nil || r.job.State != engine.Failed || r.job.Error != engine.ReasonTextLeaseExpired {
+			if r.err != nil || r.job.State != weir.Failed || r.job.Error != weir.ReasonTextLeaseExpired {
 				t.Fatalf("await = %s %q, %v; want failed lease_expired", r.job.State, r.job.Error, r.err)
 			}
 		})
@@ -383,7 +384,7 @@ func TestAwaitWorkflowReturnsFinalState(t *testing.T) {
 		t.Fatal(err)
 	}
 	type wfResult struct {
-		wf  engine.Workflow
+		wf  weir.Workflow
 		err error
 	}
 	res := make(chan wfResult, 1)
@@ -395,16 +396,16 @@ func TestAwaitWorkflowReturnsFinalState(t *testing.T) {
 	stop := startWorkers(t, s, 3, "qa", "qb")
 	defer stop()
 	r := <-res
-	if r.err != nil || r.wf.State != engine.WorkflowCompleted {
+	if r.err != nil || r.wf.State != weir.WorkflowCompleted {
 		t.Fatalf("await = %s, %v; want completed", r.wf.State, r.err)
 	}
 	for _, task := range r.wf.Tasks {
-		if task.State != engine.Completed || string(task.Result) != engine.TaskJobID("wf", task.Name) {
+		if task.State != weir.Completed || string(task.Result) != weir.TaskJobID("wf", task.Name) {
 			t.Errorf("task %s = %s result %q", task.Name, task.State, task.Result)
 		}
 	}
 	// An ended workflow is returned at once.
-	if w, err := s.AwaitWorkflow(ctx, "wf"); err != nil || w.State != engine.WorkflowCompleted {
+	if w, err := s.AwaitWorkflow(ctx, "wf"); err != nil || w.State != weir.WorkflowCompleted {
 		t.Fatalf("second await = %s, %v", w.State, err)
 	}
 }
@@ -412,10 +413,10 @@ func TestAwaitWorkflowReturnsFinalState(t *testing.T) {
 func TestAwaitUnknownIsNotFound(t *testing.T) {
 	s := New()
 	ctx := context.Background()
-	if _, err := s.AwaitWorkflow(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.AwaitWorkflow(ctx, "nope"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("AwaitWorkflow unknown: err = %v, want ErrNotFound", err)
 	}
-	if _, err := s.AwaitJob(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.AwaitJob(ctx, "nope"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("AwaitJob unknown: err = %v, want ErrNotFound", err)
 	}
 }
@@ -452,7 +453,7 @@ func TestAwaitReturnsContextError(t *testing.T) {
 
 func TestAwaitJobSeesCancel(t *testing.T) {
 	type jobResult struct {
-		job engine.Job
+		job weir.Job
 		err error
 	}
 	awaitJob := func(s *Store, id string) <-chan jobResult {
@@ -475,7 +476,7 @@ func TestAwaitJobSeesCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := <-res
-		if r.err != nil || r.job.State != engine.Cancelled || r.job.Error != engine.ReasonTextJobCancelled {
+		if r.err != nil || r.job.State != weir.Cancelled || r.job.Error != weir.ReasonTextJobCancelled {
 			t.Fatalf("await = %s %q, %v; want cancelled", r.job.State, r.job.Error, r.err)
 		}
 	})
@@ -499,7 +500,7 @@ func TestAwaitJobSeesCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := <-res
-		if r.err != nil || r.job.State != engine.Cancelled || r.job.Error != "stopped" {
+		if r.err != nil || r.job.State != weir.Cancelled || r.job.Error != "stopped" {
 			t.Fatalf("await = %s %q, %v; want cancelled \"stopped\"", r.job.State, r.job.Error, r.err)
 		}
 	})
@@ -547,7 +548,7 @@ func TestConcurrentFinishesOfJoinParentsPromoteOnce(t *testing.T) {
 		close(start)
 		wg.Wait()
 
-		join := engine.TaskJobID(id, "join")
+		join := weir.TaskJobID(id, "join")
 		promotions, ended := 0, 0
 		for i, st := range settled {
 			if st[0].Err != nil {
@@ -676,7 +677,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Go(func() { // a reader alongside
 		for range 50 {
-			if _, err := s.ListWorkflows(ctx, engine.ListParams{Limit: 10}); err != nil {
+			if _, err := s.ListWorkflows(ctx, weir.ListParams{Limit: 10}); err != nil {
 				t.Errorf("list: %v", err)
 			}
 			if _, err := s.Queues(ctx); err != nil {
@@ -692,14 +693,14 @@ func TestConcurrentUse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("await %s: %v", id, err)
 		}
-		want := engine.WorkflowCompleted
+		want := weir.WorkflowCompleted
 		if i%3 == 0 {
-			want = engine.WorkflowFailed
+			want = weir.WorkflowFailed
 		}
 		switch {
 		case i%5 == 0 && cancelErr[i] == nil:
-			want = engine.WorkflowCancelled
-		case i%5 == 0 && !errors.Is(cancelErr[i], engine.ErrWorkflowEnded):
+			want = weir.WorkflowCancelled
+		case i%5 == 0 && !errors.Is(cancelErr[i], weir.ErrWorkflowEnded):
 			t.Errorf("cancel %s: %v", id, cancelErr[i])
 		}
 		if w.State != want {
@@ -713,7 +714,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	for i := range jobs {
 		id := fmt.Sprintf("job%d", i)
-		if j, err := s.AwaitJob(ctx, id); err != nil || j.State != engine.Completed {
+		if j, err := s.AwaitJob(ctx, id); err != nil || j.State != weir.Completed {
 			t.Errorf("await %s = %s, %v; want completed", id, j.State, err)
 		}
 	}
@@ -751,7 +752,7 @@ func TestOptions(t *testing.T) {
 	}
 	cfg := engine.Config{Retention: time.Minute}
 	got := New(WithConfig(cfg)).Config()
-	if got.Retention != time.Minute || got.Limits != engine.DefaultLimits() {
+	if got.Retention != time.Minute || got.Limits != weir.DefaultLimits() {
 		t.Fatalf("config = %+v; want retention 1m and default limits", got)
 	}
 
@@ -768,7 +769,7 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("job = %+v, %v; want it expiring a minute after the clock's now", j, err)
 	}
 	clk.Advance(time.Minute)
-	if _, err := s.GetJob(ctx, "a"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.GetJob(ctx, "a"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("after retention: err = %v, want ErrNotFound", err)
 	}
 }

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"reflect"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func TestPartitionedEvents(t *testing.T) {
 		}
 	}
 	for _, c := range []string{"1", "1,2", "1,2,3,4", "x,,", "-1,,"} {
-		if _, err := s.Events(ctx, engine.EventsParams{After: c}); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := s.Events(ctx, engine.EventsParams{After: c}); !errors.Is(err, weir.ErrInvalid) {
 			t.Fatalf("cursor %q: %v", c, err)
 		}
 	}
@@ -125,13 +126,13 @@ func TestPartitionedStore(t *testing.T) {
 		t.Fatalf("schedules = %+v, %v", l, err)
 	}
 	bad := New(WithConfig(engine.Config{Partitions: engine.MaxPartitions + 1}))
-	if _, err := bad.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := bad.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("enqueue: %v", err)
 	}
-	if _, err := bad.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := bad.Claim(ctx, engine.ClaimParams{Queues: []string{"q"}, Max: 1, Lease: time.Minute}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("claim: %v", err)
 	}
-	if _, err := bad.Events(ctx, engine.EventsParams{}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := bad.Events(ctx, engine.EventsParams{}); !errors.Is(err, weir.ErrInvalid) {
 		t.Fatalf("events: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"time"
 
@@ -66,7 +67,7 @@ func checkClaimed(c engine.Claimed, now time.Time, lease time.Duration) string {
 	switch {
 	case !c.Lease.Deadline.Equal(want):
 		return fmt.Sprintf("job %s: lease deadline %s, want now+lease = %s", c.Job.ID, ms(c.Lease.Deadline), ms(want))
-	case c.Job.State != engine.Running:
+	case c.Job.State != weir.Running:
 		return fmt.Sprintf("job %s: claimed in state %s, want running", c.Job.ID, c.Job.State)
 	case c.Job.Lease == nil || c.Job.Lease.Token != c.Lease.Token || !c.Job.Lease.Deadline.Equal(c.Lease.Deadline):
 		return fmt.Sprintf("job %s: the job snapshot's lease differs from the lease handed out", c.Job.ID)

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -143,17 +144,17 @@ func sortWords(ws []word, order []string) {
 }
 
 func validTaskState(s string) bool {
-	switch engine.State(s) {
-	case engine.Waiting, engine.Pending, engine.Queued, engine.Open, engine.Running, engine.Completed, engine.Failed, engine.Cancelled:
+	switch weir.State(s) {
+	case weir.Waiting, weir.Pending, weir.Queued, weir.Open, weir.Running, weir.Completed, weir.Failed, weir.Cancelled:
 		return true
 	}
 	return false
 }
 
 func validWorkflowState(s string) bool {
-	switch engine.WorkflowState(s) {
-	case engine.WorkflowRunning, engine.WorkflowCompleted, engine.WorkflowFailed, engine.WorkflowCancelled,
-		engine.WorkflowCompensating, engine.WorkflowCompensated, engine.WorkflowCompensationFailed:
+	switch weir.WorkflowState(s) {
+	case weir.WorkflowRunning, weir.WorkflowCompleted, weir.WorkflowFailed, weir.WorkflowCancelled,
+		weir.WorkflowCompensating, weir.WorkflowCompensated, weir.WorkflowCompensationFailed:
 		return true
 	}
 	return false
@@ -188,12 +189,12 @@ func (op *opExpect) exec(r *runner, st *Step) error {
 	var err error
 	switch op.what {
 	case "workflow":
-		var w engine.Workflow
+		var w weir.Workflow
 		if w, err = r.t.GetWorkflow(r.ctx, st.Now, op.id); err == nil {
 			state, got = string(w.State), workflowMap(w)
 		}
 	case "task", "tasks":
-		var w engine.Workflow
+		var w weir.Workflow
 		if w, err = r.t.GetWorkflow(r.ctx, st.Now, op.id); err == nil {
 			if op.what == "tasks" {
 				return op.checkTasks(r, st, w)
@@ -206,7 +207,7 @@ func (op *opExpect) exec(r *runner, st *Step) error {
 			}
 		}
 	case "job":
-		var j engine.Job
+		var j weir.Job
 		if j, err = r.t.GetJob(r.ctx, st.Now, op.id); err == nil {
 			state, got = string(j.State), jobMap(j)
 		}
@@ -271,7 +272,7 @@ func (op *opExpect) wantLine() string {
 }
 
 // checkTasks compares every task's state, in plan order.
-func (op *opExpect) checkTasks(r *runner, st *Step, w engine.Workflow) error {
+func (op *opExpect) checkTasks(r *runner, st *Step, w weir.Workflow) error {
 	var gl line
 	for _, t := range w.Tasks {
 		gl = append(gl, field{t.Name, string(t.State)})
@@ -286,7 +287,7 @@ func (op *opExpect) checkTasks(r *runner, st *Step, w engine.Workflow) error {
 	return nil
 }
 
-func workflowMap(w engine.Workflow) map[string]string {
+func workflowMap(w weir.Workflow) map[string]string {
 	reason := string(w.Reason)
 	if reason == "" {
 		reason = "-"
@@ -305,7 +306,7 @@ func workflowMap(w engine.Workflow) map[string]string {
 	return m
 }
 
-func taskMap(t engine.Task) map[string]string {
+func taskMap(t weir.Task) map[string]string {
 	m := map[string]string{
 		"queue": t.Queue, "attempt": strconv.Itoa(t.Attempt), "result": string(t.Result), "error": t.Error,
 		"always": strconv.FormatBool(t.Always), "on_failure": strconv.FormatBool(t.OnFailure), "after": list(t.After),
@@ -326,7 +327,7 @@ func taskMap(t engine.Task) map[string]string {
 	return m
 }
 
-func jobMap(j engine.Job) map[string]string {
+func jobMap(j weir.Job) map[string]string {
 	m := map[string]string{
 		"queue": j.Queue, "workflow": j.Workflow, "task": j.Task, "undo": strconv.FormatBool(j.Undo),
 		"payload": string(j.Payload), "priority": strconv.Itoa(j.Priority),

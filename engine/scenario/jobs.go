@@ -2,8 +2,7 @@ package scenario
 
 import (
 	"fmt"
-
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 // opJobs lists one list of a queue: "jobs <queue> state=<list>
@@ -12,7 +11,7 @@ import (
 // "next=-".
 type opJobs struct {
 	noMore
-	p      engine.ListJobsParams
+	p      weir.ListJobsParams
 	cursor *word
 }
 
@@ -26,7 +25,7 @@ func parseJobs(args []word) (operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &opJobs{p: engine.ListJobsParams{Queue: args[0].val, State: engine.JobList(o.str("state")), Limit: o.int("limit", 0)}}
+	op := &opJobs{p: weir.ListJobsParams{Queue: args[0].val, State: weir.JobList(o.str("state")), Limit: o.int("limit", 0)}}
 	if w, ok := o["cursor"]; ok {
 		op.cursor = &w
 	}

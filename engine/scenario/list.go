@@ -1,12 +1,12 @@
 package scenario
 
 import (
-	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir"
 )
 
 type opList struct {
 	noMore
-	p      engine.ListParams
+	p      weir.ListParams
 	cursor *word
 }
 
@@ -17,7 +17,7 @@ func parseList(args []word) (operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &opList{p: engine.ListParams{State: engine.WorkflowState(o.str("state")), Limit: o.int("limit", 0)}}
+	op := &opList{p: weir.ListParams{State: weir.WorkflowState(o.str("state")), Limit: o.int("limit", 0)}}
 	if w, ok := o["cursor"]; ok {
 		op.cursor = &w
 	}

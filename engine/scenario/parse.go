@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/weirflow/weir"
 	"io"
 	"io/fs"
 	"path"
@@ -289,11 +290,11 @@ func stripComment(s string) string {
 	return s
 }
 
-func knownCode(c string) bool { return engine.ErrorForCode(c) != nil }
+func knownCode(c string) bool { return weir.ErrorForCode(c) != nil }
 
 func codes() string {
 	var cs []string
-	for _, e := range engine.Errors {
+	for _, e := range weir.Errors {
 		cs = append(cs, e.Code)
 	}
 	return strings.Join(cs, ", ")

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 
 	"github.com/weirflow/weir/engine"
@@ -35,7 +36,7 @@ func parseProgress(args []word) (operation, error) {
 		if o.has("pct") && err != nil {
 			return nil, fmt.Errorf("pct: bad number %q", o.str("pct"))
 		}
-		op.p.Report = &engine.Progress{Percent: pct, Message: o.str("msg")}
+		op.p.Report = &weir.Progress{Percent: pct, Message: o.str("msg")}
 	}
 	op.p.Checkpoint = o.bytes("checkpoint")
 	return op, nil
@@ -56,7 +57,7 @@ func (op *opProgress) exec(r *runner, st *Step) error {
 
 // addProgress adds the fields of a job's or task's progress to m:
 // progress (the percent, "-" for none), progress_msg, progress_at.
-func addProgress(m map[string]string, p *engine.Progress) {
+func addProgress(m map[string]string, p *weir.Progress) {
 	m["progress"], m["progress_msg"], m["progress_at"] = "-", "", "-"
 	if p != nil {
 		m["progress"] = strconv.FormatFloat(p.Percent, 'g', -1, 64)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,6 @@ func (t *StoreTarget) ClaimDue(ctx context.Context, now time.Time, p engine.Clai
 }
 
 // rateField renders a queue's rate limit for the queues step: "N/period".
-func rateField(q engine.QueueInfo) field {
+func rateField(q weir.QueueInfo) field {
 	return field{"rate", strconv.Itoa(q.RateLimit) + "/" + q.RatePeriod.String()}
 }

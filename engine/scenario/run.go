@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"strings"
 	"time"
@@ -201,10 +202,10 @@ func gotLines(ls []line) []string {
 // --- rendering ---
 
 // ErrorCode is the result code a scenario shows for err: the Code of an
-// *engine.Error, INVALID or TOOLARGE for an *engine.ValidationError, and
+// *weir.Error, INVALID or TOOLARGE for an *weir.ValidationError, and
 // "" for an error that carries no code.
 func ErrorCode(err error) string {
-	if e := engine.Sentinel(err); e != nil {
+	if e := weir.Sentinel(err); e != nil {
 		return e.Code
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/weirflow/weir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,7 +149,7 @@ finish j $t completed result=r
 	if s.Doc != "A title\nand a second line." {
 		t.Errorf("doc %q", s.Doc)
 	}
-	if s.Config.Retention.Hours() != 1 || s.Config.Limits.MaxResult != 10 || s.Config.Limits.MaxTasks != engine.DefaultLimits().MaxTasks {
+	if s.Config.Retention.Hours() != 1 || s.Config.Limits.MaxResult != 10 || s.Config.Limits.MaxTasks != weir.DefaultLimits().MaxTasks {
 		t.Errorf("config %+v", s.Config)
 	}
 	if len(s.Steps) != 3 {

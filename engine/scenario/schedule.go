@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir"
 	"strconv"
 	"time"
 
@@ -159,7 +160,7 @@ func parseSchedule(args []word, now int64) (operation, error) {
 			return nil, err
 		}
 		op.put = engine.PutScheduleParams{Spec: engine.ScheduleSpec{Name: pos[1], Every: o.dur("every", 0), Cron: o.str("cron"), TZ: o.str("tz"),
-			Job: &engine.JobSpec{Queue: o.str("q"), Payload: o.bytes("payload")}, Missed: engine.MissedPolicy(o.str("missed")), Overlap: engine.OverlapPolicy(o.str("overlap"))}}
+			Job: &engine.JobSpec{Queue: o.str("q"), Payload: o.bytes("payload")}, Missed: weir.MissedPolicy(o.str("missed")), Overlap: weir.OverlapPolicy(o.str("overlap"))}}
 		if v := o.str("next"); v != "" && v != "-" {
 			op.put.Next = time.UnixMilli(timeValue(v, now)).UTC()
 		}
@@ -283,20 +284,20 @@ func submitTick(ctx context.Context, t ScheduleTarget, now time.Time, s engine.S
 	if !ok {
 		return false, fmt.Errorf("the target cannot submit a tick's workflow: %w", errors.ErrUnsupported)
 	}
-	if s.Overlap == engine.OverlapSkip && s.LastID != "" {
+	if s.Overlap == weir.OverlapSkip && s.LastID != "" {
 		w, err := tt.GetWorkflow(ctx, now, s.LastID)
 		switch {
 		case err == nil && !w.State.Ended():
 			p.Fire, p.Overlap = time.Time{}, true
 			return false, nil
-		case err != nil && !errors.Is(err, engine.ErrNotFound):
+		case err != nil && !errors.Is(err, weir.ErrNotFound):
 			return false, err
 		}
 	}
 	plan := *s.Plan
 	plan.ID = s.TickID(p.Fire)
 	res, err := tt.Submit(ctx, now, engine.SubmitParams{Plan: plan})
-	if err != nil && !errors.Is(err, engine.ErrWorkflowExists) {
+	if err != nil && !errors.Is(err, weir.ErrWorkflowExists) {
 		return false, err
 	}
 	p.Submitted = plan.ID

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -34,7 +35,7 @@ func parseSubmit(args []word, now int64) (operation, error) {
 	}
 	op.plan.DeadlineIn = o.dur("deadline_in", 0)
 	if _, ok := o["webhook"]; ok {
-		op.plan.Webhook = &engine.Webhook{
+		op.plan.Webhook = &weir.Webhook{
 			URL: o.str("webhook"), Secret: o.str("webhook_secret"), Queue: o.str("webhook_queue"),
 			MaxAttempts: o.int("webhook_attempts", 0), Backoff: o.dur("webhook_backoff", 0),
 		}

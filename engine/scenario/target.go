@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"github.com/weirflow/weir"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -14,7 +15,7 @@ import (
 // Model is the reference (NewModelTarget).
 //
 // Time never goes backwards within a scenario. Errors are compared by their
-// result code (engine.Error.Code; an *engine.ValidationError is INVALID, or
+// result code (weir.Error.Code; an *weir.ValidationError is INVALID, or
 // TOOLARGE when it says so), so a target may wrap them.
 type Target interface {
 	Submit(ctx context.Context, now time.Time, p engine.SubmitParams) (engine.SubmitResult, error)
@@ -27,10 +28,10 @@ type Target interface {
 	Progress(ctx context.Context, now time.Time, p engine.ProgressParams) error
 	CancelWorkflow(ctx context.Context, now time.Time, p engine.CancelWorkflowParams) (engine.CancelResult, error)
 	CancelJob(ctx context.Context, now time.Time, p engine.CancelJobParams) (engine.CancelResult, error)
-	GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error)
-	GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error)
-	ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error)
-	ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error)
+	GetWorkflow(ctx context.Context, now time.Time, id string) (weir.Workflow, error)
+	GetJob(ctx context.Context, now time.Time, id string) (weir.Job, error)
+	ListWorkflows(ctx context.Context, now time.Time, p weir.ListParams) (weir.WorkflowPage, error)
+	ListJobs(ctx context.Context, now time.Time, p weir.ListJobsParams) (weir.JobPage, error)
 	RetryJob(ctx context.Context, now time.Time, p engine.RetryJobParams) (engine.RetryResult, error)
 	DeleteJob(ctx context.Context, now time.Time, id string) error
 	DeleteWorkflow(ctx context.Context, now time.Time, id string) error
@@ -40,7 +41,7 @@ type Target interface {
 	LimitKeys(ctx context.Context, now time.Time, p engine.LimitKeysParams) error
 	ResumeQueue(ctx context.Context, now time.Time, queue string) error
 	PurgeQueue(ctx context.Context, now time.Time, queue string) (engine.PurgeResult, error)
-	Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error)
+	Queues(ctx context.Context, now time.Time) ([]weir.QueueInfo, error)
 	// QueueContents returns the job IDs a queue holds, in claim order, due
 	// order and deadline order (engine.Model.QueueContents). A target that
 	// cannot list them returns an error matching errors.ErrUnsupported; the
@@ -115,17 +116,17 @@ func (t *ModelTarget) CancelJob(_ context.Context, now time.Time, p engine.Cance
 }
 
 // GetWorkflow calls Model.GetWorkflow.
-func (t *ModelTarget) GetWorkflow(_ context.Context, now time.Time, id string) (engine.Workflow, error) {
+func (t *ModelTarget) GetWorkflow(_ context.Context, now time.Time, id string) (weir.Workflow, error) {
 	return t.M.GetWorkflow(now, id)
 }
 
 // GetJob calls Model.GetJob.
-func (t *ModelTarget) GetJob(_ context.Context, now time.Time, id string) (engine.Job, error) {
+func (t *ModelTarget) GetJob(_ context.Context, now time.Time, id string) (weir.Job, error) {
 	return t.M.GetJob(now, id)
 }
 
 // ListWorkflows calls Model.ListWorkflows.
-func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
+func (t *ModelTarget) ListWorkflows(_ context.Context, now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	return t.M.ListWorkflows(now, p)
 }
 
@@ -140,7 +141,7 @@ func (t *ModelTarget) LimitQueue(_ context.Context, now time.Time, p engine.Limi
 }
 
 // ListJobs calls Model.ListJobs.
-func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+func (t *ModelTarget) ListJobs(_ context.Context, now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
 	return t.M.ListJobs(now, p)
 }
 
@@ -180,7 +181,7 @@ func (t *ModelTarget) PurgeQueue(_ context.Context, now time.Time, queue string)
 }
 
 // Queues calls Model.Queues.
-func (t *ModelTarget) Queues(_ context.Context, now time.Time) ([]engine.QueueInfo, error) {
+func (t *ModelTarget) Queues(_ context.Context, now time.Time) ([]weir.QueueInfo, error) {
 	return t.M.Queues(now), nil
 }
 
@@ -257,19 +258,19 @@ func (t *StoreTarget) CancelJob(ctx context.Context, now time.Time, p engine.Can
 }
 
 // GetWorkflow calls Store.GetWorkflow at now.
-func (t *StoreTarget) GetWorkflow(ctx context.Context, now time.Time, id string) (engine.Workflow, error) {
+func (t *StoreTarget) GetWorkflow(ctx context.Context, now time.Time, id string) (weir.Workflow, error) {
 	t.SetClock(now)
 	return t.Store.GetWorkflow(ctx, id)
 }
 
 // GetJob calls Store.GetJob at now.
-func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (engine.Job, error) {
+func (t *StoreTarget) GetJob(ctx context.Context, now time.Time, id string) (weir.Job, error) {
 	t.SetClock(now)
 	return t.Store.GetJob(ctx, id)
 }
 
 // ListWorkflows calls Store.ListWorkflows at now.
-func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p engine.ListParams) (engine.WorkflowPage, error) {
+func (t *StoreTarget) ListWorkflows(ctx context.Context, now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	t.SetClock(now)
 	return t.Store.ListWorkflows(ctx, p)
 }
@@ -287,7 +288,7 @@ func (t *StoreTarget) LimitQueue(ctx context.Context, now time.Time, p engine.Li
 }
 
 // ListJobs calls Store.ListJobs at now.
-func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p engine.ListJobsParams) (engine.JobPage, error) {
+func (t *StoreTarget) ListJobs(ctx context.Context, now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
 	t.SetClock(now)
 	return t.Store.ListJobs(ctx, p)
 }
@@ -335,7 +336,7 @@ func (t *StoreTarget) PurgeQueue(ctx context.Context, now time.Time, queue strin
 }
 
 // Queues calls Store.Queues at now.
-func (t *StoreTarget) Queues(ctx context.Context, now time.Time) ([]engine.QueueInfo, error) {
+func (t *StoreTarget) Queues(ctx context.Context, now time.Time) ([]weir.QueueInfo, error) {
 	t.SetClock(now)
 	return t.Store.Queues(ctx)
 }

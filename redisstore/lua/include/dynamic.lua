@@ -31,7 +31,7 @@
 local DYN = {STRIDE = 11, ENDED = {c = true, f = true, x = true, W = true, D = true}}
 
 -- DYN.err is the error reply of a refused addition: "<CODE> <task>|<field>|<problem>",
--- which Go turns into an engine.ValidationError.
+-- which Go turns into an weir.ValidationError.
 function DYN.err(code, task, field, problem)
   return code .. ' ' .. task .. '|' .. field .. '|' .. problem
 end
