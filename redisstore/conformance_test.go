@@ -69,6 +69,27 @@ func TestConformanceRedis(t *testing.T) {
 	confRunPaths(t, redisSequences, redistest.Client(t, redistest.Shared(t).Options))
 }
 
+// TestConformanceGeneralPaths holds redisstore.Store to the model with its
+// fast paths off (redisstore.Store.SetFastPaths): every transition on its
+// general code, on miniredis (the scripts path) and on the redis-server
+// of WEIR_REDIS_URL (functions), as the other tests hold the fast paths.
+func TestConformanceGeneralPaths(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, path redisstore.CallPath, rdb redis.UniversalClient) {
+		prefix := fmt.Sprintf("confg%d", time.Now().UnixNano())
+		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		conformance.Run(t, redisconformance.WithoutFastPaths(redisconformance.NewStoreOn(prefix, path, rdb)), conformance.Sequences(miniredisSequences/3))
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		run(t, redisstore.PathScripts, redistest.Client(t, redistest.Mini(t).Options))
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		run(t, redisstore.PathFunctions, redistest.Client(t, redistest.Shared(t).Options))
+	})
+}
+
 // TestConformanceCluster holds redisstore.Store on the Redis Cluster whose seed
 // addresses WEIR_REDIS_CLUSTER lists (comma-separated) to the model.
 func TestConformanceCluster(t *testing.T) {

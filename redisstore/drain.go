@@ -153,3 +153,16 @@ func (s *part) SetStepBudget(ctx context.Context, n int) error {
 	}
 	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "cb", n).Err())
 }
+
+// SetFastPaths switches the namespace's fast paths (spec/scripts.md, Fast
+// paths) on, the default, or off, for every process sharing the namespace:
+// off, every transition runs its general code. Both give the same answers
+// and write the same records; the switch is there so that the conformance
+// suite holds each path to the model by itself, and as a way out should a
+// fast path ever be found wrong.
+func (s *part) SetFastPaths(ctx context.Context, on bool) error {
+	if on {
+		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "fast").Err())
+	}
+	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "fast", "0").Err())
+}

@@ -551,6 +551,12 @@ func (s *Store) SetStepBudget(ctx context.Context, n int) error {
 	return s.each(ctx, func(p *part) error { return p.SetStepBudget(ctx, n) })
 }
 
+// SetFastPaths switches the namespace's fast paths on or off in every
+// partition (part.SetFastPaths).
+func (s *Store) SetFastPaths(ctx context.Context, on bool) error {
+	return s.each(ctx, func(p *part) error { return p.SetFastPaths(ctx, on) })
+}
+
 // SetEvents sets the namespace's event stream (events.go) in every
 // partition.
 func (s *Store) SetEvents(ctx context.Context, c EventsConfig) error {

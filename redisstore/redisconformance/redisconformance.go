@@ -70,6 +70,19 @@ func NewStoreOptions(prefix string, base redisstore.Options, budget int, rdb red
 	}
 }
 
+// WithoutFastPaths returns newStore with the fast paths of every store it
+// makes switched off (redisstore.Store.SetFastPaths): the suite then holds
+// the general code of every transition to the model by itself.
+func WithoutFastPaths(newStore conformance.NewStore) conformance.NewStore {
+	return func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
+		s := newStore(t, cfg, clock)
+		if err := s.(*Store).SetFastPaths(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
 // Store is a redisstore.Store made by NewStore.
 type Store struct {
 	*redisstore.Store

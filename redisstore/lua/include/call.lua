@@ -40,6 +40,11 @@ local EMPTY = {}
 -- STEP_BUDGET); PENDING: a cascade left by an earlier call waits in P work
 -- (the seq hash's pend). read_clock sets both.
 local BUDGET, PENDING = 0, false
+-- FAST: the namespace's fast paths are on (the seq hash's fast is not
+-- "0": redisstore.Store.SetFastPaths); read_clock sets it. A fast path is
+-- entered only when FAST and its own case hold (spec/scripts.md, Fast
+-- paths).
+local FAST = true
 -- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
 -- absent, events on with the default cap; "off": none), EV.l the events
 -- gathered, written by finalize.
@@ -68,6 +73,7 @@ local function begin(keys, argv)
   CALL = {}
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
+  FAST = true
   EV.cfg, EV.l = false, nil
 end
 
@@ -112,7 +118,8 @@ end
 -- behind) raises the offset, so time goes on from there at the source's
 -- pace instead of standing still; a source that caught up with it drops
 -- the offset. It reads the seq hash's gc, lease counter, pending flag and
--- step budget with it, and the event stream's setting (ev, events.lua).
+-- step budget with it, the event stream's setting (ev, events.lua) and
+-- the fast paths' switch (fast).
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -121,12 +128,13 @@ local function read_clock()
     local t = redis.call('TIME')
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev')
+  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
   CLOCK_LAST = tonumber(v[1]) or 0
   EV.cfg = v[7]
+  FAST = v[8] ~= '0'
   local off = tonumber(v[4]) or 0
   local now = ms + off
   if off > 0 and ms >= CLOCK_LAST then
