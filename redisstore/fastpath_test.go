@@ -1,0 +1,216 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/weirflow/weir/engine/scenario"
+	"github.com/weirflow/weir/internal/redistest"
+	"github.com/weirflow/weir/internal/testclock"
+	"github.com/weirflow/weir/spec"
+)
+
+// TestFastPathsWriteTheSame replays every golden scenario twice on one
+// server, in two namespaces, with the fast paths on and off
+// (spec/scripts.md, Fast paths), and requires the two namespaces to hold
+// the same keys with the same contents at the end: a fast path writes
+// exactly what the general code writes. The scenarios' own checks hold
+// the answers of both runs.
+func TestFastPathsWriteTheSame(t *testing.T) {
+	all, err := scenario.ParseFS(spec.Scenarios(), "*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) == 0 {
+		t.Skip("no scenario files")
+	}
+	rdb := diffClient(t)
+	for _, sc := range all {
+		t.Run(sc.Name, func(t *testing.T) {
+			var snaps [2]map[string]string
+			for i, fast := range []bool{true, false} {
+				ns := redistest.Namespace(t, rdb, "fastpath")
+				clk := testclock.New()
+				s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: clk.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SetFastPaths(bg, fast); err != nil {
+					t.Fatal(err)
+				}
+				target := &storeTarget{StoreTarget: scenario.StoreTarget{Store: s, SetClock: clk.Set}, s: s}
+				if _, err := scenario.Run(bg, sc, target); err != nil {
+					t.Fatalf("fast paths %v: %v", fast, err)
+				}
+				snaps[i] = namespaceContents(t, rdb, ns)
+			}
+			if d := diffContents(snaps[0], snaps[1]); d != "" {
+				t.Errorf("the namespaces differ (fast paths on / off):\n%s", d)
+			}
+		})
+	}
+}
+
+// hexNonce matches a claim call's nonce (claim.go), which differs from one
+// run to the other wherever it is written.
+var hexNonce = regexp.MustCompile(`[0-9a-f]{16}`)
+
+// saltedTag matches the partition number and salt that begin a key's
+// name after its namespace.
+var saltedTag = regexp.MustCompile(`^(\d+)\.\d+}`)
+
+// namespaceContents reads every key of namespace ns: by its name without
+// the namespace, what it holds as one comparable text (a hash's fields
+// and a set's members sorted, a stream's entries without their IDs, and
+// whether it expires), claim nonces masked (the claim records, whose
+// names differ by nonce alone, as one set). The seq hash's fast field, the
+// switch itself, is left out.
+func namespaceContents(t *testing.T, rdb redis.UniversalClient, ns string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	prefix := "weir:{" + ns + ":"
+	out := map[string]string{}
+	err := forEachKey(ctx, rdb, prefix+"*", func(c *redis.Client, key string) error {
+		// a partition's tag, salted per namespace (partition_tag.go)
+		name := saltedTag.ReplaceAllString(strings.TrimPrefix(key, prefix), "$1}")
+		if _, rest, ok := strings.Cut(name, "}:"); ok && strings.HasPrefix(rest, "claim:") {
+			name = hexNonce.ReplaceAllString(name, "<nonce>")
+		}
+		typ, err := c.Type(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		var v string
+		switch typ {
+		case "string":
+			v, err = c.Get(ctx, key).Result()
+		case "hash":
+			var h map[string]string
+			h, err = c.HGetAll(ctx, key).Result()
+			if strings.HasSuffix(key, ":seq") {
+				delete(h, "fast")
+			}
+			var lines []string
+			for f, x := range h {
+				lines = append(lines, f+"="+x)
+			}
+			slices.Sort(lines)
+			v = strings.Join(lines, "\n")
+		case "list":
+			var l []string
+			l, err = c.LRange(ctx, key, 0, -1).Result()
+			v = strings.Join(l, "\n")
+		case "set":
+			var l []string
+			l, err = c.SMembers(ctx, key).Result()
+			slices.Sort(l)
+			v = strings.Join(l, "\n")
+		case "zset":
+			var l []redis.Z
+			l, err = c.ZRangeWithScores(ctx, key, 0, -1).Result()
+			var lines []string
+			for _, z := range l {
+				lines = append(lines, fmt.Sprintf("%v %v", z.Score, z.Member))
+			}
+			v = strings.Join(lines, "\n")
+		case "stream":
+			var l []redis.XMessage
+			l, err = c.XRange(ctx, key, "-", "+").Result()
+			var lines []string
+			for _, m := range l {
+				var fs []string
+				for f, x := range m.Values {
+					fs = append(fs, fmt.Sprintf("%s=%v", f, x))
+				}
+				slices.Sort(fs)
+				lines = append(lines, strings.Join(fs, " "))
+			}
+			v = strings.Join(lines, "\n")
+		default:
+			v = "type " + typ
+		}
+		if err != nil {
+			return err
+		}
+		ttl, err := c.PTTL(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		if ttl > 0 {
+			v += fmt.Sprintf("\n(expires in %v)", ttl.Round(1e9))
+		}
+		v = typ + "\n" + hexNonce.ReplaceAllString(v, "<nonce>")
+		if o, ok := out[name]; ok && typ == "hash" && strings.HasPrefix(o, "hash\n") {
+			// partition 0's seq hash and the key that holds np, one key
+			// or two as the namespace's name salts the tag: their fields
+			lines := append(strings.Split(o, "\n")[1:], strings.Split(v, "\n")[1:]...)
+			slices.Sort(lines)
+			v = "hash\n" + strings.Join(lines, "\n")
+		} else if ok {
+			// claim records, one per call: the set of them
+			all := strings.Split(o, "\n\n")
+			all = append(all, v)
+			slices.Sort(all)
+			v = strings.Join(all, "\n\n")
+		}
+		out[name] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// forEachKey calls f with every key matching pattern, on every primary of
+// a cluster.
+func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, f func(*redis.Client, string) error) error {
+	each := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for it.Next(ctx) {
+			if err := f(c, it.Val()); err != nil {
+				return err
+			}
+		}
+		return it.Err()
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, each)
+	}
+	return each(ctx, rdb.(*redis.Client))
+}
+
+// diffContents says how two namespaces' contents differ, "" when they do
+// not.
+func diffContents(a, b map[string]string) string {
+	var keys []string
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		x, okx := a[k]
+		y, oky := b[k]
+		switch {
+		case !okx:
+			fmt.Fprintf(&out, "%s: only with the fast paths off:\n%s\n", k, y)
+		case !oky:
+			fmt.Fprintf(&out, "%s: only with the fast paths on:\n%s\n", k, x)
+		case x != y:
+			fmt.Fprintf(&out, "%s:\n  on:  %q\n  off: %q\n", k, x, y)
+		}
+	}
+	return out.String()
+}
