@@ -143,6 +143,10 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 		t.Parallel()
 		runSchedules(t, mk)
 	})
+	t.Run("Workers", func(t suiteT) {
+		t.Parallel()
+		runWorkers(t, mk)
+	})
 	t.Run("Trace", func(t suiteT) {
 		t.Parallel()
 		runTrace(t, mk)

@@ -60,6 +60,9 @@ type Store struct {
 	// streams are the event streams, one per partition (events.go).
 	streams []stream
 
+	// workers is the registry of live workers (workers.go).
+	workers engine.WorkerTable
+
 	// bad is the error of a configuration the store cannot run (a
 	// partition count out of range): every call returns it.
 	bad error
