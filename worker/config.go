@@ -59,6 +59,11 @@ type Config struct {
 	// without reading them again. Default 10s. Ticks come by the store's
 	// clock, not the worker's.
 	ScheduleRefresh time.Duration
+	// ID names the worker in the store's worker registry (weir workers,
+	// client.Client.Workers): ^[A-Za-z0-9_.-]{1,128}$, unique among the
+	// live workers of a namespace. Default "<host>-<pid>-<8 hex>", drawn
+	// by New.
+	ID string
 }
 
 // claimWait bounds how long one blocking claim waits for a job before the

@@ -9,7 +9,8 @@ import (
 
 // heartbeat extends the leases of every running job, one call per interval
 // (split by the batch limit), and cancels the handlers of the jobs that
-// were cancelled or whose lease was lost.
+// were cancelled or whose lease was lost; then it writes the worker's
+// registry record (registry.go), one more call per interval.
 func (r *run) heartbeat() {
 	defer r.loops.Done()
 	t := time.NewTicker(r.cfg.HeartbeatInterval)
@@ -21,6 +22,7 @@ func (r *run) heartbeat() {
 		case <-t.C:
 		}
 		r.beat()
+		r.beatWorker(r.loopCtx)
 	}
 }
 

@@ -33,6 +33,7 @@ type Worker struct {
 	store client.Store
 	cfg   Config
 	log   *slog.Logger
+	id    string // Config.ID or drawn (registry.go)
 
 	mu       sync.Mutex
 	handlers map[string]Handler
@@ -73,7 +74,11 @@ func New(store client.Store, cfg Config) *Worker {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{store: store, cfg: cfg, log: log, handlers: map[string]Handler{}}
+	id := cfg.ID
+	if id == "" {
+		id = newWorkerID()
+	}
+	return &Worker{store: store, cfg: cfg, log: log, id: id, handlers: map[string]Handler{}}
 }
 
 func (w *Worker) register(queue string, h Handler) error {
@@ -114,6 +119,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	if len(w.handlers) == 0 {
 		return weir.ErrNoHandlers
+	}
+	if err := validWorkerID(w.id); err != nil {
+		return err
 	}
 	weights := w.cfg.Queues
 	if weights == nil {
@@ -167,6 +175,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	r.claimCtx, r.stopClaims = context.WithCancel(context.WithoutCancel(ctx))
 	r.loopCtx, r.stopLoops = context.WithCancel(context.WithoutCancel(ctx))
 	r.jobCtx = context.WithoutCancel(ctx)
+	// registered before the first claim, so that a worker that runs jobs
+	// is listed (one call; a failure is logged and the heartbeats retry)
+	if r.registrar = newRegistrar(r, w.id, time.Now()); r.registrar != nil {
+		r.beatWorker(ctx)
+	}
 	r.loops.Add(2)
 	go r.fetch()
 	go r.heartbeat()
@@ -198,6 +211,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 		return nil
 	}
 	r.stop(ctx)
+	r.deregister(ctx)
 	w.mu.Lock()
 	if w.cur == r {
 		w.cur = nil
@@ -220,6 +234,9 @@ type run struct {
 	queues   []queueWeight // by weight, highest first
 	fixed    []string      // the order of every claim, when it never changes
 	handlers map[string]Handler
+	// registrar keeps the worker's registry record; nil when the store
+	// keeps no registry (registry.go)
+	registrar *registrar
 
 	claimCtx   context.Context // the fetcher's claims; done when Stop begins
 	stopClaims context.CancelFunc
