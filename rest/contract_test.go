@@ -194,6 +194,12 @@ func runContractWorkflows(t *testing.T, a *apiT) {
 	a.want(http.StatusCreated, "POST", "/v1/workflows", wfFile{"id": "gone", "tasks": tasks(tk("a", "true", "queue", "held"))})
 	a.want(http.StatusOK, "POST", "/v1/workflows/gone/cancel", nil)
 	a.want(http.StatusOK, "POST", "/v1/queues/held/pause", nil)
+	err := a.store.BeatWorker(ctx, engine.BeatWorkerParams{TTL: time.Minute, Info: weir.WorkerInfo{
+		ID: "host-1-0a1b2c3d", Host: "host", PID: 1, Version: "v0.1.0", Concurrency: 4, Started: time.Now(),
+		Queues: []weir.WorkerQueue{{Name: "default", Weight: 2}, {Name: "held", Weight: 1}}, Running: 2, RunningJobs: []string{"live/a", "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // contractCases are the requests of the test; port is the server's.
@@ -216,6 +222,7 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "a queued job", method: "GET", path: "/v1/jobs/live%2Fa", status: 200},
 		{name: "a waiting job", method: "GET", path: "/v1/jobs/live%2Fb", status: 200},
 		{name: "the queues", method: "GET", path: "/v1/queues", status: 200},
+		{name: "the workers", method: "GET", path: "/v1/workers", status: 200},
 		{name: "pause", method: "POST", path: "/v1/queues/q1/pause", status: 200},
 		{name: "resume", method: "POST", path: "/v1/queues/q1/resume", status: 200},
 		{name: "submit JSON", method: "POST", path: "/v1/workflows", body: `{"id":"new-1","fail_fast":true,"undo_on_cancel":false,"tasks":[{"name":"a","run":"true","queue":"q","retries":1,"backoff":"250ms","timeout":"1m30s","always":false,"undo":{"run":"true","queue":"u"}},{"name":"b","run":"true","after":["a"]}]}`, status: 201},
