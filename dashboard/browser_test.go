@@ -622,6 +622,20 @@ tasks:
 		t.Fatal(err)
 	}
 	shoot("dashboard-queues.png", srv.URL+"/#/queues", `tr[data-queue="gpu"][data-paused="true"]`)
+	// two workers: a shell worker running the pipeline's thumbnails, and
+	// a GPU worker with its retry of detect-faces
+	started := time.Now().Add(-3 * time.Hour)
+	for _, w := range []weir.WorkerInfo{
+		{ID: "build-07-41822-9c0e51aa", Host: "build-07", PID: 41822, Version: "v0.9.0", Concurrency: 8, Started: started,
+			Queues: []weir.WorkerQueue{{Name: "default", Weight: 1}, {Name: "weir.webhooks", Weight: 1}}, Running: 1, RunningJobs: []string{"photos-2026-12-04/thumbnails"}},
+		{ID: "gpu-02-7310-4b1f0c9e", Host: "gpu-02", PID: 7310, Version: "v0.9.0", Concurrency: 2, Started: started.Add(time.Hour),
+			Queues: []weir.WorkerQueue{{Name: "gpu", Weight: 1}}, Running: 1, RunningJobs: []string{"photos-2026-12-04/detect-faces"}},
+	} {
+		if err := s.BeatWorker(ctx, engine.BeatWorkerParams{Info: w, TTL: 30 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shoot("dashboard-workers.png", srv.URL+"/#/workers", `tr[data-worker="gpu-02-7310-4b1f0c9e"] a[data-job="photos-2026-12-04/detect-faces"]`)
 	if p := b.reported(); len(p) > 0 {
 		t.Errorf("the page reported problems: %q", p)
 	}

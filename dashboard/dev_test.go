@@ -53,6 +53,7 @@ func (s *syncBuffer) String() string {
 // its own connection to dev's Redis.
 type devServer struct {
 	url    string // WEIR_HTTP_URL
+	redis  string // WEIR_REDIS_URL
 	store  *redisstore.Store
 	cmd    *exec.Cmd
 	stderr syncBuffer
@@ -87,7 +88,7 @@ func startDev(t *testing.T) *devServer {
 		}
 	}
 	go io.Copy(io.Discard, pr) // keep dev's stdout drained; ends with pw
-	d.url = printed["WEIR_HTTP_URL"]
+	d.url, d.redis = printed["WEIR_HTTP_URL"], printed["WEIR_REDIS_URL"]
 	if d.url == "" || printed["WEIR_REDIS_URL"] == "" {
 		t.Fatalf("weir dev printed %v\nstderr:\n%s", printed, d.stderr.String())
 	}

@@ -39,6 +39,7 @@
     deleteJob: 'DELETE /v1/jobs/{id}',
     rerunWorkflow: 'POST /v1/workflows/{id}/rerun',
     events: 'GET /v1/events/stream',
+    listWorkers: 'GET /v1/workers',
   };
   let features = null; // the set of "METHOD /path" of the API, once read
 
@@ -175,6 +176,7 @@
     if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '' };
     if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
     if (path === '/queues') return { view: 'queues' };
+    if (path === '/workers') return { view: 'workers' };
     if ((m = /^\/queues\/([^/]+)$/.exec(path))) return { view: 'queue', name: decodeURIComponent(m[1]), state: q.get('state') || 'failed' };
     return { view: 'notfound' };
   }
@@ -190,9 +192,10 @@
     clearTimeout(timer);
     stopFeed();
     const route = parseRoute();
-    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, notfound: notFoundView };
+    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, workers: workersView, notfound: notFoundView };
     document.getElementById('nav-workflows').classList.toggle('active', route.view === 'workflows' || route.view === 'workflow');
     document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue');
+    document.getElementById('nav-workers').classList.toggle('active', route.view === 'workers');
     const main = document.getElementById('view');
     const v = views[route.view](route);
     fill(main, v.root);
@@ -706,6 +709,47 @@
           h('td', {}, fmtTime(j.created_at)),
           h('td', {}, j.error ? h('pre', { class: 'error-text' }, j.error) : ''),
           h('td', {}, jobActions(j)))))));
+    }
+    return { root, refresh };
+  }
+
+  // workersView lists the live worker processes (GET /v1/workers,
+  // spec/rest.md Workers): one row a worker, gone once it stopped or its
+  // lease from its last heartbeat passed. Ages are by the store's clock
+  // (the reply's now), not the browser's.
+  function workersView() {
+    const body = h('div', { id: 'workers' });
+    const root = h('section', {}, h('h1', {}, 'Workers'), body);
+    const ago = (now, stamp) => stamp && now ? Math.max(0, (Date.parse(now) - Date.parse(stamp)) / 1000).toFixed(1) + ' s ago' : '';
+    const jobLink = (id) => {
+      const [wf, task] = id.split('/', 2);
+      return task !== undefined ? h('a', { href: '#/workflows/' + enc(wf) + '?task=' + enc(task), 'data-job': id }, id) : h('span', { 'data-job': id }, id);
+    };
+    async function refresh() {
+      if (!has('listWorkers')) {
+        fill(body, h('p', { class: 'muted' }, 'This server cannot list workers.'));
+        return;
+      }
+      const { workers, total, now } = await api('GET', v1('workers'));
+      if (workers.length === 0) {
+        fill(body, h('p', { class: 'muted' }, 'No worker is running.'));
+        return;
+      }
+      fill(body, h('table', { id: 'worker-table' },
+        h('thead', {}, h('tr', {}, ['Worker', 'Host', 'PID', 'Queues', 'Running', 'Jobs', 'Started', 'Last heartbeat', 'Leaves by', 'Version'].map((c) => h('th', {}, c)))),
+        h('tbody', {}, workers.map((w) => h('tr', { 'data-worker': w.id, 'data-pid': String(w.pid), 'data-running': String(w.running) },
+          h('td', { class: 'mono' }, w.id),
+          h('td', {}, w.host),
+          h('td', { class: 'num' }, w.pid),
+          h('td', { class: 'mono queues' }, w.queues.map((q) => q.name + (q.weight !== 1 ? ' ×' + q.weight : '')).join(', ') + (w.strict_priority ? ' (strict)' : '')),
+          h('td', { class: 'num' }, w.running + ' / ' + w.concurrency),
+          h('td', { class: 'mono jobs' }, w.running_jobs.flatMap((id, i) => (i ? [' ', jobLink(id)] : [jobLink(id)])),
+            w.running > w.running_jobs.length ? ' +' + (w.running - w.running_jobs.length) + ' more' : ''),
+          h('td', {}, fmtTime(w.started)),
+          h('td', { title: fmtTime(w.last_heartbeat) }, ago(now, w.last_heartbeat)),
+          h('td', { 'data-expires': w.expires }, fmtTime(w.expires)),
+          h('td', { class: 'mono' }, w.version))))),
+        total > workers.length ? h('p', { class: 'muted' }, (total - workers.length) + ' more workers are running (the list holds ' + workers.length + ').') : null);
     }
     return { root, refresh };
   }
