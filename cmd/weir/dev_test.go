@@ -69,7 +69,7 @@ func TestDevInProcess(t *testing.T) {
 			t.Errorf("workflow run by dev's workers: %+v", rec)
 		}
 
-		// /metrics: the queues read at the request, dev's workers' counts
+		// /metrics: the queues and workers read at the request, dev's workers' counts
 		code, m := get(t, "GET", httpURL+"/metrics", "dev-token-0123456789")
 		for _, want := range []string{
 			`weir_queue_jobs{queue="default",state="ready"} 0`,
@@ -78,6 +78,7 @@ func TestDevInProcess(t *testing.T) {
 			`weir_worker_attempts_total{outcome="succeeded",queue="other"} 1`,
 			`weir_worker_promoted_total{queue="other"} 1`,
 			`weir_worker_workflows_ended_total{state="completed"} 1`,
+			`weir_workers 1`, // dev's own worker, from the registry
 		} {
 			if code != http.StatusOK || !strings.Contains(m, want+"\n") {
 				t.Errorf("GET /metrics: %d, no line %s in\n%s", code, want, m)
