@@ -73,6 +73,9 @@ func moduleVersion() string {
 	return "unknown"
 }
 
+// registerTimeout bounds the registry write of Start.
+const registerTimeout = 5 * time.Second
+
 // registrar keeps one run's registry record.
 type registrar struct {
 	reg  engine.WorkerRegistry

@@ -91,9 +91,12 @@ func TestWorkerRecordFollowsHeartbeatsAndExpires(t *testing.T) {
 	}
 	job := mustEnqueue(t, c, blockQ, "x")
 	<-started
-	for p := range s.beats {
-		if p.Info.Running == 1 && slices.Equal(p.Info.RunningJobs, []string{job.ID()}) {
-			break
+	for seen := false; !seen; {
+		select {
+		case p := <-s.beats:
+			seen = p.Info.Running == 1 && slices.Equal(p.Info.RunningJobs, []string{job.ID()})
+		case <-ctx.Done():
+			t.Fatalf("no heartbeat wrote the record with %s running", job.ID())
 		}
 	}
 	ws, err := c.Workers(ctx)

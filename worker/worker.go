@@ -110,7 +110,10 @@ func (w *Worker) Run(ctx context.Context) error {
 // Start starts claiming and running jobs in the background and returns. The
 // values of ctx (not its cancellation) are passed on to the handlers'
 // contexts; stop the worker with Stop. A stopped worker can be started
-// again.
+// again. On a store that keeps a worker registry (engine.WorkerRegistry)
+// Start first writes the worker's record, one call bounded by ctx and
+// by 5 seconds: a store that does not answer delays Start that long at
+// most (the failure is logged; the next heartbeat writes the record).
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -176,9 +179,12 @@ func (w *Worker) Start(ctx context.Context) error {
 	r.loopCtx, r.stopLoops = context.WithCancel(context.WithoutCancel(ctx))
 	r.jobCtx = context.WithoutCancel(ctx)
 	// registered before the first claim, so that a worker that runs jobs
-	// is listed (one call; a failure is logged and the heartbeats retry)
+	// is listed (one call, bounded; a failure is logged and the next
+	// heartbeat writes the record)
 	if r.registrar = newRegistrar(r, w.id, time.Now()); r.registrar != nil {
-		r.beatWorker(ctx)
+		rctx, cancel := context.WithTimeout(ctx, registerTimeout)
+		r.beatWorker(rctx)
+		cancel()
 	}
 	r.loops.Add(2)
 	go r.fetch()
