@@ -240,6 +240,13 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	must("purge", err)
 	_, err = s.GetJob(ctx, "w1/a")
 	must("get job", err)
+	must("beat worker", s.BeatWorker(ctx, engine.BeatWorkerParams{Info: weir.WorkerInfo{ID: "w-1", Host: "h"}, TTL: time.Minute}))
+	wl, err := s.Workers(ctx)
+	must("workers", err)
+	if wl.Total != 1 {
+		t.Fatalf("listed %d workers, want 1", wl.Total)
+	}
+	must("remove worker", s.RemoveWorker(ctx, "w-1"))
 
 	// Outside its rules: other keys, other channels, other commands, and
 	// other keys from inside a script.
