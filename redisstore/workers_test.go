@@ -54,3 +54,39 @@ func TestWorkerRegistryKeys(t *testing.T) {
 		t.Fatalf("after the last worker's removal %d registry keys remain", n)
 	}
 }
+
+// BenchmarkWorkerBeat is one worker's registry write per heartbeat, with
+// 100 running job IDs in its record, and the list of 100 live workers:
+//
+//	WEIR_REDIS_URL=redis://127.0.0.1:6379/0 go test ./redisstore -run '^$' -bench WorkerBeat
+func BenchmarkWorkerBeat(b *testing.B) {
+	e := newEnv(b, engine.DefaultConfig())
+	jobs := make([]string, engine.MaxWorkerJobs)
+	for i := range jobs {
+		jobs[i] = fmt.Sprintf("01JDZ8W3V0KQ5N7C9X2M4P6R%02d", i)
+	}
+	info := func(i int) weir.WorkerInfo {
+		return weir.WorkerInfo{ID: fmt.Sprintf("host-%d-0a1b2c3d", i), Host: "host", PID: i, Version: "v1.0.0", Concurrency: 100,
+			Queues: []weir.WorkerQueue{{Name: "default", Weight: 1}}, Running: len(jobs), RunningJobs: jobs}
+	}
+	for i := range 100 {
+		if err := e.store.BeatWorker(bg, engine.BeatWorkerParams{Info: info(i), TTL: time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("beat", func(b *testing.B) {
+		p := engine.BeatWorkerParams{Info: info(0), TTL: time.Minute}
+		for b.Loop() {
+			if err := e.store.BeatWorker(bg, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list100", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.store.Workers(bg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
