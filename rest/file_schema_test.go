@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir/shell"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -303,7 +304,7 @@ func TestWorkflowFileSchemaAgreesWithServer(t *testing.T) {
 	group := func(kind, fields string) string {
 		return `{"` + kind + `":{"steps":[{"name":"s1","run":"x"},{"name":"s2","run":"y"}]` + fields + `}}`
 	}
-	long := strings.Repeat("x", workflowfile.MaxCommand)
+	long := strings.Repeat("x", shell.MaxCommand)
 	const calendar = "a calendar's rules"
 	cases := []schemaCase{
 		// Every field, well used.
