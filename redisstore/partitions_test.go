@@ -757,7 +757,7 @@ func TestPartitionsSchedules(t *testing.T) {
 		js := engine.ScheduleSpec{Name: jobName, Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}
 		ws := engine.ScheduleSpec{Name: wfName, Every: time.Minute, Plan: &engine.Plan{Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}
 		for _, spec := range []engine.ScheduleSpec{js, ws} {
-			if _, err := engine.AddSchedule(bg, s, spec, e.clock()); err != nil {
+			if _, err := engine.PutSchedule(bg, s, spec, e.clock()); err != nil {
 				t.Fatal(err)
 			}
 			<-heard // the put's notice, from the schedule's partition

@@ -87,7 +87,7 @@ func TestWorkersFireScheduleOnPartitions(t *testing.T) {
 			// the clock goes; the workers hear of the put
 			tick := clk.Now().Truncate(time.Hour).Add(time.Hour)
 			clk.Set(tick)
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Hour, Workflow: wf, Start: tick.Add(-time.Millisecond)}); err != nil {
+			if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Hour, Workflow: wf, Start: tick.Add(-time.Millisecond)}); err != nil {
 				t.Fatal(err)
 			}
 			id := client.TickIDIn(name, tick, parts)
