@@ -47,7 +47,7 @@ func partitionedBackends(t *testing.T, clk *testclock.Clock, parts int) []backen
 		bs = append(bs, backend{name: s.name, open: func(t testing.TB) client.Store {
 			rdb := s.rdb(t)
 			redistest.CleanupNamespace(t, rdb, ns)
-			st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: parts, Clock: clk.Now})
+			st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: parts}, Clock: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
