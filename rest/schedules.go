@@ -239,7 +239,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Plan = &lf.Plan
 	}
-	s, err := engine.AddSchedule(r.Context(), c, p, time.Now())
+	s, err := engine.PutSchedule(r.Context(), c, p, time.Now())
 	if err != nil {
 		a.storeError(w, r, err)
 		return

@@ -108,7 +108,7 @@ func TestSchedulesPartitions(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t, redistest.Default(t).Options)
 	ns := redistest.Namespace(t, rdb, "restsched-")
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: 4})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
