@@ -132,6 +132,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 			return command.Fail(err)
 		}
 	} else {
+		fmt.Fprintln(stdout) // the summary stands apart from the progress above it
 		printSummary(stdout, final)
 	}
 	if h := final.Webhook; h != nil {
@@ -402,7 +403,7 @@ func printSummary(out io.Writer, w weirpkg.Workflow) {
 	if w.Run > 1 {
 		run = fmt.Sprintf(" (run %d)", w.Run)
 	}
-	fmt.Fprintf(out, "\nworkflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
+	fmt.Fprintf(out, "workflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
 	switch {
 	case w.DeadlineHit:
 		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))
