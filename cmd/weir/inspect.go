@@ -25,6 +25,9 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 		Short: "List a queue's jobs in one state: ready, delayed, running, failed (dead letters), cancelled, completed",
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			p := weirpkg.ListJobsParams{Queue: args[0], State: weirpkg.JobList(state), Limit: limit, Cursor: cursor}
 			page, err := s.ListJobs(ctx, p)
 			if err != nil {
@@ -39,9 +42,7 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(out, "more: --cursor %s\n", page.NextCursor)
-			}
+			printMore(out, page.NextCursor)
 			return nil
 		}),
 	}

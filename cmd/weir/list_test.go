@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/clitest"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/rest"
+	"github.com/weirflow/weir/workflowfile"
 )
 
 // listEnv is a namespace of its own on one test server, reached by the
@@ -83,4 +87,85 @@ func checkBlankLines(t *testing.T, what, out string) {
 			t.Errorf("%s: line %d is spaces only", what, i+1)
 		}
 	}
+}
+
+// weir ls lists one page of --limit (a store call each) and prints the
+// cursor of the next; following the cursors lists every workflow once,
+// newest first; --json prints the page's records as an array and the
+// cursor on stderr; --state filters; a bad --limit or --state is a usage
+// error that names it.
+func TestLsPages(t *testing.T) {
+	t.Parallel()
+	forServers(t, func(t *testing.T, e *listEnv) {
+		e.cli(t, "pause", "default").WantCode(t, 0)
+		var ids []string
+		for i := range 5 {
+			id := fmt.Sprintf("w%d", i)
+			e.cli(t, "submit", writeFile(t, id+".yaml", "id: "+id+"\ntasks:\n  - name: a\n    run: echo a\n")).WantCode(t, 0)
+			ids = append(ids, id)
+		}
+		e.cli(t, "cancel", "w0").WantCode(t, 0)
+
+		row := regexp.MustCompile(`(?m)^(w\d)\s+(running|cancelled)\s+1\s+\S+Z$`)
+		more := regexp.MustCompile(`(?m)^more: --cursor (\S+)$`)
+		seen := map[string]int{}
+		args := []string{"ls", "--limit", "2"}
+		for pages := 0; ; pages++ {
+			if pages == 3 {
+				t.Fatalf("more than 3 pages of 2 for 5 workflows")
+			}
+			r := e.cli(t, args...)
+			r.WantCode(t, 0)
+			checkBlankLines(t, "weir ls", r.Stdout)
+			rows := row.FindAllStringSubmatch(r.Stdout, -1)
+			if !strings.HasPrefix(r.Stdout, "ID  ") || len(rows) != min(2, 5-2*pages) {
+				t.Fatalf("page %d of --limit 2:\n%s", pages, r.Stdout)
+			}
+			for _, m := range rows {
+				seen[m[1]]++
+			}
+			m := more.FindStringSubmatch(r.Stdout)
+			if m == nil {
+				if pages != 2 {
+					t.Fatalf("no cursor after page %d:\n%s", pages, r.Stdout)
+				}
+				break
+			}
+			args = []string{"ls", "--limit", "2", "--cursor", m[1]}
+		}
+		for _, id := range ids {
+			if seen[id] != 1 {
+				t.Errorf("%s listed %d times over the pages: %v", id, seen[id], seen)
+			}
+		}
+
+		r := e.cli(t, "ls", "--limit", "2", "--json")
+		r.WantCode(t, 0)
+		recs := clitest.Strict[[]workflowfile.Record](t, []byte(r.Stdout))
+		if len(recs) != 2 || recs[0].CreatedAt.Before(recs[1].CreatedAt.Time) || !more.MatchString(r.Stderr) {
+			t.Errorf("ls --limit 2 --json: %d records, stderr %q\n%s", len(recs), r.Stderr, r.Stdout)
+		}
+		r = e.cli(t, "ls", "--state", "cancelled", "--json")
+		r.WantCode(t, 0)
+		if recs := clitest.Strict[[]workflowfile.Record](t, []byte(r.Stdout)); len(recs) != 1 || recs[0].ID != "w0" || recs[0].State != "cancelled" || r.Stderr != "" {
+			t.Errorf("ls --state cancelled --json: %+v, stderr %q", recs, r.Stderr)
+		}
+		r = e.cli(t, "ls", "--state", "completed")
+		if r.Code != 0 || strings.TrimSpace(r.Stdout) != "ID  STATE  TASKS  CREATED" {
+			t.Errorf("ls --state completed: %d\n%s", r.Code, r.Stdout)
+		}
+		for _, c := range []struct{ args []string }{
+			{[]string{"ls", "--limit", "0"}}, {[]string{"ls", "--limit", "1001"}},
+			{[]string{"jobs", "default", "--limit", "0"}}, {[]string{"ls", "--state", "done"}},
+		} {
+			r := e.cli(t, c.args...)
+			flag := c.args[len(c.args)-2]
+			if r.Code != exitUsage || !strings.Contains(r.Stderr, flag) || r.Stdout != "" {
+				t.Errorf("%v: status %d, stderr %q, want %d naming %s", c.args, r.Code, r.Stderr, exitUsage, flag)
+			}
+		}
+		if r := e.cli(t, "ls", "--state", "done"); !strings.Contains(r.Stderr, "compensation_failed") {
+			t.Errorf("ls --state done does not list the states: %q", r.Stderr)
+		}
+	})
 }

@@ -147,43 +147,54 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 
 func newLsCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
-	var state string
+	var state, cursor string
+	var limit int
 	c := &cobra.Command{
 		Use:   "ls",
-		Short: "List workflows, newest first",
-		Args:  exactArgs(0),
+		Short: "List workflows, newest first, a page at a time (--limit, --cursor)",
+		Long: "ls lists the namespace's workflows, newest first: one page of --limit (100; at most\n" +
+			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
+			"error with --json); --cursor C lists the next page. --state keeps one state's workflows.",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			var all []weirpkg.Workflow
-			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: 1000}
-			for {
-				page, err := s.ListWorkflows(ctx, p)
-				if err != nil {
-					return storeErr("list", err)
-				}
-				all = append(all, page.Workflows...)
-				if page.NextCursor == "" {
-					break
-				}
-				p.Cursor = page.NextCursor
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
+			if state != "" && !slices.Contains(workflowStates, weirpkg.WorkflowState(state)) {
+				return command.Usage(fmt.Errorf("--state %q is no workflow state: give one of %s", state, joinStates()))
+			}
+			page, err := s.ListWorkflows(ctx, weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor})
+			if err != nil {
+				return storeErr("list", err)
 			}
 			out := c.OutOrStdout()
 			if asJSON {
-				recs := make([]workflowfile.Record, len(all))
-				for i, w := range all {
+				recs := make([]workflowfile.Record, len(page.Workflows))
+				for i, w := range page.Workflows {
 					recs[i] = workflowfile.NewRecord(w)
 				}
-				return printJSON(out, recs)
+				if err := printJSON(out, recs); err != nil {
+					return err
+				}
+				printMore(c.ErrOrStderr(), page.NextCursor)
+				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tTASKS\tCREATED")
-			for _, w := range all {
+			for _, w := range page.Workflows {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", w.ID, w.State, len(w.Tasks), w.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			printMore(out, page.NextCursor)
+			return nil
 		}),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow records as a JSON array")
-	c.Flags().StringVar(&state, "state", "", "only workflows in this state (running, completed, failed, cancelled, compensating, compensated, compensation_failed)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the page's workflow records as a JSON array (docs/cli.md)")
+	c.Flags().StringVar(&state, "state", "", "only workflows in this state ("+joinStates()+")")
+	c.Flags().IntVar(&limit, "limit", 100, "workflows a page, 1 to 1000")
+	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
 	return c
 }
 
