@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/rest"
 )
 
 // The inspector's commands: jobs of a queue by state, cancel-job, purge.
@@ -20,6 +21,7 @@ import (
 func newJobsCmd(g *globalFlags) *cobra.Command {
 	var state, cursor string
 	var limit int
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "jobs QUEUE",
 		Short: "List a queue's jobs in one state: ready, delayed, running, failed (dead letters), cancelled, completed",
@@ -34,6 +36,17 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 				return storeErr("jobs of "+args[0], err)
 			}
 			out := c.OutOrStdout()
+			if asJSON {
+				recs := make([]any, len(page.Jobs))
+				for i, j := range page.Jobs {
+					recs[i] = rest.JobJSON(j)
+				}
+				if err := printJSON(out, recs); err != nil {
+					return err
+				}
+				printMore(c.ErrOrStderr(), page.NextCursor)
+				return nil
+			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tAT\tPROGRESS\tERROR")
 			for _, j := range page.Jobs {
@@ -49,6 +62,7 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&state, "state", "ready", "the list: ready, delayed, running, failed, cancelled or completed")
 	c.Flags().IntVar(&limit, "limit", 100, "jobs a page, 1 to 1000")
 	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the page's jobs as a JSON array, each the object of GET /v1/jobs/{id} (docs/cli.md)")
 	return c
 }
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -47,6 +50,31 @@ func (e *listEnv) cli(t *testing.T, args ...string) result {
 	var out, errb bytes.Buffer
 	code := run(t.Context(), append([]string{"--redis", e.url, "--namespace", e.ns}, args...), &out, &errb)
 	return result{Code: code, Stdout: out.String(), Stderr: errb.String()}
+}
+
+// get answers GET path from the env's REST API: its body decoded.
+func (e *listEnv) get(t *testing.T, path string) map[string]any {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), "GET", path, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	rec := httptest.NewRecorder()
+	e.api.ServeHTTP(rec, req)
+	var body map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 {
+		t.Fatalf("GET %s: %d %v\n%s", path, rec.Code, err, rec.Body)
+	}
+	return body
+}
+
+// jsonArray decodes a --json list: one JSON array on stdout, nothing after.
+func jsonArray(t *testing.T, r result) []any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
+	var v []any
+	if err := dec.Decode(&v); err != nil || v == nil || dec.More() {
+		t.Fatalf("stdout is not one JSON array (%v):\n%s", err, r.Stdout)
+	}
+	return v
 }
 
 // weir status prints the summary from its first line: no blank line
@@ -168,4 +196,71 @@ func TestLsPages(t *testing.T) {
 			t.Errorf("ls --state done does not list the states: %q", r.Stderr)
 		}
 	})
+}
+
+// weir jobs --json and weir queues --json print
+// JSON arrays of the REST API's objects: the same as GET
+// /v1/queues/{name}/jobs's jobs and GET /v1/queues's queues.
+func TestJobsAndQueuesJSON(t *testing.T) {
+	t.Parallel()
+	forServers(t, func(t *testing.T, e *listEnv) {
+		e.cli(t, "pause", "q").WantCode(t, 0)
+		e.cli(t, "queue", "limit", "q", "3").WantCode(t, 0)
+		e.cli(t, "queue", "rate", "q", "10/1s").WantCode(t, 0)
+		for i := range 3 {
+			e.cli(t, "enqueue", writeFile(t, "j.json", fmt.Sprintf(`{"queue": "q", "id": "j%d", "payload": {"n": %d}}`, i, i))).WantCode(t, 0)
+		}
+
+		r := e.cli(t, "jobs", "q", "--limit", "2", "--json")
+		r.WantCode(t, 0)
+		jobs := jsonArray(t, r)
+		body := e.get(t, "/v1/queues/q/jobs?state=ready&limit=2")
+		if !reflect.DeepEqual(jobs, body["jobs"]) {
+			t.Errorf("jobs --json:\n%v\nGET /v1/queues/q/jobs:\n%v", jobs, body["jobs"])
+		}
+		if len(jobs) != 2 || jobs[0].(map[string]any)["queue"] != "q" || jobs[0].(map[string]any)["state"] != "queued" {
+			t.Errorf("jobs --json: %v", jobs)
+		}
+		if want := fmt.Sprintf("more: --cursor %s\n", body["next_cursor"]); r.Stderr != want {
+			t.Errorf("jobs --json stderr %q, want %q", r.Stderr, want)
+		}
+		r = e.cli(t, "jobs", "q", "--state", "failed", "--json")
+		r.WantCode(t, 0)
+		if strings.TrimSpace(r.Stdout) != "[]" || r.Stderr != "" {
+			t.Errorf("no failed jobs: %q %q", r.Stdout, r.Stderr)
+		}
+
+		type queue struct {
+			Name           string `json:"name"`
+			Paused         bool   `json:"paused"`
+			Ready          int    `json:"ready"`
+			Delayed        int    `json:"delayed"`
+			Running        int    `json:"running"`
+			Concurrency    int    `json:"concurrency"`
+			RateLimit      int    `json:"rate_limit"`
+			RatePeriodMS   int64  `json:"rate_period_ms"`
+			KeyConcurrency int    `json:"key_concurrency"`
+		}
+		for _, args := range [][]string{{"queues", "--json"}} {
+			r := e.cli(t, args...)
+			r.WantCode(t, 0)
+			if qs := jsonArray(t, r); !reflect.DeepEqual(qs, e.get(t, "/v1/queues")["queues"]) {
+				t.Errorf("%v: %v, not GET /v1/queues's", args, qs)
+			}
+			want := queue{Name: "q", Paused: true, Ready: 3, Concurrency: 3, RateLimit: 10, RatePeriodMS: 1000}
+			qs := clitest.Strict[[]queue](t, []byte(r.Stdout))
+			if i := indexQueue(qs, func(q queue) string { return q.Name }, "q"); i < 0 || qs[i] != want {
+				t.Errorf("%v: %+v, want %+v among them", args, qs, want)
+			}
+		}
+	})
+}
+
+func indexQueue[T any](qs []T, name func(T) string, n string) int {
+	for i, q := range qs {
+		if name(q) == n {
+			return i
+		}
+	}
+	return -1
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -199,14 +200,22 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 }
 
 func newQueuesCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "queues",
-		Short: "List queues with their job counts",
+		Short: "List queues with their job counts and limits",
 		Args:  exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			qs, err := s.Queues(ctx)
 			if err != nil {
 				return storeErr("queues", err)
+			}
+			if asJSON {
+				recs := make([]any, len(qs))
+				for i, q := range qs {
+					recs[i] = rest.QueueJSON(q)
+				}
+				return printJSON(c.OutOrStdout(), recs)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE\tKEY-LIMIT")
@@ -223,6 +232,8 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 			return tw.Flush()
 		}),
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the queues as a JSON array, each the object of GET /v1/queues (docs/cli.md)")
+	return c
 }
 
 // newQueueCmd groups the commands that change one queue's settings.
