@@ -128,10 +128,11 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 	}
 }
 
-func newPurgeCmd(g *globalFlags) *cobra.Command {
+// newPurgeCmd is weir queue purge; alias: the top level's weir purge.
+func newPurgeCmd(g *globalFlags, alias bool) *cobra.Command {
 	return &cobra.Command{
 		Use:   "purge QUEUE",
-		Short: "Cancel every job waiting in a queue (ready or delayed); running jobs go on",
+		Short: "Cancel every job waiting in a queue (ready or delayed); running jobs go on" + aliasNote(alias, "queue purge"),
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {

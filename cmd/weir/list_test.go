@@ -82,7 +82,7 @@ func jsonArray(t *testing.T, r result) []any {
 func TestStatusStartsWithTheWorkflow(t *testing.T) {
 	t.Parallel()
 	forServers(t, func(t *testing.T, e *listEnv) {
-		e.cli(t, "pause", "default").WantCode(t, 0)
+		e.cli(t, "queue", "pause", "default").WantCode(t, 0)
 		r := e.cli(t, "submit", "../../examples/pipeline.yaml")
 		r.WantCode(t, 0)
 		id := strings.TrimSpace(r.Stdout)
@@ -95,28 +95,6 @@ func TestStatusStartsWithTheWorkflow(t *testing.T) {
 	})
 }
 
-// checkBlankLines fails t when out starts with a blank line, has two in a
-// row, ends without a newline or with a blank line, or has a line of
-// spaces only.
-func checkBlankLines(t *testing.T, what, out string) {
-	t.Helper()
-	switch {
-	case out == "":
-		t.Errorf("%s printed nothing", what)
-	case strings.HasPrefix(out, "\n"):
-		t.Errorf("%s starts with a blank line:\n%s", what, out)
-	case strings.Contains(out, "\n\n\n"):
-		t.Errorf("%s has two blank lines in a row:\n%s", what, out)
-	case !strings.HasSuffix(out, "\n") || strings.HasSuffix(out, "\n\n"):
-		t.Errorf("%s does not end with exactly one newline: %q", what, out[max(0, len(out)-40):])
-	}
-	for i, l := range strings.Split(out, "\n") {
-		if l != "" && strings.TrimSpace(l) == "" {
-			t.Errorf("%s: line %d is spaces only", what, i+1)
-		}
-	}
-}
-
 // weir ls lists one page of --limit (a store call each) and prints the
 // cursor of the next; following the cursors lists every workflow once,
 // newest first; --json prints the page's records as an array and the
@@ -125,7 +103,7 @@ func checkBlankLines(t *testing.T, what, out string) {
 func TestLsPages(t *testing.T) {
 	t.Parallel()
 	forServers(t, func(t *testing.T, e *listEnv) {
-		e.cli(t, "pause", "default").WantCode(t, 0)
+		e.cli(t, "queue", "pause", "default").WantCode(t, 0)
 		var ids []string
 		for i := range 5 {
 			id := fmt.Sprintf("w%d", i)
@@ -198,13 +176,13 @@ func TestLsPages(t *testing.T) {
 	})
 }
 
-// weir jobs --json and weir queues --json print
+// weir jobs --json and weir queues --json (and weir queue ls --json) print
 // JSON arrays of the REST API's objects: the same as GET
 // /v1/queues/{name}/jobs's jobs and GET /v1/queues's queues.
 func TestJobsAndQueuesJSON(t *testing.T) {
 	t.Parallel()
 	forServers(t, func(t *testing.T, e *listEnv) {
-		e.cli(t, "pause", "q").WantCode(t, 0)
+		e.cli(t, "queue", "pause", "q").WantCode(t, 0)
 		e.cli(t, "queue", "limit", "q", "3").WantCode(t, 0)
 		e.cli(t, "queue", "rate", "q", "10/1s").WantCode(t, 0)
 		for i := range 3 {
@@ -241,7 +219,7 @@ func TestJobsAndQueuesJSON(t *testing.T) {
 			RatePeriodMS   int64  `json:"rate_period_ms"`
 			KeyConcurrency int    `json:"key_concurrency"`
 		}
-		for _, args := range [][]string{{"queues", "--json"}} {
+		for _, args := range [][]string{{"queues", "--json"}, {"queue", "ls", "--json"}} {
 			r := e.cli(t, args...)
 			r.WantCode(t, 0)
 			if qs := jsonArray(t, r); !reflect.DeepEqual(qs, e.get(t, "/v1/queues")["queues"]) {
@@ -263,4 +241,74 @@ func indexQueue[T any](qs []T, name func(T) string, n string) int {
 		}
 	}
 	return -1
+}
+
+// The queue verbs are under weir queue; weir pause, resume and purge stay
+// as aliases that do the same, and their help says so.
+func TestQueueVerbs(t *testing.T) {
+	t.Parallel()
+	forServers(t, func(t *testing.T, e *listEnv) {
+		for _, c := range []struct {
+			args []string
+			out  string
+		}{
+			{[]string{"queue", "pause", "q"}, "queue q paused\n"},
+			{[]string{"resume", "q"}, "queue q resumed\n"},
+			{[]string{"pause", "q"}, "queue q paused\n"},
+			{[]string{"queue", "resume", "q"}, "queue q resumed\n"},
+			{[]string{"queue", "pause", "q"}, "queue q paused\n"},
+		} {
+			if r := e.cli(t, c.args...); r.Code != 0 || r.Stdout != c.out {
+				t.Errorf("%v: %d %q %q, want %q", c.args, r.Code, r.Stdout, r.Stderr, c.out)
+			}
+		}
+		for i := range 2 {
+			e.cli(t, "enqueue", writeFile(t, "j.json", fmt.Sprintf(`{"queue": "q", "id": "j%d"}`, i))).WantCode(t, 0)
+		}
+		if r := e.cli(t, "queue", "purge", "q"); r.Code != 0 || r.Stdout != "queue q purged: 2 job(s) cancelled\n" {
+			t.Errorf("queue purge: %d %q %q", r.Code, r.Stdout, r.Stderr)
+		}
+		e.cli(t, "enqueue", writeFile(t, "j.json", `{"queue": "q", "id": "j9"}`)).WantCode(t, 0)
+		if r := e.cli(t, "purge", "q"); r.Code != 0 || r.Stdout != "queue q purged: 1 job(s) cancelled\n" {
+			t.Errorf("purge: %d %q %q", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+	for _, group := range []string{"queue", "schedule"} {
+		var out, errb bytes.Buffer
+		if code := run(t.Context(), []string{group, "puase", "q"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `unknown command "puase"`) {
+			t.Errorf("weir %s puase q: status %d, stderr %q, want %d naming it", group, code, errb.String(), exitUsage)
+		}
+		out.Reset()
+		if code := run(t.Context(), []string{group}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Available Commands:") {
+			t.Errorf("weir %s: status %d, want its help:\n%s", group, code, out.String())
+		}
+	}
+	for _, verb := range []string{"pause", "resume", "purge"} {
+		var out, errb bytes.Buffer
+		if code := run(t.Context(), []string{verb, "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "(alias of weir queue "+verb+")") {
+			t.Errorf("weir %s --help does not say it is an alias:\n%s", verb, out.String())
+		}
+	}
+}
+
+// checkBlankLines fails t when out starts with a blank line, has two in a
+// row, ends without a newline or with a blank line, or has a line of
+// spaces only.
+func checkBlankLines(t *testing.T, what, out string) {
+	t.Helper()
+	switch {
+	case out == "":
+		t.Errorf("%s printed nothing", what)
+	case strings.HasPrefix(out, "\n"):
+		t.Errorf("%s starts with a blank line:\n%s", what, out)
+	case strings.Contains(out, "\n\n\n"):
+		t.Errorf("%s has two blank lines in a row:\n%s", what, out)
+	case !strings.HasSuffix(out, "\n") || strings.HasSuffix(out, "\n\n"):
+		t.Errorf("%s does not end with exactly one newline: %q", what, out[max(0, len(out)-40):])
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if l != "" && strings.TrimSpace(l) == "" {
+			t.Errorf("%s: line %d is spaces only", what, i+1)
+		}
+	}
 }

@@ -199,10 +199,11 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
-func newQueuesCmd(g *globalFlags) *cobra.Command {
+// newQueuesCmd is weir queues, and weir queue ls (path "queue ls").
+func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "queues",
+		Use:   path[strings.LastIndexByte(path, ' ')+1:],
 		Short: "List queues with their job counts and limits",
 		Args:  exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
@@ -236,13 +237,16 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
-// newQueueCmd groups the commands that change one queue's settings.
+// newQueueCmd groups the queue commands: list the queues, pause, resume
+// or purge one, change its limits.
 func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
-		Short: "Change a queue's settings (limit, rate, key-limit)",
-		Args:  exactArgs(0),
+		Short: "Queue commands: ls, pause, resume, purge, limit, rate, key-limit",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  groupRun,
 	}
+	c.AddCommand(newQueuesCmd(g, "queue ls"), newPauseCmd(g, true, false), newPauseCmd(g, false, false), newPurgeCmd(g, false))
 	c.AddCommand(&cobra.Command{
 		Use:   "limit QUEUE N",
 		Short: "Let at most N jobs of a queue run at once across every worker (0: no limit)",
@@ -304,14 +308,16 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
-func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
+// newPauseCmd is weir queue pause, or weir queue resume; alias: the top
+// level's weir pause or resume, kept from before weir queue had them.
+func newPauseCmd(g *globalFlags, pause, alias bool) *cobra.Command {
 	name, verb := "resume", "Resume"
 	if pause {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
 		Use:   name + " QUEUE",
-		Short: verb + " claims from a queue (every worker obeys)",
+		Short: verb + " claims from a queue (every worker obeys)" + aliasNote(alias, "queue "+name),
 		Args:  exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {

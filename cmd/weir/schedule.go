@@ -32,6 +32,8 @@ func newScheduleCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "schedule",
 		Short: "Manage cron and interval schedules (fired by running workers, once per tick)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  groupRun,
 	}
 	c.AddCommand(newScheduleAddCmd(g), newScheduleLsCmd(g), newScheduleRmCmd(g),
 		newSchedulePauseCmd(g, true), newSchedulePauseCmd(g, false))
