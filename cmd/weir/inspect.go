@@ -25,7 +25,9 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "jobs QUEUE",
 		Short: "List a queue's jobs in one state: ready, delayed, running, failed (dead letters), cancelled, completed",
-		Args:  exactArgs(1),
+		Example: "  weir jobs default --state failed\n" +
+			"  weir jobs default --state running --limit 20 --json",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if err := checkLimit(limit); err != nil {
 				return err
@@ -103,7 +105,9 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel-job ID",
 		Short: "Cancel a job (plain, or a workflow's <workflow>/<task>): one not started never runs, a running one is told to stop",
-		Args:  exactArgs(1),
+		Example: "  weir cancel-job 8f3c2a\n" +
+			"  weir cancel-job photo-42/resize",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.CancelJob(ctx, engine.CancelJobParams{ID: args[0]})
 			if err != nil {
@@ -131,9 +135,10 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 // newPurgeCmd is weir queue purge; alias: the top level's weir purge.
 func newPurgeCmd(g *globalFlags, alias bool) *cobra.Command {
 	return &cobra.Command{
-		Use:   "purge QUEUE",
-		Short: "Cancel every job waiting in a queue (ready or delayed); running jobs go on" + aliasNote(alias, "queue purge"),
-		Args:  exactArgs(1),
+		Use:     "purge QUEUE",
+		Short:   "Cancel every job waiting in a queue (ready or delayed); running jobs go on" + aliasNote(alias, "queue purge"),
+		Example: "  weir queue purge default",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
 				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
@@ -153,7 +158,9 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "retry-job ID",
 		Short: "Run a plain job that ended failed or cancelled again (now, or --at a time)",
-		Args:  exactArgs(1),
+		Example: "  weir retry-job 8f3c2a\n" +
+			"  weir retry-job 8f3c2a --at 10m",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p := engine.RetryJobParams{ID: args[0]}
 			if at != "" {
@@ -184,9 +191,10 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 
 func newRerunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rerun ID",
-		Short: "Run an ended workflow's failed part again: its failed and cancelled tasks and what comes after them (completed tasks keep their results)",
-		Args:  exactArgs(1),
+		Use:     "rerun ID",
+		Short:   "Run an ended workflow's failed part again: its failed and cancelled tasks and what comes after them (completed tasks keep their results)",
+		Example: "  weir rerun photo-42",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.RerunWorkflow(ctx, engine.RerunWorkflowParams{ID: args[0]})
 			if err != nil {
@@ -216,14 +224,17 @@ func parseAt(s string, now time.Time) (time.Time, error) {
 func newDeleteCmd(g *globalFlags, workflow bool) *cobra.Command {
 	use, what := "delete-job ID", "job"
 	short := "Delete a plain job that ended, before its retention passed"
+	example := "  weir delete-job 8f3c2a"
 	if workflow {
 		use, what = "delete-workflow ID", "workflow"
 		short = "Delete a workflow that ended, with its jobs, before its retention passed"
+		example = "  weir delete-workflow photo-42"
 	}
 	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  exactArgs(1),
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			f := s.DeleteJob
 			if workflow {

@@ -23,6 +23,9 @@ func newLuaCmd() *cobra.Command {
 			"script that transition runs as on servers without Redis Functions (EVALSHA). --list\n" +
 			"prints the library's name and every transition with its script's SHA-1 (--json: as\n" +
 			"{\"library\": NAME, \"scripts\": [{\"name\", \"sha1\"}]}). Nothing is sent to a server.",
+		Example: "  weir lua --list\n" +
+			"  weir lua --list --json\n" +
+			"  weir lua finish",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 || list && len(args) > 0 {
 				return command.Usage(fmt.Errorf("weir lua takes a transition name or --list, got %s (usage: %s)", strings.Join(args, " "), c.UseLine()))

@@ -59,6 +59,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			"(--redis or WEIR_REDIS_URL) and no Redis Cluster (--cluster or WEIR_REDIS_CLUSTER)\n" +
 			"`weir run` uses an embedded in-process server. --redis and --cluster exclude each other;\n" +
 			"a flag beats both variables, and WEIR_REDIS_URL beats WEIR_REDIS_CLUSTER when both are set.",
+		Example: "  weir run examples/pipeline.yaml\n" +
+			"  weir submit examples/pipeline.yaml --redis redis://127.0.0.1:6379/0\n" +
+			"  WEIR_REDIS_URL=redis://127.0.0.1:6379/0 weir worker --queues default",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every command checks the global flags before it runs.
@@ -82,6 +85,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
 	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g, true), newRetryJobCmd(g), newRerunCmd(g),
 		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g), newLuaCmd())
+	cobraExamples(root)
 	return root
 }
 

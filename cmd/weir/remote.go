@@ -49,7 +49,9 @@ func newSubmitCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit a workflow file to a shared Redis and print its ID",
-		Args:  exactArgs(1),
+		Example: "  weir submit examples/pipeline.yaml\n" +
+			"  weir wait \"$(weir submit examples/pipeline.yaml)\"",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
 			lf, err := workflowfile.Load(args[0], limits)
@@ -70,7 +72,9 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status ID",
 		Short: "Show a workflow's state",
-		Args:  exactArgs(1),
+		Example: "  weir status photo-42\n" +
+			"  weir status photo-42 --json | jq -r .state",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := s.GetWorkflow(ctx, args[0])
 			if err != nil {
@@ -100,7 +104,9 @@ func newWaitCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "wait ID",
 		Short: "Wait for a workflow to end; exit 0 if it completed, 1 otherwise",
-		Args:  exactArgs(1),
+		Example: "  weir wait photo-42\n" +
+			"  weir wait photo-42 --json > final.json",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := awaitWorkflow(ctx, s, args[0])
 			if err != nil {
@@ -124,7 +130,9 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a workflow (its undos run unless --no-undo or the file said undo_on_cancel: false)",
-		Args:  exactArgs(1),
+		Example: "  weir cancel photo-42\n" +
+			"  weir cancel photo-42 --no-undo",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p := engine.CancelWorkflowParams{ID: args[0]}
 			if noUndo {
@@ -156,6 +164,9 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 		Long: "ls lists the namespace's workflows, newest first: one page of --limit (100; at most\n" +
 			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
 			"error with --json); --cursor C lists the next page. --state keeps one state's workflows.",
+		Example: "  weir ls\n" +
+			"  weir ls --state failed --limit 20\n" +
+			"  weir ls --json --limit 1000 | jq -r '.[].id'",
 		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if err := checkLimit(limit); err != nil {
@@ -205,7 +216,9 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   path[strings.LastIndexByte(path, ' ')+1:],
 		Short: "List queues with their job counts and limits",
-		Args:  exactArgs(0),
+		Example: "  weir " + path + "\n" +
+			"  weir " + path + " --json | jq '.[] | select(.paused)'",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			qs, err := s.Queues(ctx)
 			if err != nil {
@@ -243,8 +256,11 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
 		Short: "Queue commands: ls, pause, resume, purge, limit, rate, key-limit",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  groupRun,
+		Example: "  weir queue ls\n" +
+			"  weir queue pause default\n" +
+			"  weir queue limit default 4",
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
 	c.AddCommand(newQueuesCmd(g, "queue ls"), newPauseCmd(g, true, false), newPauseCmd(g, false, false), newPurgeCmd(g, false))
 	c.AddCommand(&cobra.Command{
@@ -254,6 +270,8 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 			"every worker, leases a job of it only while fewer than N of its jobs run. A slot is\n" +
 			"free again when its job's lease ends, however it ends (a crashed worker's lease\n" +
 			"expires). Lowering it stops no running job. 0 removes the limit.",
+		Example: "  weir queue limit default 4\n" +
+			"  weir queue limit default 0",
 		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
@@ -284,6 +302,8 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 			"\"key\") only while fewer than N jobs of that key run, and serves the next key's\n" +
 			"jobs meanwhile. A slot is free again when its job's lease ends, however it ends.\n" +
 			"Lowering it stops no running job. 0 removes the limit.",
+		Example: "  weir queue key-limit default 2\n" +
+			"  weir queue key-limit default 0",
 		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
@@ -316,9 +336,10 @@ func newPauseCmd(g *globalFlags, pause, alias bool) *cobra.Command {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
-		Use:   name + " QUEUE",
-		Short: verb + " claims from a queue (every worker obeys)" + aliasNote(alias, "queue "+name),
-		Args:  exactArgs(1),
+		Use:     name + " QUEUE",
+		Short:   verb + " claims from a queue (every worker obeys)" + aliasNote(alias, "queue "+name),
+		Example: "  weir queue " + name + " default",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
 				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
@@ -352,6 +373,8 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			"for --lease (WEIR_LEASE; default 30s) without a heartbeat: when a worker dies, its\n" +
 			"jobs run again elsewhere that long after, and its commands are killed with it\n" +
 			"(spec/workflow-file.md, How a command runs). Flags beat the variables.",
+		Example: "  weir worker\n" +
+			"  weir worker --queues default,images --concurrency 16 --grace 2m",
 		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if concurrency < 1 {

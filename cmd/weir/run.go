@@ -46,6 +46,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			"warning), 1 ended another way or interrupted, 2 usage or validation error. A\n" +
 			"well-formed TRACEPARENT variable (W3C) is stored with the workflow: its tasks'\n" +
 			"spans join that trace (spec/tracing.md).",
+		Example: "  weir run examples/pipeline.yaml\n" +
+			"  weir run --redis redis://127.0.0.1:6379/0 examples/saga.yaml --json",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {

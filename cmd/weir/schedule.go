@@ -32,8 +32,10 @@ func newScheduleCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "schedule",
 		Short: "Manage cron and interval schedules (fired by running workers, once per tick)",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  groupRun,
+		Example: "  weir schedule ls\n" +
+			"  weir schedule add nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml",
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
 	c.AddCommand(newScheduleAddCmd(g), newScheduleLsCmd(g), newScheduleRmCmd(g),
 		newSchedulePauseCmd(g, true), newSchedulePauseCmd(g, false))
@@ -52,6 +54,8 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 			"partitions). --cron takes five fields, six with seconds first,\n" +
 			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
+		Example: "  weir schedule add nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml\n" +
+			"  weir schedule add ping --every 5m --queue default --payload '{\"url\": \"https://example.com\"}'",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
@@ -117,7 +121,9 @@ func newScheduleLsCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List schedules",
-		Args:  exactArgs(0),
+		Example: "  weir schedule ls\n" +
+			"  weir schedule ls --json",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			sched, err := schedulerOf(s)
 			if err != nil {
@@ -172,9 +178,10 @@ func printSchedules(out io.Writer, list []engine.Schedule) error {
 
 func newScheduleRmCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm NAME",
-		Short: "Remove a schedule (not the jobs or workflows it started)",
-		Args:  exactArgs(1),
+		Use:     "rm NAME",
+		Short:   "Remove a schedule (not the jobs or workflows it started)",
+		Example: "  weir schedule rm nightly",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if err := client.New(s).RemoveSchedule(ctx, args[0]); err != nil {
 				return storeErr("schedule "+args[0], err)
@@ -191,9 +198,10 @@ func newSchedulePauseCmd(g *globalFlags, pause bool) *cobra.Command {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
-		Use:   name + " NAME",
-		Short: verb + " a schedule's ticks",
-		Args:  exactArgs(1),
+		Use:     name + " NAME",
+		Short:   verb + " a schedule's ticks",
+		Example: "  weir schedule " + name + " nightly",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			cl := client.New(s)
 			f := cl.ResumeSchedule
