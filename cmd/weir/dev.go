@@ -37,6 +37,8 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.\n" +
 			"Its workers also deliver workflows' webhooks from --webhooks (weir.webhooks;\n" +
 			"signed with WEIR_WEBHOOK_SECRET_<NAME>, as weir worker's --webhooks).",
+		Example: "  weir dev\n" +
+			"  weir dev --queues default,images --concurrency 4",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			for flag, v := range map[string]string{"--redis": g.redisURL, "--cluster": g.cluster} {

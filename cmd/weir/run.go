@@ -46,6 +46,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			"warning), 1 ended another way or interrupted, 2 usage or validation error. A\n" +
 			"well-formed TRACEPARENT variable (W3C) is stored with the workflow: its tasks'\n" +
 			"spans join that trace (spec/tracing.md).",
+		Example: "  weir run examples/pipeline.yaml\n" +
+			"  weir run --redis redis://127.0.0.1:6379/0 examples/saga.yaml --json",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -132,6 +134,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 			return command.Fail(err)
 		}
 	} else {
+		fmt.Fprintln(stdout) // the summary stands apart from the progress above it
 		printSummary(stdout, final)
 	}
 	if h := final.Webhook; h != nil {
@@ -402,7 +405,7 @@ func printSummary(out io.Writer, w weirpkg.Workflow) {
 	if w.Run > 1 {
 		run = fmt.Sprintf(" (run %d)", w.Run)
 	}
-	fmt.Fprintf(out, "\nworkflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
+	fmt.Fprintf(out, "workflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
 	switch {
 	case w.DeadlineHit:
 		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))

@@ -34,6 +34,10 @@ func newScheduleCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "schedule",
 		Short: "Manage cron and interval schedules (fired by running workers, once per tick)",
+		Example: "  weir schedule ls\n" +
+			"  weir schedule put nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml",
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
 	c.AddCommand(newScheduleAddCmd(g), newScheduleLsCmd(g), newScheduleRmCmd(g),
 		newSchedulePauseCmd(g, true), newSchedulePauseCmd(g, false))
@@ -53,6 +57,8 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 			"partitions). --cron takes five fields, six with seconds first,\n" +
 			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
+		Example: "  weir schedule put nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml\n" +
+			"  weir schedule put ping --every 5m --queue default --payload '{\"url\": \"https://example.com\"}'",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
@@ -118,7 +124,9 @@ func newScheduleLsCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List schedules",
-		Args:  exactArgs(0),
+		Example: "  weir schedule ls\n" +
+			"  weir schedule ls --json",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			sched, err := schedulerOf(s)
 			if err != nil {
@@ -176,6 +184,7 @@ func newScheduleRmCmd(g *globalFlags) *cobra.Command {
 		Use:     "delete NAME",
 		Aliases: []string{"rm"},
 		Short:   "Delete a schedule (not the jobs or workflows it started)",
+		Example: "  weir schedule delete nightly",
 		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if err := client.New(s).DeleteSchedule(ctx, args[0]); err != nil {
@@ -193,9 +202,10 @@ func newSchedulePauseCmd(g *globalFlags, pause bool) *cobra.Command {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
-		Use:   name + " NAME",
-		Short: verb + " a schedule's ticks",
-		Args:  exactArgs(1),
+		Use:     name + " NAME",
+		Short:   verb + " a schedule's ticks",
+		Example: "  weir schedule " + name + " nightly",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			cl := client.New(s)
 			f := cl.ResumeSchedule

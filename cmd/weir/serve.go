@@ -87,6 +87,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			"It serves the web dashboard (spec/dashboard.md) at /. It prints\n" +
 			"WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
 			"SIGINT or SIGTERM.",
+		Example: "  WEIR_TOKEN=... weir serve --redis redis://127.0.0.1:6379/0\n" +
+			"  weir serve --http 0.0.0.0:8080 --token \"$TOKEN\" --read-token \"$READ_TOKEN\"",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			token, _, err := af.check(c, false)
