@@ -353,7 +353,12 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			if wm != nil {
 				observer = wm.Observe
 			}
-			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), observer, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease })
+			tr, err := startTracing(ctx, "worker", c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer tr.shutdown()
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), observer, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease }, tr.worker)
 			if webhooks != "" {
 				if !engine.ValidName(webhooks) {
 					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
