@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,5 +248,66 @@ func TestOTLPServeAndWorker(t *testing.T) {
 	}
 	if !seen["one"] || !seen["two"] {
 		t.Errorf("workflows traced: %v; want one and two", seen)
+	}
+}
+
+// weir dev, with OTEL_EXPORTER_OTLP_ENDPOINT set, traces its REST API and
+// its workers: a workflow submitted with a traceparent header continues
+// that trace, the request's span a child of the caller's and the attempts
+// children of the request's.
+func TestOTLPDev(t *testing.T) {
+	rc := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.url)
+	token := "dev-token-0123456789"
+	p := startInProcess(t, "dev", "--token", token)
+	redisURL, httpURL := p.printed(t, "WEIR_REDIS_URL"), p.printed(t, "WEIR_HTTP_URL")
+	const caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, httpURL+"/v1/workflows",
+		strings.NewReader(`{"id":"devtraced","tasks":[{"name":"a","run":"true"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", caller)
+	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %d", res.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ru, err := url.Parse(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testStore(t, ru.Host, "").AwaitWorkflow(ctx, "devtraced"); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("dev: %d\n%s", code, p.stderr.String())
+	}
+	traces := byTrace(rc.received())
+	spans := traces["4bf92f3577b34da6a3ce929d0e0e4736"]
+	if len(traces) != 1 || spans == nil {
+		t.Fatalf("traces %v; want one, the caller's", traces)
+	}
+	var request, attempt gotSpan
+	for _, s := range spans {
+		switch s.name {
+		case "POST /v1/workflows":
+			request = s
+		case "process default a":
+			attempt = s
+		}
+	}
+	if request.parent != "00f067aa0ba902b7" {
+		t.Errorf("the request's span %+v: want the caller's span as its parent", request)
+	}
+	if attempt.id == "" || attempt.parent != request.id {
+		t.Errorf("the attempt's span %+v: want a child of the request's %s", attempt, request.id)
 	}
 }
