@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -49,6 +50,14 @@ func TestQueueCollectorStats(t *testing.T) {
 			}
 			ss[name] = s
 		}
+	}
+	if os.Getenv("WEIR_REDIS_CLUSTER") != "" {
+		cc := redistest.Cluster(t)
+		s, err := redisstore.New(cc, redisstore.Options{Namespace: redistest.Namespace(t, cc, "stats"), Clock: clock, Partitions: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss["cluster/partitions"] = s
 	}
 	failQ := client.NewQueue[int, int]("f")
 	keyQ := client.NewQueue[int, int]("k")
