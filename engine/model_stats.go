@@ -26,11 +26,11 @@ func (m *Model) Stats(now time.Time) weir.Stats {
 		at[qi.Name] = i
 		q := m.queues[qi.Name]
 		var head int64
-		if it, ok := q.ready.min(); ok {
+		if it, ok := q.ready.min(); ok && m.jobs[it.id] != nil {
 			head = m.jobs[it.id].readyAt
 		}
 		if q.keys != nil {
-			if it, ok := q.keys.all.min(); ok {
+			if it, ok := q.keys.all.min(); ok && m.jobs[it.id] != nil {
 				if r := m.jobs[it.id].readyAt; head == 0 || r != 0 && r < head {
 					head = r
 				}
