@@ -1,6 +1,7 @@
 // Package metrics exposes weir to Prometheus: a QueueCollector of a
-// namespace's queues (jobs ready, delayed and running; paused), read from
-// the store at each scrape, and WorkerMetrics, which a worker feeds with
+// namespace's queues (jobs ready, delayed and running; paused; failed and
+// cancelled; the age of the next ready job) and workflows by state, read
+// from the store at each scrape, and WorkerMetrics, which a worker feeds with
 // its events (attempts by queue and outcome, their durations, promotions,
 // workflows ended, queue wait and promotion latency by the store's clock).
 // Both are prometheus.Collectors that a program registers in its own

@@ -185,6 +185,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 		"WEIR_DEPS_DIR="+depsDir,
 	)
 	cmd.Env = append(cmd.Env, rep.env()...)
+	cmd.Env = traceEnv(ctx, cmd.Env, j.TraceParent)
 	if len(j.Deps) > 0 {
 		cmd.Env = append(cmd.Env, groupEnv(j.Group())...)
 	}

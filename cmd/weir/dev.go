@@ -112,7 +112,13 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if err != nil {
 		return err
 	}
-	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true)
+	tr, err := startTracing(ctx, "dev", stderr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer tr.shutdown()
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true, tr.worker)
 	if webhooks != "" {
 		if err := w.Webhooks(webhookConfig(webhooks)); err != nil {
 			return command.Fail(err)
@@ -131,7 +137,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	}
 	fmt.Fprintf(stderr, "weir dev: dashboard at %s\n", dashboardURL(ln.Addr().String(), token, generated))
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
-	serveErr := serveAPI(ctx, ln, h)
+	serveErr := serveAPI(ctx, ln, tr.handler(h))
 	// Running commands get shutdownTimeout to finish; then they are killed
 	// and their jobs handed back.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)

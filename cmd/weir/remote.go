@@ -363,6 +363,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	var schedules bool
 	var webhooks string
 	var timing workerTiming
+	var mf workerMetricsFlag
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
@@ -394,7 +395,21 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 					qs = append(qs, q)
 				}
 			}
-			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease })
+			wm, stopMetrics, err := mf.start(c, s, c.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			var observer worker.Observer
+			if wm != nil {
+				observer = wm.Observe
+			}
+			tr, err := startTracing(ctx, "worker", c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer tr.shutdown()
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), observer, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease }, tr.worker)
 			if webhooks != "" {
 				if !engine.ValidName(webhooks) {
 					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
@@ -428,5 +443,6 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	c.Flags().DurationVar(&timing.lease, "lease", defaultLease, "how long a claimed job stays leased without a heartbeat: a dead worker's jobs run again elsewhere after it; default $WEIR_LEASE, else 30s")
 	c.Flags().DurationVar(&timing.grace, "grace", defaultGrace, "on SIGINT/SIGTERM, how long running commands get to finish before they are killed and their jobs handed back (0: at once); default $WEIR_GRACE, else 5s")
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
+	mf.register(c)
 	return c
 }

@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/shell"
+	"github.com/weirflow/weir/weirotel"
 	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -79,13 +81,21 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	if err != nil {
 		return command.Usage(err)
 	}
+	tr, err := startTracing(ctx, "run", stderr)
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown()
+	// the workflow's trace: a span of the whole run, the submit's parent
+	ctx, span := tr.start(ctx, "weir run", weirotel.AttrWorkflow.String(lf.Plan.ID))
+	defer span.End()
 	nudge := make(chan struct{}, 1)
 	w := newShellWorker(cn.store, limits, lf.Queues, concurrency, stderr, func(worker.Event) {
 		select {
 		case nudge <- struct{}{}:
 		default:
 		}
-	}, false)
+	}, false, tr.worker)
 	deliver, err := runWebhook(w, lf, cn.url != "")
 	if err != nil {
 		return err
@@ -151,6 +161,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		}
 	}
 	if final.State != weirpkg.WorkflowCompleted {
+		span.SetStatus(codes.Error, "workflow "+string(final.State))
 		return command.Fail(command.ErrQuiet)
 	}
 	return nil
@@ -159,7 +170,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
-	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: envTraceParent()})
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx)})
 	if err != nil {
 		var ve *weirpkg.ValidationError
 		switch {

@@ -115,9 +115,15 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			tr, err := startTracing(ctx, "serve", c.ErrOrStderr())
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer tr.shutdown()
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
 			fmt.Fprintf(c.ErrOrStderr(), "weir serve: dashboard at http://%s/\n", ln.Addr())
-			if err := serveAPI(ctx, ln, h); err != nil {
+			if err := serveAPI(ctx, ln, tr.handler(h)); err != nil {
 				return command.Fail(err)
 			}
 			fmt.Fprintln(c.ErrOrStderr(), "weir serve: stopped")
