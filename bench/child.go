@@ -26,7 +26,7 @@ type WorkerConfig struct {
 	RedisURL string
 	// Cluster, instead of RedisURL, is a Redis Cluster's seed addresses.
 	Cluster string
-	// Partitions is the namespace's Options.Partitions.
+	// Partitions is the namespace's Options.Config.Partitions.
 	Partitions  int
 	Namespace   string
 	Queue       string

@@ -21,7 +21,7 @@ type Report struct {
 	// and memory are the sums over them, and the ceiling's keys share one
 	// slot, so it is one master's.
 	Masters int `json:"masters,omitempty"`
-	// Partitions is the namespace's Options.Partitions (0: one).
+	// Partitions is the namespace's Options.Config.Partitions (0: one).
 	Partitions int    `json:"partitions,omitempty"`
 	Namespace  string `json:"namespace"`
 	// EventsOff: the run had the namespace's event stream off

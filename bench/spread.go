@@ -108,7 +108,7 @@ func (r *runner) spreadRun(ctx context.Context, shape string, p int) (row Spread
 			err = errors.Join(err, fmt.Errorf("clean namespace %s: %w", ns, cerr))
 		}
 	}()
-	store, err := redisstore.New(r.srv.rdb, redisstore.Options{Namespace: ns, Partitions: p})
+	store, err := redisstore.New(r.srv.rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: p}})
 	if err != nil {
 		return row, err
 	}

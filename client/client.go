@@ -36,12 +36,12 @@ type Client struct {
 func New(store Store) *Client { return &Client{store: store} }
 
 // JobOption is one option of a job: of a plain job (Enqueue) or of a
-// workflow task's job (AddTask). It is made by ID, RunAt or Delay, which
-// apply to plain jobs only (given to AddTask they are a *weir.BuildError),
-// or by Priority, MaxAttempts, MaxExpiries, Backoff, Timeout or
-// ConcurrencyKey, which apply to both; a task's options apply to its undo
-// job too (but ConcurrencyKey). Later options
-// override earlier ones. A JobOption prints as the call that made it, for
+// workflow task's job (AddTask, NewStep, Then, Catch, Finally). It is made
+// by ID, RunAt, Unique or UniqueBy, which apply to plain jobs only (given
+// to AddTask they are a *weir.BuildError), or by Delay, Priority,
+// MaxAttempts, MaxExpiries, Backoff, Timeout or ConcurrencyKey, which apply
+// to both; a task's options apply to its undo job too (but Delay and
+// ConcurrencyKey). Later options override earlier ones. A JobOption prints as the call that made it, for
 // example MaxAttempts(3); the zero JobOption does nothing.
 type JobOption struct {
 	text string
@@ -86,13 +86,18 @@ func RunAt(t time.Time) JobOption {
 	return jobOption("RunAt", t.Format(time.RFC3339Nano), func(s *engine.JobSpec) { s.RunAt, s.Delay = t, 0 }, nil)
 }
 
-// Delay delays a plain job's first attempt by d (rounded up to whole
-// milliseconds) after the store's now when the job is written, so that
-// this process's clock does not matter; a repeated Enqueue of the job
-// changes nothing. It replaces a RunAt given before it, and RunAt replaces
-// it. AddTask refuses it, as RunAt.
+// Delay delays the job's first attempt by d, counted by the store's clock
+// so that this process's clock does not matter. A plain job waits d after
+// it is written (d rounded up to whole milliseconds; a repeated Enqueue of
+// the job changes nothing); Delay replaces a RunAt given before it, and
+// RunAt replaces it. A task waits d after its dependencies ended (a task
+// without dependencies: after Submit, or StartAt) before it is ready to
+// run; d is whole milliseconds, and its undo job is not delayed
+// (spec/states.md, Delayed tasks). A signal task takes no options.
 func Delay(d time.Duration) JobOption {
-	return jobOption("Delay", d, func(s *engine.JobSpec) { s.Delay, s.RunAt = d, time.Time{} }, nil)
+	return jobOption("Delay", d,
+		func(s *engine.JobSpec) { s.Delay, s.RunAt = d, time.Time{} },
+		func(s *engine.TaskSpec) { s.Delay = d })
 }
 
 // Unique makes a plain job unique by its queue and payload for ttl: while
@@ -261,14 +266,10 @@ func (j *Job[R]) Status(ctx context.Context) (weir.Job, error) {
 	return j.c.store.GetJob(ctx, j.id)
 }
 
-// Cancel cancels the job. A job that has not started never runs and ends
-// cancelled at once. A running job is told to stop: its handler's context
-// is cancelled at the worker's next heartbeat, and the job ends cancelled
-// (never retried) unless the handler completes anyway. A job that already
-// ended returns weir.ErrJobEnded; an unknown one weir.ErrNotFound.
-func (j *Job[R]) Cancel(ctx context.Context) error {
-	_, err := j.c.store.CancelJob(ctx, engine.CancelJobParams{ID: j.id})
-	return err
+// Cancel cancels the job, as Client.CancelJob does with its ID, and
+// returns the same: the job's state after the call.
+func (j *Job[R]) Cancel(ctx context.Context) (weir.State, error) {
+	return j.c.CancelJob(ctx, j.id)
 }
 
 func jobError(s weir.Job) *weir.JobError {

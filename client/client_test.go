@@ -139,24 +139,39 @@ func TestDelayUsesStoreClock(t *testing.T) {
 
 func TestCancelJobStates(t *testing.T) {
 	ctx := testCtx(t)
-	c := client.New(memstore.New())
+	store := memstore.New()
+	c := client.New(store)
 	j, err := client.Enqueue(ctx, c, strQ, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Cancel(ctx); err != nil {
-		t.Fatal(err)
+	if st, err := j.Cancel(ctx); err != nil || st != weir.Cancelled {
+		t.Fatalf("Cancel of a queued job = %v, %v; want cancelled", st, err)
 	}
 	_, err = j.Wait(ctx)
 	var je *weir.JobError
 	if !errors.As(err, &je) || !errors.Is(err, weir.ErrCancelled) || errors.Is(err, weir.ErrFailed) || je.JobID != j.ID() {
 		t.Fatalf("Wait = %v; want a cancelled JobError", err)
 	}
-	if err := j.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
+	if _, err := j.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 		t.Fatalf("second Cancel = %v; want ErrJobEnded", err)
 	}
-	if err := client.OpenJob(c, strQ, "missing").Cancel(ctx); !errors.Is(err, weir.ErrNotFound) {
+	if _, err := client.OpenJob(c, strQ, "missing").Cancel(ctx); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("Cancel of an unknown job = %v; want ErrNotFound", err)
+	}
+	// A running job is told to stop: the handle and the client say so alike.
+	run, err := client.Enqueue(ctx, c, strQ, "running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{strQ.Name()}, Max: 1, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := run.Cancel(ctx); err != nil || st != weir.Running {
+		t.Fatalf("Job.Cancel of a running job = %v, %v; want running (told to stop)", st, err)
+	}
+	if st, err := c.CancelJob(ctx, run.ID()); err != nil || st != weir.Running {
+		t.Fatalf("Client.CancelJob of a running job = %v, %v; want running (told to stop)", st, err)
 	}
 }
 

@@ -33,6 +33,34 @@
 // rules (what runs when a task fails, FailFast, Always, compensation,
 // cancel) are those of spec/states.md.
 //
+// # One way per action
+//
+// Each action has one way, and one name, the same in Go, in the store
+// contract (engine.Store), in REST (whose routes keep HTTP verbs) and in
+// the CLI (whose workflow commands leave out the noun: weir cancel ID,
+// weir rerun ID, beside weir cancel-job ID):
+//
+//   - An action on a stored job or workflow is a Client method that takes
+//     its ID: CancelJob, RetryJob, DeleteJob, CancelWorkflow, RerunWorkflow,
+//     DeleteWorkflow. A handle (Job, Workflow) has the actions of its ID as
+//     methods of the same verb, Job.Cancel, Workflow.Cancel and
+//     Workflow.Rerun, which call the Client's and return the same: the
+//     job's weir.State, the workflow's weir.WorkflowState, the new run.
+//   - A job's options are JobOptions, given to Enqueue for a plain job and
+//     to AddTask (NewStep, Then, Catch, Finally) for a task: Delay and
+//     ConcurrencyKey among them apply to both; a task's handle sets only
+//     how it depends on others (After, Always, OnFailure) and its Undo.
+//   - A finished workflow's task result is read with ResultOf, from a
+//     snapshot and a task handle, which gives the result's type. A handler
+//     reads its own dependencies' results with worker.DepResult: that is
+//     another action (the job it is handed carries them; no snapshot).
+//   - A schedule is put and deleted: PutSchedule and DeleteSchedule, as
+//     the store's engine.Scheduler, PUT and DELETE /v1/schedules/{name},
+//     and weir schedule put|delete.
+//   - A namespace's partitions are one setting, engine.Config.Partitions,
+//     given to either store (redisstore.Options.Config,
+//     memstore.WithConfig).
+//
 // Errors are values, all declared in package weir: a job or workflow that
 // did not complete is a *weir.JobError or *weir.WorkflowError (errors.As),
 // which errors.Is matches with weir.ErrFailed or weir.ErrCancelled; the

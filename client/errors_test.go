@@ -54,10 +54,10 @@ func TestRedisStoreErrorsAreWeirErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Cancel(ctx); err != nil {
+			if _, err := j.Cancel(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
+			if _, err := j.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 				t.Fatalf("second Cancel: %v, want weir.ErrJobEnded", err)
 			}
 			_, err = j.Wait(ctx)

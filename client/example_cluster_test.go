@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/client"
+	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -22,13 +23,13 @@ func ExampleNew_cluster() {
 		Addrs: []string{"redis-1:6379", "redis-2:6379", "redis-3:6379"},
 	})
 	defer rdb.Close()
-	// Partitions spreads the namespace over 12 hash slots (so over the
-	// masters that serve them); it is fixed when the namespace is first
-	// written. A store opened with Partitions 0 (a worker, a tool) takes the
+	// Config.Partitions spreads the namespace over 12 hash slots (so over
+	// the masters that serve them); it is fixed when the namespace is first
+	// written. A store opened with 0 (a worker, a tool) takes the
 	// namespace's count.
 	store, err := redisstore.New(rdb, redisstore.Options{
-		Namespace:  "shop",
-		Partitions: 12,
+		Namespace: "shop",
+		Config:    engine.Config{Partitions: 12},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -19,7 +19,7 @@ var reports = client.NewQueue[string, string]("reports")
 // starts one job, whose ID is the schedule's name and the tick's unix
 // seconds. Ticks come by the store's clock: here a clock the example moves
 // itself; a real program leaves WithClock out.
-func ExampleClient_AddSchedule() {
+func ExampleClient_PutSchedule() {
 	ctx := context.Background()
 	var clock atomic.Int64 // unix ms
 	clock.Store(time.Date(2030, 1, 7, 8, 0, 0, 0, time.UTC).UnixMilli())
@@ -31,7 +31,7 @@ func ExampleClient_AddSchedule() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := c.AddSchedule(ctx, client.ScheduleParams{
+	s, err := c.PutSchedule(ctx, client.ScheduleParams{
 		Name: "daily-report", Cron: "0 10 * * MON-FRI", TZ: "Europe/Paris",
 		Job: job, Overlap: weir.OverlapSkip, Start: now(),
 	})

@@ -70,7 +70,7 @@ func ExampleStartAt() {
 
 	wf := client.NewWorkflow(client.StartAt(time.Now().Add(-time.Minute)))
 	build := client.AddTask(wf, "build", deployQ, "build")
-	client.AddTask(wf, "cool-down", deployQ, "cool-down").After(build).Delay(10 * time.Millisecond)
+	client.AddTask(wf, "cool-down", deployQ, "cool-down", client.Delay(10*time.Millisecond)).After(build)
 	if err := client.New(store).Submit(ctx, wf); err != nil {
 		panic(err)
 	}

@@ -58,9 +58,10 @@ func ExampleJob_Cancel() {
 	fmt.Println(job.Cancel(ctx))
 	_, err := job.Wait(ctx)
 	fmt.Println(errors.Is(err, weir.ErrCancelled))
-	fmt.Println(errors.Is(job.Cancel(ctx), weir.ErrJobEnded))
+	_, err = job.Cancel(ctx)
+	fmt.Println(errors.Is(err, weir.ErrJobEnded))
 	// Output:
-	// <nil>
+	// cancelled <nil>
 	// true
 	// true
 }
@@ -111,7 +112,7 @@ func ExampleClient_OpenWorkflow() {
 	_, err := other.Wait(ctx)
 	fmt.Println(errors.Is(err, weir.ErrCancelled))
 	// Output:
-	// <nil>
+	// cancelled <nil>
 	// true
 }
 
@@ -241,12 +242,12 @@ func ExampleConcurrencyKey() {
 	// small
 }
 
-func ExampleTask_ConcurrencyKey() {
+func ExampleConcurrencyKey_task() {
 	ctx := context.Background()
 	store := memstore.New()
 	c := client.New(store)
 	w := client.NewWorkflow()
-	client.AddTask(w, "render", upper, "acme report").ConcurrencyKey("acme")
+	client.AddTask(w, "render", upper, "acme report", client.ConcurrencyKey("acme"))
 	if err := c.Submit(ctx, w); err != nil {
 		panic(err)
 	}

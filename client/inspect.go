@@ -19,10 +19,14 @@ func (c *Client) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobP
 }
 
 // CancelJob cancels the job with that ID, plain or a workflow's task or
-// undo job (as Job.Cancel does): a job that has not started never runs
-// and ends cancelled; a running one is told to stop. It returns the job's
-// state after the call: cancelled, or running for a job told to stop. An
-// ended job is weir.ErrJobEnded; an unknown one weir.ErrNotFound.
+// undo job (Job.Cancel does the same for its handle's ID). A job that has
+// not started never runs and ends cancelled at once. A running job is told
+// to stop: its handler's context is cancelled at the worker's next
+// heartbeat, and the job ends cancelled (never retried) unless the handler
+// completes anyway. It returns the job's state after the call: cancelled,
+// or running for a job told to stop. Cancelling a task's job does not
+// cancel its workflow (CancelWorkflow does). An ended job is
+// weir.ErrJobEnded; an unknown one weir.ErrNotFound.
 func (c *Client) CancelJob(ctx context.Context, id string) (weir.State, error) {
 	res, err := c.store.CancelJob(ctx, engine.CancelJobParams{ID: id})
 	return res.State, err
@@ -63,11 +67,11 @@ func (c *Client) DeleteWorkflow(ctx context.Context, id string) error {
 	return c.store.DeleteWorkflow(ctx, id)
 }
 
-// RerunWorkflow runs the failed part of an ended workflow again (as
-// Workflow.Rerun does): its failed and cancelled tasks
-// and every task downstream of one run again, with fresh attempts; the
-// tasks that completed otherwise keep their results, which the re-run
-// tasks read as before. The workflow is running again and its record's Run
+// RerunWorkflow runs the failed part of an ended workflow again
+// (Workflow.Rerun does the same for its handle's ID): its failed and
+// cancelled tasks and every task downstream of one run again, with fresh
+// attempts; the tasks that completed otherwise keep their results, which
+// the re-run tasks read as before. The workflow is running again and its record's Run
 // is one more; that new run number is returned. A workflow that is running
 // or compensating, compensated (its completed work undone), or whose tasks
 // all completed is weir.ErrNotRerunnable and nothing changes; an unknown

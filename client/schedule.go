@@ -11,15 +11,15 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// ScheduleParams defines a schedule for AddSchedule: when it ticks (Cron,
+// ScheduleParams defines a schedule for PutSchedule: when it ticks (Cron,
 // or Every) and what each tick starts (Job or Workflow: exactly one). The
 // job or workflow of a tick has the ID "<Name>.<unix seconds of the
 // tick>" (TickID), or "<Name>@<unix seconds>" in a namespace of several
 // partitions (TickIDIn), so a tick starts it once however many workers
 // fire the schedule.
 type ScheduleParams struct {
-	// Name identifies the schedule, a name (engine.ValidName). Adding a name
-	// that exists replaces its spec.
+	// Name identifies the schedule, a name (engine.ValidName). Putting a
+	// name that exists replaces its spec.
 	Name string
 	// Cron is a cron expression: five fields (minute, hour, day of month,
 	// month, day of week), six with seconds first, or a descriptor
@@ -84,11 +84,12 @@ func (c *Client) scheduler() (engine.Scheduler, error) {
 	return sc, nil
 }
 
-// AddSchedule stores a schedule, or replaces the spec of the one of that
-// name (which keeps its paused flag), and returns it. Its first tick is
-// the first after p.Start (now when zero). Workers with
-// worker.Config.Schedules fire it.
-func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (weir.Schedule, error) {
+// PutSchedule creates a schedule, or replaces the spec of the one of that
+// name (which keeps its paused flag), and returns it: the verb of the
+// store (engine.Scheduler), of REST (PUT /v1/schedules/{name}) and of the
+// CLI (weir schedule put). Its first tick is the first after p.Start (now
+// when zero). Workers with worker.Config.Schedules fire it.
+func (c *Client) PutSchedule(ctx context.Context, p ScheduleParams) (weir.Schedule, error) {
 	sc, err := c.scheduler()
 	if err != nil {
 		return weir.Schedule{}, err
@@ -109,7 +110,7 @@ func (c *Client) AddSchedule(ctx context.Context, p ScheduleParams) (weir.Schedu
 	if start.IsZero() {
 		start = time.Now()
 	}
-	s, err := engine.AddSchedule(ctx, sc, spec, start)
+	s, err := engine.PutSchedule(ctx, sc, spec, start)
 	if err != nil {
 		return weir.Schedule{}, err
 	}
@@ -137,9 +138,9 @@ func (w *Workflow) schedulePlan() (engine.Plan, error) {
 	return p, nil
 }
 
-// RemoveSchedule deletes a schedule (not the jobs and workflows it
+// DeleteSchedule removes a schedule (not the jobs and workflows it
 // started); weir.ErrNotFound when there is none of that name.
-func (c *Client) RemoveSchedule(ctx context.Context, name string) error {
+func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
 	sc, err := c.scheduler()
 	if err != nil {
 		return err

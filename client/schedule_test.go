@@ -14,7 +14,7 @@ import (
 	"github.com/weirflow/weir/engine/memstore"
 )
 
-// AddSchedule takes a workflow builder (its plan, not fixed) or a job built
+// PutSchedule takes a workflow builder (its plan, not fixed) or a job built
 // by ScheduledJob, computes the first tick after Start, and the other calls
 // reach the store.
 func TestScheduleAPI(t *testing.T) {
@@ -23,7 +23,7 @@ func TestScheduleAPI(t *testing.T) {
 	start := time.Date(2030, 1, 1, 0, 0, 7, 0, time.UTC)
 	wf := client.NewWorkflow(client.FailFast())
 	client.AddTask(wf, "a", upper, "x")
-	s, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf, Start: start})
+	s, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +47,17 @@ func TestScheduleAPI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ScheduledJob: %v", err)
 	}
-	if s, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "jq", Every: time.Minute, Job: job, Overlap: weir.OverlapSkip, Start: start}); err != nil ||
+	if s, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "jq", Every: time.Minute, Job: job, Overlap: weir.OverlapSkip, Start: start}); err != nil ||
 		s.Queue != "upper" || s.Tasks != nil || s.Overlap != weir.OverlapSkip {
 		t.Fatalf("job schedule %+v, %v", s, err)
 	}
-	if err := c.RemoveSchedule(ctx, "jq"); err != nil {
+	if err := c.DeleteSchedule(ctx, "jq"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Cron: "bad", Job: job}); !errors.Is(err, weir.ErrInvalid) {
+	if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "w", Cron: "bad", Job: job}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("bad cron: %v", err)
 	}
-	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "j", Every: time.Minute, Job: job, Workflow: wf}); !errors.Is(err, weir.ErrInvalid) {
+	if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "j", Every: time.Minute, Job: job, Workflow: wf}); !errors.Is(err, weir.ErrInvalid) {
 		t.Errorf("two targets: %v", err)
 	}
 	if err := c.PauseSchedule(ctx, "w"); err != nil {
@@ -70,7 +70,7 @@ func TestScheduleAPI(t *testing.T) {
 	if err := c.ResumeSchedule(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RemoveSchedule(ctx, "w"); err != nil {
+	if err := c.DeleteSchedule(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.GetSchedule(ctx, "w"); !errors.Is(err, weir.ErrNotFound) {
@@ -118,13 +118,13 @@ func TestScheduledWorkflowOptions(t *testing.T) {
 	c := client.New(st)
 	wf := client.NewWorkflow(client.WorkflowID("nightly"))
 	client.AddTask(wf, "a", upper, "x")
-	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); !errors.Is(err, weir.ErrInvalid) ||
+	if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); !errors.Is(err, weir.ErrInvalid) ||
 		!strings.Contains(err.Error(), "leave out WorkflowID") {
 		t.Errorf("a scheduled workflow with WorkflowID: %v, want weir.ErrInvalid", err)
 	}
 	wf = client.NewWorkflow(client.DeadlineIn(time.Hour), client.Webhook("https://example.com/hook", ""))
 	client.AddTask(wf, "a", upper, "x")
-	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); err != nil {
+	if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "w", Every: time.Minute, Workflow: wf}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := st.GetSchedule(ctx, "w")

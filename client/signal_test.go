@@ -106,7 +106,7 @@ func TestDelayAndStartAt(t *testing.T) {
 	start := now.Add(time.Hour)
 	wf := client.NewWorkflow(client.WorkflowID("w"), client.StartAt(start))
 	a := client.AddTask(wf, "a", deployQ, "x")
-	client.AddTask(wf, "b", deployQ, "y").After(a).Delay(time.Minute)
+	client.AddTask(wf, "b", deployQ, "y", client.Delay(time.Minute)).After(a)
 	if err := c.Submit(ctx, wf); err != nil {
 		t.Fatal(err)
 	}

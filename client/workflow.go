@@ -34,7 +34,7 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
-	startAt      time.Time     // StartAt (delay.go)
+	startAt      time.Time     // StartAt (startat.go)
 	deadline     time.Time     // Deadline (deadline.go)
 	deadlineIn   time.Duration // DeadlineIn (deadline.go)
 	webhook      *weir.Webhook // Webhook (webhook.go)
@@ -132,12 +132,14 @@ func (t *Task[R]) taskNode() *node { return t.n }
 func (t *Task[R]) Name() string { return t.n.spec.Name }
 
 // AddTask adds a task named name that runs a job with payload on queue q,
-// with opts (Priority, MaxAttempts, MaxExpiries, Backoff, Timeout; they
-// apply to the task's undo job too), and returns its handle. Names match
+// with opts (Delay, Priority, MaxAttempts, MaxExpiries, Backoff, Timeout,
+// ConcurrencyKey; JobOption says which apply to its undo job too), and
+// returns its handle. Names match
 // ^[A-Za-z0-9_.-]{1,64}$, are not . or .. (engine.ValidName) and are
 // unique in the workflow; the task's job ID is weir.TaskJobID(workflow,
 // name). A task with no dependency starts at Submit. An option of plain
-// jobs only (ID, RunAt, Delay) is a *weir.BuildError, returned by Submit.
+// jobs only (ID, RunAt, Unique, UniqueBy) is a *weir.BuildError, returned
+// by Submit.
 func AddTask[P, R any](w *Workflow, name string, q Queue[P, R], payload P, opts ...JobOption) *Task[R] {
 	n := &node{wf: w, index: -1, spec: engine.TaskSpec{Name: name, Queue: q.name}}
 	b, err := q.EncodePayload(payload)
@@ -239,14 +241,6 @@ func (t *Task[R]) OnFailure() *Task[R] {
 	return t.set(func(s *engine.TaskSpec) { s.Always, s.OnFailure = true, true })
 }
 
-// ConcurrencyKey gives the task's job a concurrency key (a tenant, a
-// customer), as the option ConcurrencyKey does: claims serve its queue's
-// keys in turn and hold each to the queue's per-key limit. Its undo job
-// runs without it.
-func (t *Task[R]) ConcurrencyKey(key string) *Task[R] {
-	return t.set(func(s *engine.TaskSpec) { s.Key = key })
-}
-
 // Undo gives task t a compensation job: payload on queue q. It runs only if
 // the workflow compensates (it fails, or is cancelled with undo) after t
 // completed, once the undos of the tasks that ran after t have ended, so
@@ -309,8 +303,7 @@ func (w *Workflow) client() (*Client, error) {
 // Wait blocks until the workflow has ended, or ctx is done, and returns its
 // final snapshot. A workflow that did not complete returns a
 // *weir.WorkflowError as well as the snapshot (errors.Is matches weir.ErrFailed or
-// weir.ErrCancelled); read task results from the snapshot with ResultOf or
-// TaskResult.
+// weir.ErrCancelled); read task results from the snapshot with ResultOf.
 func (w *Workflow) Wait(ctx context.Context) (weir.Workflow, error) {
 	c, err := w.client()
 	if err != nil {
@@ -335,8 +328,9 @@ func (w *Workflow) Status(ctx context.Context) (weir.Workflow, error) {
 	return c.store.GetWorkflow(ctx, w.id)
 }
 
-// CancelOption is one option of Workflow.Cancel, made by WithUndo. It
-// prints as the call that made it, for example WithUndo(false).
+// CancelOption is one option of CancelWorkflow and Workflow.Cancel, made
+// by WithUndo. It prints as the call that made it, for example
+// WithUndo(false).
 type CancelOption struct {
 	undo *bool
 }
@@ -353,30 +347,42 @@ func (o CancelOption) String() string {
 // completed, overriding the workflow's UndoOnCancel.
 func WithUndo(undo bool) CancelOption { return CancelOption{undo: &undo} }
 
-// Cancel cancels the workflow, from any process: tasks that have not
+// CancelWorkflow cancels the workflow with that ID, from any process
+// (Workflow.Cancel does the same for its handle's ID): tasks that have not
 // started never run (Always tasks included); running ones have their
 // handler's context cancelled at their worker's next heartbeat. Once none
 // runs, the workflow compensates (runs the undo jobs of completed tasks) or
-// ends cancelled, as WithUndo or UndoOnCancel say. Cancelling again has no
-// effect; cancelling an ended workflow returns weir.ErrWorkflowEnded.
-func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) error {
-	c, err := w.client()
-	if err != nil {
-		return err
-	}
-	p := engine.CancelWorkflowParams{ID: w.id}
+// ends cancelled, as WithUndo or UndoOnCancel say. It returns the
+// workflow's state after the call: cancelled, compensating, or running
+// while told-to-stop tasks run. Cancelling again has no effect; cancelling
+// an ended workflow is weir.ErrWorkflowEnded; an unknown one
+// weir.ErrNotFound.
+func (c *Client) CancelWorkflow(ctx context.Context, id string, opts ...CancelOption) (weir.WorkflowState, error) {
+	p := engine.CancelWorkflowParams{ID: id}
 	for _, o := range opts {
 		if o.undo != nil {
 			p.Undo = o.undo
 		}
 	}
-	_, err = c.store.CancelWorkflow(ctx, p)
-	return err
+	res, err := c.store.CancelWorkflow(ctx, p)
+	return res.WorkflowState, err
 }
 
-// Rerun runs the failed part of the ended workflow again, from any process
-// (Client.RerunWorkflow), and returns
-// its new run number; Wait then waits for the end of that run.
+// Cancel cancels the workflow, as Client.CancelWorkflow does with its ID,
+// and returns the same: the workflow's state after the call. A builder
+// not submitted yet is weir.ErrNotSubmitted.
+func (w *Workflow) Cancel(ctx context.Context, opts ...CancelOption) (weir.WorkflowState, error) {
+	c, err := w.client()
+	if err != nil {
+		return "", err
+	}
+	return c.CancelWorkflow(ctx, w.id, opts...)
+}
+
+// Rerun runs the failed part of the ended workflow again, as
+// Client.RerunWorkflow does with its ID, and returns the same: its new run
+// number; Wait then waits for the end of that run. A builder not submitted
+// yet is weir.ErrNotSubmitted.
 func (w *Workflow) Rerun(ctx context.Context) (int, error) {
 	c, err := w.client()
 	if err != nil {
@@ -393,15 +399,15 @@ func (c *Client) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Wor
 
 // ResultOf returns the result of task t from a workflow snapshot (from Wait
 // or Status), decoded as t's result type. A task that has not completed
-// returns a *weir.JobError saying its state and reason.
+// returns a *weir.JobError saying its state and reason; a snapshot without
+// a task of t's name, weir.ErrNotFound. ResultOf reads t's name only, so
+// a process that did not submit the workflow reads its results with the
+// handles of the same builder, built again and not submitted (the function
+// that builds the workflow, called again). A handler reads its own
+// dependencies' results with worker.DepResult instead.
 func ResultOf[R any](s weir.Workflow, t *Task[R]) (R, error) {
-	return TaskResult[R](s, t.Name())
-}
-
-// TaskResult is ResultOf by task name, for code that has no task handle
-// (another process): the caller names the result type.
-func TaskResult[R any](s weir.Workflow, name string) (R, error) {
 	var zero R
+	name := t.Name()
 	for _, t := range s.Tasks {
 		if t.Name != name {
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/weirflow/weir/client"
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/memstore"
+	"github.com/weirflow/weir/internal/testclock"
 )
 
 func TestBuildErrorsSurfaceAtSubmit(t *testing.T) {
@@ -150,7 +151,7 @@ func TestHandleBeforeSubmit(t *testing.T) {
 	if _, err := wf.Status(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
 		t.Fatalf("Status before Submit = %v", err)
 	}
-	if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
+	if _, err := wf.Cancel(ctx); !errors.Is(err, weir.ErrNotSubmitted) {
 		t.Fatalf("Cancel before Submit = %v", err)
 	}
 }
@@ -189,8 +190,10 @@ func TestPlanOptions(t *testing.T) {
 	if !errors.As(err, &je) || je.State != weir.Queued || je.Task != "a" {
 		t.Fatalf("ResultOf an unfinished task = %v", err)
 	}
-	if _, err := client.TaskResult[string](s, "zz"); !errors.Is(err, weir.ErrNotFound) {
-		t.Fatalf("TaskResult of an unknown task = %v", err)
+	// A handle of another builder reads by its name: one the snapshot does
+	// not have is ErrNotFound.
+	if _, err := client.ResultOf(s, client.AddTask(client.NewWorkflow(), "zz", strQ, "")); !errors.Is(err, weir.ErrNotFound) {
+		t.Fatalf("ResultOf an unknown task = %v", err)
 	}
 }
 
@@ -205,7 +208,7 @@ func TestCancelQueuedWorkflow(t *testing.T) {
 	if err := c.Submit(ctx, wf); err != nil {
 		t.Fatal(err)
 	}
-	if err := wf.Cancel(ctx, client.WithUndo(true)); err != nil {
+	if _, err := wf.Cancel(ctx, client.WithUndo(true)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := wf.Wait(ctx)
@@ -214,7 +217,7 @@ func TestCancelQueuedWorkflow(t *testing.T) {
 		we.State != weir.WorkflowCancelled || we.Task != "a" || s.State != weir.WorkflowCancelled {
 		t.Fatalf("Wait = %v; want cancelled, first task a", err)
 	}
-	if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
+	if _, err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
 		t.Fatalf("second Cancel = %v; want ErrWorkflowEnded", err)
 	}
 }
@@ -229,7 +232,7 @@ func TestListWorkflows(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if err := wf.Cancel(ctx); err != nil {
+			if _, err := wf.Cancel(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -264,7 +267,7 @@ func TestListWorkflows(t *testing.T) {
 func TestAddTaskRefusesPlainJobOptions(t *testing.T) {
 	ctx := testCtx(t)
 	c := client.New(memstore.New())
-	for _, opt := range []client.JobOption{client.ID("x"), client.RunAt(time.Now()), client.Delay(time.Second)} {
+	for _, opt := range []client.JobOption{client.ID("x"), client.RunAt(time.Now()), client.Unique(time.Second), client.UniqueBy("k")} {
 		wf := client.NewWorkflow()
 		client.AddTask(wf, "a", strQ, "a", client.JobOption{}, opt)
 		err := c.Submit(ctx, wf)
@@ -279,5 +282,90 @@ func TestAddTaskRefusesPlainJobOptions(t *testing.T) {
 	j, err := client.Enqueue(ctx, c, strQ, "x", client.JobOption{}, client.ID("plain"))
 	if err != nil || j.ID() != "plain" {
 		t.Fatalf("Enqueue with the zero JobOption: %v, %v", j, err)
+	}
+}
+
+// The Delay option delays a task (the one way to delay a job or a task):
+// a root from the submit, a dependent from its dependency's end, both by
+// the store's clock; the task's undo job is not delayed. A bad delay is
+// the store's ErrInvalid.
+func TestDelayOptionDelaysTask(t *testing.T) {
+	ctx := testCtx(t)
+	clock := testclock.New()
+	store := memstore.New(memstore.WithClock(clock.Now))
+	c := client.New(store)
+	wf := client.NewWorkflow(client.WorkflowID("w"))
+	a := client.AddTask(wf, "a", strQ, "a", client.Delay(time.Minute))
+	client.Undo(a, strQ, "undo a")
+	client.AddTask(wf, "b", strQ, "b", client.Delay(time.Hour)).After(a)
+	if err := c.Submit(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := store.GetJob(ctx, "w/a"); err != nil || j.State != weir.Queued || !j.RunAt.Equal(testclock.Epoch.Add(time.Minute)) {
+		t.Fatalf("root with Delay(1m): %+v, %v; want queued until a minute after the submit", j, err)
+	}
+	clock.Advance(time.Minute)
+	cl, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{strQ.Name()}, Max: 1, Lease: time.Minute})
+	if err != nil || len(cl) != 1 || cl[0].Job.ID != "w/a" {
+		t.Fatalf("claim once due: %+v, %v", cl, err)
+	}
+	clock.Advance(time.Second)
+	if _, err := store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "w/a", Token: cl[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
+	ended := testclock.Epoch.Add(time.Minute + time.Second)
+	if j, err := store.GetJob(ctx, "w/b"); err != nil || j.State != weir.Queued || !j.RunAt.Equal(ended.Add(time.Hour)) {
+		t.Fatalf("dependent with Delay(1h): %+v, %v; want queued until an hour after a ended", j, err)
+	}
+	if st, err := wf.Cancel(ctx); err != nil || st != weir.WorkflowCompensating {
+		t.Fatalf("Cancel = %v, %v; want compensating (a's undo)", st, err)
+	}
+	if j, err := store.GetJob(ctx, weir.UndoJobID("w", "a")); err != nil || j.State != weir.Queued || !j.RunAt.IsZero() {
+		t.Fatalf("undo of a: %+v, %v; want queued at once (Delay is not an undo's)", j, err)
+	}
+	bad := client.NewWorkflow()
+	client.AddTask(bad, "a", strQ, "a", client.Delay(time.Millisecond/2))
+	if err := c.Submit(ctx, bad); !errors.Is(err, weir.ErrInvalid) {
+		t.Fatalf("Delay(500µs) on a task: %v, want ErrInvalid (whole milliseconds)", err)
+	}
+}
+
+// A workflow is cancelled from the client by ID or from its handle, with
+// the same result: the workflow's state after the call.
+func TestCancelWorkflowFromClientAndHandle(t *testing.T) {
+	ctx := testCtx(t)
+	store := memstore.New()
+	c := client.New(store)
+	idle := client.NewWorkflow(client.WorkflowID("idle"))
+	client.AddTask(idle, "a", strQ, "a")
+	busy := client.NewWorkflow(client.WorkflowID("busy"))
+	client.AddTask(busy, "a", upper, "a")
+	for _, wf := range []*client.Workflow{idle, busy} {
+		if err := c.Submit(ctx, wf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := c.CancelWorkflow(ctx, "idle", client.WithUndo(false)); err != nil || st != weir.WorkflowCancelled {
+		t.Fatalf("CancelWorkflow of a workflow with nothing running = %v, %v; want cancelled", st, err)
+	}
+	if _, err := idle.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
+		t.Fatalf("Workflow.Cancel once ended = %v; want ErrWorkflowEnded", err)
+	}
+	if _, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{upper.Name()}, Max: 1, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cancel := range []func() (weir.WorkflowState, error){
+		func() (weir.WorkflowState, error) { return busy.Cancel(ctx) },
+		func() (weir.WorkflowState, error) { return c.CancelWorkflow(ctx, "busy") },
+	} {
+		if st, err := cancel(); err != nil || st != weir.WorkflowRunning {
+			t.Fatalf("cancel of a workflow with a running task = %v, %v; want running (told to stop)", st, err)
+		}
+	}
+	if _, err := c.CancelWorkflow(ctx, "nope"); !errors.Is(err, weir.ErrNotFound) {
+		t.Fatalf("CancelWorkflow of an unknown ID = %v; want ErrNotFound", err)
+	}
+	if _, err := c.OpenWorkflow("nope").Cancel(ctx); !errors.Is(err, weir.ErrNotFound) {
+		t.Fatalf("Workflow.Cancel of an unknown ID = %v; want ErrNotFound", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,35 +50,55 @@ func (s rapidSource) draw(lo, hi int, label string) int {
 }
 func (s rapidSource) exhausted() bool { return false }
 
-// tapeVersion is the version of the tapes this suite records: a tape
-// starts with "v<version>"; one without is version 1.
-const tapeVersion = 11
+// laterDraw is a draw that the generator gained after tape version 1:
+// since is the first tape version that holds it, and replay the value that
+// replays an older tape as it was recorded (the behaviour of that time).
+type laterDraw struct{ since, replay int }
 
-// notOnTape lists, per tape version, the draws its tapes do not hold
-// (added to the generator later) and the value that replays such a tape
-// as it was recorded: version 1 tapes predate max expiries, and index 2 of
-// the "expiries" choices is engine.NoExpiries, the behaviour of that time;
-// tapes before version 3 predate unique jobs (0: not unique), before
-// version 4 concurrency keys (0: no key), and before version 5 signal
-// tasks, delayed tasks and start times (1: none), before version 6
-// workflow deadlines (2: none), before version 7 webhooks (2: none).
-// Version 8 added re-runs: as op 22, which an older tape never draws, and
-// after a workflow's cancel and after a finish that ended one (1: none);
-// version 9 tasks added at run time (1: none; its tapes came from a branch
-// without re-runs); version 10 OnFailure tasks, in the plan and among the
-// added ones (1: not one); version 11 NoAbsorb tasks, likewise (1: not
-// one).
-var notOnTape = map[int]map[string]int{
-	1:  {"expiries": 2, "unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	2:  {"unique": 0, "key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	3:  {"key": 0, "taskkey": 0, "signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	4:  {"signal": 1, "taskdelay": 1, "startat": 1, "deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	5:  {"deadline": 2, "webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	6:  {"webhook": 2, "cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	7:  {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	8:  {"onfailure": 1, "addtasks": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	9:  {"cancelrerun": 1, "finishrerun": 1, "onfailure": 1, "addonfailure": 1, "noabsorb": 1, "addnoabsorb": 1},
-	10: {"noabsorb": 1, "addnoabsorb": 1},
+// laterDraws lists, by label, the draws added after tape version 1. A new
+// draw in an existing action is one entry here, with since one above the
+// highest so far: the tapes this suite records then carry that version
+// (tapeVersion). A new action needs none (actions).
+var laterDraws = map[string]laterDraw{
+	"expiries": {2, 2},                    // index 2 of the expiries choices is engine.NoExpiries
+	"unique":   {3, 0},                    // not unique
+	"key":      {4, 0}, "taskkey": {4, 0}, // no concurrency key
+	"signal": {5, 1}, "taskdelay": {5, 1}, "startat": {5, 1}, // none
+	"deadline":    {6, 2},                        // none
+	"webhook":     {7, 2},                        // none
+	"cancelrerun": {8, 1}, "finishrerun": {8, 1}, // no re-run after a cancel or an end
+	"addtasks":  {9, 1},                           // no task added at run time
+	"onfailure": {10, 1}, "addonfailure": {10, 1}, // not one
+	"noabsorb": {11, 1}, "addnoabsorb": {11, 1}, // not one
+}
+
+// missingOnTape lists the draws a tape version lacks although laterDraws
+// says it holds them: version 9's tapes came from a branch without the
+// re-runs of version 8.
+var missingOnTape = map[int][]string{9: {"cancelrerun", "finishrerun"}}
+
+// tapeVersion is the version of the tapes this suite records (the highest
+// since in laterDraws): a tape starts with "v<version>"; one without is
+// version 1.
+var tapeVersion = func() int {
+	v := 1
+	for _, d := range laterDraws {
+		v = max(v, d.since)
+	}
+	return v
+}()
+
+// notOnTape reports whether a tape of version v lacks the draw label, and
+// then the value that replays it.
+func notOnTape(v int, label string) (int, bool) {
+	d, ok := laterDraws[label]
+	if !ok {
+		return 0, false
+	}
+	if v < d.since || slices.Contains(missingOnTape[v], label) {
+		return d.replay, true
+	}
+	return 0, false
 }
 
 // tapeSource replays a tape. A tape ends after the step that failed: the
@@ -91,7 +112,7 @@ type tapeSource struct {
 
 func (s *tapeSource) draw(lo, hi int, label string) int {
 	s.t.Helper()
-	if v, ok := notOnTape[s.version][label]; ok {
+	if v, ok := notOnTape(s.version, label); ok {
 		return v
 	}
 	if s.i >= len(s.vals) {

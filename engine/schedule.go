@@ -270,10 +270,11 @@ func (s Schedule) Snapshot() weir.Schedule {
 	return out
 }
 
-// AddSchedule stores spec on sc, or replaces the spec of the schedule of
+// PutSchedule puts spec on sc (Scheduler.PutSchedule with its first tick
+// computed): it creates the schedule or replaces the spec of the one of
 // that name (which keeps its paused flag), with its first tick the first
 // after start, and returns the stored schedule.
-func AddSchedule(ctx context.Context, sc Scheduler, spec ScheduleSpec, start time.Time) (Schedule, error) {
+func PutSchedule(ctx context.Context, sc Scheduler, spec ScheduleSpec, start time.Time) (Schedule, error) {
 	next, err := FirstTick(spec, start)
 	if err != nil {
 		return Schedule{}, err

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package faults holds weir's fault suite: tests that run the engine against
 // real redis-server processes while Redis is killed, restarted, starved of
 // memory, has its script cache flushed, loses replies or drops pub/sub

@@ -1,4 +1,4 @@
-//go:build faults && race
+//go:build unix && faults && race
 
 package faults
 

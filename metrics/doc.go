@@ -1,5 +1,6 @@
 // Package metrics exposes weir to Prometheus: a QueueCollector of a
-// namespace's queues (jobs ready, delayed and running; paused) and a
+// namespace's queues (jobs ready, delayed and running; paused; failed and
+// cancelled; the age of the next ready job) and workflows by state, and a
 // WorkerCollector of its live worker processes, read from the store at
 // each scrape, and WorkerMetrics, which a worker feeds with
 // its events (attempts by queue and outcome, their durations, promotions,

@@ -56,13 +56,19 @@ func Example() {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "weir_worker_attempts_total") || strings.HasPrefix(line, "weir_queue_jobs") {
+		if strings.HasPrefix(line, "weir_worker_attempts_total") || strings.HasPrefix(line, "weir_queue_") ||
+			strings.HasPrefix(line, `weir_workflows{state="running"}`) {
 			fmt.Println(line)
 		}
 	}
 	// Output:
+	// weir_queue_ended_jobs{queue="emails",state="cancelled"} 0
+	// weir_queue_ended_jobs{queue="emails",state="failed"} 0
 	// weir_queue_jobs{queue="emails",state="delayed"} 0
 	// weir_queue_jobs{queue="emails",state="ready"} 0
 	// weir_queue_jobs{queue="emails",state="running"} 0
+	// weir_queue_oldest_ready_age_seconds{queue="emails"} 0
+	// weir_queue_paused{queue="emails"} 0
 	// weir_worker_attempts_total{outcome="succeeded",queue="emails"} 1
+	// weir_workflows{state="running"} 0
 }

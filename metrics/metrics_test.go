@@ -180,7 +180,8 @@ weir_queue_jobs{queue="steps",state="running"} 0
 weir_queue_paused{queue="m"} 0
 weir_queue_paused{queue="steps"} 1
 `
-			if err := testutil.CollectAndCompare(metrics.NewQueueCollector(c, metrics.QueueCollectorOpts{}), strings.NewReader(want)); err != nil {
+			if err := testutil.CollectAndCompare(metrics.NewQueueCollector(c, metrics.QueueCollectorOpts{}), strings.NewReader(want),
+				"weir_queue_jobs", "weir_queue_paused"); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -236,6 +236,8 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		t.Fatalf("queue q not paused: %+v", qs)
 	}
 	must("resume", s.ResumeQueue(ctx, "q"))
+	_, err = s.Stats(ctx)
+	must("stats", err)
 	_, err = s.PurgeQueue(ctx, "jobs")
 	must("purge", err)
 	_, err = s.GetJob(ctx, "w1/a")

@@ -361,7 +361,7 @@ func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindSer
 		}
 		parts = n
 	}
-	s, err := New(rdb, Options{Namespace: "cpu", Path: path, Partitions: parts})
+	s, err := New(rdb, Options{Namespace: "cpu", Path: path, Config: engine.Config{Partitions: parts}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -123,5 +123,5 @@ func ExampleNew_partitions() {
 	// hello, bob <nil>
 	// hello, cy <nil>
 	// 8 <nil>
-	// weir: invalid input: namespace "shop" has 8 partitions, this store was opened with 4 (open it with 8, or 0 to take the namespace's: Options.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)
+	// weir: invalid input: namespace "shop" has 8 partitions, this store was opened with 4 (open it with 8, or 0 to take the namespace's: Options.Config.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)
 }

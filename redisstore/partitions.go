@@ -114,7 +114,7 @@ func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
 		return 0, false, fmt.Errorf("%w: namespace %q keeps partition count %q", weir.ErrProtocol, s.ns, v)
 	}
 	if s.want != 0 && s.want != n {
-		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d (open it with %d, or 0 to take the namespace's: Options.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)", weir.ErrInvalid, s.ns, n, s.want, n)
+		return 0, false, fmt.Errorf("%w: namespace %q has %d partitions, this store was opened with %d (open it with %d, or 0 to take the namespace's: Options.Config.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)", weir.ErrInvalid, s.ns, n, s.want, n)
 	}
 	return n, fresh, nil
 }

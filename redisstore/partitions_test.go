@@ -757,7 +757,7 @@ func TestPartitionsSchedules(t *testing.T) {
 		js := engine.ScheduleSpec{Name: jobName, Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}
 		ws := engine.ScheduleSpec{Name: wfName, Every: time.Minute, Plan: &engine.Plan{Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}
 		for _, spec := range []engine.ScheduleSpec{js, ws} {
-			if _, err := engine.AddSchedule(bg, s, spec, e.clock()); err != nil {
+			if _, err := engine.PutSchedule(bg, s, spec, e.clock()); err != nil {
 				t.Fatal(err)
 			}
 			<-heard // the put's notice, from the schedule's partition
@@ -918,25 +918,21 @@ func TestPartitionsFinishAddRefused(t *testing.T) {
 	}
 }
 
-// TestOptionsPartitions: Options.Partitions is Config.Partitions (the
-// Config's other fields left zero still mean the defaults); both given,
-// different, are refused; a bad count is refused by New.
+// TestOptionsPartitions: Config.Partitions alone (the Config's other
+// fields left zero) still means the defaults with those partitions; a bad
+// count is refused by New.
 func TestOptionsPartitions(t *testing.T) {
 	rdb := redistest.Client(t, redistest.Mini(t).Options)
-	s, err := New(rdb, Options{Namespace: "op", Partitions: 4})
+	s, err := New(rdb, Options{Namespace: "op", Config: engine.Config{Partitions: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := s.Config(); c.Partitions != 4 || c.Retention != engine.DefaultRetention || c.Limits != weir.DefaultLimits() {
 		t.Fatalf("config %+v", c)
 	}
-	if _, err := New(rdb, Options{Namespace: "op", Partitions: 4, Config: engine.Config{Partitions: 4}}); err != nil {
-		t.Fatalf("the same count twice: %v", err)
-	}
 	for _, o := range []Options{
-		{Partitions: 4, Config: engine.Config{Partitions: 8}},
-		{Partitions: -1},
-		{Partitions: engine.MaxPartitions + 1},
+		{Config: engine.Config{Partitions: -1}},
+		{Config: engine.Config{Partitions: engine.MaxPartitions + 1}},
 	} {
 		if _, err := New(rdb, o); !errors.Is(err, weir.ErrInvalid) {
 			t.Errorf("options %+v: %v, want ErrInvalid", o, err)

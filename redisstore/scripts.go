@@ -74,6 +74,7 @@ var scriptDefs = []scriptDef{
 	{name: "list_jobs", readOnly: true},
 	{name: "queues", readOnly: true},
 	{name: "observe", readOnly: true},
+	{name: "stats", readOnly: true},
 	{name: "schedule_put"},
 	{name: "schedule_delete", allowFull: true},
 	{name: "schedule_pause", allowFull: true},

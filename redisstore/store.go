@@ -20,17 +20,17 @@ type Options struct {
 	// name (engine.ValidName: ^[A-Za-z0-9_.-]{1,64}$, not . or ..). Empty
 	// means "default".
 	Namespace string
-	// Partitions is the namespace's number of partitions
-	// (spec/partitions.md), at most engine.MaxPartitions, kept in Redis when
-	// a namespace of several is first written: 0 takes the namespace's count
-	// at the first call (1 for a namespace not written yet); any other count
-	// that differs from the namespace's is ErrInvalid at the first call. It
-	// is Config.Partitions: giving both, different, is ErrInvalid.
-	Partitions int
 	// Config gives the limits, the retention and the partitions. A Config
 	// whose fields other than Partitions are zero means engine.DefaultConfig()
 	// with those partitions; zero Limits alone mean weir.DefaultLimits().
 	// Every store of a namespace must use the same Config.
+	//
+	// Config.Partitions is the namespace's number of partitions
+	// (spec/partitions.md), at most engine.MaxPartitions, kept in Redis when
+	// a namespace of several is first written: 0 takes the namespace's count
+	// at the first call (1 for a namespace not written yet); any other count
+	// that differs from the namespace's is ErrInvalid at the first call.
+	// It is the one partitions setting, as for memstore.
 	Config engine.Config
 	// Clock, for tests only, replaces the server's clock: each call passes
 	// Clock() to its script as "now" (see spec/scripts.md, "Test clock").
@@ -107,12 +107,6 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, err
 	}
 	cfg := opts.Config
-	if opts.Partitions != 0 {
-		if cfg.Partitions != 0 && cfg.Partitions != opts.Partitions {
-			return nil, fmt.Errorf("%w: Options.Partitions %d and Config.Partitions %d differ", weir.ErrInvalid, opts.Partitions, cfg.Partitions)
-		}
-		cfg.Partitions = opts.Partitions
-	}
 	if cfg == (engine.Config{Partitions: cfg.Partitions}) {
 		n := cfg.Partitions
 		cfg = engine.DefaultConfig()

@@ -1,11 +1,10 @@
 package rest
 
 import (
+	"github.com/weirflow/weir/shell"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/weirflow/weir/workflowfile"
 )
 
 // A shell command no worker could start (over sh -c's argument bound, or
@@ -14,7 +13,7 @@ import (
 func TestSubmitCommandThatCannotStart(t *testing.T) {
 	t.Parallel()
 	a := newTestAPI(t, Config{})
-	long := strings.Repeat("x", workflowfile.MaxCommand+1)
+	long := strings.Repeat("x", shell.MaxCommand+1)
 	for _, c := range []struct {
 		body  wfFile
 		field string

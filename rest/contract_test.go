@@ -258,7 +258,7 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "NUL in undo run", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"\u0000"}}`), status: 400, specRefuses: true},
 		{name: "bad queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":"no queue"}`), status: 400, specRefuses: true},
 		{name: "bad undo queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","undo":{"run":"y","queue":"q:*"}}`), status: 400, specRefuses: true},
-		{name: "empty queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":""}`), status: 201, specRefuses: true},
+		{name: "empty queue", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a","run":"x","queue":""}`), status: 400, specRefuses: true},
 		{name: "bad name", method: "POST", path: "/v1/workflows", body: wf(`{"name":"a b","run":"x"}`), status: 400, specRefuses: true},
 		{name: "bad id", method: "POST", path: "/v1/workflows", body: `{"id":"no/slash","tasks":[{"name":"a","run":"x"}]}`, status: 400, specRefuses: true},
 		// . and .. are no path segment: no route could reach what they name

@@ -273,10 +273,15 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) {
 		Queues []queueRec `json:"queues"`
 	}{Queues: make([]queueRec, len(qs))}
 	for i, q := range qs {
-		body.Queues[i] = queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency,
-			RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), KeyConcurrency: q.KeyConcurrency}
+		body.Queues[i] = toQueueRec(q)
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// toQueueRec is q as GET /v1/queues lists it.
+func toQueueRec(q weir.QueueInfo) queueRec {
+	return queueRec{Name: q.Name, Paused: q.Paused, Ready: q.Ready, Delayed: q.Delayed, Running: q.Running, Concurrency: q.Concurrency,
+		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), KeyConcurrency: q.KeyConcurrency}
 }
 
 // limitQueue sets a queue's concurrency limit from the query's

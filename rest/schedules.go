@@ -182,6 +182,12 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 	bad := func(field, format string, args ...any) {
 		writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
+	if err := checkScheduleBody(body); err != nil {
+		var be *scheduleBodyError
+		errors.As(err, &be)
+		bad(be.field, "%s", be.msg)
+		return
+	}
 	var b scheduleBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -233,7 +239,7 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Plan = &lf.Plan
 	}
-	s, err := engine.AddSchedule(r.Context(), c, p, time.Now())
+	s, err := engine.PutSchedule(r.Context(), c, p, time.Now())
 	if err != nil {
 		a.storeError(w, r, err)
 		return

@@ -79,8 +79,20 @@ func TestScheduleRoutes(t *testing.T) {
 		{`{"every":"1m","job":{"queue":"q"},"missed":"all"}`, "missed"},
 		{`{"every":"1m","workflow":{"tasks":[{"name":"a"}]}}`, "workflow.tasks[0].run"},
 		{`{"every":"1m","workflow":{"id":"nightly","tasks":[{"name":"a","run":"true"}]}}`, "workflow.id"},
-		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, ""},
+		{`{"every":"1m","job":{"queue":"q"},"colour":"red"}`, "colour"},
 		{`{"every":"1m","job":{"queue":"q","payload":1 2}}`, ""},
+		// read as strictly as the other bodies (spec/rest.md): exact
+		// names, no key twice, no null, nothing after the object
+		{`{"Every":"1m","job":{"queue":"q"}}`, "Every"},
+		{`{"every":"1m","job":{"Queue":"q"}}`, "job.Queue"},
+		{`{"every":"1m","every":"1h","job":{"queue":"q"}}`, "every"},
+		{`{"every":"1m","job":{"queue":"q","queue":"r"}}`, "job.queue"},
+		{`{"every":"1m","tz":null,"job":{"queue":"q"}}`, "tz"},
+		{`{"every":"1m","job":null,"workflow":{"tasks":[{"name":"a","run":"true"}]}}`, "job"},
+		{`{"every":"1m","job":{"queue":"q","priority":null}}`, "job.priority"},
+		{`{"every":"1m","job":{"queue":"q"}} {}`, ""},
+		{`{"every":"1m","job":{"queue":"q"}}x`, ""},
+		{`["every"]`, ""},
 	} {
 		wantErr(t, a.want(http.StatusBadRequest, "PUT", "/v1/schedules/x", c.body), weir.ErrInvalid.Code, c.field)
 	}
@@ -96,7 +108,7 @@ func TestSchedulesPartitions(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t, redistest.Default(t).Options)
 	ns := redistest.Namespace(t, rdb, "restsched-")
-	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: 4})
+	s, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,6 +150,11 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 		}
 		in.Deps = append(in.Deps, di)
 	}
+	if err := CheckCommand(j.Payload.Run); err != nil {
+		// no attempt could start it: say why once, instead of failing
+		// every attempt with exec's error
+		return "", worker.NonRetryable(err)
+	}
 	tmp, err := os.MkdirTemp("", "weir-task-*")
 	if err != nil {
 		return "", fmt.Errorf("input file: %w", err)
@@ -180,6 +185,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 		"WEIR_DEPS_DIR="+depsDir,
 	)
 	cmd.Env = append(cmd.Env, rep.env()...)
+	cmd.Env = traceEnv(ctx, cmd.Env, j.TraceParent)
 	if len(j.Deps) > 0 {
 		cmd.Env = append(cmd.Env, groupEnv(j.Group())...)
 	}

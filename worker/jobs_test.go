@@ -296,7 +296,7 @@ func TestCancelWaitingJobNeverRuns(t *testing.T) {
 		ctx := testCtx(t)
 		c := client.New(b.open(t))
 		job := mustEnqueue(t, c, echoQ, "cancelled")
-		if err := job.Cancel(ctx); err != nil {
+		if _, err := job.Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
 		if _, err := job.Wait(ctx); !errors.Is(err, weir.ErrCancelled) {
@@ -322,7 +322,7 @@ func TestCancelRunningJob(t *testing.T) {
 		start(t, w)
 		job := mustEnqueue(t, c, blockQ, "x", client.MaxAttempts(5))
 		<-started
-		if err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
+		if _, err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
 		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
@@ -333,7 +333,7 @@ func TestCancelRunningJob(t *testing.T) {
 		if !errors.As(err, &je) || !errors.Is(err, weir.ErrCancelled) || je.Attempt != 1 {
 			t.Fatalf("Wait = %v; want cancelled after 1 attempt, not retried", err)
 		}
-		if err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
+		if _, err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 			t.Fatalf("Cancel of an ended job = %v; want ErrJobEnded", err)
 		}
 	})
@@ -350,7 +350,7 @@ func TestCancelCompletedJob(t *testing.T) {
 		if _, err := job.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
+		if _, err := job.Cancel(ctx); !errors.Is(err, weir.ErrJobEnded) {
 			t.Fatalf("Cancel = %v; want ErrJobEnded", err)
 		}
 		if got, err := job.Wait(ctx); err != nil || got != "x" {

@@ -47,7 +47,7 @@ func partitionedBackends(t *testing.T, clk *testclock.Clock, parts int) []backen
 		bs = append(bs, backend{name: s.name, open: func(t testing.TB) client.Store {
 			rdb := s.rdb(t)
 			redistest.CleanupNamespace(t, rdb, ns)
-			st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Partitions: parts, Clock: clk.Now})
+			st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: parts}, Clock: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestWorkersFireScheduleOnPartitions(t *testing.T) {
 			// the clock goes; the workers hear of the put
 			tick := clk.Now().Truncate(time.Hour).Add(time.Hour)
 			clk.Set(tick)
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Hour, Workflow: wf, Start: tick.Add(-time.Millisecond)}); err != nil {
+			if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Hour, Workflow: wf, Start: tick.Add(-time.Millisecond)}); err != nil {
 				t.Fatal(err)
 			}
 			id := client.TickIDIn(name, tick, parts)

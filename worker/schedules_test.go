@@ -62,12 +62,12 @@ func TestScheduleFireRaceExactlyOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "j", Every: 10 * time.Second, Job: tj, Start: start}); err != nil {
+			if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "j", Every: 10 * time.Second, Job: tj, Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			wf := client.NewWorkflow()
 			client.AddTask(wf, "a", client.NewQueue[int, int]("race-wf"), 1)
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "w", Every: 10 * time.Second, Workflow: wf, Start: start}); err != nil {
+			if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "w", Every: 10 * time.Second, Workflow: wf, Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			var ticks []time.Time
@@ -183,7 +183,7 @@ func TestWorkersFireEachTickOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "tick", Every: time.Minute, Job: job, Start: clk.Now()}); err != nil {
+			if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "tick", Every: time.Minute, Job: job, Start: clk.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			var want []string
@@ -254,7 +254,7 @@ func TestWorkerLearnsOfNewSchedules(t *testing.T) {
 				// where the clock goes
 				tick := clk.Now().Truncate(time.Second).Add(time.Second)
 				clk.Set(tick)
-				if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Second, Job: job, Start: tick.Add(-time.Millisecond)}); err != nil {
+				if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: name, Every: time.Second, Job: job, Start: tick.Add(-time.Millisecond)}); err != nil {
 					t.Fatal(err)
 				}
 				select {
@@ -266,7 +266,7 @@ func TestWorkerLearnsOfNewSchedules(t *testing.T) {
 					t.Fatalf("schedule %s added while the worker slept never fired", name)
 				}
 				// it would tick again at the next second, the next one's tick
-				if err := c.RemoveSchedule(ctx, name); err != nil {
+				if err := c.DeleteSchedule(ctx, name); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -45,7 +45,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		// A plain job, by CancelJob.
 		job := mustEnqueue(t, c, blockQ, "x")
 		<-started
-		if err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
+		if _, err := client.OpenJob(client.New(b.open(t)), blockQ, job.ID()).Cancel(ctx); err != nil {
 			t.Fatalf("Cancel: %v", err)
 		}
 		select {
@@ -69,7 +69,7 @@ func TestCancelReachesHandlerBeforeHeartbeat(t *testing.T) {
 		}
 		<-started
 		<-started
-		if err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
+		if _, err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {

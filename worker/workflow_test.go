@@ -78,7 +78,7 @@ func TestWorkflowPassesResults(t *testing.T) {
 		if got, err := client.ResultOf(s, large); err != nil || got != (Image{"cat.png@800", 800}) {
 			t.Fatalf("large = %+v, %v", got, err)
 		}
-		if got, err := client.TaskResult[Image](s, "fetch"); err != nil || got.Width != 1000 {
+		if got, err := client.ResultOf(s, fetch); err != nil || got.Width != 1000 {
 			t.Fatalf("fetch = %+v, %v", got, err)
 		}
 		// The handle the producer kept sees the same.
@@ -229,7 +229,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		}
 		<-started
 		// Another process cancels it, by ID.
-		if err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
+		if _, err := client.New(b.open(t)).OpenWorkflow(wf.ID()).Cancel(ctx, client.WithUndo(false)); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-cause; !errors.Is(err, weir.ErrJobCancelled) {
@@ -250,7 +250,7 @@ func TestWorkflowCancelReachesRunningHandler(t *testing.T) {
 		if ranReport.Load() {
 			t.Error("a task after the cancelled one ran")
 		}
-		if err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
+		if _, err := wf.Cancel(ctx); !errors.Is(err, weir.ErrWorkflowEnded) {
 			t.Fatalf("Cancel of an ended workflow = %v; want ErrWorkflowEnded", err)
 		}
 	})
@@ -282,7 +282,7 @@ func TestWorkflowCancelWithUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-started
-		if err := wf.Cancel(ctx); err != nil { // UndoOnCancel defaults to true
+		if _, err := wf.Cancel(ctx); err != nil { // UndoOnCancel defaults to true
 			t.Fatal(err)
 		}
 		s, err := wf.Wait(ctx)

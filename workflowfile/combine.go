@@ -36,7 +36,7 @@ func combinationConflict(t fileTask) (field, problem string) {
 // CheckSchedule returns an *Error when f cannot be the workflow a
 // schedule submits at each tick: it gives an id, which would be ignored,
 // since each tick submits the workflow under the tick's own ID
-// (spec/states.md, Schedules). `weir schedule add --workflow` and the
+// (spec/states.md, Schedules). `weir schedule put --workflow` and the
 // REST API's PUT /v1/schedules/{name} call it.
 func (f *File) CheckSchedule() error {
 	if f.haveID {

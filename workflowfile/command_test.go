@@ -3,18 +3,16 @@ package workflowfile
 import (
 	"encoding/json"
 	"errors"
-	"os/exec"
-	"runtime"
+	"github.com/weirflow/weir/shell"
 	"strings"
-	"syscall"
 	"testing"
 )
 
 // A command no worker could start is refused at the submit, naming its
-// place: one over MaxCommand bytes (sh -c's argument) or holding a NUL.
+// place: one over shell.MaxCommand bytes (sh -c's argument) or holding a NUL.
 func TestCommandThatCannotStart(t *testing.T) {
 	t.Parallel()
-	long := ": " + strings.Repeat("x", MaxCommand-1) // MaxCommand+1 bytes
+	long := ": " + strings.Repeat("x", shell.MaxCommand-1) // shell.MaxCommand+1 bytes
 	js := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -51,25 +49,9 @@ func TestCommandThatCannotStart(t *testing.T) {
 	if _, _, err := ParseAdded("add", []byte(`{"tasks":[{"name":"b","run":"\u0000"}]}`), Options{}); err == nil || !strings.Contains(err.Error(), "NUL byte") {
 		t.Errorf("an added task with a NUL: %v", err)
 	}
-	// MaxCommand bytes are fine.
-	ok := js(map[string]any{"tasks": []any{task(map[string]any{"run": long[:MaxCommand], "undo": map[string]any{"run": long[:MaxCommand]}})}})
+	// shell.MaxCommand bytes are fine.
+	ok := js(map[string]any{"tasks": []any{task(map[string]any{"run": long[:shell.MaxCommand], "undo": map[string]any{"run": long[:shell.MaxCommand]}})}})
 	if _, err := Parse("w", []byte(ok), Options{Dir: "/d"}); err != nil {
-		t.Errorf("a command of MaxCommand bytes: %v", err)
-	}
-}
-
-// MaxCommand is Linux's bound, exactly: sh -c starts a command of
-// MaxCommand bytes, and not one byte more.
-func TestMaxCommandIsLinuxBound(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the per-argument bound is Linux's")
-	}
-	t.Parallel()
-	cmd := ": " + strings.Repeat("x", MaxCommand-2)
-	if err := exec.Command("sh", "-c", cmd).Run(); err != nil {
-		t.Fatalf("sh -c with %d bytes: %v", len(cmd), err)
-	}
-	if err := exec.Command("sh", "-c", cmd+"x").Run(); !errors.Is(err, syscall.E2BIG) {
-		t.Fatalf("sh -c with %d bytes: %v, want argument list too long", len(cmd)+1, err)
+		t.Errorf("a command of shell.MaxCommand bytes: %v", err)
 	}
 }

@@ -481,9 +481,9 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 				f.group, err = d.group(w, k.Value, v)
 			}
 		case "start_at":
-			f.StartAt, err = d.str(w, v)
+			f.StartAt, err = d.optStr(w, v)
 		case "deadline":
-			f.Deadline, err = d.str(w, v)
+			f.Deadline, err = d.optStr(w, v)
 		case "webhook":
 			f.Webhook, err = d.webhook(w, v)
 		default:
@@ -554,7 +554,7 @@ func (d *fileDecoder) task(path string, n *yaml.Node) (fileTask, error) {
 		case "run":
 			t.Run, err = d.str(fw, v)
 		case "queue":
-			t.Queue, err = d.str(fw, v)
+			t.Queue, err = d.optStr(fw, v)
 		case "after":
 			t.After, err = d.after(fw, v)
 		case "always":
@@ -571,11 +571,11 @@ func (d *fileDecoder) task(path string, n *yaml.Node) (fileTask, error) {
 		case "priority":
 			t.Priority, err = d.int(fw, v)
 		case "key":
-			t.Key, err = d.str(fw, v)
+			t.Key, err = d.optStr(fw, v)
 		case "signal":
 			t.Signal, err = d.bool(fw, v)
 		case "delay":
-			t.Delay, err = d.str(fw, v)
+			t.Delay, err = d.optStr(fw, v)
 		default:
 			var ok bool
 			if ok, err = d.retryField(fw, k.Value, v, &t.fileRetry); !ok {
@@ -623,13 +623,13 @@ func (d *fileDecoder) webhook(w where, n *yaml.Node) (*fileWebhook, error) {
 		case "url":
 			h.URL, err = d.str(w.in("url"), v)
 		case "secret":
-			h.Secret, err = d.str(w.in("secret"), v)
+			h.Secret, err = d.optStr(w.in("secret"), v)
 		case "queue":
-			h.Queue, err = d.str(w.in("queue"), v)
+			h.Queue, err = d.optStr(w.in("queue"), v)
 		case "attempts":
 			h.Attempts, err = d.int(w.in("attempts"), v)
 		case "backoff":
-			h.Backoff, err = d.str(w.in("backoff"), v)
+			h.Backoff, err = d.optStr(w.in("backoff"), v)
 		default:
 			err = d.unknown(w, k)
 		}
@@ -652,7 +652,7 @@ func (d *fileDecoder) undo(w where, n *yaml.Node) (*fileUndo, error) {
 		case "run":
 			u.Run, err = d.str(w.in("run"), v)
 		case "queue":
-			u.Queue, err = d.str(w.in("queue"), v)
+			u.Queue, err = d.optStr(w.in("queue"), v)
 		case "payload":
 			var pv payloadValue
 			if pv, err = d.payload(w.in("payload"), v); err == nil {

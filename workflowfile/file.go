@@ -408,7 +408,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			}
 			addGoQueue(spec.Queue)
 		} else {
-			if err := checkCommand(t.Run); err != nil {
+			if err := shell.CheckCommand(t.Run); err != nil {
 				return nil, fail(i, t.Name, "run", "%v", err)
 			}
 			if spec.Payload, err = shell.Queue(spec.Queue).EncodePayload(shell.Payload{Run: t.Run, Dir: dir}); err != nil {
@@ -445,7 +445,7 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 				}
 				addGoQueue(u.Queue)
 			} else {
-				if err := checkCommand(t.Undo.Run); err != nil {
+				if err := shell.CheckCommand(t.Undo.Run); err != nil {
 					return nil, fail(i, t.Name, "undo.run", "%v", err)
 				}
 				if u.Payload, err = shell.Queue(u.Queue).EncodePayload(shell.Payload{Run: t.Undo.Run, Dir: dir}); err != nil {

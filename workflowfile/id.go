@@ -12,3 +12,15 @@ func (d *fileDecoder) id(w where, n *yaml.Node) (string, error) {
 	}
 	return s, err
 }
+
+// optStr decodes an optional string field: a string, not empty. An empty
+// string is refused, never read as the field left out (which is how a
+// file asks for the default), as the OpenAPI document's patterns refuse
+// it too.
+func (d *fileDecoder) optStr(w where, n *yaml.Node) (string, error) {
+	s, err := d.str(w, n)
+	if err == nil && s == "" {
+		return "", d.fail(w, n, "an empty value: leave the field out for the default")
+	}
+	return s, err
+}

@@ -174,13 +174,13 @@ func (d *fileDecoder) job(n *yaml.Node) (fileJob, error) {
 		case "priority":
 			f.Priority, err = d.int(w, v)
 		case "delay":
-			f.Delay, err = d.str(w, v)
+			f.Delay, err = d.optStr(w, v)
 		case "run_at":
-			f.RunAt, err = d.str(w, v)
+			f.RunAt, err = d.optStr(w, v)
 		case "unique":
 			f.Unique, err = d.unique(w, v)
 		case "key":
-			f.Key, err = d.str(w, v)
+			f.Key, err = d.optStr(w, v)
 		default:
 			var ok bool
 			if ok, err = d.retryField(w, k.Value, v, &f.fileRetry); !ok {

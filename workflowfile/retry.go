@@ -31,9 +31,9 @@ func (d *fileDecoder) retryField(w where, k string, v *yaml.Node, r *fileRetry) 
 			r.MaxExpiries = &x
 		}
 	case "backoff":
-		r.Backoff, err = d.str(w, v)
+		r.Backoff, err = d.optStr(w, v)
 	case "timeout":
-		r.Timeout, err = d.str(w, v)
+		r.Timeout, err = d.optStr(w, v)
 	default:
 		return false, nil
 	}

@@ -304,6 +304,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			_, err := e.store.ListWorkflows(ctx, weirpkg.ListParams{Limit: 5000})
 			return err
 		},
+		cli: []string{"ls", "--limit", "5000"}, cliCode: 2,
 		restMethod: "GET", restPath: "/v1/workflows?limit=5000", restStatus: 400, restCodes: []string{"INVALID"},
 	}, {
 		name: "bad list state", want: weirpkg.ErrInvalid, field: "state",

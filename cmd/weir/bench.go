@@ -47,6 +47,9 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			"serves and its share of the CPU. A spread skips the ceiling and the usual scenarios, and does not\n" +
 			"take --partitions, --concurrency, --processes or --no-processes. --compare with a saved spread\n" +
 			"report matches rows by shape and partition count. See docs/benchmarks.md.",
+		Example: "  weir bench --quick\n" +
+			"  weir bench --redis redis://127.0.0.1:6379/0 --json > new.json\n" +
+			"  weir bench --compare old.json --against new.json",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if g.namespace != "" {

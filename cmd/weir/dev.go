@@ -37,6 +37,8 @@ func newDevCmd(g *globalFlags) *cobra.Command {
 			"stops (SIGINT or SIGTERM). It ignores WEIR_REDIS_URL and WEIR_REDIS_CLUSTER.\n" +
 			"Its workers also deliver workflows' webhooks from --webhooks (weir.webhooks;\n" +
 			"signed with WEIR_WEBHOOK_SECRET_<NAME>, as weir worker's --webhooks).",
+		Example: "  weir dev\n" +
+			"  weir dev --queues default,images --concurrency 4",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			for flag, v := range map[string]string{"--redis": g.redisURL, "--cluster": g.cluster} {
@@ -110,7 +112,13 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	if err != nil {
 		return err
 	}
-	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true)
+	tr, err := startTracing(ctx, "dev", stderr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer tr.shutdown()
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true, tr.worker)
 	if webhooks != "" {
 		if err := w.Webhooks(webhookConfig(webhooks)); err != nil {
 			return command.Fail(err)
@@ -129,7 +137,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	}
 	fmt.Fprintf(stderr, "weir dev: dashboard at %s\n", dashboardURL(ln.Addr().String(), token, generated))
 	fmt.Fprintf(stderr, "weir dev: workers for queues %s, concurrency %d; Ctrl-C stops\n", strings.Join(qs, ","), concurrency)
-	serveErr := serveAPI(ctx, ln, h)
+	serveErr := serveAPI(ctx, ln, tr.handler(h))
 	// Running commands get shutdownTimeout to finish; then they are killed
 	// and their jobs handed back.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)

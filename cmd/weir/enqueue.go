@@ -28,6 +28,8 @@ func newEnqueueCmd(g *globalFlags) *cobra.Command {
 			"nothing, and a job whose unique key another job holds prints that job's ID.\n" +
 			"A well-formed TRACEPARENT variable (W3C) is stored with the job: its attempts'\n" +
 			"spans join that trace (spec/tracing.md).",
+		Example: "  weir enqueue job.json\n" +
+			"  echo '{\"queue\": \"resize\", \"payload\": {\"w\": 100}}' | weir enqueue -",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			name, data, err := readJobFile(args[0], c.InOrStdin())

@@ -28,6 +28,9 @@ func newEventsCmd(g *globalFlags) *cobra.Command {
 			"workflow's events, --follow waits for more until interrupted, --json prints one\n" +
 			"JSON object a line. `weir events off` stops every process of the namespace from\n" +
 			"writing events; `weir events on` starts them again (with the default cap).",
+		Example: "  weir events --workflow photo-42\n" +
+			"  weir events --follow --json\n" +
+			"  weir events off",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 1 && args[0] != "on" && args[0] != "off") {
 				return command.Usage(fmt.Errorf("events takes no argument, or on or off (usage: %s)", c.UseLine()))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/rest"
 )
 
 // The inspector's commands: jobs of a queue by state, cancel-job, purge.
@@ -20,17 +21,34 @@ import (
 func newJobsCmd(g *globalFlags) *cobra.Command {
 	var state, cursor string
 	var limit int
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "jobs QUEUE",
 		Short: "List a queue's jobs in one state: ready, delayed, running, failed (dead letters), cancelled, completed",
-		Args:  exactArgs(1),
+		Example: "  weir jobs default --state failed\n" +
+			"  weir jobs default --state running --limit 20 --json",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			p := weirpkg.ListJobsParams{Queue: args[0], State: weirpkg.JobList(state), Limit: limit, Cursor: cursor}
 			page, err := s.ListJobs(ctx, p)
 			if err != nil {
 				return storeErr("jobs of "+args[0], err)
 			}
 			out := c.OutOrStdout()
+			if asJSON {
+				recs := make([]any, len(page.Jobs))
+				for i, j := range page.Jobs {
+					recs[i] = rest.JobJSON(j)
+				}
+				if err := printJSON(out, recs); err != nil {
+					return err
+				}
+				printMore(c.ErrOrStderr(), page.NextCursor)
+				return nil
+			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tAT\tPROGRESS\tERROR")
 			for _, j := range page.Jobs {
@@ -39,15 +57,14 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(out, "more: --cursor %s\n", page.NextCursor)
-			}
+			printMore(out, page.NextCursor)
 			return nil
 		}),
 	}
 	c.Flags().StringVar(&state, "state", "ready", "the list: ready, delayed, running, failed, cancelled or completed")
 	c.Flags().IntVar(&limit, "limit", 100, "jobs a page, 1 to 1000")
 	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the page's jobs as a JSON array, each the object of GET /v1/jobs/{id} (docs/cli.md)")
 	return c
 }
 
@@ -88,7 +105,9 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel-job ID",
 		Short: "Cancel a job (plain, or a workflow's <workflow>/<task>): one not started never runs, a running one is told to stop",
-		Args:  exactArgs(1),
+		Example: "  weir cancel-job 8f3c2a\n" +
+			"  weir cancel-job photo-42/resize",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.CancelJob(ctx, engine.CancelJobParams{ID: args[0]})
 			if err != nil {
@@ -113,11 +132,13 @@ func newCancelJobCmd(g *globalFlags) *cobra.Command {
 	}
 }
 
-func newPurgeCmd(g *globalFlags) *cobra.Command {
+// newPurgeCmd is weir queue purge; alias: the top level's weir purge.
+func newPurgeCmd(g *globalFlags, alias bool) *cobra.Command {
 	return &cobra.Command{
-		Use:   "purge QUEUE",
-		Short: "Cancel every job waiting in a queue (ready or delayed); running jobs go on",
-		Args:  exactArgs(1),
+		Use:     "purge QUEUE",
+		Short:   "Cancel every job waiting in a queue (ready or delayed); running jobs go on" + aliasNote(alias, "queue purge"),
+		Example: "  weir queue purge default",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
 				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
@@ -137,7 +158,9 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "retry-job ID",
 		Short: "Run a plain job that ended failed or cancelled again (now, or --at a time)",
-		Args:  exactArgs(1),
+		Example: "  weir retry-job 8f3c2a\n" +
+			"  weir retry-job 8f3c2a --at 10m",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p := engine.RetryJobParams{ID: args[0]}
 			if at != "" {
@@ -168,9 +191,10 @@ func newRetryJobCmd(g *globalFlags) *cobra.Command {
 
 func newRerunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rerun ID",
-		Short: "Run an ended workflow's failed part again: its failed and cancelled tasks and what comes after them (completed tasks keep their results)",
-		Args:  exactArgs(1),
+		Use:     "rerun ID",
+		Short:   "Run an ended workflow's failed part again: its failed and cancelled tasks and what comes after them (completed tasks keep their results)",
+		Example: "  weir rerun photo-42",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			r, err := s.RerunWorkflow(ctx, engine.RerunWorkflowParams{ID: args[0]})
 			if err != nil {
@@ -200,14 +224,17 @@ func parseAt(s string, now time.Time) (time.Time, error) {
 func newDeleteCmd(g *globalFlags, workflow bool) *cobra.Command {
 	use, what := "delete-job ID", "job"
 	short := "Delete a plain job that ended, before its retention passed"
+	example := "  weir delete-job 8f3c2a"
 	if workflow {
 		use, what = "delete-workflow ID", "workflow"
 		short = "Delete a workflow that ended, with its jobs, before its retention passed"
+		example = "  weir delete-workflow photo-42"
 	}
 	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  exactArgs(1),
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			f := s.DeleteJob
 			if workflow {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/weirflow/weir/internal/clitest"
 	"github.com/weirflow/weir/redisstore"
 )
 
@@ -35,6 +37,15 @@ func TestLuaCommand(t *testing.T) {
 	}
 	if !strings.Contains(out, "\nclaim ") || !strings.Contains(out, " "+sha+"\n") {
 		t.Errorf("weir lua --list does not give claim's SHA-1 %s:\n%s", sha, out)
+	}
+	// --list --json: the same, as one JSON object.
+	code, out, _ = lua("--list", "--json")
+	l := clitest.Strict[luaList](t, []byte(out))
+	if code != exitOK || l.Library != name || len(l.Scripts) != len(redisstore.LuaScripts()) || !slices.Contains(l.Scripts, luaScript{"claim", sha}) {
+		t.Errorf("weir lua --list --json: %d %+v", code, l)
+	}
+	if code, _, errs := lua("--json"); code != exitUsage || !strings.Contains(errs, "--json goes with --list") {
+		t.Errorf("weir lua --json: %d %q", code, errs)
 	}
 	if code, _, errs := lua("clam"); code != exitUsage || !strings.Contains(errs, `no transition "clam"`) || !strings.Contains(errs, "claim, finish") {
 		t.Errorf("weir lua clam: %d %q", code, errs)

@@ -59,6 +59,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			"(--redis or WEIR_REDIS_URL) and no Redis Cluster (--cluster or WEIR_REDIS_CLUSTER)\n" +
 			"`weir run` uses an embedded in-process server. --redis and --cluster exclude each other;\n" +
 			"a flag beats both variables, and WEIR_REDIS_URL beats WEIR_REDIS_CLUSTER when both are set.",
+		Example: "  weir run examples/pipeline.yaml\n" +
+			"  weir submit examples/pipeline.yaml --redis redis://127.0.0.1:6379/0\n" +
+			"  WEIR_REDIS_URL=redis://127.0.0.1:6379/0 weir worker --queues default",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every command checks the global flags before it runs.
@@ -78,12 +81,22 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().DurationVar(&g.durable.Timeout, "durable-timeout", time.Second,
 		"how long a transition waits for --durable-replicas before it fails as not replicated")
 	root.AddCommand(newRunCmd(g), newSubmitCmd(g), newStatusCmd(g), newWaitCmd(g), newCancelCmd(g),
-		newLsCmd(g), newQueuesCmd(g), newPauseCmd(g, true), newPauseCmd(g, false), newQueueCmd(g), newWorkerCmd(g),
+		newLsCmd(g), newQueuesCmd(g, "queues"), newPauseCmd(g, true, true), newPauseCmd(g, false, true), newQueueCmd(g), newWorkerCmd(g),
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
-	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g), newRetryJobCmd(g), newRerunCmd(g),
+	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g, true), newRetryJobCmd(g), newRerunCmd(g),
 		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g), newLuaCmd())
 	root.AddCommand(newWorkersCmd(g))
+	cobraExamples(root)
 	return root
+}
+
+// aliasNote ends the Short of a command kept at the top level as an
+// alias of weir PATH (alias set): weir pause, resume and purge.
+func aliasNote(alias bool, path string) string {
+	if !alias {
+		return ""
+	}
+	return " (alias of weir " + path + ")"
 }
 
 // exactArgs is cobra.ExactArgs with a usage error.

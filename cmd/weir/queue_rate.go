@@ -25,6 +25,8 @@ func newQueueRateCmd(g *globalFlags) *cobra.Command {
 			"claim it refuses sleeps until the next start is allowed. A start counts for PERIOD\n" +
 			"however its job ends; a new N keeps the count, a new PERIOD starts it afresh. 0\n" +
 			"removes the limit. The concurrency limit (weir queue limit) stays as it is.",
+		Example: "  weir queue rate default 10/1s\n" +
+			"  weir queue rate default 0",
 		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p, err := parseRate(args[0], args[1])

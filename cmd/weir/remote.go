@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
+	"github.com/weirflow/weir/rest"
 	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -48,7 +49,9 @@ func newSubmitCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit a workflow file to a shared Redis and print its ID",
-		Args:  exactArgs(1),
+		Example: "  weir submit examples/pipeline.yaml\n" +
+			"  weir wait \"$(weir submit examples/pipeline.yaml)\"",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			limits := s.(interface{ Config() engine.Config }).Config().Limits
 			lf, err := workflowfile.Load(args[0], limits)
@@ -69,7 +72,9 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status ID",
 		Short: "Show a workflow's state",
-		Args:  exactArgs(1),
+		Example: "  weir status photo-42\n" +
+			"  weir status photo-42 --json | jq -r .state",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := s.GetWorkflow(ctx, args[0])
 			if err != nil {
@@ -99,7 +104,9 @@ func newWaitCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "wait ID",
 		Short: "Wait for a workflow to end; exit 0 if it completed, 1 otherwise",
-		Args:  exactArgs(1),
+		Example: "  weir wait photo-42\n" +
+			"  weir wait photo-42 --json > final.json",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := awaitWorkflow(ctx, s, args[0])
 			if err != nil {
@@ -123,7 +130,9 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a workflow (its undos run unless --no-undo or the file said undo_on_cancel: false)",
-		Args:  exactArgs(1),
+		Example: "  weir cancel photo-42\n" +
+			"  weir cancel photo-42 --no-undo",
+		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p := engine.CancelWorkflowParams{ID: args[0]}
 			if noUndo {
@@ -147,55 +156,80 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 
 func newLsCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
-	var state string
+	var state, cursor string
+	var limit int
 	c := &cobra.Command{
 		Use:   "ls",
-		Short: "List workflows, newest first",
-		Args:  exactArgs(0),
+		Short: "List workflows, newest first, a page at a time (--limit, --cursor)",
+		Long: "ls lists the namespace's workflows, newest first: one page of --limit (100; at most\n" +
+			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
+			"error with --json); --cursor C lists the next page. --state keeps one state's workflows.",
+		Example: "  weir ls\n" +
+			"  weir ls --state failed --limit 20\n" +
+			"  weir ls --json --limit 1000 | jq -r '.[].id'",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			var all []weirpkg.Workflow
-			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: 1000}
-			for {
-				page, err := s.ListWorkflows(ctx, p)
-				if err != nil {
-					return storeErr("list", err)
-				}
-				all = append(all, page.Workflows...)
-				if page.NextCursor == "" {
-					break
-				}
-				p.Cursor = page.NextCursor
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
+			if state != "" && !slices.Contains(workflowStates, weirpkg.WorkflowState(state)) {
+				return command.Usage(fmt.Errorf("--state %q is no workflow state: give one of %s", state, joinStates()))
+			}
+			page, err := s.ListWorkflows(ctx, weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor})
+			if err != nil {
+				return storeErr("list", err)
 			}
 			out := c.OutOrStdout()
 			if asJSON {
-				recs := make([]workflowfile.Record, len(all))
-				for i, w := range all {
+				recs := make([]workflowfile.Record, len(page.Workflows))
+				for i, w := range page.Workflows {
 					recs[i] = workflowfile.NewRecord(w)
 				}
-				return printJSON(out, recs)
+				if err := printJSON(out, recs); err != nil {
+					return err
+				}
+				printMore(c.ErrOrStderr(), page.NextCursor)
+				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tTASKS\tCREATED")
-			for _, w := range all {
+			for _, w := range page.Workflows {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", w.ID, w.State, len(w.Tasks), w.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			printMore(out, page.NextCursor)
+			return nil
 		}),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow records as a JSON array")
-	c.Flags().StringVar(&state, "state", "", "only workflows in this state (running, completed, failed, cancelled, compensating, compensated, compensation_failed)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the page's workflow records as a JSON array (docs/cli.md)")
+	c.Flags().StringVar(&state, "state", "", "only workflows in this state ("+joinStates()+")")
+	c.Flags().IntVar(&limit, "limit", 100, "workflows a page, 1 to 1000")
+	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
 	return c
 }
 
-func newQueuesCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "queues",
-		Short: "List queues with their job counts",
-		Args:  exactArgs(0),
+// newQueuesCmd is weir queues, and weir queue ls (path "queue ls").
+func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   path[strings.LastIndexByte(path, ' ')+1:],
+		Short: "List queues with their job counts and limits",
+		Example: "  weir " + path + "\n" +
+			"  weir " + path + " --json | jq '.[] | select(.paused)'",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			qs, err := s.Queues(ctx)
 			if err != nil {
 				return storeErr("queues", err)
+			}
+			if asJSON {
+				recs := make([]any, len(qs))
+				for i, q := range qs {
+					recs[i] = rest.QueueJSON(q)
+				}
+				return printJSON(c.OutOrStdout(), recs)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE\tKEY-LIMIT")
@@ -212,15 +246,23 @@ func newQueuesCmd(g *globalFlags) *cobra.Command {
 			return tw.Flush()
 		}),
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the queues as a JSON array, each the object of GET /v1/queues (docs/cli.md)")
+	return c
 }
 
-// newQueueCmd groups the commands that change one queue's settings.
+// newQueueCmd groups the queue commands: list the queues, pause, resume
+// or purge one, change its limits.
 func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
-		Short: "Change a queue's settings (limit, rate, key-limit)",
-		Args:  exactArgs(0),
+		Short: "Queue commands: ls, pause, resume, purge, limit, rate, key-limit",
+		Example: "  weir queue ls\n" +
+			"  weir queue pause default\n" +
+			"  weir queue limit default 4",
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
+	c.AddCommand(newQueuesCmd(g, "queue ls"), newPauseCmd(g, true, false), newPauseCmd(g, false, false), newPurgeCmd(g, false))
 	c.AddCommand(&cobra.Command{
 		Use:   "limit QUEUE N",
 		Short: "Let at most N jobs of a queue run at once across every worker (0: no limit)",
@@ -228,6 +270,8 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 			"every worker, leases a job of it only while fewer than N of its jobs run. A slot is\n" +
 			"free again when its job's lease ends, however it ends (a crashed worker's lease\n" +
 			"expires). Lowering it stops no running job. 0 removes the limit.",
+		Example: "  weir queue limit default 4\n" +
+			"  weir queue limit default 0",
 		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
@@ -258,6 +302,8 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 			"\"key\") only while fewer than N jobs of that key run, and serves the next key's\n" +
 			"jobs meanwhile. A slot is free again when its job's lease ends, however it ends.\n" +
 			"Lowering it stops no running job. 0 removes the limit.",
+		Example: "  weir queue key-limit default 2\n" +
+			"  weir queue key-limit default 0",
 		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[1])
@@ -282,15 +328,18 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 	return c
 }
 
-func newPauseCmd(g *globalFlags, pause bool) *cobra.Command {
+// newPauseCmd is weir queue pause, or weir queue resume; alias: the top
+// level's weir pause or resume, kept from before weir queue had them.
+func newPauseCmd(g *globalFlags, pause, alias bool) *cobra.Command {
 	name, verb := "resume", "Resume"
 	if pause {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
-		Use:   name + " QUEUE",
-		Short: verb + " claims from a queue (every worker obeys)",
-		Args:  exactArgs(1),
+		Use:     name + " QUEUE",
+		Short:   verb + " claims from a queue (every worker obeys)" + aliasNote(alias, "queue "+name),
+		Example: "  weir queue " + name + " default",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if !engine.ValidName(args[0]) {
 				return command.Usage(fmt.Errorf("queue name %q must "+engine.NameRule, args[0]))
@@ -314,6 +363,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	var schedules bool
 	var webhooks string
 	var timing workerTiming
+	var mf workerMetricsFlag
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run shell tasks from queues until interrupted (SIGINT/SIGTERM drain gracefully)",
@@ -324,6 +374,8 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			"for --lease (WEIR_LEASE; default 30s) without a heartbeat: when a worker dies, its\n" +
 			"jobs run again elsewhere that long after, and its commands are killed with it\n" +
 			"(spec/workflow-file.md, How a command runs). Flags beat the variables.",
+		Example: "  weir worker\n" +
+			"  weir worker --queues default,images --concurrency 16 --grace 2m",
 		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -343,7 +395,21 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 					qs = append(qs, q)
 				}
 			}
-			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), nil, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease })
+			wm, stopMetrics, err := mf.start(c, s, c.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			var observer worker.Observer
+			if wm != nil {
+				observer = wm.Observe
+			}
+			tr, err := startTracing(ctx, "worker", c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer tr.shutdown()
+			w := newShellWorker(s, limits, qs, concurrency, c.ErrOrStderr(), observer, schedules, func(cfg *worker.Config) { cfg.Lease = timing.lease }, tr.worker)
 			if webhooks != "" {
 				if !engine.ValidName(webhooks) {
 					return command.Usage(fmt.Errorf("--webhooks: queue name %q must "+engine.NameRule, webhooks))
@@ -377,5 +443,6 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	c.Flags().DurationVar(&timing.lease, "lease", defaultLease, "how long a claimed job stays leased without a heartbeat: a dead worker's jobs run again elsewhere after it; default $WEIR_LEASE, else 30s")
 	c.Flags().DurationVar(&timing.grace, "grace", defaultGrace, "on SIGINT/SIGTERM, how long running commands get to finish before they are killed and their jobs handed back (0: at once); default $WEIR_GRACE, else 5s")
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
+	mf.register(c)
 	return c
 }

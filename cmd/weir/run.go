@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/shell"
+	"github.com/weirflow/weir/weirotel"
 	"github.com/weirflow/weir/worker"
 	"github.com/weirflow/weir/workflowfile"
 )
@@ -46,6 +48,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			"warning), 1 ended another way or interrupted, 2 usage or validation error. A\n" +
 			"well-formed TRACEPARENT variable (W3C) is stored with the workflow: its tasks'\n" +
 			"spans join that trace (spec/tracing.md).",
+		Example: "  weir run examples/pipeline.yaml\n" +
+			"  weir run --redis redis://127.0.0.1:6379/0 examples/saga.yaml --json",
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if concurrency < 1 {
@@ -77,13 +81,21 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 	if err != nil {
 		return command.Usage(err)
 	}
+	tr, err := startTracing(ctx, "run", stderr)
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown()
+	// the workflow's trace: a span of the whole run, the submit's parent
+	ctx, span := tr.start(ctx, "weir run", weirotel.AttrWorkflow.String(lf.Plan.ID))
+	defer span.End()
 	nudge := make(chan struct{}, 1)
 	w := newShellWorker(cn.store, limits, lf.Queues, concurrency, stderr, func(worker.Event) {
 		select {
 		case nudge <- struct{}{}:
 		default:
 		}
-	}, false)
+	}, false, tr.worker)
 	deliver, err := runWebhook(w, lf, cn.url != "")
 	if err != nil {
 		return err
@@ -132,6 +144,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 			return command.Fail(err)
 		}
 	} else {
+		fmt.Fprintln(stdout) // the summary stands apart from the progress above it
 		printSummary(stdout, final)
 	}
 	if h := final.Webhook; h != nil {
@@ -148,6 +161,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		}
 	}
 	if final.State != weirpkg.WorkflowCompleted {
+		span.SetStatus(codes.Error, "workflow "+string(final.State))
 		return command.Fail(command.ErrQuiet)
 	}
 	return nil
@@ -156,7 +170,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
-	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: envTraceParent()})
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx)})
 	if err != nil {
 		var ve *weirpkg.ValidationError
 		switch {
@@ -402,7 +416,7 @@ func printSummary(out io.Writer, w weirpkg.Workflow) {
 	if w.Run > 1 {
 		run = fmt.Sprintf(" (run %d)", w.Run)
 	}
-	fmt.Fprintf(out, "\nworkflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
+	fmt.Fprintf(out, "workflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
 	switch {
 	case w.DeadlineHit:
 		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))

@@ -27,11 +27,17 @@ func schedulerOf(s engine.Store) (engine.Scheduler, error) {
 	return sc, nil
 }
 
-// newScheduleCmd is `weir schedule add|ls|rm|pause|resume`.
+// newScheduleCmd is `weir schedule put|ls|delete|pause|resume`: put and
+// delete are the verbs of client.Client and of the store (add and rm stay
+// as aliases).
 func newScheduleCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "schedule",
 		Short: "Manage cron and interval schedules (fired by running workers, once per tick)",
+		Example: "  weir schedule ls\n" +
+			"  weir schedule put nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml",
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
 	c.AddCommand(newScheduleAddCmd(g), newScheduleLsCmd(g), newScheduleRmCmd(g),
 		newSchedulePauseCmd(g, true), newSchedulePauseCmd(g, false))
@@ -43,13 +49,16 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 	var queue, payload, file, missed, overlap string
 	var priority, attempts int
 	c := &cobra.Command{
-		Use:   "add NAME (--cron EXPR [--tz ZONE] | --every DURATION) (--queue QUEUE [--payload JSON] | --workflow FILE)",
-		Short: "Add a schedule, or replace the one of that name",
+		Use:     "put NAME (--cron EXPR [--tz ZONE] | --every DURATION) (--queue QUEUE [--payload JSON] | --workflow FILE)",
+		Aliases: []string{"add"},
+		Short:   "Put a schedule: create it, or replace the one of that name",
 		Long: "Each tick enqueues a job (--queue, --payload) or submits the workflow of a file without id (--workflow),\n" +
 			"with the ID NAME.<unix seconds of the tick> (NAME@<unix seconds> in a namespace of several\n" +
 			"partitions). --cron takes five fields, six with seconds first,\n" +
 			"or a descriptor (@hourly, @every 90m: whole seconds); --every ticks at each multiple of DURATION since the\n" +
 			"Unix epoch. Workers started with `weir worker` (--schedules, on by default) fire the ticks.",
+		Example: "  weir schedule put nightly --cron '0 30 2 * * *' --tz Europe/Paris --workflow examples/pipeline.yaml\n" +
+			"  weir schedule put ping --every 5m --queue default --payload '{\"url\": \"https://example.com\"}'",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			p.Name = args[0]
@@ -88,7 +97,7 @@ func newScheduleAddCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return storeErr("schedule "+p.Name, err)
 			}
-			sc, err := engine.AddSchedule(ctx, sched, p, time.Now())
+			sc, err := engine.PutSchedule(ctx, sched, p, time.Now())
 			if err != nil {
 				return storeErr("schedule "+p.Name, err)
 			}
@@ -115,7 +124,9 @@ func newScheduleLsCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List schedules",
-		Args:  exactArgs(0),
+		Example: "  weir schedule ls\n" +
+			"  weir schedule ls --json",
+		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			sched, err := schedulerOf(s)
 			if err != nil {
@@ -170,14 +181,16 @@ func printSchedules(out io.Writer, list []engine.Schedule) error {
 
 func newScheduleRmCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm NAME",
-		Short: "Remove a schedule (not the jobs or workflows it started)",
-		Args:  exactArgs(1),
+		Use:     "delete NAME",
+		Aliases: []string{"rm"},
+		Short:   "Delete a schedule (not the jobs or workflows it started)",
+		Example: "  weir schedule delete nightly",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
-			if err := client.New(s).RemoveSchedule(ctx, args[0]); err != nil {
+			if err := client.New(s).DeleteSchedule(ctx, args[0]); err != nil {
 				return storeErr("schedule "+args[0], err)
 			}
-			fmt.Fprintf(c.OutOrStdout(), "schedule %s removed\n", args[0])
+			fmt.Fprintf(c.OutOrStdout(), "schedule %s deleted\n", args[0])
 			return nil
 		}),
 	}
@@ -189,9 +202,10 @@ func newSchedulePauseCmd(g *globalFlags, pause bool) *cobra.Command {
 		name, verb = "pause", "Pause"
 	}
 	return &cobra.Command{
-		Use:   name + " NAME",
-		Short: verb + " a schedule's ticks",
-		Args:  exactArgs(1),
+		Use:     name + " NAME",
+		Short:   verb + " a schedule's ticks",
+		Example: "  weir schedule " + name + " nightly",
+		Args:    exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			cl := client.New(s)
 			f := cl.ResumeSchedule

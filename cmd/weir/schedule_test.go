@@ -17,8 +17,9 @@ import (
 	"github.com/weirflow/weir/rest"
 )
 
-// weir schedule add|ls|rm|pause|resume against a miniredis, and a worker
-// process that fires a schedule's tick: the tick's workflow completes.
+// weir schedule put|ls|delete|pause|resume against a miniredis (and add
+// and rm, their aliases), and a worker process that fires a schedule's
+// tick: the tick's workflow completes.
 func TestScheduleCommands(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
@@ -29,7 +30,7 @@ func TestScheduleCommands(t *testing.T) {
 		return weir(t, "", env, append(args, ns...)...)
 	}
 
-	r := cli("schedule", "add", "report", "--cron", "0 30 2 * * *", "--tz", "Europe/Paris", "--queue", "reports", "--payload", `{"k":1}`, "--overlap", "skip")
+	r := cli("schedule", "put", "report", "--cron", "0 30 2 * * *", "--tz", "Europe/Paris", "--queue", "reports", "--payload", `{"k":1}`, "--overlap", "skip")
 	r.WantCode(t, 0)
 	if !strings.HasPrefix(r.Stdout, "schedule report added: next tick ") {
 		t.Errorf("add: %q", r.Stdout)
@@ -52,10 +53,12 @@ func TestScheduleCommands(t *testing.T) {
 		t.Errorf("ls --json: %v\n%s", err, r.Stdout)
 	}
 	cli("schedule", "resume", "report").WantCode(t, 0)
-	cli("schedule", "rm", "report").WantCode(t, 0)
+	if r := cli("schedule", "delete", "report"); r.Code != 0 || r.Stdout != "schedule report deleted\n" {
+		t.Errorf("delete: %d %q %q", r.Code, r.Stdout, r.Stderr)
+	}
 	r = cli("schedule", "rm", "report")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "schedule report: not found") {
-		t.Errorf("rm twice: %d %q", r.Code, r.Stderr)
+		t.Errorf("rm (delete's alias) of a deleted schedule: %d %q", r.Code, r.Stderr)
 	}
 	for _, bad := range [][]string{
 		{"schedule", "add", "x", "--cron", "* * * * *", "--every", "1m", "--queue", "q"},

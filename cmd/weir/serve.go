@@ -87,6 +87,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			"It serves the web dashboard (spec/dashboard.md) at /. It prints\n" +
 			"WEIR_HTTP_URL=<url> on stdout once listening, and stops gracefully on\n" +
 			"SIGINT or SIGTERM.",
+		Example: "  WEIR_TOKEN=... weir serve --redis redis://127.0.0.1:6379/0\n" +
+			"  weir serve --http 0.0.0.0:8080 --token \"$TOKEN\" --read-token \"$READ_TOKEN\"",
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			token, _, err := af.check(c, false)
@@ -113,9 +115,15 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			tr, err := startTracing(ctx, "serve", c.ErrOrStderr())
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer tr.shutdown()
 			fmt.Fprintf(c.OutOrStdout(), "WEIR_HTTP_URL=http://%s\n", ln.Addr())
 			fmt.Fprintf(c.ErrOrStderr(), "weir serve: dashboard at http://%s/\n", ln.Addr())
-			if err := serveAPI(ctx, ln, h); err != nil {
+			if err := serveAPI(ctx, ln, tr.handler(h)); err != nil {
 				return command.Fail(err)
 			}
 			fmt.Fprintln(c.ErrOrStderr(), "weir serve: stopped")

@@ -22,7 +22,9 @@ func newSignalCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "signal ID TASK",
 		Short: "Complete an open signal task with --value JSON (default null), or fail it with --fail REASON",
-		Args:  exactArgs(2),
+		Example: "  weir signal photo-42 approve --value '{\"by\": \"ann\"}'\n" +
+			"  weir signal photo-42 approve --fail \"rejected by ann\"",
+		Args: exactArgs(2),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			doc := map[string]any{}
 			switch {

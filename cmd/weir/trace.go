@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weirflow/weir/engine"
 )
@@ -16,4 +20,17 @@ func envTraceParent() string {
 		return ""
 	}
 	return tp
+}
+
+// traceParentOf is the traceparent of the span of ctx (weir run's, when
+// it exports traces), else envTraceParent.
+func traceParentOf(ctx context.Context) string {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		c := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, c)
+		if engine.ValidateTraceParent(c["traceparent"]) == nil {
+			return c["traceparent"]
+		}
+	}
+	return envTraceParent()
 }

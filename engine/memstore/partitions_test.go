@@ -111,7 +111,7 @@ func TestPartitionedStore(t *testing.T) {
 		t.Fatalf("claim = %v, %v; want [%s]", claimedIDs(r.claimed), r.err, id)
 	}
 	// a schedule fires its tick's job under "<name>@<seconds>"
-	sc, err := engine.AddSchedule(ctx, s, engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}, time.Now())
+	sc, err := engine.PutSchedule(ctx, s, engine.ScheduleSpec{Name: "s", Every: time.Minute, Job: &engine.JobSpec{Queue: "q"}}, time.Now())
 	if err != nil || sc.Partitions != 4 {
 		t.Fatalf("put schedule: %+v, %v", sc, err)
 	}

@@ -83,7 +83,7 @@ func run(ctx context.Context, store client.Store, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.AddSchedule(ctx, client.ScheduleParams{Name: "beat", Every: time.Second, Job: job}); err != nil {
+	if _, err := c.PutSchedule(ctx, client.ScheduleParams{Name: "beat", Every: time.Second, Job: job}); err != nil {
 		return err
 	}
 	var ticks []string
@@ -97,7 +97,7 @@ func run(ctx context.Context, store client.Store, out io.Writer) error {
 			return ctx.Err()
 		}
 	}
-	if err := c.RemoveSchedule(ctx, "beat"); err != nil {
+	if err := c.DeleteSchedule(ctx, "beat"); err != nil {
 		return err
 	}
 	// the jobs are handled and stored before their ID is reported

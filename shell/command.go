@@ -1,4 +1,4 @@
-package workflowfile
+package shell
 
 import (
 	"fmt"
@@ -13,10 +13,13 @@ import (
 // only the total of arguments and environment, which is larger.
 const MaxCommand = 128<<10 - 1
 
-// checkCommand says why no worker could start the shell command run: a NUL
+// CheckCommand says why no worker could start the shell command run: a NUL
 // byte (exec takes each argument as a C string, which ends at the first
-// NUL) or a length over MaxCommand; nil when neither.
-func checkCommand(run string) error {
+// NUL) or a length over MaxCommand; nil when neither. Package workflowfile
+// refuses such a command at the submit; a worker fails a job that holds
+// one at its first attempt, without retrying it (a Go producer may enqueue
+// any Payload).
+func CheckCommand(run string) error {
 	if i := strings.IndexByte(run, 0); i >= 0 {
 		return fmt.Errorf("the command holds a NUL byte (at byte %d): a command is passed to sh -c as a C string, which cannot hold one", i)
 	}
