@@ -27,7 +27,7 @@ func newWorkersCmd(g *globalFlags) *cobra.Command {
 			"stops; one that died (kill -9, a lost machine) leaves the list once its lease from its\n" +
 			"last heartbeat has passed. RUNNING is jobs running / concurrency; HEARTBEAT is how long\n" +
 			"ago the store last heard from it, by the store's clock.",
-		Example: "  weir workers\n  weir workers --json | jq '.workers[] | {id, running_jobs}'",
+		Example: "  weir workers\n  weir workers --json | jq '.[] | {id, running_jobs}'",
 		Args:    exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			reg, ok := s.(engine.WorkerRegistry)
@@ -39,12 +39,15 @@ func newWorkersCmd(g *globalFlags) *cobra.Command {
 				return storeErr("workers", err)
 			}
 			if asJSON {
-				return printJSON(c.OutOrStdout(), rest.NewWorkerList(l))
+				if more := l.Total - len(l.Workers); more > 0 {
+					fmt.Fprintf(c.ErrOrStderr(), "%d more live workers not listed (at most %d are)\n", more, engine.MaxWorkers)
+				}
+				return printJSON(c.OutOrStdout(), rest.NewWorkerList(l).Workers)
 			}
 			return printWorkers(c.OutOrStdout(), l)
 		}),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the workers as JSON (the body of GET /v1/workers)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workers as JSON: an array of the workers of GET /v1/workers")
 	return c
 }
 

@@ -13,13 +13,13 @@ import (
 )
 
 // workersJSON runs weir workers --json.
-func workersJSON(t *testing.T, env []string, ns string) rest.WorkerList {
+func workersJSON(t *testing.T, env []string, ns string) []rest.WorkerRecord {
 	t.Helper()
 	r := weir(t, "", env, "workers", "--json", "--namespace", ns)
 	r.WantCode(t, 0)
-	var l rest.WorkerList
-	if err := json.Unmarshal([]byte(r.Stdout), &l); err != nil {
-		t.Fatalf("weir workers --json: %v\n%s", err, r.Stdout)
+	var l []rest.WorkerRecord
+	if err := json.Unmarshal([]byte(r.Stdout), &l); err != nil || l == nil {
+		t.Fatalf("weir workers --json: %v, want an array\n%s", err, r.Stdout)
 	}
 	return l
 }
@@ -36,12 +36,15 @@ func TestWorkersCommand(t *testing.T) {
 	if out := weir(t, "", env, "workers", "--namespace", ns); out.Code != 0 || out.Stdout != "no live workers\n" {
 		t.Fatalf("weir workers with none: %d %q %q", out.Code, out.Stdout, out.Stderr)
 	}
+	if l := workersJSON(t, env, ns); len(l) != 0 {
+		t.Fatalf("weir workers --json with none: %+v", l)
+	}
 	w := startWeirWorker(t, env, "--namespace", ns, "--lease", "2s", "--concurrency", "3")
 	l := workersJSON(t, env, ns)
-	if len(l.Workers) != 1 || l.Total != 1 {
+	if len(l) != 1 {
 		t.Fatalf("one weir worker running: %+v", l)
 	}
-	got := l.Workers[0]
+	got := l[0]
 	host, _ := os.Hostname()
 	if got.PID != w.cmd.Process.Pid || got.Host != host || got.Concurrency != 3 || len(got.Queues) == 0 || got.Queues[0].Name != "default" ||
 		got.Expires == nil || got.LastHeartbeat == nil || got.Expires.Sub(got.LastHeartbeat.Time) != 2*time.Second {
@@ -60,14 +63,14 @@ func TestWorkersCommand(t *testing.T) {
 	if err, rest := w.wait(); err != nil {
 		t.Fatalf("weir worker after SIGINT: %v\n%s", err, rest)
 	}
-	if l := workersJSON(t, env, ns); len(l.Workers) != 0 {
+	if l := workersJSON(t, env, ns); len(l) != 0 {
 		t.Fatalf("after a clean stop: %+v", l)
 	}
 
 	// kill -9: listed until its lease from its last heartbeat passes
 	w = startWeirWorker(t, env, "--namespace", ns, "--lease", "2s")
 	l = workersJSON(t, env, ns)
-	if len(l.Workers) != 1 {
+	if len(l) != 1 {
 		t.Fatalf("the second worker: %+v", l)
 	}
 	if err := w.cmd.Process.Kill(); err != nil {
@@ -99,7 +102,7 @@ func TestWorkersCommand(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("kill -9 to gone from the list: %v (lease 2s; the last heartbeat was %v before the kill at most)", time.Since(killed).Round(time.Millisecond), 2*time.Second/3)
-	if l := workersJSON(t, env, ns); len(l.Workers) != 0 {
+	if l := workersJSON(t, env, ns); len(l) != 0 {
 		t.Fatalf("weir workers after the killed worker's lease: %+v", l)
 	}
 }
