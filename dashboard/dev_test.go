@@ -86,7 +86,7 @@ func startDev(t *testing.T) *devServer {
 			printed[k] = v
 		}
 	}
-	go io.Copy(io.Discard, pr) // keep dev's stdout drained; ends with pw
+	go func() { _, _ = io.Copy(io.Discard, pr) }() // keep dev's stdout drained; ends with pw
 	d.url = printed["WEIR_HTTP_URL"]
 	if d.url == "" || printed["WEIR_REDIS_URL"] == "" {
 		t.Fatalf("weir dev printed %v\nstderr:\n%s", printed, d.stderr.String())
