@@ -111,7 +111,7 @@ const reportEvery = 5 * time.Millisecond
 func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out io.Writer) error {
 	enc := json.NewEncoder(out)
 	fail := func(err error) error {
-		enc.Encode(childMsg{Err: err.Error(), Final: true})
+		_ = enc.Encode(childMsg{Err: err.Error(), Final: true})
 		return err
 	}
 	var rdb redis.UniversalClient
@@ -130,7 +130,7 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 		opt.PoolSize = max(opt.PoolSize, poolSize)
 		rdb = redis.NewClient(opt)
 	}
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	var trips atomic.Int64
 	rdb.AddHook(tripHook{&trips})
 	store, err := redisstore.New(rdb, redisstore.Options{Namespace: cfg.Namespace, Config: engine.Config{Partitions: cfg.Partitions}})
@@ -202,7 +202,7 @@ func RunWorkerProcess(ctx context.Context, cfg WorkerConfig, in io.Reader, out i
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	w.Stop(stopCtx)
+	_ = w.Stop(stopCtx)
 	final.Done, final.LastNs, final.RoundTrips = p.done.Load(), p.last.Load(), trips.Load()-trips0
 	return enc.Encode(final)
 }

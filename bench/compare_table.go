@@ -36,7 +36,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			writeFigure(tw, key, f)
 		}
 	}
-	tw.Flush()
+	_ = tw.Flush()
 	for _, only := range []struct {
 		which string
 		side  Side

@@ -162,9 +162,9 @@ func (r *runner) startProc(cfg WorkerConfig, notify chan<- struct{}) (*proc, err
 
 // fail ends a worker process that went wrong and describes it.
 func (pr *proc) fail(err error) error {
-	pr.cmd.Process.Kill()
+	_ = pr.cmd.Process.Kill()
 	<-pr.exited
-	pr.cmd.Wait()
+	_ = pr.cmd.Wait()
 	msg := pr.final.Err
 	if msg == "" {
 		msg = lastLine(pr.stderr.String())
@@ -198,12 +198,12 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	var ps []*proc
 	defer func() {
 		for _, pr := range ps {
-			pr.stdin.Close()
+			_ = pr.stdin.Close()
 			if err != nil {
-				pr.cmd.Process.Kill()
+				_ = pr.cmd.Process.Kill()
 			}
 			<-pr.exited
-			pr.cmd.Wait()
+			_ = pr.cmd.Wait()
 		}
 	}()
 	cfg := WorkerConfig{Namespace: r.srv.namespace, Queue: qname, Concurrency: conc, Partitions: r.opts.Partitions}
@@ -245,8 +245,8 @@ func (r *runner) plainProcesses(ctx context.Context, procs, conc int) (res Resul
 	var last, trips, cpuUs int64
 	cpuOK := true
 	for _, pr := range ps {
-		io.WriteString(pr.stdin, "stop\n")
-		pr.stdin.Close()
+		_, _ = io.WriteString(pr.stdin, "stop\n")
+		_ = pr.stdin.Close()
 	}
 	for _, pr := range ps {
 		select {

@@ -109,6 +109,6 @@ func (p *progress) runUntil(ctx context.Context, w *worker.Worker, reached func(
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	w.Stop(stopCtx)
+	_ = w.Stop(stopCtx)
 	return werr
 }

@@ -193,7 +193,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			num(s.JobsPerS), s.CeilingRatio, s.CommandsPerJob, s.RoundTripsPerJob, micros(s.ServerUsPerJob),
 			micros(s.ServerCPUUsPerJob), micros(s.WorkerCPUUsPerJob), enq, micros(s.ProducerCPUUsPerJob), memory(s))
 	}
-	tw.Flush()
+	_ = tw.Flush()
 	for _, s := range r.Scenarios {
 		switch s.Name {
 		case ScenarioChain:

@@ -22,7 +22,9 @@ func TestDecodeReport(t *testing.T) {
 	}
 	// What the peers harness writes: a report with fields of its own.
 	var m map[string]any
-	json.Unmarshal(good, &m)
+	if err := json.Unmarshal(good, &m); err != nil {
+		t.Fatal(err)
+	}
 	m["lib"], m["suite"], m["rep"] = "weir", "weir-bench", 0
 	harness, _ := json.Marshal(m)
 	if _, err := DecodeReport(harness); err != nil {
@@ -59,14 +61,18 @@ func TestReadReport(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte("{"), 0o644)
+	if err := os.WriteFile(bad, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ReadReport(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": not JSON") {
 		t.Errorf("bad file: %v", err)
 	}
 	old, _ := pair()
 	b, _ := json.MarshalIndent(old, "", "  ")
 	good := filepath.Join(dir, "good.json")
-	os.WriteFile(good, append(b, '\n'), 0o644)
+	if err := os.WriteFile(good, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if rep, err := ReadReport(good); err != nil || rep.CeilingPerS != old.CeilingPerS {
 		t.Errorf("good file: %+v, %v", rep, err)
 	}

@@ -147,10 +147,10 @@ func (s *server) prefix() string { return "weir:{" + s.namespace + ":0}:" }
 
 func (s *server) close() {
 	if s.rdb != nil {
-		s.rdb.Close()
+		_ = s.rdb.Close()
 	}
 	if s.admin != nil {
-		s.admin.Close()
+		_ = s.admin.Close()
 	}
 	if s.embedded != nil {
 		s.embedded.Close()

@@ -163,7 +163,7 @@ func writeSpreadTable(w io.Writer, rows []SpreadRow) {
 			r.CPUUsPerUnit, optRatio(r.CPURatio), r.ScriptUsPerUnit, r.ScriptCallsPerUnit, r.RoundTripsPerUnit,
 			strings.Join(parts, "/"), strings.Join(shares, "/"), strings.Join(cmds, "/"))
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // optRatio formats a ratio to P = 1, "-" when there is none.

@@ -41,7 +41,7 @@ func TestRedisStoreErrorsAreWeirErrors(t *testing.T) {
 			ctx := testCtx(t)
 			c := client.New(store)
 			_, err := client.OpenJob(c, strQ, "no-such-job").Status(ctx)
-			if !errors.Is(err, weir.ErrNotFound) || !errors.Is(err, weir.ErrNotFound) {
+			if !errors.Is(err, weir.ErrNotFound) {
 				t.Fatalf("Status of an unknown job: %v, want weir.ErrNotFound", err)
 			}
 			if weir.Sentinel(err) != weir.ErrNotFound || weir.Sentinel(err).Code != "NOTFOUND" {

@@ -191,6 +191,6 @@ func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 func closeStore(s engine.Store) {
 	if c, ok := s.(interface{ Close() error }); ok {
-		c.Close()
+		_ = c.Close()
 	}
 }

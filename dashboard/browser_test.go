@@ -108,7 +108,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	}()
 	t.Cleanup(func() {
 		// Close the browser before its profile directory is removed.
-		chromedp.Cancel(bctx)
+		_ = chromedp.Cancel(bctx)
 		bcancel()
 		acancel()
 		b.wg.Wait()
@@ -653,11 +653,11 @@ func TestBrowserInspectorHooks(t *testing.T) {
 	mux.Handle("GET /{$}", dashboard.Handler())
 	mux.Handle("GET /ui/", dashboard.Handler())
 	mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "openapi: 3.0.3\npaths:\n  /v1/queues:\n    get:\n  /v1/queues/{name}/jobs:\n    get:\n"+
+		_, _ = io.WriteString(w, "openapi: 3.0.3\npaths:\n  /v1/queues:\n    get:\n  /v1/queues/{name}/jobs:\n    get:\n"+
 			"  /v1/queues/{name}/purge:\n    post:\n  /v1/jobs/{id}/retry:\n    post:\n  /v1/jobs/{id}/cancel:\n    post:\ncomponents:\n")
 	})
 	mux.HandleFunc("GET /v1/queues", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"queues":[{"name":"mail","paused":false,"ready":3,"delayed":0,"running":1}]}`)
+		_, _ = io.WriteString(w, `{"queues":[{"name":"mail","paused":false,"ready":3,"delayed":0,"running":1}]}`)
 	})
 	listed := make(chan struct{}, 100)
 	mux.HandleFunc("GET /v1/queues/mail/jobs", func(w http.ResponseWriter, r *http.Request) {
@@ -666,22 +666,22 @@ func TestBrowserInspectorHooks(t *testing.T) {
 		default:
 		}
 		if r.URL.Query().Get("state") != "failed" {
-			io.WriteString(w, `{"jobs":[],"next_cursor":null}`)
+			_, _ = io.WriteString(w, `{"jobs":[],"next_cursor":null}`)
 			return
 		}
-		io.WriteString(w, `{"jobs":[{"id":"welcome-7","queue":"mail","workflow":null,"task":null,"undo":false,"state":"failed",
+		_, _ = io.WriteString(w, `{"jobs":[{"id":"welcome-7","queue":"mail","workflow":null,"task":null,"undo":false,"state":"failed",
 			"attempts":3,"max_attempts":3,"error":"smtp: 550 mailbox unavailable","created_at":"2026-12-04T10:00:00.000Z"}],"next_cursor":null}`)
 	})
 	record := func(w http.ResponseWriter, r *http.Request) {
 		calls <- r.Method + " " + r.URL.Path
-		io.WriteString(w, `{}`)
+		_, _ = io.WriteString(w, `{}`)
 	}
 	mux.HandleFunc("POST /v1/queues/{name}/purge", record)
 	mux.HandleFunc("POST /v1/jobs/{id}/retry", func(w http.ResponseWriter, r *http.Request) {
 		calls <- r.Method + " " + r.URL.Path
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
-		io.WriteString(w, `{"code":"JOBRUNNING","message":"the job is running again"}`)
+		_, _ = io.WriteString(w, `{"code":"JOBRUNNING","message":"the job is running again"}`)
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -84,6 +84,6 @@ func serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {
-		w.Write(b)
+		_, _ = w.Write(b)
 	}
 }

@@ -87,7 +87,7 @@ func startDev(t *testing.T) *devServer {
 			printed[k] = v
 		}
 	}
-	go io.Copy(io.Discard, pr) // keep dev's stdout drained; ends with pw
+	go func() { _, _ = io.Copy(io.Discard, pr) }() // keep dev's stdout drained; ends with pw
 	d.url, d.redis = printed["WEIR_HTTP_URL"], printed["WEIR_REDIS_URL"]
 	if d.url == "" || printed["WEIR_REDIS_URL"] == "" {
 		t.Fatalf("weir dev printed %v\nstderr:\n%s", printed, d.stderr.String())

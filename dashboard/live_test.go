@@ -155,7 +155,7 @@ func testBrowserLive(t *testing.T, s liveStore) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	cs = claim(t, s, "default")
+	claim(t, s, "default") // c runs
 	b.run(t, wait(`#dag-svg g.node[data-task="c"][data-state="running"]`), wait(`#live[data-mode="live"]`))
 	if !evaluate[bool](t, b, `window.weirNoReload === true`) {
 		t.Error("the page was reloaded")

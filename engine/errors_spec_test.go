@@ -152,10 +152,10 @@ func specErrorLitCode(e ast.Expr) (string, bool) {
 		return "", false
 	}
 	first := cl.Elts[0]
-	if kv, ok := first.(*ast.KeyValueExpr); ok {
+	if _, ok := first.(*ast.KeyValueExpr); ok {
 		first = nil
 		for _, el := range cl.Elts {
-			if kv = el.(*ast.KeyValueExpr); kv.Key.(*ast.Ident).Name == "Code" {
+			if kv := el.(*ast.KeyValueExpr); kv.Key.(*ast.Ident).Name == "Code" {
 				first = kv.Value
 			}
 		}

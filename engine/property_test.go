@@ -26,8 +26,8 @@ var ptQueueNames = []string{"a", "b", "c"}
 
 const (
 	ptEpoch    int64 = 1_700_000_000_000 // unix ms of the first step
-	ptMaxSteps       = 60                // random steps before the drain
-	ptMaxPlain       = 3                 // plain jobs per case
+	ptMaxSteps int   = 60                // random steps before the drain
+	ptMaxPlain int   = 3                 // plain jobs per case
 )
 
 // ptInfo is a plan with its DAG computed here, independently of the model.

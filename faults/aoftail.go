@@ -82,7 +82,7 @@ func lastAOFFile(manifest string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var name, typ string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

@@ -110,7 +110,7 @@ func (c *Cluster) Stop() {
 // do runs a command on master i over a connection of its own (RESP2).
 func (c *Cluster) do(ctx context.Context, i int, args ...any) (any, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: c.Masters[i].Addr(), Protocol: 2, DialTimeout: time.Second, ReadTimeout: 5 * time.Second})
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	return rdb.Do(ctx, args...).Result()
 }
 

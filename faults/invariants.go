@@ -261,7 +261,6 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		}
 	}
 
-	var endedIDs []string
 	for _, x := range list(raw[5]) {
 		w := list(x)
 		m := str(w[0])
@@ -307,7 +306,6 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 			delete(markers, q+"\x00"+engine.DeadlineMarker(id))
 		}
 		if weir.WorkflowState(h["st"]).Ended() {
-			endedIDs = append(endedIDs, id)
 			// Cross-check with the store's read API: an ended workflow
 			// no longer changes.
 			got, err := store.GetWorkflow(ctx, id)

@@ -168,7 +168,7 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 			t.Errorf("refused workflow %s: GetWorkflow %v (want ErrNotFound)", id, err)
 		}
 	}
-	rep := checkInvariants(t, rdb, ns, "when full")
+	checkInvariants(t, rdb, ns, "when full")
 	staged, stagedNoTTL := stageKeys(t, admin, ns)
 	if stagedNoTTL > 0 {
 		t.Errorf("%d staging keys without a TTL on a full server", stagedNoTTL)
@@ -247,7 +247,7 @@ func runOOM(t *testing.T, name string, lease, hold time.Duration) {
 		}
 	}
 	waitEnded(t, store, append(append([]string{}, running.ids...), idle...), 60*time.Second)
-	rep = checkInvariants(t, rdb, ns, "after memory came back")
+	rep := checkInvariants(t, rdb, ns, "after memory came back")
 	or := checkObserved(t, obs, running.deps)
 	if rep.TaskStates["failed"] > 0 {
 		t.Errorf("%d tasks failed", rep.TaskStates["failed"])

@@ -101,7 +101,7 @@ func (s *part) await(ctx context.Context, waitKey, channel string, check func(co
 		_, _ = pipe.Exec(dctx)
 	}()
 	sub := s.rdb.Subscribe(ctx, channel)
-	defer sub.Close()
+	defer func() { _ = sub.Close() }()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
 	defer stop()

@@ -44,7 +44,7 @@ func confRunOn(t *testing.T, path redisstore.CallPath, sequences int, rdb redis.
 	prefix := fmt.Sprintf("conf%d", time.Now().UnixNano())
 	t.Cleanup(func() {
 		for _, c := range append([]redis.UniversalClient{rdb}, more...) {
-			redisconformance.Clean(context.Background(), c, prefix)
+			_ = redisconformance.Clean(context.Background(), c, prefix)
 		}
 	})
 	conformance.Run(t, redisconformance.NewStoreOn(prefix, path, rdb, more...), conformance.Sequences(sequences))
@@ -77,7 +77,7 @@ func TestConformanceGeneralPaths(t *testing.T) {
 	t.Parallel()
 	run := func(t *testing.T, path redisstore.CallPath, rdb redis.UniversalClient) {
 		prefix := fmt.Sprintf("confg%d", time.Now().UnixNano())
-		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		t.Cleanup(func() { _ = redisconformance.Clean(context.Background(), rdb, prefix) })
 		conformance.Run(t, redisconformance.WithoutFastPaths(redisconformance.NewStoreOn(prefix, path, rdb)), conformance.Sequences(miniredisSequences/3))
 	}
 	t.Run("miniredis", func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestConformanceSmallBudget(t *testing.T) {
 	t.Parallel()
 	budgetRun := func(t *testing.T, path redisstore.CallPath, rdb redis.UniversalClient) {
 		prefix := fmt.Sprintf("confb%d", time.Now().UnixNano())
-		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		t.Cleanup(func() { _ = redisconformance.Clean(context.Background(), rdb, prefix) })
 		conformance.Run(t, redisconformance.NewStoreBudget(prefix, path, 2, rdb), conformance.Sequences(miniredisSequences/3))
 	}
 	t.Run("miniredis", func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestConformancePartitions(t *testing.T) {
 	t.Parallel()
 	run := func(t *testing.T, rdb redis.UniversalClient) {
 		prefix := fmt.Sprintf("confp%d", time.Now().UnixNano())
-		t.Cleanup(func() { redisconformance.Clean(context.Background(), rdb, prefix) })
+		t.Cleanup(func() { _ = redisconformance.Clean(context.Background(), rdb, prefix) })
 		conformance.Run(t, redisconformance.NewStore(prefix, rdb), conformance.Sequences(partitionSequences), conformance.Partitions(8))
 	}
 	t.Run("miniredis", func(t *testing.T) {

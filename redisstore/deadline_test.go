@@ -64,7 +64,7 @@ func TestDeadlinePublishesStops(t *testing.T) {
 			t.Errorf("workflow %+v, %v", w, err)
 		}
 		cancel()
-		<-done
+		_ = <-done
 	}
 }
 

@@ -56,7 +56,7 @@ func TestDurable(t *testing.T) {
 	}
 
 	// The replica leaves: writes take effect but are not acknowledged.
-	if err := replica.SlaveOf(bg, "no", "one").Err(); err != nil {
+	if err := replica.ReplicaOf(bg, "no", "one").Err(); err != nil {
 		t.Fatal(err)
 	}
 	for {

@@ -158,7 +158,6 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 			}
 			for i := skip; i < len(evs); i++ {
 				page.Next = evs[i].ID
-				entry, seen = m.ID, i+1
 				if p.Workflow != "" && evs[i].Workflow != p.Workflow {
 					continue
 				}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -228,7 +229,7 @@ func keysMemory(t *testing.T, rdb *redis.Client) int64 {
 	iter := rdb.Scan(bg, 0, "*", 1000).Iterator()
 	for iter.Next(bg) {
 		u, err := rdb.MemoryUsage(bg, iter.Val(), 0).Result()
-		if err != nil && err != redis.Nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatal(err)
 		}
 		sum += u

@@ -44,7 +44,7 @@ func (s *part) watch(ctx context.Context, channels []string, fn func(payload str
 		return err
 	}
 	sub := s.rdb.Subscribe(ctx, channels...)
-	defer sub.Close()
+	defer func() { _ = sub.Close() }()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
 	defer stop()

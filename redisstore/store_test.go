@@ -122,7 +122,7 @@ func TestMapErr(t *testing.T) {
 		if !errors.Is(got, c.want) {
 			t.Errorf("mapErr(%v) = %v, want %v", c.in, got, c.want)
 		}
-		if c.want == weir.ErrStoreFull || c.want == weir.ErrUnavailable {
+		if errors.Is(c.want, weir.ErrStoreFull) || errors.Is(c.want, weir.ErrUnavailable) {
 			if !errors.Is(got, c.in) {
 				t.Errorf("mapErr(%v) lost the original error", c.in)
 			}
@@ -297,7 +297,9 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := claimOne(t, s, "q")
-	s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}})
+	if _, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
 	j, err := s.GetJob(bg, "a")
 	if err != nil || !j.ExpiresAt.Equal(j.EndedAt.Add(time.Hour)) {
 		t.Fatalf("job %+v, %v", j, err)
@@ -309,7 +311,9 @@ func TestRetention(t *testing.T) {
 	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 1 {
 		t.Fatal("removed before any write")
 	}
-	s.Queues(bg) // reads do not sweep
+	if _, err := s.Queues(bg); err != nil { // reads do not sweep
+		t.Fatal(err)
+	}
 	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +334,9 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = claimOne(t, srv, "q")
-	srv.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeFailed}}})
+	if _, err := srv.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeFailed}}}); err != nil {
+		t.Fatal(err)
+	}
 	ttl, err := e.rdb.PTTL(bg, srv.keys.job("a")).Result()
 	if err != nil || ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("TTL %v, %v", ttl, err)
@@ -379,7 +385,9 @@ func TestAwait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}})
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "j", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
 	type res struct {
 		state string
 		err   error

@@ -419,7 +419,9 @@ func TestAPIContractCatchesDrift(t *testing.T) {
 	} {
 		b, _ := json.Marshal(good)
 		var m map[string]any
-		json.Unmarshal(b, &m)
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
 		bad(m)
 		if err := wfSchema.VisitJSON(m); err == nil {
 			t.Errorf("%s: the Workflow schema accepts it", name)

@@ -91,7 +91,9 @@ func ExampleNewHandler_jobForGoHandler() {
 		State  string
 		Result json.RawMessage
 	}
-	json.Unmarshal([]byte(body), &job)
+	if err := json.Unmarshal([]byte(body), &job); err != nil {
+		panic(err)
+	}
 	fmt.Println(job.State, string(job.Result))
 
 	status, body = call("POST", "/v1/jobs", "a-read-only-token", `{"queue": "resize"}`)

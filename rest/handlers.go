@@ -133,7 +133,7 @@ func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
-	io.WriteString(w, spec.OpenAPI)
+	_, _ = io.WriteString(w, spec.OpenAPI)
 }
 
 func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {

@@ -64,7 +64,7 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer goWrite.Close()
+	defer func() { _ = goWrite.Close() }()
 	cmd.ExtraFiles = []*os.File{goRead} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
@@ -74,7 +74,7 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		err := cmd.Start()
-		goRead.Close()
+		_ = goRead.Close()
 		if err != nil {
 			started <- err
 			return
@@ -101,9 +101,9 @@ func (p *proc) startWatchdog() {
 	wd.Stdin = r
 	wd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: p.cmd.Process.Pid}
 	err = wd.Start()
-	r.Close()
+	_ = r.Close()
 	if err != nil {
-		w.Close()
+		_ = w.Close()
 		return
 	}
 	p.watchdog, p.hold = wd, w
@@ -124,5 +124,5 @@ func (p *proc) release() {
 	}
 	_ = p.watchdog.Process.Kill()
 	_ = p.watchdog.Wait()
-	p.hold.Close()
+	_ = p.hold.Close()
 }

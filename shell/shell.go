@@ -159,7 +159,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 	if err != nil {
 		return "", fmt.Errorf("input file: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	inputPath := filepath.Join(tmp, "input.json")
 	depsDir := filepath.Join(tmp, "deps")
 	if err := writeInput(inputPath, depsDir, in); err != nil {
@@ -210,7 +210,7 @@ func run(ctx context.Context, j *worker.Job[Payload], maxResult int, o options) 
 		rep.finish(ctx)
 	case <-ctx.Done():
 		p.kill()
-		<-p.done
+		_ = <-p.done // killed: its exit status says only that
 		p.release()
 		rep.finish(ctx)
 		return "", fmt.Errorf("killed: %w", ctx.Err())

@@ -141,7 +141,7 @@ func ExampleJobInfo_Checkpoint() {
 	worker.Handle(w, sum, func(ctx context.Context, j *worker.Job[int]) (int, error) {
 		step, total := 1, 0
 		if b := j.LastCheckpoint(); b != nil {
-			fmt.Sscanf(string(b), "%d %d", &step, &total)
+			_, _ = fmt.Sscanf(string(b), "%d %d", &step, &total)
 			fmt.Printf("attempt %d resumes at step %d\n", j.Attempt, step)
 		}
 		for ; step <= j.Payload; step++ {

@@ -138,7 +138,7 @@ func (d *deliverer) deliver(ctx context.Context, j *JobInfo) error {
 	if err != nil {
 		return fmt.Errorf("webhook POST %s: %w", p.URL, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("webhook POST %s: status %d", p.URL, resp.StatusCode)

@@ -23,7 +23,7 @@ func ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, readError(path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
 		return nil, tooBig(path)
 	}

@@ -41,11 +41,6 @@ const (
 
 func main() { command.Main("weir-conformance", newRoot) }
 
-// run runs the command line args and returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return command.Run(ctx, "weir-conformance", newRoot(stdout, stderr), args, stderr)
-}
-
 // newRoot is the command, writing to stdout and stderr.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := newConformanceCmd()
@@ -155,7 +150,7 @@ func newConformanceCmd() *cobra.Command {
 				}
 				rdb, server = redis.NewClient(opt), opt.Addr
 			}
-			defer rdb.Close()
+			defer func() { _ = rdb.Close() }()
 			ctx := c.Context()
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				return command.Fail(fmt.Errorf("connect to %s: %w", server, err))
@@ -260,7 +255,9 @@ func validPrefix(s string) bool {
 // by package rapid, which this command's command line does not parse).
 func setFlag(name, value string) {
 	if f := flag.Lookup(name); f != nil {
-		f.Value.Set(value)
+		if err := f.Value.Set(value); err != nil {
+			panic(fmt.Sprintf("set -%s=%s: %v", name, value, err)) // this command's own values: a bug
+		}
 	}
 }
 

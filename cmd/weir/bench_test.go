@@ -209,9 +209,13 @@ func TestBenchCompareBadInput(t *testing.T) {
 	oldPath, newPath := reportPair(t)
 	dir := t.TempDir()
 	notJSON := filepath.Join(dir, "table.txt")
-	os.WriteFile(notJSON, []byte("weir bench on redis 7.0.15\n"), 0o644)
+	if err := os.WriteFile(notJSON, []byte("weir bench on redis 7.0.15\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	other := filepath.Join(dir, "bullmq.json")
-	os.WriteFile(other, []byte(`{"lib":"bullmq","suite":"plain","jobs_per_s":9000}`), 0o644)
+	if err := os.WriteFile(other, []byte(`{"lib":"bullmq","suite":"plain","jobs_per_s":9000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	missing := filepath.Join(dir, "missing.json")
 	for _, c := range []struct {
 		args []string

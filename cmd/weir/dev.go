@@ -125,7 +125,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		}
 	}
 	if err := w.Start(ctx); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return command.Fail(err)
 	}
 	fmt.Fprintf(stdout, "WEIR_REDIS_URL=%s\nWEIR_HTTP_URL=http://%s\n", cn.url, ln.Addr())

@@ -170,7 +170,7 @@ func startWeir(t *testing.T, stdout io.Writer, args ...string) *process {
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
-		<-p.done
+		_ = <-p.done
 	})
 	return p
 }
@@ -212,7 +212,7 @@ func TestDevTwoProcesses(t *testing.T) {
 			printed[k] = v
 		}
 	}
-	go io.Copy(io.Discard, pr) // keep dev's stdout drained
+	go func() { _, _ = io.Copy(io.Discard, pr) }() // keep dev's stdout drained
 	t.Cleanup(func() { pw.Close() })
 	redisURL, httpURL, token := printed["WEIR_REDIS_URL"], printed["WEIR_HTTP_URL"], printed["WEIR_TOKEN"]
 	if redisURL == "" || httpURL == "" || len(token) < rest.MinTokenLen {

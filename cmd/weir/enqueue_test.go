@@ -70,12 +70,16 @@ func TestEnqueue(t *testing.T) {
 	// A bad document is status 2 naming the field; another job under an
 	// existing ID is status 1.
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("payload: 1\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("payload: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if r := weir(t, dir, nil, "enqueue", "--redis", url, bad); r.Code != exitUsage || !strings.Contains(r.Stderr, "field queue: required") {
 		t.Errorf("bad document: status %d, stderr %q", r.Code, r.Stderr)
 	}
 	other := filepath.Join(dir, "other.json")
-	os.WriteFile(other, []byte(`{"id": "j1", "queue": "resize", "payload": {"width": 1}}`), 0o600)
+	if err := os.WriteFile(other, []byte(`{"id": "j1", "queue": "resize", "payload": {"width": 1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if r := weir(t, dir, nil, "enqueue", "--redis", url, other); r.Code != exitEnded || !strings.Contains(r.Stderr, `a job "j1" exists`) {
 		t.Errorf("another job under j1: status %d, stderr %q", r.Code, r.Stderr)
 	}

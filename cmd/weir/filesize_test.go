@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestFileOverTheLimit(t *testing.T) {
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	err = cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || !strings.Contains(errb.String(), "stdin: "+limit) {
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(errb.String(), "stdin: "+limit) {
 		t.Errorf("weir enqueue - of %d bytes: %v, stderr %q; want 2 and %q", workflowfile.MaxFileSize+1, err, errb.String(), "stdin: "+limit)
 	}
 }

@@ -47,10 +47,10 @@ func newLuaCmd() *cobra.Command {
 				if !ok {
 					return command.Usage(fmt.Errorf("weir lua: no transition %q; the transitions are %s", args[0], strings.Join(redisstore.LuaScripts(), ", ")))
 				}
-				io.WriteString(out, src)
+				_, _ = io.WriteString(out, src)
 			default:
 				_, src := redisstore.LuaLibrary()
-				io.WriteString(out, src)
+				_, _ = io.WriteString(out, src)
 			}
 			return nil
 		},

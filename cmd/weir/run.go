@@ -345,7 +345,7 @@ func newLiveProgress(out io.Writer, signal func(task string) string) func(weirpk
 			b.WriteString("\n")
 		}
 		b.WriteString("\x1b[J") // clears what a longer block left below
-		io.WriteString(out, b.String())
+		_, _ = io.WriteString(out, b.String())
 		shown = lines
 	}
 }
@@ -454,7 +454,7 @@ func printSummary(out io.Writer, w weirpkg.Workflow) {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", name, t.State, t.Attempt, undo, detail)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // progressText is a progress report as status shows it: "40% step 2 of 5".

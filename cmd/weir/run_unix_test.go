@@ -41,7 +41,7 @@ func TestRunInterrupted(t *testing.T) {
 			break
 		}
 	}
-	go io.Copy(io.Discard, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
 	// Wait for the command to have started (it writes its PID first).
 	var pid int
 	for pid == 0 {

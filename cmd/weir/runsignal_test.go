@@ -43,7 +43,7 @@ func TestRunPrintsSignalCommand(t *testing.T) {
 		var command string
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			io.WriteString(hints, sc.Text()+"\n")
+			_, _ = io.WriteString(hints, sc.Text()+"\n")
 			if c, ok := strings.CutPrefix(sc.Text(), "signal approve: "); ok {
 				command = c
 				break
@@ -53,7 +53,7 @@ func TestRunPrintsSignalCommand(t *testing.T) {
 		go func() {
 			defer close(drained)
 			for sc.Scan() {
-				io.WriteString(hints, sc.Text()+"\n")
+				_, _ = io.WriteString(hints, sc.Text()+"\n")
 			}
 		}()
 		f := strings.Fields(command)

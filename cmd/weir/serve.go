@@ -184,8 +184,8 @@ func serveAPI(ctx context.Context, ln net.Listener, h http.Handler) error {
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if err != nil {
-		srv.Close()
+		_ = srv.Close()
 	}
-	<-errc // http.ErrServerClosed
+	_ = <-errc // http.ErrServerClosed
 	return err
 }

@@ -119,12 +119,12 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 		return g.openEmbedded()
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
+		_ = rdb.Close()
 		return nil, command.Fail(fmt.Errorf("connect to %s: %w", server, err))
 	}
 	allow, err := redisflag.AllowUnsafeServer()
 	if err != nil {
-		rdb.Close()
+		_ = rdb.Close()
 		return nil, command.Usage(err)
 	}
 	if !allow {
@@ -135,16 +135,16 @@ func (g *globalFlags) open(ctx context.Context, embedded bool) (*conn, error) {
 			err = srv.Unsafe()
 		}
 		if err != nil {
-			rdb.Close()
+			_ = rdb.Close()
 			return nil, command.Fail(fmt.Errorf("server %s: %w", server, err))
 		}
 	}
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Durable: g.durable, Config: g.cfg, AllowUnsafeServer: allow})
 	if err != nil {
-		rdb.Close()
+		_ = rdb.Close()
 		return nil, command.Usage(err)
 	}
-	return &conn{store: s, closer: func() { rdb.Close() }, ping: pinger(rdb)}, nil
+	return &conn{store: s, closer: func() { _ = rdb.Close() }, ping: pinger(rdb)}, nil
 }
 
 // openEmbedded starts miniredis on a loopback port and a goroutine that
@@ -164,7 +164,7 @@ func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	s, err := redisstore.New(rdb, redisstore.Options{Namespace: g.namespace, Config: g.cfg})
 	if err != nil {
-		rdb.Close()
+		_ = rdb.Close()
 		m.Close()
 		return nil, command.Usage(err)
 	}
@@ -189,7 +189,7 @@ func (g *globalFlags) openEmbeddedAt(addr string) (*conn, error) {
 	return &conn{store: s, ping: pinger(rdb), url: "redis://" + m.Addr() + "/0", closer: func() {
 		close(stop)
 		wg.Wait()
-		rdb.Close()
+		_ = rdb.Close()
 		m.Close()
 	}}, nil
 }

@@ -38,7 +38,7 @@ func TestStopWithEventStream(t *testing.T) {
 					httpURL = v
 				}
 			}
-			go io.Copy(io.Discard, pr) // keep its stdout drained; ends with pw
+			go func() { _, _ = io.Copy(io.Discard, pr) }() // keep its stdout drained; ends with pw
 			if httpURL == "" {
 				t.Fatalf("%s printed no WEIR_HTTP_URL\nstderr:\n%s", c.name, p.stderr.String())
 			}

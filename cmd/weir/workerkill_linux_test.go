@@ -45,7 +45,7 @@ tasks:
 	if err := first.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	first.wait()
+	_, _ = first.wait()
 	for _, p := range proctest.GoneWithin(30*time.Second, sh, child) {
 		t.Errorf("the command's %s (pid %d) still runs 30 s after its worker was killed", p.What, p.Pid)
 	}

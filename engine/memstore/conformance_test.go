@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"github.com/weirflow/weir"
 	"os"
 	"os/exec"
@@ -146,7 +147,7 @@ func TestConformanceCatchesBrokenStores(t *testing.T) {
 			if err == nil {
 				t.Fatalf("the suite passed a broken store:\n%s", tail(out))
 			}
-			if _, ok := err.(*exec.ExitError); !ok {
+			if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{c.want, c.also} {

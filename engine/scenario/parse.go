@@ -3,6 +3,7 @@ package scenario
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/weirflow/weir"
 	"io"
@@ -116,7 +117,7 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 		p.s.lines = append(p.s.lines, sc.Text())
 		if err := p.line(n, sc.Text()); err != nil {
 			line := n
-			if e, ok := err.(*missingReply); ok {
+			if e := (*missingReply)(nil); errors.As(err, &e) {
 				line = e.line
 			}
 			return nil, &ParseError{File: name, Line: line, Msg: err.Error()}

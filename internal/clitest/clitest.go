@@ -78,7 +78,7 @@ func (b *Binary) Path(t testing.TB) string {
 // Cleanup removes the built binary, if any.
 func (b *Binary) Cleanup() {
 	if b.dir != "" {
-		os.RemoveAll(b.dir)
+		_ = os.RemoveAll(b.dir)
 	}
 }
 
@@ -150,7 +150,7 @@ func Get(t *testing.T, method, url, token string) (int, string) {
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func Private(t testing.TB, args ...string) *redis.Options {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	_ = l.Close()
 	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)
 	cmd := exec.Command(bin, argv...)
 	if err := cmd.Start(); err != nil {
@@ -65,7 +65,7 @@ func Private(t testing.TB, args ...string) *redis.Options {
 	})
 	opt := &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	c := redis.NewClient(opt)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	for i := 0; ; i++ {
 		err := c.Ping(context.Background()).Err()
 		if err == nil {

@@ -78,7 +78,7 @@ func Shared(t testing.TB) Server {
 	}
 	what, _ := sharedRefused.LoadOrStore(url, sync.OnceValue(func() string {
 		c := redis.NewClient(opt)
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		return refused(c)
 	}))
 	if w := what.(func() string)(); w != "" {
@@ -134,7 +134,7 @@ func Servers(t testing.TB) []Server {
 func Client(t testing.TB, opt *redis.Options) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(opt)
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
@@ -148,7 +148,7 @@ func Cluster(t testing.TB) *redis.ClusterClient {
 		t.Skip("WEIR_REDIS_CLUSTER is not set")
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
