@@ -114,7 +114,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 	}
 	tr, err := startTracing(ctx, "dev", stderr)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return err
 	}
 	defer tr.shutdown()

@@ -91,9 +91,6 @@ func startTracing(ctx context.Context, cmdName string, stderr io.Writer) (*traci
 	return t, nil
 }
 
-// on reports whether spans are exported.
-func (t *tracing) on() bool { return t.tp != nil }
-
 // shutdown flushes the spans not yet exported (for up to 5 s) and stops
 // the exporter; a failure is a warning on stderr, not the command's.
 func (t *tracing) shutdown() {

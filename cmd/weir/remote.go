@@ -399,7 +399,7 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer stopMetrics()
+			defer func() { _ = stopMetrics() }()
 			var observer worker.Observer
 			if wm != nil {
 				observer = wm.Observe

@@ -117,7 +117,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			}
 			tr, err := startTracing(ctx, "serve", c.ErrOrStderr())
 			if err != nil {
-				ln.Close()
+				_ = ln.Close()
 				return err
 			}
 			defer tr.shutdown()

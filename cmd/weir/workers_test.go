@@ -76,7 +76,7 @@ func TestWorkersCommand(t *testing.T) {
 	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	w.wait()
+	_, _ = w.wait() // killed: its error says so
 	killed := time.Now()
 	s := testStore(t, m.Addr(), ns)
 	var last rest.WorkerRecord
