@@ -17,7 +17,7 @@ import (
 
 // Default numbers of random sequences under go test (the README's
 // `go test -race ./...`); WEIR_CONFORMANCE_SEQUENCES raises them (CI runs
-// 10,000 per store without -race, see spec/conformance.md). The three
+// 4,000 per store without -race, see .ci/run). The three
 // tests run in parallel with each other.
 const (
 	miniredisSequences = 300
