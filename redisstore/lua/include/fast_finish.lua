@@ -31,7 +31,32 @@
 local FF = {}
 
 -- FF.flush writes the call's pending state bytes and ended-list members.
-function FF.flush()
+-- Before the call's claim (claim true), it also hands the claim what the
+-- general code would have kept of the workflow whose task the last fast
+-- outcome completed, when that promoted a dependent: the workflow's fields
+-- read and the task's spec and result, so that the claim of a chain's next
+-- task reads nothing more (lease.lua's put_deps), as after settle.lua;
+-- the pending state bytes of that workflow go into its overlay, which
+-- finalize writes with the claim's own (workflow.lua's states_flush).
+function FF.flush(claim)
+  local wid = CALL.fw
+  if claim and wid then
+    local wfs = bag('wfs')
+    if wfs[wid] == nil then
+      local v, key, i = CALL.fwv, P .. 'w:' .. wid, CALL.fwi
+      local w = {id = wid, key = key, skey = key .. ':s', pkey = key .. ':p',
+        m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3], [W_CANCEL] = v[4], [W_UNABSORBED] = v[5],
+          [CANCEL.AT] = v[6], [WEBHOOK.SPEC] = v[7]},
+        done = {[i] = CALL.fwr}, specs = {[i] = v[11]}}
+      wfs[wid] = w
+      if CALL.fsk == w.skey then
+        states_dirty(w)
+        local lo, sb = CALL.flo, CALL.fsb
+        for x = 1, #sb do w.so[lo + x - 1] = string.sub(sb, x, x) end
+        CALL.fsk = nil
+      end
+    end
+  end
   local k = CALL.fsk
   if k then
     redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb)
@@ -123,7 +148,8 @@ function FF.plain(out, id, tok, result)
     string.find(spec, '|K', 1, true) or (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
     return false
   end
-  active_remove_later(string.match(spec, '^[^|]*'), id)
+  local q = string.match(spec, '^[^|]*')
+  active_remove_later(q, id)
   EV.add('completed', id, a, '')
   -- a later attempt clears the error of the failed one before it
   if tonumber(a) > 1 then
@@ -146,7 +172,7 @@ function FF.plain(out, id, tok, result)
     redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. id)
     note_gc(at)
   end
-  FF.ended(string.match(spec, '^[^|]*'), id)
+  FF.ended(q, id)
   local n = #out
   out[n + 1] = id
   out[n + 2] = ''
@@ -271,6 +297,12 @@ function FF.task(out, id, tok, result, s1)
     if TEST_NOW == '' then
       for _, k in ipairs({key, key .. ':p', skey, key .. ':i'}) do redis.call('PEXPIREAT', k, x) end
     end
+  end
+  -- what FF.flush hands the call's claim
+  if np > 0 and ended == '0' then
+    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
+  else
+    CALL.fw = nil
   end
   hs[#hs + 1] = p .. F_TOKEN
   hs[#hs + 1] = ''

@@ -100,7 +100,7 @@ for x = 0, k - 1 do
     break
   end
 end
-FF.flush()
+FF.flush(true)
 out[1] = fmt(done)
 local max = tonumber(ARGV[c + 1])
 if CALL.stopped then
