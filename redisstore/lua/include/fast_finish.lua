@@ -33,7 +33,9 @@ local FF = {}
 -- FF.flush writes the call's pending state bytes and ended-list members.
 -- Before the call's claim (claim true), it also hands the claim what the
 -- general code would have kept of the workflow whose task the last fast
--- outcome completed, when that promoted a dependent: the workflow's fields
+-- outcome completed, when that pushed its one dependent into an empty
+-- queue (the next step of a chain of its own: building the tables costs
+-- more than it saves when the claim takes another job): the workflow's fields
 -- read and the task's spec and result, so that the claim of a chain's next
 -- task reads nothing more (lease.lua's put_deps), as after settle.lua;
 -- the pending state bytes of that workflow go into its overlay, which
@@ -250,7 +252,7 @@ function FF.task(out, id, tok, result, s1)
   out[n + 5] = 'running'
   out[n + 6] = ''
   out[n + 7] = '0'
-  local ps, np = '', 0
+  local ps, np, alone = '', 0, false
   if nd > 0 then
     -- promotion_ready: the task ended now
     local rd = NOW_S .. ':' .. NOW_S
@@ -266,8 +268,12 @@ function FF.task(out, id, tok, result, s1)
         hs[#hs + 1] = rd
         register_queue(dq)
         EV.add('queued', did, 0, '')
-        redis.call('ZADD', qkey(dq, 'r'), fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq)), did)
+        local rk = qkey(dq, 'r')
+        redis.call('ZADD', rk, fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq)), did)
         wake(dq, 1)
+        -- alone in its queue (a chain of its own): the claim of this call
+        -- is about to take it
+        if nd == 1 then alone = redis.call('ZCARD', rk) == 1 end
         np = np + 1
         ps = ps .. ' ' .. did .. ' ' .. dq
         out[n + 6 + 2 * np] = did
@@ -299,7 +305,7 @@ function FF.task(out, id, tok, result, s1)
     end
   end
   -- what FF.flush hands the call's claim
-  if np > 0 and ended == '0' then
+  if alone and ended == '0' then
     CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
   else
     CALL.fw = nil
