@@ -96,8 +96,9 @@ const cpuClients = 16
 
 // BenchmarkServerCPU reports what a unit of work costs the redis-server, on
 // a private one, per call path: a chain step (a finish that promotes the
-// next task of a 100-task chain and claims it, one call per step), a
-// fan-in task (workflows of 10 tasks joined by an 11th, claimed and
+// next task of a 100-task chain and claims it, one call per step; with
+// chain-alone, of one chain per client, so that the next task is alone in
+// its queue), a fan-in task (workflows of 10 tasks joined by an 11th, claimed and
 // finished 10 at a time) and a plain job (enqueued 100 a call, claimed and
 // finished 50 a call; plain-job-rated the same on rate-limited queues),
 // with cpuClients clients at once. Metrics: cpu-us,
@@ -124,6 +125,15 @@ func BenchmarkServerCPU(b *testing.B) {
 				if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
 					b.Fatal(err)
 				}
+			}
+			return "q" + id, 1
+		}},
+		// chain-step with one chain per client: every promoted task is
+		// alone in its queue (the case of weir bench's chain)
+		{"chain-alone", func(b *testing.B, s *Store, c, units int) (string, int) {
+			id := "a" + strconv.Itoa(c)
+			if _, err := s.Submit(bg, engine.SubmitParams{Plan: cpuPlan(id, units+1, false)}); err != nil {
+				b.Fatal(err)
 			}
 			return "q" + id, 1
 		}},

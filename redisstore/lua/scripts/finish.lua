@@ -30,6 +30,7 @@
 --!include drain.lua
 --!include finalize.lua
 --!include dynamic.lua
+--!include fast_finish.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
@@ -62,8 +63,14 @@ local settled = false
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
-  local j, tk, ls, a, cr = leased_job(id, tok)
-  local s
+  local j, tk, ls, a, cr, s
+  if FF.finish(out, ARGV, b) then
+    -- settled on its fast path (fast_finish.lua), its Settled in out
+    settled, s = true, true
+  else
+    FF.flush()
+    j, tk, ls, a, cr = leased_job(id, tok)
+  end
   if j and j.last_tok then
     -- finished earlier in this call (and perhaps not written: settle)
     if j.last_tok == tok then s = j.last end
@@ -85,7 +92,7 @@ for x = 0, k - 1 do
     settled = true
     j.last_tok, j.last = tok, s
   end
-  put_settled(out, s or {id = id, code = 'LEASELOST'})
+  if s ~= true then put_settled(out, s or {id = id, code = 'LEASELOST'}) end
   -- its cascade ran out of the call's budget: the outcomes after it and
   -- the claim wait for another call
   if CALL.stopped then
@@ -93,6 +100,7 @@ for x = 0, k - 1 do
     break
   end
 end
+FF.flush(true)
 out[1] = fmt(done)
 local max = tonumber(ARGV[c + 1])
 if CALL.stopped then

@@ -1,0 +1,323 @@
+-- fast_finish.lua: the fast paths of a finish (spec/scripts.md, Fast
+-- paths): a completed outcome of a plain job, and of a workflow task with
+-- the promotion of the dependents its end brings to zero open
+-- dependencies (a chain's next task, a fan-in's join) and its workflow's
+-- completion when it was the last task. Written for their case with
+-- locals and direct writes instead of the general code's job, workflow
+-- and Settled tables; they write exactly the keys, fields and bytes, the
+-- events and the reply that settle.lua, cascade.lua and finalize.lua
+-- write for the same outcome (redisstore's TestFastPathsWriteTheSame).
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include events.lua
+--!include queue.lua
+--!include deadline.lua
+--!include finalize.lua
+--
+-- A call's pending writes are in CALL (begin resets it): fsk, flo, fsb the
+-- run of state bytes not yet written (the key of a workflow's state
+-- string, the index of its first byte, the bytes), fel the ended lists'
+-- members by list key (list_ended's ZADD arguments, the keys in order in
+-- its array part), fpre the members' prefix. FF.flush writes them; the
+-- general code never sees a workflow or job of this call before they are
+-- written (finish.lua flushes before any outcome it settles and before
+-- its claim).
+
+-- FF holds the functions of this file (one top-level local: the library's
+-- top level has few registers left).
+local FF = {}
+
+-- FF.flush writes the call's pending state bytes and ended-list members.
+-- Before the call's claim (claim true), it also hands the claim what the
+-- general code would have kept of the workflow whose task the last fast
+-- outcome completed, when that pushed its one dependent into an empty
+-- queue (the next step of a chain of its own: building the tables costs
+-- more than it saves when the claim takes another job): the workflow's fields
+-- read and the task's spec and result, so that the claim of a chain's next
+-- task reads nothing more (lease.lua's put_deps), as after settle.lua;
+-- the pending state bytes of that workflow go into its overlay, which
+-- finalize writes with the claim's own (workflow.lua's states_flush).
+function FF.flush(claim)
+  local wid = CALL.fw
+  if claim and wid then
+    local wfs = bag('wfs')
+    if wfs[wid] == nil then
+      local v, key, i = CALL.fwv, P .. 'w:' .. wid, CALL.fwi
+      local w = {id = wid, key = key, skey = key .. ':s', pkey = key .. ':p',
+        m = {[W_STATE] = v[1], [W_EXPIRES] = v[2], [F_CREATED] = v[3], [W_CANCEL] = v[4], [W_UNABSORBED] = v[5],
+          [CANCEL.AT] = v[6], [WEBHOOK.SPEC] = v[7]},
+        done = {[i] = CALL.fwr}, specs = {[i] = v[11]}}
+      wfs[wid] = w
+      if CALL.fsk == w.skey then
+        states_dirty(w)
+        local lo, sb = CALL.flo, CALL.fsb
+        for x = 1, #sb do w.so[lo + x - 1] = string.sub(sb, x, x) end
+        CALL.fsk = nil
+      end
+    end
+  end
+  local k = CALL.fsk
+  if k then
+    redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb)
+    CALL.fsk = nil
+  end
+  local el = CALL.fel
+  if not el then return end
+  CALL.fel = nil
+  local cut = NOW - RETENTION + 1
+  for _, key in ipairs(el) do
+    local l = el[key]
+    for i = 1, #l, 1000 do redis.call('ZADD', key, unpack(l, i, math.min(i + 999, #l))) end
+    if cut > 0 then redis.call('ZREMRANGEBYLEX', key, '-', '(' .. pad15(cut)) end
+  end
+end
+
+-- FF.byte sets byte i of the state string sk to b: appended to the
+-- pending run when adjacent to it (a chain step's "cq", a fan-in's
+-- roots and join), else written after the run before it.
+function FF.byte(sk, i, b)
+  local k = CALL.fsk
+  if k == sk then
+    local lo, s = CALL.flo, CALL.fsb
+    if i == lo + #s then
+      CALL.fsb = s .. b
+      return
+    elseif i == lo - 1 then
+      CALL.flo, CALL.fsb = i, b .. s
+      return
+    end
+  end
+  if k then redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb) end
+  CALL.fsk, CALL.flo, CALL.fsb = sk, i, b
+end
+
+-- FF.ended adds job id, completed now, to queue q's completed list (as
+-- list_ended does).
+function FF.ended(q, id)
+  local el = CALL.fel
+  if not el then
+    el = {}
+    CALL.fel = el
+    CALL.fpre = pad15(NOW) .. ':'
+  end
+  local k = qkey(q, 'completed')
+  local l = el[k]
+  if not l then
+    l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
+    el[k] = l
+    el[#el + 1] = k
+  end
+  l[#l + 1] = '0'
+  l[#l + 1] = CALL.fpre .. id
+end
+
+-- FF.finish settles the outcome at A[b .. b + 8] (finish.lua's ARGV) on a
+-- fast path when its case holds: the namespace's fast paths on, no
+-- cascade pending, a completed outcome that adds no tasks, retention above
+-- 0 (a record kept: a repeat in the same call finds its Settled), nobody
+-- awaiting anything, and a job the call has not met before. It appends
+-- the Settled to out and returns true, or returns false having written
+-- nothing (the general code settles the outcome).
+function FF.finish(out, A, b)
+  if not FAST or PENDING or A[b + 2] ~= 'completed' or A[b + 8] ~= '' or RETENTION <= 0 then return false end
+  local id = A[b]
+  local jobs = CALL.jobs
+  if jobs and jobs[id] ~= nil then return false end
+  local any = CALL.any_wait
+  if any == nil then
+    -- as awaited (waiters.lua) reads it, once a call
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if any then return false end
+  local result = nil
+  if A[b + 3] == '1' then result = A[b + 4] end
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then return FF.plain(out, id, A[b + 1], result) end
+  return FF.task(out, id, A[b + 1], result, s1)
+end
+
+-- FF.plain completes plain job id leased with token tok: a job with
+-- neither a concurrency key nor a unique key held until its end.
+function FF.plain(out, id, tok, result)
+  local key = P .. 'j:' .. id
+  local v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_SPEC, F_STATE, F_ENDED)
+  local spec, a = v[4], v[3]
+  if v[1] ~= tok or not v[5] or v[6] or not spec or not a or (v[2] and string.match(v[2], '^[^ ]*') == tok) or
+    string.find(spec, '|K', 1, true) or (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
+    return false
+  end
+  local q = string.match(spec, '^[^|]*')
+  active_remove_later(q, id)
+  EV.add('completed', id, a, '')
+  -- a later attempt clears the error of the failed one before it
+  if tonumber(a) > 1 then
+    if result then
+      redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result,
+        F_ERROR, '')
+    else
+      redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_ERROR, '')
+    end
+  elseif result then
+    redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result)
+  else
+    redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
+  end
+  -- its removal time (finalize.lua's expire_records)
+  local at = NOW + RETENTION
+  if TEST_NOW == '' then
+    redis.call('PEXPIREAT', key, fmt(at))
+  else
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. id)
+    note_gc(at)
+  end
+  FF.ended(q, id)
+  local n = #out
+  out[n + 1] = id
+  out[n + 2] = ''
+  out[n + 3] = 'completed'
+  out[n + 4] = '0'
+  out[n + 5] = ''
+  out[n + 6] = ''
+  out[n + 7] = '0'
+  return true
+end
+
+-- FF.task completes task id ("<wf>/<name>", s1 the "/") leased with token
+-- tok, in a running workflow without a cancel request, an unabsorbed
+-- failure, a deadline or a webhook; the task without a concurrency key,
+-- its dependents plain ones (no signal, delay, key or OnFailure marks),
+-- no more than the call's budget. A dependent whose open count reaches 0
+-- is pushed ready; the workflow completes when no task is left.
+function FF.task(out, id, tok, result, s1)
+  local is = string.match(tok, '%.(%d+)$')
+  if not is then return false end
+  local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
+  if string.find(name, '/', 1, true) then return false end
+  local wfs = CALL.wfs
+  if wfs and wfs[wid] ~= nil then return false end
+  local key = P .. 'w:' .. wid
+  local t = 't' .. is
+  local p = t .. '.'
+  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
+    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS)
+  local a, spec, dn = v[10], v[11], v[12]
+  if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
+    not spec or (v[9] and string.match(v[9], '^[^ ]*') == tok) or string.match(spec, '^[^|]*') ~= name then
+    return false
+  end
+  -- a concurrency key (keyed.lua's job_ckey)
+  if string.find(spec, ':', 1, true) and string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') then
+    return false
+  end
+  -- its dependents: every one plain, and no more than the budget
+  local nd = 0
+  if dn then
+    local pos = 1
+    while true do
+      local s, e, pr = string.find(dn, '%d+ [^ ;]+ [^ ;]+ ([^ ;]+)', pos)
+      if not s then break end
+      if not string.find(pr, '^%-?%d+$') then return false end
+      nd = nd + 1
+      pos = e + 1
+    end
+    if nd > BUDGET then return false end
+  end
+  local q = string.match(spec, '^[^|]*|([^|]*)')
+  active_remove_later(q, id)
+  EV.add('completed', id, a, '')
+  local skey = key .. ':s'
+  FF.byte(skey, tonumber(is), 'c')
+  -- the HSET of the workflow's hash: the task's fields, with the ready-at
+  -- of the dependents it promotes and the workflow's end
+  local hs = {p .. F_ENDED, NOW_S}
+  if result then
+    hs[3] = p .. F_RESULT
+    hs[4] = result
+  end
+  if tonumber(a) > 1 then
+    hs[#hs + 1] = p .. F_ERROR
+    hs[#hs + 1] = ''
+  end
+  -- the Settled: its pushed pairs go into out after its head, written
+  -- first, whose workflow state, end and count are set at the end
+  local n = #out
+  out[n + 1] = id
+  out[n + 2] = ''
+  out[n + 3] = 'completed'
+  out[n + 4] = '0'
+  out[n + 5] = 'running'
+  out[n + 6] = ''
+  out[n + 7] = '0'
+  local ps, np, alone = '', 0, false
+  if nd > 0 then
+    -- promotion_ready: the task ended now
+    local rd = NOW_S .. ':' .. NOW_S
+    local pos = 1
+    for _ = 1, nd do
+      local _, e, ds, dname, dq, pr = string.find(dn, '(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)', pos)
+      pos = e + 1
+      BUDGET = BUDGET - 1
+      if redis.call('HINCRBY', key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then
+        local did = wid .. '/' .. dname
+        FF.byte(skey, tonumber(ds), 'q')
+        hs[#hs + 1] = 't' .. ds .. '.' .. F_READY
+        hs[#hs + 1] = rd
+        register_queue(dq)
+        EV.add('queued', did, 0, '')
+        local rk = qkey(dq, 'r')
+        redis.call('ZADD', rk, fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq)), did)
+        wake(dq, 1)
+        -- alone in its queue (a chain of its own): the claim of this call
+        -- is about to take it
+        if nd == 1 then alone = redis.call('ZCARD', rk) == 1 end
+        np = np + 1
+        ps = ps .. ' ' .. did .. ' ' .. dq
+        out[n + 6 + 2 * np] = did
+        out[n + 7 + 2 * np] = dq
+      end
+    end
+  end
+  local wst, ended = 'running', '0'
+  if redis.call('HINCRBY', key, W_REMAINING, '-1') == 0 then
+    -- its last task: the workflow completes (cascade.lua's tasks_all_ended
+    -- and workflow.lua's end_wf; finalize.lua's expire_records)
+    wst, ended = 'completed', '1'
+    local m = pad15(tonumber(v[3]) or 0) .. ':' .. wid
+    redis.call('ZREM', P .. 'wf:running', m)
+    redis.call('ZADD', P .. 'wf:completed', '0', m)
+    EV.add('workflow_ended', wid, 0, 'completed')
+    local at = NOW + RETENTION
+    local x = fmt(at)
+    hs[#hs + 1] = W_STATE
+    hs[#hs + 1] = 'completed'
+    hs[#hs + 1] = W_ENDED
+    hs[#hs + 1] = NOW_S
+    hs[#hs + 1] = W_EXPIRES
+    hs[#hs + 1] = x
+    redis.call('ZADD', K_EXPIRY, x, 'w:completed:' .. m)
+    note_gc(at)
+    if TEST_NOW == '' then
+      for _, k in ipairs({key, key .. ':p', skey, key .. ':i'}) do redis.call('PEXPIREAT', k, x) end
+    end
+  end
+  -- what FF.flush hands the call's claim
+  if alone and ended == '0' then
+    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
+  else
+    CALL.fw = nil
+  end
+  hs[#hs + 1] = p .. F_TOKEN
+  hs[#hs + 1] = ''
+  hs[#hs + 1] = p .. F_LAST_SETTLED
+  hs[#hs + 1] = tok .. ' completed 0 ' .. wst .. ' ' .. ended .. ps
+  redis.call('HSET', key, unpack(hs))
+  FF.ended(q, id)
+  out[n + 5] = wst
+  out[n + 6] = ended == '1' and '1' or ''
+  out[n + 7] = fmt(np)
+  return true
+end
