@@ -12,6 +12,7 @@
 --!include checkpoint.lua
 --!include trace.lua
 --!include ready.lua
+--!include fast_claim.lua
 
 -- quarantine keeps the ID of a job popped from queue q's ready set whose
 -- record a claim cannot read (a key of another type, a hash without its
@@ -312,9 +313,14 @@ local function claim(queues, max, lease_ms, out)
           while n < top do
             local want = top - n
             local got = redis.call('ZPOPMIN', rk, fmt(want))
-            for k = 1, #got, 2 do
-              local j, v = claiming(got[k], q)
-              if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
+            if FAST then
+              -- plain jobs without per-job tables (fast_claim.lua)
+              n = fast_lease(got, q, n, dl, dls, out, claiming, lease_job)
+            else
+              for k = 1, #got, 2 do
+                local j, v = claiming(got[k], q)
+                if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
+              end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
             if #got < 2 * want then
