@@ -9,8 +9,8 @@
 --!include queue.lua
 --!include events.lua
 
--- fast_lease leases the jobs of got (ZPOPMIN's reply: ID, score, ...),
--- popped from queue q by a claim, until dl (dls formatted), appending
+-- fast_lease leases the jobs of got (their IDs), taken out of queue q's
+-- ready set by a claim, until dl (dls formatted), appending
 -- their Claimed to out, and returns n plus the jobs it leased. A plain job
 -- that this call has not seen, whose record is queued, has its spec and is
 -- not past retention, is leased here: one HMGET (claiming's), one HSET
@@ -24,12 +24,13 @@ local function fast_lease(got, q, n, dl, dls, out, claiming, lease_job)
   local nonce = CALL.nonce
   local cnt -- the lease counter while this loop holds it (else SEQ's)
   local aadd, leased
-  for k = 1, #got, 2 do
+  for k = 1, #got do
     local id = got[k]
     local jobs = CALL.jobs
-    local v
+    local v, key
     if not (jobs and jobs[id] ~= nil) and not string.find(id, '/', 1, true) then
-      v = redis.pcall('HMGET', P .. 'j:' .. id, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
+      key = P .. 'j:' .. id
+      v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
       if v.err or v[1] ~= 'queued' or not v[3] or plain_expired(v[2]) then v = nil end
     end
     if v then
@@ -37,7 +38,7 @@ local function fast_lease(got, q, n, dl, dls, out, claiming, lease_job)
       local token = fmt(cnt) .. '-' .. nonce
       local a = v[4]
       if a then a = fmt(tonumber(a) + 1) else a = '1' end
-      redis.call('HSET', P .. 'j:' .. id, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
+      redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
       EV.add('started', id, a, '')
       if not aadd then
         aadd = active_later('aadd', q)

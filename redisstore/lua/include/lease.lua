@@ -312,18 +312,23 @@ local function claim(queues, max, lease_ms, out)
           end
           while n < top do
             local want = top - n
-            local got = redis.call('ZPOPMIN', rk, fmt(want))
-            if FAST then
-              -- plain jobs without per-job tables (fast_claim.lua)
+            local got, step
+            if FAST and want <= 1000 then
+              -- the lowest IDs without their scores (which the server
+              -- would format), taken out by name, and plain jobs leased
+              -- without per-job tables (fast_claim.lua)
+              got, step = redis.call('ZRANGE', rk, '0', fmt(want - 1)), 1
+              if #got > 0 then redis.call('ZREM', rk, unpack(got)) end
               n = fast_lease(got, q, n, dl, dls, out, claiming, lease_job)
             else
+              got, step = redis.call('ZPOPMIN', rk, fmt(want)), 2
               for k = 1, #got, 2 do
                 local j, v = claiming(got[k], q)
                 if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
               end
             end
             -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < 2 * want then
+            if #got < step * want then
               empty = true
               break
             end
