@@ -353,7 +353,10 @@ func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindSer
 	var rdb *redis.Client
 	cg := callgrindFromEnv()
 	if cg != nil {
-		rdb = redis.NewClient(&redis.Options{Addr: cg.addr})
+		// no read timeout: a server under callgrind runs some fifty times
+		// slower, and 16 clients' calls queue on it; a call that timed out
+		// and ran again would count its work twice
+		rdb = redis.NewClient(&redis.Options{Addr: cg.addr, ReadTimeout: -1})
 		b.Cleanup(func() { rdb.FlushAll(bg); rdb.Close() })
 		if err := rdb.FlushAll(bg).Err(); err != nil {
 			b.Fatal(err)

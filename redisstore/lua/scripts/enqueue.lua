@@ -24,10 +24,14 @@
 --!include plain.lua
 --!include unique.lua
 --!include finalize.lua
+--!include fast_enqueue.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 read_clock()
+-- a batch of new ready plain jobs in one queue (fast_enqueue.lua)
+local fast = fast_enqueue(ARGV, k)
+if fast then return fast end
 local out = {}
 local fx = {}
 for x = 0, k - 1 do

@@ -1,0 +1,82 @@
+-- fast_claim.lua: the claim's fast path (spec/scripts.md, Fast paths):
+-- leasing the plain jobs a claim popped from a queue's ready set without
+-- the general code's per-job tables, writing what claiming and lease_job
+-- (lease.lua) write for each.
+--
+--!include call.lua
+--!include fields.lua
+--!include workflow.lua
+--!include queue.lua
+--!include events.lua
+
+-- fast_lease leases the jobs of got (their IDs, every step-th value: 1
+-- for ZRANGE's reply, 2 for ZPOPMIN's), taken out of queue q's ready set
+-- by a claim, until dl (dls formatted), appending
+-- their Claimed to out, and returns n plus the jobs it leased. A plain job
+-- that this call has not seen, whose record is queued, has its spec and is
+-- not past retention, is leased here: one HMGET (claiming's), one HSET
+-- (lease_job's), its started event, its lease in the queue's lease-set
+-- write, its token in the call's claim record and its Claimed, with the
+-- tokens from the seq hash's lease counter kept in a local. Every other ID
+-- (a task, an undo, a job seen earlier in the call, a record that is gone,
+-- not queued or unreadable) goes to claiming and lease_job, the general
+-- code, given by the caller (lease.lua includes this file).
+local function fast_lease(got, step, q, n, dl, dls, out, claiming, lease_job)
+  local nonce = CALL.nonce
+  local cnt -- the lease counter while this loop holds it (else SEQ's)
+  local aadd, leased
+  for k = 1, #got, step do
+    local id = got[k]
+    local jobs = CALL.jobs
+    local v, key
+    if not (jobs and jobs[id] ~= nil) and not string.find(id, '/', 1, true) then
+      key = P .. 'j:' .. id
+      v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
+      if v.err or v[1] ~= 'queued' or not v[3] or plain_expired(v[2]) then v = nil end
+    end
+    if v then
+      cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
+      local token = fmt(cnt) .. '-' .. nonce
+      local a = v[4]
+      if a then a = fmt(tonumber(a) + 1) else a = '1' end
+      redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
+      EV.add('started', id, a, '')
+      if not aadd then
+        aadd = active_later('aadd', q)
+        leased = bag('leased')
+      end
+      aadd[#aadd + 1] = dls
+      aadd[#aadd + 1] = id
+      leased[#leased + 1] = id
+      leased[#leased + 1] = token
+      local pay, ck = v[6], v[9]
+      local m = #out
+      out[m + 1] = id
+      out[m + 2] = v[3]
+      out[m + 3] = v[7] or '0'
+      out[m + 4] = pay and '1' or ''
+      out[m + 5] = pay or ''
+      out[m + 6] = a
+      out[m + 7] = token
+      out[m + 8] = dls
+      out[m + 9] = v[5] or ''
+      out[m + 10] = v[8] or '0'
+      out[m + 11] = '0'
+      out[m + 12] = ck and '1' or ''
+      out[m + 13] = ck or ''
+      if v[10] then out[#out + 1] = '@t' .. v[10] end
+      if v[11] then out[#out + 1] = '@r' .. v[11] end
+      n = n + 1
+    else
+      -- the general code, with the counter where it reads it
+      if cnt then
+        seq_set('lease', cnt)
+        cnt = nil
+      end
+      local j, jv = claiming(id, q)
+      if j and lease_job(j, jv, dl, dls, out, q) then n = n + 1 end
+    end
+  end
+  if cnt then seq_set('lease', cnt) end
+  return n
+end
