@@ -289,10 +289,12 @@ func (f *luaFile) constsOr(text string) []luaConstant {
 	return out
 }
 
-// constantDecl returns the name and the quoted value of line when it
-// declares a string constant (fields.lua): a whole line, newline included,
-// "local NAME = 'value'...", NAME of capitals, digits and underscores,
-// starting with a capital.
+// constantDecl returns the name and the value of line when it declares a
+// constant: a whole line, newline included, "local NAME = 'value'..." (a
+// string, its value quoted: fields.lua) or "local NAME = 123" followed by
+// nothing but a comment (a whole number, its digits: call.lua), NAME of
+// capitals, digits and underscores, starting with a capital. Inlined, a
+// constant takes no register of the script's top level (TestLuaTopLevelLocals).
 func constantDecl(line string) (name, value string, ok bool) {
 	rest, ok := strings.CutPrefix(line, "local ")
 	if !ok || !strings.HasSuffix(line, "\n") || rest == "" || rest[0] < 'A' || rest[0] > 'Z' {
@@ -303,7 +305,17 @@ func constantDecl(line string) (name, value string, ok bool) {
 		n++
 	}
 	name, rest = rest[:n], rest[n:]
-	if rest, ok = strings.CutPrefix(rest, " = '"); !ok {
+	if rest, ok = strings.CutPrefix(rest, " = "); !ok {
+		return "", "", false
+	}
+	if digits := len(rest) - len(strings.TrimLeft(rest, "0123456789")); digits > 0 {
+		// a whole number: its digits, then the end of the statement
+		if after := rest[digits:]; after[0] == '\n' || after[0] == ' ' && strings.HasPrefix(strings.TrimLeft(after, " "), "--") || after[0] == ' ' && strings.TrimLeft(after, " ") == "\n" {
+			return name, rest[:digits], true
+		}
+		return "", "", false
+	}
+	if rest, ok = strings.CutPrefix(rest, "'"); !ok {
 		return "", "", false
 	}
 	end := strings.IndexByte(rest, '\'')

@@ -86,13 +86,13 @@ func TestLuaBuildErrors(t *testing.T) {
 	}
 }
 
-// TestLuaInlinesConstants: a chunk's string constants are written where
-// they are used, outside comments and as whole words only, and their
-// declarations dropped.
+// TestLuaInlinesConstants: a chunk's string and whole-number constants
+// are written where they are used, outside comments and as whole words
+// only, and their declarations dropped; an expression is no constant.
 func TestLuaInlinesConstants(t *testing.T) {
 	src := fstest.MapFS{
-		"include/k.lua": &fstest.MapFile{Data: []byte("local F_A = 'a' -- the a field\nlocal NOT_CONST = 1\n")},
-		"scripts/s.lua": &fstest.MapFile{Data: []byte("--!include k.lua\nx(F_A, XF_A, F_AB) -- F_A\nlocal F_B = 'b'\ny(F_B)")},
+		"include/k.lua": &fstest.MapFile{Data: []byte("local F_A = 'a' -- the a field\nlocal NOT_CONST = 1 + N\nlocal N = 64 -- a number\n")},
+		"scripts/s.lua": &fstest.MapFile{Data: []byte("--!include k.lua\nx(F_A, XF_A, F_AB, N) -- F_A\nlocal F_B = 'b'\ny(F_B)")},
 	}
 	b, err := buildLua(src, []scriptDef{{name: "s"}})
 	if err != nil {
@@ -100,11 +100,11 @@ func TestLuaInlinesConstants(t *testing.T) {
 	}
 	got := b.scripts["s"]
 	_, body, _ := strings.Cut(got, "-- ---- include/k.lua\n")
-	want := "local NOT_CONST = 1\n\n-- ---- scripts/s.lua\n--!include k.lua\nx('a', XF_A, F_AB) -- F_A\ny('b')\n"
+	want := "local NOT_CONST = 1 + 64\n\n-- ---- scripts/s.lua\n--!include k.lua\nx('a', XF_A, F_AB, 64) -- F_A\ny('b')\n"
 	if body != want {
 		t.Errorf("built\n%s\nwant\n%s", body, want)
 	}
-	if !slices.ContainsFunc(strings.Split(b.library, "\n"), func(l string) bool { return l == "x('a', XF_A, F_AB) -- F_A" }) {
+	if !slices.ContainsFunc(strings.Split(b.library, "\n"), func(l string) bool { return l == "x('a', XF_A, F_AB, 64) -- F_A" }) {
 		t.Errorf("the library does not inline F_A:\n%s", b.library)
 	}
 }

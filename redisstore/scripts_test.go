@@ -251,10 +251,21 @@ func TestScriptsCompile(t *testing.T) {
 // TestLuaConstantsMatchEngine: the constants and reason texts written in
 // Lua are the engine's.
 func TestLuaConstantsMatchEngine(t *testing.T) {
-	all := library.src
+	call, err := luaFS.ReadFile("lua/include/call.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"local SWEEP_PER_CLAIM = " + strconv.Itoa(engine.SweepPerClaim) + " ",
-		"(pr + " + strconv.Itoa(-weir.MinPriority) + ") * PRIO_UNIT",
+		"local PRIO_UNIT = " + strconv.Itoa(1<<40) + " ",
+	} {
+		if !strings.Contains(string(call), want) {
+			t.Errorf("call.lua does not contain %q", want)
+		}
+	}
+	all := library.src
+	for _, want := range []string{
+		"(pr + " + strconv.Itoa(-weir.MinPriority) + ") * " + strconv.Itoa(1<<40),
 		"'" + weir.ReasonTextWorkflowCancelled + "'",
 		"'" + weir.ReasonTextFailFast + "'",
 		"'" + weir.ReasonTextJobCancelled + "'",

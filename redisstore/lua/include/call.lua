@@ -45,6 +45,11 @@ local BUDGET, PENDING = 0, false
 -- entered only when FAST and its own case hold (spec/scripts.md, Fast
 -- paths).
 local FAST = true
+-- FF holds the fast paths' functions (fast_enqueue.lua, fast_claim.lua,
+-- fast_finish.lua), as one top-level local: a script's top level is near
+-- gopher-lua's limit of 200 registers (miniredis, the embedded default),
+-- which TestLuaTopLevelLocals keeps in sight.
+local FF = {}
 -- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
 -- absent, events on with the default cap; "off": none), EV.l the events
 -- gathered, written by finalize.

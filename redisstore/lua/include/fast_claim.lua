@@ -9,7 +9,7 @@
 --!include queue.lua
 --!include events.lua
 
--- fast_lease leases the jobs of got (their IDs, every step-th value: 1
+-- FF.lease leases the jobs of got (their IDs, every step-th value: 1
 -- for ZRANGE's reply, 2 for ZPOPMIN's), taken out of queue q's ready set
 -- by a claim, until dl (dls formatted), appending
 -- their Claimed to out, and returns n plus the jobs it leased. A plain job
@@ -21,7 +21,7 @@
 -- (a task, an undo, a job seen earlier in the call, a record that is gone,
 -- not queued or unreadable) goes to claiming and lease_job, the general
 -- code, given by the caller (lease.lua includes this file).
-local function fast_lease(got, step, q, n, dl, dls, out, claiming, lease_job)
+function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
   local nonce = CALL.nonce
   local cnt -- the lease counter while this loop holds it (else SEQ's)
   local aadd, leased

@@ -9,7 +9,7 @@
 --!include events.lua
 --!include finalize.lua
 
--- fast_enqueue writes the k jobs of the enqueue's ARGV (enqueue.lua) and
+-- FF.enqueue writes the k jobs of the enqueue's ARGV (enqueue.lua) and
 -- returns the reply, after finalize, when the fast paths are on and the
 -- call is their case: every job in one queue, ready now (run-at "0"), with
 -- no unique key, no trace context and no concurrency key, no two jobs with
@@ -21,7 +21,7 @@
 -- next_push gives them) and its reply; per call: the queue's state (push,
 -- and w for a new queue, register_queue) and its wake-up tokens (wake), as
 -- push leaves them to finalize.
-local function fast_enqueue(argv, k)
+function FF.enqueue(argv, k)
   if not FAST or k < 1 or k > 1000 then return nil end
   local q = argv[6]
   local keys, seen = {}, {}

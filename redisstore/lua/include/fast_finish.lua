@@ -26,9 +26,7 @@
 -- written (finish.lua flushes before any outcome it settles and before
 -- its claim).
 
--- FF holds the functions of this file (one top-level local: the library's
--- top level has few registers left).
-local FF = {}
+-- FF (call.lua) holds the functions of this file.
 
 -- FF.flush writes the call's pending state bytes and ended-list members.
 -- Before the call's claim (claim true), it also hands the claim what the

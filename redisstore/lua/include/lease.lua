@@ -323,7 +323,7 @@ local function claim(queues, max, lease_ms, out)
             end
             if FAST then
               -- plain jobs leased without per-job tables (fast_claim.lua)
-              n = fast_lease(got, step, q, n, dl, dls, out, claiming, lease_job)
+              n = FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
             else
               for k = 1, #got, 2 do
                 local j, v = claiming(got[k], q)

@@ -30,7 +30,7 @@ begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
 read_clock()
 -- a batch of new ready plain jobs in one queue (fast_enqueue.lua)
-local fast = fast_enqueue(ARGV, k)
+local fast = FF.enqueue(ARGV, k)
 if fast then return fast end
 local out = {}
 local fx = {}
