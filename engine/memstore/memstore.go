@@ -1,5 +1,6 @@
 // Package memstore is weir's in-process store: engine.Store implemented on
-// top of the reference state machine, engine.Model.
+// top of the reference state machine, engine.Namespace (an engine.Model,
+// or an engine.Partitioned of several).
 //
 // It is not durable: everything is lost when the process exits. It is meant
 // for tests and for programs that run producers and workers in one process.
@@ -22,8 +23,8 @@ var (
 )
 
 // Store is an engine.Store that keeps everything in memory, in one
-// engine.Model behind one mutex. Every transition behaves exactly as the
-// Model's does, given the store's clock reading as "now".
+// engine.Namespace behind one mutex. Every transition behaves exactly as
+// the Namespace's does, given the store's clock reading as "now".
 //
 // It is not durable: everything is lost when the process exits; for tests
 // and single-process use.
@@ -39,7 +40,7 @@ type Store struct {
 	now func() time.Time
 
 	mu sync.Mutex
-	m  *engine.Model
+	m  engine.Namespace
 	// changed is closed, and set to nil, when a transition changed the
 	// state; waiters take it (creating it if nil) under mu before they
 	// sleep. It is nil while nobody waits, so changes cost nothing then.
@@ -111,7 +112,7 @@ func New(opts ...Option) *Store {
 		o(s, &cfg)
 	}
 	s.bad = cfg.ValidatePartitions()
-	s.m = engine.NewModel(cfg)
+	s.m = engine.NewNamespace(cfg)
 	s.streams = make([]stream, s.m.Parts())
 	return s
 }
@@ -252,7 +253,7 @@ func stopTimer(t *time.Timer) {
 }
 
 // tryClaim runs one claim (in a store of partitions, one rotation:
-// engine.Model.Claim). When it claims nothing and wait is set, it also
+// engine.Partitioned.Claim). When it claims nothing and wait is set, it also
 // returns the channel closed by the next change and how long until the
 // earliest delayed job or lease deadline of the claimed queues comes due
 // (-1 if none), both taken under the same lock as the claim, so no change

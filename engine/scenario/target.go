@@ -59,13 +59,13 @@ type Target interface {
 
 // ModelTarget runs scenarios against an engine.Model.
 type ModelTarget struct {
-	M *engine.Model
+	M engine.Namespace
 }
 
 // NewModelTarget returns a target over a new Model with cfg (a Scenario's
 // Config).
 func NewModelTarget(cfg engine.Config) *ModelTarget {
-	return &ModelTarget{M: engine.NewModel(cfg)}
+	return &ModelTarget{M: engine.NewNamespace(cfg)}
 }
 
 var _ Target = (*ModelTarget)(nil)
