@@ -270,22 +270,9 @@ func stopTimer(t *time.Timer) {
 func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Claimed, changed <-chan struct{}, dueIn time.Duration, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	before := s.running(now, p.Queues)
-	claimed, err = s.m.Claim(now, p)
-	s.noteStopsLocked(s.m.TakeSweepStops())
-	s.takeEventsLocked()
-	if err != nil || len(claimed) > 0 {
-		if len(claimed) > 0 {
-			s.broadcastLocked()
-		}
+	claimed, err = s.claimLocked(p)
+	if err != nil || len(claimed) > 0 || !wait {
 		return claimed, nil, -1, err
-	}
-	if s.running(now, p.Queues) != before {
-		s.broadcastLocked()
-	}
-	if !wait {
-		return nil, nil, -1, nil
 	}
 	dueIn = -1
 	for i := range s.m.Parts() {
@@ -298,6 +285,44 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 		}
 	}
 	return nil, s.waitChLocked("Claim"), dueIn, nil
+}
+
+// claimLocked runs one claim at the store's time, notes its stops and
+// events, and wakes the waiters when it changed the state (see tryClaim).
+// s.mu must be held.
+func (s *Store) claimLocked(p engine.ClaimParams) ([]engine.Claimed, error) {
+	now := s.now()
+	before := s.running(now, p.Queues)
+	claimed, err := s.m.Claim(now, p)
+	s.noteStopsLocked(s.m.TakeSweepStops())
+	s.takeEventsLocked()
+	switch {
+	case len(claimed) > 0:
+		s.broadcastLocked()
+	case err == nil && s.running(now, p.Queues) != before:
+		s.broadcastLocked()
+	}
+	return claimed, err
+}
+
+// ClaimDue claims as Claim does with no Wait (p.Wait is not read) and,
+// when it claimed nothing, also returns the time a blocking Claim would
+// sleep until at most: the earliest due time of a delayed job or a lease
+// deadline in the claimed queues, or of the next start their rate limits
+// allow (engine.Namespace.NextDue); zero when there is none. A scenario's
+// "due" step reads it (scenario.DueClaimer).
+func (s *Store) ClaimDue(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
+	if err := cmp.Or(ctx.Err(), s.bad); err != nil {
+		return nil, time.Time{}, err
+	}
+	p.Wait = 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	claimed, err := s.claimLocked(p)
+	if err != nil || len(claimed) > 0 {
+		return claimed, time.Time{}, err
+	}
+	return nil, s.m.NextDue(p.Queues), nil
 }
 
 // running counts the running jobs of the named queues.
