@@ -66,6 +66,32 @@ func TestPartitionsOneIsToday(t *testing.T) {
 	}
 }
 
+// TestPartitionsConstructors: a Model of more than one partition and a
+// Partitioned of fewer than two are refused, each naming what to use.
+func TestPartitionsConstructors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func()
+		want string
+	}{
+		{"NewModel", func() { NewModel(Config{Partitions: 2}) }, "NewNamespace"},
+		{"NewPartitioned", func() { NewPartitioned(Config{Partitions: 1}) }, "NewNamespace"},
+		{"NewPartitioned zero", func() { NewPartitioned(Config{}) }, "NewNamespace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Fatalf("recovered %v, want a panic naming %s", r, c.want)
+				}
+			}()
+			c.make()
+		})
+	}
+	if p := NewPartitioned(Config{Partitions: MaxPartitions + 5}); p.Parts() != MaxPartitions || p.Part(7).idParts != MaxPartitions {
+		t.Fatalf("%d partitions, want MaxPartitions", p.Parts())
+	}
+}
+
 // TestPartitionsPlacement: a workflow, its task and undo jobs live in the
 // partition of its ID, a plain job in that of its own; the claims of a
 // workflow's tasks come from its partition whichever partition a claim
