@@ -83,7 +83,7 @@ func (mk maker) store(t TB, cfg engine.Config, clock func() time.Time) engine.St
 }
 
 // model makes a model of mk.config(cfg).
-func (mk maker) model(cfg engine.Config) *engine.Model { return engine.NewModel(mk.config(cfg)) }
+func (mk maker) model(cfg engine.Config) engine.Namespace { return engine.NewNamespace(mk.config(cfg)) }
 
 // Sequences sets the default number of random sequences (SequencesEnv
 // still overrides it).

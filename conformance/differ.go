@@ -22,12 +22,12 @@ func Sentinel(err error) error {
 	return err
 }
 
-// differ drives engine.Model and a redisstore.Store with the same calls and the
+// differ drives the model (engine.Namespace) and a redisstore.Store with the same calls and the
 // same clock, and compares every reply and the state after every step.
 type differ struct {
 	t     tb
 	ctx   context.Context
-	m     *engine.Model
+	m     engine.Namespace
 	s     engine.Store
 	qi    QueueInspector // nil when the store has none
 	obs   Observer       // nil when the store has none, or for per-call reads

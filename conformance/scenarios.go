@@ -34,12 +34,12 @@ func runScenarios(t suiteT, mk maker, o options) {
 			// replies are written for it
 			s := mk.newStore(t, sc.Config, clk.Now)
 			defer closeStore(s)
-			res, err := scenario.Run(context.Background(), sc, &scenario.StoreTarget{Store: s, SetClock: clk.Set})
+			res, err := scenario.Run(context.Background(), sc, scenario.Target{Store: s, SetNow: clk.Set})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, sk := range res.Skipped {
-				t.Logf("skipped (no QueueInspector): %s", sk)
+				t.Logf("skipped (the store lacks what the step needs: scenario.Target): %s", sk)
 			}
 		})
 	}

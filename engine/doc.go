@@ -9,6 +9,12 @@
 // same calls give the same results, which is what lets golden scenario files
 // (spec/testdata) and the conformance suite compare any store against it.
 //
+// A Model is one partition. A namespace of P > 1 partitions
+// (spec/partitions.md) is a Partitioned: P Models and the routing of every
+// call to them, nothing else. Both are a Namespace, which NewNamespace
+// makes for any partition count; memstore and the conformance suite hold
+// one.
+//
 // The types users see (snapshots, states, limits, errors) are declared in
 // package weir, the module's root, and only there: the Store contract names
 // them as weir.Job, weir.ErrNotFound and so on, so the contract and the

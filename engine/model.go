@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
@@ -8,18 +9,19 @@ import (
 	"time"
 )
 
-// Model is the reference state machine: one namespace's workflows, jobs and
-// queues in memory, changed only by its transition methods. It is not safe
-// for concurrent use and not durable; memstore wraps it as a Store.
+// Model is the reference state machine of one partition: a namespace's
+// workflows, jobs and queues in memory (those of one partition of it, in a
+// namespace of several), changed only by its transition methods. It is not
+// safe for concurrent use and not durable; memstore wraps it as a Store.
 //
 // Every transition takes the current time. Time never goes backwards inside
 // a Model, and does not stand still when the time given steps back: see
 // clock. Reads move no clock. Times are kept in whole milliseconds, as the
 // Redis store keeps them.
 //
-// With Config.Partitions > 1 the model is a namespace of partitions
-// (spec/partitions.md): P one-partition models, each with its own clock,
-// to which every method dispatches (model_partitions.go).
+// A Model is always one partition: a namespace of P > 1 partitions
+// (spec/partitions.md) is a Partitioned, which holds P Models and routes
+// every call to them (model_partitions.go). Both are a Namespace.
 type Model struct {
 	cfg        Config
 	now        int64 // time of the last write, unix ms
@@ -36,14 +38,9 @@ type Model struct {
 	events     []weir.Event          // model_events.go: not yet taken
 	eventsOff  bool
 
-	// parts are the sub-models of a namespace of more than one partition
-	// (model_partitions.go), nil for one; claims counts the Claim calls
-	// that chose their partitions by rotation.
-	parts  []*Model
-	claims uint64
-	// idParts is, in a sub-model, the partition count of its namespace,
-	// which names schedule ticks (TickIDIn); 0 in a model of one
-	// partition.
+	// idParts is, in a partition of a Partitioned, the partition count of
+	// its namespace, which names schedule ticks (TickIDIn); 0 in a
+	// namespace of one partition.
 	idParts int
 }
 
@@ -113,11 +110,13 @@ type queue struct {
 	keys    *keyed     // concurrency keys (model_keys.go); nil until used
 }
 
-// NewModel returns an empty model. Zero limits are replaced by defaults.
-// With cfg.Partitions > 1 it is a namespace of that many partitions
-// (spec/partitions.md; a count over MaxPartitions counts as MaxPartitions:
-// check it with Config.ValidatePartitions).
+// NewModel returns an empty model of one partition. Zero limits are
+// replaced by defaults. It panics when cfg asks for more than one
+// partition: NewNamespace makes a namespace of any partition count.
 func NewModel(cfg Config) *Model {
+	if n := cfg.PartitionCount(); n > 1 {
+		panic(fmt.Sprintf("engine.NewModel: a Model is one partition, and Config.Partitions is %d: use NewNamespace or NewPartitioned", n))
+	}
 	if cfg.Limits == (weir.Limits{}) {
 		cfg.Limits = weir.DefaultLimits()
 	}
@@ -127,7 +126,6 @@ func NewModel(cfg Config) *Model {
 		workflows: map[string]*workflow{},
 		queues:    map[string]*queue{},
 		unique:    map[string]uniqueLock{},
-		parts:     newParts(cfg),
 	}
 }
 
@@ -176,17 +174,8 @@ func (m *Model) peek(now time.Time) int64 {
 	return t
 }
 
-// Now is the time of the model's last write (zero before the first): with
-// partitions, the latest of the partitions' times of their last write
-// (each partition keeps its own clock).
+// Now is the time of the model's last write (zero before the first).
 func (m *Model) Now() time.Time {
-	if m.parts != nil {
-		var t int64
-		for _, s := range m.parts {
-			t = max(t, s.now)
-		}
-		return toTime(t)
-	}
 	return toTime(m.now)
 }
 
@@ -320,9 +309,6 @@ func (j *job) snapshot() weir.Job {
 
 // GetJob returns a job's snapshot, or ErrNotFound.
 func (m *Model) GetJob(now time.Time, id string) (weir.Job, error) {
-	if m.parts != nil {
-		return m.at(id).GetJob(now, id)
-	}
 	m.peek(now)
 	j := m.jobs[id]
 	if j == nil {
@@ -333,9 +319,6 @@ func (m *Model) GetJob(now time.Time, id string) (weir.Job, error) {
 
 // GetWorkflow returns a workflow's snapshot, or ErrNotFound.
 func (m *Model) GetWorkflow(now time.Time, id string) (weir.Workflow, error) {
-	if m.parts != nil {
-		return m.at(id).GetWorkflow(now, id)
-	}
 	m.peek(now)
 	w := m.workflows[id]
 	if w == nil {
@@ -348,9 +331,6 @@ func (m *Model) GetWorkflow(now time.Time, id string) (weir.Workflow, error) {
 // then by ID, both descending). The cursor is "<created ms>:<id>" of the last
 // workflow of the previous page.
 func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
-	if m.parts != nil {
-		return m.listWorkflowsParts(now, p)
-	}
 	m.peek(now)
 	limit := p.Limit
 	if limit == 0 {
@@ -418,9 +398,6 @@ func validWorkflowState(s weir.WorkflowState) bool {
 
 // Queues lists every queue the model knows, by name.
 func (m *Model) Queues(now time.Time) []weir.QueueInfo {
-	if m.parts != nil {
-		return m.queuesParts(now)
-	}
 	m.peek(now)
 	names := make([]string, 0, len(m.queues))
 	for n := range m.queues {
@@ -449,9 +426,6 @@ type QueueContents struct {
 
 // QueueContents returns what a queue holds (empty for an unknown queue).
 func (m *Model) QueueContents(now time.Time, name string) QueueContents {
-	if m.parts != nil {
-		return m.contentsParts(now, name)
-	}
 	m.peek(now)
 	q := m.queues[name]
 	if q == nil {
@@ -479,12 +453,6 @@ func (m *Model) ResumeQueue(now time.Time, name string) error { return m.setPaus
 
 // LimitQueue sets how many jobs of a queue may be leased at once.
 func (m *Model) LimitQueue(now time.Time, p LimitQueueParams) error {
-	if m.parts != nil {
-		if err := ValidateLimitQueue(p); err != nil {
-			return err
-		}
-		return m.eachPart(func(s *Model) error { return s.LimitQueue(now, p) })
-	}
 	if err := ValidateLimitQueue(p); err != nil {
 		return err
 	}
@@ -506,12 +474,6 @@ func ValidateLimitQueue(p LimitQueueParams) error {
 }
 
 func (m *Model) setPaused(now time.Time, name string, paused bool) error {
-	if m.parts != nil {
-		if !ValidName(name) {
-			return invalid("", "queue", "queue name %q must "+NameRule, name)
-		}
-		return m.eachPart(func(s *Model) error { return s.setPaused(now, name, paused) })
-	}
 	m.tick(now)
 	if !ValidName(name) {
 		return invalid("", "queue", "queue name %q must "+NameRule, name)

@@ -90,13 +90,6 @@ func (m *Model) deadlinePassed(now int64, w *workflow) Settled {
 // asked to stop since the last call, in order, and forgets them: a store
 // built on the model tells its workers (as the Redis store publishes them).
 func (m *Model) TakeSweepStops() []string {
-	if m.parts != nil {
-		var out []string
-		for _, s := range m.parts {
-			out = append(out, s.TakeSweepStops()...)
-		}
-		return out
-	}
 	s := m.sweepStops
 	m.sweepStops = nil
 	return s

@@ -9,15 +9,6 @@ import "time"
 // a queue whose rate limit refuses its ready jobs now, it is also the time
 // its next start is allowed.
 func (m *Model) NextDue(queues []string) time.Time {
-	if m.parts != nil {
-		var next time.Time
-		for _, s := range m.parts {
-			if t := s.NextDue(queues); !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
-		}
-		return next
-	}
 	var next int64
 	for _, name := range queues {
 		q := m.queues[name]

@@ -15,13 +15,6 @@ func (m *Model) emit(t weir.EventType, id string, attempt int, reason string, no
 // in the order they happened, and forgets them (their IDs are empty: a
 // store gives them).
 func (m *Model) TakeEvents() []weir.Event {
-	if m.parts != nil {
-		parts := make([][]weir.Event, len(m.parts))
-		for i, s := range m.parts {
-			parts[i] = s.TakeEvents()
-		}
-		return MergeEvents(parts)
-	}
 	e := m.events
 	m.events = nil
 	return e
@@ -31,7 +24,4 @@ func (m *Model) TakeEvents() []weir.Event {
 // whose events are off records none.
 func (m *Model) SetEventsOff(off bool) {
 	m.eventsOff = off
-	for _, s := range m.parts {
-		s.eventsOff = off
-	}
 }

@@ -18,9 +18,6 @@ import (
 // the store's own: the model's is "<a>:<b>:<id>" of the previous page's last
 // job in a waiting list, "<ended ms>:<id>" in an ended one.
 func (m *Model) ListJobs(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
-	if m.parts != nil {
-		return m.listJobsParts(now, p)
-	}
 	t := m.peek(now)
 	limit, err := ValidateListJobs(p)
 	if err != nil {
@@ -185,9 +182,6 @@ func validJobRef(id string) bool {
 // task or undo job, a job not ended, and a completed one are
 // ErrJobNotRetryable (with State set), changing nothing.
 func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
-	if m.parts != nil {
-		return m.at(p.ID).RetryJob(now, p)
-	}
 	t := m.tick(now)
 	j := m.jobs[p.ID]
 	if j == nil {
@@ -218,9 +212,6 @@ func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
 // list. The ID of a task or undo job is invalid (deleted with its
 // workflow); an unknown job ErrNotFound; one not ended ErrNotEnded.
 func (m *Model) DeleteJob(now time.Time, id string) error {
-	if m.parts != nil {
-		return m.at(id).DeleteJob(now, id)
-	}
 	m.tick(now)
 	if strings.Contains(id, "/") {
 		return invalid("", "id", "job %q is a workflow's: delete its workflow", id)
@@ -241,9 +232,6 @@ func (m *Model) DeleteJob(now time.Time, id string) error {
 // as the expiry of its retention would. An unknown workflow is
 // ErrNotFound; a running or compensating one ErrNotEnded.
 func (m *Model) DeleteWorkflow(now time.Time, id string) error {
-	if m.parts != nil {
-		return m.at(id).DeleteWorkflow(now, id)
-	}
 	m.tick(now)
 	w := m.workflows[id]
 	if w == nil {

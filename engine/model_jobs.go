@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
@@ -14,9 +13,6 @@ const SweepPerClaim = 100
 
 // Enqueue writes a plain job and pushes it, or delays it until RunAt.
 func (m *Model) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
-	if m.parts != nil {
-		return m.at(p.Job.ID).Enqueue(now, p)
-	}
 	t := m.tick(now)
 	s := p.Job
 	if err := ValidateJob(s, m.cfg.Limits); err != nil {
@@ -103,12 +99,6 @@ func DelayMillis(d time.Duration) int64 {
 // and makes its due delayed jobs ready (at most SweepPerClaim of each). A
 // job that is no longer runnable is dropped from the queue, not handed out.
 func (m *Model) Claim(now time.Time, p ClaimParams) ([]Claimed, error) {
-	if m.parts != nil {
-		if err := m.validateClaim(p); err != nil {
-			return nil, err
-		}
-		return m.claimParts(now, p), nil
-	}
 	t := m.tick(now)
 	if err := m.validateClaim(p); err != nil {
 		return nil, err
@@ -198,9 +188,6 @@ func (m *Model) deps(j *job) []weir.DepOutcome {
 // the limit) fails the call with nothing changed. A stale token fails only
 // its own outcome, with Settled.Err = ErrLeaseLost.
 func (m *Model) Finish(now time.Time, p FinishParams) (FinishResult, error) {
-	if m.parts != nil {
-		return m.finishParts(now, p)
-	}
 	t := m.tick(now)
 	if err := m.validateFinish(p); err != nil {
 		return FinishResult{}, err
@@ -373,12 +360,6 @@ func (m *Model) endState(j *job, s weir.State, now int64) {
 // Heartbeat extends each live lease to now + p.Extend and says whether its
 // job should stop.
 func (m *Model) Heartbeat(now time.Time, p HeartbeatParams) ([]LeaseStatus, error) {
-	if m.parts != nil {
-		if err := m.validateHeartbeat(p); err != nil {
-			return nil, err
-		}
-		return m.heartbeatParts(now, p)
-	}
 	t := m.tick(now)
 	if err := m.validateHeartbeat(p); err != nil {
 		return nil, err
@@ -408,12 +389,6 @@ func (m *Model) validateHeartbeat(p HeartbeatParams) error {
 // after now end their attempt as failed with reason "lease_expired" (retried
 // while attempts remain), then due delayed jobs become ready.
 func (m *Model) ExpireLeases(now time.Time, p ExpireParams) (ExpireResult, error) {
-	if m.parts != nil {
-		if err := validateBatch("max", cmp.Or(p.Max, m.cfg.Limits.MaxBatch), m.cfg.Limits); err != nil {
-			return ExpireResult{}, err
-		}
-		return m.expireParts(now, p)
-	}
 	t := m.tick(now)
 	max := p.Max
 	if max == 0 {
@@ -484,9 +459,6 @@ func (m *Model) sweep(q *queue, now int64, max int, res *ExpireResult) {
 // running one is told to stop (its next heartbeat says Cancel, and a failed
 // attempt then ends it cancelled, never retried).
 func (m *Model) CancelJob(now time.Time, p CancelJobParams) (CancelResult, error) {
-	if m.parts != nil {
-		return m.at(p.ID).CancelJob(now, p)
-	}
 	t := m.tick(now)
 	j := m.jobs[p.ID]
 	if j == nil {
@@ -534,9 +506,6 @@ func (m *Model) afterEnd(j *job, now int64, fx *effects) {
 // order (the unkeyed ones, then the keyed ones by priority and push), then the delayed ones in due order, each with the consequences of a
 // cancel. Jobs pushed into the queue by those consequences stay.
 func (m *Model) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
-	if m.parts != nil {
-		return m.purgeParts(now, name)
-	}
 	t := m.tick(now)
 	if !ValidName(name) {
 		return PurgeResult{}, invalid("", "queue", "queue name %q must "+NameRule, name)

@@ -132,12 +132,6 @@ func (m *Model) claimKeyed(q *queue, now int64, p ClaimParams, out []Claimed) []
 // old limit that are under the new one to the rotation, in the order they
 // were parked.
 func (m *Model) LimitKeys(now time.Time, p LimitKeysParams) error {
-	if m.parts != nil {
-		if err := ValidateLimitKeys(p); err != nil {
-			return err
-		}
-		return m.eachPart(func(s *Model) error { return s.LimitKeys(now, p) })
-	}
 	if err := ValidateLimitKeys(p); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"github.com/weirflow/weir"
 	"slices"
 	"strconv"
@@ -9,62 +10,327 @@ import (
 	"time"
 )
 
-// A Model of P > 1 partitions (spec/partitions.md) holds P sub-models,
-// each a whole one-partition Model with its own clock state, queues,
-// leases, unique keys, expiry and events; its own fields other than cfg,
-// parts and claims stay empty. Every public method dispatches: a call by
-// ID to the partition of the ID, the others to every partition as the
-// spec's table says. A Model of one partition has no sub-models and runs
-// as it always did.
+// Partitioned is the reference state machine of a namespace of P > 1
+// partitions (spec/partitions.md): P one-partition Models, each a whole
+// partition with its own clock, queues, leases, unique keys, expiry and
+// events. It holds no state of its own but the rotation of its claims.
+//
+// Every method routes as spec/partitions.md's table says: a call by ID (a
+// job, a workflow, a schedule name) to the Model of Partition(id, P), and
+// every other call to every partition, in partition order, merging what
+// they return. A call that may reach several partitions is validated once,
+// before any partition runs it, so a refused one changes none. Like a
+// Model, it is not safe for concurrent use.
+type Partitioned struct {
+	cfg   Config
+	parts []*Model
+	// claims counts the calls that chose their partitions by rotation
+	// (Claim, and Finish with a claim and no outcome)
+	claims uint64
+}
 
-// newParts makes the sub-models of a Model with cfg.
-func newParts(cfg Config) []*Model {
+// NewPartitioned returns an empty namespace of cfg.Partitions partitions
+// (at most MaxPartitions: check the count with Config.ValidatePartitions),
+// each a Model with cfg's limits and retention. Zero limits are replaced
+// by defaults. It panics for fewer than two: a namespace of one partition
+// is a Model (NewNamespace chooses).
+func NewPartitioned(cfg Config) *Partitioned {
 	n := min(cfg.PartitionCount(), MaxPartitions)
 	if n < 2 {
-		return nil
+		panic(fmt.Sprintf("engine.NewPartitioned: Config.Partitions is %d: a namespace of one partition is a Model (NewNamespace)", cfg.Partitions))
+	}
+	if cfg.Limits == (weir.Limits{}) {
+		cfg.Limits = weir.DefaultLimits()
 	}
 	sub := cfg
 	sub.Partitions = 1
-	parts := make([]*Model, n)
-	for i := range parts {
-		parts[i] = NewModel(sub)
-		parts[i].idParts = n
+	ns := &Partitioned{cfg: cfg, parts: make([]*Model, n)}
+	for i := range ns.parts {
+		ns.parts[i] = NewModel(sub)
+		ns.parts[i].idParts = n
 	}
-	return parts
+	return ns
 }
 
-// Parts is the number of the model's partitions (1 for a model of one).
-func (m *Model) Parts() int { return max(len(m.parts), 1) }
+// Config returns the namespace's configuration.
+func (ns *Partitioned) Config() Config { return ns.cfg }
 
-// Part returns the one-partition model of partition p, in [0, Parts()):
-// m itself when m has one partition. A store built on the model reads a
-// partition's own clock and events through it; it must not change the
-// sub-model other than through m.
-func (m *Model) Part(p int) *Model {
-	if m.parts == nil {
-		return m
+// Parts is the number of the namespace's partitions.
+func (ns *Partitioned) Parts() int { return len(ns.parts) }
+
+// Part returns the Model of partition i, in [0, Parts()). A store built on
+// the namespace reads a partition's own clock and events through it; it
+// must not change the Model other than through ns.
+func (ns *Partitioned) Part(i int) *Model { return ns.parts[i] }
+
+// at returns the Model of the partition of id.
+func (ns *Partitioned) at(id string) *Model { return ns.parts[Partition(id, len(ns.parts))] }
+
+// first is partition 0, whose limits (every partition's) validate a call
+// before it runs anywhere.
+func (ns *Partitioned) first() *Model { return ns.parts[0] }
+
+// Now is the latest of the partitions' times of their last write (each
+// partition keeps its own clock); zero before the first.
+func (ns *Partitioned) Now() time.Time {
+	var t int64
+	for _, s := range ns.parts {
+		t = max(t, s.now)
 	}
-	return m.parts[p]
+	return toTime(t)
 }
 
-// at returns the sub-model of partition of id (m itself with one).
-func (m *Model) at(id string) *Model {
-	if m.parts == nil {
-		return m
+// Submit runs in the partition of the plan's ID.
+func (ns *Partitioned) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
+	return ns.at(p.Plan.ID).Submit(now, p)
+}
+
+// Enqueue runs in the partition of the job's ID.
+func (ns *Partitioned) Enqueue(now time.Time, p EnqueueParams) (EnqueueResult, error) {
+	return ns.at(p.Job.ID).Enqueue(now, p)
+}
+
+// Claim validates p, then claims from the partitions in rotation
+// (claimParts).
+func (ns *Partitioned) Claim(now time.Time, p ClaimParams) ([]Claimed, error) {
+	if err := ns.first().validateClaim(p); err != nil {
+		return nil, err
 	}
-	return m.parts[Partition(id, len(m.parts))]
+	return ns.claimParts(now, p), nil
+}
+
+// Finish settles each outcome in the partition of its job (finishParts).
+func (ns *Partitioned) Finish(now time.Time, p FinishParams) (FinishResult, error) {
+	return ns.finishParts(now, p)
+}
+
+// Heartbeat validates p, then extends each lease in the partition of its
+// job (heartbeatParts).
+func (ns *Partitioned) Heartbeat(now time.Time, p HeartbeatParams) ([]LeaseStatus, error) {
+	if err := ns.first().validateHeartbeat(p); err != nil {
+		return nil, err
+	}
+	return ns.heartbeatParts(now, p)
+}
+
+// ExpireLeases validates p, then sweeps every partition (expireParts).
+func (ns *Partitioned) ExpireLeases(now time.Time, p ExpireParams) (ExpireResult, error) {
+	l := ns.cfg.Limits
+	if err := validateBatch("max", cmp.Or(p.Max, l.MaxBatch), l); err != nil {
+		return ExpireResult{}, err
+	}
+	return ns.expireParts(now, p)
+}
+
+// Progress runs in the partition of the job.
+func (ns *Partitioned) Progress(now time.Time, p ProgressParams) error {
+	return ns.at(p.JobID).Progress(now, p)
+}
+
+// CancelWorkflow runs in the partition of the workflow.
+func (ns *Partitioned) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelResult, error) {
+	return ns.at(p.ID).CancelWorkflow(now, p)
+}
+
+// CancelJob runs in the partition of the job.
+func (ns *Partitioned) CancelJob(now time.Time, p CancelJobParams) (CancelResult, error) {
+	return ns.at(p.ID).CancelJob(now, p)
+}
+
+// RetryJob runs in the partition of the job.
+func (ns *Partitioned) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
+	return ns.at(p.ID).RetryJob(now, p)
+}
+
+// DeleteJob runs in the partition of the job.
+func (ns *Partitioned) DeleteJob(now time.Time, id string) error { return ns.at(id).DeleteJob(now, id) }
+
+// DeleteWorkflow runs in the partition of the workflow.
+func (ns *Partitioned) DeleteWorkflow(now time.Time, id string) error {
+	return ns.at(id).DeleteWorkflow(now, id)
+}
+
+// RerunWorkflow runs in the partition of the workflow.
+func (ns *Partitioned) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult, error) {
+	return ns.at(p.ID).RerunWorkflow(now, p)
+}
+
+// Signal runs in the partition of the workflow.
+func (ns *Partitioned) Signal(now time.Time, p SignalParams) (SignalResult, error) {
+	return ns.at(p.Workflow).Signal(now, p)
+}
+
+// GetJob reads the partition of the job.
+func (ns *Partitioned) GetJob(now time.Time, id string) (weir.Job, error) {
+	return ns.at(id).GetJob(now, id)
+}
+
+// GetWorkflow reads the partition of the workflow.
+func (ns *Partitioned) GetWorkflow(now time.Time, id string) (weir.Workflow, error) {
+	return ns.at(id).GetWorkflow(now, id)
+}
+
+// ListWorkflows merges the partitions' pages (listWorkflowsParts).
+func (ns *Partitioned) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
+	return ns.listWorkflowsParts(now, p)
+}
+
+// ListJobs lists the partitions in order (listJobsParts).
+func (ns *Partitioned) ListJobs(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
+	return ns.listJobsParts(now, p)
+}
+
+// Queues merges the partitions' queues (queuesParts).
+func (ns *Partitioned) Queues(now time.Time) []weir.QueueInfo { return ns.queuesParts(now) }
+
+// QueueContents concatenates the partitions' lists (contentsParts).
+func (ns *Partitioned) QueueContents(now time.Time, name string) QueueContents {
+	return ns.contentsParts(now, name)
+}
+
+// PauseQueue validates the name, then pauses the queue in every partition.
+func (ns *Partitioned) PauseQueue(now time.Time, name string) error {
+	return ns.setPaused(now, name, true)
+}
+
+// ResumeQueue validates the name, then resumes the queue in every
+// partition.
+func (ns *Partitioned) ResumeQueue(now time.Time, name string) error {
+	return ns.setPaused(now, name, false)
+}
+
+func (ns *Partitioned) setPaused(now time.Time, name string, paused bool) error {
+	if !ValidName(name) {
+		return invalid("", "queue", "queue name %q must "+NameRule, name)
+	}
+	return ns.eachPart(func(s *Model) error { return s.setPaused(now, name, paused) })
+}
+
+// LimitQueue validates p, then sets the limit in every partition.
+func (ns *Partitioned) LimitQueue(now time.Time, p LimitQueueParams) error {
+	if err := ValidateLimitQueue(p); err != nil {
+		return err
+	}
+	return ns.eachPart(func(s *Model) error { return s.LimitQueue(now, p) })
+}
+
+// RateLimitQueue validates p, then sets the rate limit in every partition.
+func (ns *Partitioned) RateLimitQueue(now time.Time, p RateLimitQueueParams) error {
+	if err := ValidateRateLimitQueue(p); err != nil {
+		return err
+	}
+	return ns.eachPart(func(s *Model) error { return s.RateLimitQueue(now, p) })
+}
+
+// LimitKeys validates p, then sets the key limit in every partition.
+func (ns *Partitioned) LimitKeys(now time.Time, p LimitKeysParams) error {
+	if err := ValidateLimitKeys(p); err != nil {
+		return err
+	}
+	return ns.eachPart(func(s *Model) error { return s.LimitKeys(now, p) })
+}
+
+// PurgeQueue purges the queue in every partition (purgeParts).
+func (ns *Partitioned) PurgeQueue(now time.Time, name string) (PurgeResult, error) {
+	return ns.purgeParts(now, name)
+}
+
+// PutSchedule runs in the partition of the schedule's name.
+func (ns *Partitioned) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
+	return ns.at(p.Spec.Name).PutSchedule(now, p)
+}
+
+// DeleteSchedule runs in the partition of the schedule's name.
+func (ns *Partitioned) DeleteSchedule(now time.Time, name string) error {
+	return ns.at(name).DeleteSchedule(now, name)
+}
+
+// PauseSchedule runs in the partition of the schedule's name.
+func (ns *Partitioned) PauseSchedule(now time.Time, name string, paused bool) error {
+	return ns.at(name).PauseSchedule(now, name, paused)
+}
+
+// GetSchedule reads the partition of the schedule's name.
+func (ns *Partitioned) GetSchedule(now time.Time, name string) (Schedule, error) {
+	return ns.at(name).GetSchedule(now, name)
+}
+
+// FireSchedule runs in the partition of the schedule's name.
+func (ns *Partitioned) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
+	return ns.at(p.Name).FireSchedule(now, p)
+}
+
+// Schedules lists every partition's schedules, merged by name, with the
+// latest of the partitions' times.
+func (ns *Partitioned) Schedules(now time.Time) ScheduleList {
+	out := ScheduleList{Schedules: []Schedule{}}
+	for _, s := range ns.parts {
+		l := s.Schedules(now)
+		out.Schedules = append(out.Schedules, l.Schedules...)
+		if l.Now.After(out.Now) {
+			out.Now = l.Now
+		}
+	}
+	SortSchedules(out.Schedules)
+	return out
+}
+
+// Stats merges the partitions' stats as Queues merges their queues:
+// counts summed, the earliest head ready-at, the latest time (MergeStats).
+func (ns *Partitioned) Stats(now time.Time) weir.Stats {
+	parts := make([]weir.Stats, len(ns.parts))
+	for i, s := range ns.parts {
+		parts[i] = s.Stats(now)
+	}
+	return MergeStats(parts)
+}
+
+// NextDue is the earliest of the partitions' NextDue.
+func (ns *Partitioned) NextDue(queues []string) time.Time {
+	var next time.Time
+	for _, s := range ns.parts {
+		if t := s.NextDue(queues); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
+// TakeEvents takes every partition's events, merged (MergeEvents).
+func (ns *Partitioned) TakeEvents() []weir.Event {
+	parts := make([][]weir.Event, len(ns.parts))
+	for i, s := range ns.parts {
+		parts[i] = s.TakeEvents()
+	}
+	return MergeEvents(parts)
+}
+
+// SetEventsOff switches every partition's events off (true) or on.
+func (ns *Partitioned) SetEventsOff(off bool) {
+	for _, s := range ns.parts {
+		s.SetEventsOff(off)
+	}
+}
+
+// TakeSweepStops takes every partition's sweep stops, in partition order.
+func (ns *Partitioned) TakeSweepStops() []string {
+	var out []string
+	for _, s := range ns.parts {
+		out = append(out, s.TakeSweepStops()...)
+	}
+	return out
 }
 
 // claimParts is a claim in a namespace of partitions: the c-th one (from
 // 0) visits partitions c mod P, c+1 mod P, ... each once, claiming in each
 // as many as still missing from p.Max, until it has p.Max. p is valid.
-func (m *Model) claimParts(now time.Time, p ClaimParams) []Claimed {
-	n := len(m.parts)
-	first := int(m.claims % uint64(n))
-	m.claims++
+func (ns *Partitioned) claimParts(now time.Time, p ClaimParams) []Claimed {
+	n := len(ns.parts)
+	first := int(ns.claims % uint64(n))
+	ns.claims++
 	var out []Claimed
 	for i := 0; i < n && len(out) < p.Max; i++ {
-		s := m.parts[(first+i)%n]
+		s := ns.parts[(first+i)%n]
 		t := s.tick(now)
 		q := p
 		q.Max = p.Max - len(out)
@@ -78,18 +344,18 @@ func (m *Model) claimParts(now time.Time, p ClaimParams) []Claimed {
 // is settled); the claim runs in the partition of the first outcome,
 // after that partition's outcomes, or, with no outcome, as a claim call
 // of its own (claimParts).
-func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error) {
-	if err := m.validateFinish(p); err != nil {
+func (ns *Partitioned) finishParts(now time.Time, p FinishParams) (FinishResult, error) {
+	if err := ns.first().validateFinish(p); err != nil {
 		return FinishResult{}, err
 	}
-	if err := CheckFinishAdds(p, len(m.parts)); err != nil {
+	if err := CheckFinishAdds(p, len(ns.parts)); err != nil {
 		return FinishResult{}, err
 	}
 	if len(p.Outcomes) == 0 {
 		// Settled empty, not nil: as with one partition
-		return FinishResult{Settled: []Settled{}, Claimed: m.claimParts(now, *p.Claim)}, nil
+		return FinishResult{Settled: []Settled{}, Claimed: ns.claimParts(now, *p.Claim)}, nil
 	}
-	groups, order := m.groupBy(len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
+	groups, order := ns.groupBy(len(p.Outcomes), func(i int) string { return p.Outcomes[i].JobID })
 	for _, g := range order {
 		// the tasks added, checked against running jobs only (which no
 		// clock removes): before any partition is written
@@ -97,14 +363,14 @@ func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error)
 		for k, i := range groups[g] {
 			outs[k] = p.Outcomes[i]
 		}
-		if err := m.parts[g].addCheck(outs); err != nil {
+		if err := ns.parts[g].addCheck(outs); err != nil {
 			return FinishResult{}, err
 		}
 	}
-	claimIn := Partition(p.Outcomes[0].JobID, len(m.parts))
+	claimIn := Partition(p.Outcomes[0].JobID, len(ns.parts))
 	res := FinishResult{Settled: make([]Settled, len(p.Outcomes))}
 	for _, g := range order {
-		s := m.parts[g]
+		s := ns.parts[g]
 		t := s.tick(now)
 		for _, i := range groups[g] {
 			res.Settled[i] = s.finish(t, p.Outcomes[i])
@@ -118,10 +384,10 @@ func (m *Model) finishParts(now time.Time, p FinishParams) (FinishResult, error)
 
 // groupBy groups the indexes [0, n) by the partition of id(i), each group
 // in index order; order lists the partitions met, ascending.
-func (m *Model) groupBy(n int, id func(i int) string) (groups map[int][]int, order []int) {
+func (ns *Partitioned) groupBy(n int, id func(i int) string) (groups map[int][]int, order []int) {
 	groups = map[int][]int{}
 	for i := range n {
-		g := Partition(id(i), len(m.parts))
+		g := Partition(id(i), len(ns.parts))
 		if groups[g] == nil {
 			order = append(order, g)
 		}
@@ -133,15 +399,15 @@ func (m *Model) groupBy(n int, id func(i int) string) (groups map[int][]int, ord
 
 // heartbeatParts extends each lease in the partition of its job; the
 // statuses come back in the order asked. p is valid.
-func (m *Model) heartbeatParts(now time.Time, p HeartbeatParams) ([]LeaseStatus, error) {
+func (ns *Partitioned) heartbeatParts(now time.Time, p HeartbeatParams) ([]LeaseStatus, error) {
 	out := make([]LeaseStatus, len(p.Leases))
-	groups, order := m.groupBy(len(p.Leases), func(i int) string { return p.Leases[i].JobID })
+	groups, order := ns.groupBy(len(p.Leases), func(i int) string { return p.Leases[i].JobID })
 	for _, g := range order {
 		q := HeartbeatParams{Extend: p.Extend, Leases: make([]LeaseRef, len(groups[g]))}
 		for k, i := range groups[g] {
 			q.Leases[k] = p.Leases[i]
 		}
-		st, err := m.parts[g].Heartbeat(now, q)
+		st, err := ns.parts[g].Heartbeat(now, q)
 		if err != nil {
 			return nil, err // not reached: p was checked
 		}
@@ -154,9 +420,9 @@ func (m *Model) heartbeatParts(now time.Time, p HeartbeatParams) ([]LeaseStatus,
 
 // expireParts sweeps every partition in order, the results concatenated.
 // p is valid.
-func (m *Model) expireParts(now time.Time, p ExpireParams) (ExpireResult, error) {
+func (ns *Partitioned) expireParts(now time.Time, p ExpireParams) (ExpireResult, error) {
 	var res ExpireResult
-	for _, s := range m.parts {
+	for _, s := range ns.parts {
 		r, err := s.ExpireLeases(now, p)
 		if err != nil {
 			return res, err // not reached: p was checked
@@ -169,8 +435,8 @@ func (m *Model) expireParts(now time.Time, p ExpireParams) (ExpireResult, error)
 
 // eachPart runs f on every partition in order: a queue setting, checked
 // by the caller first, so that none fails.
-func (m *Model) eachPart(f func(s *Model) error) error {
-	for _, s := range m.parts {
+func (ns *Partitioned) eachPart(f func(s *Model) error) error {
+	for _, s := range ns.parts {
 		if err := f(s); err != nil {
 			return err
 		}
@@ -179,12 +445,12 @@ func (m *Model) eachPart(f func(s *Model) error) error {
 }
 
 // purgeParts purges the queue in every partition in order.
-func (m *Model) purgeParts(now time.Time, name string) (PurgeResult, error) {
+func (ns *Partitioned) purgeParts(now time.Time, name string) (PurgeResult, error) {
 	if !ValidName(name) {
 		return PurgeResult{}, invalid("", "queue", "queue name %q must "+NameRule, name)
 	}
 	var res PurgeResult
-	for _, s := range m.parts {
+	for _, s := range ns.parts {
 		r, err := s.PurgeQueue(now, name)
 		if err != nil {
 			return res, err // not reached: name was checked
@@ -197,10 +463,10 @@ func (m *Model) purgeParts(now time.Time, name string) (PurgeResult, error) {
 
 // queuesParts merges the partitions' queues: one entry per name, counts
 // summed, every other field from the lowest partition that knows it.
-func (m *Model) queuesParts(now time.Time) []weir.QueueInfo {
+func (ns *Partitioned) queuesParts(now time.Time) []weir.QueueInfo {
 	var out []weir.QueueInfo
 	at := map[string]int{}
-	for _, s := range m.parts {
+	for _, s := range ns.parts {
 		for _, q := range s.Queues(now) {
 			i, ok := at[q.Name]
 			if !ok {
@@ -221,9 +487,9 @@ func (m *Model) queuesParts(now time.Time) []weir.QueueInfo {
 }
 
 // contentsParts concatenates the partitions' lists in partition order.
-func (m *Model) contentsParts(now time.Time, name string) QueueContents {
+func (ns *Partitioned) contentsParts(now time.Time, name string) QueueContents {
 	var c QueueContents
-	for _, s := range m.parts {
+	for _, s := range ns.parts {
 		sc := s.QueueContents(now, name)
 		c.Ready = append(c.Ready, sc.Ready...)
 		c.Delayed = append(c.Delayed, sc.Delayed...)
@@ -236,14 +502,14 @@ func (m *Model) contentsParts(now time.Time, name string) QueueContents {
 // one-partition cursor: each partition's page of Limit after the cursor
 // holds every workflow of it that can be on the merged page, and says
 // whether it holds more.
-func (m *Model) listWorkflowsParts(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
+func (ns *Partitioned) listWorkflowsParts(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	type entry struct {
 		w       weir.Workflow
 		created int64
 	}
 	var all []entry
 	more := false // a partition holds more than its page
-	for _, s := range m.parts {
+	for _, s := range ns.parts {
 		pg, err := s.ListWorkflows(now, p)
 		if err != nil {
 			return weir.WorkflowPage{}, err
@@ -278,7 +544,7 @@ func (m *Model) listWorkflowsParts(now time.Time, p weir.ListParams) (weir.Workf
 // exactly when no job follows the page; when the page ends with the last
 // job of its partition, it is "<q>|" of the next partition q that holds
 // one.
-func (m *Model) listJobsParts(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
+func (ns *Partitioned) listJobsParts(now time.Time, p weir.ListJobsParams) (weir.JobPage, error) {
 	limit, err := ValidateListJobs(p)
 	if err != nil {
 		return weir.JobPage{}, err
@@ -287,14 +553,14 @@ func (m *Model) listJobsParts(now time.Time, p weir.ListJobsParams) (weir.JobPag
 	if p.Cursor != "" {
 		ps, c, ok := strings.Cut(p.Cursor, "|")
 		n, err := strconv.Atoi(ps)
-		if !ok || err != nil || n < 0 || n >= len(m.parts) || strconv.Itoa(n) != ps {
+		if !ok || err != nil || n < 0 || n >= len(ns.parts) || strconv.Itoa(n) != ps {
 			return weir.JobPage{}, badCursor(p.Cursor)
 		}
 		from, cursor = n, c
 	}
 	var page weir.JobPage
-	for g := from; g < len(m.parts); g++ {
-		s := m.parts[g]
+	for g := from; g < len(ns.parts); g++ {
+		s := ns.parts[g]
 		q := p
 		q.Cursor = ""
 		if g == from {

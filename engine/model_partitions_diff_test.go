@@ -37,7 +37,7 @@ func TestPartitionsOnePartitionUsed(t *testing.T) {
 		cfg.Retention = time.Duration(rapid.SampledFrom([]int{0, 800, 100000}).Draw(rt, "retention")) * time.Millisecond
 		one := NewModel(cfg)
 		cfg.Partitions = 4
-		four := NewModel(cfg)
+		four := NewPartitioned(cfg)
 		now := rtT0
 		var leases []LeaseRef
 		same := func(op string, a, b any, ea, eb error) {

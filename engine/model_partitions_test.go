@@ -15,7 +15,7 @@ import (
 // partP is the partition count of the partition tests.
 const partP = 4
 
-func partModel() *Model { return NewModel(Config{Partitions: partP, Retention: time.Hour}) }
+func partModel() *Partitioned { return NewPartitioned(Config{Partitions: partP, Retention: time.Hour}) }
 
 // partIDs returns n IDs with prefix that land in partition p of partP.
 func partIDs(prefix string, p, n int) []string {
@@ -28,14 +28,14 @@ func partIDs(prefix string, p, n int) []string {
 	return out
 }
 
-func partEnqueue(t *testing.T, m *Model, now time.Time, s JobSpec) {
+func partEnqueue(t *testing.T, m Namespace, now time.Time, s JobSpec) {
 	t.Helper()
 	if _, err := m.Enqueue(now, EnqueueParams{Job: s}); err != nil {
 		t.Fatalf("enqueue %s: %v", s.ID, err)
 	}
 }
 
-func partClaim(t *testing.T, m *Model, now time.Time, max int, queues ...string) []string {
+func partClaim(t *testing.T, m Namespace, now time.Time, max int, queues ...string) []string {
 	t.Helper()
 	cs, err := m.Claim(now, ClaimParams{Queues: queues, Max: max, Lease: time.Minute})
 	if err != nil {
@@ -48,17 +48,47 @@ func partClaim(t *testing.T, m *Model, now time.Time, max int, queues ...string)
 	return ids
 }
 
-// TestPartitionsOneIsToday: 0 and 1 partitions make no sub-models.
+// TestPartitionsOneIsToday: a namespace of 0 or 1 partitions is a Model,
+// its own partition; one of more a Partitioned of that many Models.
 func TestPartitionsOneIsToday(t *testing.T) {
 	for _, n := range []int{0, 1} {
-		m := NewModel(Config{Partitions: n})
-		if m.parts != nil || m.Parts() != 1 || m.Part(0) != m {
-			t.Fatalf("partitions %d: %d sub-models, Parts %d", n, len(m.parts), m.Parts())
+		m, ok := NewNamespace(Config{Partitions: n}).(*Model)
+		if !ok || m.Parts() != 1 || m.Part(0) != m {
+			t.Fatalf("partitions %d: a %T", n, NewNamespace(Config{Partitions: n}))
 		}
 	}
+	if _, ok := NewNamespace(Config{Partitions: partP}).(*Partitioned); !ok {
+		t.Fatalf("partitions %d: a %T", partP, NewNamespace(Config{Partitions: partP}))
+	}
 	m := partModel()
-	if m.Parts() != partP || m.Part(2) == m || m.Part(2).Parts() != 1 {
+	if m.Parts() != partP || m.Part(2) == m.Part(1) || m.Part(2).Parts() != 1 {
 		t.Fatalf("partitions %d: Parts %d", partP, m.Parts())
+	}
+}
+
+// TestPartitionsConstructors: a Model of more than one partition and a
+// Partitioned of fewer than two are refused, each naming what to use.
+func TestPartitionsConstructors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func()
+		want string
+	}{
+		{"NewModel", func() { NewModel(Config{Partitions: 2}) }, "NewNamespace"},
+		{"NewPartitioned", func() { NewPartitioned(Config{Partitions: 1}) }, "NewNamespace"},
+		{"NewPartitioned zero", func() { NewPartitioned(Config{}) }, "NewNamespace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Fatalf("recovered %v, want a panic naming %s", r, c.want)
+				}
+			}()
+			c.make()
+		})
+	}
+	if p := NewPartitioned(Config{Partitions: MaxPartitions + 5}); p.Parts() != MaxPartitions || p.Part(7).idParts != MaxPartitions {
+		t.Fatalf("%d partitions, want MaxPartitions", p.Parts())
 	}
 }
 
@@ -180,7 +210,7 @@ func TestPartitionsListWorkflows(t *testing.T) {
 		if i%3 == 0 {
 			now = now.Add(time.Millisecond) // several share a creation time
 		}
-		for _, x := range []*Model{m, one} {
+		for _, x := range []Namespace{m, one} {
 			if _, err := x.Submit(now, SubmitParams{Plan: Plan{ID: id, Tasks: []TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
 				t.Fatal(err)
 			}

@@ -11,9 +11,6 @@ import (
 // that is unknown, not running, or leased with another token gives
 // ErrLeaseLost and nothing changes.
 func (m *Model) Progress(now time.Time, p ProgressParams) error {
-	if m.parts != nil {
-		return m.at(p.JobID).Progress(now, p)
-	}
 	t := m.tick(now)
 	if err := ValidateProgress(p, m.cfg.Limits); err != nil {
 		return err

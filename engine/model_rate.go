@@ -63,12 +63,6 @@ func (r *rateLimit) info() (int, time.Duration) {
 // RateLimitQueue sets how many jobs of a queue may start in any window of
 // a period (spec/states.md, RateLimitQueue).
 func (m *Model) RateLimitQueue(now time.Time, p RateLimitQueueParams) error {
-	if m.parts != nil {
-		if err := ValidateRateLimitQueue(p); err != nil {
-			return err
-		}
-		return m.eachPart(func(s *Model) error { return s.RateLimitQueue(now, p) })
-	}
 	if err := ValidateRateLimitQueue(p); err != nil {
 		return err
 	}

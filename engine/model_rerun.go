@@ -44,9 +44,6 @@ type RerunResult struct {
 // compensated, or one whose tasks all completed (nothing to re-run),
 // ErrNotRerunnable (with WorkflowState and Run set), changing nothing.
 func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult, error) {
-	if m.parts != nil {
-		return m.at(p.ID).RerunWorkflow(now, p)
-	}
 	t := m.tick(now)
 	w := m.workflows[p.ID]
 	if w == nil {

@@ -10,9 +10,6 @@ import (
 // PutSchedule creates a schedule or replaces the spec of one (see
 // Scheduler).
 func (m *Model) PutSchedule(now time.Time, p PutScheduleParams) (PutScheduleResult, error) {
-	if m.parts != nil {
-		return m.at(p.Spec.Name).PutSchedule(now, p)
-	}
 	// a refused call stores no time (spec/states.md, Time after a step
 	// back): the checks come before the tick
 	if err := ValidatePutSchedule(p, m.cfg.Limits); err != nil {
@@ -49,9 +46,6 @@ func ValidatePutSchedule(p PutScheduleParams, l weir.Limits) error {
 
 // DeleteSchedule removes a schedule, or returns ErrNotFound.
 func (m *Model) DeleteSchedule(now time.Time, name string) error {
-	if m.parts != nil {
-		return m.at(name).DeleteSchedule(now, name)
-	}
 	if m.schedules[name] == nil {
 		return wrap(weir.ErrNotFound, "schedule %q", name)
 	}
@@ -63,9 +57,6 @@ func (m *Model) DeleteSchedule(now time.Time, name string) error {
 // PauseSchedule sets or clears a schedule's paused flag, or returns
 // ErrNotFound.
 func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
-	if m.parts != nil {
-		return m.at(name).PauseSchedule(now, name, paused)
-	}
 	s := m.schedules[name]
 	if s == nil {
 		return wrap(weir.ErrNotFound, "schedule %q", name)
@@ -77,9 +68,6 @@ func (m *Model) PauseSchedule(now time.Time, name string, paused bool) error {
 
 // GetSchedule returns one schedule, or ErrNotFound.
 func (m *Model) GetSchedule(now time.Time, name string) (Schedule, error) {
-	if m.parts != nil {
-		return m.at(name).GetSchedule(now, name)
-	}
 	m.peek(now)
 	s := m.schedules[name]
 	if s == nil {
@@ -97,21 +85,8 @@ func (m *Model) scheduleCopy(s *Schedule) Schedule {
 }
 
 // Schedules lists every schedule, by name, with the time the read runs
-// at. With partitions: every partition's, merged by name, with the latest
-// of the partitions' times.
+// at.
 func (m *Model) Schedules(now time.Time) ScheduleList {
-	if m.parts != nil {
-		out := ScheduleList{Schedules: []Schedule{}}
-		for _, s := range m.parts {
-			l := s.Schedules(now)
-			out.Schedules = append(out.Schedules, l.Schedules...)
-			if l.Now.After(out.Now) {
-				out.Now = l.Now
-			}
-		}
-		SortSchedules(out.Schedules)
-		return out
-	}
 	t := m.peek(now)
 	out := make([]Schedule, 0, len(m.schedules))
 	for _, s := range m.schedules {
@@ -149,9 +124,6 @@ func ScheduleLimitError(parts int) error { return errScheduleLimit(parts) }
 // caller submitted (a workflow schedule); and it moves the schedule to
 // p.Next.
 func (m *Model) FireSchedule(now time.Time, p FireScheduleParams) (FireScheduleResult, error) {
-	if m.parts != nil {
-		return m.at(p.Name).FireSchedule(now, p)
-	}
 	// a refused or stale fire stores no time (spec/states.md, Time after
 	// a step back): the tick comes after the checks
 	if err := ValidateFireSchedule(p, m.cfg.Limits, m.idParts); err != nil {

@@ -98,9 +98,6 @@ func ValidateSignal(p SignalParams, l weir.Limits) error {
 // ended the task, sent again, changes nothing and is no error; a task not
 // open yet is ErrNotOpen; one that ended otherwise ErrSignalled.
 func (m *Model) Signal(now time.Time, p SignalParams) (SignalResult, error) {
-	if m.parts != nil {
-		return m.at(p.Workflow).Signal(now, p)
-	}
 	t := m.tick(now)
 	if err := ValidateSignal(p, m.cfg.Limits); err != nil {
 		return SignalResult{}, err

@@ -14,9 +14,6 @@ import (
 // counts the ended jobs by visiting every job; a store reads counts it
 // keeps (spec/metrics.md).
 func (m *Model) Stats(now time.Time) weir.Stats {
-	if m.parts != nil {
-		return m.statsParts(now)
-	}
 	qs := m.Queues(now)
 	t := m.peek(now)
 	st := weir.Stats{Time: toTime(t), Queues: make([]weir.QueueStats, len(qs)), Workflows: map[weir.WorkflowState]int{}}
@@ -57,16 +54,6 @@ func (m *Model) Stats(now time.Time) weir.Stats {
 		st.Workflows[w.state]++
 	}
 	return st
-}
-
-// statsParts merges the partitions' stats as Queues merges their queues:
-// counts summed, the earliest head ready-at, the latest time.
-func (m *Model) statsParts(now time.Time) weir.Stats {
-	parts := make([]weir.Stats, len(m.parts))
-	for i, s := range m.parts {
-		parts[i] = s.Stats(now)
-	}
-	return MergeStats(parts)
 }
 
 // MergeStats merges the stats of a namespace's partitions: one entry per

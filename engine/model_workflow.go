@@ -43,9 +43,6 @@ type workflow struct {
 // Submit validates a plan, writes the workflow and pushes its roots in plan
 // order. The same plan under an existing ID is a success with no effect.
 func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
-	if m.parts != nil {
-		return m.at(p.Plan.ID).Submit(now, p)
-	}
 	t := m.tick(now)
 	c, err := compile(p.Plan, m.cfg.Limits)
 	if err != nil {
@@ -346,9 +343,6 @@ func (m *Model) releaseUndoParents(w *workflow, i int, now int64, fx *effects) {
 // when nil, is the workflow's UndoOnCancel. A second cancel, or a cancel of a
 // compensating workflow, has no effect; an ended workflow is ErrWorkflowEnded.
 func (m *Model) CancelWorkflow(now time.Time, p CancelWorkflowParams) (CancelResult, error) {
-	if m.parts != nil {
-		return m.at(p.ID).CancelWorkflow(now, p)
-	}
 	t := m.tick(now)
 	w := m.workflows[p.ID]
 	if w == nil {

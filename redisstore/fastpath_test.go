@@ -14,10 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/engine/scenario"
 	"github.com/weirflow/weir/internal/redistest"
 	"github.com/weirflow/weir/internal/testclock"
-	"github.com/weirflow/weir/spec"
 )
 
 // TestFastPathsWriteTheSame replays every golden scenario twice on one
@@ -27,29 +25,13 @@ import (
 // exactly what the general code writes. The scenarios' own checks hold
 // the answers of both runs.
 func TestFastPathsWriteTheSame(t *testing.T) {
-	all, err := scenario.ParseFS(spec.Scenarios(), "*.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) == 0 {
-		t.Skip("no scenario files")
-	}
 	rdb := diffClient(t)
-	for _, sc := range all {
+	for _, sc := range goldenScenarios(t) {
 		t.Run(sc.Name, func(t *testing.T) {
 			var snaps [2]map[string]string
 			for i, fast := range []bool{true, false} {
-				ns := redistest.Namespace(t, rdb, "fastpath")
-				clk := testclock.New()
-				s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: clk.Now})
+				ns, err := replayGolden(t, rdb, "fastpath", sc, func(s *Store) error { return s.SetFastPaths(bg, fast) })
 				if err != nil {
-					t.Fatal(err)
-				}
-				if err := s.SetFastPaths(bg, fast); err != nil {
-					t.Fatal(err)
-				}
-				target := &storeTarget{StoreTarget: scenario.StoreTarget{Store: s, SetClock: clk.Set}, s: s}
-				if _, err := scenario.Run(bg, sc, target); err != nil {
 					t.Fatalf("fast paths %v: %v", fast, err)
 				}
 				snaps[i] = namespaceContents(t, rdb, ns)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weirflow/weir/engine"
 	"github.com/weirflow/weir/engine/scenario"
 	"github.com/weirflow/weir/internal/redistest"
@@ -13,19 +15,19 @@ import (
 	"github.com/weirflow/weir/spec"
 )
 
-// storeTarget runs scenarios against a Store whose test clock the scenario
-// sets before each call (scenario.StoreTarget), reading the queues' sorted
-// sets themselves rather than through the store's QueueContents.
-type storeTarget struct {
-	scenario.StoreTarget
-	s *Store
+// goldenStore is the Store as a golden scenario runs it (scenario.Target):
+// "expect queue" steps read the queues' sorted sets themselves rather
+// than through the store's QueueContents, and "due" steps the next due
+// time a blocking Claim reads. now is the store's clock.
+type goldenStore struct {
+	*Store
+	now func() time.Time
 }
 
 // QueueContents reads the queue's sorted sets (their order is the claim,
 // due and deadline order), of every partition in partition order.
-func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string) (engine.QueueContents, error) {
-	t.SetClock(now)
-	ps, err := t.s.layout(ctx)
+func (s goldenStore) QueueContents(ctx context.Context, q string) (engine.QueueContents, error) {
+	ps, err := s.layout(ctx)
 	if err != nil {
 		return engine.QueueContents{}, err
 	}
@@ -52,20 +54,20 @@ func (t *storeTarget) QueueContents(ctx context.Context, now time.Time, q string
 
 // ClaimDue runs one claim that, when it takes nothing, reports its next
 // due time as a blocking Claim reads it (claimCall with a wait).
-func (t *storeTarget) ClaimDue(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
-	t.SetClock(now)
-	out, due, _, stopped, err := t.s.claimCall(ctx, p, time.Second)
+func (s goldenStore) ClaimDue(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
+	out, due, _, stopped, err := s.claimCall(ctx, p, time.Second)
 	if err != nil || len(out) > 0 || due < 0 {
 		return out, time.Time{}, err
 	}
 	if stopped {
 		return nil, time.Time{}, errors.New("due: the claim stopped on its budget")
 	}
-	return nil, now.Add(due), nil
+	return nil, s.now().Add(due), nil
 }
 
-// TestGoldenScenarios replays spec/testdata against the store.
-func TestGoldenScenarios(t *testing.T) {
+// goldenScenarios parses the golden scenarios of spec/testdata.
+func goldenScenarios(t *testing.T) []*scenario.Scenario {
+	t.Helper()
 	all, err := scenario.ParseFS(spec.Scenarios(), "*.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -73,17 +75,35 @@ func TestGoldenScenarios(t *testing.T) {
 	if len(all) == 0 {
 		t.Skip("no scenario files")
 	}
+	return all
+}
+
+// replayGolden replays sc against a new Store on rdb, in a namespace of
+// its own (redistest.Namespace with prefix), after setup (when not nil)
+// has run on the store, and returns the namespace.
+func replayGolden(t *testing.T, rdb redis.UniversalClient, prefix string, sc *scenario.Scenario, setup func(*Store) error) (string, error) {
+	t.Helper()
+	ns := redistest.Namespace(t, rdb, prefix)
+	clk := testclock.New()
+	s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: clk.Now})
+	if err != nil {
+		return ns, err
+	}
+	if setup != nil {
+		if err := setup(s); err != nil {
+			return ns, err
+		}
+	}
+	_, err = scenario.Run(bg, sc, scenario.Target{Store: goldenStore{s, clk.Now}, SetNow: clk.Set})
+	return ns, err
+}
+
+// TestGoldenScenarios replays spec/testdata against the store.
+func TestGoldenScenarios(t *testing.T) {
 	rdb := diffClient(t)
-	for _, sc := range all {
+	for _, sc := range goldenScenarios(t) {
 		t.Run(sc.Name, func(t *testing.T) {
-			ns := redistest.Namespace(t, rdb, "golden")
-			clk := testclock.New()
-			s, err := New(rdb, Options{Namespace: ns, Config: sc.Config, Clock: clk.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			target := &storeTarget{StoreTarget: scenario.StoreTarget{Store: s, SetClock: clk.Set}, s: s}
-			if _, err := scenario.Run(bg, sc, target); err != nil {
+			if _, err := replayGolden(t, rdb, "golden", sc, nil); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -1,4 +1,4 @@
-package memstore
+package memstore_test
 
 import (
 	"context"
@@ -13,21 +13,15 @@ import (
 
 	"github.com/weirflow/weir/conformance"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/engine/memstore"
 )
 
-// inspectable adds conformance.QueueInspector to the store.
-type inspectable struct{ *Store }
-
-func (s inspectable) QueueContents(ctx context.Context, q string) (c engine.QueueContents, err error) {
-	err = s.read(ctx, func(now time.Time) error {
-		c = s.m.QueueContents(now, q)
-		return nil
-	})
-	return c, err
-}
+// The store is a conformance.QueueInspector: the suite compares its queue
+// contents with the model's.
+var _ conformance.QueueInspector = (*memstore.Store)(nil)
 
 func newConformanceStore(_ conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
-	return inspectable{New(WithConfig(cfg), WithClock(clock))}
+	return memstore.New(memstore.WithConfig(cfg), memstore.WithClock(clock))
 }
 
 // TestConformance holds the in-process store to the model.
@@ -75,10 +69,10 @@ func (s keepsDependents) GetWorkflow(ctx context.Context, id string) (weir.Workf
 
 // losesEvents is a broken store: its event stream misses the events of
 // started attempts (as a claim that forgot its XADD would).
-type losesEvents struct{ *Store }
+type losesEvents struct{ engine.Store }
 
 func (s losesEvents) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
-	pg, err := s.Store.Events(ctx, p)
+	pg, err := s.Store.(*memstore.Store).Events(ctx, p)
 	pg.Events = slices.DeleteFunc(pg.Events, func(e weir.Event) bool { return e.Type == weir.EventStarted })
 	return pg, err
 }
@@ -109,7 +103,7 @@ func TestBrokenStoreHelper(t *testing.T) {
 	case "keeps_dependents":
 		wrap = func(s engine.Store) engine.Store { return keepsDependents{s} }
 	case "loses_events":
-		wrap = func(s engine.Store) engine.Store { return losesEvents{s.(*Store)} }
+		wrap = func(s engine.Store) engine.Store { return losesEvents{s} }
 	case "drops_partitions":
 		wrap = func(s engine.Store) engine.Store { return dropsPartitions{s} }
 		opts = append(opts, conformance.Partitions(8))
@@ -117,7 +111,7 @@ func TestBrokenStoreHelper(t *testing.T) {
 		t.Fatalf("unknown broken store %q", os.Getenv("WEIR_BROKEN_STORE"))
 	}
 	conformance.Run(t, func(t conformance.TB, cfg engine.Config, clock func() time.Time) engine.Store {
-		return wrap(New(WithConfig(cfg), WithClock(clock)))
+		return wrap(memstore.New(memstore.WithConfig(cfg), memstore.WithClock(clock)))
 	}, opts...)
 }
 

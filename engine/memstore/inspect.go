@@ -45,3 +45,16 @@ func (s *Store) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams)
 	})
 	return res, err
 }
+
+// QueueContents returns the job IDs a queue holds (empty for an unknown
+// queue): ready in claim order, delayed in due order, running in lease
+// deadline order, the partitions' lists concatenated in partition order
+// (engine.Namespace.QueueContents). It is conformance.QueueInspector and
+// what a scenario's "expect queue" step reads.
+func (s *Store) QueueContents(ctx context.Context, queue string) (c engine.QueueContents, err error) {
+	err = s.read(ctx, func(now time.Time) error {
+		c = s.m.QueueContents(now, queue)
+		return nil
+	})
+	return c, err
+}

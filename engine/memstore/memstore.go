@@ -1,5 +1,6 @@
 // Package memstore is weir's in-process store: engine.Store implemented on
-// top of the reference state machine, engine.Model.
+// top of the reference state machine, engine.Namespace (an engine.Model,
+// or an engine.Partitioned of several).
 //
 // It is not durable: everything is lost when the process exits. It is meant
 // for tests and for programs that run producers and workers in one process.
@@ -22,8 +23,8 @@ var (
 )
 
 // Store is an engine.Store that keeps everything in memory, in one
-// engine.Model behind one mutex. Every transition behaves exactly as the
-// Model's does, given the store's clock reading as "now".
+// engine.Namespace behind one mutex. Every transition behaves exactly as
+// the Namespace's does, given the store's clock reading as "now".
 //
 // It is not durable: everything is lost when the process exits; for tests
 // and single-process use.
@@ -39,7 +40,7 @@ type Store struct {
 	now func() time.Time
 
 	mu sync.Mutex
-	m  *engine.Model
+	m  engine.Namespace
 	// changed is closed, and set to nil, when a transition changed the
 	// state; waiters take it (creating it if nil) under mu before they
 	// sleep. It is nil while nobody waits, so changes cost nothing then.
@@ -111,7 +112,7 @@ func New(opts ...Option) *Store {
 		o(s, &cfg)
 	}
 	s.bad = cfg.ValidatePartitions()
-	s.m = engine.NewModel(cfg)
+	s.m = engine.NewNamespace(cfg)
 	s.streams = make([]stream, s.m.Parts())
 	return s
 }
@@ -252,7 +253,7 @@ func stopTimer(t *time.Timer) {
 }
 
 // tryClaim runs one claim (in a store of partitions, one rotation:
-// engine.Model.Claim). When it claims nothing and wait is set, it also
+// engine.Partitioned.Claim). When it claims nothing and wait is set, it also
 // returns the channel closed by the next change and how long until the
 // earliest delayed job or lease deadline of the claimed queues comes due
 // (-1 if none), both taken under the same lock as the claim, so no change
@@ -269,22 +270,9 @@ func stopTimer(t *time.Timer) {
 func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Claimed, changed <-chan struct{}, dueIn time.Duration, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	before := s.running(now, p.Queues)
-	claimed, err = s.m.Claim(now, p)
-	s.noteStopsLocked(s.m.TakeSweepStops())
-	s.takeEventsLocked()
-	if err != nil || len(claimed) > 0 {
-		if len(claimed) > 0 {
-			s.broadcastLocked()
-		}
+	claimed, err = s.claimLocked(p)
+	if err != nil || len(claimed) > 0 || !wait {
 		return claimed, nil, -1, err
-	}
-	if s.running(now, p.Queues) != before {
-		s.broadcastLocked()
-	}
-	if !wait {
-		return nil, nil, -1, nil
 	}
 	dueIn = -1
 	for i := range s.m.Parts() {
@@ -297,6 +285,44 @@ func (s *Store) tryClaim(p engine.ClaimParams, wait bool) (claimed []engine.Clai
 		}
 	}
 	return nil, s.waitChLocked("Claim"), dueIn, nil
+}
+
+// claimLocked runs one claim at the store's time, notes its stops and
+// events, and wakes the waiters when it changed the state (see tryClaim).
+// s.mu must be held.
+func (s *Store) claimLocked(p engine.ClaimParams) ([]engine.Claimed, error) {
+	now := s.now()
+	before := s.running(now, p.Queues)
+	claimed, err := s.m.Claim(now, p)
+	s.noteStopsLocked(s.m.TakeSweepStops())
+	s.takeEventsLocked()
+	switch {
+	case len(claimed) > 0:
+		s.broadcastLocked()
+	case err == nil && s.running(now, p.Queues) != before:
+		s.broadcastLocked()
+	}
+	return claimed, err
+}
+
+// ClaimDue claims as Claim does with no Wait (p.Wait is not read) and,
+// when it claimed nothing, also returns the time a blocking Claim would
+// sleep until at most: the earliest due time of a delayed job or a lease
+// deadline in the claimed queues, or of the next start their rate limits
+// allow (engine.Namespace.NextDue); zero when there is none. A scenario's
+// "due" step reads it (scenario.DueClaimer).
+func (s *Store) ClaimDue(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
+	if err := cmp.Or(ctx.Err(), s.bad); err != nil {
+		return nil, time.Time{}, err
+	}
+	p.Wait = 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	claimed, err := s.claimLocked(p)
+	if err != nil || len(claimed) > 0 {
+		return claimed, time.Time{}, err
+	}
+	return nil, s.m.NextDue(p.Queues), nil
 }
 
 // running counts the running jobs of the named queues.

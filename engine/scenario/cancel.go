@@ -57,9 +57,9 @@ func (op *opCancel) exec(r *runner, st *Step) error {
 	var res engine.CancelResult
 	var err error
 	if op.workflow {
-		res, err = r.t.CancelWorkflow(r.ctx, st.Now, engine.CancelWorkflowParams{ID: op.id, Undo: op.undo})
+		res, err = r.store(st).CancelWorkflow(r.ctx, engine.CancelWorkflowParams{ID: op.id, Undo: op.undo})
 	} else {
-		res, err = r.t.CancelJob(r.ctx, st.Now, engine.CancelJobParams{ID: op.id})
+		res, err = r.store(st).CancelJob(r.ctx, engine.CancelJobParams{ID: op.id})
 	}
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})

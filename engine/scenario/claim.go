@@ -87,7 +87,7 @@ func claimLines(cs []engine.Claimed, prefix []field) []line {
 }
 
 func (op *opClaim) exec(r *runner, st *Step) error {
-	cs, err := r.t.Claim(r.ctx, st.Now, op.p)
+	cs, err := r.store(st).Claim(r.ctx, op.p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

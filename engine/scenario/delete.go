@@ -29,9 +29,9 @@ func parseDelete(args []word) (operation, error) {
 func (op *opDelete) exec(r *runner, st *Step) error {
 	var err error
 	if op.workflow {
-		err = r.t.DeleteWorkflow(r.ctx, st.Now, op.id)
+		err = r.store(st).DeleteWorkflow(r.ctx, op.id)
 	} else {
-		err = r.t.DeleteJob(r.ctx, st.Now, op.id)
+		err = r.store(st).DeleteJob(r.ctx, op.id)
 	}
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})

@@ -6,8 +6,10 @@
 // give, and expectations about the state after it. Parse reads a file; Run
 // replays it against a Target and returns the first difference between what
 // the file says and what the target did, as a *Mismatch that names the file
-// and line. The reference target is the engine.Model (NewModelTarget); the
-// conformance suite replays the same files against every store.
+// and line. A Target is a store and the clock it reads, which the runner
+// sets to each step's time. The reference target is the model
+// (NewModelTarget: an engine.Namespace behind memstore); the conformance
+// suite replays the same files against every store.
 //
 // Rewrite replays a scenario taking the target's replies where they
 // differ from the file's '>' lines, and returns the file rewritten with

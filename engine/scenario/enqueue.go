@@ -45,7 +45,7 @@ func parseEnqueue(args []word, now int64) (operation, error) {
 }
 
 func (op *opEnqueue) exec(r *runner, st *Step) error {
-	res, err := r.t.Enqueue(r.ctx, st.Now, engine.EnqueueParams{Job: op.job})
+	res, err := r.store(st).Enqueue(r.ctx, engine.EnqueueParams{Job: op.job})
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

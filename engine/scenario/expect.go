@@ -190,12 +190,12 @@ func (op *opExpect) exec(r *runner, st *Step) error {
 	switch op.what {
 	case "workflow":
 		var w weir.Workflow
-		if w, err = r.t.GetWorkflow(r.ctx, st.Now, op.id); err == nil {
+		if w, err = r.store(st).GetWorkflow(r.ctx, op.id); err == nil {
 			state, got = string(w.State), workflowMap(w)
 		}
 	case "task", "tasks":
 		var w weir.Workflow
-		if w, err = r.t.GetWorkflow(r.ctx, st.Now, op.id); err == nil {
+		if w, err = r.store(st).GetWorkflow(r.ctx, op.id); err == nil {
 			if op.what == "tasks" {
 				return op.checkTasks(r, st, w)
 			}
@@ -208,14 +208,17 @@ func (op *opExpect) exec(r *runner, st *Step) error {
 		}
 	case "job":
 		var j weir.Job
-		if j, err = r.t.GetJob(r.ctx, st.Now, op.id); err == nil {
+		if j, err = r.store(st).GetJob(r.ctx, op.id); err == nil {
 			state, got = string(j.State), jobMap(j)
 		}
 	case "queue":
 		var c engine.QueueContents
-		c, err = r.t.QueueContents(r.ctx, st.Now, op.id)
-		if errors.Is(err, errors.ErrUnsupported) {
-			r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		qi, ok := r.store(st).(QueueInspector)
+		if ok {
+			c, err = qi.QueueContents(r.ctx, op.id)
+		}
+		if !ok || errors.Is(err, errors.ErrUnsupported) {
+			r.skip(st)
 			return nil
 		}
 		if err == nil {

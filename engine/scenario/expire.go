@@ -12,7 +12,7 @@ type opExpire struct {
 func (*opExpire) needsReply() bool { return true }
 
 func (op *opExpire) exec(r *runner, st *Step) error {
-	res, err := r.t.ExpireLeases(r.ctx, st.Now, engine.ExpireParams{Max: op.max})
+	res, err := r.store(st).ExpireLeases(r.ctx, engine.ExpireParams{Max: op.max})
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

@@ -99,7 +99,7 @@ func (op *opFinish) exec(r *runner, st *Step) error {
 		oc.Token = tok
 		p.Outcomes = append(p.Outcomes, oc)
 	}
-	res, err := r.t.Finish(r.ctx, st.Now, p)
+	res, err := r.store(st).Finish(r.ctx, p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

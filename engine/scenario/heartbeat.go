@@ -55,7 +55,7 @@ func (op *opHeartbeat) exec(r *runner, st *Step) error {
 		}
 		p.Leases = append(p.Leases, engine.LeaseRef{JobID: id, Token: tok})
 	}
-	res, err := r.t.Heartbeat(r.ctx, st.Now, p)
+	res, err := r.store(st).Heartbeat(r.ctx, p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

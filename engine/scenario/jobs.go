@@ -43,7 +43,7 @@ func (op *opJobs) exec(r *runner, st *Step) error {
 			p.Cursor = c
 		}
 	}
-	page, err := r.t.ListJobs(r.ctx, st.Now, p)
+	page, err := r.store(st).ListJobs(r.ctx, p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

@@ -35,7 +35,7 @@ func (op *opList) exec(r *runner, st *Step) error {
 			p.Cursor = c
 		}
 	}
-	page, err := r.t.ListWorkflows(r.ctx, st.Now, p)
+	page, err := r.store(st).ListWorkflows(r.ctx, p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

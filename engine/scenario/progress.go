@@ -49,7 +49,7 @@ func (op *opProgress) exec(r *runner, st *Step) error {
 	}
 	p := op.p
 	p.JobID, p.Token = op.job, tok
-	if err := r.t.Progress(r.ctx, st.Now, p); err != nil {
+	if err := r.store(st).Progress(r.ctx, p); err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}
 	return r.compare(st, []line{{{"", "ok"}}})

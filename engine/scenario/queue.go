@@ -24,18 +24,18 @@ func (op *opQueue) exec(r *runner, st *Step) error {
 	switch op.verb {
 	case "purge":
 		var res engine.PurgeResult
-		res, err = r.t.PurgeQueue(r.ctx, st.Now, op.queue)
+		res, err = r.store(st).PurgeQueue(r.ctx, op.queue)
 		if err == nil {
 			return r.compare(st, []line{{{"purged", list(res.Purged)}, {"pushed", pushedList(res.Pushed)}}})
 		}
 	case "pause":
-		err = r.t.PauseQueue(r.ctx, st.Now, op.queue)
+		err = r.store(st).PauseQueue(r.ctx, op.queue)
 	case "limit":
-		err = r.t.LimitQueue(r.ctx, st.Now, engine.LimitQueueParams{Queue: op.queue, Concurrency: op.limit})
+		err = r.store(st).LimitQueue(r.ctx, engine.LimitQueueParams{Queue: op.queue, Concurrency: op.limit})
 	case "keylimit":
-		err = r.t.LimitKeys(r.ctx, st.Now, engine.LimitKeysParams{Queue: op.queue, Concurrency: op.limit})
+		err = r.store(st).LimitKeys(r.ctx, engine.LimitKeysParams{Queue: op.queue, Concurrency: op.limit})
 	default:
-		err = r.t.ResumeQueue(r.ctx, st.Now, op.queue)
+		err = r.store(st).ResumeQueue(r.ctx, op.queue)
 	}
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
@@ -44,7 +44,7 @@ func (op *opQueue) exec(r *runner, st *Step) error {
 }
 
 func (op *opQueues) exec(r *runner, st *Step) error {
-	qs, err := r.t.Queues(r.ctx, st.Now)
+	qs, err := r.store(st).Queues(r.ctx)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

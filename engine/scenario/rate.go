@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"github.com/weirflow/weir"
@@ -41,7 +40,7 @@ func parseRate(args []word) (operation, error) {
 }
 
 func (op *opRate) exec(r *runner, st *Step) error {
-	if err := r.t.RateLimitQueue(r.ctx, st.Now, op.p); err != nil {
+	if err := r.store(st).RateLimitQueue(r.ctx, op.p); err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}
 	return r.compare(st, []line{{{"", "ok"}}})
@@ -59,50 +58,29 @@ type opDue struct {
 func (*opDue) needsReply() bool { return true }
 
 func (op *opDue) exec(r *runner, st *Step) error {
-	claimed, next, err := r.t.ClaimDue(r.ctx, st.Now, op.p)
+	var claimed []engine.Claimed
+	var next time.Time
+	var err error
+	if dc, ok := r.store(st).(DueClaimer); ok {
+		claimed, next, err = dc.ClaimDue(r.ctx, op.p)
+	} else {
+		// the claim runs all the same, so the store's state goes on as
+		// the scenario's; only its reply is not compared
+		claimed, err = r.t.Store.Claim(r.ctx, op.p)
+		if err == nil && len(claimed) == 0 {
+			err = errors.ErrUnsupported
+		}
+	}
 	switch {
 	case len(claimed) > 0:
 		return fmt.Errorf("%s:%d: due: the claim took %s; a due step must find nothing to claim", r.s.Name, st.Line, claimed[0].Job.ID)
 	case errors.Is(err, errors.ErrUnsupported):
-		r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		r.skip(st)
 		return nil
 	case err != nil:
 		return r.compare(st, []line{errLine(err)})
 	}
 	return r.compare(st, []line{{{"", "none"}, {"next", ms(next)}}})
-}
-
-// ClaimDue calls Model.Claim and, when it claimed nothing, Model.NextDue.
-func (t *ModelTarget) ClaimDue(_ context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
-	c, err := t.M.Claim(now, p)
-	if err != nil || len(c) > 0 {
-		return c, time.Time{}, err
-	}
-	return nil, t.M.NextDue(p.Queues), nil
-}
-
-// RateLimitQueue calls Model.RateLimitQueue.
-func (t *ModelTarget) RateLimitQueue(_ context.Context, now time.Time, p engine.RateLimitQueueParams) error {
-	return t.M.RateLimitQueue(now, p)
-}
-
-// RateLimitQueue calls Store.RateLimitQueue at now.
-func (t *StoreTarget) RateLimitQueue(ctx context.Context, now time.Time, p engine.RateLimitQueueParams) error {
-	t.SetClock(now)
-	return t.Store.RateLimitQueue(ctx, p)
-}
-
-// ClaimDue calls Store.Claim at now; when it claimed nothing it answers
-// errors.ErrUnsupported, as a Store's Claim does not report its next due
-// time (a target that can, as the Lua store's golden test does, overrides
-// it), so the runner skips the comparison of "due" steps.
-func (t *StoreTarget) ClaimDue(ctx context.Context, now time.Time, p engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
-	t.SetClock(now)
-	c, err := t.Store.Claim(ctx, p)
-	if err != nil || len(c) > 0 {
-		return c, time.Time{}, err
-	}
-	return nil, time.Time{}, errors.ErrUnsupported
 }
 
 // rateField renders a queue's rate limit for the queues step: "N/period".

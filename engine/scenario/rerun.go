@@ -27,7 +27,7 @@ func parseRerun(args []word) (operation, error) {
 }
 
 func (op *opRerun) exec(r *runner, st *Step) error {
-	res, err := r.t.RerunWorkflow(r.ctx, st.Now, op.p)
+	res, err := r.store(st).RerunWorkflow(r.ctx, op.p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

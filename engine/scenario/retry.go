@@ -33,7 +33,7 @@ func parseRetry(args []word, now int64) (operation, error) {
 }
 
 func (op *opRetry) exec(r *runner, st *Step) error {
-	res, err := r.t.RetryJob(r.ctx, st.Now, op.p)
+	res, err := r.store(st).RetryJob(r.ctx, op.p)
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

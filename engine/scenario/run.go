@@ -92,7 +92,8 @@ func (r *runner) run() (*Result, error) {
 	return r.res, nil
 }
 
-// RunModel replays s against a new Model configured with s.Config.
+// RunModel replays s against a new model configured with s.Config
+// (NewModelTarget).
 func RunModel(ctx context.Context, s *Scenario) (*Result, error) {
 	return Run(ctx, s, NewModelTarget(s.Config))
 }
@@ -113,6 +114,11 @@ type runner struct {
 	// operation whose reply differs from its '>' lines (Rewrite), instead
 	// of a Mismatch.
 	rewrites map[*Step][]string
+}
+
+// skip lists step st in Result.Skipped: the target cannot check it.
+func (r *runner) skip(st *Step) {
+	r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
 }
 
 func (r *runner) mismatch(st *Step, detail string, want, got []string) *Mismatch {

@@ -281,23 +281,58 @@ expect job j running token=$t
 	}
 }
 
-// TestRunnerSkipsUnsupported checks a target without queue listing has its
-// "expect queue" lines skipped and reported.
+// TestRunnerSkipsUnsupported: a store without a capability a step needs
+// (QueueInspector, DueClaimer), or whose method answers
+// errors.ErrUnsupported, has that step skipped and reported; the others
+// run.
 func TestRunnerSkipsUnsupported(t *testing.T) {
-	s := parse(t, "enqueue j q=q\n> created queued\nexpect queue q ready=nonsense\n")
-	res, err := Run(context.Background(), s, noContents{NewModelTarget(s.Config)})
-	if err != nil {
-		t.Fatal(err)
+	const src = "enqueue j q=q\n> created queued\nexpect queue q ready=nonsense\ndue p\n> none next=12345\n"
+	for _, c := range []struct {
+		name string
+		wrap func(engine.Store) engine.Store
+		want []string
+	}{
+		{"no capabilities", func(s engine.Store) engine.Store { return plainStore{s} }, []string{"test.txt:3: expect queue", "test.txt:4: due p"}},
+		{"unsupported", func(s engine.Store) engine.Store { return unsupported{s} }, []string{"test.txt:3: expect queue", "test.txt:4: due p"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := parse(t, src)
+			target := NewModelTarget(s.Config)
+			target.Store = c.wrap(target.Store)
+			res, err := Run(context.Background(), s, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Skipped) != len(c.want) {
+				t.Fatalf("skipped %q, want %q", res.Skipped, c.want)
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(res.Skipped[i], w) {
+					t.Fatalf("skipped %q, want %q", res.Skipped, c.want)
+				}
+			}
+		})
 	}
-	if len(res.Skipped) != 1 || !strings.HasPrefix(res.Skipped[0], "test.txt:3: expect queue") {
-		t.Fatalf("skipped %q", res.Skipped)
+	// the reference has every capability: the same steps are checked
+	s := parse(t, src)
+	if _, err := Run(context.Background(), s, NewModelTarget(s.Config)); err == nil {
+		t.Fatal("the model target skipped an expectation it can check")
 	}
 }
 
-type noContents struct{ *ModelTarget }
+// plainStore is an engine.Store and nothing more.
+type plainStore struct{ engine.Store }
 
-func (noContents) QueueContents(context.Context, time.Time, string) (engine.QueueContents, error) {
+// unsupported is a store whose optional methods answer
+// errors.ErrUnsupported.
+type unsupported struct{ engine.Store }
+
+func (unsupported) QueueContents(context.Context, string) (engine.QueueContents, error) {
 	return engine.QueueContents{}, errors.ErrUnsupported
+}
+
+func (unsupported) ClaimDue(context.Context, engine.ClaimParams) ([]engine.Claimed, time.Time, error) {
+	return nil, time.Time{}, errors.ErrUnsupported
 }
 
 // TestFormatRoundTrip checks that rendered values read back as themselves.

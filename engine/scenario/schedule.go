@@ -11,105 +11,6 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// ScheduleTarget is a Target that keeps schedules (engine.Scheduler at the
-// scenario's clock). A target without it answers errors.ErrUnsupported,
-// and the runner skips its schedule steps.
-type ScheduleTarget interface {
-	PutSchedule(ctx context.Context, now time.Time, p engine.PutScheduleParams) (engine.PutScheduleResult, error)
-	DeleteSchedule(ctx context.Context, now time.Time, name string) error
-	PauseSchedule(ctx context.Context, now time.Time, name string, pause bool) error
-	GetSchedule(ctx context.Context, now time.Time, name string) (engine.Schedule, error)
-	FireSchedule(ctx context.Context, now time.Time, p engine.FireScheduleParams) (engine.FireScheduleResult, error)
-}
-
-var (
-	_ ScheduleTarget = (*ModelTarget)(nil)
-	_ ScheduleTarget = (*StoreTarget)(nil)
-)
-
-// PutSchedule calls Model.PutSchedule.
-func (t *ModelTarget) PutSchedule(_ context.Context, now time.Time, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
-	return t.M.PutSchedule(now, p)
-}
-
-// DeleteSchedule calls Model.DeleteSchedule.
-func (t *ModelTarget) DeleteSchedule(_ context.Context, now time.Time, name string) error {
-	return t.M.DeleteSchedule(now, name)
-}
-
-// PauseSchedule calls Model.PauseSchedule.
-func (t *ModelTarget) PauseSchedule(_ context.Context, now time.Time, name string, pause bool) error {
-	return t.M.PauseSchedule(now, name, pause)
-}
-
-// GetSchedule calls Model.GetSchedule.
-func (t *ModelTarget) GetSchedule(_ context.Context, now time.Time, name string) (engine.Schedule, error) {
-	return t.M.GetSchedule(now, name)
-}
-
-// FireSchedule calls Model.FireSchedule.
-func (t *ModelTarget) FireSchedule(_ context.Context, now time.Time, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
-	return t.M.FireSchedule(now, p)
-}
-
-// scheduler is the store's engine.Scheduler, or errors.ErrUnsupported.
-func (t *StoreTarget) scheduler(now time.Time) (engine.Scheduler, error) {
-	sc, ok := t.Store.(engine.Scheduler)
-	if !ok {
-		return nil, fmt.Errorf("the store keeps no schedules: %w", errors.ErrUnsupported)
-	}
-	t.SetClock(now)
-	return sc, nil
-}
-
-// PutSchedule calls the store's PutSchedule at now.
-func (t *StoreTarget) PutSchedule(ctx context.Context, now time.Time, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
-	sc, err := t.scheduler(now)
-	if err != nil {
-		return engine.PutScheduleResult{}, err
-	}
-	return sc.PutSchedule(ctx, p)
-}
-
-// DeleteSchedule calls the store's DeleteSchedule at now.
-func (t *StoreTarget) DeleteSchedule(ctx context.Context, now time.Time, name string) error {
-	sc, err := t.scheduler(now)
-	if err != nil {
-		return err
-	}
-	return sc.DeleteSchedule(ctx, name)
-}
-
-// PauseSchedule calls the store's PauseSchedule or ResumeSchedule at now.
-func (t *StoreTarget) PauseSchedule(ctx context.Context, now time.Time, name string, pause bool) error {
-	sc, err := t.scheduler(now)
-	if err != nil {
-		return err
-	}
-	if pause {
-		return sc.PauseSchedule(ctx, name)
-	}
-	return sc.ResumeSchedule(ctx, name)
-}
-
-// GetSchedule calls the store's GetSchedule at now.
-func (t *StoreTarget) GetSchedule(ctx context.Context, now time.Time, name string) (engine.Schedule, error) {
-	sc, err := t.scheduler(now)
-	if err != nil {
-		return engine.Schedule{}, err
-	}
-	return sc.GetSchedule(ctx, name)
-}
-
-// FireSchedule calls the store's FireSchedule at now.
-func (t *StoreTarget) FireSchedule(ctx context.Context, now time.Time, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
-	sc, err := t.scheduler(now)
-	if err != nil {
-		return engine.FireScheduleResult{}, err
-	}
-	return sc.FireSchedule(ctx, p)
-}
-
 // opSchedule is one "schedule" step (spec/testdata/README.md).
 type opSchedule struct {
 	verb string // put, fire, pause, resume, delete, show
@@ -184,14 +85,15 @@ func parseSchedule(args []word, now int64) (operation, error) {
 }
 
 func (op *opSchedule) exec(r *runner, st *Step) error {
-	st2, ok := r.t.(ScheduleTarget)
+	store := r.store(st)
+	sc, ok := store.(engine.Scheduler)
 	if !ok {
-		r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		r.skip(st)
 		return nil
 	}
-	got, err := op.run(r.ctx, st2, st.Now)
+	got, err := op.run(r.ctx, store, sc, st.Now)
 	if errors.Is(err, errors.ErrUnsupported) {
-		r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		r.skip(st)
 		return nil
 	}
 	if err != nil {
@@ -200,11 +102,12 @@ func (op *opSchedule) exec(r *runner, st *Step) error {
 	return r.compare(st, []line{got})
 }
 
-func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) (line, error) {
+// run runs the step on store's Scheduler sc, whose clock reads now.
+func (op *opSchedule) run(ctx context.Context, store engine.Store, sc engine.Scheduler, now time.Time) (line, error) {
 	ok := line{{"", "ok"}}
 	switch op.verb {
 	case "put":
-		res, err := t.PutSchedule(ctx, now, op.put)
+		res, err := sc.PutSchedule(ctx, op.put)
 		if err != nil {
 			return nil, err
 		}
@@ -213,12 +116,14 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 			verb = "replaced"
 		}
 		return line{{"", verb}, {"rev", strconv.FormatInt(res.Rev, 10)}}, nil
-	case "pause", "resume":
-		return ok, t.PauseSchedule(ctx, now, op.name, op.verb == "pause")
+	case "pause":
+		return ok, sc.PauseSchedule(ctx, op.name)
+	case "resume":
+		return ok, sc.ResumeSchedule(ctx, op.name)
 	case "delete":
-		return ok, t.DeleteSchedule(ctx, now, op.name)
+		return ok, sc.DeleteSchedule(ctx, op.name)
 	case "show":
-		s, err := t.GetSchedule(ctx, now, op.name)
+		s, err := sc.GetSchedule(ctx, op.name)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +135,7 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 	}
 	// fire: planned at now from the schedule as read (with the fence
 	// given instead, when given)
-	s, err := t.GetSchedule(ctx, now, op.name)
+	s, err := sc.GetSchedule(ctx, op.name)
 	if err != nil {
 		return nil, err
 	}
@@ -248,11 +153,11 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 	if !due {
 		return line{{"", "notdue"}, {"next", msOrDash(s.Next)}}, nil
 	}
-	created, err := submitTick(ctx, t, now, s, &p)
+	created, err := submitTick(ctx, store, s, &p)
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.FireSchedule(ctx, now, p)
+	res, err := sc.FireSchedule(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -276,16 +181,12 @@ func (op *opSchedule) run(ctx context.Context, t ScheduleTarget, now time.Time) 
 // the last fired workflow has not ended (p becomes an overlap fire), else
 // it submits the tick's workflow under the tick's ID (one already there
 // is the tick's) and names it in p. created says the submit wrote it.
-func submitTick(ctx context.Context, t ScheduleTarget, now time.Time, s engine.Schedule, p *engine.FireScheduleParams) (created bool, err error) {
+func submitTick(ctx context.Context, store engine.Store, s engine.Schedule, p *engine.FireScheduleParams) (created bool, err error) {
 	if s.Plan == nil || p.Fire.IsZero() {
 		return false, nil
 	}
-	tt, ok := t.(Target)
-	if !ok {
-		return false, fmt.Errorf("the target cannot submit a tick's workflow: %w", errors.ErrUnsupported)
-	}
 	if s.Overlap == weir.OverlapSkip && s.LastID != "" {
-		w, err := tt.GetWorkflow(ctx, now, s.LastID)
+		w, err := store.GetWorkflow(ctx, s.LastID)
 		switch {
 		case err == nil && !w.State.Ended():
 			p.Fire, p.Overlap = time.Time{}, true
@@ -296,7 +197,7 @@ func submitTick(ctx context.Context, t ScheduleTarget, now time.Time, s engine.S
 	}
 	plan := *s.Plan
 	plan.ID = s.TickID(p.Fire)
-	res, err := tt.Submit(ctx, now, engine.SubmitParams{Plan: plan})
+	res, err := store.Submit(ctx, engine.SubmitParams{Plan: plan})
 	if err != nil && !errors.Is(err, weir.ErrWorkflowExists) {
 		return false, err
 	}

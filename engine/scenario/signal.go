@@ -1,41 +1,10 @@
 package scenario
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/weirflow/weir/engine"
 )
-
-// SignalTarget is a Target that ends signal tasks (engine.Signaller at the
-// scenario's clock). A target without it answers errors.ErrUnsupported,
-// and the runner skips its signal steps.
-type SignalTarget interface {
-	Signal(ctx context.Context, now time.Time, p engine.SignalParams) (engine.SignalResult, error)
-}
-
-var (
-	_ SignalTarget = (*ModelTarget)(nil)
-	_ SignalTarget = (*StoreTarget)(nil)
-)
-
-// Signal calls Model.Signal.
-func (t *ModelTarget) Signal(_ context.Context, now time.Time, p engine.SignalParams) (engine.SignalResult, error) {
-	return t.M.Signal(now, p)
-}
-
-// Signal calls the store's Signal at now, or answers
-// errors.ErrUnsupported for a store that is no engine.Signaller.
-func (t *StoreTarget) Signal(ctx context.Context, now time.Time, p engine.SignalParams) (engine.SignalResult, error) {
-	s, ok := t.Store.(engine.Signaller)
-	if !ok {
-		return engine.SignalResult{}, fmt.Errorf("store %T has no signals: %w", t.Store, errors.ErrUnsupported)
-	}
-	t.SetClock(now)
-	return s.Signal(ctx, p)
-}
 
 type opSignal struct {
 	noMore
@@ -76,14 +45,14 @@ func signalLine(res engine.SignalResult) line {
 }
 
 func (op *opSignal) exec(r *runner, st *Step) error {
-	t, ok := r.t.(SignalTarget)
+	sg, ok := r.store(st).(engine.Signaller)
 	if !ok {
-		r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		r.skip(st)
 		return nil
 	}
-	res, err := t.Signal(r.ctx, st.Now, op.p)
+	res, err := sg.Signal(r.ctx, op.p)
 	if errors.Is(err, errors.ErrUnsupported) {
-		r.res.Skipped = append(r.res.Skipped, fmt.Sprintf("%s:%d: %s", r.s.Name, st.Line, st.Text))
+		r.skip(st)
 		return nil
 	}
 	if err != nil {

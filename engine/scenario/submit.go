@@ -89,7 +89,7 @@ func parseTask(ws []word) (engine.TaskSpec, error) {
 }
 
 func (op *opSubmit) exec(r *runner, st *Step) error {
-	res, err := r.t.Submit(r.ctx, st.Now, engine.SubmitParams{Plan: op.plan})
+	res, err := r.store(st).Submit(r.ctx, engine.SubmitParams{Plan: op.plan})
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}
