@@ -187,6 +187,10 @@ func TestBrowserParity(t *testing.T) {
 		return b2.State == weir.Cancelled && b1.State == weir.Queued, fmt.Sprintf("b1 %s, b2 %s", b1.State, b2.State)
 	})
 
+	// A job's exact ID in the queue page's ID box opens its card.
+	b.run(t, setValue(`#job-prefix`, "b1"), chromedp.Evaluate[chromedp.Void](`document.getElementById('job-prefix').dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}))`),
+		wait(`#job .job-card[data-job="b1"] .badge[data-state="queued"]`))
+
 	// A running job's progress shows as a bar, on its queue's page and its card.
 	c := d.claimOne(t, "bulk")
 	if err := d.store.Progress(ctx, engine.ProgressParams{JobID: c.Job.ID, Token: c.Lease.Token, Report: &weir.Progress{Percent: 75, Message: "step 3 of 4"}}); err != nil {

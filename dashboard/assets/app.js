@@ -223,6 +223,7 @@
     if (path === '/queues') return { view: 'queues' };
     if (path === '/workers') return { view: 'workers' };
     if (path === '/schedules') return { view: 'schedules' };
+    if ((m = /^\/jobs\/(.+)$/.exec(path))) return { view: 'job', id: decodeURIComponent(m[1]) };
     if ((m = /^\/queues\/([^/]+)$/.exec(path))) return { view: 'queue', name: decodeURIComponent(m[1]), state: q.get('state') || 'failed' };
     return { view: 'notfound' };
   }
@@ -238,9 +239,9 @@
     clearTimeout(timer);
     stopFeed();
     const route = parseRoute();
-    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, workers: workersView, schedules: schedulesView, notfound: notFoundView };
+    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, workers: workersView, schedules: schedulesView, job: jobView, notfound: notFoundView };
     document.getElementById('nav-workflows').classList.toggle('active', route.view === 'workflows' || route.view === 'workflow');
-    document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue');
+    document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue' || route.view === 'job');
     document.getElementById('nav-workers').classList.toggle('active', route.view === 'workers');
     document.getElementById('nav-schedules').classList.toggle('active', route.view === 'schedules');
     const main = document.getElementById('view');
@@ -786,6 +787,8 @@
       JOB_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st)));
     select.addEventListener('change', () => { location.hash = '#/queues/' + enc(route.name) + '?state=' + enc(select.value); });
     const prefix = h('input', { id: 'job-prefix', type: 'search', placeholder: 'job ID starts with', 'aria-label': 'job ID prefix' });
+    // Enter opens the job of that exact ID, whichever list it is in
+    prefix.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && prefix.value.trim()) location.hash = '#/jobs/' + enc(prefix.value.trim()); });
     const body = h('div', { id: 'jobs' });
     const limits = h('div', { id: 'queue-limits', class: 'card' });
     const bulk = h('div', { class: 'toolbar', id: 'bulk' });
@@ -894,6 +897,26 @@
       for (const id of [...selected]) if (!ids.has(id)) selected.delete(id);
       drawBulk();
       drawJobs();
+    }
+    return { root, refresh };
+  }
+
+  // jobView shows one job by its ID (GET /v1/jobs/{id}): its card, with
+  // its actions; a task's job links to its workflow's page.
+  function jobView(route) {
+    const body = h('div', { id: 'job' });
+    const root = h('section', {}, h('h1', {}, 'Job ', h('span', { class: 'mono' }, route.id)), body);
+    async function refresh() {
+      const [wf, task] = route.id.split('/', 2);
+      try {
+        await api('GET', v1('jobs', route.id));
+      } catch (e) {
+        if (!(e instanceof APIError && e.status === 404)) throw e;
+        fill(body, h('p', { class: 'muted' }, 'No job has the ID ' + route.id + '.'));
+        return;
+      }
+      fill(body, await jobCard(route.id),
+        task !== undefined ? h('p', {}, h('a', { href: '#/workflows/' + enc(wf) + '?task=' + enc(task) }, 'its workflow ' + wf)) : null);
     }
     return { root, refresh };
   }
