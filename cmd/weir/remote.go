@@ -255,7 +255,7 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 func newQueueCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "queue",
-		Short: "Queue commands: ls, pause, resume, purge, limit, rate, key-limit",
+		Short: "Queue commands: ls, pause, resume, purge, limit, rate, key-limit, retry-jobs, cancel-jobs, delete-jobs",
 		Example: "  weir queue ls\n" +
 			"  weir queue pause default\n" +
 			"  weir queue limit default 4",
@@ -294,6 +294,7 @@ func newQueueCmd(g *globalFlags) *cobra.Command {
 		}),
 	})
 	c.AddCommand(newQueueRateCmd(g))
+	c.AddCommand(newBulkJobsCmd(g, "retry"), newBulkJobsCmd(g, "cancel"), newBulkJobsCmd(g, "delete"))
 	c.AddCommand(&cobra.Command{
 		Use:   "key-limit QUEUE N",
 		Short: "Let at most N jobs of each concurrency key of a queue run at once (0: no limit)",

@@ -40,8 +40,26 @@
     rerunWorkflow: 'POST /v1/workflows/{id}/rerun',
     events: 'GET /v1/events/stream',
     listWorkers: 'GET /v1/workers',
+    signalTask: 'POST /v1/workflows/{id}/signals/{task}',
+    deleteWorkflow: 'DELETE /v1/workflows/{id}',
+    listSchedules: 'GET /v1/schedules',
+    pauseSchedule: 'POST /v1/schedules/{name}/pause',
+    resumeSchedule: 'POST /v1/schedules/{name}/resume',
+    deleteSchedule: 'DELETE /v1/schedules/{name}',
+    limitQueue: 'POST /v1/queues/{name}/limit',
+    rateQueue: 'POST /v1/queues/{name}/rate',
+    keyLimitQueue: 'POST /v1/queues/{name}/key-limit',
+    retryJobs: 'POST /v1/queues/{name}/jobs/retry',
+    cancelJobs: 'POST /v1/queues/{name}/jobs/cancel',
+    deleteJobs: 'POST /v1/queues/{name}/jobs/delete',
+    whoami: 'GET /v1/whoami',
   };
   let features = null; // the set of "METHOD /path" of the API, once read
+  // canWrite: the token may write (GET /v1/whoami; a server without the
+  // route: assumed). Every write control is shown only when it may.
+  let canWrite = true;
+  // BULK_MAX is the most jobs one bulk call looks at (spec/rest.md).
+  const BULK_MAX = 1000;
 
   // ---- DOM helpers ----------------------------------------------------
 
@@ -86,11 +104,23 @@
     return h('span', { class: 'badge st-' + state, 'data-state': state }, state.replace('_', ' '));
   }
 
+  // fmtTime writes a time with its date, in the browser's zone:
+  // 2026-12-06 14:05:33.
   function fmtTime(stamp) {
     if (!stamp) return '';
     const d = new Date(stamp);
-    const today = new Date().toDateString() === d.toDateString();
-    return today ? d.toLocaleTimeString() : d.toLocaleString();
+    if (isNaN(d)) return String(stamp);
+    const p = (n) => String(n).padStart(2, '0');
+    return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + ' ' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());
+  }
+
+  // progressBar shows a progress report ({percent, message}): a bar, the
+  // percent and the message, as the CLI prints it ("75% step 3 of 4").
+  function progressBar(p) {
+    if (!p) return null;
+    const pct = Math.max(0, Math.min(100, Number(p.percent) || 0));
+    return h('span', { class: 'progress', 'data-percent': String(p.percent), title: fmtTime(p.at) },
+      h('progress', { max: 100, value: pct }), ' ' + (Math.round(pct * 10) / 10) + '%' + (p.message ? ' ' + p.message : ''));
   }
 
   function fmtValue(v) {
@@ -118,16 +148,21 @@
     }
   }
 
-  async function api(method, path) {
+  async function api(method, path, body) {
     const headers = { Accept: 'application/json' };
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = 'Bearer ' + token;
-    const res = await fetch(path, { method, headers, credentials: 'omit', cache: 'no-store', redirect: 'error' });
+    const init = { method, headers, credentials: 'omit', cache: 'no-store', redirect: 'error' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, init);
     const text = await res.text();
-    let body = null;
-    try { body = text ? JSON.parse(text) : null; } catch (e) { body = text; }
-    if (!res.ok) throw new APIError(res.status, body);
-    return body;
+    let answer = null;
+    try { answer = text ? JSON.parse(text) : null; } catch (e) { answer = text; }
+    if (!res.ok) throw new APIError(res.status, answer);
+    return answer;
   }
 
   // readFeatures lists the API's routes from its OpenAPI document: a path
@@ -151,7 +186,17 @@
       m = /^ {4}(get|post|put|patch|delete):/.exec(line);
       if (m && path) set.add(m[1].toUpperCase() + ' ' + path);
     }
+    canWrite = true;
+    if (set.has(OPTIONAL.whoami)) {
+      const who = await api('GET', v1('whoami'));
+      canWrite = who.access === 'write';
+    }
     features = set;
+  }
+
+  // writable is el when the token may write, else null (not shown).
+  function writable(el) {
+    return canWrite ? el : null;
   }
 
   function has(name) {
@@ -177,6 +222,8 @@
     if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
     if (path === '/queues') return { view: 'queues' };
     if (path === '/workers') return { view: 'workers' };
+    if (path === '/schedules') return { view: 'schedules' };
+    if ((m = /^\/jobs\/(.+)$/.exec(path))) return { view: 'job', id: decodeURIComponent(m[1]) };
     if ((m = /^\/queues\/([^/]+)$/.exec(path))) return { view: 'queue', name: decodeURIComponent(m[1]), state: q.get('state') || 'failed' };
     return { view: 'notfound' };
   }
@@ -192,10 +239,11 @@
     clearTimeout(timer);
     stopFeed();
     const route = parseRoute();
-    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, workers: workersView, notfound: notFoundView };
+    const views = { workflows: workflowsView, workflow: workflowView, queues: queuesView, queue: queueView, workers: workersView, schedules: schedulesView, job: jobView, notfound: notFoundView };
     document.getElementById('nav-workflows').classList.toggle('active', route.view === 'workflows' || route.view === 'workflow');
-    document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue');
+    document.getElementById('nav-queues').classList.toggle('active', route.view === 'queues' || route.view === 'queue' || route.view === 'job');
     document.getElementById('nav-workers').classList.toggle('active', route.view === 'workers');
+    document.getElementById('nav-schedules').classList.toggle('active', route.view === 'schedules');
     const main = document.getElementById('view');
     const v = views[route.view](route);
     fill(main, v.root);
@@ -249,16 +297,28 @@
     b.hidden = !text;
   }
 
-  async function act(method, path, question) {
+  // act sends a write, after question is confirmed (when given), with
+  // body as JSON (when given); done(answer), when given, is called with
+  // the API's answer. A refusal stays in the banner.
+  async function act(method, path, question, body, done) {
     if (question && !window.confirm(question)) return;
     try {
-      await api(method, path);
+      const answer = await api(method, path, body);
       actionError = '';
+      if (done) done(answer);
     } catch (e) {
       actionError = method + ' ' + path + ': ' + e.message + (e.code ? ' (' + e.code + ')' : '');
     }
     setBanner(actionError);
     refreshNow();
+  }
+
+  // setNotice says what an action did (a bulk call's counts), until the
+  // next view.
+  function setNotice(text) {
+    const n = document.getElementById('notice');
+    n.textContent = text;
+    n.hidden = !text;
   }
 
   function askToken(err) {
@@ -481,6 +541,13 @@
       if (id) location.hash = '#/workflows/' + enc(id);
     });
     const body = h('div', { id: 'workflows' });
+    // filterByPrefix keeps the rows of the page shown whose ID starts with
+    // what the ID box holds (the API lists no prefix; Open opens an ID).
+    const filterByPrefix = () => {
+      const p = search.value.trim();
+      for (const tr of body.querySelectorAll('tr[data-workflow]')) tr.hidden = p !== '' && !tr.dataset.workflow.startsWith(p);
+    };
+    search.addEventListener('input', filterByPrefix);
     const cursors = ['']; // the cursor of each page shown so far
     const pager = h('div', { class: 'toolbar pager' });
     const root = h('section', {}, h('h1', {}, 'Workflows'), form, body, pager);
@@ -494,6 +561,7 @@
       const page = await api('GET', path);
       next = page.next_cursor;
       fill(body, workflowTable(page.workflows));
+      filterByPrefix();
       const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
       const older = h('button', { type: 'button', disabled: !next }, 'Older →');
@@ -529,8 +597,10 @@
     const dag = h('div', { class: 'dag-wrap', id: 'dag' });
     const tasks = h('div', { id: 'tasks' });
     const job = h('div', { id: 'job' });
+    const signals = h('div', { id: 'signals' });
+    let signalKey = null;
     const legend = h('div', { class: 'legend' }, TASK_STATES.map(badge));
-    const root = h('section', {}, title, meta, h('h2', {}, 'Tasks'), legend, dag, tasks, job);
+    const root = h('section', {}, title, meta, signals, h('h2', {}, 'Tasks'), legend, dag, tasks, job);
     let selected = route.task;
     let lastState = null;
     let seen = null; // what the events tell of the workflow, at its last read
@@ -543,10 +613,28 @@
       refresh().catch((e) => setBanner(e.message));
     }
 
-    // refresh reads the workflow and draws it; it answers whether what
+    // refresh reads the workflow (read) and keeps track of the reads
+    // under way, so that leave can wait for them.
+    const under = new Set();
+    async function refresh() {
+      const r = read();
+      under.add(r);
+      try { return await r; } finally { under.delete(r); }
+    }
+
+    // leave stops the page's reads and waits for those under way: before
+    // the workflow is deleted, so that no read of it comes after.
+    async function leave() {
+      stopFeed();
+      generation++;
+      clearTimeout(timer);
+      await Promise.all([...under].map((r) => r.catch(() => {})));
+    }
+
+    // read reads the workflow and draws it; it answers whether what
     // the events tell of (its state, its tasks' states and attempts)
     // changed since the last read.
-    async function refresh() {
+    async function read() {
       const my = ++reads;
       const wf = await api('GET', v1('workflows', route.id));
       if (my !== reads) return false; // a later read draws
@@ -560,13 +648,13 @@
       const key = wf.state + (wf.cancel_requested ? '+cancel' : '') + (rerunnable ? '+rerun' : '') + ':' + (wf.run || 1);
       if (key !== lastState) {
         lastState = key;
-        const cancel = wf.state === 'running' && !wf.cancel_requested
+        const cancel = canWrite && wf.state === 'running' && !wf.cancel_requested
           ? h('button', { type: 'button', class: 'danger', id: 'cancel-workflow', onclick: () => act('POST', v1('workflows', wf.id, 'cancel'), 'Cancel workflow ' + wf.id + '?') }, 'Cancel')
           : null;
-        const rerun = rerunnable
+        const rerun = canWrite && rerunnable
           ? h('button', { type: 'button', id: 'rerun-workflow', onclick: () => act('POST', v1('workflows', wf.id, 'rerun'), 'Re-run the failed and cancelled tasks of workflow ' + wf.id + ' (and what comes after them)?') }, 'Re-run')
           : null;
-        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel, rerun);
+        fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel, rerun, deleteWorkflowButton(wf, leave));
       }
       fill(meta,
         h('span', {}, h('b', {}, 'created'), fmtTime(wf.created_at)),
@@ -577,6 +665,11 @@
         wf.fail_fast ? h('span', {}, 'fail fast') : null,
         wf.undo_on_cancel ? h('span', {}, 'undo on cancel') : null,
         wf.cancel_requested ? h('span', { class: 'cancel-requested' }, 'cancel requested') : null);
+      const open = wf.tasks.filter((t) => t.signal && t.state === 'open').map((t) => t.name);
+      if (open.join(' ') !== signalKey) { // drawn again only when they change: typing stays
+        signalKey = open.join(' ');
+        fill(signals, signalForms(wf.id, open));
+      }
       fill(dag, drawDAG(wf.tasks, selected, select));
       fill(tasks, taskTable(wf, select));
       if (selected && wf.tasks.some((t) => t.name === selected)) {
@@ -599,7 +692,7 @@
         h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name),
           t.added_by ? h('span', { class: 'muted', title: 'added at run time by ' + t.added_by }, ' +' + t.added_by) : null),
         h('td', {}, t.queue),
-        h('td', {}, badge(t.state)),
+        h('td', {}, badge(t.state), t.progress ? [' ', progressBar(t.progress)] : null),
         h('td', { class: 'num' }, t.attempts),
         h('td', { class: 'mono' }, t.on_failure ? h('span', { class: 'on-failure', title: 'runs only when one of these did not complete' }, 'on failure of ' + t.after.join(', ')) : t.after.join(', ')),
         h('td', {}, t.undo ? (t.undo.state ? [badge(t.undo.state), t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''] : h('span', { class: 'muted' }, 'not started')) : ''),
@@ -621,7 +714,7 @@
     const rows = [
       ['state', badge(j.state)],
       ['cancel', j.cancel_requested ? h('span', { class: 'cancel-requested' }, 'requested: the worker is told to stop') : ''],
-      ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts],
+      ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts], ['progress', j.progress ? progressBar(j.progress) : ''],
       ['priority', j.priority], ['created', fmtTime(j.created_at)], ['run at', fmtTime(j.run_at)],
       ['lease until', fmtTime(j.lease_deadline)], ['ended', fmtTime(j.ended_at)], ['expires', fmtTime(j.expires_at)],
       ['payload', j.payload !== null ? h('pre', {}, fmtValue(j.payload)) : ''],
@@ -641,6 +734,7 @@
   // ended (Retry: failed or cancelled), never on a task's or an undo's
   // (they run again with their workflow's Re-run, and go with it).
   function jobActions(j) {
+    if (!canWrite) return h('span', { class: 'toolbar' });
     const ended = ['completed', 'failed', 'cancelled'].includes(j.state);
     const plain = !j.workflow;
     return h('span', { class: 'toolbar' },
@@ -670,47 +764,245 @@
           h('td', { class: 'num', 'data-limit': String(q.concurrency || 0) }, q.concurrency ? String(q.concurrency) : '—'),
           h('td', { class: 'num', 'data-rate': q.rate_limit ? q.rate_limit + '/' + q.rate_period_ms : '0' }, q.rate_limit ? q.rate_limit + ' / ' + q.rate_period_ms + ' ms' : '—'),
           h('td', { class: 'num', 'data-key-limit': String(q.key_concurrency || 0) }, q.key_concurrency ? String(q.key_concurrency) : '—'),
-          h('td', {}, h('span', { class: 'toolbar actions' },
+          h('td', {}, writable(h('span', { class: 'toolbar actions' },
             q.paused
               ? h('button', { type: 'button', class: 'resume', onclick: () => act('POST', v1('queues', q.name, 'resume')) }, 'Resume')
               : h('button', { type: 'button', class: 'pause', onclick: () => act('POST', v1('queues', q.name, 'pause')) }, 'Pause'),
             has('purgeQueue')
               ? h('button', { type: 'button', class: 'danger purge', onclick: () => act('POST', v1('queues', q.name, 'purge'), 'Purge the ready and delayed jobs of queue ' + q.name + '?') }, 'Purge')
-              : null)))))));
+              : null))))))));
     }
     return { root, refresh };
   }
 
   // queueView lists a queue's jobs in one state: the inspector's route
-  // (OPTIONAL.listJobs), answering {"jobs": [job], "next_cursor"}.
+  // (OPTIONAL.listJobs), answering {"jobs": [job], "next_cursor"}. Above
+  // them: the queue's limits, each changed by its route, and the bulk
+  // actions on the list's jobs or the ones ticked (one call each, at
+  // most BULK_MAX jobs, spec/rest.md "Many jobs of a queue"). The ID box
+  // keeps the rows whose ID starts with what it holds (of the page shown:
+  // the API lists no prefix).
   function queueView(route) {
     const select = h('select', { id: 'job-state', 'aria-label': 'state' },
       JOB_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st)));
     select.addEventListener('change', () => { location.hash = '#/queues/' + enc(route.name) + '?state=' + enc(select.value); });
+    const prefix = h('input', { id: 'job-prefix', type: 'search', placeholder: 'job ID starts with', 'aria-label': 'job ID prefix' });
+    // Enter opens the job of that exact ID, whichever list it is in
+    prefix.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && prefix.value.trim()) location.hash = '#/jobs/' + enc(prefix.value.trim()); });
     const body = h('div', { id: 'jobs' });
-    const root = h('section', {}, h('h1', {}, 'Queue ', h('span', { class: 'mono' }, route.name)), h('div', { class: 'toolbar' }, select), body);
-    async function refresh() {
-      if (!has('listJobs')) {
-        fill(body, h('p', { class: 'muted' }, 'This server cannot list jobs.'));
+    const limits = h('div', { id: 'queue-limits', class: 'card' });
+    const bulk = h('div', { class: 'toolbar', id: 'bulk' });
+    const root = h('section', {}, h('h1', {}, 'Queue ', h('span', { class: 'mono' }, route.name)), limits, h('div', { class: 'toolbar' }, select, prefix), bulk, body);
+    const selected = new Set(); // the IDs ticked
+    let jobs = [];
+    let formDrawn = false;
+    const name = route.name;
+    const qpath = (...rest) => v1('queues', name, ...rest);
+    const bulkAction = { retry: ['failed', 'cancelled'], cancel: ['ready', 'delayed', 'running'], delete: ['failed', 'cancelled', 'completed'] };
+    const bulkDone = { retry: 'retried', cancel: 'cancelled', delete: 'deleted' };
+    const bulkRoute = { retry: 'retryJobs', cancel: 'cancelJobs', delete: 'deleteJobs' };
+
+    function bulkCall(verb, body, question) {
+      act('POST', qpath('jobs', verb), question, body, (r) => {
+        selected.clear();
+        setNotice(r.done.length + ' job(s) ' + bulkDone[verb] + (r.skipped.length ? ', ' + r.skipped.length + ' skipped (' +
+          r.skipped.slice(0, 3).map((x) => x.id + ': ' + x.message).join('; ') + (r.skipped.length > 3 ? '; …' : '') + ')' : '') +
+          (r.more ? '; more remain: click again' : ''));
+      });
+    }
+
+    function drawBulk() {
+      if (!canWrite) { fill(bulk); return; }
+      const btns = [];
+      for (const verb of ['retry', 'cancel', 'delete']) {
+        if (!has(bulkRoute[verb]) || !bulkAction[verb].includes(route.state)) continue;
+        const label = verb[0].toUpperCase() + verb.slice(1);
+        btns.push(h('button', { type: 'button', class: (verb === 'retry' ? '' : 'danger ') + 'bulk-' + verb + '-all',
+          onclick: () => bulkCall(verb, { state: route.state, limit: BULK_MAX }, label + ' the ' + route.state + ' jobs of queue ' + name + ' (at most ' + BULK_MAX + ')?') },
+        label + ' all ' + route.state));
+        btns.push(h('button', { type: 'button', class: (verb === 'retry' ? '' : 'danger ') + 'bulk-' + verb + '-selected', disabled: selected.size === 0,
+          onclick: () => bulkCall(verb, { ids: [...selected] }, label + ' ' + selected.size + ' job(s) of queue ' + name + '?') },
+        label + ' selected (' + selected.size + ')'));
+      }
+      fill(bulk, btns);
+    }
+
+    function drawLimits(q) {
+      const rate = q && q.rate_limit ? q.rate_limit + ' per ' + q.rate_period_ms + ' ms' : 'none';
+      const line = h('p', { id: 'limits-now', 'data-limit': String(q ? q.concurrency || 0 : 0), 'data-rate': q && q.rate_limit ? q.rate_limit + '/' + q.rate_period_ms : '0', 'data-key-limit': String(q ? q.key_concurrency || 0 : 0) },
+        h('b', {}, 'limit '), q && q.concurrency ? String(q.concurrency) + ' running' : 'none', ' · ',
+        h('b', {}, 'rate '), rate, ' · ', h('b', {}, 'key limit '), q && q.key_concurrency ? String(q.key_concurrency) + ' running per key' : 'none');
+      if (formDrawn) { limits.replaceChild(line, limits.firstChild); return; }
+      formDrawn = true;
+      const num = (id, label, value) => h('input', { id, type: 'number', min: 0, step: 1, 'aria-label': label, placeholder: label, value: String(value || 0) });
+      const form = [];
+      if (canWrite && has('limitQueue')) {
+        const n = num('limit-input', 'concurrency limit', q && q.concurrency);
+        form.push(h('span', { class: 'toolbar' }, 'at most', n, 'running',
+          h('button', { type: 'button', class: 'set-limit', onclick: () => act('POST', qpath('limit') + '?concurrency=' + enc(n.value.trim() || '0')) }, 'Set limit')));
+      }
+      if (canWrite && has('rateQueue')) {
+        const n = num('rate-input', 'rate limit', q && q.rate_limit);
+        const per = num('rate-period-input', 'period in ms', q && q.rate_period_ms ? q.rate_period_ms : 1000);
+        form.push(h('span', { class: 'toolbar' }, 'at most', n, 'starts per', per, 'ms',
+          h('button', { type: 'button', class: 'set-rate', onclick: () => {
+            const lim = n.value.trim() || '0';
+            act('POST', qpath('rate') + '?limit=' + enc(lim) + (lim !== '0' ? '&period_ms=' + enc(per.value.trim()) : ''));
+          } }, 'Set rate')));
+      }
+      if (canWrite && has('keyLimitQueue')) {
+        const n = num('key-limit-input', 'per-key limit', q && q.key_concurrency);
+        form.push(h('span', { class: 'toolbar' }, 'at most', n, 'running per key',
+          h('button', { type: 'button', class: 'set-key-limit', onclick: () => act('POST', qpath('key-limit') + '?concurrency=' + enc(n.value.trim() || '0')) }, 'Set key limit')));
+      }
+      fill(limits, line, form.length ? h('div', { class: 'limit-form' }, form, h('span', { class: 'muted' }, '0: no limit')) : null);
+    }
+
+    function drawJobs() {
+      const p = prefix.value.trim();
+      const shown = p ? jobs.filter((j) => j.id.startsWith(p)) : jobs;
+      if (shown.length === 0) {
+        fill(body, h('p', { class: 'muted' }, jobs.length ? 'No ' + route.state + ' job of this page starts with ' + p + '.' : 'No ' + route.state + ' jobs.'));
         return;
       }
-      const page = await api('GET', v1('queues', route.name, 'jobs') + '?state=' + enc(route.state) + '&limit=' + PAGE);
-      const jobs = page.jobs || [];
-      if (jobs.length === 0) {
-        fill(body, h('p', { class: 'muted' }, 'No ' + route.state + ' jobs.'));
-        return;
-      }
+      const tick = (j) => {
+        const box = h('input', { type: 'checkbox', class: 'select-job', 'data-job': j.id, 'aria-label': 'select ' + j.id, checked: selected.has(j.id) });
+        box.addEventListener('change', () => { if (box.checked) selected.add(j.id); else selected.delete(j.id); drawBulk(); });
+        return box;
+      };
       fill(body, h('table', { id: 'job-table' },
-        h('thead', {}, h('tr', {}, ['Job', 'State', 'Attempts', 'Created', 'Error', ''].map((c) => h('th', {}, c)))),
-        h('tbody', {}, jobs.map((j) => h('tr', { 'data-job': j.id },
+        h('thead', {}, h('tr', {}, [canWrite ? '' : null, 'Job', 'State', 'Attempts', 'Progress', 'Created', 'Error', ''].filter((c) => c !== null).map((c) => h('th', {}, c)))),
+        h('tbody', {}, shown.map((j) => h('tr', { 'data-job': j.id },
+          canWrite ? h('td', {}, tick(j)) : null,
           h('td', { class: 'mono' }, j.workflow ? h('a', { href: '#/workflows/' + enc(j.workflow) + (j.task ? '?task=' + enc(j.task) : '') }, j.id) : j.id),
           h('td', {}, badge(j.state)),
           h('td', { class: 'num' }, j.attempts),
+          h('td', {}, progressBar(j.progress)),
           h('td', {}, fmtTime(j.created_at)),
           h('td', {}, j.error ? h('pre', { class: 'error-text' }, j.error) : ''),
           h('td', {}, jobActions(j)))))));
     }
+    prefix.addEventListener('input', drawJobs);
+
+    async function refresh() {
+      const { queues } = await api('GET', v1('queues'));
+      drawLimits(queues.find((q) => q.name === name));
+      if (!has('listJobs')) {
+        fill(body, h('p', { class: 'muted' }, 'This server cannot list jobs.'));
+        return;
+      }
+      const page = await api('GET', qpath('jobs') + '?state=' + enc(route.state) + '&limit=' + PAGE);
+      jobs = page.jobs || [];
+      const ids = new Set(jobs.map((j) => j.id));
+      for (const id of [...selected]) if (!ids.has(id)) selected.delete(id);
+      drawBulk();
+      drawJobs();
+    }
     return { root, refresh };
+  }
+
+  // jobView shows one job by its ID (GET /v1/jobs/{id}): its card, with
+  // its actions; a task's job links to its workflow's page.
+  function jobView(route) {
+    const body = h('div', { id: 'job' });
+    const root = h('section', {}, h('h1', {}, 'Job ', h('span', { class: 'mono' }, route.id)), body);
+    async function refresh() {
+      const [wf, task] = route.id.split('/', 2);
+      try {
+        await api('GET', v1('jobs', route.id));
+      } catch (e) {
+        if (!(e instanceof APIError && e.status === 404)) throw e;
+        fill(body, h('p', { class: 'muted' }, 'No job has the ID ' + route.id + '.'));
+        return;
+      }
+      fill(body, await jobCard(route.id),
+        task !== undefined ? h('p', {}, h('a', { href: '#/workflows/' + enc(wf) + '?task=' + enc(task) }, 'its workflow ' + wf)) : null);
+    }
+    return { root, refresh };
+  }
+
+  // schedulesView lists the schedules (GET /v1/schedules, spec/rest.md
+  // Schedules) with Pause, Resume and Remove.
+  function schedulesView() {
+    const body = h('div', { id: 'schedules' });
+    const root = h('section', {}, h('h1', {}, 'Schedules'), body);
+    async function refresh() {
+      if (!has('listSchedules')) {
+        fill(body, h('p', { class: 'muted' }, 'This server has no schedules.'));
+        return;
+      }
+      let list;
+      try {
+        list = (await api('GET', v1('schedules'))).schedules;
+      } catch (e) {
+        if (e instanceof APIError && e.status === 501) {
+          fill(body, h('p', { class: 'muted' }, 'This store has no schedules.'));
+          return;
+        }
+        throw e;
+      }
+      if (list.length === 0) {
+        fill(body, h('p', { class: 'muted' }, 'No schedules.'));
+        return;
+      }
+      fill(body, h('table', { id: 'schedule-table' },
+        h('thead', {}, h('tr', {}, ['Schedule', 'State', 'When', 'Starts', 'Next', 'Last tick', 'Last started', ''].map((c) => h('th', {}, c)))),
+        h('tbody', {}, list.map((sc) => h('tr', { 'data-schedule': sc.name, 'data-paused': String(sc.paused) },
+          h('td', { class: 'mono' }, sc.name),
+          h('td', {}, badge(sc.paused ? 'paused' : 'active')),
+          h('td', { class: 'mono' }, sc.cron ? sc.cron + (sc.tz ? ' (' + sc.tz + ')' : '') : 'every ' + sc.every),
+          h('td', {}, sc.job ? 'a job on ' + sc.job.queue : 'a workflow: ' + (sc.tasks || []).join(', ')),
+          h('td', {}, sc.paused ? '' : fmtTime(sc.next)),
+          h('td', {}, fmtTime(sc.last_tick)),
+          h('td', { class: 'mono' }, sc.last_id ? (sc.job ? sc.last_id : h('a', { href: '#/workflows/' + enc(sc.last_id) }, sc.last_id)) : ''),
+          h('td', {}, writable(h('span', { class: 'toolbar actions' },
+            sc.paused
+              ? (has('resumeSchedule') ? h('button', { type: 'button', class: 'resume-schedule', onclick: () => act('POST', v1('schedules', sc.name, 'resume')) }, 'Resume') : null)
+              : (has('pauseSchedule') ? h('button', { type: 'button', class: 'pause-schedule', onclick: () => act('POST', v1('schedules', sc.name, 'pause')) }, 'Pause') : null),
+            has('deleteSchedule') ? h('button', { type: 'button', class: 'danger delete-schedule', onclick: () => act('DELETE', v1('schedules', sc.name), 'Remove schedule ' + sc.name + '? (The jobs and workflows it started stay.)') }, 'Remove') : null))))))));
+    }
+    return { root, refresh };
+  }
+
+  // signalForms are the forms that signal each open signal task of a
+  // workflow (POST /v1/workflows/{id}/signals/{task}): a value (JSON, or
+  // else taken as a string; empty: null) completes it, a reason fails it.
+  function signalForms(id, open) {
+    if (open.length === 0 || !has('signalTask')) return null;
+    if (!canWrite) return h('div', { class: 'card' }, h('h2', {}, 'Signals'), h('p', { class: 'muted' }, 'Open, waiting for a signal: ' + open.join(', ') + ' (this token may only read).'));
+    return h('div', { class: 'card signals' }, h('h2', {}, 'Signals'), open.map((task) => {
+      const value = h('input', { type: 'text', class: 'signal-value-input', placeholder: 'value: JSON, or text', 'aria-label': 'value for ' + task });
+      const reason = h('input', { type: 'text', class: 'signal-reason-input', placeholder: 'reason', 'aria-label': 'reason to fail ' + task });
+      const path = v1('workflows', id, 'signals', task);
+      const send = () => {
+        const text = value.value.trim();
+        let v = null;
+        if (text) { try { v = JSON.parse(text); } catch (e) { v = text; } }
+        act('POST', path, null, { value: v });
+      };
+      const fail = () => {
+        const why = reason.value.trim();
+        if (!why) { actionError = 'give a reason to fail ' + task; setBanner(actionError); return; }
+        act('POST', path, 'Fail task ' + task + ' of ' + id + '?', { fail: why });
+      };
+      return h('div', { class: 'toolbar signal', 'data-task': task },
+        h('span', { class: 'mono' }, task), badge('open'), value,
+        h('button', { type: 'button', class: 'signal-value', onclick: send }, 'Send value'), reason,
+        h('button', { type: 'button', class: 'danger signal-fail', onclick: fail }, 'Fail'));
+    }));
+  }
+
+  // deleteWorkflowButton deletes an ended workflow with its jobs
+  // (DELETE /v1/workflows/{id}), once its page's reads ended (leave),
+  // then shows the list.
+  function deleteWorkflowButton(wf, leave) {
+    if (!canWrite || !has('deleteWorkflow') || wf.state === 'running' || wf.state === 'compensating') return null;
+    return h('button', { type: 'button', class: 'danger', id: 'delete-workflow',
+      onclick: async () => {
+        if (!window.confirm('Delete workflow ' + wf.id + ' and its jobs?')) return;
+        await leave();
+        act('DELETE', v1('workflows', wf.id), null, undefined, () => { location.hash = '#/'; });
+      } }, 'Delete');
   }
 
   // workersView lists the live worker processes (GET /v1/workers,
@@ -855,7 +1147,7 @@
   // ---- start ------------------------------------------------------------
 
   takeToken();
-  window.addEventListener('hashchange', () => { actionError = ''; takeToken(); show(); });
+  window.addEventListener('hashchange', () => { actionError = ''; setNotice(''); takeToken(); show(); });
   // A hidden tab reads nothing and holds no stream open.
   document.addEventListener('visibilitychange', () => { if (document.hidden) stopFeed(); else show(); });
   show();
