@@ -142,12 +142,14 @@ function FF.lease_task(id, dls, out, cnt)
         if not hi or d > hi then hi = d end
       end
     end
+    -- a state string of another type (not weir's): the general code
+    -- quarantines the task
     if hi - lo < 4096 then
-      S = redis.call('GETRANGE', skey, fmt(lo - 1), fmt(hi - 1))
+      S = redis.pcall('GETRANGE', skey, fmt(lo - 1), fmt(hi - 1))
     else
-      S, lo = redis.call('GET', skey) or '', 1
+      S, lo = redis.pcall('GET', skey) or '', 1
     end
-    if not h and string.sub(S, i - lo + 1, i - lo + 1) ~= 'q' then return false end
+    if type(S) ~= 'string' or (not h and string.sub(S, i - lo + 1, i - lo + 1) ~= 'q') then return false end
   end
   -- leased: the token (the counter, the call's nonce, the index), its
   -- attempt, and an error and expiry count left by an earlier attempt
