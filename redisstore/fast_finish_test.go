@@ -23,7 +23,13 @@ import (
 // the fast paths on and off, and requires the same replies and the same
 // keys with the same contents. With the test clock, and with the server's
 // (records then get Redis TTLs), times masked.
-func TestFastFinishWritesTheSame(t *testing.T) {
+func TestFastFinishWritesTheSame(t *testing.T) { writesTheSame(t, fastFinishCases) }
+
+// writesTheSame runs cases twice on one server, in two namespaces, with
+// the fast paths on and off, with the test clock and with the server's,
+// and requires the same replies (the text cases returns) and the same keys
+// with the same contents (TTLs and, on the server's clock, times masked).
+func writesTheSame(t *testing.T, cases func(*testing.T, *Store, *testclock.Clock) []string) {
 	rdb := diffClient(t)
 	for _, real := range []bool{false, true} {
 		t.Run(fmt.Sprintf("server-clock=%v", real), func(t *testing.T) {
@@ -44,7 +50,7 @@ func TestFastFinishWritesTheSame(t *testing.T) {
 				if err := s.SetFastPaths(bg, fast); err != nil {
 					t.Fatal(err)
 				}
-				logs[i] = fastFinishCases(t, s, clk)
+				logs[i] = cases(t, s, clk)
 				snaps[i] = namespaceContents(t, rdb, ns)
 				for k, v := range snaps[i] {
 					// TTLs as whole seconds differ by the run's timing;

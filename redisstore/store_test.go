@@ -1133,7 +1133,7 @@ func TestPushCounterStaysBounded(t *testing.T) {
 
 // TestClaimQuarantinesUnreadableRecords: a job in a ready set whose record
 // a claim cannot read (a key of another type, a hash without its spec, a
-// task whose workflow key is of another type or has no spec for it: none
+// task whose workflow key or state string is of another type or has no spec for it: none
 // written by weir) is moved to the queue's quarantine set q:<q>:x, and the
 // claim leases the good jobs and fails nothing: no error comes after the
 // claim's first write (ZPOPMIN), which Redis would not roll back.
@@ -1144,6 +1144,9 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "w", Tasks: []engine.TaskSpec{
 		{Name: "a", Queue: "q"}, {Name: "b", Queue: "q"},
 	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: engine.Plan{ID: "ws", Tasks: []engine.TaskSpec{{Name: "a", Queue: "q"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"good1", "good2"} {
@@ -1162,6 +1165,8 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	must(e.rdb.HSet(bg, P+"j:nospec", "s", "queued").Err())
 	must(e.rdb.HDel(bg, P+"w:w", "t2").Err()) // task b loses its spec
 	must(e.rdb.Set(bg, P+"w:wx", "not a hash", 0).Err())
+	must(e.rdb.Del(bg, P+"w:ws:s").Err()) // ws/a's state string a hash
+	must(e.rdb.HSet(bg, P+"w:ws:s", "not", "a string").Err())
 	for _, id := range []string{"str", "nospec", "wx/a"} {
 		must(e.rdb.ZAdd(bg, P+"q:q:r", redis.Z{Score: 0, Member: id}).Err())
 	}
@@ -1180,7 +1185,7 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	bad, err := e.rdb.ZRange(bg, P+"q:q:x", 0, -1).Result()
 	must(err)
 	slices.Sort(bad)
-	if !slices.Equal(bad, []string{"nospec", "str", "w/b", "wx/a"}) {
+	if !slices.Equal(bad, []string{"nospec", "str", "w/b", "ws/a", "wx/a"}) {
 		t.Fatalf("quarantined %v", bad)
 	}
 	if n, _ := e.rdb.ZCard(bg, P+"q:q:r").Result(); n != 0 {

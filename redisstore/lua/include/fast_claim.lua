@@ -8,6 +8,7 @@
 --!include workflow.lua
 --!include queue.lua
 --!include events.lua
+--!include fast_task.lua
 
 -- FF.lease leases the jobs of got (their IDs, every step-th value: 1
 -- for ZRANGE's reply, 2 for ZPOPMIN's), taken out of queue q's ready set
@@ -17,10 +18,11 @@
 -- not past retention, is leased here: one HMGET (claiming's), one HSET
 -- (lease_job's), its started event, its lease in the queue's lease-set
 -- write, its token in the call's claim record and its Claimed, with the
--- tokens from the seq hash's lease counter kept in a local. Every other ID
--- (a task, an undo, a job seen earlier in the call, a record that is gone,
--- not queued or unreadable) goes to claiming and lease_job, the general
--- code, given by the caller (lease.lua includes this file).
+-- tokens from the seq hash's lease counter kept in a local. A workflow's
+-- task goes to FF.lease_task (fast_task.lua). Every other ID (an undo, a
+-- job seen earlier in the call, a record that is gone, not queued or
+-- unreadable, a task FF.lease_task leaves) goes to claiming and lease_job,
+-- the general code, given by the caller (lease.lua includes this file).
 function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
   local nonce = CALL.nonce
   local cnt -- the lease counter while this loop holds it (else SEQ's)
@@ -28,13 +30,21 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
   for k = 1, #got, step do
     local id = got[k]
     local jobs = CALL.jobs
-    local v, key
-    if not (jobs and jobs[id] ~= nil) and not string.find(id, '/', 1, true) then
+    local v, key, c2
+    if jobs and jobs[id] ~= nil then
+      -- seen earlier in the call: the general code
+    elseif not string.find(id, '/', 1, true) then
       key = P .. 'j:' .. id
       v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
       if v.err or v[1] ~= 'queued' or not v[3] or plain_expired(v[2]) then v = nil end
+    else
+      c2 = FF.lease_task(id, dls, out, cnt)
     end
-    if v then
+    if c2 then
+      -- a workflow's task, leased on its own fast path
+      cnt = c2
+      n = n + 1
+    elseif v then
       cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
       local token = fmt(cnt) .. '-' .. nonce
       local a = v[4]
@@ -68,7 +78,9 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       if v[11] then out[#out + 1] = '@r' .. v[11] end
       n = n + 1
     else
-      -- the general code, with the counter where it reads it
+      -- the general code, with the counter where it reads it and the
+      -- state bytes it may read written
+      FF.run_write()
       if cnt then
         seq_set('lease', cnt)
         cnt = nil
@@ -78,5 +90,6 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
     end
   end
   if cnt then seq_set('lease', cnt) end
+  FF.run_write()
   return n
 end

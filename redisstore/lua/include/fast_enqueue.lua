@@ -8,6 +8,7 @@
 --!include queue.lua
 --!include events.lua
 --!include finalize.lua
+--!include fast_ready.lua
 
 -- FF.enqueue writes the k jobs of the enqueue's ARGV (enqueue.lua) and
 -- returns the reply, after finalize, when the fast paths are on and the
@@ -57,7 +58,7 @@ function FF.enqueue(argv, k)
     out[2 * x + 1] = '1'
     out[2 * x + 2] = 'queued'
   end
-  redis.call('ZADD', qkey(q, 'r'), unpack(z))
+  FF.ready_put(q, unpack(z))
   qs_set(q, 'push', push)
   wake(q, k)
   finalize()

@@ -16,6 +16,7 @@
 --!include queue.lua
 --!include deadline.lua
 --!include finalize.lua
+--!include fast_task.lua
 --
 -- A call's pending writes are in CALL (begin resets it): fsk, flo, fsb the
 -- run of state bytes not yet written (the key of a workflow's state
@@ -57,11 +58,9 @@ function FF.flush(claim)
       end
     end
   end
-  local k = CALL.fsk
-  if k then
-    redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb)
-    CALL.fsk = nil
-  end
+  -- a task handed to the claim (fast_task.lua) keeps its bytes and its
+  -- workflow's HSET pending for the claim's own
+  if not CALL.hand then FF.run_write() end
   local el = CALL.fel
   if not el then return end
   CALL.fel = nil
@@ -71,25 +70,6 @@ function FF.flush(claim)
     for i = 1, #l, 1000 do redis.call('ZADD', key, unpack(l, i, math.min(i + 999, #l))) end
     if cut > 0 then redis.call('ZREMRANGEBYLEX', key, '-', '(' .. pad15(cut)) end
   end
-end
-
--- FF.byte sets byte i of the state string sk to b: appended to the
--- pending run when adjacent to it (a chain step's "cq", a fan-in's
--- roots and join), else written after the run before it.
-function FF.byte(sk, i, b)
-  local k = CALL.fsk
-  if k == sk then
-    local lo, s = CALL.flo, CALL.fsb
-    if i == lo + #s then
-      CALL.fsb = s .. b
-      return
-    elseif i == lo - 1 then
-      CALL.flo, CALL.fsb = i, b .. s
-      return
-    end
-  end
-  if k then redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb) end
-  CALL.fsk, CALL.flo, CALL.fsb = sk, i, b
 end
 
 -- FF.ended adds job id, completed now, to queue q's completed list (as
@@ -250,7 +230,7 @@ function FF.task(out, id, tok, result, s1)
   out[n + 5] = 'running'
   out[n + 6] = ''
   out[n + 7] = '0'
-  local ps, np, alone = '', 0, false
+  local ps, np, alone, hand, hq, hsc, hds = '', 0, false, nil, nil, nil, nil
   if nd > 0 then
     -- promotion_ready: the task ended now
     local rd = NOW_S .. ':' .. NOW_S
@@ -266,12 +246,16 @@ function FF.task(out, id, tok, result, s1)
         hs[#hs + 1] = rd
         register_queue(dq)
         EV.add('queued', did, 0, '')
-        local rk = qkey(dq, 'r')
-        redis.call('ZADD', rk, fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq)), did)
-        wake(dq, 1)
+        local sc = fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq))
         -- alone in its queue (a chain of its own): the claim of this call
-        -- is about to take it
-        if nd == 1 then alone = redis.call('ZCARD', rk) == 1 end
+        -- is about to take it, handed over when it can (fast_task.lua)
+        if nd == 1 then alone = FF.ready_empty(dq) end
+        if alone and FF.hand_ok(dq) then
+          hand, hq, hsc, hds = did, dq, sc, ds
+        else
+          FF.ready_put(dq, sc, did)
+        end
+        wake(dq, 1)
         np = np + 1
         ps = ps .. ' ' .. did .. ' ' .. dq
         out[n + 6 + 2 * np] = did
@@ -303,7 +287,7 @@ function FF.task(out, id, tok, result, s1)
     end
   end
   -- what FF.flush hands the call's claim
-  if alone and ended == '0' then
+  if alone and ended == '0' and not hand then
     CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
   else
     CALL.fw = nil
@@ -312,7 +296,12 @@ function FF.task(out, id, tok, result, s1)
   hs[#hs + 1] = ''
   hs[#hs + 1] = p .. F_LAST_SETTLED
   hs[#hs + 1] = tok .. ' completed 0 ' .. wst .. ' ' .. ended .. ps
-  redis.call('HSET', key, unpack(hs))
+  if hand then
+    -- the claim writes hs with the lease's fields
+    FF.hand_off(hand, hq, hsc, key, hds, is, spec, result or false, NOW_S .. ':' .. NOW_S, hs)
+  else
+    redis.call('HSET', key, unpack(hs))
+  end
   FF.ended(q, id)
   out[n + 5] = wst
   out[n + 6] = ended == '1' and '1' or ''

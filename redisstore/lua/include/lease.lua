@@ -313,18 +313,14 @@ local function claim(queues, max, lease_ms, out)
           while n < top do
             local want = top - n
             local got, step = nil, 2
-            if FAST and want > 1 and want <= 1000 then
-              -- the lowest IDs without their scores (which the server
-              -- would format), taken out by name
-              got, step = redis.call('ZRANGE', rk, '0', fmt(want - 1)), 1
-              if #got > 0 then redis.call('ZREM', rk, unpack(got)) end
-            else
-              got = redis.call('ZPOPMIN', rk, fmt(want))
-            end
             if FAST then
-              -- plain jobs leased without per-job tables (fast_claim.lua)
+              -- the first IDs, or the task this call's finish handed
+              -- over (fast_ready.lua); plain jobs and tasks leased without
+              -- per-job tables (fast_claim.lua, fast_task.lua)
+              got, step = FF.ready_take(q, want)
               n = FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
             else
+              got = redis.call('ZPOPMIN', rk, fmt(want))
               for k = 1, #got, 2 do
                 local j, v = claiming(got[k], q)
                 if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end

@@ -60,10 +60,14 @@ local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
+local max = tonumber(ARGV[c + 1])
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
   local j, tk, ls, a, cr, s
+  -- the claim's first queue, to which the last outcome may hand the task
+  -- it promotes (fast_task.lua)
+  if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 4] end
   if FF.finish(out, ARGV, b) then
     -- settled on its fast path (fast_finish.lua), its Settled in out
     settled, s = true, true
@@ -102,7 +106,6 @@ for x = 0, k - 1 do
 end
 FF.flush(true)
 out[1] = fmt(done)
-local max = tonumber(ARGV[c + 1])
 if CALL.stopped then
   CALL.stopped_at = 0
   out[#out + 1] = '0'
@@ -115,6 +118,7 @@ elseif max > 0 then
 else
   out[#out + 1] = '0'
 end
+FF.hand_drop()
 finalize()
 if CALL.stopped then out[#out + 1] = 'P' .. fmt(CALL.stopped_at) end
 return out

@@ -1,0 +1,238 @@
+-- fast_task.lua: the claim's fast path for a workflow's task, and the
+-- chain hand-off (spec/scripts.md, Fast paths): a task popped from a
+-- queue's ready set, or handed over by the finish of the same call that
+-- promoted it, leased without the general code's job and workflow tables,
+-- writing what claiming and lease_job (lease.lua) write for it and
+-- appending the same Claimed.
+--
+--!include call.lua
+--!include fields.lua
+--!include text.lua
+--!include workflow.lua
+--!include queue.lua
+--!include events.lua
+--!include fast_ready.lua
+--
+-- The call's pending state bytes are in CALL (begin resets it): fsk, flo,
+-- fsb the run of bytes not yet written (the key of a workflow's state
+-- string, the index of its first byte, the bytes). CALL.hand is the task
+-- a finish hands over (FF.hand_off), until the claim takes it or
+-- FF.hand_drop pushes it.
+
+-- FF.byte sets byte i of the state string sk to b: appended to the
+-- pending run when adjacent to it (a chain step's "cq", a fan-in's
+-- roots and join), changed in it when inside (a handed-over task's "q"
+-- becoming "r"), else written after the run before it.
+function FF.byte(sk, i, b)
+  local k = CALL.fsk
+  if k == sk then
+    local lo, s = CALL.flo, CALL.fsb
+    if i == lo + #s then
+      CALL.fsb = s .. b
+      return
+    elseif i == lo - 1 then
+      CALL.flo, CALL.fsb = i, b .. s
+      return
+    elseif i >= lo and i < lo + #s then
+      CALL.fsb = string.sub(s, 1, i - lo) .. b .. string.sub(s, i - lo + 2)
+      return
+    end
+  end
+  if k then redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb) end
+  CALL.fsk, CALL.flo, CALL.fsb = sk, i, b
+end
+
+-- FF.run_write writes what the fast paths keep pending: the HSET of a
+-- handed-over task's finish (FF.hand_off) and the run of state bytes.
+-- Called before the general code reads or writes anything, and at the end
+-- of a claim's batch.
+function FF.run_write()
+  local h = CALL.hand
+  if h and h.hs then
+    redis.call('HSET', h.key, unpack(h.hs))
+    h.hs = nil
+  end
+  local k = CALL.fsk
+  if k then
+    redis.call('SETRANGE', k, fmt(CALL.flo - 1), CALL.fsb)
+    CALL.fsk = nil
+  end
+end
+
+-- FF.hand_ok reports whether the task a finish promotes now into queue q,
+-- where it is alone, may be handed to the call's claim instead of pushed:
+-- the claim's first queue is q (finish.lua's CALL.hq, set for the call's
+-- last outcome only, so that no outcome settled after it can see the
+-- ready set without the task), known, not paused, without a concurrency
+-- or rate limit, and its sweep reads nothing (its due hint ahead of now,
+-- sweep.lua): between this finish and the claim's take nothing runs that
+-- could push into q or read its ready set.
+function FF.hand_ok(q)
+  if CALL.hq ~= q then return false end
+  local s = qstate(q)
+  local h = s.n
+  return s.w and s.p ~= '1' and not s.c and not s.rl and h and (h == 'none' or tonumber(h) > NOW) and true or false
+end
+
+-- FF.hand_off keeps task did (index ds, a string) of workflow wid (hash
+-- key), promoted into queue q with ready score sc, for the call's claim
+-- instead of pushing it: its one dependency just completed (index dep, a
+-- string; its spec and result r, false for none), its ready-at rd, and hs
+-- the HSET of the workflow's hash that the finish has not written (the
+-- claim adds the lease's fields to it).
+function FF.hand_off(did, q, sc, key, ds, dep, spec, r, rd, hs)
+  CALL.hand = {id = did, q = q, sc = sc, key = key, is = ds, dep = dep, spec = spec, r = r, rd = rd, hs = hs}
+end
+
+-- FF.hand_drop ends a hand-off that the claim did not take: the task is
+-- pushed as the finish would have pushed it (its score from then), and
+-- what was pending is written.
+function FF.hand_drop()
+  local h = CALL.hand
+  if not h then return end
+  if not h.taken then FF.ready_put(h.q, h.sc, h.id) end
+  FF.run_write()
+  CALL.hand = nil
+end
+
+-- FF.lease_task leases task id, popped from a queue's ready set or handed
+-- over, until dls, with the lease counter at cnt (nil: the seq hash's),
+-- appending its Claimed to out, and returns the counter it used; or
+-- returns false having written nothing, for the general code: an undo, a
+-- workflow this call met before, a record gone, past its retention or not
+-- written by weir, a task not queued or with a checkpoint, a dependency
+-- list the general code pages.
+function FF.lease_task(id, dls, out, cnt)
+  local s1 = string.find(id, '/', 1, true)
+  local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
+  if string.find(name, '/', 1, true) then return false end
+  local wfs = CALL.wfs
+  if wfs and wfs[wid] ~= nil then return false end
+  local h = CALL.hand
+  if h and not (h.taken and h.id == id) then h = nil end
+  local key = P .. 'w:' .. wid
+  local is = h and h.is
+  if not is then
+    is = redis.pcall('HGET', key .. ':i', name)
+    if type(is) ~= 'string' then return false end
+  end
+  local t = 't' .. is
+  local p = t .. '.'
+  local v = redis.pcall('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck', F_TRACE,
+    p .. F_READY, p .. F_ERROR, p .. F_EXPIRIES)
+  if v.err or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[4] or v[7] then return false end
+  local i = tonumber(is)
+  local dp = v[6]
+  local nd = 0
+  if dp and dp ~= '' then nd = select(2, string.gsub(dp, ',', ',')) + 1 end
+  if nd > 100 then nd = -1 end -- lease.lua's DEPS_INLINE: "L" and the list
+  local skey = key .. ':s'
+  -- the state bytes the lease reads: its own (known when handed over)
+  -- and its dependencies' (but the one a hand-off knows), in one read
+  local known = h and dp == h.dep
+  local S, lo
+  if not h or (nd > 0 and not known) then
+    if h then FF.run_write() end
+    local hi
+    if not h then lo, hi = i, i end
+    if nd > 0 then
+      for d in string.gmatch(dp, '%d+') do
+        d = tonumber(d)
+        if not lo or d < lo then lo = d end
+        if not hi or d > hi then hi = d end
+      end
+    end
+    -- a state string of another type (not weir's): the general code
+    -- quarantines the task
+    if hi - lo < 4096 then
+      S = redis.pcall('GETRANGE', skey, fmt(lo - 1), fmt(hi - 1))
+    else
+      S, lo = redis.pcall('GET', skey) or '', 1
+    end
+    if type(S) ~= 'string' or (not h and string.sub(S, i - lo + 1, i - lo + 1) ~= 'q') then return false end
+  end
+  -- leased: the token (the counter, the call's nonce, the index), its
+  -- attempt, and an error and expiry count left by an earlier attempt
+  cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
+  local token = fmt(cnt) .. '-' .. CALL.nonce .. '.' .. is
+  local a, e, xp = v[5], nil, nil
+  if a and a ~= '0' then e, xp = v[10], v[11] end
+  if a then a = fmt(tonumber(a) + 1) else a = '1' end
+  local pay = redis.call('HGET', key .. ':p', is)
+  local hs = h and h.hs
+  if hs then
+    -- one HSET with the finish's
+    h.hs = nil
+    local m = #hs
+    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
+    redis.call('HSET', key, unpack(hs))
+  else
+    redis.call('HSET', key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+  end
+  FF.byte(skey, i, 'r')
+  EV.add('started', id, a, '')
+  active_add_later(string.match(v[4], '^[^|]*|([^|]*)'), dls, id)
+  local leased = bag('leased')
+  leased[#leased + 1] = id
+  leased[#leased + 1] = token
+  -- its Claimed (lease.lua's put_claimed)
+  local m = #out
+  out[m + 1] = id
+  out[m + 2] = v[4]
+  out[m + 3] = v[3] or '0'
+  out[m + 4] = pay and '1' or ''
+  out[m + 5] = pay or ''
+  out[m + 6] = a
+  out[m + 7] = token
+  out[m + 8] = dls
+  out[m + 9] = e or ''
+  out[m + 10] = xp or '0'
+  if nd < 0 then
+    out[m + 11] = 'L' .. dp
+  else
+    out[m + 11] = fmt(nd)
+    if known then
+      local r = h.r
+      out[m + 12] = h.spec
+      out[m + 13] = 'completed'
+      out[m + 14] = r and '1' or ''
+      out[m + 15] = r or ''
+      out[m + 16] = ''
+    elseif nd > 0 then
+      local f = {}
+      for d in string.gmatch(dp, '%d+') do
+        local dt = 't' .. d
+        f[#f + 1] = dt
+        f[#f + 1] = dt .. '.' .. F_RESULT
+        f[#f + 1] = dt .. '.' .. F_ERROR
+      end
+      local dv = redis.call('HMGET', key, unpack(f))
+      local x = 0
+      for d in string.gmatch(dp, '%d+') do
+        d = tonumber(d) - lo + 1
+        local b = string.sub(S, d, d)
+        local r, n2 = dv[x + 2], #out
+        out[n2 + 1] = dv[x + 1]
+        out[n2 + 2] = TASK_STATE[b]
+        out[n2 + 3] = r and '1' or ''
+        out[n2 + 4] = r or ''
+        if b == 'W' then
+          out[n2 + 5] = 'workflow cancelled'
+        elseif b == 'D' then
+          out[n2 + 5] = 'deadline'
+        else
+          out[n2 + 5] = dv[x + 3] or ''
+        end
+        x = x + 3
+      end
+    end
+  end
+  local n2 = #out
+  out[n2 + 1] = ''
+  out[n2 + 2] = ''
+  if v[8] then out[n2 + 3] = '@t' .. v[8] end
+  local rd = v[9]
+  if h then rd = h.rd end
+  if rd then out[#out + 1] = '@r' .. rd end
+  return cnt
+end
