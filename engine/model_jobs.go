@@ -162,6 +162,7 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 	j.state = weir.Running
 	j.attempt++
+	j.cur, j.worker, j.started = true, p.WorkerID, now
 	m.emit(weir.EventStarted, j.id, j.attempt, "", now)
 	m.leaseSeq++
 	j.token = strconv.FormatInt(m.leaseSeq, 10)
@@ -292,6 +293,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		j.err = m.cutError(o.Error)
 		m.end(j, weir.Cancelled, now, &fx)
 	case OutcomeReleased:
+		m.archive(j, now, weir.AttemptReleased, "")
 		j.attempt--
 		if j.cancelReq {
 			j.err = weir.ReasonTextJobCancelled
@@ -306,6 +308,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		case j.cancelReq:
 			m.end(j, weir.Cancelled, now, &fx)
 		case !o.NonRetryable && j.attempt-j.expiries < j.maxAttempts:
+			m.archive(j, now, weir.AttemptFailed, j.err)
 			delay := m.backoffDelay(j)
 			if o.RetryAfter > 0 {
 				// whole milliseconds, rounded up: never earlier than asked
@@ -330,6 +333,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 // reason lease_expired, the attempt not counted; past it, the attempt
 // failed with reason lease_expired.
 func (m *Model) expireLease(now int64, j *job) Settled {
+	m.archive(j, now, weir.AttemptExpired, weir.ReasonTextLeaseExpired)
 	if j.cancelReq || j.expiries >= j.maxExpiries {
 		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: weir.ReasonTextLeaseExpired})
 	}

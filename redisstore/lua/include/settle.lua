@@ -10,6 +10,7 @@
 --!include dynamic.lua
 --!include compensate.lua
 --!include waiters.lua
+--!include attempts.lua
 
 -- after_end runs the consequences of a job that just ended: a plain job's
 -- removal time (j.x, for finalize: its end plus the retention), a task's
@@ -54,6 +55,7 @@ local function requeue_expired(j, xp)
     hs[7] = p .. F_STATE
     hs[8] = 'queued'
   end
+  FF.archive(j, hs, 'expired', 'lease_expired')
   local fx = {}
   EV.add('retried', j.id, j.att, 'lease_expired')
   j.rq = true
@@ -136,6 +138,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs = {p .. F_ENDED, NOW_S, p .. F_ERROR, err}
   elseif kind == 'released' then
     hs = {p .. F_ATTEMPT, fmt(j.att - 1)}
+    FF.archive(j, hs, 'released', '')
     if j.cr then
       st = 'cancelled'
       hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
@@ -162,6 +165,13 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     if st ~= 'queued' then
       hs[#hs + 1] = p .. F_ENDED
       hs[#hs + 1] = NOW_S
+    end
+    -- an attempt that does not end its job by a finish moves into the
+    -- history: retried, or its lease expired (no token)
+    if not tok then
+      FF.archive(j, hs, 'expired', 'lease_expired')
+    elseif st == 'queued' then
+      FF.archive(j, hs, 'failed', err)
     end
   end
   if j.kind ~= 't' then
