@@ -123,6 +123,9 @@ func (m *Model) validateClaim(p ClaimParams) error {
 	if err := validateBatch("max", p.Max, m.cfg.Limits); err != nil {
 		return err
 	}
+	if err := ValidateWorkerID(p.WorkerID); err != nil {
+		return err
+	}
 	return validateLease(p.Lease, m.cfg.Limits)
 }
 
@@ -163,7 +166,7 @@ func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 	j.state = weir.Running
 	j.attempt++
 	j.cur, j.worker, j.started = true, p.WorkerID, now
-	m.emit(weir.EventStarted, j.id, j.attempt, "", now)
+	m.emitW(weir.EventStarted, j.id, j.attempt, "", j.worker, now)
 	m.leaseSeq++
 	j.token = strconv.FormatInt(m.leaseSeq, 10)
 	j.deadline = now + ms(p.Lease)
@@ -299,7 +302,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 			j.err = weir.ReasonTextJobCancelled
 			m.end(j, weir.Cancelled, now, &fx)
 		} else {
-			m.emit(weir.EventRetried, j.id, j.attempt, "released", now)
+			m.emitW(weir.EventRetried, j.id, j.attempt, "released", j.worker, now)
 			m.push(j, now, &fx)
 		}
 	case OutcomeFailed:
@@ -315,7 +318,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 				delay = ms(o.RetryAfter + time.Millisecond - 1)
 			}
 			j.runAt = now + delay
-			m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
+			m.emitW(weir.EventRetried, j.id, j.attempt, j.err, j.worker, now)
 			m.push(j, now, &fx)
 		default:
 			m.end(j, weir.Failed, now, &fx)
@@ -343,7 +346,7 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 	j.deadline = 0
 	j.expiries++
 	j.err = weir.ReasonTextLeaseExpired
-	m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
+	m.emitW(weir.EventRetried, j.id, j.attempt, j.err, j.worker, now)
 	var fx effects
 	m.push(j, now, &fx)
 	s := Settled{JobID: j.id, State: j.state, Pushed: fx.pushed}
@@ -361,14 +364,14 @@ func (m *Model) end(j *job, s weir.State, now int64, fx *effects) {
 
 // endState moves a job to a terminal state, without the consequences.
 func (m *Model) endState(j *job, s weir.State, now int64) {
-	att, reason := 0, j.err
+	att, reason, worker := 0, j.err, ""
 	if j.state == weir.Running {
-		att = j.attempt
+		att, worker = j.attempt, j.worker
 	}
 	if s == weir.Completed {
 		reason = ""
 	}
-	m.emit(weir.EventType(s), j.id, att, reason, now)
+	m.emitW(weir.EventType(s), j.id, att, reason, worker, now)
 	j.state = s
 	j.ended = now
 	j.runAt = 0

@@ -13,12 +13,13 @@
 
 -- FF.archive appends to hs (the fields of the HSET its caller makes) what
 -- moves running job j's current attempt (j.att) into its history, ended
--- now with outcome o ('failed', 'expired' or 'released') and reason e.
+-- now with outcome o ('failed', 'expired' or 'released') and reason e;
+-- returns the attempt's w as it was (nil when none).
 -- (A field of FF, not a local: the library's top level has few registers
 -- left.)
 function FF.archive(j, hs, o, e)
   local w, h = jget(j, 'w', 'ah')
-  if not w or w == '' then return end
+  if not w or w == '' then return w end
   local st, wk = string.match(w, '^(%d+) (.*)$')
   h = h or ''
   -- the entries' starts, to keep the last 9 before the new one
@@ -34,4 +35,5 @@ function FF.archive(j, hs, o, e)
   hs[n + 2] = h .. fmt(j.att) .. ' ' .. st .. ' ' .. NOW_S .. ' ' .. o .. ' ' .. fmt(#wk) .. ' ' .. fmt(#e) .. ' ' .. wk .. e
   hs[n + 3] = j.pre .. 'w'
   hs[n + 4] = ''
+  return w
 end

@@ -184,7 +184,7 @@ local function lease_job(j, v, dl, dls, out, q)
     end
   end
   j.spec = spec
-  EV.add('started', j.id, a, '')
+  EV.add('started', j.id, a, '', CALL.wk)
   active_add_later(job_queue(j), dls, j.id)
   local leased = bag('leased')
   leased[#leased + 1] = j.id

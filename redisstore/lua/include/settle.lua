@@ -55,9 +55,9 @@ local function requeue_expired(j, xp)
     hs[7] = p .. F_STATE
     hs[8] = 'queued'
   end
-  FF.archive(j, hs, 'expired', 'lease_expired')
+  local w = FF.archive(j, hs, 'expired', 'lease_expired')
   local fx = {}
-  EV.add('retried', j.id, j.att, 'lease_expired')
+  EV.add('retried', j.id, j.att, 'lease_expired', w)
   j.rq = true
   push(j, 0, fx, true)
   READY.add_ready(hs, j)
@@ -102,7 +102,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
     j.st = 'completed'
-    EV.add('completed', j.id, 1, '')
+    EV.add('completed', j.id, 1, '', EV.cfg ~= 'off' and jget(j, 'w') or nil)
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
@@ -120,6 +120,8 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   local fx = {}
   local p = j.pre
   local st, ra = 'completed', 0
+  -- the attempt's w, for its events (read before archive clears it)
+  local w = jget(j, 'w')
   -- hs: the job's fields to write (field, value, ...)
   local hs
   if kind == 'completed' then
@@ -187,11 +189,11 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     er = ''
   end
   if st == 'queued' then
-    EV.add('retried', j.id, ea, er)
+    EV.add('retried', j.id, ea, er, w)
     j.rq = true
     push(j, ra, fx, true)
   else
-    EV.add(st, j.id, ea, er)
+    EV.add(st, j.id, ea, er, w)
     set_job_state(j, st, true)
     if st == 'completed' and j.kind == 't' then
       -- what a claim in this call hands the task's dependents
