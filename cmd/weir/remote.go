@@ -71,14 +71,25 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "status ID",
-		Short: "Show a workflow's state",
+		Short: "Show a workflow's state, or a job's (its attempts, their workers and errors)",
 		Example: "  weir status photo-42\n" +
-			"  weir status photo-42 --json | jq -r .state",
+			"  weir status photo-42 --json | jq -r .state\n" +
+			"  weir status photo-42/resize    # a task's job: its attempt history",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := s.GetWorkflow(ctx, args[0])
+			if errors.Is(err, weirpkg.ErrNotFound) || errors.Is(err, weirpkg.ErrInvalid) {
+				// not a workflow: a job (a plain job's ID, or <wf>/<task>)
+				j, jerr := s.GetJob(ctx, args[0])
+				if jerr == nil {
+					return showJob(c.OutOrStdout(), j, asJSON)
+				}
+				if !errors.Is(jerr, weirpkg.ErrNotFound) && !errors.Is(jerr, weirpkg.ErrInvalid) {
+					return storeErr("job "+args[0], jerr)
+				}
+			}
 			if err != nil {
-				return storeErr("workflow "+args[0], err)
+				return storeErr("workflow or job "+args[0], err)
 			}
 			if err := show(c.OutOrStdout(), w, asJSON); err != nil || asJSON {
 				return err
@@ -87,7 +98,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			return nil
 		}),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record as JSON")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record (or the job's, as GET /v1/jobs/{id}) as JSON")
 	return c
 }
 
