@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // weir status of a job ID prints its attempt history with each attempt's
-// worker; weir jobs a job's worker; weir events an attempt's worker.
+// worker; weir jobs a job's worker; weir events an attempt's worker; weir
+// queues the failed and cancelled counts.
 func TestStatusShowsAttempts(t *testing.T) {
 	t.Parallel()
 	m := miniredis.RunT(t)
@@ -77,4 +79,11 @@ func TestStatusShowsAttempts(t *testing.T) {
 		t.Errorf("events:\n%s", r.Stdout)
 	}
 	cli("status", "nope").WantCode(t, 1)
+
+	// weir queues counts the queue's failed (dead letter) and cancelled jobs
+	r = cli("queues")
+	r.WantCode(t, 0)
+	if !strings.Contains(r.Stdout, "FAILED") || !regexp.MustCompile(`(?m)^mail\s+false\s+0\s+0\s+0\s+1\s+0\s`).MatchString(r.Stdout) {
+		t.Errorf("queues:\n%s", r.Stdout)
+	}
 }

@@ -242,8 +242,12 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 				}
 				return printJSON(c.OutOrStdout(), recs)
 			}
+			ended, err := endedCounts(ctx, s)
+			if err != nil {
+				return storeErr("queue stats", err)
+			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE\tKEY-LIMIT")
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tFAILED\tCANCELLED\tLIMIT\tRATE\tKEY-LIMIT")
 			for _, q := range qs {
 				limit, keyLimit := "-", "-"
 				if q.Concurrency > 0 {
@@ -252,13 +256,39 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 				if q.KeyConcurrency > 0 {
 					keyLimit = strconv.Itoa(q.KeyConcurrency)
 				}
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit, rateColumn(q), keyLimit)
+				failed, cancelled := "-", "-"
+				if n, ok := ended[q.Name]; ok {
+					failed, cancelled = strconv.Itoa(n[0]), strconv.Itoa(n[1])
+				}
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running,
+					failed, cancelled, limit, rateColumn(q), keyLimit)
 			}
 			return tw.Flush()
 		}),
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the queues as a JSON array, each the object of GET /v1/queues (docs/cli.md)")
 	return c
+}
+
+// endedCounts returns each queue's failed and cancelled counts (its
+// dead letters and cancelled jobs within retention: weir.QueueStats) when
+// the store reads them (Stats, as a metrics scrape does), else none.
+func endedCounts(ctx context.Context, s engine.Store) (map[string][2]int, error) {
+	st, ok := s.(interface {
+		Stats(ctx context.Context) (weirpkg.Stats, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][2]int, len(stats.Queues))
+	for _, q := range stats.Queues {
+		out[q.Name] = [2]int{q.Failed, q.Cancelled}
+	}
+	return out, nil
 }
 
 // newQueueCmd groups the queue commands: list the queues, pause, resume
