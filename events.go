@@ -71,6 +71,11 @@ type Event struct {
 	Attempt int `json:"attempt"`
 	// Reason says why: see the event types.
 	Reason string `json:"reason,omitempty"`
+	// Worker is the ID of the worker whose attempt the event is about (a
+	// started event, or the event of the transition that ended a running
+	// attempt: retried, completed, failed, cancelled); empty for the
+	// other events and for an attempt whose claim named no worker.
+	Worker string `json:"worker,omitempty"`
 }
 
 // NewEvent makes the event of type t about id (a job ID, or a workflow ID

@@ -100,6 +100,13 @@ type Job struct {
 	// Key is the job's concurrency key (a tenant, a customer), empty for
 	// none; an undo job has none (spec/states.md, Concurrency keys).
 	Key string
+	// Worker is the ID of the worker that leased the job's current or last
+	// attempt, "" when none did (or its claim named none).
+	Worker string
+	// Attempts are the job's last attempts (at most MaxAttemptHistory),
+	// oldest first, the current one last (spec/states.md, Attempt
+	// history); nil before its first claim.
+	Attempts []AttemptRecord
 }
 
 // Task is a snapshot of one task of a workflow.

@@ -147,6 +147,10 @@ func run(t suiteT, newStore NewStore, opts []Option) {
 		t.Parallel()
 		runWorkers(t, mk)
 	})
+	t.Run("Attempts", func(t suiteT) {
+		t.Parallel()
+		runAttempts(t, mk)
+	})
 	t.Run("Trace", func(t suiteT) {
 		t.Parallel()
 		runTrace(t, mk)

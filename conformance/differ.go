@@ -287,7 +287,8 @@ func (d *differ) queues() []string {
 func (d *differ) claimParams() engine.ClaimParams {
 	return engine.ClaimParams{
 		Queues: d.queues(), Max: d.intRange(1, 3, "max"),
-		Lease: time.Duration(sampled(d, []int{50, 1000}, "lease")) * time.Millisecond,
+		Lease:    time.Duration(sampled(d, []int{50, 1000}, "lease")) * time.Millisecond,
+		WorkerID: sampled(d, []string{"", "w1", "w-2.host"}, "worker"),
 	}
 }
 

@@ -212,7 +212,7 @@ func submit(t *testing.T, srv string, contentType, body string) {
 // by job ID.
 func claim(t *testing.T, s engine.Store, queue string) map[string]engine.Claimed {
 	t.Helper()
-	cs, err := s.Claim(context.Background(), engine.ClaimParams{Queues: []string{queue}, Max: 50, Lease: time.Hour})
+	cs, err := s.Claim(context.Background(), engine.ClaimParams{Queues: []string{queue}, Max: 50, Lease: time.Hour, WorkerID: "test-worker.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,6 +324,11 @@ func TestBrowser(t *testing.T) {
 	jobText := evaluate[string](t, b, `document.querySelector('.job-card[data-job="wf-1/b"]').textContent`)
 	if !strings.Contains(jobText, "exit status 3: disk full") {
 		t.Errorf("the job card of the failed task says %q, want its error", jobText)
+	}
+	// its attempt history: the one attempt, by the worker that claimed it
+	attempts := evaluate[[]string](t, b, `[...document.querySelectorAll('.job-card[data-job="wf-1/b"] table.attempt-history tbody tr')].map(r => r.dataset.outcome + ' ' + r.children[1].textContent)`)
+	if want := []string{"failed test-worker.1"}; !slices.Equal(attempts, want) {
+		t.Errorf("the job card's attempt history rows are %q, want %q", attempts, want)
 	}
 
 	// Cancel, confirmed in the page's dialog.

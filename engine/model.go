@@ -91,6 +91,14 @@ type job struct {
 	traceParent string      // plain jobs: EnqueueParams.TraceParent
 	readyAt     int64       // ms: when its last push made it ready, or its due time
 	promotedAt  int64       // ms: the end of the dependency whose end made the last push, or 0
+
+	// the current (or last) attempt, model_attempts.go: cur is set from
+	// its claim until it moves into history (an attempt that ended
+	// without ending the job by a finish)
+	cur     bool
+	worker  string
+	started int64
+	history []weir.AttemptRecord
 }
 
 // lastFinish remembers a job's last finish, so a repeat returns the same.
@@ -295,6 +303,10 @@ func (j *job) snapshot() weir.Job {
 		CreatedAt: toTime(j.created), EndedAt: toTime(j.ended), ExpiresAt: toTime(j.expires),
 		Progress: j.progressOf(),
 		Key:      j.key,
+		Attempts: j.attempts(),
+	}
+	if n := len(s.Attempts); n > 0 {
+		s.Worker = s.Attempts[n-1].Worker
 	}
 	if j.wf != nil {
 		s.Workflow = j.wf.id

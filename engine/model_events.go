@@ -5,10 +5,18 @@ import "github.com/weirflow/weir"
 // emit records the event of a transition that happened at now
 // (spec/events.md), unless events are off.
 func (m *Model) emit(t weir.EventType, id string, attempt int, reason string, now int64) {
+	m.emitW(t, id, attempt, reason, "", now)
+}
+
+// emitW is emit for the event of a running attempt, by worker (its
+// claim's WorkerID).
+func (m *Model) emitW(t weir.EventType, id string, attempt int, reason, worker string, now int64) {
 	if m.eventsOff {
 		return
 	}
-	m.events = append(m.events, weir.NewEvent(t, id, attempt, reason, toTime(now)))
+	e := weir.NewEvent(t, id, attempt, reason, toTime(now))
+	e.Worker = worker
+	m.events = append(m.events, e)
 }
 
 // TakeEvents returns the events of the transitions since the last call,

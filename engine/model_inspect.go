@@ -195,6 +195,7 @@ func (m *Model) RetryJob(now time.Time, p RetryJobParams) (RetryResult, error) {
 	}
 	m.expiry.remove("j:" + j.id)
 	j.attempt, j.expiries = 0, 0
+	j.resetAttempts()
 	j.err, j.result = "", nil
 	j.ended, j.expires = 0, 0
 	j.cancelReq, j.token, j.deadline, j.last = false, "", 0, nil

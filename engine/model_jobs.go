@@ -113,6 +113,9 @@ func (m *Model) validateClaim(p ClaimParams) error {
 	if err := validateBatch("max", p.Max, m.cfg.Limits); err != nil {
 		return err
 	}
+	if err := ValidateWorkerID(p.WorkerID); err != nil {
+		return err
+	}
 	return validateLease(p.Lease, m.cfg.Limits)
 }
 
@@ -152,7 +155,8 @@ func (m *Model) claim(now int64, p ClaimParams) []Claimed {
 func (m *Model) lease(j *job, q *queue, now int64, p ClaimParams) Claimed {
 	j.state = weir.Running
 	j.attempt++
-	m.emit(weir.EventStarted, j.id, j.attempt, "", now)
+	j.cur, j.worker, j.started = true, p.WorkerID, now
+	m.emitW(weir.EventStarted, j.id, j.attempt, "", j.worker, now)
 	m.leaseSeq++
 	j.token = strconv.FormatInt(m.leaseSeq, 10)
 	j.deadline = now + ms(p.Lease)
@@ -279,12 +283,13 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		j.err = m.cutError(o.Error)
 		m.end(j, weir.Cancelled, now, &fx)
 	case OutcomeReleased:
+		m.archive(j, now, weir.AttemptReleased, "")
 		j.attempt--
 		if j.cancelReq {
 			j.err = weir.ReasonTextJobCancelled
 			m.end(j, weir.Cancelled, now, &fx)
 		} else {
-			m.emit(weir.EventRetried, j.id, j.attempt, "released", now)
+			m.emitW(weir.EventRetried, j.id, j.attempt, "released", j.worker, now)
 			m.push(j, now, &fx)
 		}
 	case OutcomeFailed:
@@ -293,13 +298,14 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 		case j.cancelReq:
 			m.end(j, weir.Cancelled, now, &fx)
 		case !o.NonRetryable && j.attempt-j.expiries < j.maxAttempts:
+			m.archive(j, now, weir.AttemptFailed, j.err)
 			delay := m.backoffDelay(j)
 			if o.RetryAfter > 0 {
 				// whole milliseconds, rounded up: never earlier than asked
 				delay = ms(o.RetryAfter + time.Millisecond - 1)
 			}
 			j.runAt = now + delay
-			m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
+			m.emitW(weir.EventRetried, j.id, j.attempt, j.err, j.worker, now)
 			m.push(j, now, &fx)
 		default:
 			m.end(j, weir.Failed, now, &fx)
@@ -317,6 +323,7 @@ func (m *Model) settle(now int64, j *job, o Outcome) Settled {
 // reason lease_expired, the attempt not counted; past it, the attempt
 // failed with reason lease_expired.
 func (m *Model) expireLease(now int64, j *job) Settled {
+	m.archive(j, now, weir.AttemptExpired, weir.ReasonTextLeaseExpired)
 	if j.cancelReq || j.expiries >= j.maxExpiries {
 		return m.settle(now, j, Outcome{JobID: j.id, Kind: OutcomeFailed, Error: weir.ReasonTextLeaseExpired})
 	}
@@ -326,7 +333,7 @@ func (m *Model) expireLease(now int64, j *job) Settled {
 	j.deadline = 0
 	j.expiries++
 	j.err = weir.ReasonTextLeaseExpired
-	m.emit(weir.EventRetried, j.id, j.attempt, j.err, now)
+	m.emitW(weir.EventRetried, j.id, j.attempt, j.err, j.worker, now)
 	var fx effects
 	m.push(j, now, &fx)
 	s := Settled{JobID: j.id, State: j.state, Pushed: fx.pushed}
@@ -344,14 +351,14 @@ func (m *Model) end(j *job, s weir.State, now int64, fx *effects) {
 
 // endState moves a job to a terminal state, without the consequences.
 func (m *Model) endState(j *job, s weir.State, now int64) {
-	att, reason := 0, j.err
+	att, reason, worker := 0, j.err, ""
 	if j.state == weir.Running {
-		att = j.attempt
+		att, worker = j.attempt, j.worker
 	}
 	if s == weir.Completed {
 		reason = ""
 	}
-	m.emit(weir.EventType(s), j.id, att, reason, now)
+	m.emitW(weir.EventType(s), j.id, att, reason, worker, now)
 	j.state = s
 	j.ended = now
 	j.runAt = 0

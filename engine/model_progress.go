@@ -45,6 +45,6 @@ func (j *job) progressOf() *weir.Progress {
 // and checkpoint.
 func (j *job) claimed(deps []weir.DepOutcome) Claimed {
 	s := j.snapshot()
-	s.Progress = nil
+	s.Progress, s.Worker, s.Attempts = nil, "", nil
 	return Claimed{Job: s, Lease: weir.Lease{Token: j.token, Deadline: toTime(j.deadline)}, Deps: deps, Checkpoint: slices.Clone(j.checkpoint)}
 }

@@ -104,6 +104,7 @@ func (m *Model) RerunWorkflow(now time.Time, p RerunWorkflowParams) (RerunResult
 		}
 		j.state = weir.Waiting
 		j.attempt, j.expiries = 0, 0
+		j.resetAttempts()
 		j.result, j.err = nil, ""
 		j.ended, j.runAt = 0, 0
 		j.cancelReq, j.token, j.deadline, j.last = false, "", 0, nil

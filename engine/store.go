@@ -230,6 +230,10 @@ type ClaimParams struct {
 	// Wait, when > 0, is how long Claim may block for a first job. Finish
 	// ignores it.
 	Wait time.Duration
+	// WorkerID, when set, is the claiming worker's registry ID
+	// (weir.WorkerInfo.ID, ValidID): recorded with each attempt it starts
+	// (weir.Job.Worker, Attempts) and on its events.
+	WorkerID string
 }
 
 // Claimed is one leased job with what its handler needs.

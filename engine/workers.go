@@ -68,6 +68,15 @@ type WorkerList struct {
 	Now   time.Time
 }
 
+// ValidateWorkerID checks a claim's WorkerID: empty (no worker named) or
+// a worker ID (ValidID), as the registry's.
+func ValidateWorkerID(id string) error {
+	if id != "" && !ValidID(id) {
+		return invalid("", "worker id", "%q must be empty or match ^[A-Za-z0-9_.-]{1,128}$ (a worker's registry ID)", id)
+	}
+	return nil
+}
+
 // ValidateBeatWorker checks p against l: a valid ID (ValidID), short
 // strings, valid queue names, at most MaxWorkerQueues queues and
 // MaxWorkerJobs job IDs, and a TTL as a lease's.

@@ -20,10 +20,10 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-// appendClaimArgs appends a claim's ARGV (max, lease, nonce, queues...) to
+// appendClaimArgs appends a claim's ARGV (max, lease, nonce, worker, queues...) to
 // args.
 func appendClaimArgs(args []any, p engine.ClaimParams) []any {
-	args = append(args, p.Max, p.Lease.Milliseconds(), nonce())
+	args = append(args, p.Max, p.Lease.Milliseconds(), nonce(), p.WorkerID)
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
@@ -91,8 +91,8 @@ func (s *part) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Du
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
 	}
-	args := s.argv(scripts["claim"], 4+len(p.Queues))
-	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg, nonce())
+	args := s.argv(scripts["claim"], 5+len(p.Queues))
+	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg, nonce(), p.WorkerID)
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}

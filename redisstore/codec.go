@@ -221,7 +221,7 @@ func splitSpec(spec string, fields *[specFields]string) (f []string, over bool) 
 
 // job reads a job snapshot (reply.lua put_snapshot): id spec created
 // hasPayload payload state attempt runAt token deadline cancelRequested
-// hasResult result error ended expires expiries progress.
+// hasResult result error ended expires expiries progress w ah (attempts).
 func (r *reader) job() weir.Job {
 	var j weir.Job
 	id, spec := r.str(), r.str()
@@ -244,8 +244,14 @@ func (r *reader) job() weir.Job {
 	j.ExpiresAt = r.time()
 	j.Expiries = int(r.int())
 	j.Progress = parseProgress(r.str())
+	w, ah := r.str(), r.str()
 	if j.State == weir.Running {
 		j.Lease = &weir.Lease{Token: token, Deadline: deadline}
+	}
+	if r.err == nil {
+		if err := attempts(&j, w, ah); err != nil {
+			r.err = err
+		}
 	}
 	return j
 }

@@ -221,7 +221,9 @@ func (s *part) waitEvents(ctx context.Context, key, last string, wait time.Durat
 
 // decodeEntry reads one stream entry: t (the call's now, ms) and e, its
 // events joined by newlines, each "<type> <id> <attempt> <n> <reason>"
-// with n the reason's length in bytes (a reason may hold any byte).
+// with n the reason's length in bytes (a reason may hold any byte), then
+// " <worker>" for an attempt's event whose claim named a worker (an entry
+// written before workers were recorded has none).
 func decodeEntry(m redis.XMessage) ([]weir.Event, error) {
 	tv, _ := m.Values["t"].(string)
 	ms, err := strconv.ParseInt(tv, 10, 64)
@@ -255,6 +257,16 @@ func decodeEntry(m redis.XMessage) ([]weir.Event, error) {
 		}
 		e := weir.NewEvent(weir.EventType(f[0]), f[1], a, rest[:n], at)
 		rest = rest[n:]
+		if rest != "" && rest[0] == ' ' {
+			end := strings.IndexByte(rest, '\n')
+			if end < 0 {
+				end = len(rest)
+			}
+			if e.Worker = rest[1:end]; e.Worker == "" {
+				return nil, bad("an empty worker")
+			}
+			rest = rest[end:]
+		}
 		e.ID = m.ID + "." + strconv.Itoa(len(out)+1)
 		out = append(out, e)
 	}

@@ -184,8 +184,8 @@ func TestEventsWait(t *testing.T) {
 	}
 }
 
-// TestDecodeEntry: an entry's events, reasons with any bytes; malformed
-// entries are protocol errors.
+// TestDecodeEntry: an entry's events, reasons with any bytes, workers;
+// malformed entries are protocol errors.
 func TestDecodeEntry(t *testing.T) {
 	m := redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1000", "e": "queued j 0 0 \nfailed w/t 2 6 a b\nc \nworkflow_ended w 0 9 completed"}}
 	evs, err := decodeEntry(m)
@@ -195,7 +195,18 @@ func TestDecodeEntry(t *testing.T) {
 	if len(evs) != 3 || evs[1].Reason != "a b\nc " || evs[1].Task != "t" || evs[1].Attempt != 2 || evs[2].Workflow != "w" || evs[2].ID != "5-1.3" || !evs[0].Time.Equal(time.UnixMilli(1000)) {
 		t.Fatalf("%+v", evs)
 	}
-	for _, e := range []string{"queued j 0", "queued j 0 5 abc", "queued j x 0 ", "queued j 0 0 queued", "queued j 0 0 xqueued j 0 0 "} {
+	// an attempt's event names its worker after its reason (an entry
+	// written before workers were recorded names none)
+	m = redis.XMessage{ID: "5-2", Values: map[string]any{"t": "1000", "e": "started j 1 0  host-a.1\nretried j 1 3 x\ny w-2\ncompleted j 2 0 "}}
+	evs, err = decodeEntry(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 || evs[0].Worker != "host-a.1" || evs[0].Reason != "" || evs[1].Worker != "w-2" || evs[1].Reason != "x\ny" ||
+		evs[2].Worker != "" || evs[2].Type != weir.EventCompleted {
+		t.Fatalf("%+v", evs)
+	}
+	for _, e := range []string{"queued j 0", "queued j 0 5 abc", "queued j x 0 ", "queued j 0 0 queued", "queued j 0 0 xqueued j 0 0 ", "started j 1 0  ", "started j 1 0  \nqueued j 0 0 "} {
 		if _, err := decodeEntry(redis.XMessage{ID: "5-1", Values: map[string]any{"t": "1", "e": e}}); !errors.Is(err, weir.ErrProtocol) {
 			t.Errorf("%q: %v", e, err)
 		}

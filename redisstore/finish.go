@@ -141,7 +141,7 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 			blocks += addBlockLen(o)
 		}
 	}
-	args := s.argv(scripts["finish"], 1+9*nSent+1+blocks+4+nq)
+	args := s.argv(scripts["finish"], 1+9*nSent+1+blocks+5+nq)
 	args = append(args, nSent)
 	bs := 3 + 1 + 9*nSent + 1 + 1 // ARGV index of the first block
 	for _, i := range sent {
@@ -173,7 +173,7 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 	if p.Claim != nil {
 		args = appendClaimArgs(args, *p.Claim)
 	} else {
-		args = append(args, 0, 0, argEmpty)
+		args = append(args, 0, 0, argEmpty, argEmpty)
 	}
 	v, err := s.call(ctx, scripts["finish"], args)
 	if err != nil {

@@ -712,7 +712,7 @@ func TestRepeatedClaimCallHandsOutTheSameLeases(t *testing.T) {
 	call := func(queue string, max int) []engine.Claimed {
 		t.Helper()
 		sc := scripts["claim"]
-		args := append(s.argv(sc, 5), max, 60000, "", "00112233aabbccdd"+queue, queue)
+		args := append(s.argv(sc, 6), max, 60000, "", "00112233aabbccdd"+queue, "w1", queue)
 		v, err := s.call(bg, sc, args)
 		if err != nil {
 			t.Fatal(err)

@@ -67,6 +67,9 @@ func (s *part) validateClaim(p engine.ClaimParams) error {
 	if err := s.validateBatch("max", p.Max); err != nil {
 		return err
 	}
+	if err := engine.ValidateWorkerID(p.WorkerID); err != nil {
+		return err
+	}
 	return s.validateLease(p.Lease)
 }
 

@@ -77,6 +77,37 @@ type jobRec struct {
 	// Progress is the job's last progress report, null when none.
 	Progress *workflowfile.ProgressRecord `json:"progress"`
 	Key      *string                      `json:"key"`
+	// Worker is the worker of the current or last attempt, null when none
+	// was named; AttemptHistory the last attempts, oldest first
+	// (spec/states.md, Attempt history), [] before the first.
+	Worker         *string      `json:"worker"`
+	AttemptHistory []attemptRec `json:"attempt_history"`
+}
+
+// attemptRec is one attempt of a job's record.
+type attemptRec struct {
+	Attempt   int                 `json:"attempt"`
+	Worker    *string             `json:"worker"`
+	StartedAt *workflowfile.Stamp `json:"started_at"`
+	EndedAt   *workflowfile.Stamp `json:"ended_at"`
+	// DurationMS is how long it ran (ms), null while it runs.
+	DurationMS *int64  `json:"duration_ms"`
+	Outcome    *string `json:"outcome"`
+	Error      *string `json:"error"`
+}
+
+// toAttemptRecs converts a job's attempt history into its records.
+func toAttemptRecs(as []weir.AttemptRecord) []attemptRec {
+	out := make([]attemptRec, len(as))
+	for i, a := range as {
+		out[i] = attemptRec{Attempt: a.Attempt, Worker: optString(a.Worker), StartedAt: optTime(a.Started), EndedAt: optTime(a.Ended),
+			Outcome: optString(string(a.Outcome)), Error: optString(a.Error)}
+		if !a.Ended.IsZero() {
+			d := a.Duration().Milliseconds()
+			out[i].DurationMS = &d
+		}
+	}
+	return out
 }
 
 // optString is s, or nil (JSON null) when s is empty.
@@ -106,6 +137,7 @@ func toJobRec(j weir.Job) jobRec {
 		RunAt: optTime(j.RunAt), CreatedAt: optTime(j.CreatedAt), EndedAt: optTime(j.EndedAt), ExpiresAt: optTime(j.ExpiresAt),
 		Progress: workflowfile.NewProgressRecord(j.Progress),
 		Key:      optString(j.Key),
+		Worker:   optString(j.Worker), AttemptHistory: toAttemptRecs(j.Attempts),
 	}
 	if j.State == weir.Completed {
 		r.Result = shell.DecodeResult(j.Result)

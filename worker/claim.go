@@ -11,7 +11,7 @@ import (
 // claimParams returns a claim of up to n jobs, with the queues in this
 // claim's order.
 func (r *run) claimParams(n int, wait time.Duration) engine.ClaimParams {
-	return engine.ClaimParams{Queues: r.order(), Max: n, Lease: r.cfg.Lease, Wait: wait}
+	return engine.ClaimParams{Queues: r.order(), Max: n, Lease: r.cfg.Lease, Wait: wait, WorkerID: r.w.id}
 }
 
 // order returns the queues in the order one claim tries them; the caller

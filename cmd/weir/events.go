@@ -100,6 +100,9 @@ func printEvent(w io.Writer, e weirpkg.Event, asJSON bool) error {
 	if e.Reason != "" {
 		line += fmt.Sprintf(" reason=%q", e.Reason)
 	}
+	if e.Worker != "" {
+		line += " worker=" + e.Worker
+	}
 	_, err := fmt.Fprintln(w, line)
 	return err
 }

@@ -50,9 +50,9 @@ func newJobsCmd(g *globalFlags) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tAT\tPROGRESS\tERROR")
+			fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tWORKER\tAT\tPROGRESS\tERROR")
 			for _, j := range page.Jobs {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", j.ID, j.State, j.Attempt, jobTime(j), progressCell(j.Progress), cell(j.Error))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", j.ID, j.State, j.Attempt, cell(j.Worker), jobTime(j), progressCell(j.Progress), cell(j.Error))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

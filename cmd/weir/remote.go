@@ -71,14 +71,25 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "status ID",
-		Short: "Show a workflow's state",
+		Short: "Show a workflow's state, or a job's (its attempts, their workers and errors)",
 		Example: "  weir status photo-42\n" +
-			"  weir status photo-42 --json | jq -r .state",
+			"  weir status photo-42 --json | jq -r .state\n" +
+			"  weir status photo-42/resize    # a task's job: its attempt history",
 		Args: exactArgs(1),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
 			w, err := s.GetWorkflow(ctx, args[0])
+			if errors.Is(err, weirpkg.ErrNotFound) || errors.Is(err, weirpkg.ErrInvalid) {
+				// not a workflow: a job (a plain job's ID, or <wf>/<task>)
+				j, jerr := s.GetJob(ctx, args[0])
+				if jerr == nil {
+					return showJob(c.OutOrStdout(), j, asJSON)
+				}
+				if !errors.Is(jerr, weirpkg.ErrNotFound) && !errors.Is(jerr, weirpkg.ErrInvalid) {
+					return storeErr("job "+args[0], jerr)
+				}
+			}
 			if err != nil {
-				return storeErr("workflow "+args[0], err)
+				return storeErr("workflow or job "+args[0], err)
 			}
 			if err := show(c.OutOrStdout(), w, asJSON); err != nil || asJSON {
 				return err
@@ -87,7 +98,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			return nil
 		}),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record as JSON")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workflow record (or the job's, as GET /v1/jobs/{id}) as JSON")
 	return c
 }
 
@@ -231,8 +242,12 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 				}
 				return printJSON(c.OutOrStdout(), recs)
 			}
+			ended, err := endedCounts(ctx, s)
+			if err != nil {
+				return storeErr("queue stats", err)
+			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tLIMIT\tRATE\tKEY-LIMIT")
+			fmt.Fprintln(tw, "QUEUE\tPAUSED\tREADY\tDELAYED\tRUNNING\tFAILED\tCANCELLED\tLIMIT\tRATE\tKEY-LIMIT")
 			for _, q := range qs {
 				limit, keyLimit := "-", "-"
 				if q.Concurrency > 0 {
@@ -241,13 +256,39 @@ func newQueuesCmd(g *globalFlags, path string) *cobra.Command {
 				if q.KeyConcurrency > 0 {
 					keyLimit = strconv.Itoa(q.KeyConcurrency)
 				}
-				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running, limit, rateColumn(q), keyLimit)
+				failed, cancelled := "-", "-"
+				if n, ok := ended[q.Name]; ok {
+					failed, cancelled = strconv.Itoa(n[0]), strconv.Itoa(n[1])
+				}
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", q.Name, q.Paused, q.Ready, q.Delayed, q.Running,
+					failed, cancelled, limit, rateColumn(q), keyLimit)
 			}
 			return tw.Flush()
 		}),
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the queues as a JSON array, each the object of GET /v1/queues (docs/cli.md)")
 	return c
+}
+
+// endedCounts returns each queue's failed and cancelled counts (its
+// dead letters and cancelled jobs within retention: weir.QueueStats) when
+// the store reads them (Stats, as a metrics scrape does), else none.
+func endedCounts(ctx context.Context, s engine.Store) (map[string][2]int, error) {
+	st, ok := s.(interface {
+		Stats(ctx context.Context) (weirpkg.Stats, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][2]int, len(stats.Queues))
+	for _, q := range stats.Queues {
+		out[q.Name] = [2]int{q.Failed, q.Cancelled}
+	}
+	return out, nil
 }
 
 // newQueueCmd groups the queue commands: list the queues, pause, resume

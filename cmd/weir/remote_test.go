@@ -31,14 +31,14 @@ func TestSharedRedisCommands(t *testing.T) {
 	if r := cli("queue", "limit", "lim", "3"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 3 running" {
 		t.Errorf("queue limit: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-\s+-$`).MatchString(r.Stdout) {
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+0\s+0\s+3\s+-\s+-$`).MatchString(r.Stdout) {
 		t.Errorf("queues after a limit: %d %q", r.Code, r.Stdout)
 	}
 	// A rate limit, listed beside it; 0 removes it.
 	if r := cli("queue", "rate", "lim", "10/1s"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 10 starts per 1s" {
 		t.Errorf("queue rate: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+10/1s\s+-$`).MatchString(r.Stdout) {
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+0\s+0\s+3\s+10/1s\s+-$`).MatchString(r.Stdout) {
 		t.Errorf("queues after a rate limit: %d %q", r.Code, r.Stdout)
 	}
 	for bad, field := range map[string]string{"x/1s": "limit", "10": "period", "10/x": "period", "10/0s": "period", "20000/1s": "limit"} {
@@ -49,14 +49,14 @@ func TestSharedRedisCommands(t *testing.T) {
 	if r := cli("queue", "rate", "lim", "0"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: no rate limit" {
 		t.Errorf("queue rate 0: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-\s+-$`).MatchString(r.Stdout) {
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+0\s+0\s+3\s+-\s+-$`).MatchString(r.Stdout) {
 		t.Errorf("queues after the rate limit's removal: %d %q", r.Code, r.Stdout)
 	}
 	// A per-key limit, listed by weir queues; a job document's key.
 	if r := cli("queue", "key-limit", "lim", "2"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "queue lim: at most 2 running per key" {
 		t.Errorf("queue key-limit: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+3\s+-\s+2$`).MatchString(r.Stdout) {
+	if r := cli("queues"); r.Code != 0 || !regexp.MustCompile(`(?m)^lim\s+false\s+0\s+0\s+0\s+0\s+0\s+3\s+-\s+2$`).MatchString(r.Stdout) {
 		t.Errorf("queues after a key limit: %d %q", r.Code, r.Stdout)
 	}
 	for _, bad := range []string{"x", "2000000"} {
@@ -197,7 +197,7 @@ func TestSharedRedisCommands(t *testing.T) {
 	cli("wait", "fixed").WantCode(t, 0)
 
 	r = cli("status", "nope")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "workflow nope: not found") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "workflow or job nope: not found") {
 		t.Errorf("status of a missing workflow: %d %q", r.Code, r.Stderr)
 	}
 

@@ -715,6 +715,7 @@
       ['state', badge(j.state)],
       ['cancel', j.cancel_requested ? h('span', { class: 'cancel-requested' }, 'requested: the worker is told to stop') : ''],
       ['queue', j.queue], ['attempts', j.attempts + ' of ' + j.max_attempts], ['progress', j.progress ? progressBar(j.progress) : ''],
+      ['worker', j.worker ? h('span', { class: 'mono' }, j.worker) : ''],
       ['priority', j.priority], ['created', fmtTime(j.created_at)], ['run at', fmtTime(j.run_at)],
       ['lease until', fmtTime(j.lease_deadline)], ['ended', fmtTime(j.ended_at)], ['expires', fmtTime(j.expires_at)],
       ['payload', j.payload !== null ? h('pre', {}, fmtValue(j.payload)) : ''],
@@ -723,7 +724,21 @@
     ].filter(([, v]) => v !== '' && v !== null);
     return h('div', { class: 'card job-card', 'data-job': j.id },
       h('h2', {}, j.undo ? 'Undo job ' : 'Job ', h('span', { class: 'mono' }, j.id), ' ', jobActions(j)),
-      h('table', {}, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))));
+      h('table', {}, h('tbody', {}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
+      attemptHistory(j.attempt_history || []));
+  }
+
+  // attemptHistory is a job card's table of its last attempts, oldest
+  // first (spec/states.md, Attempt history); nothing before the first.
+  function attemptHistory(as) {
+    if (as.length === 0) return null;
+    return h('table', { class: 'attempt-history' },
+      h('thead', {}, h('tr', {}, ['#', 'worker', 'started', 'took', 'outcome', 'error'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, as.map((a) => h('tr', { 'data-outcome': a.outcome || 'running' },
+        h('td', { class: 'num' }, a.attempt), h('td', { class: 'mono' }, a.worker || ''), h('td', {}, fmtTime(a.started_at)),
+        h('td', { class: 'num' }, a.duration_ms === null ? '' : (a.duration_ms / 1000).toFixed(3) + ' s'),
+        h('td', {}, a.outcome ? badge(a.outcome) : badge('running')),
+        h('td', {}, a.error ? h('pre', { class: 'error-text' }, a.error) : null)))));
   }
 
   // jobActions are the inspector's actions on one job that the store

@@ -15,9 +15,11 @@ EV.CHUNK = 400
 
 -- EV.add records event typ of id (a job ID, or a workflow ID for the
 -- workflow_ types) with attempt a (a number or a numeric string) and
--- reason r: "<type> <id> <attempt> <bytes of reason> <reason>". Nothing
--- when the namespace's events are off.
-function EV.add(typ, id, a, r)
+-- reason r: "<type> <id> <attempt> <bytes of reason> <reason>", then
+-- " <worker>" when w, the running attempt's field w ("<start ms>
+-- <worker>", attempts.lua), names one. Nothing when the namespace's
+-- events are off.
+function EV.add(typ, id, a, r, w)
   if EV.cfg == 'off' then return end
   local l = EV.l
   if not l then
@@ -31,11 +33,15 @@ function EV.add(typ, id, a, r)
   elseif a == 1 then
     a = '1'
   end
+  local e
   if r == '' then
-    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
+    e = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
   else
-    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+    e = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
   end
+  local wk = w and string.match(w, ' (.+)$')
+  if wk then e = e .. ' ' .. wk end
+  l[#l + 1] = e
 end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the

@@ -49,8 +49,8 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       local token = fmt(cnt) .. '-' .. nonce
       local a = v[4]
       if a then a = fmt(tonumber(a) + 1) else a = '1' end
-      redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
-      EV.add('started', id, a, '')
+      redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls, 'w', CALL.wk)
+      EV.add('started', id, a, '', CALL.wk)
       if not aadd then
         aadd = active_later('aadd', q)
         leased = bag('leased')

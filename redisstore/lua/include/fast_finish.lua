@@ -122,7 +122,7 @@ end
 -- neither a concurrency key nor a unique key held until its end.
 function FF.plain(out, id, tok, result)
   local key = P .. 'j:' .. id
-  local v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_SPEC, F_STATE, F_ENDED)
+  local v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_SPEC, F_STATE, F_ENDED, 'w')
   local spec, a = v[4], v[3]
   if v[1] ~= tok or not v[5] or v[6] or not spec or not a or (v[2] and string.match(v[2], '^[^ ]*') == tok) or
     string.find(spec, '|K', 1, true) or (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
@@ -130,7 +130,7 @@ function FF.plain(out, id, tok, result)
   end
   local q = string.match(spec, '^[^|]*')
   active_remove_later(q, id)
-  EV.add('completed', id, a, '')
+  EV.add('completed', id, a, '', v[7])
   -- a later attempt clears the error of the failed one before it
   if tonumber(a) > 1 then
     if result then
@@ -181,7 +181,7 @@ function FF.task(out, id, tok, result, s1)
   local t = 't' .. is
   local p = t .. '.'
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS)
+    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w')
   local a, spec, dn = v[10], v[11], v[12]
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
     not spec or (v[9] and string.match(v[9], '^[^ ]*') == tok) or string.match(spec, '^[^|]*') ~= name then
@@ -206,7 +206,7 @@ function FF.task(out, id, tok, result, s1)
   end
   local q = string.match(spec, '^[^|]*|([^|]*)')
   active_remove_later(q, id)
-  EV.add('completed', id, a, '')
+  EV.add('completed', id, a, '', v[13])
   local skey = key .. ':s'
   FF.byte(skey, tonumber(is), 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at

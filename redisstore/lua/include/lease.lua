@@ -152,7 +152,7 @@ local function lease_job(j, v, dl, dls, out, q)
     spec, a, e, pay, created, xp, ck, tp, rd = v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
     a = next_attempt(a)
     j.st = 'running'
-    redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls)
+    redis.call('HSET', j.key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls, 'w', CALL.wk)
   else
     if j.kind == 't' then
       spec, a, dp, ck, tp, rd = v[1], v[2], v[3], v[4], v[5], v[6]
@@ -177,13 +177,14 @@ local function lease_job(j, v, dl, dls, out, q)
     ck = task_checkpoint(j, ck)
     a = next_attempt(a)
     if j.kind == 't' then
-      redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+      redis.call('HSET', w.key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
     else
-      redis.call('HSET', w.key, p .. F_STATE, 'running', p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+      redis.call('HSET', w.key, p .. F_STATE, 'running', p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls,
+        p .. 'w', CALL.wk)
     end
   end
   j.spec = spec
-  EV.add('started', j.id, a, '')
+  EV.add('started', j.id, a, '', CALL.wk)
   active_add_later(job_queue(j), dls, j.id)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
@@ -366,7 +367,7 @@ end
 -- jobs, so a resent call orphans no job. first: the caller knows that no
 -- earlier run of this call happened (a finish that settled an outcome: a
 -- run before it would have settled it), so there is no record to look up.
-local function claim_once(nonce, queues, max, lease_ms, out, first)
+local function claim_once(nonce, queues, max, lease_ms, out, first, worker)
   local key = P .. 'claim:' .. nonce
   local prev = not first and redis.call('GET', key)
   if prev then
@@ -377,6 +378,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first)
     return n
   end
   CALL.nonce = nonce
+  -- what a lease writes as its attempt's w: "<start ms> <worker>"
+  CALL.wk = NOW_S .. ' ' .. worker
   local n = claim(queues, max, lease_ms, out)
   if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n

@@ -42,25 +42,29 @@ local function put_settled(out, s)
   put_list(out, s.pushed, 2)
 end
 
--- put_snapshot appends job j's snapshot, 18 strings: id spec created
+-- put_snapshot appends job j's snapshot, 20 strings: id spec created
 -- hasPayload payload state attempt runAt token deadline cancelRequested
--- hasResult result error ended expires expiries progress (checkpoint.lua). Go shows the token and deadline
+-- hasResult result error ended expires expiries progress (checkpoint.lua)
+-- attempt history (attempts.lua: w, then ah). Go shows the token and deadline
 -- only while running, and reads queue, priority and retry policy from the
 -- spec.
 local function put_snapshot(out, j)
   local v, pay, created, st, expires, pg
   if j.kind == 'j' then
     v = redis.call('HMGET', j.key, F_SPEC, F_ATTEMPT, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES, 'pg')
+      F_ENDED, F_CREATED, F_PAYLOAD, F_STATE, F_EXPIRIES, 'pg', 'w', 'ah')
     created, pay, st, pg = v[10], v[11], v[12], v[14]
     v[11] = v[13] -- expiries, where the task branch reads them
+    v[12], v[13] = v[15], v[16] -- w and ah, where the task branch reads them
     -- a plain job expires its retention after its end
     if v[9] then expires = fmt(tonumber(v[9]) + RETENTION) end
   else
     local w, pre = j.wf, j.pre
     v = redis.call('HMGET', w.key, 't' .. j.is, pre .. F_ATTEMPT, pre .. F_RUN_AT, pre .. F_TOKEN, pre .. F_DEADLINE,
-      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES, pre .. 'pg')
+      pre .. F_CANCEL, pre .. F_RESULT, pre .. F_ERROR, pre .. F_ENDED, pre .. F_CREATED, pre .. F_EXPIRIES, pre .. 'pg',
+      pre .. 'w', pre .. 'ah')
     pg = v[12]
+    v[12], v[13] = v[13], v[14]
     expires = wget(w, W_EXPIRES)
     if j.kind == 't' then
       created = wget(w, F_CREATED)
@@ -96,6 +100,8 @@ local function put_snapshot(out, j)
   out[n + 16] = expires or '0'
   out[n + 17] = v[11] or '0'
   out[n + 18] = pg or ''
+  out[n + 19] = v[12] or ''
+  out[n + 20] = v[13] or ''
 end
 
 -- queues_reply: the number of known queues, then per queue in name order

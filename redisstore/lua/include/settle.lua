@@ -10,6 +10,7 @@
 --!include dynamic.lua
 --!include compensate.lua
 --!include waiters.lua
+--!include attempts.lua
 
 -- after_end runs the consequences of a job that just ended: a plain job's
 -- removal time (j.x, for finalize: its end plus the retention), a task's
@@ -54,8 +55,9 @@ local function requeue_expired(j, xp)
     hs[7] = p .. F_STATE
     hs[8] = 'queued'
   end
+  local w = FF.archive(j, hs, 'expired', 'lease_expired')
   local fx = {}
-  EV.add('retried', j.id, j.att, 'lease_expired')
+  EV.add('retried', j.id, j.att, 'lease_expired', w)
   j.rq = true
   push(j, 0, fx, true)
   READY.add_ready(hs, j)
@@ -100,7 +102,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     -- the common case, written straight: a plain job's first attempt
     -- completes (no error to clear, nothing pushed)
     j.st = 'completed'
-    EV.add('completed', j.id, 1, '')
+    EV.add('completed', j.id, 1, '', EV.cfg ~= 'off' and jget(j, 'w') or nil)
     mark_ended(j)
     j.x = NOW + RETENTION
     local s = {id = j.id, state = 'completed', run_at = 0, wf_state = '', pushed = false, wf_ended = false}
@@ -118,6 +120,8 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   local fx = {}
   local p = j.pre
   local st, ra = 'completed', 0
+  -- the attempt's w, for its events (read before archive clears it)
+  local w = jget(j, 'w')
   -- hs: the job's fields to write (field, value, ...)
   local hs
   if kind == 'completed' then
@@ -136,6 +140,7 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     hs = {p .. F_ENDED, NOW_S, p .. F_ERROR, err}
   elseif kind == 'released' then
     hs = {p .. F_ATTEMPT, fmt(j.att - 1)}
+    FF.archive(j, hs, 'released', '')
     if j.cr then
       st = 'cancelled'
       hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
@@ -163,6 +168,13 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       hs[#hs + 1] = p .. F_ENDED
       hs[#hs + 1] = NOW_S
     end
+    -- an attempt that does not end its job by a finish moves into the
+    -- history: retried, or its lease expired (no token)
+    if not tok then
+      FF.archive(j, hs, 'expired', 'lease_expired')
+    elseif st == 'queued' then
+      FF.archive(j, hs, 'failed', err)
+    end
   end
   if j.kind ~= 't' then
     hs[#hs + 1] = p .. F_STATE
@@ -177,11 +189,11 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     er = ''
   end
   if st == 'queued' then
-    EV.add('retried', j.id, ea, er)
+    EV.add('retried', j.id, ea, er, w)
     j.rq = true
     push(j, ra, fx, true)
   else
-    EV.add(st, j.id, ea, er)
+    EV.add(st, j.id, ea, er, w)
     set_job_state(j, st, true)
     if st == 'completed' and j.kind == 't' then
       -- what a claim in this call hands the task's dependents

@@ -14,7 +14,8 @@
 -- ARGV[7]  nonce: 16 hex digits, new for each Claim call (claim_once: a
 --          call sent again after a broken connection hands out the leases
 --          of its first run)
--- ARGV[8 ..] queue names
+-- ARGV[8]  the claiming worker's ID, or "": each lease's attempt records it
+-- ARGV[9 ..] queue names
 -- Reply:   now, next due ms or "0", nClaimed, Claimed* (lease.lua), then
 --          "P<i>" when a sweep's cascade ran out of the budget in the i-th
 --          queue given: the claim stopped there (drain, then claim again
@@ -28,7 +29,7 @@
 
 begin(KEYS, ARGV)
 local queues = {}
-for i = 8, #ARGV do queues[#queues + 1] = ARGV[i] end
+for i = 9, #ARGV do queues[#queues + 1] = ARGV[i] end
 read_clock()
 allow_full()
 if not drain_first() then
@@ -37,7 +38,7 @@ if not drain_first() then
 end
 -- the reply: now, next due, the count, then the Claimed (set below)
 local out = {NOW_S, '0', '0'}
-local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out)
+local n = claim_once(ARGV[7], queues, tonumber(ARGV[4]), tonumber(ARGV[5]), out, false, ARGV[8])
 local nd = 0
 local wait = tonumber(ARGV[6]) or 0
 if n == 0 and wait > 0 and not CALL.stopped then

@@ -14,7 +14,7 @@
 -- then:    the IDs of workflows that earlier calls of the same finish ended
 --          (joined by spaces, or ""): this call still finds them when their
 --          retention (0) passed, as one call would
--- then:    claim max ("0": no claim), lease ms, nonce (as claim's), queue names...
+-- then:    claim max ("0": no claim), lease ms, nonce, worker (as claim's), queue names...
 -- Reply:   nSettled, Settled* (reply.lua), nClaimed, Claimed* (lease.lua),
 --          then "P<i>" when a cascade ran out of the call's budget: with
 --          i = 0 among the outcomes (nSettled says how many were settled,
@@ -111,10 +111,10 @@ if CALL.stopped then
   out[#out + 1] = '0'
 elseif max > 0 then
   local queues = {}
-  for i = c + 4, #ARGV do queues[#queues + 1] = ARGV[i] end
+  for i = c + 5, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled))
+  out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled, ARGV[c + 4]))
 else
   out[#out + 1] = '0'
 end

@@ -38,7 +38,7 @@
 -- RERUN.MARKS is the workflow field of its tasks' push marks (spec/keys.md,
 -- rk); RERUN.FIELDS are the task job fields a reset clears.
 local RERUN = {MARKS = 'rk', FIELDS = {F_ATTEMPT, F_EXPIRIES, F_RUN_AT, F_TOKEN, F_DEADLINE, F_CANCEL, F_RESULT, F_ERROR,
-  F_ENDED, F_LAST_SETTLED, F_SIGNAL, F_READY, F_DEP_FAILED},
+  F_ENDED, F_LAST_SETTLED, F_SIGNAL, F_READY, F_DEP_FAILED, 'w', 'ah'},
   -- the workflow fields a re-run clears
   WFIELDS = {W_REASON, W_ENDED, W_EXPIRES, W_UNABSORBED, W_FAILED_BEFORE_CANCEL, W_FAIL_FAST_FIRED, W_CANCEL,
     W_CANCEL_UNDO, W_CANCEL_AT, W_UNDOS_REMAINING, W_UNDO_FAILED, CANCEL.HIT}}

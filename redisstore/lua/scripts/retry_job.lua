@@ -35,7 +35,7 @@ end
 local en = redis.call('HGET', j.key, F_ENDED)
 if en then redis.call('ZREM', qkey(job_queue(j), st), pad15(tonumber(en)) .. ':' .. id) end
 redis.call('HDEL', j.key, F_ATTEMPT, F_EXPIRIES, F_ERROR, F_RESULT, F_ENDED, F_CANCEL, F_TOKEN, F_DEADLINE,
-  F_LAST_SETTLED, F_RUN_AT)
+  F_LAST_SETTLED, F_RUN_AT, 'w', 'ah')
 -- its removal time: a PEXPIREAT with the server clock, an expiry entry
 -- with the test clock
 redis.call('PERSIST', j.key)
