@@ -165,12 +165,13 @@ function FF.lease_task(id, dls, out, cnt)
     h.hs = nil
     local m = #hs
     hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
+    hs[m + 7], hs[m + 8] = p .. 'w', CALL.wk
     redis.call('HSET', key, unpack(hs))
   else
-    redis.call('HSET', key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls)
+    redis.call('HSET', key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
   end
   FF.byte(skey, i, 'r')
-  EV.add('started', id, a, '')
+  EV.add('started', id, a, '', CALL.wk)
   active_add_later(string.match(v[4], '^[^|]*|([^|]*)'), dls, id)
   local leased = bag('leased')
   leased[#leased + 1] = id

@@ -67,7 +67,7 @@ for x = 0, k - 1 do
   local j, tk, ls, a, cr, s
   -- the claim's first queue, to which the last outcome may hand the task
   -- it promotes (fast_task.lua)
-  if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 4] end
+  if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
   if FF.finish(out, ARGV, b) then
     -- settled on its fast path (fast_finish.lua), its Settled in out
     settled, s = true, true
