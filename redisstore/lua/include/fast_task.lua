@@ -113,7 +113,7 @@ function FF.lease_task(id, dls, out, cnt)
   local key = P .. 'w:' .. wid
   local is = h and h.is
   if not is then
-    is = redis.pcall('HGET', key .. ':i', name)
+    is = redis.pcall('HGET', P .. 'w:' .. wid .. ':i', name)
     if type(is) ~= 'string' then return false end
   end
   local t = 't' .. is
@@ -158,7 +158,7 @@ function FF.lease_task(id, dls, out, cnt)
   local a, e, xp = v[5], nil, nil
   if a and a ~= '0' then e, xp = v[10], v[11] end
   if a then a = fmt(tonumber(a) + 1) else a = '1' end
-  local pay = redis.call('HGET', key .. ':p', is)
+  local pay = redis.call('HGET', P .. 'w:' .. wid .. ':p', is)
   local hs = h and h.hs
   if hs then
     -- one HSET with the finish's

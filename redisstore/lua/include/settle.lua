@@ -143,7 +143,9 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
     FF.archive(j, hs, 'released', '')
     if j.cr then
       st = 'cancelled'
-      hs[3], hs[4], hs[5], hs[6] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
+      -- appended: FF.archive's fields come before these
+      local n = #hs
+      hs[n + 1], hs[n + 2], hs[n + 3], hs[n + 4] = p .. F_ERROR, 'cancelled', p .. F_ENDED, NOW_S
     else
       st = 'queued'
     end
