@@ -26,8 +26,8 @@ func (s *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPag
 		bad := !ok || !validJobID(id)
 		switch p.State {
 		case weir.ListReady, weir.ListDelayed, weir.ListRunning:
-			if p.State == weir.ListReady {
-				c = strings.TrimPrefix(c, "k")
+			if p.State == weir.ListReady && (strings.HasPrefix(c, "k") || strings.HasPrefix(c, "l")) {
+				c = c[1:]
 			}
 			if _, err := strconv.ParseFloat(c, 64); err != nil || strings.ContainsAny(c, "([") {
 				bad = true

@@ -1097,7 +1097,9 @@ func TestPushCounterStaysBounded(t *testing.T) {
 	if err := e.rdb.HSet(bg, state, "push", int64(1)<<32).Err(); err != nil {
 		t.Fatal(err)
 	}
-	enqueue("a", 0)
+	// a priority other than 0 takes a push count (priority 0 is the list's:
+	// spec/keys.md q:<queue>:l)
+	enqueue("a", 1)
 	if got := claimAll(2); !reflect.DeepEqual(got, []string{"first", "a"}) {
 		t.Fatalf("claimed %v", got)
 	}
@@ -1163,7 +1165,7 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	must(e.rdb.HDel(bg, P+"w:w", "t2").Err()) // task b loses its spec
 	must(e.rdb.Set(bg, P+"w:wx", "not a hash", 0).Err())
 	for _, id := range []string{"str", "nospec", "wx/a"} {
-		must(e.rdb.ZAdd(bg, P+"q:q:r", redis.Z{Score: 0, Member: id}).Err())
+		must(e.rdb.LPush(bg, P+"q:q:l", id).Err())
 	}
 	got, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute})
 	if err != nil {
@@ -1183,7 +1185,7 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	if !slices.Equal(bad, []string{"nospec", "str", "w/b", "wx/a"}) {
 		t.Fatalf("quarantined %v", bad)
 	}
-	if n, _ := e.rdb.ZCard(bg, P+"q:q:r").Result(); n != 0 {
+	if n, _ := e.rdb.LLen(bg, P+"q:q:l").Result(); n != 0 {
 		t.Fatalf("%d jobs left in the ready set", n)
 	}
 }

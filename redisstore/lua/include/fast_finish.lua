@@ -266,12 +266,11 @@ function FF.task(out, id, tok, result, s1)
         hs[#hs + 1] = rd
         register_queue(dq)
         EV.add('queued', did, 0, '')
-        local rk = qkey(dq, 'r')
-        redis.call('ZADD', rk, fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq)), did)
+        READY.push_ready(dq, tonumber(pr), did)
         wake(dq, 1)
         -- alone in its queue (a chain of its own): the claim of this call
         -- is about to take it
-        if nd == 1 then alone = redis.call('ZCARD', rk) == 1 end
+        if nd == 1 then alone = READY.count(dq) == 1 end
         np = np + 1
         ps = ps .. ' ' .. did .. ' ' .. dq
         out[n + 6 + 2 * np] = did

@@ -296,7 +296,6 @@ local function claim(queues, max, lease_ms, out)
             CALL.stopped_at = qi
             return n
           end
-          local rk = qkey(q, 'r')
           local n0 = n
           -- a concurrency limit: at most room more leases of q
           local top, empty = max, false
@@ -311,27 +310,19 @@ local function claim(queues, max, lease_ms, out)
             top = math.min(top, n + room)
           end
           while n < top do
-            local want = top - n
-            local got, step = nil, 2
-            if FAST and want > 1 and want <= 1000 then
-              -- the lowest IDs without their scores (which the server
-              -- would format), taken out by name
-              got, step = redis.call('ZRANGE', rk, '0', fmt(want - 1)), 1
-              if #got > 0 then redis.call('ZREM', rk, unpack(got)) end
-            else
-              got = redis.call('ZPOPMIN', rk, fmt(want))
-            end
+            -- fewer than asked need not mean empty (stale elements are
+            -- dropped): READY.pop says when it is
+            local got, none = READY.pop(q, top - n)
             if FAST then
               -- plain jobs leased without per-job tables (fast_claim.lua)
-              n = FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
+              n = FF.lease(got, 1, q, n, dl, dls, out, claiming, lease_job)
             else
-              for k = 1, #got, 2 do
+              for k = 1, #got do
                 local j, v = claiming(got[k], q)
                 if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
               end
             end
-            -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < step * want then
+            if none then
               empty = true
               break
             end
@@ -349,7 +340,7 @@ local function claim(queues, max, lease_ms, out)
           if n > n0 then note_due(q, dl) end
           if room then RATE.started(q, qs, n - n0, had, empty) end
           if empty or (n < max and not qs.c and not room) then
-            -- the ready set is empty (the last ZPOPMIN got fewer than asked)
+            -- the ready set is empty (READY.pop said so)
             wake_clear(q)
             reset_push(q)
           end

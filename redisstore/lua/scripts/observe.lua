@@ -51,9 +51,18 @@ end
 for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
-    local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
-    -- the keyed ready jobs follow the unkeyed ones
-    if kind == 'r' then append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1')) end
+    local ids
+    if kind == 'r' then
+      -- claim order: q:<q>:r below priority 0, the list (without its
+      -- stale elements), the rest of q:<q>:r, then the keyed ready jobs
+      local p0 = fmt(READY.cut(q))
+      ids = redis.call('ZRANGEBYSCORE', qkey(q, 'r'), '-inf', '(' .. p0)
+      append(ids, READY.list_ids(q))
+      append(ids, redis.call('ZRANGEBYSCORE', qkey(q, 'r'), p0, '+inf'))
+      append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
+    else
+      ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
+    end
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end

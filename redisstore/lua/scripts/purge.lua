@@ -42,6 +42,7 @@ if given then
   for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
 else
   ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  append(ids, READY.list_ids(q))
   append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
   append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 end
