@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -282,4 +283,19 @@ func readyListWorkflowCancelThenRerun(t *testing.T, fast bool) {
 	}
 	wantIDs(t, "listed", listReady(t, e), "x", "w/a", "w/b")
 	wantIDs(t, "claimed", claimIDs(t, e, 10), "x", "w/a", "w/b")
+}
+
+// TestReadyListBadCursor: a ready listing's cursor in the list names a
+// whole position; anything else is refused as invalid.
+func TestReadyListBadCursor(t *testing.T) {
+	e := readyEnv(t, true, engine.DefaultConfig(), "a", "b")
+	p, err := e.store.ListJobs(bg, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: 1})
+	if err != nil || p.NextCursor == "" || p.NextCursor[0] != 'l' {
+		t.Fatalf("first page: cursor %q, %v; want a list position", p.NextCursor, err)
+	}
+	for _, c := range []string{"l1.5:a", "l:a", "lx:a", "l1"} {
+		if _, err := e.store.ListJobs(bg, weir.ListJobsParams{Queue: "q", State: weir.ListReady, Limit: 1, Cursor: c}); !errors.Is(err, weir.ErrInvalid) {
+			t.Errorf("cursor %q: %v, want ErrInvalid", c, err)
+		}
+	}
 }
