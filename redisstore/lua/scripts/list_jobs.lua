@@ -21,6 +21,7 @@
 --!include text.lua
 --!include job.lua
 --!include queue.lua
+--!include ready_read.lua
 --!include reply.lua
 
 begin(KEYS, ARGV)

@@ -17,6 +17,7 @@
 --!include workflow.lua
 --!include job.lua
 --!include reply.lua
+--!include ready_read.lua
 
 begin(KEYS, ARGV)
 read_clock()
@@ -55,10 +56,7 @@ for _ = 1, tonumber(nextarg()) do
     if kind == 'r' then
       -- claim order: q:<q>:r below priority 0, the list (without its
       -- stale elements), the rest of q:<q>:r, then the keyed ready jobs
-      local p0 = fmt(READY.cut(q))
-      ids = redis.call('ZRANGEBYSCORE', qkey(q, 'r'), '-inf', '(' .. p0)
-      append(ids, READY.list_ids(q))
-      append(ids, redis.call('ZRANGEBYSCORE', qkey(q, 'r'), p0, '+inf'))
+      ids = READY.all_ids(q)
       append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
     else
       ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')

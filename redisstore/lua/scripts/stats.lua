@@ -3,8 +3,8 @@
 -- its failed and cancelled counts (the members of its ended lists within
 -- retention, one ZLEXCOUNT each) and the ready-at of the ready job a claim
 -- takes next (the earlier of the unkeyed one a claim takes first,
--- queue.lua READY.first, and the head of q:<q>:kr, one record read each), then the size of each workflow state's index
--- (one ZCARD each), then now. Read-only; its work is bounded by the number
+-- ready_read.lua's READY.first, and the head of q:<q>:kr, one record read
+-- each), then the size of each workflow state's index (one ZCARD each), then now. Read-only; its work is bounded by the number
 -- of queues, not of jobs (but for stale elements at the head of a ready
 -- list, which READY.first reads past).
 --
@@ -20,6 +20,7 @@
 --!include text.lua
 --!include job.lua
 --!include queue.lua
+--!include ready_read.lua
 --!include reply.lua
 
 begin(KEYS, ARGV)
