@@ -96,7 +96,10 @@ for _, q in ipairs(redis.call('HKEYS', P .. 'queues')) do
     redis.call('ZRANGE', P .. 'q:' .. q .. ':r', 0, -1, 'WITHSCORES'),
     redis.call('ZRANGE', P .. 'q:' .. q .. ':d', 0, -1, 'WITHSCORES'),
     redis.call('ZRANGE', P .. 'q:' .. q .. ':a', 0, -1, 'WITHSCORES'),
-    redis.call('ZRANGE', P .. 'q:' .. q .. ':kr', 0, -1, 'WITHSCORES')}
+    redis.call('ZRANGE', P .. 'q:' .. q .. ':kr', 0, -1, 'WITHSCORES'),
+    redis.call('LRANGE', P .. 'q:' .. q .. ':l', 0, -1),
+    redis.call('HGETALL', P .. 'q:' .. q .. ':lx'),
+    redis.call('HGET', P .. 'q:' .. q .. ':s', 'x') or '0'}
 end
 out[2] = qs
 local members = redis.call('ZRANGE', P .. 'wf', 0, -1)
@@ -191,6 +194,9 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		r := scores(q[1])
 		// keyed ready jobs (q:<q>:kr) are ready jobs too
 		maps.Copy(r, scores(q[4]))
+		// and the live elements of the list of priority 0 (q:<q>:l): of an
+		// ID with a stale count k (q:<q>:lx), the first k are stale
+		checkList(rep, str(q[0]), strs(q[5]), strs(q[6]), str(q[7]), r)
 		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: scores(q[3])}
 	}
 	members := strs(raw[2])
@@ -725,4 +731,36 @@ func (o *Observations) Check(deps map[string][]string) *ObservedReport {
 	}
 	sort.Strings(r.Violations)
 	return r
+}
+
+// checkList adds queue q's live list elements (spec/keys.md, q:<queue>:l)
+// to r (score 0), and reports a stale count that is not the sum of lx's or
+// exceeds the elements, an ID with more than one live element, and an
+// ID both live in the list and in q:<q>:r.
+func checkList(rep *InvariantReport, q string, l, lx []string, x string, r map[string]float64) {
+	left := map[string]int{}
+	sum := 0
+	for i := 0; i+1 < len(lx); i += 2 {
+		n, _ := strconv.Atoi(lx[i+1])
+		left[lx[i]] = n
+		sum += n
+	}
+	if want, _ := strconv.Atoi(x); want != sum || sum > len(l) {
+		rep.addf("queue %s: stale count x=%s, lx sums to %d, list holds %d", q, x, sum, len(l))
+	}
+	live := map[string]bool{}
+	for _, id := range l {
+		if left[id] > 0 {
+			left[id]--
+			continue
+		}
+		if live[id] {
+			rep.addf("queue %s: job %s live twice in the ready list", q, id)
+		}
+		if _, inR := r[id]; inR {
+			rep.addf("queue %s: job %s in the ready list and the ready set", q, id)
+		}
+		live[id] = true
+		r[id] = 0
+	}
 }

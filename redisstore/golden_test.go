@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -34,22 +35,66 @@ func (s goldenStore) QueueContents(ctx context.Context, q string) (engine.QueueC
 	var out [3][]string
 	for _, p := range ps {
 		for i, kind := range []string{"r", "d", "a"} {
-			v, err := p.rdb.ZRange(ctx, p.keys.queue(q, kind), 0, -1).Result()
+			var v []string
+			var err error
+			if kind == "r" {
+				v, err = readyContents(ctx, p.rdb, p.keys, q)
+			} else {
+				v, err = p.rdb.ZRange(ctx, p.keys.queue(q, kind), 0, -1).Result()
+			}
 			if err != nil {
 				return engine.QueueContents{}, err
-			}
-			if kind == "r" {
-				// the keyed ready jobs follow the unkeyed ones
-				k, err := p.rdb.ZRange(ctx, p.keys.queue(q, "kr"), 0, -1).Result()
-				if err != nil {
-					return engine.QueueContents{}, err
-				}
-				v = append(v, k...)
 			}
 			out[i] = append(out[i], v...)
 		}
 	}
 	return engine.QueueContents{Ready: out[0], Delayed: out[1], Running: out[2]}, nil
+}
+
+// readyContents reads queue q's ready jobs from its keys in claim order
+// (spec/keys.md, q:<queue>:l): q:<q>:r below priority 0 (below 1000 · 2^40
+// plus the push counter), the list without
+// its stale elements (of an ID with a count k in q:<q>:lx, its first k),
+// the rest of q:<q>:r, then the keyed ones.
+func readyContents(ctx context.Context, rdb redis.UniversalClient, k keys, q string) ([]string, error) {
+	push, err := rdb.HGet(ctx, k.queue(q, "s"), "push").Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	p0 := strconv.FormatInt(1000<<40+push, 10)
+	lo, err := rdb.ZRangeByScore(ctx, k.queue(q, "r"), &redis.ZRangeBy{Min: "-inf", Max: "(" + p0}).Result()
+	if err != nil {
+		return nil, err
+	}
+	l, err := rdb.LRange(ctx, k.queue(q, "l"), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	stale, err := rdb.HGetAll(ctx, k.queue(q, "lx")).Result()
+	if err != nil {
+		return nil, err
+	}
+	left := map[string]int{}
+	for id, n := range stale {
+		left[id], _ = strconv.Atoi(n)
+	}
+	out := lo
+	for _, id := range l {
+		if left[id] > 0 {
+			left[id]--
+			continue
+		}
+		out = append(out, id)
+	}
+	hi, err := rdb.ZRangeByScore(ctx, k.queue(q, "r"), &redis.ZRangeBy{Min: p0, Max: "+inf"}).Result()
+	if err != nil {
+		return nil, err
+	}
+	kr, err := rdb.ZRange(ctx, k.queue(q, "kr"), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(out, hi...), kr...), nil
 }
 
 // ClaimDue runs one claim that, when it takes nothing, reports its next

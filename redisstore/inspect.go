@@ -26,11 +26,18 @@ func (s *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPag
 		bad := !ok || !validJobID(id)
 		switch p.State {
 		case weir.ListReady, weir.ListDelayed, weir.ListRunning:
-			if p.State == weir.ListReady {
-				c = strings.TrimPrefix(c, "k")
-			}
-			if _, err := strconv.ParseFloat(c, 64); err != nil || strings.ContainsAny(c, "([") {
-				bad = true
+			if p.State == weir.ListReady && strings.HasPrefix(c, "l") {
+				// a position in the ready list (spec/keys.md, lt)
+				if _, err := strconv.ParseInt(c[1:], 10, 64); err != nil {
+					bad = true
+				}
+			} else {
+				if p.State == weir.ListReady {
+					c = strings.TrimPrefix(c, "k")
+				}
+				if _, err := strconv.ParseFloat(c, 64); err != nil || strings.ContainsAny(c, "([") {
+					bad = true
+				}
 			}
 			cursor = p.Cursor
 		default:

@@ -93,7 +93,13 @@ func TestObserveEqualsSingleReads(t *testing.T) {
 	for i, q := range queues {
 		var want [3][]string
 		for n, kind := range []string{"r", "d", "a"} {
-			v, err := e.rdb.ZRange(ctx, s.keys.queue(q, kind), 0, -1).Result()
+			var v []string
+			var err error
+			if kind == "r" {
+				v, err = readyContents(ctx, e.rdb, s.keys, q)
+			} else {
+				v, err = e.rdb.ZRange(ctx, s.keys.queue(q, kind), 0, -1).Result()
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

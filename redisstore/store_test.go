@@ -1097,7 +1097,9 @@ func TestPushCounterStaysBounded(t *testing.T) {
 	if err := e.rdb.HSet(bg, state, "push", int64(1)<<32).Err(); err != nil {
 		t.Fatal(err)
 	}
-	enqueue("a", 0)
+	// a priority other than 0 takes a push count (priority 0 is the list's:
+	// spec/keys.md q:<queue>:l)
+	enqueue("a", 1)
 	if got := claimAll(2); !reflect.DeepEqual(got, []string{"first", "a"}) {
 		t.Fatalf("claimed %v", got)
 	}
@@ -1168,7 +1170,7 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	must(e.rdb.Del(bg, P+"w:ws:s").Err()) // ws/a's state string a hash
 	must(e.rdb.HSet(bg, P+"w:ws:s", "not", "a string").Err())
 	for _, id := range []string{"str", "nospec", "wx/a"} {
-		must(e.rdb.ZAdd(bg, P+"q:q:r", redis.Z{Score: 0, Member: id}).Err())
+		must(e.rdb.LPush(bg, P+"q:q:l", id).Err())
 	}
 	got, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"q"}, Max: 10, Lease: time.Minute})
 	if err != nil {
@@ -1188,7 +1190,7 @@ func TestClaimQuarantinesUnreadableRecords(t *testing.T) {
 	if !slices.Equal(bad, []string{"nospec", "str", "w/b", "ws/a", "wx/a"}) {
 		t.Fatalf("quarantined %v", bad)
 	}
-	if n, _ := e.rdb.ZCard(bg, P+"q:q:r").Result(); n != 0 {
+	if n, _ := e.rdb.LLen(bg, P+"q:q:l").Result(); n != 0 {
 		t.Fatalf("%d jobs left in the ready set", n)
 	}
 }

@@ -18,9 +18,10 @@
 -- returns nil, having written nothing, for any other call, which the
 -- general code then runs. Per job: one HSET of the record (spec, h, c, s,
 -- p when given, rd: write_plain's fields in its order), its queued event,
--- its score in one ZADD of the batch (the push counter's next values, as
--- next_push gives them) and its reply; per call: the queue's state (push,
--- and w for a new queue, register_queue) and its wake-up tokens (wake), as
+-- its element in one RPUSH (priority 0) or its score in one ZADD of the
+-- batch (the push counter's next values, as next_push gives them) and its
+-- reply; per call: the queue's state (lt, or push and z, and w for a new
+-- queue, register_queue) and its wake-up tokens (wake), as
 -- push leaves them to finalize.
 function FF.enqueue(argv, k)
   if not FAST or k < 1 or k > 1000 then return nil end
@@ -40,13 +41,18 @@ function FF.enqueue(argv, k)
   local push = tonumber(qstate(q).push) or 0
   if push + k >= PUSH_MAX then return nil end
   register_queue(q)
-  local out, z = {}, {}
+  local out, z, l = {}, {}, {}
   for x = 0, k - 1 do
     local b = 5 + 10 * x
     local id = argv[b]
-    push = push + 1
-    z[2 * x + 1] = fmt((tonumber(argv[b + 2]) + 1000) * PRIO_UNIT + push)
-    z[2 * x + 2] = id
+    local pr = tonumber(argv[b + 2])
+    if pr == 0 then
+      l[#l + 1] = id
+    else
+      push = push + 1
+      z[#z + 1] = fmt((pr + 1000) * PRIO_UNIT + push)
+      z[#z + 1] = id
+    end
     if argv[b + 4] == '1' then
       redis.call('HSET', keys[x + 1], F_SPEC, argv[b + 3], F_HASH, argv[b + 7], F_CREATED, NOW_S, F_STATE, 'queued',
         F_PAYLOAD, argv[b + 5], F_READY, NOW_S)
@@ -58,8 +64,14 @@ function FF.enqueue(argv, k)
     out[2 * x + 1] = '1'
     out[2 * x + 2] = 'queued'
   end
-  FF.ready_put(q, unpack(z))
-  qs_set(q, 'push', push)
+  -- the ready set (queue.lua READY.push_ready, the batch's in one RPUSH
+  -- and one ZADD)
+  if #l > 0 then READY.push_list(q, l) end
+  if #z > 0 then
+    redis.call('ZADD', qkey(q, 'r'), unpack(z))
+    qs_set(q, 'push', push)
+    if not qstate(q).z then qs_set(q, 'z', '1') end
+  end
   wake(q, k)
   finalize()
   return out

@@ -230,7 +230,7 @@ function FF.task(out, id, tok, result, s1)
   out[n + 5] = 'running'
   out[n + 6] = ''
   out[n + 7] = '0'
-  local ps, np, alone, hand, hq, hsc, hds = '', 0, false, nil, nil, nil, nil
+  local ps, np, alone, hand, hq, hds = '', 0, false, nil, nil, nil
   if nd > 0 then
     -- promotion_ready: the task ended now
     local rd = NOW_S .. ':' .. NOW_S
@@ -246,14 +246,16 @@ function FF.task(out, id, tok, result, s1)
         hs[#hs + 1] = rd
         register_queue(dq)
         EV.add('queued', did, 0, '')
-        local sc = fmt((tonumber(pr) + 1000) * PRIO_UNIT + next_push(dq))
+        local p0 = tonumber(pr)
         -- alone in its queue (a chain of its own): the claim of this call
-        -- is about to take it, handed over when it can (fast_task.lua)
+        -- is about to take it, handed over when it can (fast_task.lua; a
+        -- task of the default priority only)
         if nd == 1 then alone = FF.ready_empty(dq) end
-        if alone and FF.hand_ok(dq) then
-          hand, hq, hsc, hds = did, dq, sc, ds
+        if alone and p0 == 0 and FF.hand_ok(dq) then
+          hand, hq, hds = did, dq, ds
+          FF.ready_hold(dq)
         else
-          FF.ready_put(dq, sc, did)
+          READY.push_ready(dq, p0, did)
         end
         wake(dq, 1)
         np = np + 1
@@ -298,7 +300,7 @@ function FF.task(out, id, tok, result, s1)
   hs[#hs + 1] = tok .. ' completed 0 ' .. wst .. ' ' .. ended .. ps
   if hand then
     -- the claim writes hs with the lease's fields
-    FF.hand_off(hand, hq, hsc, key, hds, is, spec, result or false, NOW_S .. ':' .. NOW_S, hs)
+    FF.hand_off(hand, hq, key, hds, is, spec, result or false, NOW_S .. ':' .. NOW_S, hs)
   else
     redis.call('HSET', key, unpack(hs))
   end

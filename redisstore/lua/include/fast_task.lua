@@ -75,22 +75,22 @@ function FF.hand_ok(q)
 end
 
 -- FF.hand_off keeps task did (index ds, a string) of workflow wid (hash
--- key), promoted into queue q with ready score sc, for the call's claim
+-- key), promoted into queue q (its push counted: FF.ready_hold), for the call's claim
 -- instead of pushing it: its one dependency just completed (index dep, a
 -- string; its spec and result r, false for none), its ready-at rd, and hs
 -- the HSET of the workflow's hash that the finish has not written (the
 -- claim adds the lease's fields to it).
-function FF.hand_off(did, q, sc, key, ds, dep, spec, r, rd, hs)
-  CALL.hand = {id = did, q = q, sc = sc, key = key, is = ds, dep = dep, spec = spec, r = r, rd = rd, hs = hs}
+function FF.hand_off(did, q, key, ds, dep, spec, r, rd, hs)
+  CALL.hand = {id = did, q = q, key = key, is = ds, dep = dep, spec = spec, r = r, rd = rd, hs = hs}
 end
 
 -- FF.hand_drop ends a hand-off that the claim did not take: the task is
--- pushed as the finish would have pushed it (its score from then), and
+-- pushed as the finish would have pushed it (its push counted then), and
 -- what was pending is written.
 function FF.hand_drop()
   local h = CALL.hand
   if not h then return end
-  if not h.taken then FF.ready_put(h.q, h.sc, h.id) end
+  if not h.taken then FF.ready_release(h.q, h.id) end
   FF.run_write()
   CALL.hand = nil
 end

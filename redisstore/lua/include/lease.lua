@@ -297,7 +297,6 @@ local function claim(queues, max, lease_ms, out)
             CALL.stopped_at = qi
             return n
           end
-          local rk = qkey(q, 'r')
           local n0 = n
           -- a concurrency limit: at most room more leases of q
           local top, empty = max, false
@@ -312,23 +311,23 @@ local function claim(queues, max, lease_ms, out)
             top = math.min(top, n + room)
           end
           while n < top do
-            local want = top - n
-            local got, step = nil, 2
+            -- fewer than asked need not mean empty (stale elements are
+            -- dropped): READY.pop says when it is
+            local got, none
             if FAST then
               -- the first IDs, or the task this call's finish handed
               -- over (fast_ready.lua); plain jobs and tasks leased without
               -- per-job tables (fast_claim.lua, fast_task.lua)
-              got, step = FF.ready_take(q, want)
-              n = FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
+              got, none = FF.ready_take(q, top - n)
+              n = FF.lease(got, 1, q, n, dl, dls, out, claiming, lease_job)
             else
-              got = redis.call('ZPOPMIN', rk, fmt(want))
-              for k = 1, #got, 2 do
+              got, none = READY.pop(q, top - n)
+              for k = 1, #got do
                 local j, v = claiming(got[k], q)
                 if j and lease_job(j, v, dl, dls, out, q) then n = n + 1 end
               end
             end
-            -- fewer than asked: the queue is empty, no second ZPOPMIN
-            if #got < step * want then
+            if none then
               empty = true
               break
             end
@@ -346,7 +345,7 @@ local function claim(queues, max, lease_ms, out)
           if n > n0 then note_due(q, dl) end
           if room then RATE.started(q, qs, n - n0, had, empty) end
           if empty or (n < max and not qs.c and not room) then
-            -- the ready set is empty (the last ZPOPMIN got fewer than asked)
+            -- the ready set is empty (READY.pop said so)
             wake_clear(q)
             reset_push(q)
           end

@@ -8,15 +8,17 @@
 --!include keyed.lua
 --!include ready.lua
 --
--- Queue q's keys: q:<q>:r ready (score (priority + 1000) * 2^40 + push
--- counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
+-- Queue q's keys: q:<q>:l the ready jobs of priority 0 (a list, FIFO;
+-- lazy removal: READY.stale), q:<q>:r the ready jobs of other priorities
+-- (score (priority + 1000) * 2^40 + push counter), q:<q>:d delayed (score: due ms), q:<q>:a leased (score: lease
 -- deadline ms), q:<q>:w wake-up tokens, and q:<q>:s its state, a small
 -- hash: w (present once the queue is known; until when a blocked claim may
 -- wait on it), p ("1" while paused), n (due hint), k (whether its wake-up
 -- list may hold tokens), push (its push counter), c (its concurrency
 -- limit, absent for none), rl (its rate limit, rate.lua), kl (its
--- per-key limit, absent for none) and K ("1" once it had a keyed job:
--- keyed.lua). spec/keys.md says more.
+-- per-key limit, absent for none), K ("1" once it had a keyed job:
+-- keyed.lua), z ("1" while q:<q>:r may hold jobs), lt (q:<q>:l's push
+-- counter) and x (q:<q>:l's stale elements). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -27,8 +29,9 @@ local function qstate(q)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K')
-    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9]}
+    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
+    s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9], z = v[10],
+      x = v[11], lt = v[12]}
     all[q] = s
   end
   return s
@@ -89,6 +92,146 @@ local function qs_flush()
     if #set > 0 then redis.call('HSET', qkey(q, 's'), unpack(set)) end
     if del then redis.call('HDEL', qkey(q, 's'), unpack(del)) end
   end
+end
+
+-- The unkeyed ready set of queue q (spec/keys.md, q:<q>:l): the jobs of
+-- priority 0 in the list q:<q>:l, the others in q:<q>:r, which a claim
+-- reads only while q's state says z. Its functions live in READY (one
+-- top-level local for ready.lua's and these), so that every access to it
+-- is here.
+
+-- READY.cut returns the score from which q:<q>:r's members follow the
+-- list in claim order: 1000 * 2^40 plus q's push counter. A member of a
+-- priority below 0 scores below it (its push count is at most the
+-- counter); one above 0 scores at or above it unless 2^40 pushes of
+-- q:<q>:r came after its own (the bound spec/keys.md gives for priority
+-- order in q:<q>:r).
+function READY.cut(q)
+  return 1000 * PRIO_UNIT + (tonumber(qstate(q).push) or 0)
+end
+
+-- READY.push_ready puts job id of priority pr at the end of q's ready
+-- jobs of its priority.
+function READY.push_ready(q, pr, id)
+  if pr == 0 then
+    redis.call('RPUSH', qkey(q, 'l'), id)
+    qs_set(q, 'lt', (tonumber(qstate(q).lt) or 0) + 1)
+  else
+    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+    if not qstate(q).z then qs_set(q, 'z', '1') end
+  end
+end
+
+-- READY.push_list puts the jobs ids (of priority 0) at the end of q's list
+-- in one RPUSH, as push_ready one by one would.
+function READY.push_list(q, ids)
+  for i = 1, #ids, 1000 do redis.call('RPUSH', qkey(q, 'l'), unpack(ids, i, math.min(i + 999, #ids))) end
+  qs_set(q, 'lt', (tonumber(qstate(q).lt) or 0) + #ids)
+end
+
+-- READY.fresh returns the IDs of ids, elements just popped from q's list
+-- in order, without the stale ones: of an ID with a count k in q:<q>:lx,
+-- the first k are stale (its oldest), dropped here and taken off the
+-- counts (lx and the state's x).
+function READY.fresh(q, ids)
+  local lk = qkey(q, 'lx')
+  local c = redis.call('HMGET', lk, unpack(ids))
+  local out, left, changed = {}, {}, {}
+  local x = tonumber(qstate(q).x) or 0
+  for i, id in ipairs(ids) do
+    local k = left[id]
+    if k == nil then k = tonumber(c[i]) or 0 end
+    if k > 0 then
+      if left[id] == nil then changed[#changed + 1] = id end
+      left[id] = k - 1
+      x = x - 1
+    else
+      left[id] = 0
+      out[#out + 1] = id
+    end
+  end
+  local set, del = {}, {}
+  for _, id in ipairs(changed) do
+    if left[id] > 0 then
+      set[#set + 1] = id
+      set[#set + 1] = fmt(left[id])
+    else
+      del[#del + 1] = id
+    end
+  end
+  if #set > 0 then redis.call('HSET', lk, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', lk, unpack(del)) end
+  qs_set(q, 'x', x > 0 and x or false)
+  return out
+end
+
+-- READY.pop takes up to want of queue q's unkeyed ready jobs out, in claim
+-- order: q:<q>:r's members of a priority below 0 (only while z), then the
+-- list, then the rest of q:<q>:r (only while z; READY.cut). Returns their IDs (stale
+-- elements dropped: fewer than want does not mean empty) and whether q
+-- has no unkeyed ready job left; clears z when it found q:<q>:r empty.
+function READY.pop(q, want)
+  local s = qstate(q)
+  local got, rk = {}, nil
+  if s.z then
+    rk = qkey(q, 'r')
+    got = redis.call('ZRANGEBYSCORE', rk, '-inf', '(' .. fmt(READY.cut(q)), 'LIMIT', '0', fmt(want))
+    if #got > 0 then redis.call('ZREM', rk, unpack(got)) end
+    if #got == want then return got, false end
+  end
+  local k = want - #got
+  local l = redis.call('LPOP', qkey(q, 'l'), fmt(k))
+  local lk = l and #l or 0
+  if lk > 0 then
+    if s.x then l = READY.fresh(q, l) end
+    if #got == 0 then
+      got = l
+    else
+      for _, id in ipairs(l) do got[#got + 1] = id end
+    end
+  end
+  if lk == k then return got, false end
+  if s.x then
+    -- the list ran empty: no stale element is left (the counts agree
+    -- unless something else wrote them)
+    redis.call('DEL', qkey(q, 'lx'))
+    qs_set(q, 'x', false)
+  end
+  if not rk then return got, true end
+  k = want - #got
+  local hi = redis.call('ZRANGEBYSCORE', rk, fmt(READY.cut(q)), '+inf', 'LIMIT', '0', fmt(k))
+  if #hi > 0 then
+    redis.call('ZREM', rk, unpack(hi))
+    for _, id in ipairs(hi) do got[#got + 1] = id end
+  end
+  if #hi < k then
+    qs_set(q, 'z', false)
+    return got, true
+  end
+  return got, false
+end
+
+-- READY.stale records that job id, ready in q's list, left the queue
+-- otherwise than by a claim: its element stays (removing it would scan
+-- the list), counted in q:<q>:lx and the state's x; a removal that leaves
+-- only stale elements deletes the list instead.
+function READY.stale(q, id)
+  local x = (tonumber(qstate(q).x) or 0) + 1
+  if redis.call('LLEN', qkey(q, 'l')) <= x then
+    redis.call('DEL', qkey(q, 'l'), qkey(q, 'lx'))
+    qs_set(q, 'x', false)
+  else
+    redis.call('HINCRBY', qkey(q, 'lx'), id, '1')
+    qs_set(q, 'x', x)
+  end
+end
+
+-- READY.count returns the number of q's unkeyed ready jobs.
+function READY.count(q)
+  local s = qstate(q)
+  local n = redis.call('LLEN', qkey(q, 'l')) - (tonumber(s.x) or 0)
+  if s.z then n = n + redis.call('ZCARD', qkey(q, 'r')) end
+  return n
 end
 
 -- register_queue makes q known: in the queues hash and in its state.
@@ -165,7 +308,7 @@ local function push(j, ra, fx, later, rd)
     if not s.K then qs_set(q, 'K', '1') end
     KEYED.keyed_push(q, ck, id, fmt((pr + 1000) * PRIO_UNIT + next_push(q)), s.kl)
   else
-    redis.call('ZADD', qkey(q, 'r'), fmt((pr + 1000) * PRIO_UNIT + next_push(q)), id)
+    READY.push_ready(q, pr, id)
   end
   wake(q, 1)
   local p = fx.pushed
@@ -177,7 +320,9 @@ local function push(j, ra, fx, later, rd)
   p[#p + 1] = q
 end
 
--- unqueue takes a queued job out of its ready or delayed set.
+-- unqueue takes a queued job (or an open signal task) out of its ready or
+-- delayed set; a ready job of priority 0 leaves its list lazily
+-- (READY.stale).
 local function unqueue(j)
   local q, id = job_queue(j), job_id(j)
   local ck = KEYED.job_ckey(j)
@@ -185,7 +330,18 @@ local function unqueue(j)
     if not KEYED.keyed_unqueue(q, ck, id) then redis.call('ZREM', qkey(q, 'd'), id) end
     return
   end
-  if redis.call('ZREM', qkey(q, 'r'), id) == 0 then redis.call('ZREM', qkey(q, 'd'), id) end
+  if redis.call('ZREM', qkey(q, 'd'), id) == 1 then return end
+  -- an open signal task is in no ready set (a cancel's drain calls this
+  -- after the task's state changed: its spec says what it is)
+  if j.kind == 't' and string.find(string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)') or '', 'S', 1, true) then
+    return
+  end
+  local _, pr = job_attr(j)
+  if pr ~= 0 then
+    redis.call('ZREM', qkey(q, 'r'), id)
+  else
+    READY.stale(q, id)
+  end
 end
 
 -- key_release frees the key slot of job j, whose lease ended (a job

@@ -54,7 +54,7 @@ function RATE.started(q, qs, took, had, empty)
     if TEST_NOW == '' then redis.call('PEXPIRE', k, fmt(per)) end
   end
   local have = had + took
-  if empty or have < n or redis.call('EXISTS', qkey(q, 'r'), qkey(q, 'kr')) == 0 then return end
+  if empty or have < n or (READY.count(q) == 0 and redis.call('EXISTS', qkey(q, 'kr')) == 0) then return end
   -- the oldest start that must leave the window for one more to fit
   local r = redis.call('ZRANGE', k, fmt(have - n), fmt(have - n), 'WITHSCORES')
   local due = tonumber(r[2]) + per

@@ -117,12 +117,12 @@ local function queues_reply(out)
     local n = #out
     out[n + 1] = q
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
-    out[n + 3] = fmt(redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr')))
+    out[n + 3] = fmt(READY.count(q) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
     out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
-    local lim = redis.call('HMGET', qkey(q, 's'), 'c', 'rl', 'kl')
-    out[n + 6] = lim[1] or '0'
-    out[n + 7] = lim[2] or ''
-    out[n + 8] = lim[3] or '0'
+    local s = qstate(q)
+    out[n + 6] = s.c or '0'
+    out[n + 7] = s.rl or ''
+    out[n + 8] = s.kl or '0'
   end
 end

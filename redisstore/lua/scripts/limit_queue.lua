@@ -21,7 +21,7 @@ local old = tonumber(qstate(q).c) or 0
 local new = tonumber(ARGV[5])
 qs_set(q, 'c', new > 0 and ARGV[5] or false)
 if old > 0 and (new == 0 or new > old) then
-  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
+  local n = READY.count(q) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()

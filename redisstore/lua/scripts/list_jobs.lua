@@ -10,8 +10,10 @@
 -- ARGV[5]  list: ready, delayed, running, failed, cancelled or completed
 -- ARGV[6]  page size
 -- ARGV[7]  cursor or "": "<score>:<id>" of the previous page's last job in
---          a waiting list ("k<score>:<id>" among a ready list's keyed
---          jobs, which follow its unkeyed ones), the member "<ended15>:<id>" in an ended one
+--          a waiting list ("l<position>:<id>" among a ready list's jobs
+--          of priority 0, "k<score>:<id>" among its keyed jobs, which
+--          follow its unkeyed ones), the member "<ended15>:<id>" in an
+--          ended one
 -- Reply:   next cursor or "", n, n job snapshots (17 strings each,
 --          reply.lua)
 --
@@ -19,6 +21,7 @@
 --!include text.lua
 --!include job.lua
 --!include queue.lua
+--!include ready_read.lua
 --!include reply.lua
 
 begin(KEYS, ARGV)
@@ -28,8 +31,8 @@ local found, cur = {}, {}
 local batch = limit + 1
 -- collect appends to found the jobs of set k after the cursor cursor
 -- (cursors of its members start with pre)
-local function collect(k, cursor, pre)
-  local min, cid, off = '-inf', false, 0
+local function collect(k, cursor, pre, from, max)
+  local min, cid, off = from or '-inf', false, 0
   if cursor ~= '' then
     local cs
     cs, cid = string.match(cursor, '^([^:]*):(.*)$')
@@ -41,7 +44,7 @@ local function collect(k, cursor, pre)
   -- signal tasks with a timeout (promote.lua)
   local want = list == 'running' and 'running' or 'queued'
   while #found <= limit do
-    local ms = redis.call('ZRANGEBYSCORE', k, min, '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
+    local ms = redis.call('ZRANGEBYSCORE', k, min, max or '+inf', 'WITHSCORES', 'LIMIT', fmt(off), fmt(batch))
     for x = 1, #ms, 2 do
       local id, s = ms[x], ms[x + 1]
       -- members after the cursor: a higher score, or the same and a
@@ -61,15 +64,52 @@ local function collect(k, cursor, pre)
   end
 end
 
-if list == 'ready' or list == 'delayed' or list == 'running' then
-  -- a ready list's keyed jobs (q:<q>:kr) follow its unkeyed ones; a
-  -- cursor among them starts with "k"
-  if list == 'ready' and string.sub(cursor, 1, 1) == 'k' then
+-- collect_list appends to found the live jobs of q's list (queue.lua,
+-- READY.live) after the one at position pos (nil: from its head); a
+-- cursor among them is "l<position>:<id>" (spec/keys.md, lt)
+local function collect_list(pos)
+  local lk = qkey(q, 'l')
+  local head = (tonumber(qstate(q).lt) or 0) - redis.call('LLEN', lk) + 1
+  local from = pos and math.max(0, pos + 1 - head) or 0
+  while #found <= limit do
+    local l = redis.call('LRANGE', lk, fmt(from), fmt(from + batch - 1))
+    for i, id in ipairs(l) do
+      local j = load_job(id)
+      if READY.live(q, from + i - 1, id, j) then
+        found[#found + 1] = j
+        cur[#found] = 'l' .. fmt(head + from + i - 1) .. ':' .. id
+        if #found > limit then break end
+      end
+    end
+    if #l < batch then break end
+    from = from + batch
+  end
+end
+
+if list == 'ready' then
+  -- claim order: q:<q>:r below priority 0, the list, the rest of
+  -- q:<q>:r, then the keyed jobs (q:<q>:kr); a cursor names where it is
+  local c = string.sub(cursor, 1, 1)
+  local cut = READY.cut(q)
+  local p0 = fmt(cut)
+  if c == 'k' then
     collect(qkey(q, 'kr'), string.sub(cursor, 2), 'k')
   else
-    collect(qkey(q, ({ready = 'r', delayed = 'd', running = 'a'})[list]), cursor, '')
-    if list == 'ready' and #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
+    local stage = 1
+    if c == 'l' then
+      stage = 2
+    elseif cursor ~= '' and tonumber(string.match(cursor, '^[^:]*')) >= cut then
+      stage = 3
+    end
+    if stage == 1 then collect(qkey(q, 'r'), cursor, '', nil, '(' .. p0) end
+    if stage <= 2 and #found <= limit then
+      collect_list(stage == 2 and tonumber(string.match(cursor, '^l(%-?%d+):')) or nil)
+    end
+    if #found <= limit then collect(qkey(q, 'r'), stage == 3 and cursor or '', '', p0) end
+    if #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
   end
+elseif list == 'delayed' or list == 'running' then
+  collect(qkey(q, ({delayed = 'd', running = 'a'})[list]), cursor, '')
 else
   local k = qkey(q, list)
   -- below the sentinel, 65 '~' (lists.lua), which sorts after every member

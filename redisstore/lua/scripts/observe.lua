@@ -17,6 +17,7 @@
 --!include workflow.lua
 --!include job.lua
 --!include reply.lua
+--!include ready_read.lua
 
 begin(KEYS, ARGV)
 read_clock()
@@ -51,9 +52,15 @@ end
 for _ = 1, tonumber(nextarg()) do
   local q = nextarg()
   for _, kind in ipairs({'r', 'd', 'a'}) do
-    local ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
-    -- the keyed ready jobs follow the unkeyed ones
-    if kind == 'r' then append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1')) end
+    local ids
+    if kind == 'r' then
+      -- claim order: q:<q>:r below priority 0, the list (without its
+      -- stale elements), the rest of q:<q>:r, then the keyed ready jobs
+      ids = READY.all_ids(q)
+      append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
+    else
+      ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
+    end
     out[#out + 1] = fmt(#ids)
     append(out, ids)
   end

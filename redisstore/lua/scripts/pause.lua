@@ -21,7 +21,7 @@ if ARGV[5] == '1' then
   qs_set(q, 'p', '1')
 else
   qs_set(q, 'p', false)
-  local n = redis.call('ZCARD', qkey(q, 'r')) + redis.call('ZCARD', qkey(q, 'kr'))
+  local n = READY.count(q) + redis.call('ZCARD', qkey(q, 'kr'))
   if n > 0 then wake(q, n) end
 end
 finalize()

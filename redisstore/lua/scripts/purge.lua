@@ -21,6 +21,7 @@
 --!include call.lua
 --!include job.lua
 --!include queue.lua
+--!include ready_read.lua
 --!include cascade.lua
 --!include settle.lua
 --!include reply.lua
@@ -41,7 +42,9 @@ local ids, given = {}, #ARGV >= 5
 if given then
   for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
 else
-  ids = redis.call('ZRANGE', qkey(q, 'r'), '0', '-1')
+  -- ready ones in claim order (ready_read.lua), then the keyed, then the
+  -- delayed
+  ids = READY.all_ids(q)
   append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
   append(ids, redis.call('ZRANGE', qkey(q, 'd'), '0', '-1'))
 end

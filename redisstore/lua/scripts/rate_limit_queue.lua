@@ -30,7 +30,7 @@ if old ~= new then
   if not new or not old or string.match(old, '^%d+:(%d+)') ~= ARGV[6] then
     redis.call('DEL', qkey(q, 'starts'))
   end
-  local n = redis.call('ZCARD', qkey(q, 'r'))
+  local n = READY.count(q)
   if n > 0 then wake(q, n) end
 end
 finalize()
