@@ -232,7 +232,13 @@ func diffNS(got, want p2Fixture) string {
 // jobs not due).
 func p2Store(t testing.TB, rdb redis.UniversalClient, ns string) *Store {
 	t.Helper()
-	s, err := New(rdb, Options{Namespace: ns, Clock: func() time.Time { return p2T0.Add(10 * time.Second) }})
+	return p2StoreOn(t, rdb, ns, PathAuto)
+}
+
+// p2StoreOn is p2Store on call path path.
+func p2StoreOn(t testing.TB, rdb redis.UniversalClient, ns string, path CallPath) *Store {
+	t.Helper()
+	s, err := New(rdb, Options{Namespace: ns, Path: path, Clock: func() time.Time { return p2T0.Add(10 * time.Second) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +339,26 @@ func TestStoreRefusesProtocol2(t *testing.T) {
 // hash renamed, the marker 3; every other key as it was), that a store
 // opens it (checkMigrated), and that a second run does nothing.
 func TestMigrateProtocol2(t *testing.T) {
-	f := readP2Fixture(t)
 	rdb := diffClient(t)
+	for _, path := range []CallPath{PathAuto, PathScripts} {
+		t.Run(path.String(), func(t *testing.T) { migrateP2(t, rdb, path) })
+	}
+}
+
+// TestMigrateProtocol2OnCluster is TestMigrateProtocol2 on a Redis
+// Cluster (WEIR_REDIS_CLUSTER): each partition's keys in its own slot.
+func TestMigrateProtocol2OnCluster(t *testing.T) {
+	migrateP2(t, redistest.Cluster(t), PathAuto)
+}
+
+// migrateP2 is TestMigrateProtocol2 on rdb, with stores on path.
+func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
+	f := readP2Fixture(t)
 	for _, x := range p2Namespaces {
 		t.Run(x.ns, func(t *testing.T) {
 			loadP2(t, rdb, f, x.ns)
 			want, moved, queues, flagged := migratedP2(f, x.ns)
-			s := p2Store(t, rdb, x.ns)
+			s := p2StoreOn(t, rdb, x.ns, path)
 
 			// a dry run says what a run does and writes nothing
 			dry, err := s.Migrate(bg, MigrateParams{DryRun: true, Step: 3})
