@@ -608,3 +608,36 @@ func TestMigrateUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d migrate calls; claims: %d refused during them, %d succeeded after", calls, refused, succeeded)
 }
+
+// TestMigrateRefusals: a migration that cannot be exact writes nothing: a
+// queue whose push counter passed 2^40 (its scores no longer tell the
+// default priority apart), and a store opened with another partition
+// count than the namespace's.
+func TestMigrateRefusals(t *testing.T) {
+	f := readP2Fixture(t)
+	rdb := diffClient(t)
+	loadP2(t, rdb, f, "p2one")
+	if err := rdb.HSet(bg, "weir:{p2one:0}:q:zero:s", "push", strconv.FormatInt(1<<40, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := dumpNS(t, rdb, "p2one")
+	_, err := p2Store(t, rdb, "p2one").Migrate(bg, MigrateParams{})
+	if !errors.Is(err, weir.ErrProtocol) || !strings.Contains(err.Error(), `queue "zero"`) || !strings.Contains(err.Error(), "2^40") {
+		t.Fatalf("a push counter past 2^40: %v", err)
+	}
+	if d := diffNS(dumpNS(t, rdb, "p2one"), before); d != "" {
+		t.Fatalf("the refused migration wrote:\n%s", d)
+	}
+
+	loadP2(t, rdb, f, "p2four")
+	s, err := New(rdb, Options{Namespace: "p2four", Config: engine.Config{Partitions: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Migrate(bg, MigrateParams{}); !errors.Is(err, weir.ErrInvalid) || !strings.Contains(err.Error(), "has 4 partitions") {
+		t.Fatalf("a store of 2 partitions on a namespace of 4: %v", err)
+	}
+	if d := diffNS(dumpNS(t, rdb, "p2four"), f.of("p2four")); d != "" {
+		t.Fatalf("the refused migration wrote:\n%s", d)
+	}
+}
