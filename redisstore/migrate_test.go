@@ -20,6 +20,7 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
+	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/internal/redistest"
 )
 
@@ -60,8 +61,11 @@ func (f p2Fixture) of(ns string) p2Fixture {
 func loadP2(t testing.TB, rdb redis.UniversalClient, f p2Fixture, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	redistest.Clean(ctx, rdb, ns)
-	redistest.CleanupNamespace(t, rdb, ns)
+	// a key a DEL: a namespace of several partitions spans several slots
+	// of a cluster node (redistest.Clean deletes one slot's keys at once)
+	clean := func() { _ = rediskeys.Delete(context.Background(), rdb, rediskeys.Namespace(ns), false) }
+	clean()
+	t.Cleanup(clean)
 	for k, v := range f.of(ns) {
 		var err error
 		switch v.Type {
