@@ -157,11 +157,11 @@ func ExampleStore_Migrate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("from protocol %d: done %v, %d ready job moved\n", res.From, res.Done, res.Moved)
+	fmt.Printf("from protocol %d: done %v\n", res.From, res.Done)
 	_, err = store.Queues(ctx)
 	fmt.Println("after:", err)
 	// Output:
 	// before: true
-	// from protocol 2: done true, 1 ready job moved
+	// from protocol 2: done true
 	// after: <nil>
 }

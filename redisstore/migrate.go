@@ -17,10 +17,17 @@ import (
 const DefaultMigrateStep = 1000
 
 // readyListLayout is true once this tree's claims read the ready list of
-// the default priority, q:<q>:l, that weir migrate fills (issue #34 step
-// 2, spec/protocol3.md). Until then the migration tests check the keys it
-// writes but not the claims that would take the jobs from them.
+// the default priority, q:<q>:l (issue #34 step 2, spec/protocol3.md):
+// then weir migrate moves the ready jobs of priority 0 there. Until then
+// it converts the seq hash and the marker only, which is all that this
+// tree's protocol 3 changes, so that no job is moved where no claim looks;
+// the migration tests move them all the same (migrateReadyLists) to check
+// the keys, and check the claims that take them once this is true.
 const readyListLayout = false
+
+// migrateReadyLists is whether Migrate moves ready jobs to the ready lists:
+// readyListLayout, but for the tests of the move.
+var migrateReadyLists = readyListLayout
 
 // MigrateParams configures Store.Migrate.
 type MigrateParams struct {
@@ -157,7 +164,11 @@ func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, er
 			if p.DryRun {
 				dry = "1"
 			}
-			v, err := pt.run(ctx, "migrate", step, dry, cursor)
+			move := ""
+			if migrateReadyLists {
+				move = "1"
+			}
+			v, err := pt.run(ctx, "migrate", step, dry, cursor, move)
 			if err != nil {
 				return res, fmt.Errorf("migrate %s: %w", k.prefix, err)
 			}

@@ -26,6 +26,9 @@
 --          looks at (1 to 1,000)
 -- ARGV[5]  "1": a dry run (nothing written), "" otherwise
 -- ARGV[6]  a dry run's cursor: the queue to go on from ("" the first)
+-- ARGV[7]  "1": move the ready jobs of priority 0 to the ready lists; ""
+--          converts the seq hash and the marker only (a build whose claim
+--          does not read the ready lists yet: redisstore readyListLayout)
 -- Reply:   {state, moved, queues, flagged, next}: state "was3" (protocol 3
 --          already), "none" (nothing written in the partition: a real run
 --          wrote the marker), "more" (stopped at queue next; run again),
@@ -58,8 +61,11 @@ if not mark and not migrating then
   return reply('none', 0, 0, 0, '')
 end
 
-local names = redis.call('HKEYS', K_QUEUES)
-table.sort(names, bytes_less)
+local names = {}
+if ARGV[7] == '1' then
+  names = redis.call('HKEYS', K_QUEUES)
+  table.sort(names, bytes_less)
+end
 if not migrating then
   if type(redis.pcall('HEXISTS', K_MARK, 'now')) ~= 'number' then
     return reply('odd', 0, 0, 0, '')
