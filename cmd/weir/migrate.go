@@ -22,9 +22,9 @@ func newMigrateCmd(g *globalFlags) *cobra.Command {
 		Use:   "migrate",
 		Short: "Convert a namespace written by an older weir (protocol 2) to this build's protocol",
 		Long: "weir migrate converts the namespace from protocol 2 (weir before the protocol marker) to\n" +
-			"protocol 3, which this build speaks (docs/upgrading.md, spec/protocol3.md): every queue's\n" +
-			"ready jobs of the default priority move, in claim order, to the queue's ready list, and\n" +
-			"each partition's seq hash takes protocol 3's name. It runs in bounded steps, each one Lua\n" +
+			"protocol 3, which this build speaks (docs/upgrading.md, spec/protocol3.md): each partition's\n" +
+			"seq hash takes protocol 3's name and, where the build's claim reads the ready lists, every\n" +
+			"queue's ready jobs of the default priority move there in claim order. It runs in bounded steps, each one Lua\n" +
 			"call in one partition that moves at most --step jobs; a run stopped (Ctrl-C, a crash) goes\n" +
 			"on where it stopped when run again. On a namespace of protocol 3 it does nothing and says so.\n" +
 			"\n" +
