@@ -325,8 +325,8 @@ func TestBusyBudgetFanOut(t *testing.T) {
 }
 
 // scriptName returns the weir transition a slowlog entry ran: the name
-// after the library's in an FCALL ("weir2_<hash>_<name>"), the
-// "-- weir2_<name>:" line of an EVAL, or the sha of an EVALSHA.
+// after the library's in an FCALL ("weir3_<hash>_<name>"), the
+// "-- weir3_<name>:" line of an EVAL, or the sha of an EVALSHA.
 func scriptName(e redis.SlowLog) string {
 	if len(e.Args) < 2 {
 		return ""

@@ -156,7 +156,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 	if ns == "" {
 		ns = "default"
 	}
-	n, err := rdb.HGet(ctx, "weir:{"+ns+":0}:seq", "np").Int()
+	n, err := rdb.HGet(ctx, "weir:{"+ns+":0}:seq3", "np").Int()
 	if errors.Is(err, redis.Nil) {
 		n, err = 1, nil
 	}
@@ -179,7 +179,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 // checkPartition adds to rep what one partition, of key prefix P, shows.
 func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string) error {
 	argv := append([]any{P}, anySlice(wfStates)...)
-	raw, err := rdb.Eval(ctx, snapshotScript, []string{P + "seq"}, argv...).Slice()
+	raw, err := rdb.Eval(ctx, snapshotScript, []string{P + "seq3"}, argv...).Slice()
 	if err != nil {
 		return fmt.Errorf("faults: snapshot: %w", err)
 	}

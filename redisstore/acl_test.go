@@ -250,6 +250,20 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	}
 	must("remove worker", s.RemoveWorker(ctx, "w-1"))
 
+	// weir migrate of a namespace protocol 2 wrote (the fixture, loaded
+	// by the admin), then a claim of it
+	f := readP2Fixture(t)
+	loadP2(t, admin, f, "p2four")
+	s2, err := New(rdb, Options{Namespace: "p2four", Clock: func() time.Time { return p2T0.Add(10 * time.Second) }})
+	must("new store", err)
+	mr, err := s2.Migrate(ctx, MigrateParams{Step: 3})
+	must("migrate", err)
+	if !mr.Done {
+		t.Fatalf("migrate as the ACL user: %+v", mr)
+	}
+	_, err = s2.Claim(ctx, engine.ClaimParams{Queues: []string{"mixed"}, Max: 5, Lease: time.Minute})
+	must("claim after migrate", err)
+
 	// Outside its rules: other keys, other channels, other commands, and
 	// other keys from inside a script.
 	noperm := func(what string, err error) {

@@ -165,7 +165,7 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 				}
 				continue
 			}
-			out[i].err = mapErr(err)
+			out[i].err = s.explain(ctx, err, mapErr(err))
 		}
 		if len(again) == 0 {
 			break

@@ -125,3 +125,43 @@ func ExampleNew_partitions() {
 	// 8 <nil>
 	// weir: invalid input: namespace "shop" has 8 partitions, this store was opened with 4 (open it with 8, or 0 to take the namespace's: Options.Config.Partitions in Go, --partitions or WEIR_PARTITIONS for weir; a namespace keeps the count it was first written with)
 }
+
+// Upgrading a namespace from protocol 2 (docs/upgrading.md): a store of
+// this build refuses it with ErrNeedsMigration until Migrate converted it.
+// (Here the namespace is one that protocol 2 would have left with a
+// single ready job.)
+func ExampleStore_Migrate() {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	// what protocol 2 wrote: its seq hash under P seq, a ready job of the
+	// default priority in the queue's ready zset
+	const P = "weir:{shop:0}:"
+	rdb.HSet(ctx, P+"seq", "now", "1793534402040")
+	rdb.HSet(ctx, P+"queues", "emails", "0")
+	rdb.HSet(ctx, P+"q:emails:s", "w", "0", "push", "1")
+	rdb.ZAdd(ctx, P+"q:emails:r", redis.Z{Member: "welcome-42", Score: 1000<<40 + 1})
+
+	store, err := redisstore.New(rdb, redisstore.Options{Namespace: "shop"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = store.Queues(ctx)
+	fmt.Println("before:", errors.Is(err, redisstore.ErrNeedsMigration))
+	res, err := store.Migrate(ctx, redisstore.MigrateParams{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("from protocol %d: done %v\n", res.From, res.Done)
+	_, err = store.Queues(ctx)
+	fmt.Println("after:", err)
+	// Output:
+	// before: true
+	// from protocol 2: done true
+	// after: <nil>
+}

@@ -80,7 +80,7 @@ func namespaceContents(t *testing.T, rdb redis.UniversalClient, ns string) map[s
 		case "hash":
 			var h map[string]string
 			h, err = c.HGetAll(ctx, key).Result()
-			if strings.HasSuffix(key, ":seq") {
+			if strings.HasSuffix(key, ":seq3") {
 				delete(h, "fast")
 			}
 			var lines []string
@@ -144,6 +144,9 @@ func namespaceContents(t *testing.T, rdb redis.UniversalClient, ns string) map[s
 			lines := append(strings.Split(o, "\n")[1:], strings.Split(v, "\n")[1:]...)
 			slices.Sort(lines)
 			v = "hash\n" + strings.Join(lines, "\n")
+		} else if ok && strings.HasSuffix(name, "}:seq") && o == v {
+			// the protocol marker of partition 0 and of the key that holds
+			// np, one key or two as above: the same string
 		} else if ok {
 			// claim records, one per call: the set of them
 			all := strings.Split(o, "\n\n")

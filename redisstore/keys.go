@@ -11,14 +11,19 @@ import (
 // ProtocolVersion is the version of the key layout and of the transitions;
 // the function library is named "weir<ProtocolVersion>_<hash of its
 // source>", and each script starts with "-- weir<ProtocolVersion>_<name>".
-const ProtocolVersion = 2
+// A namespace records it in each partition's P seq, the protocol marker
+// (spec/keys.md): the string "3". Protocol 2 kept its seq hash under that
+// name; a store refuses such a namespace until weir migrate converted it
+// (Store.Migrate, ErrProtocol).
+const ProtocolVersion = 3
 
 // keys names the keys of one partition of a namespace. Every key starts with
 // the partition's prefix "weir:{<ns>:<p>}:", whose hash tag "<ns>:<p>" puts
 // all of them in one Redis Cluster slot. spec/keys.md lists them all.
 type keys struct {
 	prefix string // weir:{<ns>:<p>}:
-	seq    string // hash: now (last now, ms), lease counter, gc
+	seq    string // hash: now (last now, ms), lease counter, gc (P seq3)
+	marker string // the protocol marker (P seq): the string "3"
 	queues string // hash: queue name -> "0" | "1" (paused)
 	wf     string // zset: every workflow, lex member <created15>:<id>
 	expiry string // zset: ended records by removal time
@@ -41,7 +46,7 @@ func newKeys(ns string, part int) (keys, error) {
 func keysOf(tag string) keys {
 	p := "weir:{" + tag + "}:"
 	return keys{
-		prefix: p, seq: p + "seq", queues: p + "queues",
+		prefix: p, seq: p + "seq3", marker: p + "seq", queues: p + "queues",
 		wf: p + "wf", expiry: p + "expiry",
 	}
 }
@@ -49,7 +54,7 @@ func keysOf(tag string) keys {
 // common lists the partition's fixed keys (a call passes only the prefix,
 // KEYS[1]; the others are derived from it in Lua).
 func (k keys) common() []string {
-	return []string{k.prefix, k.seq, k.queues, k.wf, k.expiry}
+	return []string{k.prefix, k.seq, k.marker, k.queues, k.wf, k.expiry}
 }
 
 // Keys derived (in Lua and in Go) from the prefix and a validated name.

@@ -72,10 +72,13 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 }
 
 // readCount returns the namespace's partition count, checked against
-// s.want. A namespace not written yet takes s.want (written with HSETNX
-// when it is more than 1, then read back: of two stores that race to
-// write a new namespace, the second learns the first's count). A P = 1
-// store writes nothing. The race accepted (spec/keys.md, np): a store of
+// s.want, after checking the namespace's protocol marker (checkMarker):
+// a namespace of protocol 2, or one weir migrate is converting, is
+// ErrNeedsMigration, nothing written. A namespace not written yet takes
+// s.want (written with HSETNX when it is more than 1, after the marker, then
+// read back: of two stores that race to write a new namespace, the second
+// learns the first's count). A P = 1 store writes nothing (its first write
+// call writes the marker). The race accepted (spec/keys.md, np): a store of
 // one partition that writes a new namespace while a store of several
 // checks it (between that store's EXISTS and its HSETNX) leaves a
 // namespace whose partition 0 was written as one partition and that says
@@ -83,11 +86,16 @@ func (s *Store) initLayout(ctx context.Context) ([]*part, error) {
 //
 // fresh reports a namespace not written yet, taken as one partition.
 func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
-	key := keysOf(s.ns + ":0").seq
+	k := keysOf(s.ns + ":0")
 	pipe := s.client.Pipeline()
-	ex := pipe.Exists(ctx, key)
-	get := pipe.HGet(ctx, key, npField)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	mark := pipe.Get(ctx, k.marker)
+	ex := pipe.Exists(ctx, k.seq)
+	get := pipe.HGet(ctx, k.seq, npField)
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	if err := checkMarker(s.ns, mark); err != nil {
+		return 0, false, err
+	}
+	if err := ex.Err(); err != nil {
 		return 0, false, mapErr(err)
 	}
 	v, err := get.Result()
@@ -96,16 +104,24 @@ func (s *Store) readCount(ctx context.Context) (n int, fresh bool, err error) {
 	case !errors.Is(err, redis.Nil):
 		return 0, false, mapErr(err)
 	case ex.Val() > 0:
-		// written without a count (before partitions, or by a store of one
-		// partition)
+		// written without a count (by a store of one partition)
 		v = "1"
 	case s.want <= 1:
 		v, fresh = "1", true
 	default:
-		if err := s.client.HSetNX(ctx, key, npField, s.want).Err(); err != nil {
+		// the marker first: a protocol 2 store that comes later is refused
+		// (its HGET of the marker fails), and one that came first made it
+		// its seq hash, which checkMarker refuses
+		if err := s.client.SetNX(ctx, k.marker, strconv.Itoa(ProtocolVersion), 0).Err(); err != nil {
 			return 0, false, mapErr(err)
 		}
-		if v, err = s.client.HGet(ctx, key, npField).Result(); err != nil {
+		if err := checkMarker(s.ns, s.client.Get(ctx, k.marker)); err != nil {
+			return 0, false, err
+		}
+		if err := s.client.HSetNX(ctx, k.seq, npField, s.want).Err(); err != nil {
+			return 0, false, mapErr(err)
+		}
+		if v, err = s.client.HGet(ctx, k.seq, npField).Result(); err != nil {
 			return 0, false, mapErr(err)
 		}
 	}

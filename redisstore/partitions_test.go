@@ -167,11 +167,11 @@ func TestPartitionsPlacement(t *testing.T) {
 			check(j, "j:")
 		}
 		for _, k := range keys {
-			if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(k, p) }) && k != "weir:{"+ns+":0}:seq" {
+			if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(k, p) }) && k != "weir:{"+ns+":0}:seq3" && k != "weir:{"+ns+":0}:seq" {
 				t.Fatalf("key %q is in no partition", k)
 			}
 		}
-		np, err := rdb.HGet(bg, "weir:{"+ns+":0}:seq", "np").Result()
+		np, err := rdb.HGet(bg, "weir:{"+ns+":0}:seq3", "np").Result()
 		if err != nil || np != "8" {
 			t.Fatalf("np %q, %v", np, err)
 		}
@@ -240,7 +240,7 @@ func TestPartitionsCount(t *testing.T) {
 		if _, err := s1.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "a", Queue: "q"}}); err != nil {
 			t.Fatal(err)
 		}
-		seq := "weir:{" + ns1 + ":0}:seq"
+		seq := "weir:{" + ns1 + ":0}:seq3"
 		if ok, err := rdb.HExists(bg, seq, "np").Result(); err != nil || ok {
 			t.Fatalf("a store of one partition wrote np: %v, %v", ok, err)
 		}

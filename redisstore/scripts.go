@@ -86,6 +86,9 @@ var scriptDefs = []scriptDef{
 	{name: "progress"},
 	{name: "limit_keys", allowFull: true},
 	{name: "signal", allowFull: true},
+	// weir migrate's step (migrate.go): it moves stored work, so a full
+	// server lets it run
+	{name: "migrate", allowFull: true},
 }
 
 // script is one transition as the server runs it.

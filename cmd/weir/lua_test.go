@@ -24,7 +24,7 @@ func TestLuaCommand(t *testing.T) {
 		t.Errorf("weir lua: %d, %d bytes (want the library, %d bytes), %q", code, len(out), len(lib), errs)
 	}
 	src, sha, ok := redisstore.LuaScript("claim")
-	if !ok || !strings.HasPrefix(src, "-- weir2_claim: ") {
+	if !ok || !strings.HasPrefix(src, "-- weir3_claim: ") {
 		t.Fatalf("LuaScript(claim): %v %.40q", ok, src)
 	}
 	if code, out, errs := lua("claim"); code != exitOK || out != src {

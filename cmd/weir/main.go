@@ -85,7 +85,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newDevCmd(g), newServeCmd(g), newBenchCmd(g), newEnqueueCmd(g), newScheduleCmd(g))
 	root.AddCommand(newJobsCmd(g), newCancelJobCmd(g), newPurgeCmd(g, true), newRetryJobCmd(g), newRerunCmd(g),
 		newDeleteCmd(g, false), newDeleteCmd(g, true), newSignalCmd(g), newEventsCmd(g), newLuaCmd())
-	root.AddCommand(newWorkersCmd(g))
+	root.AddCommand(newWorkersCmd(g), newMigrateCmd(g))
 	cobraExamples(root)
 	return root
 }

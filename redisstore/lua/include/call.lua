@@ -24,7 +24,10 @@ local NOW, NOW_S, CLOCK_LAST = 0, '0', 0
 -- (awaits read the outcome they were woken for).
 local IGNORE_EXPIRY = false
 -- SEQ: fields of the seq hash (now, gc) read (false: absent) or written by
--- this call; SEQ_DIRTY: the names written, in order, for seq_flush.
+-- this call; SEQ_DIRTY: the names written, in order, for seq_flush. SEQ.pv
+-- (not a field of the hash) is the protocol marker P seq as read_clock
+-- found it in a partition no write of this protocol has touched yet (false:
+-- absent; nil: not read), which seq_flush writes.
 local SEQ, SEQ_DIRTY = {}, {}
 -- CALL: the call's bags, each made on first use by bag(name).
 local CALL = {}
@@ -68,7 +71,7 @@ local SWEEP_PER_CLAIM = 100 -- engine.SweepPerClaim
 
 local function begin(keys, argv)
   P = keys[1]
-  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq', P .. 'queues', P .. 'wf', P .. 'expiry'
+  K_SEQ, K_QUEUES, K_WF, K_EXPIRY = P .. 'seq3', P .. 'queues', P .. 'wf', P .. 'expiry'
   TEST_NOW = argv[1]
   RETENTION = tonumber(argv[2])
   MAX_BACKOFF = tonumber(argv[3])
@@ -134,6 +137,7 @@ local function read_clock()
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
+  if not v[1] then SEQ.pv = redis.call('GET', P .. 'seq') end
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
@@ -161,8 +165,13 @@ local function seq_next(f)
 end
 
 -- seq_flush writes the changed fields of the seq hash, with now when it
--- moved, in one HSET.
+-- moved, in one HSET; in a partition that has no protocol marker yet (a
+-- new namespace), the marker first.
 local function seq_flush()
+  if SEQ.pv == false then
+    redis.call('SET', P .. 'seq', '3')
+    SEQ.pv = '3'
+  end
   if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
   if #SEQ_DIRTY == 0 then return end
   local args = {}

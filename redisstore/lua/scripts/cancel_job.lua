@@ -1,4 +1,4 @@
--- weir2_cancel_job: Cancels one job: a waiting, queued or pending one ends
+-- weir3_cancel_job: Cancels one job: a waiting, queued or pending one ends
 -- cancelled with the consequences of a cancelled task (or undo); a running
 -- one is told to stop.
 --

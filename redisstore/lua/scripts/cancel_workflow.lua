@@ -1,4 +1,4 @@
--- weir2_cancel_workflow: Cancels a running workflow: tasks that have not
+-- weir3_cancel_workflow: Cancels a running workflow: tasks that have not
 -- started end cancelled (Always ones too), running ones are told to stop;
 -- the workflow ends (or compensates) once none runs.
 --

@@ -1,4 +1,4 @@
--- weir2_claim: Leases up to max jobs from the queues, in order, skipping
+-- weir3_claim: Leases up to max jobs from the queues, in order, skipping
 -- paused and unknown queues; sweeps each queue first (expired leases, due
 -- delayed jobs, at most 100 of each). Clears the wake-up list of a queue it
 -- empties.

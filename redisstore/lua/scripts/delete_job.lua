@@ -1,4 +1,4 @@
--- weir2_delete_job: Removes an ended plain job at once, as the expiry of
+-- weir3_delete_job: Removes an ended plain job at once, as the expiry of
 -- its retention would: its hash, its test-clock expiry entry and its
 -- member of its queue's ended list (spec/states.md, DeleteJob).
 --

@@ -1,4 +1,4 @@
--- weir2_delete_workflow: Removes an ended workflow and its jobs at once, as
+-- weir3_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
 -- expiry entry (spec/states.md, DeleteWorkflow). Its jobs' members of
 -- their queues' ended lists stay until trimmed; a listing skips them.

@@ -1,4 +1,4 @@
--- weir2_drain: Goes on with the cascade an earlier call left when it ran
+-- weir3_drain: Goes on with the cascade an earlier call left when it ran
 -- out of its budget (spec/scripts.md, Cascades in bounded steps), within
 -- this call's.
 --

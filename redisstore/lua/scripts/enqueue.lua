@@ -1,4 +1,4 @@
--- weir2_enqueue: Writes plain jobs and pushes each, or delays it until its
+-- weir3_enqueue: Writes plain jobs and pushes each, or delays it until its
 -- run-at; each job as Enqueue would (a batch is several in one call).
 --
 -- KEYS[1]  partition prefix (call.lua)

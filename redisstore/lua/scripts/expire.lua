@@ -1,4 +1,4 @@
--- weir2_expire: Sweeps every queue, by name: leases whose deadline is not
+-- weir3_expire: Sweeps every queue, by name: leases whose deadline is not
 -- after now end their attempt as failed ("lease_expired"), then due
 -- delayed jobs become ready; at most max of each per queue.
 --

@@ -1,4 +1,4 @@
--- weir2_finish: Settles finished attempts, in order, then claims when asked
+-- weir3_finish: Settles finished attempts, in order, then claims when asked
 -- (finish + claim is one call). A repeat of a job's last finish (same
 -- token) returns the Settled of the first and changes nothing.
 --

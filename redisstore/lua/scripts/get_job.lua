@@ -1,4 +1,4 @@
--- weir2_get_job: Reads one job's snapshot. Read-only.
+-- weir3_get_job: Reads one job's snapshot. Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua)

@@ -1,4 +1,4 @@
--- weir2_get_workflow: Reads a workflow record (every field of its hash).
+-- weir3_get_workflow: Reads a workflow record (every field of its hash).
 -- Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_heartbeat: Extends many leases to now + extend and says, per lease,
+-- weir3_heartbeat: Extends many leases to now + extend and says, per lease,
 -- whether it is lost and whether its job should stop.
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_limit_keys: Sets how many jobs of each concurrency key of a queue
+-- weir3_limit_keys: Sets how many jobs of each concurrency key of a queue
 -- may be leased at once across every worker (making the queue known when
 -- it is not). Keys parked at the old limit that are under the new one
 -- rejoin the rotation, in the order they were parked, with wake-up tokens

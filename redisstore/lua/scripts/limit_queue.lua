@@ -1,4 +1,4 @@
--- weir2_limit_queue: Sets how many jobs of a queue may be leased at once
+-- weir3_limit_queue: Sets how many jobs of a queue may be leased at once
 -- across every worker (making the queue known when it is not). Raising or
 -- removing the limit pushes wake-up tokens for the jobs ready in it.
 --

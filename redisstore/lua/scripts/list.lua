@@ -1,4 +1,4 @@
--- weir2_list: Pages through workflows, newest first (created, then ID, both
+-- weir3_list: Pages through workflows, newest first (created, then ID, both
 -- descending), optionally of one state; skips records whose retention
 -- passed. Read-only.
 --

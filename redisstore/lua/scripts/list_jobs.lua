@@ -1,4 +1,4 @@
--- weir2_list_jobs: Pages through one list of a queue: ready, delayed or
+-- weir3_list_jobs: Pages through one list of a queue: ready, delayed or
 -- running jobs in the order the queue's set holds them, or failed,
 -- cancelled or completed ones newest end first, from the job's end until
 -- its end plus retention (spec/states.md, Job lists). Skips members whose

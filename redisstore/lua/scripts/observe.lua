@@ -1,4 +1,4 @@
--- weir2_observe: Reads, at one instant, what queues, get_workflow and
+-- weir3_observe: Reads, at one instant, what queues, get_workflow and
 -- get_job read, for many IDs and queues (the conformance suite's reads,
 -- Store.Observe; not a transition). Read-only.
 --

@@ -1,4 +1,4 @@
--- weir2_pause: Pauses or resumes a queue (making it known when it is not).
+-- weir3_pause: Pauses or resumes a queue (making it known when it is not).
 -- Resuming pushes wake-up tokens for the jobs ready in it.
 --
 -- KEYS[1]  partition prefix (call.lua)

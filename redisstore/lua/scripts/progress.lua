@@ -1,4 +1,4 @@
--- weir2_progress: Reports a running job's progress and writes its
+-- weir3_progress: Reports a running job's progress and writes its
 -- checkpoint, fenced by its lease (spec/states.md, Progress).
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_purge: Cancels every job waiting in a queue: the ready ones in claim
+-- weir3_purge: Cancels every job waiting in a queue: the ready ones in claim
 -- order (the keyed ones after the unkeyed ones), then the delayed ones in due order, each with the consequences of
 -- a cancel (reason "purged"). Jobs pushed by those consequences stay.
 -- A call goes through at most its budget of jobs; redisstore.Store sends the

@@ -1,4 +1,4 @@
--- weir2_queues: Lists every queue the store knows, by name, with its
+-- weir3_queues: Lists every queue the store knows, by name, with its
 -- counts. Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_rate_limit_queue: Sets how many jobs of a queue may start in any
+-- weir3_rate_limit_queue: Sets how many jobs of a queue may start in any
 -- window of a period across every worker (making the queue known when it
 -- is not); its concurrency limit stays as it is. A new period, or no
 -- limit, deletes the starts counted so far (q:<queue>:starts); a new limit

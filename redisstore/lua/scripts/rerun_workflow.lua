@@ -1,4 +1,4 @@
--- weir2_rerun_workflow: Runs the failed part of a workflow that ended
+-- weir3_rerun_workflow: Runs the failed part of a workflow that ended
 -- failed, cancelled or completed again (spec/states.md, RerunWorkflow):
 -- every failed or cancelled task and every task downstream of one is
 -- reset to waiting

@@ -1,4 +1,4 @@
--- weir2_retry_job: Runs a plain job that ended failed or cancelled again:
+-- weir3_retry_job: Runs a plain job that ended failed or cancelled again:
 -- queued (ready, or delayed until its run-at) with its attempts, lease
 -- expiries, error, result, end and last finish cleared; it leaves its
 -- ended list and loses its removal time (spec/states.md, RetryJob).

@@ -1,4 +1,4 @@
--- weir2_schedule_delete: Removes a schedule (not the jobs or workflows it
+-- weir3_schedule_delete: Removes a schedule (not the jobs or workflows it
 -- started).
 --
 -- KEYS[1]  partition prefix (call.lua)

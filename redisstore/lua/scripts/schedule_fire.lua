@@ -1,4 +1,4 @@
--- weir2_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
+-- weir3_schedule_fire: Fires one tick of a schedule (engine.FireScheduleParams).
 -- Fenced: unless the schedule is at the revision given, not paused, and its
 -- next tick is still the tick given, nothing changes (reply "stale"), so
 -- of several workers firing one tick one does it. With no tick to fire it

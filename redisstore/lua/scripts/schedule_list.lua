@@ -1,4 +1,4 @@
--- weir2_schedule_list: Reads one schedule, or every schedule of the
+-- weir3_schedule_list: Reads one schedule, or every schedule of the
 -- partition (at most engine.MaxSchedules). Read-only.
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_schedule_pause: Pauses or resumes a schedule. A paused schedule
+-- weir3_schedule_pause: Pauses or resumes a schedule. A paused schedule
 -- leaves the due part of the index (score '+inf'); a resumed one goes
 -- back at its next tick, which may have passed (the missed-tick policy
 -- then applies at its fire).

@@ -1,4 +1,4 @@
--- weir2_schedule_put: Creates a schedule, or replaces the spec of one
+-- weir3_schedule_put: Creates a schedule, or replaces the spec of one
 -- (which keeps its paused flag and its last tick); its next tick becomes
 -- the one given.
 --

@@ -1,4 +1,4 @@
--- weir2_signal: Completes or fails an open signal task (spec/states.md,
+-- weir3_signal: Completes or fails an open signal task (spec/states.md,
 -- Signal), with the consequences of a finished task. The signal that ended
 -- the task, sent again, changes nothing.
 --

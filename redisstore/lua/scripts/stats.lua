@@ -1,4 +1,4 @@
--- weir2_stats: What a metrics scrape reads (Store.Stats), at one instant:
+-- weir3_stats: What a metrics scrape reads (Store.Stats), at one instant:
 -- the queues as queues.lua lists them, then per queue in the same order
 -- its failed and cancelled counts (the members of its ended lists within
 -- retention, one ZLEXCOUNT each) and the ready-at of the ready job a claim

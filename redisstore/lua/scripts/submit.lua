@@ -1,4 +1,4 @@
--- weir2_submit: Writes a workflow and pushes its root tasks, in plan order.
+-- weir3_submit: Writes a workflow and pushes its root tasks, in plan order.
 -- The plan was validated and hashed in Go; its fields come ready to store.
 --
 -- KEYS[1]  partition prefix (call.lua)

@@ -1,4 +1,4 @@
--- weir2_worker_beat: Registers a worker or refreshes its record (spec/keys.md,
+-- weir3_worker_beat: Registers a worker or refreshes its record (spec/keys.md,
 -- Keys of the worker registry), and removes up to ARGV[7] records of
 -- workers whose time passed. Every key has the server TTL of the latest
 -- expiry plus a minute, so a registry whose workers all died goes away.

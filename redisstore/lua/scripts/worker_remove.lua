@@ -1,4 +1,4 @@
--- weir2_worker_remove: Removes a worker's record (a clean stop; spec/keys.md,
+-- weir3_worker_remove: Removes a worker's record (a clean stop; spec/keys.md,
 -- Keys of the worker registry). An unknown ID changes nothing.
 --
 -- KEYS[1]  partition prefix (call.lua): partition 0's

@@ -1,4 +1,4 @@
--- weir2_workers: Lists the live workers (spec/keys.md, Keys of the worker
+-- weir3_workers: Lists the live workers (spec/keys.md, Keys of the worker
 -- registry): those whose expiry lies ahead of now, expiring soonest first,
 -- at most ARGV[4]. Read-only.
 --

@@ -1,0 +1,128 @@
+-- weir3_migrate: One bounded step of weir migrate in one partition
+-- (spec/scripts.md, Upgrade from protocol 2): converts a partition that
+-- protocol 2 wrote to protocol 3's layout (spec/keys.md), resuming where
+-- the last step stopped. The partition's state is its keys:
+--   P seq a string "3"             protocol 3: nothing to do;
+--   P seq absent, P mig absent     nothing written there: the marker only;
+--   P seq protocol 2's seq hash    the first step: checks every queue's push
+--                                  counter, renames the hash to P mig (with
+--                                  the cursor, field mq) and makes P seq a
+--                                  list (the migration's marker), so that
+--                                  from here protocol 2's calls and protocol
+--                                  3's both fail at their first read of it
+--                                  (WRONGTYPE), nothing written;
+--   P mig present                  a migration under way.
+-- A step then takes the queues of P queues in byte order from the cursor:
+-- the ready jobs of priority 0 (score in [1000 * 2^40, 1001 * 2^40) of
+-- q:<q>:r: with the queue's push counter below 2^40, exactly those) move,
+-- in ascending score order, to the end of q:<q>:l and leave the zset; a
+-- queue whose zset still holds jobs (other priorities) gets q:<q>:s z = 1.
+-- After the last queue, P mig becomes P seq3 (without mq) and P seq the
+-- string "3". A dry run writes nothing and counts with ZCOUNT.
+--
+-- KEYS[1]  partition prefix (call.lua)
+-- ARGV[1..3] test now, retention, largest backoff (call.lua; unused)
+-- ARGV[4]  the most ready jobs this step moves, and the most queues it
+--          looks at (1 to 1,000)
+-- ARGV[5]  "1": a dry run (nothing written), "" otherwise
+-- ARGV[6]  a dry run's cursor: the queue to go on from ("" the first)
+-- ARGV[7]  "1": move the ready jobs of priority 0 to the ready lists; ""
+--          converts the seq hash and the marker only (a build whose claim
+--          does not read the ready lists yet: redisstore readyListLayout)
+-- Reply:   {state, moved, queues, flagged, next}: state "was3" (protocol 3
+--          already), "none" (nothing written in the partition: a real run
+--          wrote the marker), "more" (stopped at queue next; run again),
+--          "done" (this step finished the partition), "counter" (nothing
+--          written: queue next's push counter passed 2^40, so its
+--          priority-0 jobs cannot be told from their scores) or "odd"
+--          (P seq is neither a string nor a hash and no migration is under
+--          way: not written by weir; nothing written); moved the ready
+--          jobs moved (a dry run: that would move), queues the queues
+--          finished, flagged those of them whose zset keeps other
+--          priorities.
+--
+--!include call.lua
+--!include text.lua
+
+begin(KEYS, ARGV)
+allow_full()
+local K_MARK, K_MIG = P .. 'seq', P .. 'mig'
+local step = tonumber(ARGV[4])
+local dry = ARGV[5] == '1'
+local reply = function(state, moved, queues, flagged, nxt)
+  return {state, fmt(moved), fmt(queues), fmt(flagged), nxt}
+end
+
+local mark = redis.pcall('GET', K_MARK)
+if type(mark) == 'string' then return reply('was3', 0, 0, 0, '') end
+local migrating = redis.call('EXISTS', K_MIG) == 1
+if not mark and not migrating then
+  if not dry then redis.call('SET', K_MARK, '3') end
+  return reply('none', 0, 0, 0, '')
+end
+
+local names = {}
+if ARGV[7] == '1' then
+  names = redis.call('HKEYS', K_QUEUES)
+  table.sort(names, bytes_less)
+end
+if not migrating then
+  if type(redis.pcall('HEXISTS', K_MARK, 'now')) ~= 'number' then
+    return reply('odd', 0, 0, 0, '')
+  end
+  -- protocol 2's seq hash: every queue's scores must tell priorities apart
+  for _, q in ipairs(names) do
+    local push = tonumber(redis.call('HGET', P .. 'q:' .. q .. ':s', 'push'))
+    if push and push >= PRIO_UNIT then return reply('counter', 0, 0, 0, q) end
+  end
+  if not dry then
+    redis.call('RENAME', K_MARK, K_MIG)
+    redis.call('RPUSH', K_MARK, 'weir: weir migrate is converting this partition to protocol 3')
+  end
+end
+
+local lo = 1000 * PRIO_UNIT
+local hi = '(' .. fmt(1001 * PRIO_UNIT)
+local cur = ARGV[6]
+if not dry then cur = redis.call('HGET', K_MIG, 'mq') or '' end
+local moved, queues, flagged, visits = 0, 0, 0, 0
+for _, q in ipairs(names) do
+  if cur == '' or not bytes_less(q, cur) then
+    if visits == step or moved == step then
+      if not dry then redis.call('HSET', K_MIG, 'mq', q) end
+      return reply('more', moved, queues, flagged, q)
+    end
+    visits = visits + 1
+    local r = P .. 'q:' .. q .. ':r'
+    local left
+    if dry then
+      local n = redis.call('ZCOUNT', r, fmt(lo), hi)
+      moved = moved + n
+      left = redis.call('ZCARD', r) - n
+    else
+      local room = step - moved
+      local ids = redis.call('ZRANGEBYSCORE', r, fmt(lo), hi, 'LIMIT', '0', fmt(room))
+      if #ids > 0 then
+        redis.call('ZREM', r, unpack(ids))
+        redis.call('RPUSH', P .. 'q:' .. q .. ':l', unpack(ids))
+        moved = moved + #ids
+      end
+      if #ids == room then
+        -- there may be more: the next step goes on in this queue
+        redis.call('HSET', K_MIG, 'mq', q)
+        return reply('more', moved, queues, flagged, q)
+      end
+      left = redis.call('ZCARD', r)
+      if left > 0 then redis.call('HSET', P .. 'q:' .. q .. ':s', 'z', '1') end
+    end
+    queues = queues + 1
+    if left > 0 then flagged = flagged + 1 end
+  end
+end
+if not dry then
+  redis.call('RENAME', K_MIG, K_SEQ)
+  redis.call('HDEL', K_SEQ, 'mq')
+  redis.call('DEL', K_MARK)
+  redis.call('SET', K_MARK, '3')
+end
+return reply('done', moved, queues, flagged, '')
