@@ -170,7 +170,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
-	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx)})
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx), Name: lf.WorkflowName, Labels: lf.Labels})
 	if err != nil {
 		var ve *weirpkg.ValidationError
 		switch {
