@@ -146,7 +146,12 @@ type UndoStatus struct {
 
 // Workflow is a snapshot of a workflow.
 type Workflow struct {
-	ID           string
+	ID string
+	// Name and Labels are what the submit gave to find the workflow by
+	// (ListParams.Name, ListParams.Labels); empty when none. They are not
+	// part of the plan, and a re-run keeps them.
+	Name         string
+	Labels       map[string]string
 	State        WorkflowState
 	Reason       Reason
 	FailFast     bool
@@ -209,7 +214,21 @@ type ListParams struct {
 	Limit int
 	// Cursor is the previous page's NextCursor; empty for the first page.
 	Cursor string
+	// Name, when set, keeps the workflows whose name starts with it (a
+	// prefix: the whole name matches too).
+	Name string
+	// Labels, when set, keeps the workflows that carry every given label
+	// with the given value.
+	//
+	// A call with Name or Labels examines at most ListScan workflows (per
+	// partition) after the cursor; its page may then be short, or empty,
+	// and still have a NextCursor: go on until NextCursor is empty.
+	Labels map[string]string
 }
+
+// ListScan is the most workflows a filtered ListWorkflows call (ListParams
+// Name or Labels set) examines in one partition.
+const ListScan = 1000
 
 // WorkflowPage is one page of a listing.
 type WorkflowPage struct {

@@ -34,10 +34,12 @@ type Workflow struct {
 	plan         *engine.Plan // fixed at the first Submit
 	opened       bool         // a handle from OpenWorkflow: no plan
 	c            *Client
-	startAt      time.Time     // StartAt (startat.go)
-	deadline     time.Time     // Deadline (deadline.go)
-	deadlineIn   time.Duration // DeadlineIn (deadline.go)
-	webhook      *weir.Webhook // Webhook (webhook.go)
+	startAt      time.Time         // StartAt (startat.go)
+	deadline     time.Time         // Deadline (deadline.go)
+	deadlineIn   time.Duration     // DeadlineIn (deadline.go)
+	webhook      *weir.Webhook     // Webhook (webhook.go)
+	name         string            // WorkflowName (labels.go)
+	labels       map[string]string // WorkflowLabels (labels.go)
 }
 
 type node struct {
@@ -48,7 +50,7 @@ type node struct {
 }
 
 // WorkflowOption is one option of NewWorkflow, made by WorkflowID,
-// FailFast or UndoOnCancel. It prints as the call that made it, for
+// FailFast, UndoOnCancel, WorkflowName or WorkflowLabels. It prints as the call that made it, for
 // example FailFast(); the zero WorkflowOption does nothing.
 type WorkflowOption struct {
 	text string
@@ -286,8 +288,9 @@ func (c *Client) Submit(ctx context.Context, w *Workflow) error {
 	}
 	w.c = c
 	plan := *w.plan
+	name, labels := w.name, w.labels
 	w.mu.Unlock()
-	_, err := c.store.Submit(ctx, engine.SubmitParams{Plan: plan, TraceParent: traceParent(ctx)})
+	_, err := c.store.Submit(ctx, engine.SubmitParams{Plan: plan, TraceParent: traceParent(ctx), Name: name, Labels: labels})
 	return err
 }
 

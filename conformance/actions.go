@@ -74,10 +74,14 @@ func (d *differ) submitStep() {
 	if !ok || d.intRange(0, 3, "newplan") == 0 {
 		p = d.genPlan(id)
 	}
+	// a name and labels (0: none), from few, so that a filtered list
+	// finds some (listStep)
+	tag := sampled(d, wfTags, "wftag")
 	do := func() {
 		now := d.clock()
-		mr, merr := d.m.Submit(now, engine.SubmitParams{Plan: p})
-		sr, serr := d.s.Submit(d.ctx, engine.SubmitParams{Plan: p})
+		sp := engine.SubmitParams{Plan: p, Name: tag.name, Labels: tag.labels}
+		mr, merr := d.m.Submit(now, sp)
+		sr, serr := d.s.Submit(d.ctx, sp)
 		d.sameErr("submit", merr, serr)
 		d.same("submit", mr, sr)
 		if merr == nil {
@@ -307,6 +311,26 @@ func (d *differ) queueStep() {
 	d.last()
 }
 
+// wfTags are the names and labels submitStep gives, the first none.
+var wfTags = []struct {
+	name   string
+	labels map[string]string
+}{
+	{},
+	{"nightly-a", map[string]string{"team": "data", "env": "prod"}},
+	{"nightly-b", map[string]string{"team": "ops"}},
+	{"adhoc", map[string]string{"team": "data"}},
+}
+
+// listFilters are the name and label filters listStep gives, the first
+// none.
+var listFilters = []weir.ListParams{
+	{},
+	{Name: "nightly"},
+	{Labels: map[string]string{"team": "data"}},
+	{Name: "nightly-a", Labels: map[string]string{"env": "prod"}},
+}
+
 // listStep lists workflows, following cursors.
 func (d *differ) listStep() {
 	now := d.clock()
@@ -315,6 +339,8 @@ func (d *differ) listStep() {
 		p.State = sampled(d, []weir.WorkflowState{weir.WorkflowRunning, weir.WorkflowCompleted,
 			weir.WorkflowFailed, weir.WorkflowCompensated, weir.WorkflowCancelled}, "state")
 	}
+	f := sampled(d, listFilters, "listfilter")
+	p.Name, p.Labels = f.Name, f.Labels
 	for range 5 {
 		mr, merr := d.m.ListWorkflows(now, p)
 		sr, serr := d.s.ListWorkflows(d.ctx, p)

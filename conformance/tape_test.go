@@ -19,7 +19,7 @@ func TestParseTape(t *testing.T) {
 			t.Errorf("parseTape(%q) accepted", bad)
 		}
 	}
-	if s := formatTape([]int{0, 10, -1, 3}); s != "v12 0 10 -1 3" {
+	if s := formatTape([]int{0, 10, -1, 3}); s != "v13 0 10 -1 3" {
 		t.Errorf("formatTape = %q", s)
 	}
 	if got, v, err := parseTape(formatTape([]int{4, -2})); err != nil || v != tapeVersion || !reflect.DeepEqual(got, []int{4, -2}) {

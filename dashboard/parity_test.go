@@ -91,7 +91,7 @@ func TestBrowserParity(t *testing.T) {
 	// Signals: approve gets a value, note fails with a reason.
 	submit(t, d.url, "application/json", `{"id":"wf-sig","tasks":[{"name":"approve","signal":true},{"name":"note","signal":true}]}`)
 	b.run(t, chromedp.Navigate(d.url+"/#token="+testToken), wait(`#workflow-table tr[data-workflow="wf-sig"]`))
-	created := evaluate[string](t, b, `document.querySelector('#workflow-table tr[data-workflow="wf-sig"] td:nth-child(4)').textContent`)
+	created := evaluate[string](t, b, `document.querySelector('#workflow-table tr[data-workflow="wf-sig"] td:nth-child(5)').textContent`)
 	if !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$`).MatchString(created) {
 		t.Errorf("the list's created time is %q, want a date and a time", created)
 	}

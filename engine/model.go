@@ -354,6 +354,9 @@ func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPa
 	if p.State != "" && !validWorkflowState(p.State) {
 		return weir.WorkflowPage{}, invalid("", "state", "unknown workflow state %q", p.State)
 	}
+	if err := ValidateListFilter(p); err != nil {
+		return weir.WorkflowPage{}, err
+	}
 	var after *workflow
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ":")
@@ -380,6 +383,9 @@ func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPa
 		return 1
 	})
 	var page weir.WorkflowPage
+	if Filtered(p) {
+		return listFiltered(all, p, limit), nil
+	}
 	for i, w := range all {
 		if i == limit {
 			last := all[i-1]
@@ -389,6 +395,28 @@ func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPa
 		page.Workflows = append(page.Workflows, w.snapshot())
 	}
 	return page, nil
+}
+
+// listFiltered is a filtered listing's page of the candidates all
+// (newest first, after the cursor): it examines them in order until the
+// page holds limit workflows or weir.ListScan were examined; the next
+// cursor is the last one examined, when a candidate follows it
+// (spec/states.md, Listing workflows).
+func listFiltered(all []*workflow, p weir.ListParams, limit int) weir.WorkflowPage {
+	var page weir.WorkflowPage
+	n := 0
+	for n < len(all) && n < weir.ListScan && len(page.Workflows) < limit {
+		w := all[n]
+		n++
+		if MatchesFilter(p, w.name, w.labels) {
+			page.Workflows = append(page.Workflows, w.snapshot())
+		}
+	}
+	if n < len(all) {
+		last := all[n-1]
+		page.NextCursor = strconv.FormatInt(last.created, 10) + ":" + last.id
+	}
+	return page
 }
 
 // newer reports whether x lists before y.

@@ -507,6 +507,21 @@ func (ns *Partitioned) listWorkflowsParts(now time.Time, p weir.ListParams) (wei
 		w       weir.Workflow
 		created int64
 	}
+	if Filtered(p) {
+		limit := p.Limit
+		if limit == 0 {
+			limit = 100
+		}
+		pages := make([]weir.WorkflowPage, 0, len(ns.parts))
+		for _, s := range ns.parts {
+			pg, err := s.ListWorkflows(now, p)
+			if err != nil {
+				return weir.WorkflowPage{}, err
+			}
+			pages = append(pages, pg)
+		}
+		return MergeFiltered(pages, limit), nil
+	}
 	var all []entry
 	more := false // a partition holds more than its page
 	for _, s := range ns.parts {

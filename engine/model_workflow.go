@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -22,6 +23,8 @@ type workflow struct {
 	remaining int   // tasks not ended
 
 	traceParent string // SubmitParams.TraceParent
+	name        string // SubmitParams.Name
+	labels      map[string]string
 
 	deadline    int64 // ms; 0: none (model_deadline.go)
 	deadlineHit bool  // the deadline cancelled it
@@ -51,6 +54,9 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	if err := ValidateTraceParent(p.TraceParent); err != nil {
 		return SubmitResult{}, err
 	}
+	if err := ValidateNameLabels(p.Name, p.Labels); err != nil {
+		return SubmitResult{}, err
+	}
 	if w := m.workflows[p.Plan.ID]; w != nil {
 		if w.c.hash == c.hash {
 			return SubmitResult{}, nil
@@ -65,7 +71,10 @@ func (m *Model) Submit(now time.Time, p SubmitParams) (SubmitResult, error) {
 	w := &workflow{
 		c: c, id: p.Plan.ID, state: weir.WorkflowRunning, created: t, run: 1,
 		tasks: make([]*job, n), open: make([]int, n), remaining: n,
-		traceParent: p.TraceParent, deadline: dl,
+		traceParent: p.TraceParent, deadline: dl, name: p.Name,
+	}
+	if len(p.Labels) > 0 {
+		w.labels = maps.Clone(p.Labels)
 	}
 	for i, ts := range c.plan.Tasks {
 		w.tasks[i] = &job{
@@ -390,7 +399,7 @@ func (m *Model) cancelWorkflow(w *workflow, undo bool, reason string, t int64) C
 func (w *workflow) snapshot() weir.Workflow {
 	plan := &w.c.plan
 	s := weir.Workflow{
-		ID: w.id, State: w.state, Reason: w.reason, FailFast: plan.FailFast,
+		ID: w.id, Name: w.name, Labels: maps.Clone(w.labels), State: w.state, Reason: w.reason, FailFast: plan.FailFast,
 		UndoOnCancel: plan.UndoOnCancel, CancelRequested: w.cancelReq, CancelUndo: w.cancelUndo,
 		PlanHash: w.c.hash, CreatedAt: toTime(w.created), EndedAt: toTime(w.ended),
 		ExpiresAt: toTime(w.expires), Tasks: make([]weir.Task, len(w.tasks)),

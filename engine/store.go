@@ -179,6 +179,12 @@ type SubmitParams struct {
 	// every claim of its jobs (Claimed.TraceParent). It is not part of the
 	// plan: a repeated submit with another one changes nothing.
 	TraceParent string
+	// Name and Labels, when set, are stored with the workflow to find it by
+	// (weir.ListParams; ValidateNameLabels bounds them). Like TraceParent,
+	// they are not part of the plan: a repeated submit with others changes
+	// nothing, and a re-run keeps them.
+	Name   string
+	Labels map[string]string
 }
 
 // SubmitResult says what a submit did.

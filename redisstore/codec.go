@@ -342,7 +342,7 @@ func workflowFromHash(flat []string) (weir.Workflow, error) {
 	}
 	atoi := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	w := weir.Workflow{
-		ID: m["id"], State: weir.WorkflowState(m["st"]), Reason: weir.Reason(m["rs"]),
+		ID: m["id"], Name: m[nameField], Labels: decodeLabels(m[labelsField]), State: weir.WorkflowState(m["st"]), Reason: weir.Reason(m["rs"]),
 		FailFast: m["ff"] == "1", UndoOnCancel: m["uoc"] == "1", CancelRequested: m["cr"] == "1",
 		CancelUndo: m["cu"] == "1", PlanHash: m["h"], CreatedAt: toTime(atoi(m["c"])),
 		EndedAt: toTime(atoi(m["en"])), ExpiresAt: toTime(atoi(m["x"])),

@@ -30,6 +30,9 @@ func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Workf
 	if p.State != "" && !slices.Contains(workflowStates, p.State) {
 		return weir.WorkflowPage{}, invalid("state", "unknown workflow state %q", p.State)
 	}
+	if err := engine.ValidateListFilter(p); err != nil {
+		return weir.WorkflowPage{}, err
+	}
 	cursor := ""
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ":")
@@ -46,7 +49,11 @@ func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Workf
 			cursor = fmt.Sprintf("%015d:%s", created, id)
 		}
 	}
-	v, err := s.run(ctx, "list", string(p.State), limit, cursor)
+	lb := ""
+	if len(p.Labels) > 0 {
+		lb = encodeLabels(p.Labels)
+	}
+	v, err := s.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan)
 	if err != nil {
 		return weir.WorkflowPage{}, err
 	}

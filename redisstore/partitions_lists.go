@@ -40,6 +40,19 @@ func (s *Store) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 	if limit == 0 {
 		limit = 100
 	}
+	if engine.Filtered(p) {
+		// each partition examined at most ListScan: merged as the model
+		// merges (engine.MergeFiltered)
+		pages := make([]weir.WorkflowPage, 0, len(ps))
+		for q, pt := range ps {
+			page, err := pt.ListWorkflows(ctx, p)
+			if err != nil {
+				return weir.WorkflowPage{}, fanErr(ps, q, err)
+			}
+			pages = append(pages, page)
+		}
+		return engine.MergeFiltered(pages, limit), nil
+	}
 	var all []weir.Workflow
 	more := false
 	for q, pt := range ps {

@@ -101,7 +101,7 @@ const tasksPerPage = 500
 
 // wfHeaderFields are the workflow fields a snapshot shows, and those that
 // change when an undo does (urem), its task count last.
-var wfHeaderFields = []string{"id", "st", "rs", "ff", "uoc", "cr", "cu", "h", "c", "en", "x", "wdl", "wdh", "hk", "hk.b", "run", "urem", "rem", "n"}
+var wfHeaderFields = []string{"id", "st", "rs", "ff", "uoc", "cr", "cu", "h", "c", "en", "x", "wdl", "wdh", "hk", "hk.b", "run", nameField, labelsField, "urem", "rem", "n"}
 
 // str is a reply value as a string ("" for nil).
 func str(v any) string { s, _ := v.(string); return s }

@@ -20,9 +20,13 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 	if err := engine.ValidateTraceParent(p.TraceParent); err != nil {
 		return engine.SubmitResult{}, err
 	}
+	if err := engine.ValidateNameLabels(p.Name, p.Labels); err != nil {
+		return engine.SubmitResult{}, err
+	}
 	hash := engine.PlanHash(p.Plan)
 	fields, payloads, index, roots := planArgs(p.Plan, hash)
 	fields = appendTraceField(fields, p.TraceParent)
+	fields = appendNameLabels(fields, p.Name, p.Labels)
 	staged := len(fields)+len(payloads)+len(index) > stageAbove
 	dl := deadlineArg(p.Plan)
 	var v []string

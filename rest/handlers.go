@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weirflow/weir/engine"
@@ -179,6 +180,22 @@ func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Limit = n
 	}
+	p.Name = q.Get("name")
+	for _, kv := range q["label"] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "label", Message: fmt.Sprintf("label %q is not <key>=<value>", kv)})
+			return
+		}
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		if _, dup := p.Labels[k]; dup {
+			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: "label", Message: fmt.Sprintf("label key %q is given twice: give each key once", k)})
+			return
+		}
+		p.Labels[k] = v
+	}
 	pg, err := a.store.ListWorkflows(r.Context(), p)
 	if err != nil {
 		a.storeError(w, r, err)
@@ -229,7 +246,7 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) {
 	if a.refuseShell(w, lf.Shell) {
 		return
 	}
-	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParent(r)})
+	res, err := a.store.Submit(r.Context(), engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParent(r), Name: lf.WorkflowName, Labels: lf.Labels})
 	if err != nil {
 		var ve *weir.ValidationError
 		switch {

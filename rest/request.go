@@ -14,9 +14,13 @@ import (
 // The strict reading of a request's query and body (spec/rest.md#requests):
 // what the spec does not allow is refused, never ignored.
 
+// repeatable are the query parameters that may be given several times
+// (GET /v1/workflows?label=a=1&label=b=2).
+var repeatable = map[string]bool{"label": true}
+
 // checkQuery refuses a query that does not parse, a parameter the route
-// does not take, a parameter given twice and an empty value; it writes the
-// error and returns false.
+// does not take, a parameter given twice (but a repeatable one) and an
+// empty value; it writes the error and returns false.
 func checkQuery(w http.ResponseWriter, r *http.Request, allowed []string) bool {
 	if r.URL.RawQuery == "" {
 		return true
@@ -41,7 +45,7 @@ func checkQuery(w http.ResponseWriter, r *http.Request, allowed []string) bool {
 			}
 			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("unknown query parameter %q: %s %s %s", name, r.Method, r.URL.Path, takes)})
 			return false
-		case len(vs) > 1:
+		case len(vs) > 1 && !repeatable[name]:
 			writeError(w, http.StatusBadRequest, apiError{Code: weir.ErrInvalid.Code, Field: name, Message: fmt.Sprintf("query parameter %s is given %d times: give it once", name, len(vs))})
 			return false
 		case vs[0] == "":

@@ -284,6 +284,7 @@ func (d *fileDecoder) want(kind string) string {
 		"task":     {"a task (a mapping)", "a task (an object)"},
 		"undo":     {"an undo (a mapping with run or payload, and queue)", "an undo (an object with run or payload, and queue)"},
 		"webhook":  {"a webhook (a mapping with url)", "a webhook (an object with url)"},
+		"labels":   {"labels (a mapping of keys to strings)", "labels (an object of keys to strings)"},
 		"payload":  {"a payload", "a payload"},
 		"job":      {"a job (a mapping)", "a job (an object)"},
 		"tasks":    {"a list of tasks", "a list of tasks"},
@@ -486,6 +487,10 @@ func (d *fileDecoder) workflow(n *yaml.Node) (fileWorkflow, error) {
 			f.Deadline, err = d.optStr(w, v)
 		case "webhook":
 			f.Webhook, err = d.webhook(w, v)
+		case "name":
+			f.WorkflowName, err = d.str(w, v)
+		case "labels":
+			f.Labels, err = d.labels(w, v)
 		default:
 			err = d.unknown(top, k)
 		}
@@ -603,6 +608,23 @@ func (d *fileDecoder) after(w where, n *yaml.Node) ([]string, error) {
 	out := make([]string, len(n.Content))
 	for i, e := range n.Content {
 		if out[i], err = d.str(w.at(i), e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// labels decodes a workflow's labels: a mapping of strings to strings
+// (engine.ValidateNameLabels checks them after).
+func (d *fileDecoder) labels(w where, n *yaml.Node) (map[string]string, error) {
+	fields, err := d.mapping(w, n, "labels")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(fields)/2)
+	for j := 0; j < len(fields); j += 2 {
+		k, v := fields[j], fields[j+1]
+		if out[k.Value], err = d.str(w.in(k.Value), v); err != nil {
 			return nil, err
 		}
 	}

@@ -51,6 +51,10 @@ type fileWorkflow struct {
 	Deadline string
 	// Webhook is the workflow's webhook, nil for none.
 	Webhook *fileWebhook
+	// WorkflowName and Labels are the workflow's name and labels (name:,
+	// labels:), "" and nil for none.
+	WorkflowName string
+	Labels       map[string]string
 	// group is the workflow's chain or batch, nil for none (group.go):
 	// its tasks replace Tasks.
 	group *fileGroup
@@ -168,6 +172,11 @@ type File struct {
 	// the file's, with the defaults of spec/workflow-file.md filled in.
 	// It passes engine.ValidatePlan with the limits it was parsed with.
 	Plan engine.Plan
+	// WorkflowName and Labels are the file's name: and labels: ("" and nil
+	// for none), to submit with the plan (engine.SubmitParams); they pass
+	// engine.ValidateNameLabels.
+	WorkflowName string
+	Labels       map[string]string
 	// Queues lists every queue the file names (tasks and undos), in
 	// first-use order: the queues a worker must serve to run it.
 	Queues []string
@@ -307,6 +316,14 @@ func parse(name string, data []byte, o Options, added bool) (*File, error) {
 			return nil, fail(-1, "", "webhook.backoff", "%v", err)
 		}
 	}
+	if err := engine.ValidateNameLabels(f.WorkflowName, f.Labels); err != nil {
+		var ve *weir.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fail(-1, "", ve.Field, "%s", ve.Problem)
+		}
+		return nil, fail(-1, "", "labels", "%v", err)
+	}
+	lf.WorkflowName, lf.Labels = f.WorkflowName, f.Labels
 	if p.ID == "" {
 		p.ID = client.NewID()
 	} else if !engine.ValidID(p.ID) {

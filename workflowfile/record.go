@@ -1,6 +1,7 @@
 package workflowfile
 
 import (
+	"maps"
 	"time"
 
 	"github.com/weirflow/weir"
@@ -13,14 +14,18 @@ import (
 // every field the spec lists, null where there is no value; NewRecord makes
 // one.
 type Record struct {
-	ID              string  `json:"id"`
-	State           string  `json:"state"`
-	Reason          *string `json:"reason"`
-	FailFast        bool    `json:"fail_fast"`
-	UndoOnCancel    bool    `json:"undo_on_cancel"`
-	CancelRequested bool    `json:"cancel_requested"`
-	CreatedAt       *Stamp  `json:"created_at"`
-	EndedAt         *Stamp  `json:"ended_at"`
+	ID string `json:"id"`
+	// Name is the workflow's name (null: none); Labels its labels ({}:
+	// none).
+	Name            *string           `json:"name"`
+	Labels          map[string]string `json:"labels"`
+	State           string            `json:"state"`
+	Reason          *string           `json:"reason"`
+	FailFast        bool              `json:"fail_fast"`
+	UndoOnCancel    bool              `json:"undo_on_cancel"`
+	CancelRequested bool              `json:"cancel_requested"`
+	CreatedAt       *Stamp            `json:"created_at"`
+	EndedAt         *Stamp            `json:"ended_at"`
 	// Deadline is when the workflow is cancelled if it has not ended (null:
 	// none); DeadlineHit is set once its deadline cancelled it.
 	Deadline    *Stamp `json:"deadline"`
@@ -110,11 +115,14 @@ func optTime(t time.Time) *Stamp {
 // string).
 func NewRecord(w weir.Workflow) Record {
 	r := Record{
-		ID: w.ID, State: string(w.State), Reason: optString(string(w.Reason)),
+		ID: w.ID, Name: optString(w.Name), Labels: maps.Clone(w.Labels), State: string(w.State), Reason: optString(string(w.Reason)),
 		FailFast: w.FailFast, UndoOnCancel: w.UndoOnCancel, CancelRequested: w.CancelRequested,
 		CreatedAt: optTime(w.CreatedAt), EndedAt: optTime(w.EndedAt),
 		Deadline: optTime(w.Deadline), DeadlineHit: w.DeadlineHit, Run: max(w.Run, 1),
 		Tasks: make([]TaskRecord, len(w.Tasks)),
+	}
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
 	}
 	if h := w.Webhook; h != nil {
 		r.Webhook = &WebhookRecord{URL: h.URL, Secret: optString(h.Secret), Queue: h.Queue, Job: h.Job}

@@ -112,7 +112,7 @@ func TestLsPages(t *testing.T) {
 		}
 		e.cli(t, "cancel", "w0").WantCode(t, 0)
 
-		row := regexp.MustCompile(`(?m)^(w\d)\s+(running|cancelled)\s+1\s+\S+Z$`)
+		row := regexp.MustCompile(`(?m)^(w\d)\s+-\s+(running|cancelled)\s+1\s+\S+Z\s+-$`)
 		more := regexp.MustCompile(`(?m)^more: --cursor (\S+)$`)
 		seen := map[string]int{}
 		args := []string{"ls", "--limit", "2"}
@@ -157,7 +157,7 @@ func TestLsPages(t *testing.T) {
 			t.Errorf("ls --state cancelled --json: %+v, stderr %q", recs, r.Stderr)
 		}
 		r = e.cli(t, "ls", "--state", "completed")
-		if r.Code != 0 || strings.TrimSpace(r.Stdout) != "ID  STATE  TASKS  CREATED" {
+		if r.Code != 0 || strings.TrimSpace(r.Stdout) != "ID  NAME  STATE  TASKS  CREATED  LABELS" {
 			t.Errorf("ls --state completed: %d\n%s", r.Code, r.Stdout)
 		}
 		for _, c := range []struct{ args []string }{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	weirpkg "github.com/weirflow/weir"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,16 +168,21 @@ func newCancelCmd(g *globalFlags) *cobra.Command {
 
 func newLsCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
-	var state, cursor string
+	var state, cursor, name string
+	var labels []string
 	var limit int
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List workflows, newest first, a page at a time (--limit, --cursor)",
 		Long: "ls lists the namespace's workflows, newest first: one page of --limit (100; at most\n" +
 			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
-			"error with --json); --cursor C lists the next page. --state keeps one state's workflows.",
+			"error with --json); --cursor C lists the next page. --state keeps one state's workflows;\n" +
+			"--name N those whose name starts with N; --label k=v (repeatable) those with every label.\n" +
+			"With --name or --label one call examines at most 1000 workflows, so a page may be short,\n" +
+			"even empty, and still print \"more: --cursor C\": go on with it to search further.",
 		Example: "  weir ls\n" +
 			"  weir ls --state failed --limit 20\n" +
+			"  weir ls --name nightly --label team=data\n" +
 			"  weir ls --json --limit 1000 | jq -r '.[].id'",
 		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
@@ -186,7 +192,24 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 			if state != "" && !slices.Contains(workflowStates, weirpkg.WorkflowState(state)) {
 				return command.Usage(fmt.Errorf("--state %q is no workflow state: give one of %s", state, joinStates()))
 			}
-			page, err := s.ListWorkflows(ctx, weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor})
+			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor, Name: name}
+			for _, kv := range labels {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return command.Usage(fmt.Errorf("--label %q is not key=value", kv))
+				}
+				if _, dup := p.Labels[k]; dup {
+					return command.Usage(fmt.Errorf("--label %q: key %q is given twice", kv, k))
+				}
+				if p.Labels == nil {
+					p.Labels = map[string]string{}
+				}
+				p.Labels[k] = v
+			}
+			if err := engine.ValidateListFilter(p); err != nil {
+				return command.Usage(fmt.Errorf("--name or --label: %w", err))
+			}
+			page, err := s.ListWorkflows(ctx, p)
 			if err != nil {
 				return storeErr("list", err)
 			}
@@ -203,9 +226,9 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tTASKS\tCREATED")
+			fmt.Fprintln(tw, "ID\tNAME\tSTATE\tTASKS\tCREATED\tLABELS")
 			for _, w := range page.Workflows {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", w.ID, w.State, len(w.Tasks), w.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.ID, orDash(w.Name), w.State, len(w.Tasks), w.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), labelsText(w.Labels))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -218,7 +241,22 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&state, "state", "", "only workflows in this state ("+joinStates()+")")
 	c.Flags().IntVar(&limit, "limit", 100, "workflows a page, 1 to 1000")
 	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
+	c.Flags().StringVar(&name, "name", "", "only workflows whose name starts with this")
+	c.Flags().StringArrayVar(&labels, "label", nil, "only workflows with this label, key=value (repeatable: every one)")
 	return c
+}
+
+// labelsText is a workflow's labels as weir ls and weir status print
+// them: key=value by key, joined by ",", or "-" for none.
+func labelsText(labels map[string]string) string {
+	if len(labels) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, k+"="+labels[k])
+	}
+	return strings.Join(parts, ",")
 }
 
 // newQueuesCmd is weir queues, and weir queue ls (path "queue ls").
@@ -487,4 +525,12 @@ func newWorkerCmd(g *globalFlags) *cobra.Command {
 	c.Flags().BoolVar(&schedules, "schedules", true, "fire the namespace's schedules (weir schedule); each tick fires once however many workers do")
 	mf.register(c)
 	return c
+}
+
+// orDash is s, or "-" when empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -170,7 +170,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 // submitPlan submits the file's plan; a plan the store refuses is a usage
 // error naming the file.
 func submitPlan(ctx context.Context, s engine.Store, lf *workflowfile.File) (bool, error) {
-	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx)})
+	res, err := s.Submit(ctx, engine.SubmitParams{Plan: lf.Plan, TraceParent: traceParentOf(ctx), Name: lf.WorkflowName, Labels: lf.Labels})
 	if err != nil {
 		var ve *weirpkg.ValidationError
 		switch {
@@ -417,6 +417,12 @@ func printSummary(out io.Writer, w weirpkg.Workflow) {
 		run = fmt.Sprintf(" (run %d)", w.Run)
 	}
 	fmt.Fprintf(out, "workflow %s %s%s%s%s\n", w.ID, w.State, run, reason, took)
+	if w.Name != "" {
+		fmt.Fprintf(out, "  name %s\n", w.Name)
+	}
+	if len(w.Labels) > 0 {
+		fmt.Fprintf(out, "  labels %s\n", labelsText(w.Labels))
+	}
 	switch {
 	case w.DeadlineHit:
 		fmt.Fprintf(out, "  deadline %s passed: cancelled by it\n", w.Deadline.UTC().Format(time.RFC3339Nano))

@@ -218,7 +218,7 @@
     const [path, query] = raw.split('?', 2);
     const q = new URLSearchParams(query || '');
     let m;
-    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '' };
+    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '', name: q.get('name') || '', labels: q.getAll('label') };
     if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
     if (path === '/queues') return { view: 'queues' };
     if (path === '/workers') return { view: 'workers' };
@@ -532,7 +532,27 @@
     const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
       h('option', { value: '' }, 'all states'),
       WORKFLOW_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st.replace('_', ' '))));
-    select.addEventListener('change', () => { location.hash = select.value ? '#/?state=' + enc(select.value) : '#/'; });
+    // listHash is the list's route with a state, a name prefix and labels
+    // (k=v), each left out when empty.
+    const listHash = (state, name, labels) => {
+      const q = new URLSearchParams();
+      if (state) q.set('state', state);
+      if (name) q.set('name', name);
+      for (const l of labels) q.append('label', l);
+      const qs = q.toString();
+      return qs ? '#/?' + qs : '#/';
+    };
+    select.addEventListener('change', () => { location.hash = listHash(select.value, route.name, route.labels); });
+    // the name and label search: words with '=' are labels (k=v, every one
+    // must match), the rest is a name prefix; the API filters (?name=&label=)
+    const find = h('input', { id: 'name-search', type: 'search', placeholder: 'name prefix, label k=v', 'aria-label': 'name or label',
+      value: [route.name, ...route.labels].filter((x) => x).join(' ') });
+    const findForm = h('form', { class: 'toolbar', id: 'name-search-form' }, find, h('button', { type: 'submit' }, 'Search'));
+    findForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const words = find.value.trim().split(/\s+/).filter((x) => x);
+      location.hash = listHash(route.state, words.filter((x) => !x.includes('=')).join(' '), words.filter((x) => x.includes('=')));
+    });
     const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID', 'aria-label': 'workflow ID' });
     const form = h('form', { class: 'toolbar' }, select, search, h('button', { type: 'submit' }, 'Open'));
     form.addEventListener('submit', (ev) => {
@@ -550,17 +570,23 @@
     search.addEventListener('input', filterByPrefix);
     const cursors = ['']; // the cursor of each page shown so far
     const pager = h('div', { class: 'toolbar pager' });
-    const root = h('section', {}, h('h1', {}, 'Workflows'), form, body, pager);
+    const root = h('section', {}, h('h1', {}, 'Workflows'), form, findForm, body, pager);
     let next = null;
 
     async function refresh() {
       let path = v1('workflows') + '?limit=' + PAGE;
       if (route.state) path += '&state=' + enc(route.state);
+      if (route.name) path += '&name=' + enc(route.name);
+      for (const l of route.labels) path += '&label=' + enc(l);
       const cur = cursors[cursors.length - 1];
       if (cur) path += '&cursor=' + enc(cur);
       const page = await api('GET', path);
       next = page.next_cursor;
-      fill(body, workflowTable(page.workflows));
+      // a search examines at most 1,000 workflows a call: an empty page
+      // with a cursor is not the end (spec/rest.md, Paging)
+      fill(body, page.workflows.length === 0 && next
+        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: Older → searches further.')
+        : workflowTable(page.workflows));
       filterByPrefix();
       const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
@@ -575,13 +601,22 @@
   function workflowTable(wfs) {
     if (wfs.length === 0) return h('p', { class: 'muted' }, 'No workflows.');
     return h('table', { id: 'workflow-table' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'ID'), h('th', {}, 'State'), h('th', {}, 'Tasks'), h('th', {}, 'Created'), h('th', {}, 'Ended'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'ID'), h('th', {}, 'Name'), h('th', {}, 'State'), h('th', {}, 'Tasks'), h('th', {}, 'Created'), h('th', {}, 'Ended'))),
       h('tbody', {}, wfs.map((wf) => h('tr', { 'data-workflow': wf.id },
         h('td', { class: 'id' }, h('a', { href: '#/workflows/' + enc(wf.id) }, wf.id)),
+        h('td', { class: 'wf-name' }, wf.name || '', labelChips(wf.labels)),
         h('td', {}, badge(wf.state)),
         h('td', {}, taskSummary(wf.tasks)),
         h('td', {}, fmtTime(wf.created_at)),
         h('td', {}, fmtTime(wf.ended_at))))));
+  }
+
+  // labelChips shows a workflow's labels, key=value by key, each a link to
+  // the list of the workflows that carry it.
+  function labelChips(labels) {
+    const keys = Object.keys(labels || {}).sort();
+    if (keys.length === 0) return null;
+    return h('span', { class: 'labels' }, keys.map((k) => h('a', { class: 'label', href: '#/?label=' + enc(k + '=' + labels[k]) }, k + '=' + labels[k])));
   }
 
   function taskSummary(tasks) {
@@ -657,6 +692,8 @@
         fill(title, 'Workflow ', h('span', { class: 'mono' }, wf.id), badge(wf.state), cancel, rerun, deleteWorkflowButton(wf, leave));
       }
       fill(meta,
+        wf.name ? h('span', { id: 'workflow-name' }, h('b', {}, 'name'), wf.name) : null,
+        Object.keys(wf.labels || {}).length ? h('span', { id: 'workflow-labels' }, h('b', {}, 'labels'), labelChips(wf.labels)) : null,
         h('span', {}, h('b', {}, 'created'), fmtTime(wf.created_at)),
         wf.ended_at ? h('span', {}, h('b', {}, 'ended'), fmtTime(wf.ended_at)) : null,
         wf.reason ? h('span', {}, h('b', {}, 'reason'), wf.reason) : null,

@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/weirflow/weir"
 )
 
@@ -13,11 +17,12 @@ type opList struct {
 func (*opList) needsReply() bool { return true }
 
 func parseList(args []word) (operation, error) {
-	o, err := parseOpts(args, map[string]kind{"state": kStr, "limit": kInt, "cursor": kToken})
+	o, err := parseOpts(args, map[string]kind{"state": kStr, "limit": kInt, "cursor": kToken, "name": kStr, "labels": kStr})
 	if err != nil {
 		return nil, err
 	}
-	op := &opList{p: weir.ListParams{State: weir.WorkflowState(o.str("state")), Limit: o.int("limit", 0)}}
+	op := &opList{p: weir.ListParams{State: weir.WorkflowState(o.str("state")), Limit: o.int("limit", 0),
+		Name: o.str("name"), Labels: labelsOpt(o.str("labels"))}}
 	if w, ok := o["cursor"]; ok {
 		op.cursor = &w
 	}
@@ -41,11 +46,40 @@ func (op *opList) exec(r *runner, st *Step) error {
 	}
 	var got []line
 	for _, w := range page.Workflows {
-		got = append(got, line{{"", w.ID}, {"", string(w.State)}})
+		l := line{{"", w.ID}, {"", string(w.State)}}
+		if w.Name != "" {
+			l = append(l, field{"name", w.Name})
+		}
+		if len(w.Labels) > 0 {
+			l = append(l, field{"labels", labelsText(w.Labels)})
+		}
+		got = append(got, l)
 	}
 	next := page.NextCursor
 	if next == "" {
 		next = "-"
 	}
 	return r.compare(st, append(got, line{{"next", next}}))
+}
+
+// labelsOpt reads a labels= option, "k=v,k2=v2" (nil for "").
+func labelsOpt(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		out[k] = v
+	}
+	return out
+}
+
+// labelsText writes labels as labelsOpt reads them, by key.
+func labelsText(labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, k+"="+labels[k])
+	}
+	return strings.Join(parts, ",")
 }

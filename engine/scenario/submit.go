@@ -9,18 +9,21 @@ import (
 )
 
 type opSubmit struct {
-	plan engine.Plan
+	plan   engine.Plan
+	name   string            // name=
+	labels map[string]string // labels=k=v,k2=v2
 }
 
 func (*opSubmit) needsReply() bool { return true }
 
 func parseSubmit(args []word, now int64) (operation, error) {
-	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=] [deadline=] [deadline_in=] [webhook=<url> webhook_secret= webhook_queue= webhook_attempts= webhook_backoff=]")
+	pos, rest, err := positional(args, 1, "submit <workflow> [fail_fast] [undo_on_cancel=false] [start_at=] [deadline=] [deadline_in=] [webhook=<url> webhook_secret= webhook_queue= webhook_attempts= webhook_backoff=] [name=] [labels=k=v,...]")
 	if err != nil {
 		return nil, err
 	}
 	o, err := parseOpts(rest, map[string]kind{"fail_fast": kBool, "undo_on_cancel": kBool, "start_at": kTime, "deadline": kTime, "deadline_in": kDur,
-		"webhook": kStr, "webhook_secret": kStr, "webhook_queue": kStr, "webhook_attempts": kInt, "webhook_backoff": kDur})
+		"webhook": kStr, "webhook_secret": kStr, "webhook_queue": kStr, "webhook_attempts": kInt, "webhook_backoff": kDur,
+		"name": kStr, "labels": kStr})
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +37,7 @@ func parseSubmit(args []word, now int64) (operation, error) {
 		op.plan.Deadline = time.UnixMilli(timeValue(v, now)).UTC()
 	}
 	op.plan.DeadlineIn = o.dur("deadline_in", 0)
+	op.name, op.labels = o.str("name"), labelsOpt(o.str("labels"))
 	if _, ok := o["webhook"]; ok {
 		op.plan.Webhook = &weir.Webhook{
 			URL: o.str("webhook"), Secret: o.str("webhook_secret"), Queue: o.str("webhook_queue"),
@@ -89,7 +93,7 @@ func parseTask(ws []word) (engine.TaskSpec, error) {
 }
 
 func (op *opSubmit) exec(r *runner, st *Step) error {
-	res, err := r.store(st).Submit(r.ctx, engine.SubmitParams{Plan: op.plan})
+	res, err := r.store(st).Submit(r.ctx, engine.SubmitParams{Plan: op.plan, Name: op.name, Labels: op.labels})
 	if err != nil {
 		return r.compare(st, []line{errLine(err)})
 	}

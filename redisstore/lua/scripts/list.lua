@@ -7,6 +7,12 @@
 -- ARGV[4]  state, or "" for all
 -- ARGV[5]  page size
 -- ARGV[6]  cursor member <created15>:<id> of the previous page's last, or ""
+-- ARGV[7]  name prefix, or "" for any name
+-- ARGV[8]  labels every listed workflow carries, "<key>=<value>" joined by
+--          "\n" (as the lb field), or ""
+-- ARGV[9]  with ARGV[7] or ARGV[8] set, the most workflows examined
+--          (weir.ListScan): the next cursor is then the last one examined
+--          when one follows it (spec/states.md, Listing workflows)
 -- Reply:   next cursor member or "", n, (count, field/value list of the
 --          workflow hash, "S", task states | "L", workflow ID)*: "L" past
 --          2,000 tasks in the call, or for a workflow of more than 500
@@ -25,7 +31,7 @@ local max = '+'
 if cursor ~= '' then max = '(' .. cursor end
 local found = {}
 local batch = limit + 1
-while #found <= limit do
+while #found <= limit and ARGV[7] == '' and ARGV[8] == '' do
   local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', '0', fmt(batch))
   for _, m in ipairs(ms) do
     local c = string.sub(m, 1, 15)
@@ -37,6 +43,35 @@ while #found <= limit do
   end
   if #ms < batch then break end
   max = '(' .. ms[#ms]
+end
+if ARGV[7] ~= '' or ARGV[8] ~= '' then
+  -- filtered: examine at most ARGV[9] live workflows (found.next: the last
+  -- one examined, when one follows it)
+  local prefix, scan, want, seen, last, done = ARGV[7], tonumber(ARGV[9]), {}, 0, nil, false
+  local fb = math.max(batch, 100) -- index entries a read
+  for kv in string.gmatch(ARGV[8], '[^\n]+') do want[#want + 1] = '\n' .. kv .. '\n' end
+  while not done do
+    local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', '0', fmt(fb))
+    for _, m in ipairs(ms) do
+      local w = load_wf(string.sub(m, 17))
+      if w and pad15(tonumber(wget(w, F_CREATED)) or 0) == string.sub(m, 1, 15) and (st == '' or wget(w, W_STATE) == st) then
+        if seen == scan or #found == limit then
+          found.next, done = last, true
+          break
+        end
+        seen, last = seen + 1, m
+        local v = redis.call('HMGET', w.key, 'nm', 'lb')
+        local ok = string.sub(v[1] or '', 1, #prefix) == prefix
+        local lb = '\n' .. (v[2] or '') .. '\n'
+        for _, p in ipairs(want) do
+          ok = ok and string.find(lb, p, 1, true) ~= nil
+        end
+        if ok then found[#found + 1] = {m, w} end
+      end
+    end
+    if #ms < fb then break end
+    max = '(' .. ms[#ms]
+  end
 end
 local out = {'', '0'}
 local n = 0
@@ -64,4 +99,5 @@ for x, f in ipairs(found) do
   n = n + 1
 end
 out[2] = fmt(n)
+if found.next then out[1] = found.next end
 return out
