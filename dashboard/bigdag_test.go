@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/css"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 
@@ -93,6 +95,41 @@ func TestBrowserBigDAG(t *testing.T) {
 	if n := count(`#dag-svg g.group-node[data-group="chain:fetch"][data-count="4"][data-kind="chain"]`); n != 1 {
 		t.Errorf("the chain fetch..prep-3 is drawn as %d group nodes of 4, want 1", n)
 	}
+
+	// Zoom (buttons, wheel), Fit, pan (a drag).
+	type view struct{ K, X, Y, CX, CY float64 }
+	readView := func() view {
+		t.Helper()
+		return evaluate[view](t, b, `(() => {
+			const m = document.querySelector('#dag-svg g.scene').transform.baseVal.consolidate().matrix;
+			const r = document.getElementById('dag-viewport').getBoundingClientRect();
+			return {K: m.a, X: m.e, Y: m.f, CX: r.left + r.width / 2, CY: r.top + r.height / 2};
+		})()`)
+	}
+	fitted := readView()
+	b.run(t, click(`#dag-zoom-in`))
+	if v := readView(); math.Abs(v.K-fitted.K*1.25) > 1e-3 {
+		t.Errorf("+ zoomed from %.4f to %.4f, want ×1.25", fitted.K, v.K)
+	}
+	b.run(t, click(`#dag-fit`))
+	if v := readView(); math.Abs(v.K-fitted.K) > 1e-3 || math.Abs(v.X-fitted.X) > 0.5 || math.Abs(v.Y-fitted.Y) > 0.5 {
+		t.Errorf("Fit shows %+v, want the fitted view %+v again", v, fitted)
+	}
+	b.run(t, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, fitted.CX, fitted.CY, func(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 0.001, -200 })) // deltaX: the protocol wants both, and a zero is left out
+	if v := readView(); v.K <= fitted.K*1.1 {
+		t.Errorf("a wheel turn up zoomed from %.4f to %.4f, want closer", fitted.K, v.K)
+	}
+	// a drag: the pointer events a mouse sends, dispatched in the page
+	b.run(t, click(`#dag-fit`), chromedp.Evaluate[chromedp.Void](`(() => {
+		const v = document.getElementById('dag-viewport'), r = v.getBoundingClientRect();
+		const x = r.left + r.width / 2, y = r.top + r.height / 2;
+		const at = (type, dx, dy) => v.dispatchEvent(new PointerEvent(type, {bubbles: true, cancelable: true, pointerId: 1, button: 0, clientX: x + dx, clientY: y + dy}));
+		at('pointerdown', 0, 0); at('pointermove', 30, 10); at('pointermove', 60, 20); at('pointerup', 60, 20);
+	})()`))
+	if v := readView(); math.Abs(v.X-fitted.X-60) > 0.5 || math.Abs(v.Y-fitted.Y-20) > 0.5 || v.K != fitted.K {
+		t.Errorf("a drag of (60, 20) px moved the view from %+v to %+v, want it panned by (60, 20)", fitted, v)
+	}
+	b.run(t, click(`#dag-fit`))
 
 	// Expand the shards, collapse them again.
 	b.run(t, click(`#dag-svg g.group-node[data-group="group:shard-000"]`), wait(`#dag-svg g.node[data-task="shard-964"]`))

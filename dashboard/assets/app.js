@@ -1305,6 +1305,7 @@
     let drag = null, dragged = false;
     viewport.addEventListener('pointerdown', (ev) => {
       if (ev.button !== 0) return;
+      dragged = false;
       drag = { x: ev.clientX, y: ev.clientY, tx: view.tx, ty: view.ty, id: ev.pointerId, on: false };
     });
     viewport.addEventListener('pointermove', (ev) => {
@@ -1313,7 +1314,7 @@
       if (!drag.on && Math.abs(dx) + Math.abs(dy) < 4) return;
       if (!drag.on) {
         drag.on = true;
-        viewport.setPointerCapture(ev.pointerId);
+        try { viewport.setPointerCapture(ev.pointerId); } catch (e) { /* a pointer already gone */ }
         viewport.classList.add('panning');
       }
       view.tx = drag.tx + dx;
@@ -1325,6 +1326,8 @@
       if (!drag || ev.pointerId !== drag.id) return;
       dragged = drag.on;
       drag = null;
+      // the click a drag ends with comes in this task; none may come
+      if (dragged) setTimeout(() => { dragged = false; }, 0);
       viewport.classList.remove('panning');
     };
     viewport.addEventListener('pointerup', endDrag);
