@@ -1455,7 +1455,7 @@
         let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
         for (const m of g.members) {
           const p = where.get(tasks[m].name);
-          x1 = Math.min(x1, p.x); y1 = Math.min(y1, p.y); x2 = Math.max(x2, p.x + NODE_W); y2 = Math.max(y2, p.y + NODE_H);
+          x1 = Math.min(x1, p.x); y1 = Math.min(y1, p.y); x2 = Math.max(x2, p.x + NODE_W); y2 = Math.max(y2, p.y + NODE_H + (tasks[m].undo ? UNDO_H - 1 : 0));
         }
         const label = groupLabel(tasks, g);
         const close = s('g', { class: 'collapse', 'data-collapse': g.id, tabindex: 0, role: 'button' },
@@ -1527,7 +1527,7 @@
         parts.title,
         s('rect', { class: 'box back', x: x + 4, y: y - 4, width: NODE_W, height: NODE_H, rx: 6 }),
         s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
-        s('text', { class: 'name', x: x + 10, y: y + 17 }, clip(label, 22)),
+        s('text', { class: 'name', x: x + 10, y: y + 17 }, clip(label, 21)),
         parts.sub, parts.strip);
       node.addEventListener('click', () => toggle(g.id));
       node.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') toggle(g.id); });
