@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"github.com/weirflow/weir"
 	"io"
 	"maps"
@@ -518,8 +519,8 @@ const shotWidth = 1200
 var screenshots = flag.String("screenshots", "", "directory TestScreenshots writes the dashboard's screenshots to (empty: skip)")
 
 // TestScreenshots writes the README's screenshots of the dashboard: a
-// running workflow, a failed one, a saga compensating, the list and the
-// queues:
+// running workflow, a failed one, a saga compensating, the list, the
+// queues, the workers and a 1,000-task workflow's collapsed graph:
 //
 //	go test ./dashboard -run TestScreenshots -screenshots ../docs/img
 //
@@ -641,6 +642,38 @@ tasks:
 		}
 	}
 	shoot("dashboard-workers.png", srv.URL+"/#/workers", `tr[data-worker="gpu-02-7310-4b1f0c9e"] a[data-job="photos-2026-12-04/detect-faces"]`)
+
+	// A workflow of 1,000 tasks (bigPlan), opened collapsed: its chain
+	// done, 40 shards run (one failed), 10 running.
+	submit(t, srv.URL, "application/json", bigPlan("render-7731"))
+	for _, n := range []string{"fetch", "prep-1", "prep-2", "prep-3"} {
+		cs := claim(t, s, "default")
+		c, ok := cs["render-7731/"+n]
+		if !ok || len(cs) != 1 {
+			t.Fatalf("claimed %v, want render-7731/%s alone", slices.Collect(maps.Keys(cs)), n)
+		}
+		finish(t, s, c, "", "")
+	}
+	cs = claim(t, s, "default")
+	for i := range 40 {
+		c := cs[fmt.Sprintf("render-7731/shard-%03d", i)]
+		if i == 17 {
+			finish(t, s, c, "", "exit status 2: frame 17: texture missing")
+		} else {
+			finish(t, s, c, "", "")
+		}
+	}
+	b.run(t, chromedp.EmulateViewport(shotWidth, 700), chromedp.Navigate(srv.URL+"/#/workflows/render-7731"),
+		wait(`#dag-svg g.group-node[data-group="group:shard-000"][data-counts="queued:915 running:10 completed:39 failed:1"]`), wait(`#live[data-mode="live"]`))
+	b.run(t, chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+	b.run(t, chromedp.EmulateViewport(shotWidth, 900))
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*screenshots, "dashboard-big-dag.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if p := b.reported(); len(p) > 0 {
 		t.Errorf("the page reported problems: %q", p)
 	}

@@ -629,8 +629,10 @@
   function workflowView(route) {
     const title = h('h1', {}, 'Workflow ', h('span', { class: 'mono' }, route.id));
     const meta = h('div', { class: 'card meta', id: 'workflow-meta' });
-    const dag = h('div', { class: 'dag-wrap', id: 'dag' });
-    const tasks = h('div', { id: 'tasks' });
+    const graph = dagView((name) => select(name));
+    const dag = graph.root;
+    const table = taskTableView((name) => select(name));
+    const tasks = h('div', { id: 'tasks' }, table.root);
     const job = h('div', { id: 'job' });
     const signals = h('div', { id: 'signals' });
     let signalKey = null;
@@ -707,8 +709,8 @@
         signalKey = open.join(' ');
         fill(signals, signalForms(wf.id, open));
       }
-      fill(dag, drawDAG(wf.tasks, selected, select));
-      fill(tasks, taskTable(wf, select));
+      graph.update(wf.tasks, selected);
+      table.update(wf);
       if (selected && wf.tasks.some((t) => t.name === selected)) {
         const t = wf.tasks.find((x) => x.name === selected);
         const id = wf.id + '/' + selected;
@@ -725,17 +727,72 @@
   function taskTable(wf, select) {
     return h('table', { id: 'task-table' },
       h('thead', {}, h('tr', {}, ['Task', 'Queue', 'State', 'Attempts', 'After', 'Undo', 'Error or result'].map((c) => h('th', { class: c === 'Attempts' ? 'num' : null }, c)))),
-      h('tbody', {}, wf.tasks.map((t) => h('tr', { 'data-task': t.name },
-        h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name),
-          t.added_by ? h('span', { class: 'muted', title: 'added at run time by ' + t.added_by }, ' +' + t.added_by) : null),
-        h('td', {}, t.queue),
-        h('td', {}, badge(t.state), t.progress ? [' ', progressBar(t.progress)] : null),
-        h('td', { class: 'num' }, t.attempts),
-        h('td', { class: 'mono' }, t.on_failure ? h('span', { class: 'on-failure', title: 'runs only when one of these did not complete' }, 'on failure of ' + t.after.join(', ')) : t.after.join(', ')),
-        h('td', {}, t.undo ? (t.undo.state ? [badge(t.undo.state), t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''] : h('span', { class: 'muted' }, 'not started')) : ''),
-        h('td', {}, t.error ? h('pre', { class: 'error-text' }, t.error) : null,
-          t.undo && t.undo.error ? h('pre', { class: 'error-text' }, 'undo: ' + t.undo.error) : null,
-          t.result !== null && t.result !== undefined ? h('pre', {}, fmtValue(t.result)) : null)))));
+      h('tbody', {}, wf.tasks.map((t) => taskRow(t, select))));
+  }
+
+  function taskRow(t, select) {
+    return h('tr', { 'data-task': t.name },
+      h('td', { class: 'mono' }, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); select(t.name); } }, t.name),
+        t.added_by ? h('span', { class: 'muted', title: 'added at run time by ' + t.added_by }, ' +' + t.added_by) : null),
+      h('td', {}, t.queue),
+      h('td', {}, badge(t.state), t.progress ? [' ', progressBar(t.progress)] : null),
+      h('td', { class: 'num' }, t.attempts),
+      h('td', { class: 'mono' }, t.on_failure ? h('span', { class: 'on-failure', title: 'runs only when one of these did not complete' }, 'on failure of ' + t.after.join(', ')) : t.after.join(', ')),
+      h('td', {}, t.undo ? (t.undo.state ? [badge(t.undo.state), t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''] : h('span', { class: 'muted' }, 'not started')) : ''),
+      h('td', {}, t.error ? h('pre', { class: 'error-text' }, t.error) : null,
+        t.undo && t.undo.error ? h('pre', { class: 'error-text' }, 'undo: ' + t.undo.error) : null,
+        t.result !== null && t.result !== undefined ? h('pre', {}, fmtValue(t.result)) : null));
+  }
+
+  // taskTableView is a workflow's task table that update(wf) keeps: the
+  // rows of the tasks that changed are drawn again, the others stay (the
+  // whole table only when the plan's tasks changed). A workflow of more
+  // than COLLAPSE_AT tasks shows them a page of COLLAPSE_AT rows at a time.
+  function taskTableView(select) {
+    const body = h('div', {});
+    const pager = h('div', { class: 'toolbar pager', id: 'task-pager' });
+    const root = h('div', {}, body, pager);
+    let names = null, page = 0, last = null;
+    let rows = new Map(); // task name -> {tr, sig}
+    function turn(by) {
+      page += by;
+      if (last) update(last);
+    }
+    function update(wf) {
+      last = wf;
+      const many = wf.tasks.length > COLLAPSE_AT;
+      const pages = Math.ceil(wf.tasks.length / COLLAPSE_AT);
+      page = many ? Math.min(Math.max(0, page), pages - 1) : 0;
+      const shown = many ? wf.tasks.slice(page * COLLAPSE_AT, (page + 1) * COLLAPSE_AT) : wf.tasks;
+      const now = page + ':' + shown.map((t) => t.name).join('\n');
+      if (now !== names) {
+        names = now;
+        rows = new Map();
+        const table = taskTable({ tasks: shown }, select);
+        for (const tr of table.querySelectorAll('tbody tr')) rows.set(tr.dataset.task, { tr, sig: null });
+        for (const t of shown) rows.get(t.name).sig = JSON.stringify(t);
+        fill(body, table);
+        if (many) {
+          fill(pager,
+            h('button', { type: 'button', id: 'task-page-prev', disabled: page === 0, onclick: () => turn(-1) }, '←'),
+            h('span', { class: 'muted' }, 'tasks ' + (page * COLLAPSE_AT + 1) + '–' + (page * COLLAPSE_AT + shown.length) + ' of ' + wf.tasks.length),
+            h('button', { type: 'button', id: 'task-page-next', disabled: page === pages - 1, onclick: () => turn(1) }, '→'));
+        } else {
+          fill(pager);
+        }
+        return;
+      }
+      for (const t of shown) {
+        const r = rows.get(t.name);
+        const sig = JSON.stringify(t);
+        if (r.sig === sig) continue;
+        const tr = taskRow(t, select);
+        r.tr.replaceWith(tr);
+        r.tr = tr;
+        r.sig = sig;
+      }
+    }
+    return { root, update };
   }
 
   async function jobCard(id) {
@@ -1141,55 +1198,467 @@
     return { index, depth, pos, layers };
   }
 
-  function drawDAG(tasks, selected, select) {
-    const { index, depth, pos, layers } = layout(tasks);
-    const slot = NODE_H + (tasks.some((t) => t.undo) ? UNDO_H : 0) + GAP_Y;
-    const tallest = Math.max(1, ...layers.map((l) => l.length));
-    const width = PAD * 2 + layers.length * NODE_W + Math.max(0, layers.length - 1) * GAP_X;
-    const height = PAD * 2 + tallest * slot - GAP_Y;
-    const xy = tasks.map((_, i) => ({
-      x: PAD + depth[i] * (NODE_W + GAP_X),
-      y: PAD + pos[i] * slot + (tallest - layers[depth[i]].length) * slot / 2,
-    }));
-    const svg = s('svg', { class: 'dag', id: 'dag-svg', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'the workflow\'s tasks and dependencies' },
+  // A workflow of more tasks than COLLAPSE_AT opens with its groups (below)
+  // collapsed; a smaller one opens with them expanded. A chain is
+  // CHAIN_MIN tasks or more.
+  const COLLAPSE_AT = 100;
+  const CHAIN_MIN = 3;
+  // The graph's viewport is as tall as the graph drawn at 1:1, within
+  // these bounds; the graph pans and zooms in it.
+  const VIEW_MIN_H = 120, VIEW_MAX_H = 560;
+  const ZOOM_MIN = 0.02, ZOOM_MAX = 3, ZOOM_STEP = 1.25;
+  const GROUP_PRECEDENCE = ['failed', 'running', 'open', 'queued', 'pending', 'cancelled', 'waiting'];
+
+  // groupsOf finds what the graph can collapse into one node: chains (a
+  // run of tasks each the only dependent of the one before, which is its
+  // only dependency) and, among the tasks in no chain, runs of parallel
+  // tasks (tasks with the same dependencies and the same dependents: a
+  // fan-out, a batch). It answers the groups of two tasks or more, each
+  // {id, kind, members (task indexes)}, and each task's group (or null).
+  function groupsOf(tasks) {
+    const n = tasks.length;
+    const index = new Map(tasks.map((t, i) => [t.name, i]));
+    const deps = tasks.map((t) => t.after.map((d) => index.get(d)).filter((j) => j !== undefined));
+    const kids = tasks.map(() => []);
+    deps.forEach((ds, i) => ds.forEach((j) => kids[j].push(i)));
+    const groups = [];
+    const groupOf = new Array(n).fill(null);
+    const next = (u) => kids[u].length === 1 && deps[kids[u][0]].length === 1 ? kids[u][0] : -1;
+    for (let i = 0; i < n; i++) {
+      if (deps[i].length === 1 && next(deps[i][0]) === i) continue; // not a chain's first task
+      const run = [i];
+      for (let u = next(i); u >= 0 && run.length <= n; u = next(u)) run.push(u);
+      if (run.length >= CHAIN_MIN) {
+        const g = { id: 'chain:' + tasks[i].name, kind: 'chain', members: run };
+        run.forEach((m) => { groupOf[m] = g; });
+        groups.push(g);
+      }
+    }
+    const byKey = new Map();
+    for (let i = 0; i < n; i++) {
+      if (groupOf[i]) continue;
+      const key = deps[i].slice().sort((a, b) => a - b).join(',') + '|' + kids[i].slice().sort((a, b) => a - b).join(',');
+      const run = byKey.get(key);
+      if (run) run.push(i);
+      else byKey.set(key, [i]);
+    }
+    for (const run of byKey.values()) {
+      if (run.length < 2) continue;
+      const g = { id: 'group:' + tasks[run[0]].name, kind: 'parallel', members: run };
+      run.forEach((m) => { groupOf[m] = g; });
+      groups.push(g);
+    }
+    return { groups, groupOf };
+  }
+
+  // groupLabel names a group: a chain by its ends, parallel tasks by the
+  // start their names share.
+  function groupLabel(tasks, g) {
+    const names = g.members.map((i) => tasks[i].name);
+    if (g.kind === 'chain') return names[0] + ' → … → ' + names[names.length - 1];
+    let p = names[0];
+    for (const nm of names) while (!nm.startsWith(p)) p = p.slice(0, -1);
+    return (p || names[0]) + '* ×' + names.length;
+  }
+
+  // shapeOf is what the layout depends on: the tasks, their dependencies
+  // and what draws differently (undo strips, always, on_failure, added).
+  function shapeOf(tasks) {
+    return tasks.map((t) => t.name + '<' + t.after.join(',') + (t.undo ? '~u' : '') + (t.always ? '~a' : '') + (t.on_failure ? '~f' : '') + (t.added_by ? '~+' : '')).join('\n');
+  }
+
+  // dagView is a workflow's graph: an SVG in a viewport of bounded height
+  // that pans (drag) and zooms (wheel, buttons, Fit), with groups that
+  // collapse into one node and expand again, and a box that finds a task
+  // and centres it. update(tasks, selected) lays the graph out again only
+  // when the plan's shape or what is collapsed changed; otherwise it
+  // changes only the nodes whose task changed (their classes and text),
+  // so that a live workflow costs its changes, not its size.
+  function dagView(select) {
+    const svg = s('svg', { class: 'dag', id: 'dag-svg', role: 'img', 'aria-label': 'the workflow\'s tasks and dependencies' },
       s('defs', {}, s('marker', { id: 'arrow', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 8, markerHeight: 8, orient: 'auto' },
         s('path', { d: 'M0,0 L8,4 L0,8 z' }))));
-    const edges = s('g', { class: 'edges' });
-    tasks.forEach((t, i) => {
-      for (const dep of t.after) {
-        const j = index.get(dep);
-        if (j === undefined) continue;
-        const x1 = xy[j].x + NODE_W, y1 = xy[j].y + NODE_H / 2, x2 = xy[i].x, y2 = xy[i].y + NODE_H / 2;
-        const c = GAP_X / 2;
-        edges.append(s('path', {
-          class: 'edge' + (t.always ? ' always' : '') + (t.on_failure ? ' on-failure' : ''), 'data-from': dep, 'data-to': t.name,
-          d: `M${x1},${y1} C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`, 'marker-end': 'url(#arrow)',
-        }));
-      }
+    const scene = s('g', { class: 'scene' });
+    svg.append(scene);
+    const viewport = h('div', { class: 'dag-viewport', id: 'dag-viewport' }, svg);
+    const findBox = h('input', { id: 'dag-find', type: 'search', placeholder: 'find a task', 'aria-label': 'find a task' });
+    const findSays = h('span', { id: 'dag-find-status', class: 'muted' });
+    const findForm = h('form', { class: 'dag-find' }, findBox, findSays);
+    const zoomSays = h('span', { id: 'dag-zoom', class: 'muted' });
+    const btn = (id, text, title, fn) => h('button', { type: 'button', id, title, onclick: fn }, text);
+    const bar = h('div', { class: 'toolbar dag-bar' },
+      btn('dag-zoom-out', '−', 'zoom out', () => zoomBy(1 / ZOOM_STEP)),
+      btn('dag-zoom-in', '+', 'zoom in', () => zoomBy(ZOOM_STEP)),
+      btn('dag-fit', 'Fit', 'fit the graph in view', () => fit()),
+      btn('dag-one', '1:1', 'actual size', () => zoomBy(1 / view.k)),
+      zoomSays,
+      btn('dag-expand-all', 'Expand all', 'draw every task', () => setAll(false)),
+      btn('dag-collapse-all', 'Collapse all', 'draw each chain and each run of parallel tasks as one node', () => setAll(true)),
+      findForm);
+    const root = h('div', { class: 'dag-wrap', id: 'dag' }, bar, viewport);
+
+    let tasks = [];
+    let selected = null, found = null;
+    let shape = null;
+    let groups = [], groupOf = [];
+    const collapsed = new Set(); // the IDs of the groups collapsed
+    const known = new Set();     // the IDs of the groups seen so far
+    let nodes = new Map();       // task name -> {g, parts, sig}
+    let groupNodes = new Map();  // group ID -> {g, parts, sig}
+    let where = new Map();       // task name or group ID -> {x, y}
+    let size = { w: 0, h: 0 };
+    const view = { k: 1, tx: 0, ty: 0, moved: false };
+
+    function apply() {
+      scene.setAttribute('transform', `translate(${view.tx.toFixed(1)},${view.ty.toFixed(1)}) scale(${view.k.toFixed(4)})`);
+      zoomSays.textContent = Math.round(view.k * 100) + '%';
+      root.dataset.zoom = view.k.toFixed(4);
+    }
+
+    function zoomAt(px, py, factor) {
+      const k = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, view.k * factor));
+      view.tx = px - (px - view.tx) * k / view.k;
+      view.ty = py - (py - view.ty) * k / view.k;
+      view.k = k;
+      view.moved = true;
+      apply();
+    }
+
+    function zoomBy(factor) {
+      zoomAt(viewport.clientWidth / 2, viewport.clientHeight / 2, factor);
+    }
+
+    // fit shows the whole graph, at 1:1 at most.
+    function fit() {
+      const vw = viewport.clientWidth || 800, vh = viewport.clientHeight || VIEW_MAX_H;
+      const k = Math.max(ZOOM_MIN, Math.min(1, vw / size.w, vh / size.h));
+      view.k = k;
+      view.tx = k < 1 ? (vw - size.w * k) / 2 : 0;
+      view.ty = (vh - size.h * k) / 2;
+      view.moved = false;
+      apply();
+    }
+
+    // centre puts a task's node (or its group's) in the middle of the
+    // viewport, at 1:1 or closer.
+    function centre(id) {
+      const p = where.get(id);
+      if (!p) return;
+      const vw = viewport.clientWidth, vh = viewport.clientHeight;
+      view.k = Math.max(view.k, 1);
+      view.tx = vw / 2 - (p.x + NODE_W / 2) * view.k;
+      view.ty = vh / 2 - (p.y + NODE_H / 2) * view.k;
+      view.moved = true;
+      apply();
+    }
+
+    // panning: a drag of the background or of a node (a click that moves
+    // less than 4 px is a click)
+    let drag = null, dragged = false;
+    viewport.addEventListener('pointerdown', (ev) => {
+      if (ev.button !== 0) return;
+      dragged = false;
+      drag = { x: ev.clientX, y: ev.clientY, tx: view.tx, ty: view.ty, id: ev.pointerId, on: false };
     });
-    svg.append(edges);
-    tasks.forEach((t, i) => {
-      const { x, y } = xy[i];
-      const sub = (t.on_failure ? 'on failure · ' : '') + t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
-      const tip = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
-        t.on_failure ? 'on failure: runs only when a dependency did not complete' : '',
-        t.undo ? 'undo: ' + (t.undo.state || 'not started') : '', t.added_by ? 'added at run time by ' + t.added_by : ''].filter(Boolean).join('\n');
-      const g = s('g', { class: 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.on_failure ? ' on-failure' : '') + (t.name === selected ? ' selected' : ''), 'data-task': t.name, 'data-state': t.state, tabindex: 0 },
-        s('title', {}, tip),
-        s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
-        s('text', { class: 'name', x: x + 10, y: y + 18 }, clip(t.name, 22)),
-        s('text', { class: 'sub', x: x + 10, y: y + 35 }, clip(sub, 26)));
+    viewport.addEventListener('pointermove', (ev) => {
+      if (!drag || ev.pointerId !== drag.id) return;
+      const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (!drag.on && Math.abs(dx) + Math.abs(dy) < 4) return;
+      if (!drag.on) {
+        drag.on = true;
+        try { viewport.setPointerCapture(ev.pointerId); } catch (e) { /* a pointer already gone */ }
+        viewport.classList.add('panning');
+      }
+      view.tx = drag.tx + dx;
+      view.ty = drag.ty + dy;
+      view.moved = true;
+      apply();
+    });
+    const endDrag = (ev) => {
+      if (!drag || ev.pointerId !== drag.id) return;
+      dragged = drag.on;
+      drag = null;
+      // the click a drag ends with comes in this task; none may come
+      if (dragged) setTimeout(() => { dragged = false; }, 0);
+      viewport.classList.remove('panning');
+    };
+    viewport.addEventListener('pointerup', endDrag);
+    viewport.addEventListener('pointercancel', endDrag);
+    viewport.addEventListener('click', (ev) => { // a drag's click selects nothing
+      if (dragged) { dragged = false; ev.stopPropagation(); ev.preventDefault(); }
+    }, true);
+    viewport.addEventListener('wheel', (ev) => {
+      ev.preventDefault();
+      const r = viewport.getBoundingClientRect();
+      const dy = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
+      zoomAt(ev.clientX - r.left, ev.clientY - r.top, Math.exp(-dy * 0.0015));
+    }, { passive: false });
+
+    findForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      find(findBox.value.trim());
+    });
+
+    // find highlights the task named q (else the first whose name
+    // contains it), expands its group and centres it.
+    function find(q) {
+      if (!q) return;
+      const lq = q.toLowerCase();
+      const t = tasks.find((x) => x.name === q) || tasks.find((x) => x.name.toLowerCase().includes(lq));
+      if (!t) {
+        findSays.textContent = 'no task matches ' + q;
+        return;
+      }
+      findSays.textContent = '';
+      const g = groupOf[tasks.indexOf(t)];
+      if (g && collapsed.has(g.id)) {
+        collapsed.delete(g.id);
+        build();
+      }
+      const was = found;
+      found = t.name;
+      if (was && nodes.has(was)) paintTask(nodes.get(was), tasks.find((x) => x.name === was));
+      paintTask(nodes.get(t.name), t);
+      centre(t.name);
+    }
+
+    function setAll(collapse) {
+      for (const g of groups) {
+        if (collapse) collapsed.add(g.id);
+        else collapsed.delete(g.id);
+      }
+      build();
+      fit();
+    }
+
+    function toggle(id) {
+      if (collapsed.has(id)) collapsed.delete(id);
+      else collapsed.add(id);
+      build();
+      if (!view.moved) fit();
+    }
+
+    // build lays the graph out and draws it anew.
+    function build() {
+      const units = [];          // {id, task (index) or group}
+      const unitOf = new Map();  // task index -> unit ID
+      const seenUnit = new Set();
+      tasks.forEach((t, i) => {
+        const g = groupOf[i];
+        const id = g && collapsed.has(g.id) ? g.id : t.name;
+        unitOf.set(i, id);
+        if (seenUnit.has(id)) return;
+        seenUnit.add(id);
+        units.push(id === t.name ? { id, task: i } : { id, group: g });
+      });
+      const index = new Map(tasks.map((t, i) => [t.name, i]));
+      const links = new Map(); // "from\nto" -> {from, to, cls}
+      tasks.forEach((t, i) => {
+        for (const d of t.after) {
+          const j = index.get(d);
+          if (j === undefined) continue;
+          const from = unitOf.get(j), to = unitOf.get(i);
+          if (from === to) continue;
+          const key = from + '\n' + to;
+          const cls = 'edge' + (t.always ? ' always' : '') + (t.on_failure ? ' on-failure' : '');
+          if (!links.has(key)) links.set(key, { from, to, cls });
+        }
+      });
+      const after = new Map(units.map((u) => [u.id, []]));
+      for (const l of links.values()) after.get(l.to).push(l.from);
+      const { depth, pos, layers } = layout(units.map((u) => ({ name: u.id, after: after.get(u.id) })));
+      const slot = NODE_H + (tasks.some((t) => t.undo) ? UNDO_H : 0) + GAP_Y;
+      const tallest = Math.max(1, ...layers.map((l) => l.length));
+      size = {
+        w: PAD * 2 + layers.length * NODE_W + Math.max(0, layers.length - 1) * GAP_X,
+        h: PAD * 2 + tallest * slot - GAP_Y,
+      };
+      where = new Map(units.map((u, i) => [u.id, {
+        x: PAD + depth[i] * (NODE_W + GAP_X),
+        y: PAD + pos[i] * slot + (tallest - layers[depth[i]].length) * slot / 2,
+      }]));
+      const frames = s('g', { class: 'frames' });
+      const edges = s('g', { class: 'edges' });
+      const taskLayer = s('g', { class: 'nodes' });
+      const groupLayer = s('g', { class: 'groups' });
+      for (const l of links.values()) {
+        const a = where.get(l.from), b = where.get(l.to);
+        const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2, c = GAP_X / 2;
+        edges.append(s('path', { class: l.cls, 'data-from': l.from, 'data-to': l.to, d: `M${x1},${y1} C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`, 'marker-end': 'url(#arrow)' }));
+      }
+      nodes = new Map();
+      groupNodes = new Map();
+      for (const u of units) {
+        const p = where.get(u.id);
+        if (u.group) {
+          const e = groupNode(u.group, p.x, p.y);
+          groupNodes.set(u.group.id, e);
+          groupLayer.append(e.g);
+        } else {
+          const e = taskNode(tasks[u.task], p.x, p.y);
+          nodes.set(tasks[u.task].name, e);
+          taskLayer.append(e.g);
+        }
+      }
+      // an expanded group: a frame around its tasks, with a button that
+      // collapses it
+      for (const g of groups) {
+        if (collapsed.has(g.id)) continue;
+        let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+        for (const m of g.members) {
+          const p = where.get(tasks[m].name);
+          x1 = Math.min(x1, p.x); y1 = Math.min(y1, p.y); x2 = Math.max(x2, p.x + NODE_W); y2 = Math.max(y2, p.y + NODE_H + (tasks[m].undo ? UNDO_H - 1 : 0));
+        }
+        const label = groupLabel(tasks, g);
+        const close = s('g', { class: 'collapse', 'data-collapse': g.id, tabindex: 0, role: 'button' },
+          s('title', {}, 'collapse ' + label + ' (' + g.members.length + ' tasks) into one node'),
+          s('circle', { cx: x2 + 4, cy: y1 - 4, r: 7 }),
+          s('text', { x: x2 + 4, y: y1 - 0.5, 'text-anchor': 'middle' }, '−'));
+        close.addEventListener('click', () => toggle(g.id));
+        close.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') toggle(g.id); });
+        frames.append(s('g', { class: 'group-frame ' + g.kind, 'data-group': g.id },
+          s('rect', { x: x1 - 5, y: y1 - 5, width: x2 - x1 + 10, height: y2 - y1 + 10, rx: 9 }), close));
+      }
+      scene.replaceChildren(frames, edges, taskLayer, groupLayer);
+      viewport.style.height = Math.round(Math.min(VIEW_MAX_H, Math.max(VIEW_MIN_H, size.h + 2))) + 'px';
+      root.dataset.nodes = String(units.length);
+    }
+
+    function taskNode(t, x, y) {
+      const parts = {
+        title: s('title', {}),
+        name: s('text', { class: 'name', x: x + 10, y: y + 18 }, clip(t.name, 22)),
+        sub: s('text', { class: 'sub', x: x + 10, y: y + 35 }),
+      };
+      const g = s('g', { 'data-task': t.name, tabindex: 0 }, parts.title,
+        s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }), parts.name, parts.sub);
       if (t.undo) {
-        const ust = t.undo.state || 'none';
-        g.append(s('g', { class: 'undo st-' + ust, 'data-undo-state': ust },
-          s('rect', { x: x + 12, y: y + NODE_H - 1, width: NODE_W - 24, height: UNDO_H, rx: 4 }),
-          s('text', { x: x + 20, y: y + NODE_H + 12 }, '↩ undo ' + (t.undo.state || '—') + (t.undo.attempts > 1 ? ' ×' + t.undo.attempts : ''))));
+        parts.undoText = s('text', { x: x + 20, y: y + NODE_H + 12 });
+        parts.undo = s('g', {}, s('rect', { x: x + 12, y: y + NODE_H - 1, width: NODE_W - 24, height: UNDO_H, rx: 4 }), parts.undoText);
+        g.append(parts.undo);
       }
       g.addEventListener('click', () => select(t.name));
       g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') select(t.name); });
-      svg.append(g);
-    });
-    return svg;
+      const e = { g, parts, sig: null };
+      paintTask(e, t);
+      return e;
+    }
+
+    // paintTask sets what a task's node shows from the task, when that
+    // changed since it was last painted.
+    function paintTask(e, t) {
+      const sig = [t.state, t.attempts, t.queue, t.error || '', t.undo ? (t.undo.state || '') + ':' + (t.undo.attempts || 0) : '',
+        t.name === selected, t.name === found].join('|');
+      if (e.sig === sig) return false;
+      e.sig = sig;
+      const sub = (t.on_failure ? 'on failure · ' : '') + t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
+      e.g.setAttribute('class', 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.on_failure ? ' on-failure' : '') +
+        (t.name === selected ? ' selected' : '') + (t.name === found ? ' found' : ''));
+      e.g.dataset.state = t.state;
+      e.parts.sub.textContent = clip(sub, 26);
+      e.parts.title.textContent = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
+        t.on_failure ? 'on failure: runs only when a dependency did not complete' : '',
+        t.undo ? 'undo: ' + (t.undo.state || 'not started') : '', t.added_by ? 'added at run time by ' + t.added_by : ''].filter(Boolean).join('\n');
+      if (e.parts.undo) {
+        const ust = (t.undo && t.undo.state) || 'none';
+        e.parts.undo.setAttribute('class', 'undo st-' + ust);
+        e.parts.undo.dataset.undoState = ust;
+        e.parts.undoText.textContent = '↩ undo ' + ((t.undo && t.undo.state) || '—') + (t.undo && t.undo.attempts > 1 ? ' ×' + t.undo.attempts : '');
+      }
+      return true;
+    }
+
+    function groupNode(g, x, y) {
+      const parts = {
+        title: s('title', {}),
+        sub: s('text', { class: 'sub', x: x + 10, y: y + 33 }),
+        strip: s('g', { class: 'strip' }),
+      };
+      const label = groupLabel(tasks, g);
+      const node = s('g', { class: 'group-node', 'data-group': g.id, 'data-kind': g.kind, 'data-count': g.members.length, tabindex: 0, role: 'button' },
+        parts.title,
+        s('rect', { class: 'box back', x: x + 4, y: y - 4, width: NODE_W, height: NODE_H, rx: 6 }),
+        s('rect', { class: 'box', x, y, width: NODE_W, height: NODE_H, rx: 6 }),
+        s('text', { class: 'name', x: x + 10, y: y + 17 }, clip(label, 21)),
+        parts.sub, parts.strip);
+      node.addEventListener('click', () => toggle(g.id));
+      node.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') toggle(g.id); });
+      const e = { g: node, parts, sig: null, x, y, label };
+      paintGroup(e, g);
+      return e;
+    }
+
+    // paintGroup shows a collapsed group's counts by state: in its text,
+    // its tooltip and a strip of the states' colours; its box takes the
+    // colour of the state that most needs a look (failed, then running,
+    // ...; completed when all are).
+    function paintGroup(e, g) {
+      const counts = {};
+      for (const m of g.members) counts[tasks[m].state] = (counts[tasks[m].state] || 0) + 1;
+      const present = TASK_STATES.filter((st) => counts[st]);
+      const sig = present.map((st) => st + ':' + counts[st]).join(' ');
+      if (e.sig === sig) return false;
+      e.sig = sig;
+      const state = GROUP_PRECEDENCE.find((st) => counts[st]) || 'completed';
+      e.g.setAttribute('class', 'group-node st-' + state);
+      e.g.dataset.state = state;
+      e.g.dataset.counts = sig;
+      const n = g.members.length;
+      e.parts.sub.textContent = clip(n + ' tasks · ' + present.map((st) => counts[st] + ' ' + st).join(', '), 30);
+      e.parts.title.textContent = e.label + ' (' + (g.kind === 'chain' ? 'a chain' : 'parallel tasks') + ', ' + n + ' tasks)\n' +
+        present.map((st) => counts[st] + ' ' + st).join('\n') + '\nclick to expand';
+      const w = NODE_W - 20;
+      let x = e.x + 10;
+      const bars = present.map((st) => {
+        const bw = w * counts[st] / n;
+        const r = s('rect', { class: 'seg st-' + st, x: x.toFixed(1), y: e.y + NODE_H - 8, width: bw.toFixed(1), height: 4 });
+        x += bw;
+        return r;
+      });
+      e.parts.strip.replaceChildren(...bars);
+      return true;
+    }
+
+    // update draws tasks: laid out again when the plan's shape changed,
+    // else only the nodes whose task changed are painted again. It
+    // answers how many nodes it painted.
+    function update(next, sel) {
+      tasks = next;
+      const shapeNow = shapeOf(tasks);
+      selected = sel;
+      if (shapeNow !== shape) {
+        const first = shape === null;
+        shape = shapeNow;
+        ({ groups, groupOf } = groupsOf(tasks));
+        for (const g of groups) {
+          if (known.has(g.id)) continue;
+          known.add(g.id);
+          if (tasks.length > COLLAPSE_AT) collapsed.add(g.id);
+        }
+        build();
+        if (first || !view.moved) requestAnimationFrame(() => { if (!view.moved) fit(); });
+        if (first) fit();
+        root.dataset.layouts = String(Number(root.dataset.layouts || 0) + 1);
+        return nodes.size + groupNodes.size;
+      }
+      let painted = 0;
+      const dirty = new Set();
+      tasks.forEach((t, i) => {
+        const e = nodes.get(t.name);
+        if (e) {
+          if (paintTask(e, t)) painted++;
+        } else if (groupOf[i]) {
+          dirty.add(groupOf[i]);
+        }
+      });
+      for (const g of dirty) {
+        const e = groupNodes.get(g.id);
+        if (e && paintGroup(e, g)) painted++;
+      }
+      return painted;
+    }
+
+    return { root, update };
   }
 
   function clip(text, n) {
