@@ -35,49 +35,49 @@ const (
 // AwaitWorkflow implements engine.Store: it subscribes to the workflow's
 // outcome channel, then reads the stored record, and reads it again after
 // every message, resubscription or refresh, until it has ended.
-func (s *part) AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
+func (pt *part) AwaitWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
 	if !engine.ValidID(id) {
-		return s.GetWorkflow(ctx, id)
+		return pt.GetWorkflow(ctx, id)
 	}
 	var w weir.Workflow
-	err := s.await(ctx, s.keys.waitWorkflow(id), s.keys.chanWorkflow(id), func(ctx context.Context) (bool, error) {
+	err := pt.await(ctx, pt.keys.waitWorkflow(id), pt.keys.chanWorkflow(id), func(ctx context.Context) (bool, error) {
 		var err error
-		w, err = s.getWorkflow(ctx, id, true)
+		w, err = pt.getWorkflow(ctx, id, true)
 		return err == nil && w.State.Ended(), err
 	})
 	return w, err
 }
 
 // AwaitJob implements engine.Store, as AwaitWorkflow does.
-func (s *part) AwaitJob(ctx context.Context, id string) (weir.Job, error) {
+func (pt *part) AwaitJob(ctx context.Context, id string) (weir.Job, error) {
 	if !validJobID(id) {
-		return s.GetJob(ctx, id)
+		return pt.GetJob(ctx, id)
 	}
-	waitKey := s.keys.waitJob(id)
+	waitKey := pt.keys.waitJob(id)
 	if wf, _, ok := strings.Cut(id, "/"); ok {
-		waitKey = s.keys.waitWorkflowJobs(wf)
+		waitKey = pt.keys.waitWorkflowJobs(wf)
 	}
 	var j weir.Job
-	err := s.await(ctx, waitKey, s.keys.chanJob(id), func(ctx context.Context) (bool, error) {
+	err := pt.await(ctx, waitKey, pt.keys.chanJob(id), func(ctx context.Context) (bool, error) {
 		var err error
-		j, err = s.getJob(ctx, id, true)
+		j, err = pt.getJob(ctx, id, true)
 		return err == nil && j.State.Ended(), err
 	})
 	return j, err
 }
 
-func (s *part) await(ctx context.Context, waitKey, channel string, check func(context.Context) (bool, error)) error {
+func (pt *part) await(ctx context.Context, waitKey, channel string, check func(context.Context) (bool, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	me := hex.EncodeToString(rnd[:])
-	anyKey := s.keys.waitAny()
+	anyKey := pt.keys.waitAny()
 	// refresh (re)registers this waiter until now + waiterTTL.
 	refresh := func(first bool) error {
 		now := time.Now()
-		pipe := s.rdb.Pipeline()
+		pipe := pt.rdb.Pipeline()
 		pipe.ZRemRangeByScore(ctx, anyKey, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
 		lapse := redis.Z{Score: float64(now.Add(waiterTTL).UnixMilli()), Member: me}
 		pipe.ZAdd(ctx, anyKey, lapse)
@@ -95,12 +95,12 @@ func (s *part) await(ctx context.Context, waitKey, channel string, check func(co
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		pipe := s.rdb.Pipeline()
+		pipe := pt.rdb.Pipeline()
 		pipe.ZRem(dctx, waitKey, me)
 		pipe.ZRem(dctx, anyKey, me)
 		_, _ = pipe.Exec(dctx)
 	}()
-	sub := s.rdb.Subscribe(ctx, channel)
+	sub := pt.rdb.Subscribe(ctx, channel)
 	defer func() { _ = sub.Close() }()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })

@@ -38,34 +38,34 @@ func (p CallPath) String() string {
 
 // CallPath returns the path the store uses: "functions" or "scripts" once
 // it made a call, "auto" before.
-func (s *part) CallPath() string { return CallPath(s.path.Load()).String() }
+func (pt *part) CallPath() string { return CallPath(pt.path.Load()).String() }
 
 // argv starts the command of a call of script sc, with room for n more
 // arguments: two slots for the verb and the function or SHA (call fills
 // them), one key (the partition prefix), and the common ARGV (now,
 // retention, largest backoff).
-func (s *part) argv(sc *script, n int) []any {
+func (pt *part) argv(sc *script, n int) []any {
 	argv := make([]any, 0, 7+n)
-	argv = append(argv, nil, nil, argOne, s.prefixArg)
-	if s.clock != nil {
-		argv = append(argv, strconv.FormatInt(s.clock().UnixMilli(), 10))
+	argv = append(argv, nil, nil, argOne, pt.prefixArg)
+	if pt.clock != nil {
+		argv = append(argv, strconv.FormatInt(pt.clock().UnixMilli(), 10))
 	} else {
 		argv = append(argv, argEmpty)
 	}
-	return append(argv, s.limitArgs...)
+	return append(argv, pt.limitArgs...)
 }
 
 // run calls script name with args after the common ones.
-func (s *part) run(ctx context.Context, name string, args ...any) ([]string, error) {
+func (pt *part) run(ctx context.Context, name string, args ...any) ([]string, error) {
 	sc := scripts[name]
-	return s.call(ctx, sc, append(s.argv(sc, len(args)), args...))
+	return pt.call(ctx, sc, append(pt.argv(sc, len(args)), args...))
 }
 
 // call runs one call of script sc (argv from s.argv) and returns its flat
 // reply, the values decoded straight from the connection as strings
 // (integers in decimal, nil as "").
-func (s *part) call(ctx context.Context, sc *script, argv []any) ([]string, error) {
-	r := s.callMany(ctx, sc, [][]any{argv})
+func (pt *part) call(ctx context.Context, sc *script, argv []any) ([]string, error) {
+	r := pt.callMany(ctx, sc, [][]any{argv})
 	return r[0].v, r[0].err
 }
 
@@ -85,7 +85,7 @@ type callResult struct {
 // NOSCRIPT runs the call again with EVAL; a call refused with PENDING
 // (drain.go) runs again once the kept cascade is drained. None of these
 // reaches the caller.
-func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
+func (pt *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callResult {
 	out := make([]callResult, len(argvs))
 	if err := ctx.Err(); err != nil {
 		for i := range out {
@@ -100,7 +100,7 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 	evalSrc := false
 	rounds := 0 // PENDING refusals answered (drain.go)
 	for attempt := 0; len(pending) > 0; attempt++ {
-		path := CallPath(s.path.Load())
+		path := CallPath(pt.path.Load())
 		cmds := make([]*redis.StringSliceCmd, len(pending))
 		for k, i := range pending {
 			a := argvs[i]
@@ -118,13 +118,13 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 		// a write call of a durable store waits for its replicas on the
 		// same connection (one pipeline)
 		var wait *redis.IntCmd
-		if s.durable.Replicas > 0 && !sc.def.readOnly {
-			wait = s.durable.waitCmd(ctx)
+		if pt.durable.Replicas > 0 && !sc.def.readOnly {
+			wait = pt.durable.waitCmd(ctx)
 		}
 		if len(cmds) == 1 && wait == nil {
-			_ = s.rdb.Process(ctx, cmds[0])
+			_ = pt.rdb.Process(ctx, cmds[0])
 		} else {
-			pipe := s.rdb.Pipeline()
+			pipe := pt.rdb.Pipeline()
 			for _, c := range cmds {
 				_ = pipe.Process(ctx, c)
 			}
@@ -135,7 +135,7 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 		}
 		var notReplicated error
 		if wait != nil {
-			notReplicated = s.durable.replicated(wait)
+			notReplicated = pt.durable.replicated(wait)
 		}
 		var again []int
 		var first error
@@ -154,18 +154,18 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 			if err == nil {
 				out[i].v = cmds[k].Val()
 				if path == PathAuto {
-					s.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
+					pt.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
 				}
 				continue
 			}
-			if attempt < 3 && s.recoverable(path, err) {
+			if attempt < 3 && pt.recoverable(path, err) {
 				again = append(again, i)
 				if first == nil {
 					first = err
 				}
 				continue
 			}
-			out[i].err = s.explain(ctx, err, mapErr(err))
+			out[i].err = pt.explain(ctx, err, mapErr(err))
 		}
 		if len(again) == 0 {
 			break
@@ -174,7 +174,7 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 			// a cascade left by an earlier call: finish it, then send again
 			rounds++
 			attempt--
-			if err := s.drain(ctx, nil); err != nil {
+			if err := pt.drain(ctx, nil); err != nil {
 				for _, i := range again {
 					out[i].err = err
 				}
@@ -186,9 +186,9 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 		case path == PathScripts:
 			evalSrc = true
 		case isUnknownCommand(first):
-			s.path.CompareAndSwap(int32(path), int32(PathScripts))
+			pt.path.CompareAndSwap(int32(path), int32(PathScripts))
 		default: // function not found
-			if err := s.loadLibrary(ctx); err != nil {
+			if err := pt.loadLibrary(ctx); err != nil {
 				for _, i := range again {
 					out[i].err = err
 				}
@@ -202,11 +202,11 @@ func (s *part) callMany(ctx context.Context, sc *script, argvs [][]any) []callRe
 
 // recoverable reports whether err on path is one callMany handles by
 // itself.
-func (s *part) recoverable(path CallPath, err error) bool {
+func (pt *part) recoverable(path CallPath, err error) bool {
 	if path == PathScripts {
 		return redis.HasErrorPrefix(err, "NOSCRIPT")
 	}
-	return isFunctionNotFound(err) || (isUnknownCommand(err) && !s.fixedPath)
+	return isFunctionNotFound(err) || (isUnknownCommand(err) && !pt.fixedPath)
 }
 
 func isFunctionNotFound(err error) bool {
@@ -223,7 +223,7 @@ func isUnknownCommand(err error) bool {
 // of a cluster). A library already there (another process loaded it) is a
 // success; a server that has no FUNCTION, or refuses it to this user, moves
 // the store to the scripts path.
-func (s *part) loadLibrary(ctx context.Context) error {
+func (pt *part) loadLibrary(ctx context.Context) error {
 	load := func(ctx context.Context, c redis.Cmdable) error {
 		err := c.FunctionLoad(ctx, library.src).Err()
 		if err != nil && strings.Contains(err.Error(), "already exists") {
@@ -232,16 +232,16 @@ func (s *part) loadLibrary(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+	if cc, ok := pt.rdb.(*redis.ClusterClient); ok {
 		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
 	} else {
-		err = load(ctx, s.rdb)
+		err = load(ctx, pt.rdb)
 	}
 	if err == nil {
 		return nil
 	}
-	if (isUnknownCommand(err) || redis.HasErrorPrefix(err, "NOPERM")) && !s.fixedPath {
-		s.path.Store(int32(PathScripts))
+	if (isUnknownCommand(err) || redis.HasErrorPrefix(err, "NOPERM")) && !pt.fixedPath {
+		pt.path.Store(int32(PathScripts))
 		return nil
 	}
 	return mapErr(err)
@@ -251,20 +251,20 @@ func (s *part) loadLibrary(ctx context.Context) error {
 // it loads the function library, or on the scripts path every script
 // (SCRIPT LOAD). Calls do this by themselves when needed; Load moves the
 // cost out of the first call.
-func (s *part) Load(ctx context.Context) error {
-	if CallPath(s.path.Load()) != PathScripts {
-		if err := s.loadLibrary(ctx); err != nil {
+func (pt *part) Load(ctx context.Context) error {
+	if CallPath(pt.path.Load()) != PathScripts {
+		if err := pt.loadLibrary(ctx); err != nil {
 			return err
 		}
 	}
-	if CallPath(s.path.Load()) == PathScripts {
+	if CallPath(pt.path.Load()) == PathScripts {
 		for _, d := range scriptDefs {
-			if err := s.rdb.ScriptLoad(ctx, scripts[d.name].text().src).Err(); err != nil {
+			if err := pt.rdb.ScriptLoad(ctx, scripts[d.name].text().src).Err(); err != nil {
 				return mapErr(err)
 			}
 		}
 		return nil
 	}
-	s.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
+	pt.path.CompareAndSwap(int32(PathAuto), int32(PathFunctions))
 	return nil
 }

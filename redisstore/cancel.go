@@ -22,7 +22,7 @@ func cancelError(err error) (string, error) {
 }
 
 // CancelWorkflow implements engine.Store.
-func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
+func (pt *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams) (engine.CancelResult, error) {
 	if !engine.ValidID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err
@@ -36,7 +36,7 @@ func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams
 			undo = "1"
 		}
 	}
-	v, err := s.run(ctx, "cancel_workflow", p.ID, undo)
+	v, err := pt.run(ctx, "cancel_workflow", p.ID, undo)
 	if err != nil {
 		st, err := cancelError(err)
 		return engine.CancelResult{WorkflowState: weir.WorkflowState(st)}, err
@@ -56,7 +56,7 @@ func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams
 	res.Pushed = r.pushed()
 	// the compensation it started may have stopped on the call's budget
 	// (drain.go)
-	d, err := s.drainRest(ctx, r)
+	d, err := pt.drainRest(ctx, r)
 	if err != nil {
 		return engine.CancelResult{}, err
 	}
@@ -68,14 +68,14 @@ func (s *part) CancelWorkflow(ctx context.Context, p engine.CancelWorkflowParams
 }
 
 // CancelJob implements engine.Store.
-func (s *part) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
+func (pt *part) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.CancelResult, error) {
 	if !validJobID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.CancelResult{}, err
 		}
 		return engine.CancelResult{}, fmt.Errorf("%w: job %q", weir.ErrNotFound, p.ID)
 	}
-	v, err := s.run(ctx, "cancel_job", p.ID)
+	v, err := pt.run(ctx, "cancel_job", p.ID)
 	if err != nil {
 		st, err := cancelError(err)
 		return engine.CancelResult{State: weir.State(st)}, err
@@ -86,7 +86,7 @@ func (s *part) CancelJob(ctx context.Context, p engine.CancelJobParams) (engine.
 	res.Stopping = r.strings()
 	res.Pushed = r.pushed()
 	// its cascade may have stopped on the call's budget (drain.go)
-	d, err := s.drainRest(ctx, r)
+	d, err := pt.drainRest(ctx, r)
 	if err != nil {
 		return engine.CancelResult{}, err
 	}

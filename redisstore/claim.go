@@ -38,10 +38,10 @@ func appendClaimArgs(args []any, p engine.ClaimParams) []any {
 //
 // A claim whose sweep stopped on its budget (drain.go) goes on, once the
 // cascade is drained, from the queue where it stopped.
-func (s *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
+func (pt *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, error) {
 	var got []engine.Claimed
 	for {
-		out, due, at, stopped, err := s.claimCall(ctx, p, wait)
+		out, due, at, stopped, err := pt.claimCall(ctx, p, wait)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -49,7 +49,7 @@ func (s *part) claimOnce(ctx context.Context, p engine.ClaimParams, wait time.Du
 		if !stopped {
 			return got, due, nil
 		}
-		if err := s.drain(ctx, nil); err != nil {
+		if err := pt.drain(ctx, nil); err != nil {
 			return nil, 0, err
 		}
 		p.Queues, p.Max = resumeQueues(p.Queues, max(at, 1)-1), p.Max-len(out)
@@ -86,17 +86,17 @@ func resumeQueues(queues []string, at int) []string {
 
 // claimCall runs claim.lua once (claimOnce) and reports whether and in
 // which queue it stopped on its budget.
-func (s *part) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
+func (pt *part) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Duration) ([]engine.Claimed, time.Duration, int, bool, error) {
 	waitArg := ""
 	if wait > 0 {
 		waitArg = strconv.FormatInt((wait + time.Second).Milliseconds(), 10)
 	}
-	args := s.argv(scripts["claim"], 5+len(p.Queues))
+	args := pt.argv(scripts["claim"], 5+len(p.Queues))
 	args = append(args, p.Max, p.Lease.Milliseconds(), waitArg, nonce(), p.WorkerID)
 	for _, q := range p.Queues {
 		args = append(args, q)
 	}
-	v, err := s.call(ctx, scripts["claim"], args)
+	v, err := pt.call(ctx, scripts["claim"], args)
 	if err != nil {
 		return nil, 0, 0, false, err
 	}
@@ -108,7 +108,7 @@ func (s *part) claimCall(ctx context.Context, p engine.ClaimParams, wait time.Du
 	if err := r.done(); err != nil {
 		return nil, 0, 0, false, err
 	}
-	if err := s.readDeps(ctx, out, r.lazy); err != nil {
+	if err := pt.readDeps(ctx, out, r.lazy); err != nil {
 		return nil, 0, 0, false, err
 	}
 	due := time.Duration(-1)
@@ -151,39 +151,39 @@ func blockFor(deadline time.Time, due time.Duration) time.Duration {
 // adds a token there; the wait ends no later than the next delayed job or
 // lease deadline the claim saw, then the claim runs again. A cancelled
 // context wakes the wait through a private list of this call.
-func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
+func (pt *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claimed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.validateClaim(p); err != nil {
+	if err := pt.validateClaim(p); err != nil {
 		return nil, err
 	}
 	if p.Wait <= 0 {
-		out, _, err := s.claimOnce(ctx, p, 0)
+		out, _, err := pt.claimOnce(ctx, p, 0)
 		return out, err
 	}
 	deadline := time.Now().Add(p.Wait)
 	var wakeKeys []string
 	for _, q := range p.Queues {
-		if k := s.keys.wake(q); !slices.Contains(wakeKeys, k) {
+		if k := pt.keys.wake(q); !slices.Contains(wakeKeys, k) {
 			wakeKeys = append(wakeKeys, k)
 		}
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	private := s.keys.prefix + "wk:" + hex.EncodeToString(rnd[:])
+	private := pt.keys.prefix + "wk:" + hex.EncodeToString(rnd[:])
 	wakeKeys = append(wakeKeys, private)
 	stop := context.AfterFunc(ctx, func() {
 		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		pipe := s.rdb.Pipeline()
+		pipe := pt.rdb.Pipeline()
 		pipe.LPush(pctx, private, "1")
 		pipe.PExpire(pctx, private, time.Minute)
 		_, _ = pipe.Exec(pctx)
 	})
 	defer stop()
 	for {
-		out, due, err := s.claimOnce(ctx, p, max(time.Until(deadline), time.Millisecond))
+		out, due, err := pt.claimOnce(ctx, p, max(time.Until(deadline), time.Millisecond))
 		if err != nil || len(out) > 0 {
 			return out, err
 		}
@@ -191,7 +191,7 @@ func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claime
 		if block <= 0 {
 			return nil, nil
 		}
-		_, err = s.blpop(ctx, block, wakeKeys)
+		_, err = pt.blpop(ctx, block, wakeKeys)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
@@ -206,9 +206,9 @@ func (s *part) Claim(ctx context.Context, p engine.ClaimParams) ([]engine.Claime
 // BLPop (which sets the read timeout for it), less than a second with a
 // decimal timeout (Redis 6 and later). It returns the key it popped from
 // (empty when the wait timed out).
-func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) (string, error) {
+func (pt *part) blpop(ctx context.Context, d time.Duration, keys []string) (string, error) {
 	if d >= time.Second {
-		v, err := s.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Result()
+		v, err := pt.rdb.BLPop(ctx, d.Truncate(time.Second), keys...).Result()
 		if len(v) > 0 {
 			return v[0], err
 		}
@@ -220,7 +220,7 @@ func (s *part) blpop(ctx context.Context, d time.Duration, keys []string) (strin
 		args = append(args, k)
 	}
 	args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
-	v, err := s.rdb.Do(ctx, args...).StringSlice()
+	v, err := pt.rdb.Do(ctx, args...).StringSlice()
 	if len(v) > 0 {
 		return v[0], err
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // DeleteJob implements engine.Store.
-func (s *part) DeleteJob(ctx context.Context, id string) error {
+func (pt *part) DeleteJob(ctx context.Context, id string) error {
 	if strings.Contains(id, "/") {
 		return invalid("id", "job %q is a workflow's: delete its workflow", id)
 	}
@@ -20,18 +20,18 @@ func (s *part) DeleteJob(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("%w: job %q", weir.ErrNotFound, id)
 	}
-	_, err := s.run(ctx, "delete_job", id)
+	_, err := pt.run(ctx, "delete_job", id)
 	return err
 }
 
 // DeleteWorkflow implements engine.Store.
-func (s *part) DeleteWorkflow(ctx context.Context, id string) error {
+func (pt *part) DeleteWorkflow(ctx context.Context, id string) error {
 	if !engine.ValidID(id) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: workflow %q", weir.ErrNotFound, id)
 	}
-	_, err := s.run(ctx, "delete_workflow", id)
+	_, err := pt.run(ctx, "delete_workflow", id)
 	return err
 }

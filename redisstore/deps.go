@@ -21,7 +21,7 @@ const depsPage = 300
 // dependencies of a claimed task have all ended, so reading them after the
 // call, in pages of bounded commands, gives what the call would have
 // returned. One round trip for all of them.
-func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []lazyDeps) error {
+func (pt *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []lazyDeps) error {
 	if len(lazy) == 0 {
 		return nil
 	}
@@ -32,7 +32,7 @@ func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []la
 		pages []*redis.SliceCmd
 	}
 	reads := make([]read, 0, len(lazy))
-	pipe := s.rdb.Pipeline()
+	pipe := pt.rdb.Pipeline()
 	for _, l := range lazy {
 		if l.at >= len(claimed) {
 			return fmt.Errorf("%w: dependencies of claimed job %d of %d", weir.ErrProtocol, l.at, len(claimed))
@@ -46,8 +46,8 @@ func (s *part) readDeps(ctx context.Context, claimed []engine.Claimed, lazy []la
 			}
 			rd.idx = append(rd.idx, i)
 		}
-		key := s.keys.workflow(c.Job.Workflow)
-		rd.st = pipe.Get(ctx, s.keys.taskStates(c.Job.Workflow))
+		key := pt.keys.workflow(c.Job.Workflow)
+		rd.st = pipe.Get(ctx, pt.keys.taskStates(c.Job.Workflow))
 		for first := 0; first < len(rd.idx); first += depsPage {
 			fields := make([]string, 0, 3*depsPage)
 			for _, i := range rd.idx[first:min(first+depsPage, len(rd.idx))] {

@@ -49,22 +49,22 @@ const maxDrainCalls = 1_000_000
 // step budget (spec/scripts.md, Cascades in bounded steps), and when it
 // did runs the drain calls that finish its work, returning what they did
 // (the zero drained when the call did not stop).
-func (s *part) drainRest(ctx context.Context, r *reader) (drained, error) {
+func (pt *part) drainRest(ctx context.Context, r *reader) (drained, error) {
 	var d drained
 	_, stopped := r.stopped()
 	if err := r.done(); err != nil || !stopped {
 		return d, err
 	}
-	err := s.drain(ctx, &d)
+	err := pt.drain(ctx, &d)
 	return d, err
 }
 
 // drain runs the drain script until nothing is kept, adding what each call
 // did to d (nil: not wanted).
-func (s *part) drain(ctx context.Context, d *drained) error {
+func (pt *part) drain(ctx context.Context, d *drained) error {
 	for range maxDrainCalls {
-		s.drainCalls.Add(1)
-		v, err := s.call(ctx, scripts["drain"], s.argv(scripts["drain"], 0))
+		pt.drainCalls.Add(1)
+		v, err := pt.call(ctx, scripts["drain"], pt.argv(scripts["drain"], 0))
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (s *part) drain(ctx context.Context, d *drained) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", weir.ErrProtocol, s.keys.prefix, maxDrainCalls)
+	return fmt.Errorf("%w: the work kept in %swork did not end after %d drain calls", weir.ErrProtocol, pt.keys.prefix, maxDrainCalls)
 }
 
 // addTo gives Settled st (a task's, whose cascade the drain calls went on
@@ -144,14 +144,14 @@ const DefaultStepBudget = 64
 // Cascades in bounded steps), for every process sharing the namespace: n ≥ 1, or 0 for
 // DefaultStepBudget. Smaller budgets make shorter calls and more of them;
 // what the transitions do is the same.
-func (s *part) SetStepBudget(ctx context.Context, n int) error {
+func (pt *part) SetStepBudget(ctx context.Context, n int) error {
 	if n < 0 {
 		return fmt.Errorf("%w: step budget %d: give at least 1, or 0 for the default %d", weir.ErrInvalid, n, DefaultStepBudget)
 	}
 	if n == 0 {
-		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "cb").Err())
+		return mapErr(pt.rdb.HDel(ctx, pt.keys.seq, "cb").Err())
 	}
-	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "cb", n).Err())
+	return mapErr(pt.rdb.HSet(ctx, pt.keys.seq, "cb", n).Err())
 }
 
 // SetFastPaths switches the namespace's fast paths (spec/scripts.md, Fast
@@ -160,9 +160,9 @@ func (s *part) SetStepBudget(ctx context.Context, n int) error {
 // and write the same records; the switch is there so that the conformance
 // suite holds each path to the model by itself, and as a way out should a
 // fast path ever be found wrong.
-func (s *part) SetFastPaths(ctx context.Context, on bool) error {
+func (pt *part) SetFastPaths(ctx context.Context, on bool) error {
 	if on {
-		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "fast").Err())
+		return mapErr(pt.rdb.HDel(ctx, pt.keys.seq, "fast").Err())
 	}
-	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "fast", "0").Err())
+	return mapErr(pt.rdb.HSet(ctx, pt.keys.seq, "fast", "0").Err())
 }

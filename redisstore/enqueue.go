@@ -10,14 +10,14 @@ import (
 )
 
 // Enqueue implements engine.Store.
-func (s *part) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
-	args := s.argv(scripts["enqueue"], 1+enqueueArgs)
+func (pt *part) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.EnqueueResult, error) {
+	args := pt.argv(scripts["enqueue"], 1+enqueueArgs)
 	args = append(args, 1)
-	args, err := s.appendEnqueueTraced(args, p)
+	args, err := pt.appendEnqueueTraced(args, p)
 	if err != nil {
 		return engine.EnqueueResult{}, err
 	}
-	v, err := s.call(ctx, scripts["enqueue"], args)
+	v, err := pt.call(ctx, scripts["enqueue"], args)
 	if err != nil {
 		return engine.EnqueueResult{}, err
 	}
@@ -34,8 +34,8 @@ func (s *part) Enqueue(ctx context.Context, p engine.EnqueueParams) (engine.Enqu
 const enqueueArgs = 10
 
 // appendEnqueue validates j and appends its enqueue arguments to args.
-func (s *part) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
-	if err := engine.ValidateJob(j, s.cfg.Limits); err != nil {
+func (pt *part) appendEnqueue(args []any, j engine.JobSpec) ([]any, error) {
+	if err := engine.ValidateJob(j, pt.cfg.Limits); err != nil {
 		return nil, err
 	}
 	attempts := max(j.MaxAttempts, 1)

@@ -25,7 +25,7 @@ const enqueuePerCall = 100
 // gives ErrUnavailable or the context's error to its jobs: like Enqueue it
 // is safe to repeat, since a job's ID makes its enqueue idempotent. The
 // error is ctx's when it is done before the batch is sent.
-func (s *part) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]EnqueueResult, error) {
+func (pt *part) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]EnqueueResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -35,11 +35,11 @@ func (s *part) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]E
 	var jobs [][]int // per call, the indices of its jobs
 	for i, p := range ps {
 		if len(jobs) == 0 || len(jobs[len(jobs)-1]) == enqueuePerCall {
-			argvs = append(argvs, append(s.argv(sc, 1+enqueuePerCall*enqueueArgs), 0))
+			argvs = append(argvs, append(pt.argv(sc, 1+enqueuePerCall*enqueueArgs), 0))
 			jobs = append(jobs, nil)
 		}
 		k := len(argvs) - 1
-		args, err := s.appendEnqueueTraced(argvs[k], p)
+		args, err := pt.appendEnqueueTraced(argvs[k], p)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -58,7 +58,7 @@ func (s *part) EnqueueBatch(ctx context.Context, ps []engine.EnqueueParams) ([]E
 	if len(argvs) == 0 {
 		return out, nil
 	}
-	for k, r := range s.callMany(ctx, sc, argvs) {
+	for k, r := range pt.callMany(ctx, sc, argvs) {
 		rd := newReader(r.v)
 		for _, i := range jobs[k] {
 			if r.err != nil {

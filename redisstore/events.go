@@ -37,23 +37,23 @@ type EventsConfig struct {
 	MaxAge time.Duration
 }
 
-func (s *part) eventsKey() string { return s.keys.prefix + "events" }
+func (pt *part) eventsKey() string { return pt.keys.prefix + "events" }
 
 // SetEvents sets the namespace's event stream: EventsConfig{} restores
 // the default (on, DefaultEventsMaxLen entries, no age cap). A config
 // that is on needs a cap (MaxLen or MaxAge).
-func (s *part) SetEvents(ctx context.Context, c EventsConfig) error {
+func (pt *part) SetEvents(ctx context.Context, c EventsConfig) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
 	switch {
 	case c == EventsConfig{}:
-		return mapErr(s.rdb.HDel(ctx, s.keys.seq, "ev").Err())
+		return mapErr(pt.rdb.HDel(ctx, pt.keys.seq, "ev").Err())
 	case c.Off:
-		return mapErr(s.rdb.HSet(ctx, s.keys.seq, "ev", "off").Err())
+		return mapErr(pt.rdb.HSet(ctx, pt.keys.seq, "ev", "off").Err())
 	}
 	v := strconv.FormatInt(c.MaxLen, 10) + ":" + strconv.FormatInt(c.MaxAge.Milliseconds(), 10)
-	return mapErr(s.rdb.HSet(ctx, s.keys.seq, "ev", v).Err())
+	return mapErr(pt.rdb.HSet(ctx, pt.keys.seq, "ev", v).Err())
 }
 
 func (c EventsConfig) validate() error {
@@ -65,14 +65,14 @@ func (c EventsConfig) validate() error {
 
 // SetEventsOff switches the namespace's events off, or on with the
 // default cap (client.EventsSwitch).
-func (s *part) SetEventsOff(ctx context.Context, off bool) error {
-	return s.SetEvents(ctx, EventsConfig{Off: off})
+func (pt *part) SetEventsOff(ctx context.Context, off bool) error {
+	return pt.SetEvents(ctx, EventsConfig{Off: off})
 }
 
 // EventsConfig returns the namespace's event stream setting, with the
 // default cap filled in when none was set.
-func (s *part) EventsConfig(ctx context.Context) (EventsConfig, error) {
-	v, err := s.rdb.HGet(ctx, s.keys.seq, "ev").Result()
+func (pt *part) EventsConfig(ctx context.Context) (EventsConfig, error) {
+	v, err := pt.rdb.HGet(ctx, pt.keys.seq, "ev").Result()
 	if errors.Is(err, redis.Nil) {
 		return EventsConfig{MaxLen: DefaultEventsMaxLen}, nil
 	}
@@ -119,7 +119,7 @@ func parseCursor(after string) (entry string, seen int, err error) {
 // from the cursor's entry, the Workflow filter applied here, in pages
 // until Limit events matched or the stream ended; with Wait, an XREAD
 // BLOCK when nothing was there.
-func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
+func (pt *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventPage, error) {
 	if err := engine.ValidateEventsParams(p); err != nil {
 		return engine.EventPage{}, err
 	}
@@ -132,13 +132,13 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 		limit = engine.DefaultEventsLimit
 	}
 	page := engine.EventPage{Next: p.After}
-	key := s.eventsKey()
+	key := pt.eventsKey()
 	for waited := false; ; {
 		start := "-"
 		if entry != "" {
 			start = entry
 		}
-		msgs, err := s.rdb.XRangeN(ctx, key, start, "+", int64(limit)+1).Result()
+		msgs, err := pt.rdb.XRangeN(ctx, key, start, "+", int64(limit)+1).Result()
 		if err != nil {
 			return engine.EventPage{}, mapErr(err)
 		}
@@ -181,7 +181,7 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 		if last == "" {
 			last = "0-0"
 		}
-		res, err := s.waitEvents(ctx, key, last, p.Wait)
+		res, err := pt.waitEvents(ctx, key, last, p.Wait)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return engine.EventPage{}, ctxErr
 		}
@@ -203,20 +203,20 @@ func (s *part) Events(ctx context.Context, p engine.EventsParams) (engine.EventP
 // sent when its context ends, so the XREAD also reads a private stream of
 // this call, which a cancelled ctx writes to (as a blocked Claim's
 // private wake-up list, spec/keys.md): the wait ends at once.
-func (s *part) waitEvents(ctx context.Context, key, last string, wait time.Duration) ([]redis.XStream, error) {
+func (pt *part) waitEvents(ctx context.Context, key, last string, wait time.Duration) ([]redis.XStream, error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	private := s.keys.prefix + "ewk:" + hex.EncodeToString(rnd[:])
+	private := pt.keys.prefix + "ewk:" + hex.EncodeToString(rnd[:])
 	stop := context.AfterFunc(ctx, func() {
 		pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		pipe := s.rdb.Pipeline()
+		pipe := pt.rdb.Pipeline()
 		pipe.XAdd(pctx, &redis.XAddArgs{Stream: private, Values: []any{"w", "1"}})
 		pipe.PExpire(pctx, private, time.Minute)
 		_, _ = pipe.Exec(pctx)
 	})
 	defer stop()
-	return s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{key, private, last, "0-0"}, Count: 1, Block: wait}).Result()
+	return pt.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{key, private, last, "0-0"}, Count: 1, Block: wait}).Result()
 }
 
 // decodeEntry reads one stream entry: t (the call's now, ms) and e, its

@@ -12,8 +12,8 @@ import (
 )
 
 // Finish implements engine.Store.
-func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
-	if err := s.validateFinish(p); err != nil {
+func (pt *part) Finish(ctx context.Context, p engine.FinishParams) (engine.FinishResult, error) {
+	if err := pt.validateFinish(p); err != nil {
 		return engine.FinishResult{}, err
 	}
 	res := engine.FinishResult{Settled: make([]engine.Settled, len(p.Outcomes))}
@@ -52,7 +52,7 @@ func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.Finish
 	var doneIdx []int
 	var kept []string // workflows that earlier calls of this finish ended
 	for {
-		n, claimed, at, stopped, err := s.finishOnce(ctx, p, sent, kept, res.Settled)
+		n, claimed, at, stopped, err := pt.finishOnce(ctx, p, sent, kept, res.Settled)
 		if err != nil {
 			return engine.FinishResult{}, err
 		}
@@ -61,14 +61,14 @@ func (s *part) Finish(ctx context.Context, p engine.FinishParams) (engine.Finish
 			return res, nil
 		}
 		var d drained
-		if err := s.drain(ctx, &d); err != nil {
+		if err := pt.drain(ctx, &d); err != nil {
 			return engine.FinishResult{}, err
 		}
 		if at > 0 {
 			// the claim stopped in its at-th queue: it goes on from there
 			c := *p.Claim
 			c.Queues, c.Max, c.Wait = resumeQueues(c.Queues, at-1), c.Max-len(claimed), 0
-			more, _, err := s.claimOnce(ctx, c, 0)
+			more, _, err := pt.claimOnce(ctx, c, 0)
 			if err != nil {
 				return engine.FinishResult{}, err
 			}
@@ -126,8 +126,8 @@ func answerRepeats(outcomes []engine.Outcome, done, rest []int, settled []engine
 // outcomes it settled, what it claimed, and whether and where it stopped
 // on its budget (at: 0 among the outcomes, else in the claim's at-th
 // queue).
-func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, kept []string, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
-	lim := s.cfg.Limits
+func (pt *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int, kept []string, settled []engine.Settled) (n int, claimed []engine.Claimed, at int, stopped bool, err error) {
+	lim := pt.cfg.Limits
 	nSent := len(sent)
 	nq := 0
 	if p.Claim != nil {
@@ -141,7 +141,7 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 			blocks += addBlockLen(o)
 		}
 	}
-	args := s.argv(scripts["finish"], 1+9*nSent+1+blocks+5+nq)
+	args := pt.argv(scripts["finish"], 1+9*nSent+1+blocks+5+nq)
 	args = append(args, nSent)
 	bs := 3 + 1 + 9*nSent + 1 + 1 // ARGV index of the first block
 	for _, i := range sent {
@@ -175,7 +175,7 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 	} else {
 		args = append(args, 0, 0, argEmpty, argEmpty)
 	}
-	v, err := s.call(ctx, scripts["finish"], args)
+	v, err := pt.call(ctx, scripts["finish"], args)
 	if err != nil {
 		return 0, nil, 0, false, addError(err)
 	}
@@ -192,15 +192,15 @@ func (s *part) finishOnce(ctx context.Context, p engine.FinishParams, sent []int
 	if err := r.done(); err != nil {
 		return 0, nil, 0, false, err
 	}
-	if err := s.readDeps(ctx, claimed, r.lazy); err != nil {
+	if err := pt.readDeps(ctx, claimed, r.lazy); err != nil {
 		return 0, nil, 0, false, err
 	}
 	return n, claimed, at, stopped, nil
 }
 
 // validateFinish checks a finish before anything is sent.
-func (s *part) validateFinish(p engine.FinishParams) error {
-	lim := s.cfg.Limits
+func (pt *part) validateFinish(p engine.FinishParams) error {
+	lim := pt.cfg.Limits
 	if len(p.Outcomes) == 0 && p.Claim == nil {
 		return invalid("outcomes", "give at least one outcome or a claim")
 	}
@@ -224,7 +224,7 @@ func (s *part) validateFinish(p engine.FinishParams) error {
 		}
 	}
 	if p.Claim != nil {
-		if err := s.validateClaim(*p.Claim); err != nil {
+		if err := pt.validateClaim(*p.Claim); err != nil {
 			return err
 		}
 	}

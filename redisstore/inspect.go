@@ -15,7 +15,7 @@ import (
 // score in the queue's set ("k<score>:<id>" among a ready list's keyed
 // jobs, which follow its unkeyed ones); one of an ended list is the model's,
 // "<ended ms>:<id>".
-func (s *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error) {
+func (pt *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPage, error) {
 	limit, err := engine.ValidateListJobs(p)
 	if err != nil {
 		return weir.JobPage{}, err
@@ -51,7 +51,7 @@ func (s *part) ListJobs(ctx context.Context, p weir.ListJobsParams) (weir.JobPag
 			return weir.JobPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
 		}
 	}
-	v, err := s.run(ctx, "list_jobs", p.Queue, string(p.State), limit, cursor)
+	v, err := pt.run(ctx, "list_jobs", p.Queue, string(p.State), limit, cursor)
 	if err != nil {
 		return weir.JobPage{}, err
 	}

@@ -7,15 +7,15 @@ import (
 )
 
 // Heartbeat implements engine.Store.
-func (s *part) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
-	if err := s.validateBatch("leases", len(p.Leases)); err != nil {
+func (pt *part) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engine.LeaseStatus, error) {
+	if err := pt.validateBatch("leases", len(p.Leases)); err != nil {
 		return nil, err
 	}
-	if err := s.validateLease(p.Extend); err != nil {
+	if err := pt.validateLease(p.Extend); err != nil {
 		return nil, err
 	}
 	out := make([]engine.LeaseStatus, len(p.Leases))
-	args := s.argv(scripts["heartbeat"], 1+2*len(p.Leases))
+	args := pt.argv(scripts["heartbeat"], 1+2*len(p.Leases))
 	args = append(args, p.Extend.Milliseconds())
 	var sent []int
 	for i, l := range p.Leases {
@@ -28,7 +28,7 @@ func (s *part) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engin
 	if len(sent) == 0 {
 		return out, nil
 	}
-	v, err := s.call(ctx, scripts["heartbeat"], args)
+	v, err := pt.call(ctx, scripts["heartbeat"], args)
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +46,12 @@ func (s *part) Heartbeat(ctx context.Context, p engine.HeartbeatParams) ([]engin
 }
 
 // ExpireLeases implements engine.Store.
-func (s *part) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
+func (pt *part) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.ExpireResult, error) {
 	n := p.Max
 	if n == 0 {
-		n = s.cfg.Limits.MaxBatch
+		n = pt.cfg.Limits.MaxBatch
 	}
-	if err := s.validateBatch("max", n); err != nil {
+	if err := pt.validateBatch("max", n); err != nil {
 		return engine.ExpireResult{}, err
 	}
 	// a sweep that stops on its budget (drain.go) goes on in another call
@@ -59,11 +59,11 @@ func (s *part) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.
 	var res engine.ExpireResult
 	from := ""
 	for {
-		args := append(s.argv(scripts["expire"], 2), n)
+		args := append(pt.argv(scripts["expire"], 2), n)
 		if from != "" {
 			args = append(args, from)
 		}
-		v, err := s.call(ctx, scripts["expire"], args)
+		v, err := pt.call(ctx, scripts["expire"], args)
 		if err != nil {
 			return engine.ExpireResult{}, err
 		}
@@ -81,7 +81,7 @@ func (s *part) ExpireLeases(ctx context.Context, p engine.ExpireParams) (engine.
 		}
 		from = mark
 		var d drained
-		if err := s.drain(ctx, &d); err != nil {
+		if err := pt.drain(ctx, &d); err != nil {
 			return engine.ExpireResult{}, err
 		}
 		if k := len(res.Expired); k > 0 {

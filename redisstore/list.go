@@ -19,7 +19,7 @@ var workflowStates = []weir.WorkflowState{
 
 // ListWorkflows implements engine.Store. The cursor is the model's,
 // "<created ms>:<id>" of the previous page's last workflow.
-func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
+func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	limit := p.Limit
 	if limit == 0 {
 		limit = 100
@@ -53,7 +53,7 @@ func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Workf
 	if len(p.Labels) > 0 {
 		lb = encodeLabels(p.Labels)
 	}
-	v, err := s.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan)
+	v, err := pt.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan)
 	if err != nil {
 		return weir.WorkflowPage{}, err
 	}
@@ -66,7 +66,7 @@ func (s *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Workf
 			// a large record, or one past what the call read itself
 			r.i++
 			id := r.str()
-			w, err := s.getWorkflow(ctx, id, false)
+			w, err := pt.getWorkflow(ctx, id, false)
 			if errors.Is(err, weir.ErrNotFound) {
 				continue // removed since (its retention passed)
 			}

@@ -31,7 +31,7 @@ type Observation struct {
 // in workflows and GetJob of each ID in jobs. It writes nothing but the
 // clock, like those reads. It is meant for tests and tools that compare
 // a whole state (the conformance suite); workers do not need it.
-func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error) {
+func (pt *part) Observe(ctx context.Context, workflows, jobs, queues []string) (Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return Observation{}, err
 	}
@@ -63,7 +63,7 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 		}
 	}
 	sc := scripts["observe"]
-	argv := s.argv(sc, 3+len(wAsk)+len(jAsk)+len(queues))
+	argv := pt.argv(sc, 3+len(wAsk)+len(jAsk)+len(queues))
 	argv = append(argv, len(wAsk))
 	for _, i := range wAsk {
 		argv = append(argv, workflows[i])
@@ -76,7 +76,7 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 	for _, q := range queues {
 		argv = append(argv, q)
 	}
-	v, err := s.call(ctx, sc, argv)
+	v, err := pt.call(ctx, sc, argv)
 	if err != nil {
 		return Observation{}, err
 	}
@@ -118,8 +118,8 @@ func (s *part) Observe(ctx context.Context, workflows, jobs, queues []string) (O
 // QueueContents returns the IDs of queue's ready, delayed and running jobs
 // in claim, due and deadline order (nil for an empty list), read by
 // Observe.
-func (s *part) QueueContents(ctx context.Context, queue string) (engine.QueueContents, error) {
-	o, err := s.Observe(ctx, nil, nil, []string{queue})
+func (pt *part) QueueContents(ctx context.Context, queue string) (engine.QueueContents, error) {
+	o, err := pt.Observe(ctx, nil, nil, []string{queue})
 	if err != nil {
 		return engine.QueueContents{}, err
 	}

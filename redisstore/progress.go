@@ -12,8 +12,8 @@ import (
 
 // Progress implements engine.Store: progress.lua, the input checked here
 // first (engine.ValidateProgress).
-func (s *part) Progress(ctx context.Context, p engine.ProgressParams) error {
-	if err := engine.ValidateProgress(p, s.cfg.Limits); err != nil {
+func (pt *part) Progress(ctx context.Context, p engine.ProgressParams) error {
+	if err := engine.ValidateProgress(p, pt.cfg.Limits); err != nil {
 		return err
 	}
 	if !validJobID(p.JobID) {
@@ -22,15 +22,15 @@ func (s *part) Progress(ctx context.Context, p engine.ProgressParams) error {
 	hasReport, pct, msg := "", "", ""
 	if r := p.Report; r != nil {
 		hasReport, pct, msg = "1", strconv.FormatFloat(r.Percent, 'g', -1, 64), r.Message
-		if len(msg) > s.cfg.Limits.MaxError {
-			msg = msg[:s.cfg.Limits.MaxError]
+		if len(msg) > pt.cfg.Limits.MaxError {
+			msg = msg[:pt.cfg.Limits.MaxError]
 		}
 	}
 	hasCk := ""
 	if p.Checkpoint != nil {
 		hasCk = "1"
 	}
-	_, err := s.run(ctx, "progress", p.JobID, p.Token, hasReport, pct, msg, hasCk, p.Checkpoint)
+	_, err := pt.run(ctx, "progress", p.JobID, p.Token, hasReport, pct, msg, hasCk, p.Checkpoint)
 	return err
 }
 

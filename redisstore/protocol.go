@@ -64,12 +64,12 @@ func isWrongType(err error) bool {
 // the call failed on the partition's protocol marker (read_clock, call.lua:
 // a WRONGTYPE there means protocol 2's seq hash or a migration's list).
 // It reads the marker again only on such an error.
-func (s *part) explain(ctx context.Context, raw, mapped error) error {
+func (pt *part) explain(ctx context.Context, raw, mapped error) error {
 	if !isWrongType(raw) || ctx.Err() != nil {
 		return mapped
 	}
-	if err := s.rdb.Get(ctx, s.keys.marker).Err(); isWrongType(err) {
-		return needsMigration("partition " + s.keys.prefix)
+	if err := pt.rdb.Get(ctx, pt.keys.marker).Err(); isWrongType(err) {
+		return needsMigration("partition " + pt.keys.prefix)
 	}
 	return mapped
 }

@@ -11,32 +11,32 @@ import (
 )
 
 // PauseQueue implements engine.Store.
-func (s *part) PauseQueue(ctx context.Context, queue string) error { return s.pause(ctx, queue, "1") }
+func (pt *part) PauseQueue(ctx context.Context, queue string) error { return pt.pause(ctx, queue, "1") }
 
 // ResumeQueue implements engine.Store.
-func (s *part) ResumeQueue(ctx context.Context, queue string) error {
-	return s.pause(ctx, queue, "0")
+func (pt *part) ResumeQueue(ctx context.Context, queue string) error {
+	return pt.pause(ctx, queue, "0")
 }
 
-func (s *part) pause(ctx context.Context, queue, v string) error {
+func (pt *part) pause(ctx context.Context, queue, v string) error {
 	if !engine.ValidName(queue) {
 		return invalidQueue(queue)
 	}
-	_, err := s.run(ctx, "pause", queue, v)
+	_, err := pt.run(ctx, "pause", queue, v)
 	return err
 }
 
 // LimitQueue implements engine.Store.
-func (s *part) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
+func (pt *part) LimitQueue(ctx context.Context, p engine.LimitQueueParams) error {
 	if err := engine.ValidateLimitQueue(p); err != nil {
 		return err
 	}
-	_, err := s.run(ctx, "limit_queue", p.Queue, p.Concurrency)
+	_, err := pt.run(ctx, "limit_queue", p.Queue, p.Concurrency)
 	return err
 }
 
 // RateLimitQueue implements engine.Store.
-func (s *part) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
+func (pt *part) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams) error {
 	if err := engine.ValidateRateLimitQueue(p); err != nil {
 		return err
 	}
@@ -44,21 +44,21 @@ func (s *part) RateLimitQueue(ctx context.Context, p engine.RateLimitQueueParams
 	if p.Limit > 0 {
 		per = p.Period.Milliseconds()
 	}
-	_, err := s.run(ctx, "rate_limit_queue", p.Queue, p.Limit, per)
+	_, err := pt.run(ctx, "rate_limit_queue", p.Queue, p.Limit, per)
 	return err
 }
 
 // LimitKeys implements engine.Store.
-func (s *part) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
+func (pt *part) LimitKeys(ctx context.Context, p engine.LimitKeysParams) error {
 	if err := engine.ValidateLimitKeys(p); err != nil {
 		return err
 	}
-	_, err := s.run(ctx, "limit_keys", p.Queue, p.Concurrency)
+	_, err := pt.run(ctx, "limit_keys", p.Queue, p.Concurrency)
 	return err
 }
 
 // PurgeQueue implements engine.Store.
-func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
+func (pt *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult, error) {
 	if !engine.ValidName(queue) {
 		return engine.PurgeResult{}, invalidQueue(queue)
 	}
@@ -75,7 +75,7 @@ func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult
 				args = append(args, id)
 			}
 		}
-		v, err := s.run(ctx, "purge", args...)
+		v, err := pt.run(ctx, "purge", args...)
 		if err != nil {
 			return engine.PurgeResult{}, err
 		}
@@ -95,7 +95,7 @@ func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult
 		}
 		if stopped {
 			var d drained
-			if err := s.drain(ctx, &d); err != nil {
+			if err := pt.drain(ctx, &d); err != nil {
 				return engine.PurgeResult{}, err
 			}
 			res.Pushed = append(res.Pushed, d.Pushed...)
@@ -107,8 +107,8 @@ func (s *part) PurgeQueue(ctx context.Context, queue string) (engine.PurgeResult
 }
 
 // Queues implements engine.Store.
-func (s *part) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
-	v, err := s.run(ctx, "queues")
+func (pt *part) Queues(ctx context.Context) ([]weir.QueueInfo, error) {
+	v, err := pt.run(ctx, "queues")
 	if err != nil {
 		return nil, err
 	}

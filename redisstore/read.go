@@ -13,19 +13,19 @@ import (
 	"github.com/weirflow/weir/engine"
 )
 
-func (s *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (weir.Workflow, error) {
+func (pt *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (weir.Workflow, error) {
 	if !engine.ValidID(id) {
 		if err := ctx.Err(); err != nil {
 			return weir.Workflow{}, err
 		}
 		return weir.Workflow{}, fmt.Errorf("%w: workflow %q", weir.ErrNotFound, id)
 	}
-	v, err := s.run(ctx, "get_workflow", id, flag(evenExpired))
+	v, err := pt.run(ctx, "get_workflow", id, flag(evenExpired))
 	if err != nil {
 		return weir.Workflow{}, err
 	}
 	if len(v) == 1 && v[0] == "L" {
-		if v, err = s.readWorkflowHash(ctx, id); err != nil {
+		if v, err = pt.readWorkflowHash(ctx, id); err != nil {
 			return weir.Workflow{}, err
 		}
 	}
@@ -43,12 +43,12 @@ func (s *part) getWorkflow(ctx context.Context, id string, evenExpired bool) (we
 // or its own state); otherwise it reads again, and after three changes in
 // a row it reads the whole record in one MULTI. A record removed in
 // between (its TTL fired) is not found.
-func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error) {
-	key := s.keys.workflow(id)
+func (pt *part) readWorkflowHash(ctx context.Context, id string) ([]string, error) {
+	key := pt.keys.workflow(id)
 	for range 3 {
-		pipe := s.rdb.Pipeline()
+		pipe := pt.rdb.Pipeline()
 		before := pipe.HMGet(ctx, key, wfHeaderFields...)
-		st0 := pipe.Get(ctx, s.keys.taskStates(id))
+		st0 := pipe.Get(ctx, pt.keys.taskStates(id))
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, mapErr(err)
 		}
@@ -57,7 +57,7 @@ func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error
 		if hv[0] == nil || n <= 0 {
 			return nil, &codeErr{code: weir.ErrNotFound, detail: "workflow " + strconv.Quote(id)}
 		}
-		pipe = s.rdb.Pipeline()
+		pipe = pt.rdb.Pipeline()
 		var pages []*redis.SliceCmd
 		var names [][]string
 		for first := 1; first <= n; first += tasksPerPage {
@@ -71,7 +71,7 @@ func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error
 			pages = append(pages, pipe.HMGet(ctx, key, fs...))
 		}
 		after := pipe.HMGet(ctx, key, wfHeaderFields...)
-		st1 := pipe.Get(ctx, s.keys.taskStates(id))
+		st1 := pipe.Get(ctx, pt.keys.taskStates(id))
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, mapErr(err)
 		}
@@ -93,7 +93,7 @@ func (s *part) readWorkflowHash(ctx context.Context, id string) ([]string, error
 		}
 		return append(out, "S", st1.Val()), nil
 	}
-	return s.readWorkflowAtOnce(ctx, id)
+	return pt.readWorkflowAtOnce(ctx, id)
 }
 
 // tasksPerPage is how many tasks one HMGET of readWorkflowHash reads.
@@ -108,12 +108,12 @@ func str(v any) string { s, _ := v.(string); return s }
 
 // readWorkflowAtOnce reads a large workflow's hash and its task states in
 // one MULTI (a workflow that kept changing while read in pages).
-func (s *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, error) {
+func (pt *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, error) {
 	var h *redis.MapStringStringCmd
 	var st *redis.StringCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		h = p.HGetAll(ctx, s.keys.workflow(id))
-		st = p.Get(ctx, s.keys.taskStates(id))
+	_, err := pt.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		h = p.HGetAll(ctx, pt.keys.workflow(id))
+		st = p.Get(ctx, pt.keys.taskStates(id))
 		return nil
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && len(h.Val()) == 0) {
@@ -129,14 +129,14 @@ func (s *part) readWorkflowAtOnce(ctx context.Context, id string) ([]string, err
 	return append(out, "S", st.Val()), nil
 }
 
-func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (weir.Job, error) {
+func (pt *part) getJob(ctx context.Context, id string, evenExpired bool) (weir.Job, error) {
 	if !validJobID(id) {
 		if err := ctx.Err(); err != nil {
 			return weir.Job{}, err
 		}
 		return weir.Job{}, fmt.Errorf("%w: job %q", weir.ErrNotFound, id)
 	}
-	v, err := s.run(ctx, "get_job", id, flag(evenExpired))
+	v, err := pt.run(ctx, "get_job", id, flag(evenExpired))
 	if err != nil {
 		return weir.Job{}, err
 	}
@@ -146,11 +146,11 @@ func (s *part) getJob(ctx context.Context, id string, evenExpired bool) (weir.Jo
 }
 
 // GetWorkflow implements engine.Store.
-func (s *part) GetWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
-	return s.getWorkflow(ctx, id, false)
+func (pt *part) GetWorkflow(ctx context.Context, id string) (weir.Workflow, error) {
+	return pt.getWorkflow(ctx, id, false)
 }
 
 // GetJob implements engine.Store.
-func (s *part) GetJob(ctx context.Context, id string) (weir.Job, error) {
-	return s.getJob(ctx, id, false)
+func (pt *part) GetJob(ctx context.Context, id string) (weir.Job, error) {
+	return pt.getJob(ctx, id, false)
 }

@@ -12,14 +12,14 @@ import (
 )
 
 // RerunWorkflow implements engine.Store.
-func (s *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
+func (pt *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) (engine.RerunResult, error) {
 	if !engine.ValidID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.RerunResult{}, err
 		}
 		return engine.RerunResult{}, fmt.Errorf("%w: workflow %q", weir.ErrNotFound, p.ID)
 	}
-	v, err := s.run(ctx, "rerun_workflow", p.ID)
+	v, err := pt.run(ctx, "rerun_workflow", p.ID)
 	if err != nil {
 		var ce *codeErr
 		if errors.As(err, &ce) && ce.code == weir.ErrNotRerunnable {
@@ -40,7 +40,7 @@ func (s *part) RerunWorkflow(ctx context.Context, p engine.RerunWorkflowParams) 
 	}
 	res.Pushed = r.pushed()
 	// more tasks to push than a call's budget: drain calls push the rest
-	d, err := s.drainRest(ctx, r)
+	d, err := pt.drainRest(ctx, r)
 	if err != nil {
 		return engine.RerunResult{}, err
 	}

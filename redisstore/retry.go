@@ -11,7 +11,7 @@ import (
 )
 
 // RetryJob implements engine.Store.
-func (s *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.RetryResult, error) {
+func (pt *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.RetryResult, error) {
 	if !validJobID(p.ID) {
 		if err := ctx.Err(); err != nil {
 			return engine.RetryResult{}, err
@@ -22,7 +22,7 @@ func (s *part) RetryJob(ctx context.Context, p engine.RetryJobParams) (engine.Re
 	if !p.RunAt.IsZero() {
 		runAt = max(p.RunAt.UnixMilli(), 0)
 	}
-	v, err := s.run(ctx, "retry_job", p.ID, runAt)
+	v, err := pt.run(ctx, "retry_job", p.ID, runAt)
 	if err != nil {
 		var ce *codeErr
 		if errors.As(err, &ce) && ce.code == weir.ErrJobNotRetryable {

@@ -11,8 +11,8 @@ import (
 var _ engine.Scheduler = (*Store)(nil)
 
 // PutSchedule implements engine.Scheduler (schedule_put.lua).
-func (s *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
-	if err := engine.ValidatePutSchedule(p, s.cfg.Limits); err != nil {
+func (pt *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (engine.PutScheduleResult, error) {
+	if err := engine.ValidatePutSchedule(p, pt.cfg.Limits); err != nil {
 		return engine.PutScheduleResult{}, err
 	}
 	spec, err := engine.EncodeScheduleSpec(p.Spec)
@@ -27,52 +27,52 @@ func (s *part) PutSchedule(ctx context.Context, p engine.PutScheduleParams) (eng
 	if p.Spec.Overlap == weir.OverlapSkip {
 		overlap = weir.OverlapSkip
 	}
-	v, err := s.run(ctx, "schedule_put", p.Spec.Name, spec, kind, p.Next.UnixMilli(), engine.MaxSchedules, string(overlap))
+	v, err := pt.run(ctx, "schedule_put", p.Spec.Name, spec, kind, p.Next.UnixMilli(), engine.MaxSchedules, string(overlap))
 	if err != nil {
 		return engine.PutScheduleResult{}, err
 	}
 	r := newReader(v)
 	created := r.str()
 	if created == "LIMIT" {
-		return engine.PutScheduleResult{}, engine.ScheduleLimitError(s.cfg.PartitionCount())
+		return engine.PutScheduleResult{}, engine.ScheduleLimitError(pt.cfg.PartitionCount())
 	}
 	res := engine.PutScheduleResult{Created: created == "1", Rev: r.int()}
 	return res, r.done()
 }
 
 // DeleteSchedule implements engine.Scheduler (schedule_delete.lua).
-func (s *part) DeleteSchedule(ctx context.Context, name string) error {
+func (pt *part) DeleteSchedule(ctx context.Context, name string) error {
 	if !engine.ValidName(name) {
 		return invalidSchedule(name)
 	}
-	_, err := s.run(ctx, "schedule_delete", name)
+	_, err := pt.run(ctx, "schedule_delete", name)
 	return err
 }
 
 // PauseSchedule implements engine.Scheduler (schedule_pause.lua).
-func (s *part) PauseSchedule(ctx context.Context, name string) error {
-	return s.pauseSchedule(ctx, name, "1")
+func (pt *part) PauseSchedule(ctx context.Context, name string) error {
+	return pt.pauseSchedule(ctx, name, "1")
 }
 
 // ResumeSchedule implements engine.Scheduler (schedule_pause.lua).
-func (s *part) ResumeSchedule(ctx context.Context, name string) error {
-	return s.pauseSchedule(ctx, name, "0")
+func (pt *part) ResumeSchedule(ctx context.Context, name string) error {
+	return pt.pauseSchedule(ctx, name, "0")
 }
 
-func (s *part) pauseSchedule(ctx context.Context, name, v string) error {
+func (pt *part) pauseSchedule(ctx context.Context, name, v string) error {
 	if !engine.ValidName(name) {
 		return invalidSchedule(name)
 	}
-	_, err := s.run(ctx, "schedule_pause", name, v)
+	_, err := pt.run(ctx, "schedule_pause", name, v)
 	return err
 }
 
 // GetSchedule implements engine.Scheduler (schedule_list.lua).
-func (s *part) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
+func (pt *part) GetSchedule(ctx context.Context, name string) (engine.Schedule, error) {
 	if !engine.ValidName(name) {
 		return engine.Schedule{}, invalidSchedule(name)
 	}
-	l, err := s.schedules(ctx, name)
+	l, err := pt.schedules(ctx, name)
 	if err != nil {
 		return engine.Schedule{}, err
 	}
@@ -85,12 +85,12 @@ func (s *part) GetSchedule(ctx context.Context, name string) (engine.Schedule, e
 
 // Schedules implements engine.Scheduler (schedule_list.lua): every
 // schedule, by name, with the store's time.
-func (s *part) Schedules(ctx context.Context) (engine.ScheduleList, error) {
-	return s.schedules(ctx, "")
+func (pt *part) Schedules(ctx context.Context) (engine.ScheduleList, error) {
+	return pt.schedules(ctx, "")
 }
 
-func (s *part) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
-	v, err := s.run(ctx, "schedule_list", name)
+func (pt *part) schedules(ctx context.Context, name string) (engine.ScheduleList, error) {
+	v, err := pt.run(ctx, "schedule_list", name)
 	if err != nil {
 		return engine.ScheduleList{}, err
 	}
@@ -116,7 +116,7 @@ func (s *part) schedules(ctx context.Context, name string) (engine.ScheduleList,
 			return engine.ScheduleList{}, err
 		}
 		sc.Name = n
-		sc.Partitions = s.cfg.PartitionCount()
+		sc.Partitions = pt.cfg.PartitionCount()
 	}
 	if err := r.done(); err != nil {
 		return engine.ScheduleList{}, err
@@ -127,9 +127,9 @@ func (s *part) schedules(ctx context.Context, name string) (engine.ScheduleList,
 }
 
 // FireSchedule implements engine.Scheduler (schedule_fire.lua).
-func (s *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
-	parts := s.cfg.PartitionCount()
-	if err := engine.ValidateFireSchedule(p, s.cfg.Limits, parts); err != nil {
+func (pt *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (engine.FireScheduleResult, error) {
+	parts := pt.cfg.PartitionCount()
+	if err := engine.ValidateFireSchedule(p, pt.cfg.Limits, parts); err != nil {
 		return engine.FireScheduleResult{}, err
 	}
 	var fire, next int64
@@ -142,15 +142,15 @@ func (s *part) FireSchedule(ctx context.Context, p engine.FireScheduleParams) (e
 		next = p.Next.UnixMilli()
 	}
 	sc := scripts["schedule_fire"]
-	args := s.argv(sc, 8+enqueueArgs)
+	args := pt.argv(sc, 8+enqueueArgs)
 	args = append(args, p.Name, p.Rev, p.Tick.UnixMilli(), fire, next, flagArg(p.Overlap), id, flagArg(p.Job != nil))
 	if p.Job != nil {
 		var err error
-		if args, err = s.appendEnqueue(args, *p.Job); err != nil {
+		if args, err = pt.appendEnqueue(args, *p.Job); err != nil {
 			return engine.FireScheduleResult{}, err
 		}
 	}
-	v, err := s.call(ctx, sc, args)
+	v, err := pt.call(ctx, sc, args)
 	if err != nil {
 		return engine.FireScheduleResult{}, err
 	}
@@ -177,6 +177,6 @@ var _ engine.ScheduleWatcher = (*Store)(nil)
 // on its partition's channel weir:{<ns>:<p>}:schedules (spec/keys.md);
 // watchSchedules subscribes to chans (every partition's) and calls fn for
 // each message, and after every (re)subscription.
-func (s *part) watchSchedules(ctx context.Context, chans []string, fn func()) error {
-	return s.watch(ctx, chans, func(string, bool) { fn() })
+func (pt *part) watchSchedules(ctx context.Context, chans []string, fn func()) error {
+	return pt.watch(ctx, chans, func(string, bool) { fn() })
 }

@@ -11,8 +11,8 @@ import (
 var _ engine.Signaller = (*Store)(nil)
 
 // Signal implements engine.Signaller with scripts/signal.lua.
-func (s *part) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
-	lim := s.cfg.Limits
+func (pt *part) Signal(ctx context.Context, p engine.SignalParams) (engine.SignalResult, error) {
+	lim := pt.cfg.Limits
 	if err := engine.ValidateSignal(p, lim); err != nil {
 		return engine.SignalResult{}, err
 	}
@@ -23,7 +23,7 @@ func (s *part) Signal(ctx context.Context, p engine.SignalParams) (engine.Signal
 			val = val[:lim.MaxError]
 		}
 	}
-	v, err := s.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
+	v, err := pt.run(ctx, "signal", p.Workflow, p.Task, string(p.Kind), flagArg(p.Value != nil), val)
 	if err != nil {
 		var ce *codeErr
 		if errors.As(err, &ce) && ce.code == weir.ErrInvalid {
@@ -36,7 +36,7 @@ func (s *part) Signal(ctx context.Context, p engine.SignalParams) (engine.Signal
 		WorkflowState: weir.WorkflowState(r.str()), WorkflowEnded: r.flag()}
 	res.Pushed = r.pushed()
 	// its cascade may have stopped on the call's budget (drain.go)
-	d, err := s.drainRest(ctx, r)
+	d, err := pt.drainRest(ctx, r)
 	if err != nil {
 		return engine.SignalResult{}, err
 	}

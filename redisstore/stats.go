@@ -29,13 +29,13 @@ func (s *Store) Stats(ctx context.Context) (weir.Stats, error) {
 }
 
 // Stats reads one partition's stats.
-func (s *part) Stats(ctx context.Context) (weir.Stats, error) {
+func (pt *part) Stats(ctx context.Context) (weir.Stats, error) {
 	states := weir.WorkflowStates()
 	args := make([]any, len(states))
 	for i, st := range states {
 		args[i] = string(st)
 	}
-	v, err := s.run(ctx, "stats", args...)
+	v, err := pt.run(ctx, "stats", args...)
 	if err != nil {
 		return weir.Stats{}, err
 	}

@@ -18,14 +18,14 @@ var _ engine.StopWatcher = (*Store)(nil)
 // calls fn with each message's IDs. Redis keeps no message for a
 // subscriber that is away, so fn(nil) comes after every (re)subscription:
 // the caller then checks all its jobs (a worker heartbeats them).
-func (s *part) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
-	return s.watchStops(ctx, []string{s.keys.chanStop()}, fn)
+func (pt *part) WatchStops(ctx context.Context, fn func(jobIDs []string)) error {
+	return pt.watchStops(ctx, []string{pt.keys.chanStop()}, fn)
 }
 
 // watchStops is WatchStops on channels, the stop channels of a
 // namespace's partitions.
-func (s *part) watchStops(ctx context.Context, channels []string, fn func(jobIDs []string)) error {
-	return s.watch(ctx, channels, func(payload string, subscribed bool) {
+func (pt *part) watchStops(ctx context.Context, channels []string, fn func(jobIDs []string)) error {
+	return pt.watch(ctx, channels, func(payload string, subscribed bool) {
 		if subscribed {
 			fn(nil)
 		} else if ids := strings.Fields(payload); len(ids) > 0 {
@@ -39,11 +39,11 @@ func (s *part) watchStops(ctx context.Context, channels []string, fn func(jobIDs
 // after every (re)subscription to all of them, since Redis keeps no message for a
 // subscriber that is away. A lost connection is subscribed again after a
 // pause that grows while the server cannot be reached.
-func (s *part) watch(ctx context.Context, channels []string, fn func(payload string, subscribed bool)) error {
+func (pt *part) watch(ctx context.Context, channels []string, fn func(payload string, subscribed bool)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sub := s.rdb.Subscribe(ctx, channels...)
+	sub := pt.rdb.Subscribe(ctx, channels...)
 	defer func() { _ = sub.Close() }()
 	// A blocked read does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })

@@ -13,8 +13,8 @@ import (
 )
 
 // Submit implements engine.Store.
-func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
-	if err := engine.ValidatePlan(p.Plan, s.cfg.Limits); err != nil {
+func (pt *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.SubmitResult, error) {
+	if err := engine.ValidatePlan(p.Plan, pt.cfg.Limits); err != nil {
 		return engine.SubmitResult{}, err
 	}
 	if err := engine.ValidateTraceParent(p.TraceParent); err != nil {
@@ -33,11 +33,11 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 	var err error
 	for try := 0; ; try++ {
 		if staged {
-			if err := s.stage(ctx, p.Plan.ID, hash, fields, payloads, index); err != nil {
+			if err := pt.stage(ctx, p.Plan.ID, hash, fields, payloads, index); err != nil {
 				return engine.SubmitResult{}, err
 			}
 		}
-		args := s.argv(scripts["submit"], 8+len(fields)+len(payloads)+len(index)+len(roots))
+		args := pt.argv(scripts["submit"], 8+len(fields)+len(payloads)+len(index)+len(roots))
 		args = append(args, p.Plan.ID, hash, len(p.Plan.Tasks))
 		if staged {
 			args = append(args, "s"+dl, 0, 0, 0)
@@ -50,7 +50,7 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 			args = append(args, index...)
 		}
 		args = append(args, roots...)
-		v, err = s.call(ctx, scripts["submit"], args)
+		v, err = pt.call(ctx, scripts["submit"], args)
 		if err != nil {
 			var ce *codeErr
 			if errors.As(err, &ce) && errors.Is(err, weir.ErrInvalid) {
@@ -66,7 +66,7 @@ func (s *part) Submit(ctx context.Context, p engine.SubmitParams) (engine.Submit
 	r := newReader(v)
 	res := engine.SubmitResult{Created: r.flag(), Pushed: r.pushed()}
 	// more roots than a call's budget: drain calls push the rest
-	d, err := s.drainRest(ctx, r)
+	d, err := pt.drainRest(ctx, r)
 	if err != nil {
 		return engine.SubmitResult{}, err
 	}
@@ -83,9 +83,9 @@ const stageAbove = 2000
 // into the staging keys stage:<id>:<hash>[:p|:i], 1,000 strings a command,
 // with a TTL;
 // submit.lua renames them into place.
-func (s *part) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
-	key := s.keys.stage(id, hash)
-	pipe := s.rdb.Pipeline()
+func (pt *part) stage(ctx context.Context, id, hash string, fields, payloads, index []any) error {
+	key := pt.keys.stage(id, hash)
+	pipe := pt.rdb.Pipeline()
 	for _, kv := range []struct {
 		key string
 		v   []any

@@ -22,11 +22,11 @@ func appendTraceField(fields []any, tp string) []any {
 
 // appendEnqueueTraced validates p and appends its enqueue.lua arguments
 // to args: appendEnqueue's, then the traceparent ("" for none).
-func (s *part) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, error) {
+func (pt *part) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, error) {
 	if err := engine.ValidateTraceParent(p.TraceParent); err != nil {
 		return nil, err
 	}
-	args, err := s.appendEnqueue(args, p.Job)
+	args, err := pt.appendEnqueue(args, p.Job)
 	if err != nil {
 		return nil, err
 	}

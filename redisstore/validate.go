@@ -34,7 +34,7 @@ func tooLarge(field, format string, args ...any) error {
 	return &weir.ValidationError{Field: field, Problem: fmt.Sprintf(format, args...), TooLarge: true}
 }
 
-func (s *part) validateQueues(queues []string) error {
+func (pt *part) validateQueues(queues []string) error {
 	if len(queues) == 0 {
 		return invalid("queues", "name at least one queue")
 	}
@@ -46,31 +46,31 @@ func (s *part) validateQueues(queues []string) error {
 	return nil
 }
 
-func (s *part) validateBatch(field string, n int) error {
-	if n < 1 || n > s.cfg.Limits.MaxBatch {
-		return invalid(field, "%d is outside [1, %d]", n, s.cfg.Limits.MaxBatch)
+func (pt *part) validateBatch(field string, n int) error {
+	if n < 1 || n > pt.cfg.Limits.MaxBatch {
+		return invalid(field, "%d is outside [1, %d]", n, pt.cfg.Limits.MaxBatch)
 	}
 	return nil
 }
 
-func (s *part) validateLease(d time.Duration) error {
-	if d < time.Millisecond || d > s.cfg.Limits.MaxLease || d%time.Millisecond != 0 {
-		return invalid("lease", "%v must be whole milliseconds in [1ms, %v]", d, s.cfg.Limits.MaxLease)
+func (pt *part) validateLease(d time.Duration) error {
+	if d < time.Millisecond || d > pt.cfg.Limits.MaxLease || d%time.Millisecond != 0 {
+		return invalid("lease", "%v must be whole milliseconds in [1ms, %v]", d, pt.cfg.Limits.MaxLease)
 	}
 	return nil
 }
 
-func (s *part) validateClaim(p engine.ClaimParams) error {
-	if err := s.validateQueues(p.Queues); err != nil {
+func (pt *part) validateClaim(p engine.ClaimParams) error {
+	if err := pt.validateQueues(p.Queues); err != nil {
 		return err
 	}
-	if err := s.validateBatch("max", p.Max); err != nil {
+	if err := pt.validateBatch("max", p.Max); err != nil {
 		return err
 	}
 	if err := engine.ValidateWorkerID(p.WorkerID); err != nil {
 		return err
 	}
-	return s.validateLease(p.Lease)
+	return pt.validateLease(p.Lease)
 }
 
 func invalidQueue(name string) error {
