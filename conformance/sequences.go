@@ -70,8 +70,8 @@ var laterDraws = map[string]laterDraw{
 	"addtasks":  {9, 1},                           // no task added at run time
 	"onfailure": {10, 1}, "addonfailure": {10, 1}, // not one
 	"noabsorb": {11, 1}, "addnoabsorb": {11, 1}, // not one
-	"worker": {12, 0}, // a claim that names no worker
-	"wftag": {13, 0}, "listfilter": {13, 0}, // no name and labels; no name or label filter
+	"worker": {12, 0},                        // a claim that names no worker
+	"wftag":  {13, 0}, "listfilter": {13, 0}, // no name and labels; no name or label filter
 }
 
 // missingOnTape lists the draws a tape version lacks although laterDraws
