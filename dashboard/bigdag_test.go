@@ -242,12 +242,13 @@ func TestBrowserBigDAG(t *testing.T) {
 	}
 	const shards = 10
 	measure("collapsed (13 nodes)", 0, shards, func(task, state string, done int) string {
-		want := fmt.Sprintf("queued:%d completed:%d", 965-done-1, done)
-		if state == "completed" {
+		var want string
+		switch {
+		case state == "completed":
 			want = fmt.Sprintf("queued:%d completed:%d", 965-done, done)
-		} else if done == 0 {
+		case done == 0:
 			want = "queued:964 running:1"
-		} else {
+		default:
 			want = fmt.Sprintf("queued:%d running:1 completed:%d", 965-done-1, done)
 		}
 		return `document.querySelector('#dag-svg g.group-node[data-group="group:shard-000"][data-counts="` + want + `"]') !== null`
