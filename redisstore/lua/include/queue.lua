@@ -331,6 +331,10 @@ local function unqueue(j)
     return
   end
   if redis.call('ZREM', qkey(q, 'd'), id) == 1 then return end
+  -- due, taken out of the delayed set by this call's sweep and not pushed
+  -- yet (sweep.lua): in no set
+  local tr = CALL.transit
+  if tr and tr[id] then return end
   -- an open signal task is in no ready set (a cancel's drain calls this
   -- after the task's state changed: its spec says what it is)
   if j.kind == 't' and string.find(string.match(job_spec(j), '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|:]*)') or '', 'S', 1, true) then

@@ -82,8 +82,15 @@ local function sweep(q, max, res, max_leases, max_due)
   local handled = 0
   for pass = 1, 3 do
     for i = 1, #due, 1000 do redis.call('ZREM', dk, unpack(due, i, math.min(i + 999, #due))) end
+    -- out of the delayed set and in no ready set until handled below: a
+    -- cancel that one of them starts (a deadline) finds the others here,
+    -- so that unqueue counts no stale list element for them (queue.lua)
+    local transit = {}
+    for _, id in ipairs(due) do transit[id] = true end
+    CALL.transit = transit
     local skipped, left = 0, 0
     for i, id in ipairs(due) do
+      transit[id] = nil
       if CALL.stopped then
         -- a timeout's or a deadline's cascade ran out of the call's
         -- budget: the rest go back as they were, for the call that goes on after the drain
@@ -109,6 +116,7 @@ local function sweep(q, max, res, max_leases, max_due)
         end
       end
     end
+    CALL.transit = nil
     handled = handled + #due - skipped - left
     if res then res.d = handled end
     if skipped == 0 or handled >= max or CALL.stopped or pass == 3 then return end
