@@ -188,7 +188,10 @@ func TestBrowserParity(t *testing.T) {
 	})
 
 	// A job's exact ID in the queue page's ID box opens its card.
-	b.run(t, setValue(`#job-prefix`, "b1"), chromedp.Evaluate[chromedp.Void](`document.getElementById('job-prefix').dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}))`),
+	// (value and Enter on one element in one step: the page may draw the
+	// queue's view again between two steps, and a new box is empty)
+	b.run(t, chromedp.Poll[chromedp.Void](`(() => { const e = document.getElementById('job-prefix'); if (!e) return false; e.value = 'b1'; `+
+		`e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true})); return true })()`),
 		wait(`#job .job-card[data-job="b1"] .badge[data-state="queued"]`))
 
 	// A running job's progress shows as a bar, on its queue's page and its card.
