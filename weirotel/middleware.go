@@ -32,12 +32,47 @@ const (
 	AttrOutcome       = attribute.Key("weir.outcome")
 	AttrRunAt         = attribute.Key("weir.run_at")
 	AttrWorkflowState = attribute.Key("weir.workflow.state")
+	// AttrWorker is the ID of the worker that ran an attempt (WorkerID):
+	// OpenTelemetry's messaging.client.id, "a unique identifier for the
+	// client that consumes or produces a message", which a worker is.
+	AttrWorker = attribute.Key("messaging.client.id")
 )
+
+// Option configures Middleware.
+type Option func(*options)
+
+type options struct {
+	workerID func() string
+}
+
+// WorkerID names the worker whose attempts Middleware traces: each
+// attempt's span gets AttrWorker (messaging.client.id) = id. Give the
+// worker's ID, the one its claims record as the job's worker
+// (weir.Job.Worker, the attempt history, the events' worker): set
+// worker.Config.ID and give the same here, or use WorkerIDFunc for the ID
+// worker.New draws. "" adds no attribute.
+func WorkerID(id string) Option {
+	return WorkerIDFunc(func() string { return id })
+}
+
+// WorkerIDFunc is WorkerID for an ID known once the worker exists (the
+// one worker.New draws when Config.ID is empty): Middleware calls id at
+// each attempt, which comes after the worker started:
+//
+//	var w *worker.Worker
+//	w = worker.New(store, worker.Config{Middleware: []worker.Middleware{
+//		weirotel.Middleware(tp, weirotel.WorkerIDFunc(func() string { return w.ID() })),
+//	}})
+func WorkerIDFunc(id func() string) Option {
+	return func(o *options) { o.workerID = id }
+}
 
 // Middleware returns a worker middleware that runs each attempt in a span
 // of tp's tracer, of kind consumer, named "process <queue>" for a plain
 // job, "process <queue> <task>" for a workflow's task and "process <queue>
-// <task> undo" for an undo job, with the weir.* attributes above.
+// <task> undo" for an undo job, with the weir.* attributes above, and
+// the worker's ID as AttrWorker when an option (WorkerID, WorkerIDFunc)
+// gives it.
 //
 // The span's parent is the trace context stored with the job
 // (worker.JobInfo.TraceParent): every attempt of a workflow's tasks is a
@@ -52,14 +87,24 @@ const (
 // An attempt whose handler returns an error has its span's status set to
 // Error and the error recorded; a panic is recorded too, and goes on to
 // the worker, which fails the attempt with its stack.
-func Middleware(tp trace.TracerProvider) worker.Middleware {
+func Middleware(tp trace.TracerProvider, with ...Option) worker.Middleware {
 	tracer := tp.Tracer(ScopeName)
+	var o options
+	for _, f := range with {
+		f(&o)
+	}
 	return func(next worker.Handler) worker.Handler {
 		return func(ctx context.Context, j *worker.JobInfo) (err error) {
 			parent, stored := Extract(ctx, j.TraceParent)
+			attrs := jobAttributes(j)
+			if o.workerID != nil {
+				if id := o.workerID(); id != "" {
+					attrs = append(attrs, AttrWorker.String(id))
+				}
+			}
 			opts := []trace.SpanStartOption{
 				trace.WithSpanKind(trace.SpanKindConsumer),
-				trace.WithAttributes(jobAttributes(j)...),
+				trace.WithAttributes(attrs...),
 			}
 			if stored.IsValid() && j.Attempt > 1 {
 				opts = append(opts, trace.WithLinks(trace.Link{
