@@ -17,7 +17,7 @@ import (
 
 // A workflow submitted inside a span is one trace: each task attempt is a
 // child span of the submit's span, naming the worker that ran it
-// (WorkerID: messaging.client.id). The program sets up the SDK with the
+// (worker.JobInfo.Worker, as messaging.client.id). The program sets up the SDK with the
 // exporter it wants (here the SDK's in-memory one; in production an OTLP
 // exporter, say) and gives weirotel the provider.
 func ExampleMiddleware() {
@@ -30,7 +30,7 @@ func ExampleMiddleware() {
 	step := client.NewQueue[string, string]("step")
 	w := worker.New(store, worker.Config{
 		ID:         "render-1",
-		Middleware: []worker.Middleware{weirotel.Middleware(tp, weirotel.WorkerID("render-1"))},
+		Middleware: []worker.Middleware{weirotel.Middleware(tp)},
 		Observer:   weirotel.Observer(tp),
 	})
 	worker.Handle(w, step, func(ctx context.Context, j *worker.Job[string]) (string, error) {

@@ -45,24 +45,17 @@ type options struct {
 	workerID func() string
 }
 
-// WorkerID names the worker whose attempts Middleware traces: each
-// attempt's span gets AttrWorker (messaging.client.id) = id. Give the
-// worker's ID, the one its claims record as the job's worker
-// (weir.Job.Worker, the attempt history, the events' worker): set
-// worker.Config.ID and give the same here, or use WorkerIDFunc for the ID
-// worker.New draws. "" adds no attribute.
+// WorkerID names the worker whose attempts Middleware traces, in place of
+// the one the worker package gives (worker.JobInfo.Worker, the ID its
+// claims record as the job's worker: weir.Job.Worker, the attempt history,
+// the events' worker), for a Middleware wrapping handlers run some other
+// way. "" adds no attribute.
 func WorkerID(id string) Option {
 	return WorkerIDFunc(func() string { return id })
 }
 
-// WorkerIDFunc is WorkerID for an ID known once the worker exists (the
-// one worker.New draws when Config.ID is empty): Middleware calls id at
-// each attempt, which comes after the worker started:
-//
-//	var w *worker.Worker
-//	w = worker.New(store, worker.Config{Middleware: []worker.Middleware{
-//		weirotel.Middleware(tp, weirotel.WorkerIDFunc(func() string { return w.ID() })),
-//	}})
+// WorkerIDFunc is WorkerID for an ID known only at each attempt:
+// Middleware calls id then.
 func WorkerIDFunc(id func() string) Option {
 	return func(o *options) { o.workerID = id }
 }
@@ -71,8 +64,8 @@ func WorkerIDFunc(id func() string) Option {
 // of tp's tracer, of kind consumer, named "process <queue>" for a plain
 // job, "process <queue> <task>" for a workflow's task and "process <queue>
 // <task> undo" for an undo job, with the weir.* attributes above, and
-// the worker's ID as AttrWorker when an option (WorkerID, WorkerIDFunc)
-// gives it.
+// the ID of the worker running the attempt as AttrWorker
+// (worker.JobInfo.Worker, or what WorkerID or WorkerIDFunc gives).
 //
 // The span's parent is the trace context stored with the job
 // (worker.JobInfo.TraceParent): every attempt of a workflow's tasks is a
@@ -97,10 +90,12 @@ func Middleware(tp trace.TracerProvider, with ...Option) worker.Middleware {
 		return func(ctx context.Context, j *worker.JobInfo) (err error) {
 			parent, stored := Extract(ctx, j.TraceParent)
 			attrs := jobAttributes(j)
+			id := j.Worker
 			if o.workerID != nil {
-				if id := o.workerID(); id != "" {
-					attrs = append(attrs, AttrWorker.String(id))
-				}
+				id = o.workerID()
+			}
+			if id != "" {
+				attrs = append(attrs, AttrWorker.String(id))
 			}
 			opts := []trace.SpanStartOption{
 				trace.WithSpanKind(trace.SpanKindConsumer),

@@ -253,21 +253,31 @@ func waitSpans(t *testing.T, exp *tracetest.InMemoryExporter, done func(tracetes
 	}
 }
 
-// WorkerID names a worker of a given ID in its attempts' spans; without
-// the option a span names none.
+// An attempt's span names the worker running it (worker.JobInfo.Worker:
+// the ID given, or the one worker.New drew); the option WorkerID names
+// another in its place.
 func TestWorkerIDOption(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		id   string
 		with []weirotel.Option
 		want string
-	}{{"WorkerID", []weirotel.Option{weirotel.WorkerID("billing-1")}, "billing-1"}, {"none", nil, ""}} {
+	}{
+		{"given", "billing-1", nil, "billing-1"},
+		{"drawn", "", nil, ""},
+		{"WorkerID", "billing-1", []weirotel.Option{weirotel.WorkerID("other-1")}, "other-1"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			s := memstore.New()
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 			defer func() { _ = tp.Shutdown(context.Background()) }()
-			w := worker.New(s, worker.Config{ID: "billing-1", Middleware: []worker.Middleware{weirotel.Middleware(tp, tc.with...)}})
+			w := worker.New(s, worker.Config{ID: tc.id, Middleware: []worker.Middleware{weirotel.Middleware(tp, tc.with...)}})
+			want := tc.want
+			if want == "" {
+				want = w.ID()
+			}
 			worker.Handle(w, plainQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return j.Payload, nil })
 			if err := w.Start(ctx); err != nil {
 				t.Fatal(err)
@@ -281,8 +291,8 @@ func TestWorkerIDOption(t *testing.T) {
 				t.Fatal(err)
 			}
 			sp := named(waitSpans(t, exp, func(ss tracetest.SpanStubs) bool { return len(named(ss, "process plain")) == 1 }), "process plain")[0]
-			if got := attr(sp, "messaging.client.id"); got != tc.want {
-				t.Errorf("the attempt's span names worker %q, want %q", got, tc.want)
+			if got := attr(sp, "messaging.client.id"); got != want || got == "" {
+				t.Errorf("the attempt's span names worker %q, want %q", got, want)
 			}
 		})
 	}

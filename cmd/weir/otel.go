@@ -105,15 +105,14 @@ func (t *tracing) shutdown() {
 }
 
 // worker adds to a worker's config the attempt spans (weirotel.Middleware,
-// naming the worker by cfg.ID, which newShellWorker sets to the worker's
-// ID once worker.New drew it, before the worker starts) and the transition
+// naming the worker by worker.JobInfo.Worker) and the transition
 // spans (weirotel.Observer, after the observer the config has): an adjust
 // function of newShellWorker.
 func (t *tracing) worker(cfg *worker.Config) {
 	if t.tp == nil {
 		return
 	}
-	cfg.Middleware = append(cfg.Middleware, weirotel.Middleware(t.tp, weirotel.WorkerIDFunc(func() string { return cfg.ID })))
+	cfg.Middleware = append(cfg.Middleware, weirotel.Middleware(t.tp))
 	spans := weirotel.Observer(t.tp)
 	if prev := cfg.Observer; prev != nil {
 		cfg.Observer = func(e worker.Event) {

@@ -208,9 +208,6 @@ func newShellWorker(s engine.Store, limits weirpkg.Limits, queues []string, conc
 		f(&cfg)
 	}
 	w := worker.New(s, cfg)
-	// the ID New drew, for what an adjust function reads of cfg once the
-	// worker runs (the attempts' spans name it: tracing.worker)
-	cfg.ID = w.ID()
 	shell.Register(w, queues, limits.MaxResult, shell.AddTasksWith(func(data []byte, dir string) ([]engine.TaskSpec, bool, error) {
 		// a shell task's tasks to add (spec/workflow-file.md, Adding tasks at run time)
 		return workflowfile.ParseAdded("WEIR_ADD_TASKS", data, workflowfile.Options{Dir: dir, Limits: limits})
