@@ -55,7 +55,8 @@ local FAST = true
 local FF = {}
 -- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
 -- absent, events on with the default cap; "off": none), EV.l the events
--- gathered, written by finalize.
+-- gathered, written by finalize, EV.w and EV.wk the last attempt field an
+-- event named and its worker (EV.add).
 local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
@@ -82,7 +83,7 @@ local function begin(keys, argv)
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
   FAST = true
-  EV.cfg, EV.l = false, nil
+  EV.cfg, EV.l, EV.w, EV.wk = false, nil, nil, nil
 end
 
 -- bag returns the call's collection name, made empty on first use.
