@@ -374,6 +374,9 @@ func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPa
 		if after != nil && !newer(after, w) {
 			continue
 		}
+		if !strings.HasPrefix(w.id, p.IDPrefix) {
+			continue // passed over, not examined (weir.ListParams.IDPrefix)
+		}
 		all = append(all, w)
 	}
 	slices.SortFunc(all, func(x, y *workflow) int {

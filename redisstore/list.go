@@ -53,7 +53,7 @@ func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 	if len(p.Labels) > 0 {
 		lb = encodeLabels(p.Labels)
 	}
-	v, err := pt.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan)
+	v, err := pt.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan, p.IDPrefix)
 	if err != nil {
 		return weir.WorkflowPage{}, err
 	}

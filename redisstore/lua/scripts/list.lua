@@ -10,9 +10,11 @@
 -- ARGV[7]  name prefix, or "" for any name
 -- ARGV[8]  labels every listed workflow carries, "<key>=<value>" joined by
 --          "\n" (as the lb field), or ""
--- ARGV[9]  with ARGV[7] or ARGV[8] set, the most workflows examined
---          (weir.ListScan): the next cursor is then the last one examined
---          when one follows it (spec/states.md, Listing workflows)
+-- ARGV[9]  with ARGV[7], ARGV[8] or ARGV[10] set, the most workflows
+--          examined (weir.ListScan): the next cursor is then the last one
+--          examined when one follows it (spec/states.md, Listing workflows)
+-- ARGV[10] ID prefix, or "" for any ID: tested on the index member, a
+--          workflow without it is passed over unread and unexamined
 -- Reply:   next cursor member or "", n, (count, field/value list of the
 --          workflow hash, "S", task states | "L", workflow ID)*: "L" past
 --          2,000 tasks in the call, or for a workflow of more than 500
@@ -31,7 +33,7 @@ local max = '+'
 if cursor ~= '' then max = '(' .. cursor end
 local found = {}
 local batch = limit + 1
-while #found <= limit and ARGV[7] == '' and ARGV[8] == '' do
+while #found <= limit and ARGV[7] == '' and ARGV[8] == '' and ARGV[10] == '' do
   local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', '0', fmt(batch))
   for _, m in ipairs(ms) do
     local c = string.sub(m, 1, 15)
@@ -44,7 +46,7 @@ while #found <= limit and ARGV[7] == '' and ARGV[8] == '' do
   if #ms < batch then break end
   max = '(' .. ms[#ms]
 end
-if ARGV[7] ~= '' or ARGV[8] ~= '' then
+if ARGV[7] ~= '' or ARGV[8] ~= '' or ARGV[10] ~= '' then
   -- filtered: examine at most ARGV[9] live workflows (found.next: the last
   -- one examined, when one follows it)
   local prefix, scan, want, seen, last, done = ARGV[7], tonumber(ARGV[9]), {}, 0, nil, false
@@ -53,7 +55,7 @@ if ARGV[7] ~= '' or ARGV[8] ~= '' then
   while not done do
     local ms = redis.call('ZREVRANGEBYLEX', idx, max, '-', 'LIMIT', '0', fmt(fb))
     for _, m in ipairs(ms) do
-      local w = load_wf(string.sub(m, 17))
+      local w = string.sub(m, 17, 16 + #ARGV[10]) == ARGV[10] and load_wf(string.sub(m, 17))
       if w and pad15(tonumber(wget(w, F_CREATED)) or 0) == string.sub(m, 1, 15) and (st == '' or wget(w, W_STATE) == st) then
         if seen == scan or #found == limit then
           found.next, done = last, true
