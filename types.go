@@ -227,8 +227,12 @@ type ListParams struct {
 	Labels map[string]string
 	// IDPrefix, when set, keeps the workflows whose ID starts with it (the
 	// whole ID matches too): at most 128 bytes of the ID characters
-	// A-Z a-z 0-9 _ . - @. A workflow whose ID lacks it is passed over
-	// without being examined (it counts nothing against ListScan).
+	// A-Z a-z 0-9 _ . - @. The page is then in ID order (bytes, ascending)
+	// instead of newest first, and its NextCursor is the last ID examined.
+	// Only workflows whose ID has the prefix are examined (State, Name and
+	// Labels tested on them, at most ListScan a call): the Redis store
+	// reads them from an index of IDs, so that a prefix few IDs start
+	// with costs a call no more than those few.
 	IDPrefix string
 }
 

@@ -11,10 +11,11 @@ import (
 	"github.com/weirflow/weir/client"
 )
 
-// ListParams.IDPrefix keeps the workflows whose ID starts with it,
-// combined with State, Name and Labels; a workflow whose ID lacks it is
-// passed over without counting against weir.ListScan, so that a prefix
-// finds its match in one call past ListScan others.
+// ListParams.IDPrefix keeps the workflows whose ID starts with it, in ID
+// order, combined with State, Name and Labels; a workflow whose ID lacks
+// it is not examined (not read at all by the Redis store, which reads its
+// index of IDs from the prefix on), so that a prefix finds its match in
+// one call past ListScan others.
 func TestListByIDPrefix(t *testing.T) {
 	for name, store := range labelStores(t) {
 		t.Run(name, func(t *testing.T) {
@@ -56,16 +57,16 @@ func TestListByIDPrefix(t *testing.T) {
 				p    weir.ListParams
 				want string
 			}{
-				{weir.ListParams{IDPrefix: "order-"}, "order-20 order-2 order-1"},
-				{weir.ListParams{IDPrefix: "order-2"}, "order-20 order-2"},
+				{weir.ListParams{IDPrefix: "order-"}, "order-1 order-2 order-20"},
+				{weir.ListParams{IDPrefix: "order-2"}, "order-2 order-20"},
 				{weir.ListParams{IDPrefix: "order-20"}, "order-20"},
 				{weir.ListParams{IDPrefix: "order-200"}, ""},
 				{weir.ListParams{IDPrefix: "sched@"}, "sched@17"},
-				{weir.ListParams{IDPrefix: "order-", Limit: 1}, "order-20 order-2 order-1"},
-				{weir.ListParams{IDPrefix: "order-", Name: "nightly"}, "order-20 order-1"},
-				{weir.ListParams{IDPrefix: "order-", Labels: map[string]string{"team": "ops"}}, "order-20 order-2"},
+				{weir.ListParams{IDPrefix: "order-", Limit: 1}, "order-1 order-2 order-20"},
+				{weir.ListParams{IDPrefix: "order-", Name: "nightly"}, "order-1 order-20"},
+				{weir.ListParams{IDPrefix: "order-", Labels: map[string]string{"team": "ops"}}, "order-2 order-20"},
 				{weir.ListParams{IDPrefix: "order-", Name: "nightly", Labels: map[string]string{"team": "data"}}, "order-1"},
-				{weir.ListParams{IDPrefix: "order-", State: weir.WorkflowRunning}, "order-20 order-2 order-1"},
+				{weir.ListParams{IDPrefix: "order-", State: weir.WorkflowRunning}, "order-1 order-2 order-20"},
 				{weir.ListParams{IDPrefix: "order-", State: weir.WorkflowCompleted}, ""},
 			} {
 				if got := ids(tc.p); got != tc.want {

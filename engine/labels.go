@@ -107,6 +107,36 @@ func MatchesFilter(p weir.ListParams, name string, labels map[string]string) boo
 	return true
 }
 
+// MergeByID merges the pages of one listing with IDPrefix (in ID order,
+// the cursor an ID) from each partition of a namespace into its page of
+// at most limit, as MergeFiltered does in the order of IDs: only the
+// workflows up to the least NextCursor of a partition can be on the merged
+// page; its next cursor is the last one kept when more than limit remain,
+// else that least cursor (empty when no partition has one).
+func MergeByID(pages []weir.WorkflowPage, limit int) weir.WorkflowPage {
+	bound := ""
+	for _, pg := range pages {
+		if pg.NextCursor != "" && (bound == "" || pg.NextCursor < bound) {
+			bound = pg.NextCursor
+		}
+	}
+	var all []weir.Workflow
+	for _, pg := range pages {
+		for _, w := range pg.Workflows {
+			if bound == "" || w.ID <= bound {
+				all = append(all, w)
+			}
+		}
+	}
+	slices.SortFunc(all, func(x, y weir.Workflow) int { return strings.Compare(x.ID, y.ID) })
+	page := weir.WorkflowPage{Workflows: all, NextCursor: bound}
+	if len(all) > limit {
+		page.Workflows = all[:limit]
+		page.NextCursor = all[limit-1].ID
+	}
+	return page
+}
+
 // MergeFiltered merges the pages of one filtered listing (Filtered) from
 // each partition of a namespace into its page of at most limit: a
 // partition whose page has a NextCursor examined every workflow down to
