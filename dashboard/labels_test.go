@@ -46,6 +46,12 @@ func TestBrowserNameSearch(t *testing.T) {
 	if got, hash := rows(), evaluate[string](t, b, `location.hash`); got != "wf-b" || hash != "#/?name=nightly&id_prefix=wf-b" {
 		t.Errorf("the ID box's wf-b shows %q at %s, want wf-b at #/?name=nightly&id_prefix=wf-b", got, hash)
 	}
+	// in ID order (newest first would be wf-c wf-b wf-a)
+	b.run(t, chromedp.Navigate(d.url+"/#/"), wait(`#workflow-table tr[data-workflow="wf-c"]`),
+		setValue(`#search`, "wf-"), wait(`#workflow-table tr[data-workflow="wf-a"]:first-child`))
+	if got := rows(); got != "wf-a wf-b wf-c" {
+		t.Errorf("the ID box's wf- shows %q, want wf-a wf-b wf-c (ID order)", got)
+	}
 	b.run(t, chromedp.Navigate(d.url+"/#/?id_prefix=wf-c"), wait(`#workflow-table tr[data-workflow="wf-c"]`))
 	if got, box := rows(), evaluate[string](t, b, `document.getElementById('search').value`); got != "wf-c" || box != "wf-c" {
 		t.Errorf("#/?id_prefix=wf-c shows %q with %q in the ID box, want wf-c", got, box)

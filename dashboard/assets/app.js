@@ -595,14 +595,16 @@
       const page = await api('GET', path);
       if (call !== calls) return;
       next = page.next_cursor;
+      // by ID prefix the API lists in ID order, else newest first
+      const [back, on] = idPrefix ? ['← Previous', 'Next →'] : ['← Newer', 'Older →'];
       // a search examines at most 1,000 workflows a call: an empty page
       // with a cursor is not the end (spec/rest.md, Paging)
       fill(body, page.workflows.length === 0 && next
-        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: Older → searches further.')
+        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: ' + on + ' searches further.')
         : workflowTable(page.workflows));
-      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
+      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, back);
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
-      const older = h('button', { type: 'button', disabled: !next }, 'Older →');
+      const older = h('button', { type: 'button', disabled: !next }, on);
       older.addEventListener('click', () => { cursors.push(next); refresh(); });
       if (cursors.length > 1 || next) fill(pager, newer, older);
       else fill(pager);
