@@ -179,7 +179,7 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
 			"error with --json); --cursor C lists the next page. --state keeps one state's workflows;\n" +
 			"--name N those whose name starts with N; --label k=v (repeatable) those with every label;\n" +
-			"--prefix P those whose ID starts with P (others are passed over, not examined).\n" +
+			"--prefix P those whose ID starts with P, in ID order (only those are read: an index of IDs).\n" +
 			"With --name, --label or --prefix one call examines at most 1000 workflows, so a page may be short,\n" +
 			"even empty, and still print \"more: --cursor C\": go on with it to search further.",
 		Example: "  weir ls\n" +
@@ -248,7 +248,7 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	c.Flags().IntVar(&limit, "limit", 100, "workflows a page, 1 to 1000")
 	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
 	c.Flags().StringVar(&name, "name", "", "only workflows whose name starts with this")
-	c.Flags().StringVar(&prefix, "prefix", "", "only workflows whose ID starts with this")
+	c.Flags().StringVar(&prefix, "prefix", "", "only workflows whose ID starts with this, in ID order")
 	c.Flags().StringArrayVar(&labels, "label", nil, "only workflows with this label, key=value (repeatable: every one)")
 	return c
 }
