@@ -218,7 +218,7 @@
     const [path, query] = raw.split('?', 2);
     const q = new URLSearchParams(query || '');
     let m;
-    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '', name: q.get('name') || '', labels: q.getAll('label') };
+    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '', name: q.get('name') || '', labels: q.getAll('label'), prefix: q.get('id_prefix') || '' };
     if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
     if (path === '/queues') return { view: 'queues' };
     if (path === '/workers') return { view: 'workers' };
@@ -532,17 +532,18 @@
     const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
       h('option', { value: '' }, 'all states'),
       WORKFLOW_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st.replace('_', ' '))));
-    // listHash is the list's route with a state, a name prefix and labels
-    // (k=v), each left out when empty.
-    const listHash = (state, name, labels) => {
+    // listHash is the list's route with a state, a name prefix, labels
+    // (k=v) and an ID prefix, each left out when empty.
+    const listHash = (state, name, labels, prefix) => {
       const q = new URLSearchParams();
       if (state) q.set('state', state);
       if (name) q.set('name', name);
       for (const l of labels) q.append('label', l);
+      if (prefix) q.set('id_prefix', prefix);
       const qs = q.toString();
       return qs ? '#/?' + qs : '#/';
     };
-    select.addEventListener('change', () => { location.hash = listHash(select.value, route.name, route.labels); });
+    select.addEventListener('change', () => { location.hash = listHash(select.value, route.name, route.labels, idPrefix); });
     // the name and label search: words with '=' are labels (k=v, every one
     // must match), the rest is a name prefix; the API filters (?name=&label=)
     const find = h('input', { id: 'name-search', type: 'search', placeholder: 'name prefix, label k=v', 'aria-label': 'name or label',
@@ -551,9 +552,9 @@
     findForm.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const words = find.value.trim().split(/\s+/).filter((x) => x);
-      location.hash = listHash(route.state, words.filter((x) => !x.includes('=')).join(' '), words.filter((x) => x.includes('=')));
+      location.hash = listHash(route.state, words.filter((x) => !x.includes('=')).join(' '), words.filter((x) => x.includes('=')), idPrefix);
     });
-    const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID', 'aria-label': 'workflow ID' });
+    const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID or its start', 'aria-label': 'workflow ID', value: route.prefix });
     const form = h('form', { class: 'toolbar' }, select, search, h('button', { type: 'submit' }, 'Open'));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -561,14 +562,18 @@
       if (id) location.hash = '#/workflows/' + enc(id);
     });
     const body = h('div', { id: 'workflows' });
-    // filterByPrefix keeps the rows of the page shown whose ID starts with
-    // what the ID box holds (the API lists no prefix; Open opens an ID).
-    const filterByPrefix = () => {
-      const p = search.value.trim();
-      for (const tr of body.querySelectorAll('tr[data-workflow]')) tr.hidden = p !== '' && !tr.dataset.workflow.startsWith(p);
-    };
-    search.addEventListener('input', filterByPrefix);
+    // what the ID box holds lists the workflows whose ID starts with it,
+    // from the first page (?id_prefix=; the address keeps it without a new
+    // history entry); Open opens the workflow of that exact ID
+    let idPrefix = route.prefix;
+    search.addEventListener('input', () => {
+      idPrefix = search.value.trim();
+      history.replaceState(null, '', listHash(route.state, route.name, route.labels, idPrefix));
+      cursors.length = 1;
+      refresh();
+    });
     const cursors = ['']; // the cursor of each page shown so far
+    let calls = 0; // the newest refresh's number: an older reply is dropped
     const pager = h('div', { class: 'toolbar pager' });
     const root = h('section', {}, h('h1', {}, 'Workflows'), form, findForm, body, pager);
     let next = null;
@@ -578,19 +583,28 @@
       if (route.state) path += '&state=' + enc(route.state);
       if (route.name) path += '&name=' + enc(route.name);
       for (const l of route.labels) path += '&label=' + enc(l);
+      const call = ++calls;
+      if (!/^[A-Za-z0-9_.@-]{0,128}$/.test(idPrefix)) {
+        fill(body, h('p', { class: 'muted' }, 'No workflow ID starts with that: an ID is at most 128 of A-Z a-z 0-9 _ . - @.'));
+        fill(pager);
+        return;
+      }
+      if (idPrefix) path += '&id_prefix=' + enc(idPrefix);
       const cur = cursors[cursors.length - 1];
       if (cur) path += '&cursor=' + enc(cur);
       const page = await api('GET', path);
+      if (call !== calls) return;
       next = page.next_cursor;
+      // by ID prefix the API lists in ID order, else newest first
+      const [back, on] = idPrefix ? ['← Previous', 'Next →'] : ['← Newer', 'Older →'];
       // a search examines at most 1,000 workflows a call: an empty page
       // with a cursor is not the end (spec/rest.md, Paging)
       fill(body, page.workflows.length === 0 && next
-        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: Older → searches further.')
+        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: ' + on + ' searches further.')
         : workflowTable(page.workflows));
-      filterByPrefix();
-      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
+      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, back);
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
-      const older = h('button', { type: 'button', disabled: !next }, 'Older →');
+      const older = h('button', { type: 'button', disabled: !next }, on);
       older.addEventListener('click', () => { cursors.push(next); refresh(); });
       if (cursors.length > 1 || next) fill(pager, newer, older);
       else fill(pager);
