@@ -35,22 +35,27 @@ function XB.note(at)
 end
 
 -- XB.add puts plain job id, which this call ended, into the bucket of its
--- removal time at.
+-- removal time at. The call's jobs share one removal time (now +
+-- retention; an awaited one's is later): the list of the last one is kept
+-- at hand (CALL.xa, CALL.xl), so that a job costs an append.
 function XB.add(id, at)
-  local k = P .. 'xb:' .. fmt(math.floor(at / XB.W))
-  local b = CALL.xb
-  if not b then
-    b = {}
-    CALL.xb = b
-  end
-  local l = b[k]
-  if not l then
-    l = {}
-    b[k] = l
-    b[#b + 1] = k
+  local l = CALL.xl
+  if at ~= CALL.xa then
+    local k = P .. 'xb:' .. fmt(math.floor(at / XB.W))
+    local b = CALL.xb
+    if not b then
+      b = {}
+      CALL.xb = b
+    end
+    l = b[k]
+    if not l then
+      l = {}
+      b[k] = l
+      b[#b + 1] = k
+    end
+    CALL.xa, CALL.xl = at, l
   end
   l[#l + 1] = id
-  CALL.xn = (CALL.xn or 0) + 1
 end
 
 -- XB.flush writes the call's buckets: one RPUSH each, and the index entry
@@ -60,9 +65,11 @@ end
 function XB.flush()
   local b = CALL.xb
   if not b then return end
-  CALL.xb = nil
+  CALL.xb, CALL.xa, CALL.xl = nil, nil, nil
+  local xn = 0
   for _, k in ipairs(b) do
     local l = b[k]
+    xn = xn + #l
     local n = 0
     for i = 1, #l, 1000 do n = redis.call('RPUSH', k, unpack(l, i, math.min(i + 999, #l))) end
     if n == #l then
@@ -72,37 +79,7 @@ function XB.flush()
       XB.note(due)
     end
   end
-end
-
--- XB.job removes plain job id when its record is due: ended, and its end
--- plus retention not after now (a record created again under the ID since
--- its entry was written is not, unless it is due itself); the key goes
--- into del.
-function XB.job(id, del)
-  local key = P .. 'j:' .. id
-  local en = redis.call('HGET', key, F_ENDED)
-  if en and tonumber(en) + RETENTION <= NOW then del[#del + 1] = key end
-end
-
--- XB.wf removes the workflow of P expiry's member m (w:<state>:<created
--- 15>:<id>) when due, and its listing entries; returns false when the
--- call keeps it (its entry stays).
-function XB.wf(m)
-  local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
-  -- ended by an earlier call of this same finish: kept for it
-  if KEEP[id] then return false end
-  local key = P .. 'w:' .. id
-  local v = redis.call('HMGET', key, F_CREATED, W_EXPIRES)
-  -- the entry's record: gone (a TTL given before retention buckets fired),
-  -- still there and due, or replaced by a record submitted since under the
-  -- same ID (whose own entries stay; the old record's index members go)
-  local same = v[1] and pad15(tonumber(v[1])) == c
-  if not same or (v[2] and tonumber(v[2]) <= NOW) then
-    if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
-    redis.call('ZREM', K_WF, c .. ':' .. id)
-    redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
-  end
-  return true
+  CALL.xn = xn
 end
 
 -- XB.gc removes up to max records whose removal time passed (their keys,
@@ -115,16 +92,38 @@ function XB.gc(max)
   if g == 'none' or (g and tonumber(g) > NOW) then return end
   local left = max
   local del = {}
+  -- job removes plain job id when its record is due: ended, and its end
+  -- plus retention not after now (a record created again under the ID
+  -- since its entry was written is not, unless it is due itself)
+  local function job(id)
+    local key = P .. 'j:' .. id
+    local en = redis.call('HGET', key, F_ENDED)
+    if en and tonumber(en) + RETENTION <= NOW then del[#del + 1] = key end
+  end
   local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', fmt(left))
   for _, m in ipairs(due) do
     left = left - 1
-    -- j:<id>: a plain job's entry, written before retention buckets
+    local keep = false
     if string.byte(m) == 106 then
-      XB.job(string.sub(m, 3), del)
-      redis.call('ZREM', K_EXPIRY, m)
-    elseif XB.wf(m) then
-      redis.call('ZREM', K_EXPIRY, m)
+      -- j:<id>: a plain job's entry, written before retention buckets
+      job(string.sub(m, 3))
+    else
+      local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
+      -- ended by an earlier call of this same finish: kept for it
+      keep = KEEP[id]
+      local key = P .. 'w:' .. id
+      local v = not keep and redis.call('HMGET', key, F_CREATED, W_EXPIRES)
+      -- the entry's record: gone (its TTL fired), still there and due, or
+      -- replaced by a record submitted since under the same ID (whose own
+      -- entries stay; the old record's index members go)
+      local same = v and v[1] and pad15(tonumber(v[1])) == c
+      if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
+        if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        redis.call('ZREM', K_WF, c .. ':' .. id)
+        redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
+      end
     end
+    if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
   local xk = P .. 'xb'
   if left > 0 then
@@ -132,7 +131,7 @@ function XB.gc(max)
     for _, m in ipairs(due) do
       if left <= 0 then break end
       local ids = redis.call('LPOP', P .. 'xb:' .. m, left) or EMPTY
-      for _, id in ipairs(ids) do XB.job(id, del) end
+      for _, id in ipairs(ids) do job(id) end
       -- fewer than asked: the bucket is empty (and gone); else the next
       -- sweep finds it so
       if #ids < left then redis.call('ZREM', xk, m) end
