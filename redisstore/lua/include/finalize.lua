@@ -58,13 +58,13 @@ function XB.add(id, at)
   l[#l + 1] = id
 end
 
--- XB.flush writes the call's buckets: one RPUSH each, and the index entry
--- of a bucket the push made. A bucket takes pushes only before its due
+-- XB.flush writes the call's buckets (finalize calls it when CALL.xb
+-- holds some): one RPUSH each, and the index entry of a bucket the push
+-- made. A bucket takes pushes only before its due
 -- time (a removal time is never before now, and now never goes back), so
 -- no sweep has emptied it and dropped its entry meanwhile.
 function XB.flush()
   local b = CALL.xb
-  if not b then return end
   CALL.xb, CALL.xa, CALL.xl = nil, nil, nil
   local xn = 0
   for _, k in ipairs(b) do
@@ -82,15 +82,16 @@ function XB.flush()
   CALL.xn = xn
 end
 
--- XB.gc removes up to max records whose removal time passed (their keys,
--- and a workflow's listing entries): the due entries of P expiry first,
--- then the due buckets' IDs, popped from their heads (a bucket leaves the
--- index once empty). A record created again under the same ID is left
--- alone. Then it stores the next gc.
-function XB.gc(max)
+-- XB.gc removes up to GC_MAX records whose removal time passed, plus two
+-- for each record the call ended (an expire call: CALL.gc_max), their
+-- keys and a workflow's listing entries: the due entries of P expiry
+-- first, then the due buckets' IDs, popped from their heads (a bucket
+-- leaves the index once empty). A record created again under the same ID
+-- is left alone. Then it stores the next gc.
+function XB.gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local left = max
+  local left = CALL.gc_max or GC_MAX + 2 * (CALL.xn or 0)
   local del = {}
   -- job removes plain job id when its record is due: ended, and its end
   -- plus retention not after now (a record created again under the ID
@@ -206,7 +207,7 @@ local function finalize()
   end
   active_flush_all()
   local pub = expire_records()
-  XB.flush()
+  if CALL.xb then XB.flush() end
   list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
@@ -236,7 +237,7 @@ local function finalize()
   -- a drain call leaves the removals to other calls: the finish whose
   -- cascade it goes on with may still answer repeats of the workflow's
   -- jobs (finish.lua, KEEP)
-  if not CALL.no_gc then XB.gc(CALL.gc_max or GC_MAX + 2 * (CALL.xn or 0)) end
+  if not CALL.no_gc then XB.gc() end
   qs_flush()
   seq_flush()
   EV.flush()
