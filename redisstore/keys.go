@@ -66,22 +66,22 @@ func (k keys) taskIndex(id string) string         { return k.prefix + "w:" + id 
 func (k keys) compensationLists(id string) string { return k.prefix + "w:" + id + ":nc" }
 func (k keys) stage(id, hash string) string       { return k.prefix + "stage:" + id + ":" + hash }
 func (k keys) wfState(st string) string           { return k.prefix + "wf:" + st }
+func (k keys) queue(name, kind string) string     { return k.prefix + "q:" + name + ":" + kind }
+func (k keys) wake(queue string) string           { return k.queue(queue, "w") }
+func (k keys) waitWorkflow(id string) string      { return k.prefix + "await:w:" + id }
+func (k keys) waitWorkflowJobs(wf string) string  { return k.prefix + "await:wj:" + wf }
+func (k keys) waitAny() string                    { return k.prefix + "wait:any" }
+func (k keys) waitJob(id string) string           { return k.prefix + "await:j:" + id }
+func (k keys) chanWorkflow(id string) string      { return k.prefix + "o:w:" + id }
+func (k keys) chanJob(id string) string           { return k.prefix + "o:j:" + id }
+func (k keys) chanStop() string                   { return k.prefix + "stop" }
+func (k keys) chanSchedules() string              { return k.prefix + "schedules" }
 
 // buckets is the index of the retention buckets (zset: minute -> due ms),
 // bucket one of them, the plain job IDs whose removal time is in minute m
 // (unix ms / 60,000): spec/keys.md, Retention and removal.
-func (k keys) buckets() string                   { return k.prefix + "xb" }
-func (k keys) bucket(m int64) string             { return k.prefix + "xb:" + strconv.FormatInt(m, 10) }
-func (k keys) queue(name, kind string) string    { return k.prefix + "q:" + name + ":" + kind }
-func (k keys) wake(queue string) string          { return k.queue(queue, "w") }
-func (k keys) waitWorkflow(id string) string     { return k.prefix + "await:w:" + id }
-func (k keys) waitWorkflowJobs(wf string) string { return k.prefix + "await:wj:" + wf }
-func (k keys) waitAny() string                   { return k.prefix + "wait:any" }
-func (k keys) waitJob(id string) string          { return k.prefix + "await:j:" + id }
-func (k keys) chanWorkflow(id string) string     { return k.prefix + "o:w:" + id }
-func (k keys) chanJob(id string) string          { return k.prefix + "o:j:" + id }
-func (k keys) chanStop() string                  { return k.prefix + "stop" }
-func (k keys) chanSchedules() string             { return k.prefix + "schedules" }
+func (k keys) buckets() string       { return k.prefix + "xb" }
+func (k keys) bucket(m int64) string { return k.prefix + "xb:" + strconv.FormatInt(m, 10) }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text
 // between the first '{' and the next '}', when not empty; else the key.
