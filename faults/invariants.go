@@ -121,6 +121,11 @@ for _, key in ipairs(redis.call('KEYS', P .. 'j:*')) do
   jobs[#jobs + 1] = {key, redis.call('HGETALL', key), redis.call('PTTL', key)}
 end
 out[7] = jobs
+local bs = {}
+for _, key in ipairs(redis.call('KEYS', P .. 'xb:*')) do
+  bs[#bs + 1] = {key, redis.call('LRANGE', key, 0, -1), redis.call('ZSCORE', P .. 'xb', string.sub(key, #P + 4)) or ''}
+end
+out[8] = bs
 return out
 `
 
@@ -144,9 +149,10 @@ type qsets struct{ r, d, a map[string]float64 }
 //   - no waiting task has all its dependencies satisfied, and no started
 //     task has an unsatisfied dependency (the store side of "no task
 //     started before its dependencies ended");
-//   - every ended workflow and plain job has en and a Redis TTL on each of
-//     its keys, a workflow also x and an entry in the expiry set; a live
-//     record has no TTL.
+//   - every ended workflow and plain job has en; a workflow also x, an
+//     entry in the expiry set and a Redis TTL on each of its keys, a plain
+//     job no TTL and its ID in a retention bucket (P xb:<minute>) that the
+//     bucket index holds; a live record has no TTL.
 //
 // It returns an error only when Redis cannot be read.
 //
@@ -183,7 +189,7 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 	if err != nil {
 		return fmt.Errorf("faults: snapshot: %w", err)
 	}
-	if len(raw) != 7 {
+	if len(raw) != 8 {
 		return fmt.Errorf("faults: snapshot has %d parts", len(raw))
 	}
 	now, _ := strconv.ParseInt(str(raw[0]), 10, 64)
@@ -341,6 +347,16 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		}
 	}
 
+	inBucket := map[string]bool{}
+	for _, x := range list(raw[7]) {
+		b := list(x)
+		if str(b[2]) == "" {
+			rep.addf("retention bucket %s is not in the bucket index", str(b[0]))
+		}
+		for _, id := range list(b[1]) {
+			inBucket[str(id)] = true
+		}
+	}
 	for _, x := range list(raw[6]) {
 		j := list(x)
 		id := strings.TrimPrefix(str(j[0]), P+"j:")
@@ -356,8 +372,11 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 				rep.addf("live plain job %s has a TTL (%d ms)", id, ttl)
 			}
 		case "completed", "failed", "cancelled":
-			if ttl, _ := j[2].(int64); ttl <= 0 {
-				rep.addf("plain job %s ended %s without a TTL (%d)", id, st, ttl)
+			if ttl, _ := j[2].(int64); ttl > 0 {
+				rep.addf("plain job %s ended %s has a TTL (%d ms)", id, st, ttl)
+			}
+			if !inBucket[id] {
+				rep.addf("plain job %s ended %s without a retention bucket entry", id, st)
 			}
 			if h["en"] == "" {
 				rep.addf("plain job %s ended without en", id)

@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,20 @@ func TestInvariantsHealthy(t *testing.T) {
 	// Corruptions the checker must catch.
 	P := "weir:{" + ns + ":0}:"
 	id := wl.ids[0]
+	// an ended plain job, whose retention bucket entry goes below
+	if _, err := store.Enqueue(ctx, engine.EnqueueParams{Job: engine.JobSpec{ID: "plain1", Queue: "plainq"}}); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := store.Claim(ctx, engine.ClaimParams{Queues: []string{"plainq"}, Max: 1, Lease: time.Minute})
+	if err != nil || len(pc) != 1 {
+		t.Fatalf("claim of the plain job: %v %v", pc, err)
+	}
+	if _, err := store.Finish(ctx, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "plain1", Token: pc[0].Lease.Token, Kind: engine.OutcomeCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := CheckStore(ctx, rdb, ns); err != nil || len(r.Violations) != 0 {
+		t.Fatalf("with an ended plain job: %v %v", r.Violations, err)
+	}
 	for _, c := range []struct {
 		name, want string
 		do         func() error
@@ -61,6 +76,13 @@ func TestInvariantsHealthy(t *testing.T) {
 			return rdb.ZAdd(ctx, P+"wf:running", redisZ(mustMember(t, rdb, P, id))).Err()
 		}},
 		{"stray lease", "active set", func() error { return rdb.ZAdd(ctx, P+"q:work:a", redisZ("nobody/t0")).Err() }},
+		{"retention bucket", "without a retention bucket entry", func() error {
+			ks, err := rdb.Keys(ctx, P+"xb:*").Result()
+			if err != nil || len(ks) != 1 {
+				return fmt.Errorf("buckets %v: %v", ks, err)
+			}
+			return rdb.Del(ctx, ks[0]).Err()
+		}},
 	} {
 		if err := c.do(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)

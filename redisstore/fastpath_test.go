@@ -92,6 +92,11 @@ func namespaceContents(t *testing.T, rdb redis.UniversalClient, ns string) map[s
 		case "list":
 			var l []string
 			l, err = c.LRange(ctx, key, 0, -1).Result()
+			if strings.Contains(name, "}:xb:") {
+				// a retention bucket: a set that nothing reads in order (a
+				// call's fast outcomes join it before its general ones)
+				slices.Sort(l)
+			}
 			v = strings.Join(l, "\n")
 		case "set":
 			var l []string

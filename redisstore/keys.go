@@ -78,6 +78,12 @@ func (k keys) chanJob(id string) string           { return k.prefix + "o:j:" + i
 func (k keys) chanStop() string                   { return k.prefix + "stop" }
 func (k keys) chanSchedules() string              { return k.prefix + "schedules" }
 
+// buckets is the index of the retention buckets (zset: minute -> due ms),
+// bucket one of them, the plain job IDs whose removal time is in minute m
+// (unix ms / 60,000): spec/keys.md, Retention and removal.
+func (k keys) buckets() string       { return k.prefix + "xb" }
+func (k keys) bucket(m int64) string { return k.prefix + "xb:" + strconv.FormatInt(m, 10) }
+
 // hashTag returns the part of key that Redis Cluster hashes: the text
 // between the first '{' and the next '}', when not empty; else the key.
 func hashTag(key string) string {

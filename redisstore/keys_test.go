@@ -27,7 +27,7 @@ func allKeys(k keys, wf, task, job, queue string) []string {
 	out = append(out, k.job(job), k.workflow(wf), k.payloads(wf), k.taskStates(wf), k.taskIndex(wf), k.compensationLists(wf),
 		k.stage(wf, strings.Repeat("f", 64)), k.stage(wf, strings.Repeat("f", 64))+":p", k.stage(wf, strings.Repeat("f", 64))+":i", k.prefix+"wk:0123456789abcdef", k.prefix+"ewk:0123456789abcdef", k.waitWorkflow(wf),
 		k.waitWorkflowJobs(wf), k.waitJob(job), k.chanWorkflow(wf), k.chanJob(job), k.chanJob(tj),
-		k.chanJob(weir.UndoJobID(wf, task)))
+		k.chanJob(weir.UndoJobID(wf, task)), k.buckets(), k.bucket(29999999))
 	for _, st := range workflowStates {
 		out = append(out, k.wfState(string(st)))
 	}

@@ -37,8 +37,8 @@ type Options struct {
 	Config engine.Config
 	// Clock, for tests only, replaces the server's clock: each call passes
 	// Clock() to its script as "now" (see spec/scripts.md, "Test clock").
-	// With it set, records get no Redis TTL; ended records are removed by
-	// the scripts' expiry sweep instead.
+	// With it set, workflows get no Redis TTL; ended records are removed by
+	// the scripts' expiry sweep (as plain jobs are with either clock).
 	Clock func() time.Time
 	// Path chooses how transitions run on the server: PathAuto (the zero
 	// value) uses functions where the server has them, else scripts.

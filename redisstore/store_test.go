@@ -286,8 +286,10 @@ func TestClockNeverGoesBack(t *testing.T) {
 	}
 }
 
-// TestRetention: ended records expire logically at ended+retention, are
-// then removed by the scripts' sweep, and get a TTL with the server clock.
+// TestRetention: ended records expire logically at ended+retention; a
+// plain job's ID goes into the retention bucket of the minute of that time
+// (no TTL, with either clock), which a write call after the minute's end
+// removes, with the record.
 func TestRetention(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.Retention = time.Hour
@@ -304,27 +306,49 @@ func TestRetention(t *testing.T) {
 	if err != nil || !j.ExpiresAt.Equal(j.EndedAt.Add(time.Hour)) {
 		t.Fatalf("job %+v, %v", j, err)
 	}
+	m := j.ExpiresAt.UnixMilli() / 60000
+	if got, _ := e.rdb.LRange(bg, s.keys.bucket(m), 0, -1).Result(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("bucket %d holds %q", m, got)
+	}
+	if due, _ := e.rdb.ZScore(bg, s.keys.buckets(), strconv.FormatInt(m, 10)).Result(); due != float64((m+1)*60000) {
+		t.Fatalf("bucket %d due at %v", m, due)
+	}
+	if ttl, _ := e.rdb.PTTL(bg, s.keys.job("a")).Result(); ttl != -1 {
+		t.Fatalf("TTL %v", ttl)
+	}
 	e.advance(time.Hour)
 	if _, err := s.GetJob(bg, "a"); !errors.Is(err, weir.ErrNotFound) {
 		t.Fatalf("after retention: %v", err)
 	}
-	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 1 {
-		t.Fatal("removed before any write")
-	}
 	if _, err := s.Queues(bg); err != nil { // reads do not sweep
 		t.Fatal(err)
 	}
+	// the write at the end of the bucket's minute removes it, not before
+	e.clk.Set(time.UnixMilli((m+1)*60000 - 1))
 	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "b", Queue: "q"}}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 0 {
-		t.Fatal("the expired job's key is still there after a write")
+	if n, _ := e.rdb.Exists(bg, s.keys.job("a")).Result(); n != 1 {
+		t.Fatal("removed before its bucket was due")
 	}
-	if n, _ := e.rdb.ZCard(bg, s.keys.expiry).Result(); n != 0 {
-		t.Fatalf("expiry index has %d entries", n)
+	e.clk.Set(time.UnixMilli((m + 1) * 60000))
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "c", Queue: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.rdb.Exists(bg, s.keys.job("a"), s.keys.bucket(m)).Result(); n != 0 {
+		t.Fatal("the expired job's key or its bucket is still there after a write")
+	}
+	for _, k := range []string{s.keys.expiry, s.keys.buckets()} {
+		if n, _ := e.rdb.ZCard(bg, k).Result(); n != 0 {
+			t.Fatalf("%s has %d entries", k, n)
+		}
+	}
+	if g, _ := e.rdb.HGet(bg, s.keys.seq, "gc").Result(); g != "none" {
+		t.Fatalf("gc %q after the sweep", g)
 	}
 
-	// With the server's clock, ended records get a TTL.
+	// With the server's clock too, ended records get no TTL: a bucket
+	// entry.
 	srv, err := New(e.rdb, Options{Namespace: e.ns + "-srv", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -337,9 +361,16 @@ func TestRetention(t *testing.T) {
 	if _, err := srv.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: "a", Token: c.Lease.Token, Kind: engine.OutcomeFailed}}}); err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := e.rdb.PTTL(bg, srv.keys.job("a")).Result()
-	if err != nil || ttl <= 0 || ttl > time.Hour {
+	if ttl, err := e.rdb.PTTL(bg, srv.keys.job("a")).Result(); err != nil || ttl != -1 {
 		t.Fatalf("TTL %v, %v", ttl, err)
+	}
+	j, err = srv.GetJob(bg, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = j.ExpiresAt.UnixMilli() / 60000
+	if got, _ := e.rdb.LRange(bg, srv.keys.bucket(m), 0, -1).Result(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("bucket %d holds %q", m, got)
 	}
 }
 

@@ -61,7 +61,10 @@ local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
 local GRACE = 60000 -- ms an ended record is kept past retention while awaited
-local GC_MAX_S = '20' -- expired records removed per call
+-- records a call removes once their removal time passed (finalize.lua's
+-- XB.gc), plus two for each record it ends, so that removal keeps pace
+-- with any load (an expire call: XB.EXPIRE)
+local GC_MAX = 20
 local PRIO_UNIT = 1099511627776 -- 2^40: a ready score is (priority + 1000) * 2^40 + push
 -- the push counter stops at PUSH_MAX, so that a ready score stays an exact
 -- integer (below 2^53 with priority 1000); a claim that empties a queue

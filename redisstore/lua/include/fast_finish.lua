@@ -145,13 +145,7 @@ function FF.plain(out, id, tok, result)
     redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
   end
   -- its removal time (finalize.lua's expire_records)
-  local at = NOW + RETENTION
-  if TEST_NOW == '' then
-    redis.call('PEXPIREAT', key, fmt(at))
-  else
-    redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. id)
-    note_gc(at)
-  end
+  XB.add(id, NOW + RETENTION)
   FF.ended(q, id)
   local n = #out
   out[n + 1] = id
@@ -283,7 +277,7 @@ function FF.task(out, id, tok, result, s1)
     hs[#hs + 1] = W_EXPIRES
     hs[#hs + 1] = x
     redis.call('ZADD', K_EXPIRY, x, 'w:completed:' .. m)
-    note_gc(at)
+    XB.note(at)
     if TEST_NOW == '' then
       for _, k in ipairs({key, key .. ':p', skey, key .. ':i'}) do redis.call('PEXPIREAT', k, x) end
     end

@@ -15,77 +15,100 @@
 --!include events.lua
 --!include webhook.lua
 
--- note_gc lowers the seq hash's gc (the earliest removal time in the
--- expiry index: a time, "none", or absent for unknown) to at.
-local function note_gc(at)
+-- XB holds the removal of ended records (spec/keys.md, Retention and
+-- removal), as one top-level local: a plain job that ends goes into the
+-- retention bucket of the minute of its removal time, P xb:<minute> (one
+-- RPUSH a call and bucket, no PEXPIREAT), indexed in P xb (member the
+-- minute, score the bucket's due time, the end of that minute) when the
+-- call makes the bucket; a workflow into P expiry at its removal time. The
+-- seq hash's gc is the earliest due time of both (a time, "none", or
+-- absent for unknown), so that a call sweeps only when something is due.
+-- W is a bucket's width in ms; EXPIRE the records an expire call (the
+-- workers' periodic sweep) may remove, so that removal goes on while
+-- nothing ends.
+local XB = {W = 60000, EXPIRE = 500}
+
+-- XB.note lowers the seq hash's gc to at.
+function XB.note(at)
   local g = seq_get('gc')
   if g and (g == 'none' or at < tonumber(g)) then seq_set('gc', at) end
 end
 
--- expire_records gives every record this call ended its removal time:
--- with the server's clock a PEXPIREAT of its keys; a workflow also an entry
--- in the expiry index (which removes its listing entries), and a plain job
--- one only with the test clock (the index is then the only removal). An
--- awaited record is published and kept GRACE past its retention. Returns
--- the publishes (channel, message, ...).
-local function expire_records()
-  local pub
-  for _, w in ipairs(CALL.ended_w or EMPTY) do
-    local st = w.m[W_STATE]
-    local at = tonumber(w.m[W_EXPIRES])
-    if awaited(P .. 'await:w:' .. w.id) then
-      pub = pub or {}
-      pub[#pub + 1] = P .. 'o:w:' .. w.id
-      pub[#pub + 1] = st
-      at = math.max(at, NOW + GRACE)
+-- XB.add puts plain job id, which this call ended, into the bucket of its
+-- removal time at. The call's jobs share one removal time (now +
+-- retention; an awaited one's is later): the list of the last one is kept
+-- at hand (CALL.xa, CALL.xl), so that a job costs an append.
+function XB.add(id, at)
+  local l = CALL.xl
+  if at ~= CALL.xa then
+    local k = P .. 'xb:' .. fmt(math.floor(at / XB.W))
+    local b = CALL.xb
+    if not b then
+      b = {}
+      CALL.xb = b
     end
-    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
-    note_gc(at)
-    if TEST_NOW == '' then
-      local ats = fmt(at)
-      for _, k in ipairs({w.key, w.pkey, w.skey, wf_ikey(w)}) do redis.call('PEXPIREAT', k, ats) end
+    l = b[k]
+    if not l then
+      l = {}
+      b[k] = l
+      b[#b + 1] = k
     end
+    CALL.xa, CALL.xl = at, l
   end
-  for _, j in ipairs(CALL.ended_j or EMPTY) do
-    if j.kind == 'j' then
-      unique_release(j)
-      if not j.unlink then
-        local at = tonumber(j.x)
-        if awaited(P .. 'await:j:' .. j.id) then
-          pub = pub or {}
-          pub[#pub + 1] = P .. 'o:j:' .. j.id
-          pub[#pub + 1] = j.st
-          at = math.max(at, NOW + GRACE)
-        end
-        if TEST_NOW == '' then
-          redis.call('PEXPIREAT', j.key, fmt(at))
-        else
-          redis.call('ZADD', K_EXPIRY, fmt(at), 'j:' .. j.id)
-          note_gc(at)
-        end
-      end
-    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
-      pub = pub or {}
-      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
-      pub[#pub + 1] = job_state(j)
-    end
-  end
-  return pub or EMPTY
+  l[#l + 1] = id
 end
 
--- gc removes up to GC_MAX records whose removal time passed: their keys
--- and their listing entries (P wf, P wf:<state>, P wf:id). A record created again under the same ID
--- since is left alone; the old one's listing entries go.
-local function gc()
+-- XB.flush writes the call's buckets (finalize calls it when CALL.xb
+-- holds some): one RPUSH each, and the index entry of a bucket the push
+-- made. A bucket takes pushes only before its due
+-- time (a removal time is never before now, and now never goes back), so
+-- no sweep has emptied it and dropped its entry meanwhile.
+function XB.flush()
+  local b = CALL.xb
+  CALL.xb, CALL.xa, CALL.xl = nil, nil, nil
+  local xn = 0
+  for _, k in ipairs(b) do
+    local l = b[k]
+    xn = xn + #l
+    local n = 0
+    for i = 1, #l, 1000 do n = redis.call('RPUSH', k, unpack(l, i, math.min(i + 999, #l))) end
+    if n == #l then
+      local m = string.sub(k, #P + 4)
+      local due = (tonumber(m) + 1) * XB.W
+      redis.call('ZADD', P .. 'xb', fmt(due), m)
+      XB.note(due)
+    end
+  end
+  CALL.xn = xn
+end
+
+-- XB.gc removes up to GC_MAX records whose removal time passed, plus two
+-- for each record the call ended (an expire call: CALL.gc_max), their
+-- keys and a workflow's listing entries (P wf, P wf:<state>, P wf:id):
+-- the due entries of P expiry
+-- first, then the due buckets' IDs, popped from their heads (a bucket
+-- leaves the index once empty). A record created again under the same ID
+-- is left alone. Then it stores the next gc.
+function XB.gc()
   local g = seq_get('gc')
   if g == 'none' or (g and tonumber(g) > NOW) then return end
-  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', GC_MAX_S)
+  local left = CALL.gc_max or GC_MAX + 2 * (CALL.xn or 0)
+  local del = {}
+  -- job removes plain job id when its record is due: ended, and its end
+  -- plus retention not after now (a record created again under the ID
+  -- since its entry was written is not, unless it is due itself)
+  local function job(id)
+    local key = P .. 'j:' .. id
+    local en = redis.call('HGET', key, F_ENDED)
+    if en and tonumber(en) + RETENTION <= NOW then del[#del + 1] = key end
+  end
+  local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', NOW_S, 'LIMIT', '0', fmt(left))
   for _, m in ipairs(due) do
+    left = left - 1
     local keep = false
-    if string.sub(m, 1, 1) == 'j' then
-      local key = P .. 'j:' .. string.sub(m, 3)
-      local en = redis.call('HGET', key, F_ENDED)
-      if en and tonumber(en) + RETENTION <= NOW then redis.call('UNLINK', key) end
+    if string.byte(m) == 106 then
+      -- j:<id>: a plain job's entry, written before retention buckets
+      job(string.sub(m, 3))
     else
       local st, c, id = string.match(m, '^w:([^:]*):([^:]*):(.*)$')
       -- ended by an earlier call of this same finish: kept for it
@@ -107,8 +130,70 @@ local function gc()
     end
     if not keep then redis.call('ZREM', K_EXPIRY, m) end
   end
-  local first = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')
-  seq_set('gc', first[2] or 'none')
+  local xk = P .. 'xb'
+  if left > 0 then
+    due = redis.call('ZRANGEBYSCORE', xk, '-inf', NOW_S, 'LIMIT', '0', fmt(left))
+    for _, m in ipairs(due) do
+      if left <= 0 then break end
+      local ids = redis.call('LPOP', P .. 'xb:' .. m, left) or EMPTY
+      for _, id in ipairs(ids) do job(id) end
+      -- fewer than asked: the bucket is empty (and gone); else the next
+      -- sweep finds it so
+      if #ids < left then redis.call('ZREM', xk, m) end
+      left = left - #ids
+    end
+  end
+  for i = 1, #del, 1000 do redis.call('UNLINK', unpack(del, i, math.min(i + 999, #del))) end
+  local a = redis.call('ZRANGE', K_EXPIRY, '0', '0', 'WITHSCORES')[2]
+  local b = redis.call('ZRANGE', xk, '0', '0', 'WITHSCORES')[2]
+  if a and b and tonumber(b) < tonumber(a) then a = b end
+  seq_set('gc', a or b or 'none')
+end
+
+-- expire_records gives every record this call ended its removal time: a
+-- workflow an entry in the expiry index (which removes its keys and its
+-- listing entries) and, with the server's clock, a PEXPIREAT of its keys;
+-- a plain job a place in a retention bucket (XB.add). An awaited record is
+-- published and kept GRACE past its retention. Returns the publishes
+-- (channel, message, ...).
+local function expire_records()
+  local pub
+  for _, w in ipairs(CALL.ended_w or EMPTY) do
+    local st = w.m[W_STATE]
+    local at = tonumber(w.m[W_EXPIRES])
+    if awaited(P .. 'await:w:' .. w.id) then
+      pub = pub or {}
+      pub[#pub + 1] = P .. 'o:w:' .. w.id
+      pub[#pub + 1] = st
+      at = math.max(at, NOW + GRACE)
+    end
+    redis.call('ZADD', K_EXPIRY, fmt(at), 'w:' .. st .. ':' .. wf_member(w))
+    XB.note(at)
+    if TEST_NOW == '' then
+      local ats = fmt(at)
+      for _, k in ipairs({w.key, w.pkey, w.skey, wf_ikey(w)}) do redis.call('PEXPIREAT', k, ats) end
+    end
+  end
+  for _, j in ipairs(CALL.ended_j or EMPTY) do
+    if j.kind == 'j' then
+      unique_release(j)
+      if not j.unlink then
+        local at = tonumber(j.x)
+        if awaited(P .. 'await:j:' .. j.id) then
+          pub = pub or {}
+          pub[#pub + 1] = P .. 'o:j:' .. j.id
+          pub[#pub + 1] = j.st
+          at = math.max(at, NOW + GRACE)
+        end
+        XB.add(j.id, at)
+      end
+    elseif awaited(P .. 'await:wj:' .. j.wf.id) then
+      pub = pub or {}
+      pub[#pub + 1] = P .. 'o:j:' .. job_id(j)
+      pub[#pub + 1] = job_state(j)
+    end
+  end
+  return pub or EMPTY
 end
 
 -- finalize writes everything the call gathered; every write call ends
@@ -126,6 +211,7 @@ local function finalize()
   end
   active_flush_all()
   local pub = expire_records()
+  if CALL.xb then XB.flush() end
   list_ended()
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
@@ -155,7 +241,7 @@ local function finalize()
   -- a drain call leaves the removals to other calls: the finish whose
   -- cascade it goes on with may still answer repeats of the workflow's
   -- jobs (finish.lua, KEEP)
-  if not CALL.no_gc then gc() end
+  if not CALL.no_gc then XB.gc() end
   qs_flush()
   seq_flush()
   EV.flush()

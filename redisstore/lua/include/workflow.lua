@@ -53,9 +53,13 @@ local function wf_found(id, key, st, x, c, cr)
 end
 
 -- plain_expired: whether a plain job that ended at en is gone for this
--- call (its expiry is its end plus the retention).
+-- call (its expiry is its end plus the retention). A read that sees past
+-- retention (awaits) sees it until the latest removal time its end could
+-- have given it (kept GRACE while awaited: finalize.lua's expire_records),
+-- not until a sweep happens to remove it.
 local function plain_expired(en)
-  if IGNORE_EXPIRY or not en then return false end
+  if not en then return false end
+  if IGNORE_EXPIRY then return tonumber(en) + math.max(RETENTION, GRACE) <= NOW end
   return tonumber(en) + RETENTION <= NOW
 end
 

@@ -24,6 +24,7 @@
 begin(KEYS, ARGV)
 read_clock()
 allow_full()
+CALL.gc_max = XB.EXPIRE
 if not drain_first() then
   finalize()
   return redis.error_reply(PENDING_REPLY)
