@@ -153,6 +153,23 @@ type qsets struct{ r, d, a map[string]float64 }
 // A namespace of several partitions (spec/partitions.md) is checked
 // partition by partition, each in one snapshot.
 func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*InvariantReport, error) {
+	return CheckStoreWith(ctx, rdb, ns, CheckOptions{})
+}
+
+// CheckOptions are CheckStoreWith's settings.
+type CheckOptions struct {
+	// Now, when not zero, is the clock of a namespace whose stores run on a
+	// test clock (redisstore.Options.Clock): the check takes it for the
+	// server's TIME (a workflow whose retention passed by it is gone), reads
+	// the ended workflows with a store on it, and wants of an ended plain
+	// job its entry in the expiry index (j:<id>) instead of a TTL, and of
+	// an ended workflow no TTL: such a store gives an ended record no
+	// PEXPIREAT, its expiry index alone removes it (spec/keys.md, P expiry).
+	Now time.Time
+}
+
+// CheckStoreWith is CheckStore with options.
+func CheckStoreWith(ctx context.Context, rdb redis.UniversalClient, ns string, o CheckOptions) (*InvariantReport, error) {
 	if ns == "" {
 		ns = "default"
 	}
@@ -164,12 +181,16 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		return nil, fmt.Errorf("faults: partitions: %w", err)
 	}
 	rep := &InvariantReport{TaskStates: map[string]int{}}
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: n}})
+	opts := redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: n}}
+	if !o.Now.IsZero() {
+		opts.Clock = func() time.Time { return o.Now }
+	}
+	store, err := redisstore.New(rdb, opts)
 	if err != nil {
 		return nil, err
 	}
 	for p := range n {
-		if err := checkPartition(ctx, rdb, store, rep, redisstore.PartitionPrefix(ns, p, n)); err != nil {
+		if err := checkPartition(ctx, rdb, store, rep, redisstore.PartitionPrefix(ns, p, n), o); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +198,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 }
 
 // checkPartition adds to rep what one partition, of key prefix P, shows.
-func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string) error {
+func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string, o CheckOptions) error {
 	argv := append([]any{P}, anySlice(wfStates)...)
 	raw, err := rdb.Eval(ctx, snapshotScript, []string{P + "seq3"}, argv...).Slice()
 	if err != nil {
@@ -187,6 +208,10 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		return fmt.Errorf("faults: snapshot has %d parts", len(raw))
 	}
 	now, _ := strconv.ParseInt(str(raw[0]), 10, 64)
+	testClock := !o.Now.IsZero()
+	if testClock {
+		now = o.Now.UnixMilli()
+	}
 
 	qs := map[string]*qsets{}
 	for _, x := range list(raw[1]) {
@@ -296,7 +321,7 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		}
 		sb := str(w[2])
 		rep.Tasks += len(sb)
-		checkWorkflow(rep, id, m, h, sb, ttls, stateIdx, expiry, checkJob)
+		checkWorkflow(rep, id, m, h, sb, ttls, testClock, stateIdx, expiry, checkJob)
 		// a deadline marker exactly while the workflow has a deadline, runs
 		// and its cancel was not requested (spec/states.md, Deadline)
 		if _, q, ok := strings.Cut(h["t1"], "|"); ok {
@@ -356,7 +381,9 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 				rep.addf("live plain job %s has a TTL (%d ms)", id, ttl)
 			}
 		case "completed", "failed", "cancelled":
-			if ttl, _ := j[2].(int64); ttl <= 0 {
+			if ttl, _ := j[2].(int64); testClock && !expiry["j:"+id] {
+				rep.addf("plain job %s ended %s on a test clock without an expiry entry j:%s", id, st, id)
+			} else if !testClock && ttl <= 0 {
 				rep.addf("plain job %s ended %s without a TTL (%d)", id, st, ttl)
 			}
 			if h["en"] == "" {
@@ -431,7 +458,7 @@ func scores(v any) map[string]float64 {
 }
 
 func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string, sb string,
-	ttls [4]int64, stateIdx map[string]map[string]bool, expiry map[string]bool,
+	ttls [4]int64, testClock bool, stateIdx map[string]map[string]bool, expiry map[string]bool,
 	checkJob func(id, queue, state string, get func(string) (string, bool))) {
 	st := h["st"]
 	n, _ := strconv.Atoi(h["n"])
@@ -554,7 +581,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 		}
 		for k, suf := range []string{"", ":s", ":i", ":p"} {
 			ttl := ttls[k]
-			if ttl == -2 { // key absent (:p with no payloads)
+			if ttl == -2 || testClock { // key absent (:p with no payloads), or no TTL on a test clock
 				continue
 			}
 			if ttl <= 0 {
