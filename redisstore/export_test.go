@@ -3,6 +3,7 @@ package redisstore
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,7 @@ type P2Records struct {
 	Jobs      map[string]string // plain job ID: its state
 	Workflows map[string]string // workflow ID: its state
 	Tokens    map[string]string // running job or task ID: its lease's token
+	Queues    []string          // the queues that hold jobs, by name
 }
 
 // LoadP2 writes the fixture's namespace ns into rdb as protocol 2 wrote it
@@ -44,9 +46,19 @@ type P2Records struct {
 // (p2EmptyQueues), and returns its records as protocol 2 left them.
 func LoadP2(t testing.TB, rdb redis.UniversalClient, ns string, emptyQueues int) P2Records {
 	t.Helper()
-	f := p2EmptyQueues(readP2Fixture(t), ns, emptyQueues)
-	loadP2(t, rdb, f, ns)
+	f := readP2Fixture(t)
 	r := P2Records{Jobs: map[string]string{}, Workflows: map[string]string{}, Tokens: map[string]string{}}
+	qs := map[string]bool{}
+	for k, v := range f.of(ns) {
+		if strings.HasSuffix(k, "}:queues") {
+			for q := range v.Hash {
+				qs[q] = true
+			}
+		}
+	}
+	r.Queues = slices.Sorted(maps.Keys(qs))
+	f = p2EmptyQueues(f, ns, emptyQueues)
+	loadP2(t, rdb, f, ns)
 	for k, v := range f.of(ns) {
 		if id, ok := p2Record(k, "j:"); ok {
 			r.Jobs[id] = v.Hash["s"]

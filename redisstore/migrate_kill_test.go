@@ -23,7 +23,7 @@ var weirBinary = clitest.NewFrom("weir", "../cmd/weir")
 // emptyQueues is how many queues that ran empty TestMigrateKilled adds to
 // partition 0 of the fixture: with a step of 1, weir migrate makes a call
 // for each, so that it is still converting partition 0 when it is killed.
-const emptyQueues = 1000
+const emptyQueues = 500
 
 // TestMigrateKilled: weir migrate, the command a user runs, SIGKILLed
 // halfway (after its first steps, partition 0 under way, most likely with

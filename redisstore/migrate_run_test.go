@@ -164,27 +164,13 @@ func runMigrated(t *testing.T, rdb redis.UniversalClient, ns string, c *p2Clock,
 	if _, err := s.ExpireLeases(ctx, engine.ExpireParams{}); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
 	for range 100 {
-		qs, err := s.Queues(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = names[:0]
-		for _, q := range qs {
-			if q.Ready+q.Delayed+q.Running > 0 {
-				names = append(names, q.Name)
-			}
-		}
-		if len(names) == 0 {
-			break
-		}
-		got, err := s.Claim(ctx, engine.ClaimParams{Queues: names, Max: 10, Lease: time.Minute})
+		got, err := s.Claim(ctx, engine.ClaimParams{Queues: recs.Queues, Max: 10, Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) == 0 {
-			t.Fatalf("nothing to claim, but the queues hold jobs: %+v", qs)
+			break
 		}
 		outs = outs[:0]
 		for _, cl := range got {
@@ -194,6 +180,15 @@ func runMigrated(t *testing.T, rdb redis.UniversalClient, ns string, c *p2Clock,
 			t.Fatal(err)
 		}
 		c.advance(time.Second)
+	}
+	qs, err := s.Queues(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Ready+q.Delayed+q.Running > 0 {
+			t.Fatalf("nothing to claim, but queue %s holds jobs: %+v", q.Name, q)
+		}
 	}
 
 	rep = checkInvariants(t, rdb, ns, c, "at the end")
