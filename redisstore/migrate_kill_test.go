@@ -17,9 +17,6 @@ import (
 	"github.com/weirflow/weir/redisstore"
 )
 
-// weirBinary is the weir command, built by the first test that runs it.
-var weirBinary = clitest.NewFrom("weir", "../cmd/weir")
-
 // emptyQueues is how many queues that ran empty TestMigrateKilled adds to
 // partition 0 of the fixture: with a step of 1, weir migrate makes a call
 // for each, so that it is still converting partition 0 when it is killed.
@@ -33,8 +30,9 @@ const emptyQueues = 500
 // runs to its end (runMigrated). On one server and on a Redis Cluster,
 // one and four partitions.
 func TestMigrateKilled(t *testing.T) {
-	t.Cleanup(weirBinary.Cleanup)
-	bin := weirBinary.Path(t)
+	weir := clitest.NewFrom("weir", "../cmd/weir")
+	t.Cleanup(weir.Cleanup)
+	bin := weir.Path(t)
 	ctx := context.Background()
 	for _, srv := range migrateServers(t) {
 		t.Run(srv.name, func(t *testing.T) {
