@@ -126,6 +126,10 @@ return out
 
 type qsets struct{ r, d, a map[string]float64 }
 
+// leaseSentinel is the member, 65 "~", that a batch write of a lease set
+// adds to keep it a skiplist (spec/keys.md, q:<queue>:a): not a lease.
+var leaseSentinel = strings.Repeat("~", 65)
+
 // CheckStore reads namespace ns of the Redis behind rdb, following
 // spec/keys.md, in one atomic snapshot (a read-only EVAL), cross-checks
 // ended workflows with the store's GetWorkflow API, and checks weir's store
@@ -222,7 +226,11 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		// and the live elements of the list of priority 0 (q:<q>:l): of an
 		// ID with a stale count k (q:<q>:lx), the first k are stale
 		checkList(rep, str(q[0]), strs(q[5]), strs(q[6]), str(q[7]), r)
-		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: scores(q[3])}
+		a := scores(q[3])
+		// the lease set's sentinel (spec/keys.md, q:<queue>:a), which a
+		// batch write of the set adds, is no lease
+		delete(a, leaseSentinel)
+		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: a}
 	}
 	members := strs(raw[2])
 	stateIdx := map[string]map[string]bool{}
