@@ -220,14 +220,24 @@ type ListParams struct {
 	// Labels, when set, keeps the workflows that carry every given label
 	// with the given value.
 	//
-	// A call with Name or Labels examines at most ListScan workflows (per
-	// partition) after the cursor; its page may then be short, or empty,
-	// and still have a NextCursor: go on until NextCursor is empty.
+	// A call with Name, Labels or IDPrefix examines at most ListScan
+	// workflows (per partition) after the cursor; its page may then be
+	// short, or empty, and still have a NextCursor: go on until NextCursor
+	// is empty.
 	Labels map[string]string
+	// IDPrefix, when set, keeps the workflows whose ID starts with it (the
+	// whole ID matches too): at most 128 bytes of the ID characters
+	// A-Z a-z 0-9 _ . - @. The page is then in ID order (bytes, ascending)
+	// instead of newest first, and its NextCursor is the last ID examined.
+	// Only workflows whose ID has the prefix are examined (State, Name and
+	// Labels tested on them, at most ListScan a call): the Redis store
+	// reads them from an index of IDs, so that a prefix few IDs start
+	// with costs a call no more than those few.
+	IDPrefix string
 }
 
 // ListScan is the most workflows a filtered ListWorkflows call (ListParams
-// Name or Labels set) examines in one partition.
+// Name, Labels or IDPrefix set) examines in one partition.
 const ListScan = 1000
 
 // WorkflowPage is one page of a listing.

@@ -78,7 +78,8 @@ func drag(x, y float64, by ...[2]float64) chromedp.Action[chromedp.Void] {
 // expands and collapses again; the find box expands a task's group, highlights the task and
 // centres it in the viewport; with every task drawn, the live updates of
 // tasks a worker runs repaint the nodes that changed and keep every node
-// element (the same DOM nodes, not drawn again) and the layout. It logs
+// element (the same DOM nodes, not drawn again), the layout and the
+// minimap. It logs
 // the main-thread time the tab spends per update and per event: a
 // benchmark figure (docs/benchmarks.md), not an assertion.
 func TestBrowserBigDAG(t *testing.T) {
@@ -271,7 +272,7 @@ func TestBrowserBigDAG(t *testing.T) {
 	b.run(t, chromedp.Evaluate[chromedp.Void](`document.getElementById('dag-expand-all').click()`))
 	shows(`document.querySelectorAll('#dag-svg g.node').length === 1000`)
 	b.run(t, chromedp.Evaluate[chromedp.Void](`window.tagged = new Map([...document.querySelectorAll('#dag-svg g.node')].map(g => [g.dataset.task, g]));
-		window.layouts = document.getElementById('dag').dataset.layouts`))
+		window.layouts = document.getElementById('dag').dataset.layouts; window.minimaps = document.getElementById('dag').dataset.minimaps`))
 	measure("every node drawn (1,000 nodes)", shards, 2*shards, func(task, state string, _ int) string {
 		return `document.querySelector('#dag-svg g.node[data-task="` + task + `"][data-state="` + state + `"]') !== null`
 	})
@@ -282,6 +283,9 @@ func TestBrowserBigDAG(t *testing.T) {
 	}
 	if l, want := evaluate[string](t, b, `document.getElementById('dag').dataset.layouts`), evaluate[string](t, b, `window.layouts`); l != want {
 		t.Errorf("the live updates laid the graph out again (%s layouts, %s before)", l, want)
+	}
+	if m, want := evaluate[string](t, b, `document.getElementById('dag').dataset.minimaps`), evaluate[string](t, b, `window.minimaps`); m != want {
+		t.Errorf("the live updates drew the minimap again (%s draws, %s before)", m, want)
 	}
 	if st := evaluate[string](t, b, `window.tagged.get('shard-013').dataset.state + ' ' + window.tagged.get('shard-100').dataset.state`); st != "completed queued" {
 		t.Errorf("the tagged nodes of shard-013 and shard-100 say %q, want completed queued", st)

@@ -520,7 +520,8 @@ var screenshots = flag.String("screenshots", "", "directory TestScreenshots writ
 
 // TestScreenshots writes the README's screenshots of the dashboard: a
 // running workflow, a failed one, a saga compensating, the list, the
-// queues, the workers and a 1,000-task workflow's collapsed graph:
+// queues, the workers and a 1,000-task workflow's collapsed graph (with
+// its state filter and minimap):
 //
 //	go test ./dashboard -run TestScreenshots -screenshots ../docs/img
 //

@@ -116,11 +116,12 @@ func TestBrowserParity(t *testing.T) {
 	})
 	b.run(t, wait(`#workflow-table, #workflows p.muted`))
 
-	// Find by ID prefix: the rows of the page shown.
+	// Find by ID prefix: the API lists the workflows whose ID starts with it.
 	submit(t, d.url, "application/json", `{"id":"find-me-1","tasks":[{"name":"a","queue":"hold","run":"true"}]}`)
 	submit(t, d.url, "application/json", `{"id":"other-1","tasks":[{"name":"a","queue":"hold","run":"true"}]}`)
-	b.run(t, chromedp.Navigate(d.url+"/#/"), wait(`tr[data-workflow="other-1"]`), setValue(`#search`, "find-"))
-	shown := evaluate[[]string](t, b, `[...document.querySelectorAll('#workflow-table tr[data-workflow]')].filter(r => !r.hidden).map(r => r.dataset.workflow)`)
+	b.run(t, chromedp.Navigate(d.url+"/#/"), wait(`tr[data-workflow="other-1"]`), setValue(`#search`, "find-"),
+		wait(`#workflow-table:not(:has(tr[data-workflow="other-1"]))`))
+	shown := evaluate[[]string](t, b, `[...document.querySelectorAll('#workflow-table tr[data-workflow]')].map(r => r.dataset.workflow)`)
 	if strings.Join(shown, " ") != "find-me-1" {
 		t.Errorf("with the prefix find- the list shows %v, want find-me-1", shown)
 	}

@@ -73,14 +73,25 @@ func validText(field, s string, max int, what string) error {
 }
 
 // ValidateListFilter checks a listing's Name and Labels filters with the
-// rules of ValidateNameLabels.
+// rules of ValidateNameLabels, and its IDPrefix: at most 128 bytes of the
+// characters of an ID (A-Z a-z 0-9 _ . - @). The error is an ErrInvalid
+// *weir.ValidationError naming the field ("id_prefix" for IDPrefix).
 func ValidateListFilter(p weir.ListParams) error {
+	if len(p.IDPrefix) > 128 {
+		return invalid("", "id_prefix", "ID prefix of %d bytes is longer than 128, the longest ID", len(p.IDPrefix))
+	}
+	if p.IDPrefix != "" && !validChars(strings.ReplaceAll(p.IDPrefix, "@", "_"), 128) {
+		return invalid("", "id_prefix", "ID prefix %.80q holds a character no ID has; use A-Z a-z 0-9 _ . - @", p.IDPrefix)
+	}
 	return ValidateNameLabels(p.Name, p.Labels)
 }
 
-// Filtered reports whether a listing filters by name or labels, so that
-// it examines at most weir.ListScan workflows per partition.
-func Filtered(p weir.ListParams) bool { return p.Name != "" || len(p.Labels) > 0 }
+// Filtered reports whether a listing filters by name, labels or ID
+// prefix, so that it examines at most weir.ListScan workflows per
+// partition.
+func Filtered(p weir.ListParams) bool {
+	return p.Name != "" || len(p.Labels) > 0 || p.IDPrefix != ""
+}
 
 // MatchesFilter reports whether a workflow of name and labels passes a
 // listing's Name (a prefix) and Labels (every pair) filters.
@@ -94,6 +105,36 @@ func MatchesFilter(p weir.ListParams, name string, labels map[string]string) boo
 		}
 	}
 	return true
+}
+
+// MergeByID merges the pages of one listing with IDPrefix (in ID order,
+// the cursor an ID) from each partition of a namespace into its page of
+// at most limit, as MergeFiltered does in the order of IDs: only the
+// workflows up to the least NextCursor of a partition can be on the merged
+// page; its next cursor is the last one kept when more than limit remain,
+// else that least cursor (empty when no partition has one).
+func MergeByID(pages []weir.WorkflowPage, limit int) weir.WorkflowPage {
+	bound := ""
+	for _, pg := range pages {
+		if pg.NextCursor != "" && (bound == "" || pg.NextCursor < bound) {
+			bound = pg.NextCursor
+		}
+	}
+	var all []weir.Workflow
+	for _, pg := range pages {
+		for _, w := range pg.Workflows {
+			if bound == "" || w.ID <= bound {
+				all = append(all, w)
+			}
+		}
+	}
+	slices.SortFunc(all, func(x, y weir.Workflow) int { return strings.Compare(x.ID, y.ID) })
+	page := weir.WorkflowPage{Workflows: all, NextCursor: bound}
+	if len(all) > limit {
+		page.Workflows = all[:limit]
+		page.NextCursor = all[limit-1].ID
+	}
+	return page
 }
 
 // MergeFiltered merges the pages of one filtered listing (Filtered) from

@@ -341,7 +341,8 @@ func (m *Model) GetWorkflow(now time.Time, id string) (weir.Workflow, error) {
 
 // ListWorkflows pages through workflows, newest first (by creation time,
 // then by ID, both descending). The cursor is "<created ms>:<id>" of the last
-// workflow of the previous page.
+// workflow of the previous page. With IDPrefix the listing is in ID order
+// (listByID).
 func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPage, error) {
 	m.peek(now)
 	limit := p.Limit
@@ -356,6 +357,9 @@ func (m *Model) ListWorkflows(now time.Time, p weir.ListParams) (weir.WorkflowPa
 	}
 	if err := ValidateListFilter(p); err != nil {
 		return weir.WorkflowPage{}, err
+	}
+	if p.IDPrefix != "" {
+		return m.listByID(p, limit)
 	}
 	var after *workflow
 	if p.Cursor != "" {
@@ -417,6 +421,38 @@ func listFiltered(all []*workflow, p weir.ListParams, limit int) weir.WorkflowPa
 		page.NextCursor = strconv.FormatInt(last.created, 10) + ":" + last.id
 	}
 	return page
+}
+
+// listByID is a listing with IDPrefix: the workflows whose ID starts with
+// it, in ID order (bytes, ascending), after the cursor (the previous
+// page's last ID), examined as a filtered listing examines them
+// (listFiltered, with State tested on each one examined): the Redis store
+// reads its partition's index of IDs the same way, so that a call reads
+// only workflows of the prefix, at most weir.ListScan of them.
+func (m *Model) listByID(p weir.ListParams, limit int) (weir.WorkflowPage, error) {
+	if p.Cursor != "" && !ValidID(p.Cursor) {
+		return weir.WorkflowPage{}, invalid("", "cursor", "%q is not a cursor this store returned", p.Cursor)
+	}
+	var all []*workflow
+	for id, w := range m.workflows {
+		if strings.HasPrefix(id, p.IDPrefix) && id > p.Cursor {
+			all = append(all, w)
+		}
+	}
+	slices.SortFunc(all, func(x, y *workflow) int { return strings.Compare(x.id, y.id) })
+	var page weir.WorkflowPage
+	n := 0
+	for n < len(all) && n < weir.ListScan && len(page.Workflows) < limit {
+		w := all[n]
+		n++
+		if (p.State == "" || w.state == p.State) && MatchesFilter(p, w.name, w.labels) {
+			page.Workflows = append(page.Workflows, w.snapshot())
+		}
+	}
+	if n < len(all) {
+		page.NextCursor = all[n-1].id
+	}
+	return page, nil
 }
 
 // newer reports whether x lists before y.

@@ -520,6 +520,9 @@ func (ns *Partitioned) listWorkflowsParts(now time.Time, p weir.ListParams) (wei
 			}
 			pages = append(pages, pg)
 		}
+		if p.IDPrefix != "" {
+			return MergeByID(pages, limit), nil
+		}
 		return MergeFiltered(pages, limit), nil
 	}
 	var all []entry

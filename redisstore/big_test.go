@@ -358,7 +358,7 @@ func TestListOfLargeWorkflows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := e.store.run(bg, "list", "", 100, "", "", "", weir.ListScan)
+	v, err := e.store.run(bg, "list", "", 100, "", "", "", weir.ListScan, "")
 	if err != nil {
 		t.Fatal(err)
 	}

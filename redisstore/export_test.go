@@ -83,7 +83,7 @@ func LoadP2(t testing.TB, rdb redis.UniversalClient, ns string, emptyQueues int)
 // 3's keys), "" when it does not.
 func DiffMigratedP2(t testing.TB, rdb redis.UniversalClient, ns string, emptyQueues int) string {
 	t.Helper()
-	want, _, _, _ := migratedP2(p2EmptyQueues(readP2Fixture(t), ns, emptyQueues), ns)
+	want, _, _, _, _ := migratedP2(p2EmptyQueues(readP2Fixture(t), ns, emptyQueues), ns)
 	return diffNS(dumpNS(t, rdb, ns), want)
 }
 

@@ -40,7 +40,8 @@ func (s goldenStore) QueueContents(ctx context.Context, q string) (engine.QueueC
 			if kind == "r" {
 				v, err = readyContents(ctx, p.rdb, p.keys, q)
 			} else {
-				v, err = p.rdb.ZRange(ctx, p.keys.queue(q, kind), 0, -1).Result()
+				// below the lease set's sentinel (spec/keys.md, q:<queue>:a)
+				v, err = p.rdb.ZRangeByScore(ctx, p.keys.queue(q, kind), &redis.ZRangeBy{Min: "-inf", Max: "(9007199254740991"}).Result()
 			}
 			if err != nil {
 				return engine.QueueContents{}, err

@@ -66,6 +66,7 @@ func (k keys) taskIndex(id string) string         { return k.prefix + "w:" + id 
 func (k keys) compensationLists(id string) string { return k.prefix + "w:" + id + ":nc" }
 func (k keys) stage(id, hash string) string       { return k.prefix + "stage:" + id + ":" + hash }
 func (k keys) wfState(st string) string           { return k.prefix + "wf:" + st }
+func (k keys) wfIDs() string                      { return k.prefix + "wf:id" }
 func (k keys) queue(name, kind string) string     { return k.prefix + "q:" + name + ":" + kind }
 func (k keys) wake(queue string) string           { return k.queue(queue, "w") }
 func (k keys) waitWorkflow(id string) string      { return k.prefix + "await:w:" + id }

@@ -31,6 +31,7 @@ func allKeys(k keys, wf, task, job, queue string) []string {
 	for _, st := range workflowStates {
 		out = append(out, k.wfState(string(st)))
 	}
+	out = append(out, k.wfIDs())
 	for _, kind := range []string{"r", "l", "lx", "d", "a", "w", "s", "x", "failed", "cancelled", "completed"} {
 		out = append(out, k.queue(queue, kind))
 	}

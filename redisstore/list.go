@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/weirflow/weir/engine"
 )
 
@@ -18,7 +20,9 @@ var workflowStates = []weir.WorkflowState{
 }
 
 // ListWorkflows implements engine.Store. The cursor is the model's,
-// "<created ms>:<id>" of the previous page's last workflow.
+// "<created ms>:<id>" of the previous page's last workflow; with IDPrefix
+// its ID (the listing is in ID order, read from the partition's index of
+// IDs, P wf:id).
 func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	limit := p.Limit
 	if limit == 0 {
@@ -34,7 +38,15 @@ func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 		return weir.WorkflowPage{}, err
 	}
 	cursor := ""
-	if p.Cursor != "" {
+	switch {
+	case p.IDPrefix != "" && p.Cursor != "":
+		if !engine.ValidID(p.Cursor) {
+			return weir.WorkflowPage{}, invalid("cursor", "%q is not a cursor this store returned", p.Cursor)
+		}
+		if p.Cursor >= p.IDPrefix {
+			cursor = p.Cursor // else: from the prefix's first ID
+		}
+	case p.Cursor != "":
 		c, id, ok := strings.Cut(p.Cursor, ":")
 		created, err := strconv.ParseInt(c, 10, 64)
 		if !ok || err != nil || !engine.ValidID(id) {
@@ -53,8 +65,11 @@ func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 	if len(p.Labels) > 0 {
 		lb = encodeLabels(p.Labels)
 	}
-	v, err := pt.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan)
+	v, err := pt.run(ctx, "list", string(p.State), limit, cursor, p.Name, lb, weir.ListScan, p.IDPrefix)
 	if err != nil {
+		if rerr := redis.Error(nil); errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOINDEX ") {
+			return weir.WorkflowPage{}, fmt.Errorf("%w: partition %s has no index of workflow IDs yet (written by a build before it had one): run `weir migrate` (redisstore.Store.Migrate), which builds it in bounded steps while the namespace stays in use (docs/upgrading.md)", ErrNeedsMigration, pt.keys.prefix)
+		}
 		return weir.WorkflowPage{}, err
 	}
 	r := newReader(v)
@@ -90,7 +105,10 @@ func (pt *part) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 	if r.err != nil {
 		return weir.WorkflowPage{}, r.err
 	}
-	if next != "" {
+	switch {
+	case next != "" && p.IDPrefix != "":
+		page.NextCursor = next
+	case next != "":
 		c, id, _ := strings.Cut(next, ":")
 		created, _ := strconv.ParseInt(strings.TrimLeft(c, "0"), 10, 64)
 		page.NextCursor = strconv.FormatInt(created, 10) + ":" + id

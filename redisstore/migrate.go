@@ -57,6 +57,11 @@ type MigrateResult struct {
 	// ready zset keeps jobs of other priorities (their state's z set).
 	Queues  int `json:"queues"`
 	Flagged int `json:"flagged"`
+	// Indexed counts the workflow IDs added to the partitions' index of
+	// IDs (spec/keys.md, P wf:id), which a namespace written before it
+	// existed (by protocol 2, or by protocol 3 before the index) lacks; a
+	// dry run: the index members a run would read.
+	Indexed int64 `json:"indexed"`
 	// Calls counts the Lua calls made.
 	Calls int `json:"calls"`
 }
@@ -74,9 +79,14 @@ type MigrateResult struct {
 // (their calls fail from then on, and the jobs they were running run again
 // once their leases expire).
 //
+// Then, and on a namespace of protocol 3 written before the index of
+// workflow IDs existed (ListParams.IDPrefix reads it), it builds that
+// index in each partition, at most p.Step workflows a call, while the
+// namespace stays in use (Indexed).
+//
 // A migration stopped (ctx, MaxCalls, a crash) goes on where it stopped
-// when Migrate runs again; on a namespace of protocol 3 it does nothing
-// (From 3, Done). Every other record (delayed, running and ended jobs,
+// when Migrate runs again; on a namespace of protocol 3 whose index is
+// built it does nothing (From 3, Done, no call). Every other record (delayed, running and ended jobs,
 // workflows, schedules, events) is read by protocol 3 as written.
 func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, error) {
 	res := MigrateResult{DryRun: p.DryRun}
@@ -97,8 +107,7 @@ func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, er
 		return res, err
 	}
 	n, err := s.migrateState(ctx, &res)
-	if err != nil || n == 0 || res.From == 3 {
-		res.Done = err == nil && res.From == 3
+	if err != nil || n == 0 {
 		return res, err
 	}
 	res.Partitions = n
@@ -112,13 +121,16 @@ func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, er
 		prefixes = append(prefixes, np)
 	}
 	// what an earlier run did: the partitions converted already need no
-	// call, and one under way is a migration resumed
+	// call but for their index of IDs, and one under way is a migration
+	// resumed
 	pipe := s.client.Pipeline()
 	marks := make([]*redis.StringCmd, len(prefixes))
 	under := make([]*redis.IntCmd, len(prefixes))
+	index := make([]*redis.SliceCmd, len(prefixes))
 	for i, k := range prefixes {
 		marks[i] = pipe.Get(ctx, k.marker)
 		under[i] = pipe.Exists(ctx, k.prefix+"mig")
+		index[i] = pipe.HMGet(ctx, k.seq, "now", "ix")
 	}
 	_, _ = pipe.Exec(ctx) // each command's error is read below
 	todo := prefixes[:0:0]
@@ -130,12 +142,23 @@ func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, er
 		if err := under[i].Err(); err != nil {
 			return res, mapErr(err)
 		}
-		if under[i].Val() > 0 || (err == nil && v == strconv.Itoa(ProtocolVersion)) {
+		ix, ierr := index[i].Result()
+		if ierr != nil {
+			return res, mapErr(ierr)
+		}
+		if res.From == 2 && (under[i].Val() > 0 || (err == nil && v == strconv.Itoa(ProtocolVersion))) {
 			res.Resumed = true
 		}
-		if err != nil || v != strconv.Itoa(ProtocolVersion) {
+		// a partition of protocol 3 needs its index of IDs built when
+		// something wrote there (now) before the index existed (no ix)
+		unindexed := ix[0] != nil && ix[1] != "1"
+		if err != nil || v != strconv.Itoa(ProtocolVersion) || unindexed {
 			todo = append(todo, k)
 		}
+	}
+	if len(todo) == 0 && res.From == 3 {
+		res.Done = true
+		return res, nil
 	}
 	for _, k := range todo {
 		pt := newPart(s.client, k, s.part.cfg, s.opts)
@@ -157,23 +180,31 @@ func (s *Store) Migrate(ctx context.Context, p MigrateParams) (MigrateResult, er
 			if err != nil {
 				return res, fmt.Errorf("migrate %s: %w", k.prefix, err)
 			}
-			if len(v) != 5 {
+			if len(v) != 6 {
 				return res, fmt.Errorf("%w: migrate %s: a reply of %d values", weir.ErrProtocol, k.prefix, len(v))
 			}
 			res.Calls++
 			moved, _ := strconv.ParseInt(v[1], 10, 64)
 			queues, _ := strconv.Atoi(v[2])
 			flagged, _ := strconv.Atoi(v[3])
+			indexed, _ := strconv.ParseInt(v[5], 10, 64)
 			res.Moved += moved
 			res.Queues += queues
 			res.Flagged += flagged
+			res.Indexed += indexed
 			if p.Progress != nil {
 				p.Progress(res)
 			}
 			switch v[0] {
 			case "more":
 				cursor = v[4]
-			case "done", "none", "was3":
+			case "index":
+				// the index of IDs: the cursor is kept in the partition
+			case "done":
+				// converted: the index steps follow (a dry run counted
+				// what they would read)
+				finished = p.DryRun
+			case "none", "was3", "indexed":
 				finished = true
 			case "counter":
 				return res, fmt.Errorf("%w: migrate %s: queue %q's push counter passed 2^40, so its ready jobs' priorities cannot be told from their scores; nothing was written: let the queue run empty once under protocol 2 (the claim that empties it resets the counter), then run weir migrate again", weir.ErrProtocol, k.prefix, v[4])

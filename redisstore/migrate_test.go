@@ -166,9 +166,11 @@ func p2Prio0(score string) bool {
 // (spec/keys.md): each partition's seq hash under seq3, its seq the
 // marker "3"; each queue's ready jobs of priority 0, in score order, in
 // its ready list, the others left in its ready zset, and z = 1 in its
-// state where some are; every other key as it was. It also returns the
-// number of jobs moved, of queues and of queues flagged.
-func migratedP2(f p2Fixture, ns string) (out p2Fixture, moved, queues, flagged int) {
+// state where some are; each partition's index of workflow IDs (wf:id,
+// the IDs of its wf members) and ix = 1 in its seq hash where it has now;
+// every other key as it was. It also returns the number of jobs moved, of
+// queues, of queues flagged and of IDs indexed.
+func migratedP2(f p2Fixture, ns string) (out p2Fixture, moved, queues, flagged, indexed int) {
 	out = p2Fixture{}
 	src := f.of(ns)
 	for k, v := range src {
@@ -177,8 +179,20 @@ func migratedP2(f p2Fixture, ns string) (out p2Fixture, moved, queues, flagged i
 	for k, v := range src {
 		switch {
 		case strings.HasSuffix(k, "}:seq"):
-			out[k+"3"] = p2Key{Key: k + "3", Type: "hash", Hash: v.Hash}
+			h := maps.Clone(v.Hash)
+			if h["now"] != "" {
+				h["ix"] = "1"
+			}
+			out[k+"3"] = p2Key{Key: k + "3", Type: "hash", Hash: h}
 			out[k] = p2Key{Key: k, Type: "string", String: "3"}
+		case strings.HasSuffix(k, "}:wf"):
+			var ids [][2]string
+			for _, m := range v.Zset {
+				ids = append(ids, [2]string{m[0][16:], "0"})
+			}
+			slices.SortFunc(ids, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
+			out[k+":id"] = p2Key{Key: k + ":id", Type: "zset", Zset: ids}
+			indexed += len(ids)
 		case strings.HasSuffix(k, "}:queues"):
 			queues += len(v.Hash)
 		case strings.Contains(k, "}:q:") && strings.HasSuffix(k, ":r"):
@@ -207,7 +221,7 @@ func migratedP2(f p2Fixture, ns string) (out p2Fixture, moved, queues, flagged i
 			flagged++
 		}
 	}
-	return out, moved, queues, flagged
+	return out, moved, queues, flagged, indexed
 }
 
 // diffNS describes how two dumps differ ("" when they do not).
@@ -376,7 +390,7 @@ func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
 				t.Fatal(err)
 			}
 			loadP2(t, rdb, f, x.ns)
-			want, moved, queues, flagged := migratedP2(f, x.ns)
+			want, moved, queues, flagged, indexed := migratedP2(f, x.ns)
 			s := p2StoreOn(t, rdb, x.ns, path)
 
 			// a dry run says what a run does and writes nothing
@@ -384,8 +398,8 @@ func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if dry.From != 2 || dry.Done || dry.Moved != int64(moved) || dry.Queues != queues || dry.Flagged != flagged || dry.Partitions != x.n {
-				t.Fatalf("dry run %+v, want from 2, %d partitions, %d moved, %d queues, %d flagged", dry, x.n, moved, queues, flagged)
+			if dry.From != 2 || dry.Done || dry.Moved != int64(moved) || dry.Queues != queues || dry.Flagged != flagged || dry.Partitions != x.n || dry.Indexed != int64(indexed) {
+				t.Fatalf("dry run %+v, want from 2, %d partitions, %d moved, %d queues, %d flagged, %d indexed", dry, x.n, moved, queues, flagged, indexed)
 			}
 			if d := diffNS(dumpNS(t, rdb, x.ns), f.of(x.ns)); d != "" {
 				t.Fatalf("the dry run wrote:\n%s", d)
@@ -431,6 +445,9 @@ func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
 			}
 			if got := r1.Moved + r2.Moved + r3.Moved; got != int64(moved) {
 				t.Fatalf("moved %d in all, want %d", got, moved)
+			}
+			if got := r1.Indexed + r2.Indexed + r3.Indexed; got != int64(indexed) {
+				t.Fatalf("indexed %d IDs in all, want %d", got, indexed)
 			}
 			if d := diffNS(dumpNS(t, rdb, x.ns), want); d != "" {
 				t.Fatalf("the migrated namespace differs from protocol 3's layout:\n%s", d)
@@ -548,7 +565,7 @@ func TestMigrateUnderLoad(t *testing.T) {
 	rdb := diffClient(t)
 	const ns = "p2four"
 	loadP2(t, rdb, f, ns)
-	want, _, _, _ := migratedP2(f, ns)
+	want, _, _, _, _ := migratedP2(f, ns)
 	m := p2Store(t, rdb, ns)
 	marker := keysOf(ns + ":0").marker
 	var claimers sync.WaitGroup

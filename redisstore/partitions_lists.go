@@ -27,7 +27,8 @@ func fanErr(ps []*part, q int, err error) error {
 
 // ListWorkflows implements engine.Store: newest first by (created, ID)
 // over every partition, each read for at most a page; the cursor is the
-// one-partition cursor, valid in every partition.
+// one-partition cursor, valid in every partition. With IDPrefix, in ID
+// order (engine.MergeByID).
 func (s *Store) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.WorkflowPage, error) {
 	ps, err := s.layout(ctx)
 	if err != nil {
@@ -50,6 +51,9 @@ func (s *Store) ListWorkflows(ctx context.Context, p weir.ListParams) (weir.Work
 				return weir.WorkflowPage{}, fanErr(ps, q, err)
 			}
 			pages = append(pages, page)
+		}
+		if p.IDPrefix != "" {
+			return engine.MergeByID(pages, limit), nil
 		}
 		return engine.MergeFiltered(pages, limit), nil
 	}

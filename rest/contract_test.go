@@ -302,7 +302,8 @@ func contractCases(port string, withToken bool) []contractCase {
 		{name: "limit empty", method: "GET", path: "/v1/workflows?limit=", status: 400, specRefuses: true},
 		{name: "state empty", method: "GET", path: "/v1/workflows?state=", status: 400, specRefuses: true},
 		{name: "cursor empty", method: "GET", path: "/v1/workflows?cursor=", status: 400, specRefuses: true},
-		{name: "bad cursor", method: "GET", path: "/v1/workflows?cursor=garbage", status: 400, specRefuses: true},
+		{name: "bad cursor", method: "GET", path: "/v1/workflows?cursor=gar:bage", status: 400, specRefuses: true},
+		{name: "an ID cursor without id_prefix", method: "GET", path: "/v1/workflows?cursor=garbage", status: 400, serverOnly: "the pattern takes an ID, the cursor of an id_prefix listing, without checking that id_prefix is given"},
 		{name: "undo maybe", method: "POST", path: "/v1/workflows/live/cancel?undo=maybe", status: 400, specRefuses: true},
 		{name: "bad queue name", method: "POST", path: "/v1/queues/bad%20name/pause", status: 400, specRefuses: true},
 		{name: "queue name too long", method: "POST", path: "/v1/queues/" + strings.Repeat("q", 65) + "/resume", status: 400, specRefuses: true},
@@ -486,11 +487,13 @@ func TestOpenAPIMatchesServer(t *testing.T) {
 		}
 	}
 	// and every name or ID in the document has one of the two (a cursor
-	// holds an ID; a group's name, at most 56, names its callbacks)
+	// holds an ID, or is one: a listing by id_prefix; a group's name, at
+	// most 56, names its callbacks)
 	for _, m := range regexp.MustCompile(`pattern: "(.*A-Za-z0-9.*)"`).FindAllStringSubmatch(spec.OpenAPI, -1) {
 		p := strings.ReplaceAll(m[1], `\\`, `\`)
 		switch p {
-		case namePattern, idSchema.Pattern, "^-?[0-9]{1,19}:" + strings.TrimPrefix(idSchema.Pattern, "^"), "^[A-Za-z0-9_.-]{1,56}$":
+		case namePattern, idSchema.Pattern, "^-?[0-9]{1,19}:" + strings.TrimPrefix(idSchema.Pattern, "^"),
+			"^(-?[0-9]{1,19}:)?" + strings.TrimPrefix(idSchema.Pattern, "^"), "^[A-Za-z0-9_.-]{1,56}$":
 		default:
 			t.Errorf("a pattern that is neither a name's nor an ID's: %s", p)
 		}

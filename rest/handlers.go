@@ -181,6 +181,7 @@ func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		p.Limit = n
 	}
 	p.Name = q.Get("name")
+	p.IDPrefix = q.Get("id_prefix")
 	for _, kv := range q["label"] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {

@@ -49,6 +49,10 @@ func TestWorkflowNameAndLabels(t *testing.T) {
 		"label=env=prod&label=team=data": "w1",
 		"label=team=ops&name=nightly":    "w2",
 		"label=team=nobody":              "",
+		"id_prefix=w":                    "w3 w2 w1",
+		"id_prefix=w2":                   "w2",
+		"id_prefix=w&name=nightly-r":     "w1",
+		"id_prefix=x":                    "",
 	} {
 		if got := ids(q); !equalSets(got, want) {
 			t.Errorf("?%s: %q, want %q", q, got, want)
@@ -67,6 +71,8 @@ func TestWorkflowNameAndLabels(t *testing.T) {
 	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?label=nokey", nil), "INVALID", "label")
 	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?label=bad%20key=v", nil), "INVALID", "labels")
 	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?name="+strings.Repeat("n", 129), nil), "INVALID", "name")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?id_prefix=w%2F1", nil), "INVALID", "id_prefix")
+	wantErr(t, a.want(http.StatusBadRequest, "GET", "/v1/workflows?id_prefix="+strings.Repeat("w", 129), nil), "INVALID", "id_prefix")
 }
 
 // equalSets reports whether two space-separated lists hold the same words

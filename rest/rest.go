@@ -144,7 +144,7 @@ type route struct {
 var routes = []route{
 	{"GET", "/healthz", (*api).healthz, false, nil},
 	{"GET", "/v1/openapi.yaml", (*api).openAPI, false, nil},
-	{"GET", "/v1/workflows", (*api).listWorkflows, false, []string{"state", "limit", "cursor", "name", "label"}},
+	{"GET", "/v1/workflows", (*api).listWorkflows, false, []string{"state", "limit", "cursor", "name", "label", "id_prefix"}},
 	{"POST", "/v1/workflows", (*api).submitWorkflow, true, nil},
 	{"GET", "/v1/workflows/{id}", (*api).getWorkflow, false, nil},
 	{"POST", "/v1/workflows/{id}/cancel", (*api).cancelWorkflow, false, []string{"undo"}},

@@ -12,9 +12,14 @@
 //
 //	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
 //	w := worker.New(store, worker.Config{
-//		Middleware: []worker.Middleware{weirotel.Middleware(tp)},
+//		ID:         "render-1",
+//		Middleware: []worker.Middleware{weirotel.Middleware(tp, weirotel.WorkerID("render-1"))},
 //		Observer:   weirotel.Observer(tp),
 //	})
+//
+// WorkerID (or WorkerIDFunc, for the ID worker.New draws) names the worker
+// in each attempt's span, as messaging.client.id: the worker its claim
+// recorded as the job's (weir.Job.Worker).
 //
 // weir forces no exporter and no SDK on a program: this package uses the
 // OpenTelemetry API only, and the program gives it the TracerProvider it

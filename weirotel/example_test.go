@@ -16,7 +16,8 @@ import (
 )
 
 // A workflow submitted inside a span is one trace: each task attempt is a
-// child span of the submit's span. The program sets up the SDK with the
+// child span of the submit's span, naming the worker that ran it
+// (worker.JobInfo.Worker, as messaging.client.id). The program sets up the SDK with the
 // exporter it wants (here the SDK's in-memory one; in production an OTLP
 // exporter, say) and gives weirotel the provider.
 func ExampleMiddleware() {
@@ -28,6 +29,7 @@ func ExampleMiddleware() {
 	store := memstore.New()
 	step := client.NewQueue[string, string]("step")
 	w := worker.New(store, worker.Config{
+		ID:         "render-1",
 		Middleware: []worker.Middleware{weirotel.Middleware(tp)},
 		Observer:   weirotel.Observer(tp),
 	})
@@ -58,11 +60,17 @@ func ExampleMiddleware() {
 	for _, s := range exp.GetSpans() {
 		if s.Parent.SpanID() == span.SpanContext().SpanID() && s.SpanContext.TraceID() == span.SpanContext().TraceID() {
 			if s.Name == "process step fetch" || s.Name == "process step parse" {
-				fmt.Println(s.Name, "is a child of the submit's span")
+				by := ""
+				for _, a := range s.Attributes {
+					if a.Key == weirotel.AttrWorker {
+						by = a.Value.AsString()
+					}
+				}
+				fmt.Println(s.Name, "is a child of the submit's span, run by", by)
 			}
 		}
 	}
 	// Output:
-	// process step fetch is a child of the submit's span
-	// process step parse is a child of the submit's span
+	// process step fetch is a child of the submit's span, run by render-1
+	// process step parse is a child of the submit's span, run by render-1
 }

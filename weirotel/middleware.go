@@ -32,12 +32,40 @@ const (
 	AttrOutcome       = attribute.Key("weir.outcome")
 	AttrRunAt         = attribute.Key("weir.run_at")
 	AttrWorkflowState = attribute.Key("weir.workflow.state")
+	// AttrWorker is the ID of the worker that ran an attempt (WorkerID):
+	// OpenTelemetry's messaging.client.id, "a unique identifier for the
+	// client that consumes or produces a message", which a worker is.
+	AttrWorker = attribute.Key("messaging.client.id")
 )
+
+// Option configures Middleware.
+type Option func(*options)
+
+type options struct {
+	workerID func() string
+}
+
+// WorkerID names the worker whose attempts Middleware traces, in place of
+// the one the worker package gives (worker.JobInfo.Worker, the ID its
+// claims record as the job's worker: weir.Job.Worker, the attempt history,
+// the events' worker), for a Middleware wrapping handlers run some other
+// way. "" adds no attribute.
+func WorkerID(id string) Option {
+	return WorkerIDFunc(func() string { return id })
+}
+
+// WorkerIDFunc is WorkerID for an ID known only at each attempt:
+// Middleware calls id then.
+func WorkerIDFunc(id func() string) Option {
+	return func(o *options) { o.workerID = id }
+}
 
 // Middleware returns a worker middleware that runs each attempt in a span
 // of tp's tracer, of kind consumer, named "process <queue>" for a plain
 // job, "process <queue> <task>" for a workflow's task and "process <queue>
-// <task> undo" for an undo job, with the weir.* attributes above.
+// <task> undo" for an undo job, with the weir.* attributes above, and
+// the ID of the worker running the attempt as AttrWorker
+// (worker.JobInfo.Worker, or what WorkerID or WorkerIDFunc gives).
 //
 // The span's parent is the trace context stored with the job
 // (worker.JobInfo.TraceParent): every attempt of a workflow's tasks is a
@@ -52,14 +80,26 @@ const (
 // An attempt whose handler returns an error has its span's status set to
 // Error and the error recorded; a panic is recorded too, and goes on to
 // the worker, which fails the attempt with its stack.
-func Middleware(tp trace.TracerProvider) worker.Middleware {
+func Middleware(tp trace.TracerProvider, with ...Option) worker.Middleware {
 	tracer := tp.Tracer(ScopeName)
+	var o options
+	for _, f := range with {
+		f(&o)
+	}
 	return func(next worker.Handler) worker.Handler {
 		return func(ctx context.Context, j *worker.JobInfo) (err error) {
 			parent, stored := Extract(ctx, j.TraceParent)
+			attrs := jobAttributes(j)
+			id := j.Worker
+			if o.workerID != nil {
+				id = o.workerID()
+			}
+			if id != "" {
+				attrs = append(attrs, AttrWorker.String(id))
+			}
 			opts := []trace.SpanStartOption{
 				trace.WithSpanKind(trace.SpanKindConsumer),
-				trace.WithAttributes(jobAttributes(j)...),
+				trace.WithAttributes(attrs...),
 			}
 			if stored.IsValid() && j.Attempt > 1 {
 				opts = append(opts, trace.WithLinks(trace.Link{

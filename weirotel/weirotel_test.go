@@ -46,15 +46,17 @@ func stores(t *testing.T, f func(t *testing.T, s client.Store)) {
 }
 
 // traced starts a worker of s whose attempts and transitions are traced
-// into the returned exporter; b fails its first attempt.
+// into the returned exporter, its attempts' spans naming the worker by the
+// ID New drew (WorkerIDFunc); b fails its first attempt.
 func traced(t *testing.T, s client.Store) (*tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	w := worker.New(s, worker.Config{
+	var w *worker.Worker
+	w = worker.New(s, worker.Config{
 		Concurrency: 2, Lease: 10 * time.Second, SweepInterval: 20 * time.Millisecond,
-		Middleware: []worker.Middleware{weirotel.Middleware(tp)},
+		Middleware: []worker.Middleware{weirotel.Middleware(tp, weirotel.WorkerIDFunc(func() string { return w.ID() }))},
 		Observer:   weirotel.Observer(tp),
 	})
 	var bFailed atomic.Bool
@@ -107,7 +109,8 @@ func attr(s tracetest.SpanStub, key string) string {
 
 // A workflow submitted inside a span is one trace: each task attempt is a
 // child of the submit's span, named by queue and task, with its
-// attributes; b's failed attempt has status Error, its retry links to the
+// attributes (the worker's ID among them: the worker the store recorded
+// as the job's); b's failed attempt has status Error, its retry links to the
 // submit's span; the transitions are spans of the trace too.
 func TestWorkflowIsOneTrace(t *testing.T) {
 	stores(t, func(t *testing.T, s client.Store) {
@@ -147,6 +150,14 @@ func TestWorkflowIsOneTrace(t *testing.T) {
 					attr(sp, "weir.attempt") != fmt.Sprint(i+1) {
 					t.Errorf("span %q attempt %d: kind %v, attributes %v", sp.Name, i+1, sp.SpanKind, sp.Attributes)
 				}
+			}
+			j, err := s.GetJob(ctx, wf.ID()+"/"+task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Worker == "" || attr(got[len(got)-1], "messaging.client.id") != j.Worker {
+				t.Errorf("task %s's last attempt span names worker %q, the store's job record %q; want the same, not empty",
+					task, attr(got[len(got)-1], "messaging.client.id"), j.Worker)
 			}
 		}
 		bs := named(spans, "process step b")
@@ -239,5 +250,50 @@ func waitSpans(t *testing.T, exp *tracetest.InMemoryExporter, done func(tracetes
 			t.Fatalf("spans exported: %d, not all the test waits for", len(ss))
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// An attempt's span names the worker running it (worker.JobInfo.Worker:
+// the ID given, or the one worker.New drew); the option WorkerID names
+// another in its place.
+func TestWorkerIDOption(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   string
+		with []weirotel.Option
+		want string
+	}{
+		{"given", "billing-1", nil, "billing-1"},
+		{"drawn", "", nil, ""},
+		{"WorkerID", "billing-1", []weirotel.Option{weirotel.WorkerID("other-1")}, "other-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			s := memstore.New()
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			w := worker.New(s, worker.Config{ID: tc.id, Middleware: []worker.Middleware{weirotel.Middleware(tp, tc.with...)}})
+			want := tc.want
+			if want == "" {
+				want = w.ID()
+			}
+			worker.Handle(w, plainQ, func(ctx context.Context, j *worker.Job[string]) (string, error) { return j.Payload, nil })
+			if err := w.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = w.Stop(ctx) }()
+			j, err := client.Enqueue(ctx, client.New(s), plainQ, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := j.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sp := named(waitSpans(t, exp, func(ss tracetest.SpanStubs) bool { return len(named(ss, "process plain")) == 1 }), "process plain")[0]
+			if got := attr(sp, "messaging.client.id"); got != want || got == "" {
+				t.Errorf("the attempt's span names worker %q, want %q", got, want)
+			}
+		})
 	}
 }

@@ -77,7 +77,7 @@ func (r *run) execute(c *engine.Claimed) (o engine.Outcome, start time.Time, ok 
 	*info = JobInfo{
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
-		TraceParent: c.TraceParent,
+		TraceParent: c.TraceParent, Worker: r.w.id,
 	}
 	info.link, info.checkpoint = &at.link, c.Checkpoint
 	if j.Workflow != "" && !j.Undo {

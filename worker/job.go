@@ -36,6 +36,9 @@ type JobInfo struct {
 	// job's workflow or the enqueue of the job, "" when its context
 	// carried no span; package weirotel's Middleware continues it.
 	TraceParent string
+	// Worker is the ID of the worker running this attempt (Worker.ID), the
+	// one the store records as the job's worker (weir.Job.Worker).
+	Worker string
 
 	result     []byte
 	link       *progressLink // progress.go

@@ -34,6 +34,16 @@ func TestLsNameAndLabels(t *testing.T) {
 		if len(recs) != 2 || recs[0].Name == nil || recs[1].Name == nil || !strings.HasPrefix(*recs[0].Name, "nightly") || !strings.HasPrefix(*recs[1].Name, "nightly") {
 			t.Fatalf("ls --name nightly --json:\n%s", r.Stdout)
 		}
+		r = e.cli(t, "ls", "--prefix", "w", "--name", "nightly-b")
+		r.WantCode(t, 0)
+		if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "w2  nightly-backup") {
+			t.Fatalf("ls --prefix w --name nightly-b:\n%s", r.Stdout)
+		}
+		r = e.cli(t, "ls", "--prefix", "w3")
+		r.WantCode(t, 0)
+		if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "w3  -") {
+			t.Fatalf("ls --prefix w3:\n%s", r.Stdout)
+		}
 		r = e.cli(t, "status", "w1")
 		r.WantCode(t, 0)
 		if !strings.Contains(r.Stdout, "\n  name nightly-report\n  labels env=prod,team=data\n") {
@@ -41,7 +51,7 @@ func TestLsNameAndLabels(t *testing.T) {
 		}
 		for _, args := range [][]string{
 			{"ls", "--label", "team"}, {"ls", "--label", "bad key=v"}, {"ls", "--name", strings.Repeat("n", 129)},
-			{"ls", "--label", "a=1", "--label", "a=2"},
+			{"ls", "--label", "a=1", "--label", "a=2"}, {"ls", "--prefix", "w/a"},
 		} {
 			r := e.cli(t, args...)
 			if r.Code != exitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, args[1]) {

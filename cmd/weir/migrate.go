@@ -26,7 +26,10 @@ func newMigrateCmd(g *globalFlags) *cobra.Command {
 			"seq hash takes protocol 3's name and every queue's ready jobs of the default priority move\n" +
 			"to its ready list in claim order. It runs in bounded steps, each one Lua call in one\n" +
 			"partition that moves at most --step jobs; a run stopped (Ctrl-C, a crash, kill -9) goes\n" +
-			"on where it stopped when run again. On a namespace of protocol 3 it does nothing and says so.\n" +
+			"on where it stopped when run again. Then, and on a namespace of protocol 3 written before the\n" +
+			"index of workflow IDs (weir ls --prefix reads it), it builds that index, --step workflows a\n" +
+			"call, while the namespace stays in use. On a namespace of protocol 3 with its index it does\n" +
+			"nothing and says so.\n" +
 			"\n" +
 			"Until it is done, the namespace refuses the calls of both protocols (PROTOCOL errors, nothing\n" +
 			"written). Stop the older build's workers and producers first (a job one of them was running\n" +
@@ -71,7 +74,7 @@ func newMigrateCmd(g *globalFlags) *cobra.Command {
 	}
 	c.Flags().IntVar(&p.Step, "step", redisstore.DefaultMigrateStep, "the most ready jobs one call moves, and the most queues it looks at (1 to 1000)")
 	c.Flags().BoolVar(&p.DryRun, "dry-run", false, "write nothing: say what a migration would move")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: namespace, from, resumed, partitions, done, dry_run, moved, queues, flagged, calls")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: namespace, from, resumed, partitions, done, dry_run, moved, queues, flagged, indexed, calls")
 	return c
 }
 
@@ -81,8 +84,14 @@ func printMigrate(out io.Writer, ns string, r redisstore.MigrateResult) error {
 	switch {
 	case r.From == 0:
 		_, err = fmt.Fprintf(out, "namespace %q holds nothing: nothing to migrate (this build writes a new namespace as protocol %d)\n", ns, redisstore.ProtocolVersion)
-	case r.From == 3:
+	case r.From == 3 && r.Calls == 0:
 		_, err = fmt.Fprintf(out, "namespace %q is of protocol %d already: nothing to do\n", ns, redisstore.ProtocolVersion)
+	case r.From == 3 && r.DryRun:
+		_, err = fmt.Fprintf(out, "namespace %q is of protocol %d, written before its index of workflow IDs: a migration would build it from %d index entries; nothing written\n", ns, redisstore.ProtocolVersion, r.Indexed)
+	case r.From == 3 && r.Done:
+		_, err = fmt.Fprintf(out, "namespace %q is of protocol %d: its index of workflow IDs built (%d IDs, %d calls)\n", ns, redisstore.ProtocolVersion, r.Indexed, r.Calls)
+	case r.From == 3:
+		_, err = fmt.Fprintf(out, "namespace %q: the index of workflow IDs under way: %d IDs in %d calls so far\n", ns, r.Indexed, r.Calls)
 	case r.DryRun:
 		_, err = fmt.Fprintf(out, "namespace %q is of protocol 2 (%s%s): a migration would move %d ready jobs of the default priority into their queues' ready lists (%d queues, %d of which keep jobs of other priorities); nothing written\n",
 			ns, plural(r.Partitions, "partition"), resumedNote(r), r.Moved, r.Queues, r.Flagged)

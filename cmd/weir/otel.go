@@ -104,9 +104,10 @@ func (t *tracing) shutdown() {
 	}
 }
 
-// worker adds to a worker's config the attempt spans (weirotel.Middleware)
-// and the transition spans (weirotel.Observer, after the observer the
-// config has): an adjust function of newShellWorker.
+// worker adds to a worker's config the attempt spans (weirotel.Middleware,
+// naming the worker by worker.JobInfo.Worker) and the transition
+// spans (weirotel.Observer, after the observer the config has): an adjust
+// function of newShellWorker.
 func (t *tracing) worker(cfg *worker.Config) {
 	if t.tp == nil {
 		return

@@ -179,6 +179,9 @@ tasks:
 		if strings.HasPrefix(s.name, "process ") && s.parent != root.id {
 			t.Errorf("attempt span %q has parent %s; want weir run's %s", s.name, s.parent, root.id)
 		}
+		if strings.HasPrefix(s.name, "process ") && s.attrs["messaging.client.id"] == "" {
+			t.Errorf("attempt span %q names no worker (messaging.client.id)", s.name)
+		}
 		if s.name == "process default a" && string(tp) != "00-"+s.trace+"-"+s.id+"-01" {
 			t.Errorf("task a's TRACEPARENT %q; want its attempt's span 00-%s-%s-01", tp, s.trace, s.id)
 		}
@@ -188,7 +191,8 @@ tasks:
 // weir serve and weir worker, with OTEL_EXPORTER_OTLP_ENDPOINT set, make
 // each workflow submitted over REST one trace: the request's server span
 // (child of the request's traceparent when it has one) and the attempts'
-// spans under it, on the worker.
+// spans under it, on the worker, each naming that worker (the one the
+// store recorded as the job's).
 func TestOTLPServeAndWorker(t *testing.T) {
 	rc := newOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.url)
@@ -206,9 +210,17 @@ func TestOTLPServeAndWorker(t *testing.T) {
 	store := testStore(t, m.Addr(), ns)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	workerOf := map[string]string{} // a job's ID -> the worker the store recorded
 	for _, id := range []string{"one", "two"} {
 		if _, err := store.AwaitWorkflow(ctx, id); err != nil {
 			t.Fatal(err)
+		}
+		for _, task := range []string{"a", "b"} {
+			j, err := store.GetJob(ctx, id+"/"+task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			workerOf[j.ID] = j.Worker
 		}
 	}
 	// stopping flushes the spans of both
@@ -243,6 +255,9 @@ func TestOTLPServeAndWorker(t *testing.T) {
 					t.Errorf("attempt span %q's parent %s; want the request's %s", sp.name, sp.parent, root.id)
 				}
 				seen[sp.attrs["weir.workflow.id"]] = true
+				if w, job := sp.attrs["messaging.client.id"], sp.attrs["weir.job.id"]; w == "" || w != workerOf[job] {
+					t.Errorf("attempt span %q names worker %q; want the one the store recorded for job %s, %q", sp.name, w, job, workerOf[job])
+				}
 			}
 		}
 	}
@@ -254,7 +269,7 @@ func TestOTLPServeAndWorker(t *testing.T) {
 // weir dev, with OTEL_EXPORTER_OTLP_ENDPOINT set, traces its REST API and
 // its workers: a workflow submitted with a traceparent header continues
 // that trace, the request's span a child of the caller's and the attempts
-// children of the request's.
+// children of the request's, naming dev's worker.
 func TestOTLPDev(t *testing.T) {
 	rc := newOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.url)
@@ -284,7 +299,12 @@ func TestOTLPDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testStore(t, ru.Host, "").AwaitWorkflow(ctx, "devtraced"); err != nil {
+	ds := testStore(t, ru.Host, "")
+	if _, err := ds.AwaitWorkflow(ctx, "devtraced"); err != nil {
+		t.Fatal(err)
+	}
+	job, err := ds.GetJob(ctx, "devtraced/a") // before dev stops its Redis
+	if err != nil {
 		t.Fatal(err)
 	}
 	if code := p.stop(t); code != 0 {
@@ -309,5 +329,8 @@ func TestOTLPDev(t *testing.T) {
 	}
 	if attempt.id == "" || attempt.parent != request.id {
 		t.Errorf("the attempt's span %+v: want a child of the request's %s", attempt, request.id)
+	}
+	if w := attempt.attrs["messaging.client.id"]; job.Worker == "" || w != job.Worker {
+		t.Errorf("the attempt's span names worker %q; want dev's worker that ran it, %q", w, job.Worker)
 	}
 }

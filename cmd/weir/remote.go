@@ -171,18 +171,21 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	var state, cursor, name string
 	var labels []string
 	var limit int
+	var prefix string
 	c := &cobra.Command{
 		Use:   "ls",
 		Short: "List workflows, newest first, a page at a time (--limit, --cursor)",
 		Long: "ls lists the namespace's workflows, newest first: one page of --limit (100; at most\n" +
 			"1000) read with one store call, then \"more: --cursor C\" when more follow (on standard\n" +
 			"error with --json); --cursor C lists the next page. --state keeps one state's workflows;\n" +
-			"--name N those whose name starts with N; --label k=v (repeatable) those with every label.\n" +
-			"With --name or --label one call examines at most 1000 workflows, so a page may be short,\n" +
+			"--name N those whose name starts with N; --label k=v (repeatable) those with every label;\n" +
+			"--prefix P those whose ID starts with P, in ID order (only those are read: an index of IDs).\n" +
+			"With --name, --label or --prefix one call examines at most 1000 workflows, so a page may be short,\n" +
 			"even empty, and still print \"more: --cursor C\": go on with it to search further.",
 		Example: "  weir ls\n" +
 			"  weir ls --state failed --limit 20\n" +
 			"  weir ls --name nightly --label team=data\n" +
+			"  weir ls --prefix order-17\n" +
 			"  weir ls --json --limit 1000 | jq -r '.[].id'",
 		Args: exactArgs(0),
 		RunE: withStore(g, func(ctx context.Context, s engine.Store, c *cobra.Command, args []string) error {
@@ -192,7 +195,7 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 			if state != "" && !slices.Contains(workflowStates, weirpkg.WorkflowState(state)) {
 				return command.Usage(fmt.Errorf("--state %q is no workflow state: give one of %s", state, joinStates()))
 			}
-			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor, Name: name}
+			p := weirpkg.ListParams{State: weirpkg.WorkflowState(state), Limit: limit, Cursor: cursor, Name: name, IDPrefix: prefix}
 			for _, kv := range labels {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
@@ -207,6 +210,9 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 				p.Labels[k] = v
 			}
 			if err := engine.ValidateListFilter(p); err != nil {
+				if ve := (*weirpkg.ValidationError)(nil); errors.As(err, &ve) && ve.Field == "id_prefix" {
+					return command.Usage(fmt.Errorf("--prefix: %w", err))
+				}
 				return command.Usage(fmt.Errorf("--name or --label: %w", err))
 			}
 			page, err := s.ListWorkflows(ctx, p)
@@ -242,6 +248,7 @@ func newLsCmd(g *globalFlags) *cobra.Command {
 	c.Flags().IntVar(&limit, "limit", 100, "workflows a page, 1 to 1000")
 	c.Flags().StringVar(&cursor, "cursor", "", "go on after the page that printed this cursor (more: --cursor ...)")
 	c.Flags().StringVar(&name, "name", "", "only workflows whose name starts with this")
+	c.Flags().StringVar(&prefix, "prefix", "", "only workflows whose ID starts with this, in ID order")
 	c.Flags().StringArrayVar(&labels, "label", nil, "only workflows with this label, key=value (repeatable: every one)")
 	return c
 }

@@ -218,7 +218,7 @@
     const [path, query] = raw.split('?', 2);
     const q = new URLSearchParams(query || '');
     let m;
-    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '', name: q.get('name') || '', labels: q.getAll('label') };
+    if (path === '/' || path === '') return { view: 'workflows', state: q.get('state') || '', name: q.get('name') || '', labels: q.getAll('label'), prefix: q.get('id_prefix') || '' };
     if ((m = /^\/workflows\/(.+)$/.exec(path))) return { view: 'workflow', id: decodeURIComponent(m[1]), task: q.get('task') || '' };
     if (path === '/queues') return { view: 'queues' };
     if (path === '/workers') return { view: 'workers' };
@@ -532,17 +532,18 @@
     const select = h('select', { id: 'state-filter', 'aria-label': 'state' },
       h('option', { value: '' }, 'all states'),
       WORKFLOW_STATES.map((st) => h('option', { value: st, selected: st === route.state }, st.replace('_', ' '))));
-    // listHash is the list's route with a state, a name prefix and labels
-    // (k=v), each left out when empty.
-    const listHash = (state, name, labels) => {
+    // listHash is the list's route with a state, a name prefix, labels
+    // (k=v) and an ID prefix, each left out when empty.
+    const listHash = (state, name, labels, prefix) => {
       const q = new URLSearchParams();
       if (state) q.set('state', state);
       if (name) q.set('name', name);
       for (const l of labels) q.append('label', l);
+      if (prefix) q.set('id_prefix', prefix);
       const qs = q.toString();
       return qs ? '#/?' + qs : '#/';
     };
-    select.addEventListener('change', () => { location.hash = listHash(select.value, route.name, route.labels); });
+    select.addEventListener('change', () => { location.hash = listHash(select.value, route.name, route.labels, idPrefix); });
     // the name and label search: words with '=' are labels (k=v, every one
     // must match), the rest is a name prefix; the API filters (?name=&label=)
     const find = h('input', { id: 'name-search', type: 'search', placeholder: 'name prefix, label k=v', 'aria-label': 'name or label',
@@ -551,9 +552,9 @@
     findForm.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const words = find.value.trim().split(/\s+/).filter((x) => x);
-      location.hash = listHash(route.state, words.filter((x) => !x.includes('=')).join(' '), words.filter((x) => x.includes('=')));
+      location.hash = listHash(route.state, words.filter((x) => !x.includes('=')).join(' '), words.filter((x) => x.includes('=')), idPrefix);
     });
-    const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID', 'aria-label': 'workflow ID' });
+    const search = h('input', { id: 'search', type: 'search', placeholder: 'workflow ID or its start', 'aria-label': 'workflow ID', value: route.prefix });
     const form = h('form', { class: 'toolbar' }, select, search, h('button', { type: 'submit' }, 'Open'));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -561,14 +562,18 @@
       if (id) location.hash = '#/workflows/' + enc(id);
     });
     const body = h('div', { id: 'workflows' });
-    // filterByPrefix keeps the rows of the page shown whose ID starts with
-    // what the ID box holds (the API lists no prefix; Open opens an ID).
-    const filterByPrefix = () => {
-      const p = search.value.trim();
-      for (const tr of body.querySelectorAll('tr[data-workflow]')) tr.hidden = p !== '' && !tr.dataset.workflow.startsWith(p);
-    };
-    search.addEventListener('input', filterByPrefix);
+    // what the ID box holds lists the workflows whose ID starts with it,
+    // from the first page (?id_prefix=; the address keeps it without a new
+    // history entry); Open opens the workflow of that exact ID
+    let idPrefix = route.prefix;
+    search.addEventListener('input', () => {
+      idPrefix = search.value.trim();
+      history.replaceState(null, '', listHash(route.state, route.name, route.labels, idPrefix));
+      cursors.length = 1;
+      refresh();
+    });
     const cursors = ['']; // the cursor of each page shown so far
+    let calls = 0; // the newest refresh's number: an older reply is dropped
     const pager = h('div', { class: 'toolbar pager' });
     const root = h('section', {}, h('h1', {}, 'Workflows'), form, findForm, body, pager);
     let next = null;
@@ -578,19 +583,28 @@
       if (route.state) path += '&state=' + enc(route.state);
       if (route.name) path += '&name=' + enc(route.name);
       for (const l of route.labels) path += '&label=' + enc(l);
+      const call = ++calls;
+      if (!/^[A-Za-z0-9_.@-]{0,128}$/.test(idPrefix)) {
+        fill(body, h('p', { class: 'muted' }, 'No workflow ID starts with that: an ID is at most 128 of A-Z a-z 0-9 _ . - @.'));
+        fill(pager);
+        return;
+      }
+      if (idPrefix) path += '&id_prefix=' + enc(idPrefix);
       const cur = cursors[cursors.length - 1];
       if (cur) path += '&cursor=' + enc(cur);
       const page = await api('GET', path);
+      if (call !== calls) return;
       next = page.next_cursor;
+      // by ID prefix the API lists in ID order, else newest first
+      const [back, on] = idPrefix ? ['← Previous', 'Next →'] : ['← Newer', 'Older →'];
       // a search examines at most 1,000 workflows a call: an empty page
       // with a cursor is not the end (spec/rest.md, Paging)
       fill(body, page.workflows.length === 0 && next
-        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: Older → searches further.')
+        ? h('p', { class: 'muted' }, 'No match among the workflows searched so far: ' + on + ' searches further.')
         : workflowTable(page.workflows));
-      filterByPrefix();
-      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, '← Newer');
+      const newer = h('button', { type: 'button', disabled: cursors.length === 1 }, back);
       newer.addEventListener('click', () => { cursors.pop(); refresh(); });
-      const older = h('button', { type: 'button', disabled: !next }, 'Older →');
+      const older = h('button', { type: 'button', disabled: !next }, on);
       older.addEventListener('click', () => { cursors.push(next); refresh(); });
       if (cursors.length > 1 || next) fill(pager, newer, older);
       else fill(pager);
@@ -636,8 +650,7 @@
     const job = h('div', { id: 'job' });
     const signals = h('div', { id: 'signals' });
     let signalKey = null;
-    const legend = h('div', { class: 'legend' }, TASK_STATES.map(badge));
-    const root = h('section', {}, title, meta, signals, h('h2', {}, 'Tasks'), legend, dag, tasks, job);
+    const root = h('section', {}, title, meta, signals, h('h2', {}, 'Tasks'), dag, tasks, job);
     let selected = route.task;
     let lastState = null;
     let seen = null; // what the events tell of the workflow, at its last read
@@ -1207,6 +1220,8 @@
   // these bounds; the graph pans and zooms in it.
   const VIEW_MIN_H = 120, VIEW_MAX_H = 560;
   const ZOOM_MIN = 0.02, ZOOM_MAX = 3, ZOOM_STEP = 1.25;
+  // The minimap is the whole graph within MINI_W × MINI_H px.
+  const MINI_W = 200, MINI_H = 120;
   const GROUP_PRECEDENCE = ['failed', 'running', 'open', 'queued', 'pending', 'cancelled', 'waiting'];
 
   // groupsOf finds what the graph can collapse into one node: chains (a
@@ -1269,11 +1284,13 @@
 
   // dagView is a workflow's graph: an SVG in a viewport of bounded height
   // that pans (drag) and zooms (wheel, buttons, Fit), with groups that
-  // collapse into one node and expand again, and a box that finds a task
-  // and centres it. update(tasks, selected) lays the graph out again only
-  // when the plan's shape or what is collapsed changed; otherwise it
-  // changes only the nodes whose task changed (their classes and text),
-  // so that a live workflow costs its changes, not its size.
+  // collapse into one node and expand again, a box that finds a task and
+  // centres it, a minimap that moves the view, and a filter by state that
+  // dims the tasks in other states. update(tasks, selected) lays the graph
+  // (and the minimap) out again only when the plan's shape or what is
+  // collapsed changed; otherwise it changes only the nodes whose task
+  // changed (their classes and text, and their minimap box's class), so
+  // that a live workflow costs its changes, not its size.
   function dagView(select) {
     const svg = s('svg', { class: 'dag', id: 'dag-svg', role: 'img', 'aria-label': 'the workflow\'s tasks and dependencies' },
       s('defs', {}, s('marker', { id: 'arrow', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 8, markerHeight: 8, orient: 'auto' },
@@ -1295,7 +1312,28 @@
       btn('dag-expand-all', 'Expand all', 'draw every task', () => setAll(false)),
       btn('dag-collapse-all', 'Collapse all', 'draw each chain and each run of parallel tasks as one node', () => setAll(true)),
       findForm);
-    const root = h('div', { class: 'dag-wrap', id: 'dag' }, bar, viewport);
+    // the filter by state, which is the legend too: a toggle per state in
+    // its colour, with its count of tasks
+    const filterSays = h('span', { id: 'dag-filter-status', class: 'muted' });
+    const chips = new Map(); // state -> {b, n (the count shown)}
+    const clearFilter = btn('dag-filter-clear', 'All', 'highlight every task', () => { filter.clear(); filtered(); });
+    clearFilter.hidden = true;
+    const filterBar = h('div', { class: 'toolbar dag-bar dag-filter', id: 'dag-filter', role: 'group', 'aria-label': 'the states: click one to highlight its tasks' },
+      TASK_STATES.map((st) => {
+        const b = h('button', { type: 'button', class: 'filter-state st-' + st, 'data-state': st, 'aria-pressed': 'false', title: 'highlight the ' + st + ' tasks, dim the others',
+          onclick: () => toggleState(st) });
+        chips.set(st, { b, n: -1 });
+        return b;
+      }),
+      clearFilter, filterSays);
+    // the minimap: every node as a box in the graph's coordinates, and the
+    // viewport's rectangle; a click or a drag on it moves the view there
+    const miniNodes = s('g', { class: 'mini-nodes' });
+    const miniView = s('rect', { class: 'mini-view', id: 'dag-minimap-view' });
+    const mini = s('svg', { class: 'minimap', role: 'img', 'aria-label': 'the whole graph: click or drag to move the view' }, miniNodes, miniView);
+    const miniBox = h('div', { class: 'dag-minimap', id: 'dag-minimap', title: 'the whole graph: click or drag to move the view' }, mini);
+    const stage = h('div', { class: 'dag-stage' }, viewport, miniBox);
+    const root = h('div', { class: 'dag-wrap', id: 'dag' }, bar, filterBar, stage);
 
     let tasks = [];
     let selected = null, found = null;
@@ -1308,11 +1346,88 @@
     let where = new Map();       // task name or group ID -> {x, y}
     let size = { w: 0, h: 0 };
     const view = { k: 1, tx: 0, ty: 0, moved: false };
+    const filter = new Set();    // the states highlighted (none: every task)
 
     function apply() {
       scene.setAttribute('transform', `translate(${view.tx.toFixed(1)},${view.ty.toFixed(1)}) scale(${view.k.toFixed(4)})`);
       zoomSays.textContent = Math.round(view.k * 100) + '%';
       root.dataset.zoom = view.k.toFixed(4);
+      // the viewport's rectangle on the minimap, in the graph's coordinates
+      const vw = viewport.clientWidth, vh = viewport.clientHeight;
+      setAttrs(miniView, { x: (-view.tx / view.k).toFixed(1), y: (-view.ty / view.k).toFixed(1),
+        width: (vw / view.k).toFixed(1), height: (vh / view.k).toFixed(1) });
+    }
+
+    // showMini shows the minimap when the graph at 1:1 does not fit in the
+    // viewport.
+    function showMini() {
+      miniBox.hidden = !(size.w > viewport.clientWidth + 1 || size.h > viewport.clientHeight + 1);
+    }
+
+    // miniTo centres the view on the point of the graph under the pointer
+    // on the minimap, at the zoom it has.
+    function miniTo(ev) {
+      const r = mini.getBoundingClientRect();
+      if (!r.width || !r.height) return;
+      const gx = (ev.clientX - r.left) / r.width * size.w, gy = (ev.clientY - r.top) / r.height * size.h;
+      view.tx = viewport.clientWidth / 2 - gx * view.k;
+      view.ty = viewport.clientHeight / 2 - gy * view.k;
+      view.moved = true;
+      apply();
+    }
+    let miniDrag = null;
+    mini.addEventListener('pointerdown', (ev) => {
+      if (ev.button !== 0) return;
+      ev.preventDefault();
+      miniDrag = ev.pointerId;
+      try { mini.setPointerCapture(ev.pointerId); } catch (e) { /* a pointer already gone */ }
+      miniTo(ev);
+    });
+    mini.addEventListener('pointermove', (ev) => { if (ev.pointerId === miniDrag) miniTo(ev); });
+    const endMini = (ev) => { if (ev.pointerId === miniDrag) miniDrag = null; };
+    mini.addEventListener('pointerup', endMini);
+    mini.addEventListener('pointercancel', endMini);
+
+    // the filter: a state toggled in or out repaints every node drawn (a
+    // user's click, not an update)
+    function toggleState(st) {
+      if (filter.has(st)) filter.delete(st);
+      else filter.add(st);
+      filtered();
+    }
+    function filtered() {
+      for (const [st, c] of chips) c.b.setAttribute('aria-pressed', String(filter.has(st)));
+      root.classList.toggle('filtering', filter.size > 0);
+      clearFilter.hidden = filter.size === 0;
+      root.dataset.filter = [...filter].join(' ');
+      for (const [name, e] of nodes) paintTask(e, tasks[index.get(name)]);
+      for (const g of groups) {
+        const e = groupNodes.get(g.id);
+        if (e) paintGroup(e, g);
+      }
+      countStates();
+    }
+    const matches = (st) => filter.size === 0 || filter.has(st);
+
+    // countStates writes each state's count of tasks on its toggle (only
+    // those that changed) and how many tasks the filter highlights.
+    let index = new Map(); // task name -> its index in tasks
+    function countStates() {
+      const counts = {};
+      for (const t of tasks) counts[t.state] = (counts[t.state] || 0) + 1;
+      let hit = 0;
+      for (const [st, c] of chips) {
+        const n = counts[st] || 0;
+        if (filter.has(st)) hit += n;
+        const off = n === 0 && !filter.has(st);
+        if (c.b.disabled !== off) c.b.disabled = off;
+        if (c.n === n) continue;
+        c.n = n;
+        c.b.textContent = st + ' ' + n;
+        c.b.dataset.count = String(n);
+      }
+      const say = filter.size ? hit + ' of ' + tasks.length + ' tasks' : '';
+      if (filterSays.textContent !== say) filterSays.textContent = say;
     }
 
     function zoomAt(px, py, factor) {
@@ -1336,6 +1451,7 @@
       view.tx = k < 1 ? (vw - size.w * k) / 2 : 0;
       view.ty = (vh - size.h * k) / 2;
       view.moved = false;
+      showMini();
       apply();
     }
 
@@ -1522,6 +1638,14 @@
       scene.replaceChildren(frames, edges, taskLayer, groupLayer);
       viewport.style.height = Math.round(Math.min(VIEW_MAX_H, Math.max(VIEW_MIN_H, size.h + 2))) + 'px';
       root.dataset.nodes = String(units.length);
+      // the minimap, drawn with the layout: the graph's coordinates scaled
+      // into MINI_W × MINI_H
+      const m = Math.min(MINI_W / size.w, MINI_H / size.h);
+      setAttrs(mini, { viewBox: `0 0 ${size.w} ${size.h}`, width: Math.round(size.w * m), height: Math.round(size.h * m) });
+      miniNodes.replaceChildren(...[...nodes.values(), ...groupNodes.values()].map((e) => e.mini));
+      root.dataset.minimaps = String(Number(root.dataset.minimaps || 0) + 1);
+      showMini();
+      apply();
     }
 
     function taskNode(t, x, y) {
@@ -1539,7 +1663,8 @@
       }
       g.addEventListener('click', () => select(t.name));
       g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') select(t.name); });
-      const e = { g, parts, sig: null };
+      const dot = s('rect', { x, y, width: NODE_W, height: NODE_H, 'data-task': t.name });
+      const e = { g, parts, sig: null, mini: dot };
       paintTask(e, t);
       return e;
     }
@@ -1547,13 +1672,15 @@
     // paintTask sets what a task's node shows from the task, when that
     // changed since it was last painted.
     function paintTask(e, t) {
+      const dim = !matches(t.state);
       const sig = [t.state, t.attempts, t.queue, t.error || '', t.undo ? (t.undo.state || '') + ':' + (t.undo.attempts || 0) : '',
-        t.name === selected, t.name === found].join('|');
+        t.name === selected, t.name === found, dim].join('|');
       if (e.sig === sig) return false;
       e.sig = sig;
       const sub = (t.on_failure ? 'on failure · ' : '') + t.state + (t.attempts > 1 ? ' · attempt ' + t.attempts : '') + (t.queue !== 'default' ? ' · ' + t.queue : '');
       e.g.setAttribute('class', 'node st-' + t.state + (t.added_by ? ' added' : '') + (t.on_failure ? ' on-failure' : '') +
-        (t.name === selected ? ' selected' : '') + (t.name === found ? ' found' : ''));
+        (t.name === selected ? ' selected' : '') + (t.name === found ? ' found' : '') + (dim ? ' dimmed' : ''));
+      e.mini.setAttribute('class', 'st-' + t.state + (dim ? ' dimmed' : ''));
       e.g.dataset.state = t.state;
       e.parts.sub.textContent = clip(sub, 26);
       e.parts.title.textContent = [t.name + ': ' + t.state, t.attempts ? 'attempts: ' + t.attempts : '', t.error ? 'error: ' + t.error : '',
@@ -1583,7 +1710,8 @@
         parts.sub, parts.strip);
       node.addEventListener('click', () => toggle(g.id));
       node.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') toggle(g.id); });
-      const e = { g: node, parts, sig: null, x, y, label };
+      const dot = s('rect', { x, y, width: NODE_W, height: NODE_H, 'data-group': g.id });
+      const e = { g: node, parts, sig: null, x, y, label, mini: dot };
       paintGroup(e, g);
       return e;
     }
@@ -1591,18 +1719,24 @@
     // paintGroup shows a collapsed group's counts by state: in its text,
     // its tooltip and a strip of the states' colours; its box takes the
     // colour of the state that most needs a look (failed, then running,
-    // ...; completed when all are).
+    // ...; completed when all are). With a filter, data-matches counts its
+    // tasks in the states highlighted, and it is dimmed when it has none.
     function paintGroup(e, g) {
       const counts = {};
       for (const m of g.members) counts[tasks[m].state] = (counts[tasks[m].state] || 0) + 1;
       const present = TASK_STATES.filter((st) => counts[st]);
-      const sig = present.map((st) => st + ':' + counts[st]).join(' ');
+      const countsSig = present.map((st) => st + ':' + counts[st]).join(' ');
+      const hits = filter.size ? present.filter((st) => filter.has(st)).reduce((a, st) => a + counts[st], 0) : -1;
+      const sig = countsSig + '|' + hits;
       if (e.sig === sig) return false;
       e.sig = sig;
       const state = GROUP_PRECEDENCE.find((st) => counts[st]) || 'completed';
-      e.g.setAttribute('class', 'group-node st-' + state);
+      e.g.setAttribute('class', 'group-node st-' + state + (hits === 0 ? ' dimmed' : ''));
+      e.mini.setAttribute('class', 'st-' + state + (hits === 0 ? ' dimmed' : ''));
       e.g.dataset.state = state;
-      e.g.dataset.counts = sig;
+      e.g.dataset.counts = countsSig;
+      if (hits >= 0) e.g.dataset.matches = String(hits);
+      else delete e.g.dataset.matches;
       const n = g.members.length;
       e.parts.sub.textContent = clip(n + ' tasks · ' + present.map((st) => counts[st] + ' ' + st).join(', '), 30);
       e.parts.title.textContent = e.label + ' (' + (g.kind === 'chain' ? 'a chain' : 'parallel tasks') + ', ' + n + ' tasks)\n' +
@@ -1626,7 +1760,9 @@
       tasks = next;
       const shapeNow = shapeOf(tasks);
       selected = sel;
+      countStates();
       if (shapeNow !== shape) {
+        index = new Map(tasks.map((t, i) => [t.name, i]));
         const first = shape === null;
         shape = shapeNow;
         ({ groups, groupOf } = groupsOf(tasks));

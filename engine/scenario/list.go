@@ -17,12 +17,12 @@ type opList struct {
 func (*opList) needsReply() bool { return true }
 
 func parseList(args []word) (operation, error) {
-	o, err := parseOpts(args, map[string]kind{"state": kStr, "limit": kInt, "cursor": kToken, "name": kStr, "labels": kStr})
+	o, err := parseOpts(args, map[string]kind{"state": kStr, "limit": kInt, "cursor": kToken, "name": kStr, "labels": kStr, "id_prefix": kStr})
 	if err != nil {
 		return nil, err
 	}
 	op := &opList{p: weir.ListParams{State: weir.WorkflowState(o.str("state")), Limit: o.int("limit", 0),
-		Name: o.str("name"), Labels: labelsOpt(o.str("labels"))}}
+		Name: o.str("name"), Labels: labelsOpt(o.str("labels")), IDPrefix: o.str("id_prefix")}}
 	if w, ok := o["cursor"]; ok {
 		op.cursor = &w
 	}

@@ -55,7 +55,8 @@ local FAST = true
 local FF = {}
 -- EV: the call's events (events.lua): EV.cfg the seq hash's ev (false:
 -- absent, events on with the default cap; "off": none), EV.l the events
--- gathered, written by finalize.
+-- gathered, written by finalize, EV.w and EV.wk the last attempt field an
+-- event named and its worker (EV.add).
 local EV = {}
 local STEP_BUDGET = 64 -- redisstore.DefaultStepBudget
 
@@ -82,7 +83,7 @@ local function begin(keys, argv)
   KEEP = EMPTY
   BUDGET, PENDING = 0, false
   FAST = true
-  EV.cfg, EV.l = false, nil
+  EV.cfg, EV.l, EV.w, EV.wk = false, nil, nil, nil
 end
 
 -- bag returns the call's collection name, made empty on first use.
@@ -127,7 +128,8 @@ end
 -- pace instead of standing still; a source that caught up with it drops
 -- the offset. It reads the seq hash's gc, lease counter, pending flag and
 -- step budget with it, the event stream's setting (ev, events.lua) and
--- the fast paths' switch (fast).
+-- the fast paths' switch (fast); SEQ.fresh when it has no now (no call
+-- wrote the partition yet).
 local function read_clock()
   local ms
   if TEST_NOW ~= '' then
@@ -137,7 +139,7 @@ local function read_clock()
     ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
-  if not v[1] then SEQ.pv = redis.call('GET', P .. 'seq') end
+  if not v[1] then SEQ.pv, SEQ.fresh = redis.call('GET', P .. 'seq'), true end
   SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
   PENDING = v[5] == '1'
   BUDGET = math.max(tonumber(v[6]) or STEP_BUDGET, 1)
@@ -166,11 +168,17 @@ end
 
 -- seq_flush writes the changed fields of the seq hash, with now when it
 -- moved, in one HSET; in a partition that has no protocol marker yet (a
--- new namespace), the marker first.
+-- new namespace), the marker first. In a partition no call wrote before
+-- (no now), ix: its index of IDs (P wf:id) holds every workflow from the
+-- start (weir migrate builds it in one written before the index existed).
 local function seq_flush()
   if SEQ.pv == false then
     redis.call('SET', P .. 'seq', '3')
     SEQ.pv = '3'
+  end
+  if SEQ.fresh then
+    seq_set('ix', '1')
+    SEQ.fresh = false
   end
   if NOW > CLOCK_LAST then seq_set('now', NOW_S) end
   if #SEQ_DIRTY == 0 then return end
@@ -215,7 +223,13 @@ end
 -- seq hash's now (there already after any write; else the value the call
 -- writes at its end) is such a command and changes nothing. Called, after
 -- read_clock and before any write, by the transitions whose first write
--- is a deletion (retry_job, rerun_workflow); skipped as a function.
+-- is a deletion (retry_job, rerun_workflow); skipped as a function. In a
+-- partition no call wrote before, ix with it (seq_flush), so that the now
+-- written by a call that then fails does not look like a partition
+-- written before its index of IDs existed.
 local function deny_full()
-  if not IS_FUNCTION then redis.call('HSETNX', K_SEQ, 'now', NOW_S) end
+  if not IS_FUNCTION then
+    redis.call('HSETNX', K_SEQ, 'now', NOW_S)
+    if SEQ.fresh then redis.call('HSET', K_SEQ, 'ix', '1') end
+  end
 end

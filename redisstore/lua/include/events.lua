@@ -33,15 +33,29 @@ function EV.add(typ, id, a, r, w)
   elseif a == 1 then
     a = '1'
   end
-  local e
-  if r == '' then
-    e = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
-  else
-    e = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  -- the worker of w, found once for the w of the last event (a batch's
+  -- jobs share the claim's w, and a finish's jobs their claim's)
+  local wk
+  if w then
+    if w == EV.w then
+      wk = EV.wk
+    else
+      wk = string.match(w, ' (.+)$')
+      EV.w, EV.wk = w, wk
+    end
   end
-  local wk = w and string.match(w, ' (.+)$')
-  if wk then e = e .. ' ' .. wk end
-  l[#l + 1] = e
+  -- one concatenation an event
+  if r == '' then
+    if wk then
+      l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0  ' .. wk
+    else
+      l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' 0 '
+    end
+  elseif wk then
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r .. ' ' .. wk
+  else
+    l[#l + 1] = typ .. ' ' .. id .. ' ' .. a .. ' ' .. #r .. ' ' .. r
+  end
 end
 
 -- EV.flush writes the gathered events: XADD P events with the cap (the

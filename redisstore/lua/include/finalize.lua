@@ -74,7 +74,7 @@ local function expire_records()
 end
 
 -- gc removes up to GC_MAX records whose removal time passed: their keys
--- and their listing entries. A record created again under the same ID
+-- and their listing entries (P wf, P wf:<state>, P wf:id). A record created again under the same ID
 -- since is left alone; the old one's listing entries go.
 local function gc()
   local g = seq_get('gc')
@@ -98,6 +98,9 @@ local function gc()
       local same = v and v[1] and pad15(tonumber(v[1])) == c
       if v and (not same or (v[2] and tonumber(v[2]) <= NOW)) then
         if same then redis.call('UNLINK', key, key .. ':p', key .. ':s', key .. ':i') end
+        -- the ID leaves P wf:id with the record (a record submitted since
+        -- under the same ID keeps it)
+        if same or not v[1] then redis.call('ZREM', P .. 'wf:id', id) end
         redis.call('ZREM', K_WF, c .. ':' .. id)
         redis.call('ZREM', P .. 'wf:' .. st, c .. ':' .. id)
       end

@@ -302,7 +302,7 @@ local function claim(queues, max, lease_ms, out)
           local top, empty = max, false
           if qs.c then
             active_flush(q)
-            top = math.min(max, n + math.max(0, tonumber(qs.c) - redis.call('ZCARD', qkey(q, 'a'))))
+            top = math.min(max, n + math.max(0, tonumber(qs.c) - READY.active_count(q)))
           end
           -- a rate limit: at most room more starts of q (rate.lua)
           local room, had
@@ -394,7 +394,9 @@ local function next_due(queues)
     if qs.w and qs.p ~= '1' then
       active_flush(q)
       for _, kind in ipairs({'d', 'a'}) do
-        local r = redis.call('ZRANGE', qkey(q, kind), '0', '0', 'WITHSCORES')
+        -- the lease set's first lease: below its sentinel (queue.lua)
+        local top = kind == 'a' and READY.A_BELOW or '+inf'
+        local r = redis.call('ZRANGEBYSCORE', qkey(q, kind), '-inf', top, 'WITHSCORES', 'LIMIT', '0', '1')
         if #r > 0 then
           local t = tonumber(r[2])
           if best == 0 or t < best then best = t end

@@ -362,6 +362,26 @@ end
 -- ZREM and one ZADD: active_remove_later and active_add_later gather,
 -- active_flush(q) writes q's (removals first), before any read of the set
 -- and at the end of the call.
+--
+-- The lease set's sentinel (spec/keys.md, q:<q>:a): a ZADD of two leases
+-- or more also writes the member READY.A_MEMBER, 65 '~', scored
+-- READY.A_SCORE (2^53 - 1, after every lease deadline): longer than
+-- Redis's default zset-max-listpack-value, it keeps the set a skiplist,
+-- whose inserts and removals cost the same however many leases it holds,
+-- where a listpack is searched from its start for each. Every reader of
+-- the set reads below READY.A_BELOW (the scores of leases only) or counts
+-- with READY.active_count. (Fields of READY, not locals: the library's top
+-- level has few registers left.)
+READY.A_MEMBER = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
+READY.A_SCORE = '9007199254740991'
+READY.A_BELOW = '(9007199254740991'
+
+-- READY.active_count returns the number of leases in queue q's lease set
+-- (its sentinel not counted).
+function READY.active_count(q)
+  return redis.call('ZCOUNT', qkey(q, 'a'), '-inf', READY.A_BELOW)
+end
+
 local function active_flush(q)
   local rm = CALL.arm and CALL.arm[q]
   if rm then
@@ -371,15 +391,22 @@ local function active_flush(q)
   local add = CALL.aadd and CALL.aadd[q]
   if add then
     CALL.aadd[q] = nil
-    for i = 1, #add, 1000 do redis.call('ZADD', qkey(q, 'a'), unpack(add, i, math.min(i + 999, #add))) end
+    -- the list starts with the sentinel (active_later), written with two
+    -- leases or more, first, so that a new set is a skiplist from its
+    -- first insert
+    local from = #add > 4 and 1 or 3
+    for i = from, #add, 1000 do redis.call('ZADD', qkey(q, 'a'), unpack(add, i, math.min(i + 999, #add))) end
   end
 end
 
+-- active_later returns queue q's list of lease-set writes of kind arm
+-- (IDs to remove) or aadd (deadline and ID pairs to add, after the
+-- sentinel's pair), made on first use.
 local function active_later(kind, q)
   local per = bag(kind)
   local list = per[q]
   if not list then
-    list = {}
+    list = kind == 'aadd' and {READY.A_SCORE, READY.A_MEMBER} or {}
     per[q] = list
     local order = bag('aq')
     if not order[q] then

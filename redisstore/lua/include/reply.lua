@@ -119,7 +119,7 @@ local function queues_reply(out)
     out[n + 2] = redis.call('HGET', K_QUEUES, q) == '1' and '1' or ''
     out[n + 3] = fmt(READY.count(q) + redis.call('ZCARD', qkey(q, 'kr')))
     out[n + 4] = fmt(redis.call('ZCARD', qkey(q, 'd')))
-    out[n + 5] = fmt(redis.call('ZCARD', qkey(q, 'a')))
+    out[n + 5] = fmt(READY.active_count(q))
     local s = qstate(q)
     out[n + 6] = s.c or '0'
     out[n + 7] = s.rl or ''

@@ -7,12 +7,13 @@
 --!include signal_end.lua
 --!include cancel.lua
 
--- due_until reads the first max + 1 members of sorted set k with their
--- scores and returns those due by now (at most max), the score of the
--- first one not taken (nil when there is none), and the scores (strings)
--- of those taken.
-local function due_until(k, max)
-  local r = redis.call('ZRANGEBYSCORE', k, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
+-- due_until reads the first max + 1 members of sorted set k (scored
+-- below top when given: a lease set's sentinel is not read, queue.lua)
+-- with their scores and returns those due by now (at most max), the score
+-- of the first one not taken (nil when there is none), and the scores
+-- (strings) of those taken.
+local function due_until(k, max, top)
+  local r = redis.call('ZRANGEBYSCORE', k, '-inf', top or '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(max + 1))
   local due, at = {}, {}
   for x = 1, #r, 2 do
     local t = tonumber(r[x + 1])
@@ -37,7 +38,7 @@ local function sweep(q, max, res, max_leases, max_due)
   if h and (h == 'none' or tonumber(h) > NOW) then return end
   local ak = qkey(q, 'a')
   active_flush(q)
-  local due, na = due_until(ak, max_leases or max)
+  local due, na = due_until(ak, max_leases or max, READY.A_BELOW)
   for _, id in ipairs(due) do
     local j = load_job(id)
     if j and job_state(j) == 'running' then

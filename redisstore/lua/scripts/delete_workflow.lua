@@ -1,6 +1,6 @@
 -- weir3_delete_workflow: Removes an ended workflow and its jobs at once, as
 -- the expiry of its retention would: its keys, its listing members and its
--- expiry entry (spec/states.md, DeleteWorkflow). Its jobs' members of
+-- expiry entry and its ID in P wf:id (spec/states.md, DeleteWorkflow). Its jobs' members of
 -- their queues' ended lists stay until trimmed; a listing skips them.
 --
 -- KEYS[1]  partition prefix (call.lua)
@@ -32,6 +32,7 @@ end
 local m = wf_member(w)
 redis.call('UNLINK', w.key, w.pkey, w.skey, wf_ikey(w), wf_nkey(w))
 redis.call('ZREM', K_WF, m)
+redis.call('ZREM', P .. 'wf:id', id)
 redis.call('ZREM', P .. 'wf:' .. st, m)
 redis.call('ZREM', K_EXPIRY, 'w:' .. st .. ':' .. m)
 finalize()

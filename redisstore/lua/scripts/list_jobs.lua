@@ -108,8 +108,11 @@ if list == 'ready' then
     if #found <= limit then collect(qkey(q, 'r'), stage == 3 and cursor or '', '', p0) end
     if #found <= limit then collect(qkey(q, 'kr'), '', 'k') end
   end
-elseif list == 'delayed' or list == 'running' then
-  collect(qkey(q, ({delayed = 'd', running = 'a'})[list]), cursor, '')
+elseif list == 'delayed' then
+  collect(qkey(q, 'd'), cursor, '')
+elseif list == 'running' then
+  -- below the lease set's sentinel (queue.lua)
+  collect(qkey(q, 'a'), cursor, '', nil, READY.A_BELOW)
 else
   local k = qkey(q, list)
   -- below the sentinel, 65 '~' (lists.lua), which sorts after every member

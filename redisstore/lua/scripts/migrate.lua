@@ -19,6 +19,15 @@
 -- queue whose zset still holds jobs (other priorities) gets q:<q>:s z = 1.
 -- After the last queue, P mig becomes P seq3 (without mq) and P seq the
 -- string "3". A dry run writes nothing and counts with ZCOUNT.
+-- The index of workflow IDs (P wf:id, spec/keys.md): a partition of
+-- protocol 3 whose seq hash has now but not ix (written before the index
+-- existed, or converted from protocol 2 by the steps above) gets it built
+-- by steps of its own while the partition stays in use: each adds the IDs
+-- of at most ARGV[4] members of P wf, in order from the cursor (seq hash
+-- field ixc, the last member done), and the last sets ix = 1 and drops
+-- ixc. A call of this build keeps the index itself from then on (a submit
+-- adds its ID, a delete or the expiry sweep removes it), so members added
+-- or removed meanwhile are right whichever side of the cursor they are.
 --
 -- KEYS[1]  partition prefix (call.lua)
 -- ARGV[1..3] test now, retention, largest backoff (call.lua; unused)
@@ -29,17 +38,22 @@
 -- ARGV[7]  "1": move the ready jobs of priority 0 to the ready lists; ""
 --          converts the seq hash and the marker only (a build whose claim
 --          does not read the ready lists yet: redisstore readyListLayout)
--- Reply:   {state, moved, queues, flagged, next}: state "was3" (protocol 3
---          already), "none" (nothing written in the partition: a real run
---          wrote the marker), "more" (stopped at queue next; run again),
---          "done" (this step finished the partition), "counter" (nothing
---          written: queue next's push counter passed 2^40, so its
---          priority-0 jobs cannot be told from their scores) or "odd"
---          (P seq is neither a string nor a hash and no migration is under
---          way: not written by weir; nothing written); moved the ready
---          jobs moved (a dry run: that would move), queues the queues
---          finished, flagged those of them whose zset keeps other
---          priorities.
+-- Reply:   {state, moved, queues, flagged, next, indexed}: state "was3"
+--          (protocol 3 already, its index of IDs built), "none" (nothing
+--          written in the partition: a real run wrote the marker), "more"
+--          (stopped at queue next; run again), "done" (this step finished
+--          the conversion; the index steps follow), "index" (an index step
+--          stopped at member next; run again), "indexed" (this index step
+--          finished the index), "counter" (nothing written: queue next's
+--          push counter passed 2^40, so its priority-0 jobs cannot be told
+--          from their scores) or "odd" (P seq is neither a string nor a
+--          hash and no migration is under way: not written by weir;
+--          nothing written); moved the ready jobs moved (a dry run: that
+--          would move), queues the queues finished, flagged those of them
+--          whose zset keeps other priorities; indexed the IDs an index step
+--          added (a dry run: the members of P wf an index build would read,
+--          counted when the conversion ends or in a partition of protocol 3
+--          without ix).
 --
 --!include call.lua
 --!include text.lua
@@ -49,12 +63,35 @@ allow_full()
 local K_MARK, K_MIG = P .. 'seq', P .. 'mig'
 local step = tonumber(ARGV[4])
 local dry = ARGV[5] == '1'
-local reply = function(state, moved, queues, flagged, nxt)
-  return {state, fmt(moved), fmt(queues), fmt(flagged), nxt}
+local reply = function(state, moved, queues, flagged, nxt, indexed)
+  return {state, fmt(moved), fmt(queues), fmt(flagged), nxt, fmt(indexed or 0)}
 end
 
 local mark = redis.pcall('GET', K_MARK)
-if type(mark) == 'string' then return reply('was3', 0, 0, 0, '') end
+if type(mark) == 'string' then
+  -- protocol 3: an index step when the index of IDs is not built yet
+  local v = redis.call('HMGET', K_SEQ, 'now', 'ix', 'ixc')
+  if not v[1] or v[2] == '1' then return reply('was3', 0, 0, 0, '') end
+  if dry then return reply('was3', 0, 0, 0, '', redis.call('ZCARD', K_WF)) end
+  local lo = '-'
+  if v[3] then lo = '(' .. v[3] end
+  local ms = redis.call('ZRANGEBYLEX', K_WF, lo, '+', 'LIMIT', '0', fmt(step))
+  for i = 1, #ms, 500 do
+    local args = {}
+    for x = i, math.min(i + 499, #ms) do
+      args[#args + 1] = '0'
+      args[#args + 1] = string.sub(ms[x], 17)
+    end
+    redis.call('ZADD', P .. 'wf:id', unpack(args))
+  end
+  if #ms == step then
+    redis.call('HSET', K_SEQ, 'ixc', ms[#ms])
+    return reply('index', 0, 0, 0, ms[#ms], #ms)
+  end
+  redis.call('HDEL', K_SEQ, 'ixc')
+  redis.call('HSET', K_SEQ, 'ix', '1')
+  return reply('indexed', 0, 0, 0, '', #ms)
+end
 local migrating = redis.call('EXISTS', K_MIG) == 1
 if not mark and not migrating then
   if not dry then redis.call('SET', K_MARK, '3') end
@@ -125,4 +162,8 @@ if not dry then
   redis.call('DEL', K_MARK)
   redis.call('SET', K_MARK, '3')
 end
-return reply('done', moved, queues, flagged, '')
+-- the index of IDs: built by the next steps (above); a dry run counts
+-- what they would read
+local indexed = 0
+if dry then indexed = redis.call('ZCARD', K_WF) end
+return reply('done', moved, queues, flagged, '', indexed)

@@ -58,6 +58,9 @@ for _ = 1, tonumber(nextarg()) do
       -- stale elements), the rest of q:<q>:r, then the keyed ready jobs
       ids = READY.all_ids(q)
       append(ids, redis.call('ZRANGE', qkey(q, 'kr'), '0', '-1'))
+    elseif kind == 'a' then
+      -- the leases, below the lease set's sentinel (queue.lua)
+      ids = redis.call('ZRANGEBYSCORE', qkey(q, 'a'), '-inf', READY.A_BELOW)
     else
       ids = redis.call('ZRANGE', qkey(q, kind), '0', '-1')
     end

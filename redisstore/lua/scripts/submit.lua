@@ -109,6 +109,7 @@ else
 end
 local member = pad15(NOW) .. ':' .. id
 redis.call('ZADD', K_WF, '0', member)
+redis.call('ZADD', P .. 'wf:id', '0', id)
 redis.call('ZADD', P .. 'wf:running', '0', member)
 local w = wf_found(id, key, 'running', false, NOW_S, false)
 EV.add('workflow_submitted', id, 0, '')
