@@ -346,7 +346,7 @@ func (s *server) keysLeft(ctx context.Context) (int, error) {
 
 // clean deletes every key of the run's namespace.
 func (s *server) clean(ctx context.Context) error {
-	if err := rediskeys.Delete(ctx, s.admin, s.keyPattern(), false); err != nil {
+	if err := rediskeys.Delete(ctx, s.admin, s.keyPattern()); err != nil {
 		return fmt.Errorf("SCAN and DEL: %w", err)
 	}
 	return nil

@@ -131,6 +131,10 @@ return out
 
 type qsets struct{ r, d, a map[string]float64 }
 
+// leaseSentinel is the member, 65 "~", that a batch write of a lease set
+// adds to keep it a skiplist (spec/keys.md, q:<queue>:a): not a lease.
+var leaseSentinel = strings.Repeat("~", 65)
+
 // CheckStore reads namespace ns of the Redis behind rdb, following
 // spec/keys.md, in one atomic snapshot (a read-only EVAL), cross-checks
 // ended workflows with the store's GetWorkflow API, and checks weir's store
@@ -159,6 +163,23 @@ type qsets struct{ r, d, a map[string]float64 }
 // A namespace of several partitions (spec/partitions.md) is checked
 // partition by partition, each in one snapshot.
 func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*InvariantReport, error) {
+	return CheckStoreWith(ctx, rdb, ns, CheckOptions{})
+}
+
+// CheckOptions are CheckStoreWith's settings.
+type CheckOptions struct {
+	// Now, when not zero, is the clock of a namespace whose stores run on a
+	// test clock (redisstore.Options.Clock): the check takes it for the
+	// server's TIME (a workflow whose retention passed by it is gone), reads
+	// the ended workflows with a store on it, and wants of an ended plain
+	// job its entry in the expiry index (j:<id>) instead of a TTL, and of
+	// an ended workflow no TTL: such a store gives an ended record no
+	// PEXPIREAT, its expiry index alone removes it (spec/keys.md, P expiry).
+	Now time.Time
+}
+
+// CheckStoreWith is CheckStore with options.
+func CheckStoreWith(ctx context.Context, rdb redis.UniversalClient, ns string, o CheckOptions) (*InvariantReport, error) {
 	if ns == "" {
 		ns = "default"
 	}
@@ -170,12 +191,16 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 		return nil, fmt.Errorf("faults: partitions: %w", err)
 	}
 	rep := &InvariantReport{TaskStates: map[string]int{}}
-	store, err := redisstore.New(rdb, redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: n}})
+	opts := redisstore.Options{Namespace: ns, Config: engine.Config{Partitions: n}}
+	if !o.Now.IsZero() {
+		opts.Clock = func() time.Time { return o.Now }
+	}
+	store, err := redisstore.New(rdb, opts)
 	if err != nil {
 		return nil, err
 	}
 	for p := range n {
-		if err := checkPartition(ctx, rdb, store, rep, redisstore.PartitionPrefix(ns, p, n)); err != nil {
+		if err := checkPartition(ctx, rdb, store, rep, redisstore.PartitionPrefix(ns, p, n), o); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +208,7 @@ func CheckStore(ctx context.Context, rdb redis.UniversalClient, ns string) (*Inv
 }
 
 // checkPartition adds to rep what one partition, of key prefix P, shows.
-func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string) error {
+func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redisstore.Store, rep *InvariantReport, P string, o CheckOptions) error {
 	argv := append([]any{P}, anySlice(wfStates)...)
 	raw, err := rdb.Eval(ctx, snapshotScript, []string{P + "seq3"}, argv...).Slice()
 	if err != nil {
@@ -193,6 +218,10 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		return fmt.Errorf("faults: snapshot has %d parts", len(raw))
 	}
 	now, _ := strconv.ParseInt(str(raw[0]), 10, 64)
+	testClock := !o.Now.IsZero()
+	if testClock {
+		now = o.Now.UnixMilli()
+	}
 
 	qs := map[string]*qsets{}
 	for _, x := range list(raw[1]) {
@@ -203,7 +232,11 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		// and the live elements of the list of priority 0 (q:<q>:l): of an
 		// ID with a stale count k (q:<q>:lx), the first k are stale
 		checkList(rep, str(q[0]), strs(q[5]), strs(q[6]), str(q[7]), r)
-		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: scores(q[3])}
+		a := scores(q[3])
+		// the lease set's sentinel (spec/keys.md, q:<queue>:a), which a
+		// batch write of the set adds, is no lease
+		delete(a, leaseSentinel)
+		qs[str(q[0])] = &qsets{r: r, d: scores(q[2]), a: a}
 	}
 	members := strs(raw[2])
 	stateIdx := map[string]map[string]bool{}
@@ -302,7 +335,7 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 		}
 		sb := str(w[2])
 		rep.Tasks += len(sb)
-		checkWorkflow(rep, id, m, h, sb, ttls, stateIdx, expiry, checkJob)
+		checkWorkflow(rep, id, m, h, sb, ttls, testClock, stateIdx, expiry, checkJob)
 		// a deadline marker exactly while the workflow has a deadline, runs
 		// and its cancel was not requested (spec/states.md, Deadline)
 		if _, q, ok := strings.Cut(h["t1"], "|"); ok {
@@ -372,11 +405,15 @@ func checkPartition(ctx context.Context, rdb redis.UniversalClient, store *redis
 				rep.addf("live plain job %s has a TTL (%d ms)", id, ttl)
 			}
 		case "completed", "failed", "cancelled":
-			if ttl, _ := j[2].(int64); ttl > 0 {
-				rep.addf("plain job %s ended %s has a TTL (%d ms)", id, st, ttl)
-			}
-			if !inBucket[id] {
-				rep.addf("plain job %s ended %s without a retention bucket entry", id, st)
+			// a retention bucket entry (protocol 3 since buckets), or, for a
+			// job ended before them (a migrated namespace), its expiry
+			// entry j:<id> or a TTL
+			ttl, _ := j[2].(int64)
+			switch {
+			case inBucket[id] && ttl > 0:
+				rep.addf("plain job %s ended %s has a retention bucket entry and a TTL (%d ms)", id, st, ttl)
+			case !inBucket[id] && !expiry["j:"+id] && (testClock || ttl <= 0):
+				rep.addf("plain job %s ended %s without a retention bucket entry (nor an expiry entry j:%s or a TTL from before buckets)", id, st, id)
 			}
 			if h["en"] == "" {
 				rep.addf("plain job %s ended without en", id)
@@ -450,7 +487,7 @@ func scores(v any) map[string]float64 {
 }
 
 func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string, sb string,
-	ttls [4]int64, stateIdx map[string]map[string]bool, expiry map[string]bool,
+	ttls [4]int64, testClock bool, stateIdx map[string]map[string]bool, expiry map[string]bool,
 	checkJob func(id, queue, state string, get func(string) (string, bool))) {
 	st := h["st"]
 	n, _ := strconv.Atoi(h["n"])
@@ -573,7 +610,7 @@ func checkWorkflow(rep *InvariantReport, id, member string, h map[string]string,
 		}
 		for k, suf := range []string{"", ":s", ":i", ":p"} {
 			ttl := ttls[k]
-			if ttl == -2 { // key absent (:p with no payloads)
+			if ttl == -2 || testClock { // key absent (:p with no payloads), or no TTL on a test clock
 				continue
 			}
 			if ttl <= 0 {

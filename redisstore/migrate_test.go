@@ -20,7 +20,6 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/engine"
-	"github.com/weirflow/weir/internal/rediskeys"
 	"github.com/weirflow/weir/internal/redistest"
 )
 
@@ -61,9 +60,7 @@ func (f p2Fixture) of(ns string) p2Fixture {
 func loadP2(t testing.TB, rdb redis.UniversalClient, f p2Fixture, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	// a key a DEL: a namespace of several partitions spans several slots
-	// of a cluster node (redistest.Clean deletes one slot's keys at once)
-	clean := func() { _ = rediskeys.Delete(context.Background(), rdb, rediskeys.Namespace(ns), false) }
+	clean := func() { redistest.Clean(context.Background(), rdb, ns) }
 	clean()
 	t.Cleanup(clean)
 	for k, v := range f.of(ns) {
@@ -290,6 +287,21 @@ func refusedEverything(t testing.TB, s *Store) {
 	wantNeedsMigration(t, "expire", err)
 }
 
+// refusedEarly wants calls of a store that began on the namespace before
+// protocol 2 wrote it (its first call read no marker, so only its Lua reads
+// the partition's) refused: partition 0, which weir migrate converts last,
+// is protocol 2's or under way.
+func refusedEarly(t testing.TB, s *Store) {
+	t.Helper()
+	_, err := s.Queues(bg)
+	wantNeedsMigration(t, "queues of a store begun before", err)
+	_, err = s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "late", Queue: "zero"}})
+	wantNeedsMigration(t, "enqueue of a store begun before", err)
+	_, err = s.Claim(bg, engine.ClaimParams{Queues: []string{"zero"}, Max: 1, Lease: time.Minute})
+	wantNeedsMigration(t, "claim of a store begun before", err)
+	wantNeedsMigration(t, "worker removal of a store begun before", s.RemoveWorker(bg, "w1"))
+}
+
 // TestStoreRefusesProtocol2: a store of protocol 3 refuses every call to
 // a namespace that protocol 2 wrote (the fixture), with ErrNeedsMigration
 // naming weir migrate, and writes nothing: at its first call (the
@@ -315,10 +327,7 @@ func TestStoreRefusesProtocol2(t *testing.T) {
 				t.Fatalf("the fixture did not load as written:\n%s", d)
 			}
 			refusedEverything(t, p2Store(t, rdb, x.ns))
-			_, err := early.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "late", Queue: "zero"}})
-			wantNeedsMigration(t, "enqueue of a store begun before", err)
-			_, err = early.Claim(bg, engine.ClaimParams{Queues: []string{"zero"}, Max: 1, Lease: time.Minute})
-			wantNeedsMigration(t, "claim of a store begun before", err)
+			refusedEarly(t, early)
 			if d := diffNS(dumpNS(t, rdb, x.ns), before); d != "" {
 				t.Fatalf("a refused call wrote:\n%s", d)
 			}
@@ -374,6 +383,12 @@ func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
 	f := readP2Fixture(t)
 	for _, x := range p2Namespaces {
 		t.Run(x.ns, func(t *testing.T) {
+			// a store that began on the namespace while it was empty
+			early := p2StoreOn(t, rdb, x.ns, path)
+			redistest.Clean(bg, rdb, x.ns)
+			if _, err := early.Queues(bg); err != nil {
+				t.Fatal(err)
+			}
 			loadP2(t, rdb, f, x.ns)
 			want, moved, queues, flagged, indexed := migratedP2(f, x.ns)
 			s := p2StoreOn(t, rdb, x.ns, path)
@@ -396,6 +411,7 @@ func migrateP2(t *testing.T, rdb redis.UniversalClient, path CallPath) {
 				t.Fatalf("first run: %+v, %v", r1, err)
 			}
 			refusedEverything(t, p2Store(t, rdb, x.ns))
+			refusedEarly(t, early)
 			for _, k := range f.of(x.ns) {
 				if strings.HasSuffix(k.Key, "}:seq") {
 					err := rdb.HMGet(bg, k.Key, "now", "gc", "lease").Err()

@@ -23,9 +23,9 @@ func newMigrateCmd(g *globalFlags) *cobra.Command {
 		Short: "Convert a namespace written by an older weir (protocol 2) to this build's protocol",
 		Long: "weir migrate converts the namespace from protocol 2 (weir before the protocol marker) to\n" +
 			"protocol 3, which this build speaks (docs/upgrading.md, spec/protocol3.md): each partition's\n" +
-			"seq hash takes protocol 3's name and, where the build's claim reads the ready lists, every\n" +
-			"queue's ready jobs of the default priority move there in claim order. It runs in bounded steps, each one Lua\n" +
-			"call in one partition that moves at most --step jobs; a run stopped (Ctrl-C, a crash) goes\n" +
+			"seq hash takes protocol 3's name and every queue's ready jobs of the default priority move\n" +
+			"to its ready list in claim order. It runs in bounded steps, each one Lua call in one\n" +
+			"partition that moves at most --step jobs; a run stopped (Ctrl-C, a crash, kill -9) goes\n" +
 			"on where it stopped when run again. Then, and on a namespace of protocol 3 written before the\n" +
 			"index of workflow IDs (weir ls --prefix reads it), it builds that index, --step workflows a\n" +
 			"call, while the namespace stays in use. On a namespace of protocol 3 with its index it does\n" +

@@ -182,5 +182,5 @@ func CleanupNamespace(t testing.TB, rdb redis.UniversalClient, ns string) {
 // Clean deletes the keys of namespace ns (every primary of a cluster). An
 // error is not reported: what it leaves on a test server is harmless.
 func Clean(ctx context.Context, rdb redis.UniversalClient, ns string) {
-	_ = rediskeys.Delete(ctx, rdb, rediskeys.Namespace(ns), true)
+	_ = rediskeys.Delete(ctx, rdb, rediskeys.Namespace(ns))
 }

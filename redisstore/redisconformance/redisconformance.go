@@ -66,7 +66,7 @@ func NewStoreOptions(prefix string, base redisstore.Options, budget int, rdb red
 				t.Fatal(err)
 			}
 		}
-		return &Store{Store: s, rdb: rdb, ns: ns, oneSlot: cfg.PartitionCount() == 1}
+		return &Store{Store: s, rdb: rdb, ns: ns}
 	}
 }
 
@@ -88,9 +88,6 @@ type Store struct {
 	*redisstore.Store
 	rdb redis.UniversalClient
 	ns  string
-	// oneSlot: the namespace has one partition, so its keys share a hash
-	// slot (spec/partitions.md)
-	oneSlot bool
 }
 
 var (
@@ -107,12 +104,12 @@ func (s *Store) Observe(ctx context.Context, workflows, jobs, queues []string) (
 // Close deletes the keys of the store's namespace, every partition's
 // (the partitions' keys are in as many slots).
 func (s *Store) Close() error {
-	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns), s.oneSlot)
+	return rediskeys.Delete(context.Background(), s.rdb, rediskeys.Namespace(s.ns))
 }
 
 // Clean deletes the keys of every namespace NewStore(rdb, prefix) made.
 func Clean(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
-	return rediskeys.Delete(ctx, rdb, "weir:{"+prefix+"-*", false)
+	return rediskeys.Delete(ctx, rdb, "weir:{"+prefix+"-*")
 }
 
 // Count returns how many keys the namespaces of NewStore(rdb, prefix)
