@@ -18,7 +18,8 @@ import (
 type builtLua struct {
 	// scripts holds, by transition name, the script EVALSHA runs: its
 	// include files, each once and after the files it includes, then the
-	// transition's file.
+	// transition's file; of the include files' top-level definitions only
+	// those the script names (luaPrune).
 	scripts map[string]string
 	// libName is the function library's name, weir<protocol>_<12 hex of
 	// the SHA-1 of its text>, and library its text for FUNCTION LOAD
@@ -103,8 +104,18 @@ func newLuaBuild(fsys fs.FS, defs []scriptDef) (*luaBuild, error) {
 	return b, nil
 }
 
-// script builds the script of transition name, one of newLuaBuild's defs.
+// script builds the script of transition name, one of newLuaBuild's defs:
+// its include files and its own file, without the definitions it does not
+// name (luaPrune), its top-level locals declared in the order that costs
+// each call least (luaHoistLocals).
 func (b *luaBuild) script(name string) string {
+	src, _ := luaPrune(b.whole(name))
+	return luaHoistLocals(src)
+}
+
+// whole builds the script of transition name with every definition of its
+// include files, as the library has them.
+func (b *luaBuild) whole(name string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := b.order[name]

@@ -94,11 +94,11 @@ func TestLuaInlinesConstants(t *testing.T) {
 		"include/k.lua": &fstest.MapFile{Data: []byte("local F_A = 'a' -- the a field\nlocal NOT_CONST = 1 + N\nlocal N = 64 -- a number\n")},
 		"scripts/s.lua": &fstest.MapFile{Data: []byte("--!include k.lua\nx(F_A, XF_A, F_AB, N) -- F_A\nlocal F_B = 'b'\ny(F_B)")},
 	}
-	b, err := buildLua(src, []scriptDef{{name: "s"}})
+	b, err := newLuaBuild(src, []scriptDef{{name: "s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := b.scripts["s"]
+	got := b.whole("s") // before pruning (TestLuaPruneKeepsWhatIsNamed)
 	_, body, _ := strings.Cut(got, "-- ---- include/k.lua\n")
 	want := "local NOT_CONST = 1 + 64\n\n-- ---- scripts/s.lua\n--!include k.lua\nx('a', XF_A, F_AB, 64) -- F_A\ny('b')\n"
 	if body != want {
