@@ -35,9 +35,8 @@
 --          looks at (1 to 1,000)
 -- ARGV[5]  "1": a dry run (nothing written), "" otherwise
 -- ARGV[6]  a dry run's cursor: the queue to go on from ("" the first)
--- ARGV[7]  "1": move the ready jobs of priority 0 to the ready lists; ""
---          converts the seq hash and the marker only (a build whose claim
---          does not read the ready lists yet: redisstore readyListLayout)
+-- ARGV[7]  "1" (what redisstore passes): move the ready jobs of priority 0
+--          to the ready lists; "" converts the seq hash and the marker only
 -- Reply:   {state, moved, queues, flagged, next, indexed}: state "was3"
 --          (protocol 3 already, its index of IDs built), "none" (nothing
 --          written in the partition: a real run wrote the marker), "more"
