@@ -143,6 +143,32 @@ func fastTaskCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
 	for len(cs) > 0 {
 		cs = finish(cs, 1, "qc")
 	}
+
+	// the chain step on its own path (fast_chain.lua), each chain alone in
+	// its queue and stopped after one step, the task it handed over left
+	// running (so that the step's state bytes stay in the keyspace): with
+	// payloads and a trace context; a dependent whose index is not next to
+	// the finished one's; and the finished task in another queue than the
+	// claim's (the hand-off of fast_finish.lua instead)
+	submit(engine.Plan{ID: "rv", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qr", Payload: []byte("pa")},
+		{Name: "b", Queue: "qr", After: []string{"a"}, Payload: []byte("pb")},
+		{Name: "c", Queue: "qr", After: []string{"b"}, Payload: []byte("pc")},
+	}}, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	finish(claim(1, "qr"), 1, "qr")
+	submit(engine.Plan{ID: "gp", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qg"},
+		{Name: "x", Queue: "qy"},
+		{Name: "b", Queue: "qg", After: []string{"a"}},
+		{Name: "c", Queue: "qg", After: []string{"b"}},
+	}}, "")
+	finish(claim(1, "qg"), 1, "qg")
+	submit(engine.Plan{ID: "oq", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qa1"},
+		{Name: "b", Queue: "qb1", After: []string{"a"}},
+		{Name: "c", Queue: "qb1", After: []string{"b"}},
+	}}, "")
+	finish(claim(1, "qa1"), 1, "qb1")
 	return log
 }
 

@@ -31,6 +31,7 @@
 --!include finalize.lua
 --!include dynamic.lua
 --!include fast_finish.lua
+--!include fast_chain.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
@@ -55,12 +56,18 @@ if c > 6 + 9 * k then
     return redis.error_reply(e)
   end
 end
+local max = tonumber(ARGV[c + 1])
+-- a chain step (fast_chain.lua): one outcome and a claim of one job from
+-- one queue, run whole on its own fast path when its case holds
+if k == 1 and max == 1 and #ARGV == c + 5 and c == 15 then
+  local r = FF.chain(ARGV, c)
+  if r then return r end
+end
 local out = {'0'}
 local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
-local max = tonumber(ARGV[c + 1])
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
