@@ -68,6 +68,9 @@ local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
+-- cd: outcomes from this one on that the fan-in's count-down settled
+-- (fast_finish.lua's FF.countdown), their Settled in out
+local cd = 0
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
@@ -75,7 +78,14 @@ for x = 0, k - 1 do
   -- the claim's first queue, to which the last outcome may hand the task
   -- it promotes (fast_task.lua)
   if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
-  if FF.finish(out, ARGV, b) then
+  if cd == 0 and x < k - 1 then
+    cd = FF.countdown(out, ARGV, x, k)
+    if cd > 0 then settled = true end
+  end
+  if cd > 0 then
+    cd = cd - 1
+    s = true
+  elseif FF.finish(out, ARGV, b) then
     -- settled on its fast path (fast_finish.lua), its Settled in out
     settled, s = true, true
   else
