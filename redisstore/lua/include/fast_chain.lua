@@ -5,8 +5,8 @@
 -- hand-off and fast_task.lua's FF.lease_task write for that step, and
 -- returns the same reply, in straight-line code: the reads first (the
 -- awaiters' ZCARD, the queue's state, EXISTS of its list, one HMGET of the
--- finished task's and the workflow's fields, one of the dependent's, its
--- payload), then the writes, without the claim's loop, the hand-off's
+-- finished task's and the workflow's fields with the next task's, one of
+-- the dependent's when it is another, its payload), then the writes, without the claim's loop, the hand-off's
 -- table, the gathered HSET or per-call bags.
 --
 --!include call.lua
@@ -60,8 +60,14 @@ function FF.chain(A, c)
   local key = P .. 'w:' .. wid
   local t = 't' .. is
   local p = t .. '.'
+  -- with the dependent's fields when it is the next task (a chain's
+  -- tasks listed in order), so that the step reads its hash once
+  local nx = fmt(tonumber(is) + 1)
+  local d = 't' .. nx
+  local dp = d .. '.'
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING)
+    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dp .. F_OPEN, d,
+    dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR, dp .. F_EXPIRIES)
   local a, spec, dn = v[10], v[11], v[12]
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
     not spec or not dn or (v[9] and string.match(v[9], '^[^ ]*') == tok) or BUDGET < 1 then
@@ -77,10 +83,15 @@ function FF.chain(A, c)
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
   local rem = tonumber(v[14])
   if pr ~= '0' or dq ~= q or not rem or rem < 2 then return nil end
-  local d = 't' .. ds
-  local dp = d .. '.'
-  local u = redis.call('HMGET', key, dp .. F_OPEN, d, dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR,
-    dp .. F_EXPIRIES)
+  local u
+  if ds == nx then
+    u = {v[15], v[16], v[17], v[18], v[19], v[20], v[21], v[22]}
+  else
+    d = 't' .. ds
+    dp = d .. '.'
+    u = redis.call('HMGET', key, dp .. F_OPEN, d, dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR,
+      dp .. F_EXPIRIES)
+  end
   local dspec = u[2]
   if u[1] ~= '1' or not dspec or u[4] ~= is or u[5] or string.match(dspec, '^[^|]*|([^|]*)') ~= q then return nil end
   local pkey = key .. ':p'
