@@ -69,8 +69,11 @@ local done = k
 -- happened (it would have settled it) and its claim left no record
 local settled = false
 -- cd: outcomes from this one on that the fan-in's count-down settled
--- (fast_finish.lua's FF.countdown), their Settled in out
+-- (fast_finish.lua's FF.countdown), their Settled in out; tried in a call
+-- of several outcomes whose first is a task's (a batch of plain jobs pays
+-- nothing for it)
 local cd = 0
+local cdt = k > 1 and string.find(ARGV[5], '/', 1, true)
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
@@ -78,7 +81,7 @@ for x = 0, k - 1 do
   -- the claim's first queue, to which the last outcome may hand the task
   -- it promotes (fast_task.lua)
   if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
-  if cd == 0 and x < k - 1 then
+  if cdt and cd == 0 and x < k - 1 then
     cd = FF.countdown(out, ARGV, x, k)
     if cd > 0 then settled = true end
   end
