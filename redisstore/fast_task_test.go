@@ -143,6 +143,32 @@ func fastTaskCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
 	for len(cs) > 0 {
 		cs = finish(cs, 1, "qc")
 	}
+
+	// the chain step on its own path (fast_chain.lua), each chain alone in
+	// its queue and stopped after one step, the task it handed over left
+	// running (so that the step's state bytes stay in the keyspace): with
+	// payloads and a trace context; a dependent whose index is not next to
+	// the finished one's; and the finished task in another queue than the
+	// claim's (the hand-off of fast_finish.lua instead)
+	submit(engine.Plan{ID: "rv", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qr", Payload: []byte("pa")},
+		{Name: "b", Queue: "qr", After: []string{"a"}, Payload: []byte("pb")},
+		{Name: "c", Queue: "qr", After: []string{"b"}, Payload: []byte("pc")},
+	}}, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	finish(claim(1, "qr"), 1, "qr")
+	submit(engine.Plan{ID: "gp", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qg"},
+		{Name: "x", Queue: "qy"},
+		{Name: "b", Queue: "qg", After: []string{"a"}},
+		{Name: "c", Queue: "qg", After: []string{"b"}},
+	}}, "")
+	finish(claim(1, "qg"), 1, "qg")
+	submit(engine.Plan{ID: "oq", Tasks: []engine.TaskSpec{
+		{Name: "a", Queue: "qa1"},
+		{Name: "b", Queue: "qb1", After: []string{"a"}},
+		{Name: "c", Queue: "qb1", After: []string{"b"}},
+	}}, "")
+	finish(claim(1, "qa1"), 1, "qb1")
 	return log
 }
 
@@ -232,5 +258,62 @@ func TestChainHandOffReadsNoReadySet(t *testing.T) {
 	// the lease set's and the completed list's
 	if n, _ := st.Sum("zadd"); n != 2 {
 		t.Errorf("%d ZADD in the step, want 2 (the lease set's and the completed list's, none of the ready set)", n)
+	}
+	// the chain step's own path (fast_chain.lua): the dependent's open count
+	// and the workflow's rem written in the step's HSET
+	if n, _ := st.Sum("hincrby"); n != 0 {
+		t.Errorf("%d HINCRBY in the step, want 0 (the open count and rem in its one HSET)", n)
+	}
+	if n, _ := st.Sum("hset"); n != 3 {
+		t.Errorf("%d HSET in the step, want 3 (the workflow's, the queue state's, the seq hash's)", n)
+	}
+}
+
+// TestFanInCountDown: a finish of a fan-in's 10 roots (fast_finish.lua's
+// FF.countdown) settles the first 9 with one HMGET, one HGET and one HSET
+// of the workflow's hash, and the 10th, which promotes the join, on
+// FF.task (an HMGET, the two HINCRBY, an HSET), where each root took an
+// HMGET, two HINCRBY and an HSET; the join is promoted and the workflow
+// completes as before. On a redis-server of the test's own.
+func TestFanInCountDown(t *testing.T) {
+	e := newPrivateEnv(t, engine.DefaultConfig())
+	s := e.store
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: cpuPlan("f", 11, true)}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"qf"}, Max: 10, Lease: time.Minute})
+	if err != nil || len(cs) != 10 {
+		t.Fatalf("claim: %d %v", len(cs), err)
+	}
+	var outs []engine.Outcome
+	for _, c := range cs {
+		outs = append(outs, engine.Outcome{JobID: c.Job.ID, Token: c.Lease.Token, Kind: engine.OutcomeCompleted})
+	}
+	if err := e.rdb.ConfigResetStat(bg).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := s.Finish(bg, engine.FinishParams{Outcomes: outs})
+	if err != nil || len(fr.Settled) != 10 {
+		t.Fatalf("finish: %+v %v", fr, err)
+	}
+	for i, st := range fr.Settled {
+		if st.Err != nil || st.State != weir.Completed || (i < 9) != (len(st.Pushed) == 0) {
+			t.Fatalf("settled %d: %+v", i, st)
+		}
+	}
+	st := redistest.CommandStats(t, e.rdb)
+	if n, _ := st.Sum("hincrby"); n != 2 {
+		t.Errorf("%d HINCRBY, want 2 (the 10th root's)", n)
+	}
+	if n, _ := st.Sum("hmget", "hget"); n != 5 {
+		t.Errorf("%d HMGET and HGET, want 5 (the seq hash's, the count-down's two, the 10th root's and its queue state's)", n)
+	}
+	j, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"qf"}, Max: 1, Lease: time.Minute})
+	if err != nil || len(j) != 1 || j[0].Job.ID != "f/t10" || len(j[0].Deps) != 10 {
+		t.Fatalf("the join's claim: %+v %v", j, err)
+	}
+	done, err := s.Finish(bg, engine.FinishParams{Outcomes: []engine.Outcome{{JobID: j[0].Job.ID, Token: j[0].Lease.Token, Kind: engine.OutcomeCompleted}}})
+	if err != nil || done.Settled[0].WorkflowState != weir.WorkflowCompleted {
+		t.Fatalf("the join's finish: %+v %v", done, err)
 	}
 }

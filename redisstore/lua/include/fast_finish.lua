@@ -304,3 +304,134 @@ function FF.task(out, id, tok, result, s1)
   out[n + 7] = fmt(np)
   return true
 end
+
+-- FF.countdown settles, on the fan-in's count-down path, the outcomes of
+-- finish.lua's ARGV A from index x (of k) that are completed tasks of one
+-- workflow in a row, each with one dependent, the same for all (a
+-- fan-in's roots and their join), as FF.task would one by one: those
+-- whose ends leave the dependent's open count and the workflow's rem
+-- above 0 (no promotion, no completion: the outcome that brings either to
+-- 0 is FF.task's). One HMGET of the workflow's fields and every task's,
+-- one HGET of the open count, one HSET of every task's fields with the
+-- open count and rem written with their new values (FF.task: an HMGET,
+-- two HINCRBY and an HSET a task); the events, state bytes, lease-set
+-- removals, ended-list members and Settled as FF.task's. Returns how many
+-- outcomes it settled, 0 (having written nothing) when fewer than 2.
+function FF.countdown(out, A, x, k)
+  if not FAST or PENDING or RETENTION <= 0 then return 0 end
+  local b = 5 + 9 * x
+  local id = A[b]
+  local s1 = string.find(id, '/', 1, true)
+  if not s1 then return 0 end
+  local wid = string.sub(id, 1, s1 - 1)
+  local pre = wid .. '/'
+  -- the run: completed outcomes adding no tasks, of tasks of wid, each
+  -- once, at most the budget
+  local n, seen = 0, nil
+  while x + n < k and n < BUDGET do
+    local c = 5 + 9 * (x + n)
+    local cid = A[c]
+    if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, #pre) ~= pre or
+      string.find(cid, '/', #pre + 1, true) or not string.match(A[c + 1], '%.%d+$') then
+      break
+    end
+    seen = seen or {}
+    if seen[cid] then break end
+    seen[cid] = true
+    n = n + 1
+  end
+  if n < 2 then return 0 end
+  local jobs, wfs = CALL.jobs, CALL.wfs
+  if (wfs and wfs[wid] ~= nil) then return 0 end
+  local any = CALL.any_wait
+  if any == nil then
+    any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+  end
+  if any then return 0 end
+  local key = P .. 'w:' .. wid
+  local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
+  local idx = {}
+  for y = 0, n - 1 do
+    local is = string.match(A[5 + 9 * (x + y) + 1], '%.(%d+)$')
+    idx[y + 1] = is
+    local p = 't' .. is .. '.'
+    local m = #f
+    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
+      't' .. is, p .. F_DEPENDENTS, p .. 'w'
+  end
+  local v = redis.call('HMGET', key, unpack(f))
+  if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] then return 0 end
+  local rem = tonumber(v[8])
+  -- each task leased with its token, not a repeat, its name, no
+  -- concurrency key, one plain dependent, the same for all: the run ends
+  -- before the first that is not
+  local dn0, q0 = nil, nil
+  local m = 0
+  for y = 1, n do
+    local c = 5 + 9 * (x + y - 1)
+    local cid, tok = A[c], A[c + 1]
+    if jobs and jobs[cid] ~= nil then break end
+    local o = 8 + 6 * (y - 1)
+    local a, spec, dn = v[o + 3], v[o + 4], v[o + 5]
+    if v[o + 1] ~= tok or not a or not spec or not dn or (v[o + 2] and string.match(v[o + 2], '^[^ ]*') == tok) or
+      string.match(spec, '^[^|]*') ~= string.sub(cid, #pre + 1) then
+      break
+    end
+    if string.find(spec, ':', 1, true) and string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') then
+      break
+    end
+    if dn0 then
+      if dn ~= dn0 then break end
+    elseif not string.match(dn, '^%d+ [^ ;]+ [^ ;]+ %-?%d+$') then
+      break
+    end
+    dn0 = dn
+    m = y
+  end
+  if m < 2 or not rem then return 0 end
+  local ds = string.match(dn0, '^%d+')
+  local op = 't' .. ds .. '.' .. F_OPEN
+  local open = tonumber(redis.call('HGET', key, op))
+  if not open then return 0 end
+  -- no promotion, no completion
+  m = math.min(m, open - 1, rem - 1)
+  if m < 2 then return 0 end
+  BUDGET = BUDGET - m
+  local skey = key .. ':s'
+  local hs = {}
+  for y = 1, m do
+    local c = 5 + 9 * (x + y - 1)
+    local cid, tok = A[c], A[c + 1]
+    local o = 8 + 6 * (y - 1)
+    local a, spec = v[o + 3], v[o + 4]
+    local is = idx[y]
+    local p = 't' .. is .. '.'
+    active_remove_later(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    EV.add('completed', cid, a, '', v[o + 6])
+    FF.byte(skey, tonumber(is), 'c')
+    local h = #hs
+    hs[h + 1], hs[h + 2] = p .. F_ENDED, NOW_S
+    if A[c + 3] == '1' then
+      hs[#hs + 1] = p .. F_RESULT
+      hs[#hs + 1] = A[c + 4]
+    end
+    if tonumber(a) > 1 then
+      hs[#hs + 1] = p .. F_ERROR
+      hs[#hs + 1] = ''
+    end
+    h = #hs
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = p .. F_TOKEN, '', p .. F_LAST_SETTLED, tok .. ' completed 0 running 0'
+    FF.ended(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    local n0 = #out
+    out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
+      'running', '', '0'
+  end
+  local h = #hs
+  hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
+  redis.call('HSET', key, unpack(hs))
+  -- what FF.flush hands the claim: nothing (FF.task's last outcome
+  -- promoted nothing)
+  CALL.fw = nil
+  return m
+end

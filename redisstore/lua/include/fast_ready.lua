@@ -9,8 +9,13 @@
 -- FF.ready_empty reports whether queue q holds no unkeyed ready job and
 -- no stale element (spec/keys.md q:<q>:l): its list absent and z unset,
 -- so that a task pushed now would be alone and the claim's pop would
--- write nothing but the pop.
+-- write nothing but the pop. A call that FF.chain left (CALL.le: the
+-- queue whose list it found) is answered without a read, once.
 function FF.ready_empty(q)
+  -- FF.chain found q's list there, before this call wrote anything
+  local le = CALL.le
+  CALL.le = nil
+  if le == q then return false end
   local s = qstate(q)
   return not s.z and not s.x and redis.call('EXISTS', qkey(q, 'l')) == 0
 end

@@ -31,6 +31,7 @@
 --!include finalize.lua
 --!include dynamic.lua
 --!include fast_finish.lua
+--!include fast_chain.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
@@ -55,12 +56,24 @@ if c > 6 + 9 * k then
     return redis.error_reply(e)
   end
 end
+local max = tonumber(ARGV[c + 1])
+-- a chain step (fast_chain.lua): one outcome and a claim of one job from
+-- one queue, run whole on its own fast path when its case holds
+if k == 1 and max == 1 and #ARGV == c + 5 and c == 15 then
+  local r = FF.chain(ARGV, c)
+  if r then return r end
+end
 local out = {'0'}
 local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
 local settled = false
-local max = tonumber(ARGV[c + 1])
+-- cd: outcomes from this one on that the fan-in's count-down settled
+-- (fast_finish.lua's FF.countdown), their Settled in out; tried in a call
+-- of several outcomes whose first is a task's (a batch of plain jobs pays
+-- nothing for it)
+local cd = 0
+local cdt = k > 1 and string.find(ARGV[5], '/', 1, true)
 for x = 0, k - 1 do
   local b = 5 + 9 * x
   local id, tok = ARGV[b], ARGV[b + 1]
@@ -68,7 +81,14 @@ for x = 0, k - 1 do
   -- the claim's first queue, to which the last outcome may hand the task
   -- it promotes (fast_task.lua)
   if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
-  if FF.finish(out, ARGV, b) then
+  if cdt and cd == 0 and x < k - 1 then
+    cd = FF.countdown(out, ARGV, x, k)
+    if cd > 0 then settled = true end
+  end
+  if cd > 0 then
+    cd = cd - 1
+    s = true
+  elseif FF.finish(out, ARGV, b) then
     -- settled on its fast path (fast_finish.lua), its Settled in out
     settled, s = true, true
   else
