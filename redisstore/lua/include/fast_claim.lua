@@ -35,8 +35,17 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       -- seen earlier in the call: the general code
     elseif not string.find(id, '/', 1, true) then
       key = P .. 'j:' .. id
-      v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
-      if v.err or v[1] ~= 'queued' or not v[3] or plain_expired(v[2]) then v = nil end
+      -- claiming's fields, those only an attempt writes (end, error,
+      -- expiries) read when the record has an attempt: a record without
+      -- one is new (write_plain) or retried (retry_job.lua deletes them
+      -- with the attempt; a checkpoint stays, so ck is read)
+      v = redis.pcall('HMGET', key, F_STATE, F_SPEC, F_ATTEMPT, F_PAYLOAD, F_CREATED, 'ck', F_TRACE, F_READY)
+      if v.err or v[1] ~= 'queued' or not v[2] then
+        v = nil
+      elseif v[3] then
+        local w = redis.call('HMGET', key, F_ENDED, F_ERROR, F_EXPIRIES)
+        if plain_expired(w[1]) then v = nil else v[9], v[10] = w[2], w[3] end
+      end
     else
       c2 = FF.lease_task(id, dls, out, cnt)
     end
@@ -47,7 +56,7 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
     elseif v then
       cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
       local token = fmt(cnt) .. '-' .. nonce
-      local a = v[4]
+      local a = v[3]
       if a then a = fmt(tonumber(a) + 1) else a = '1' end
       redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls, 'w', CALL.wk)
       EV.add('started', id, a, '', CALL.wk)
@@ -59,23 +68,23 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       aadd[#aadd + 1] = id
       leased[#leased + 1] = id
       leased[#leased + 1] = token
-      local pay, ck = v[6], v[9]
+      local pay, ck = v[4], v[6]
       local m = #out
       out[m + 1] = id
-      out[m + 2] = v[3]
-      out[m + 3] = v[7] or '0'
+      out[m + 2] = v[2]
+      out[m + 3] = v[5] or '0'
       out[m + 4] = pay and '1' or ''
       out[m + 5] = pay or ''
       out[m + 6] = a
       out[m + 7] = token
       out[m + 8] = dls
-      out[m + 9] = v[5] or ''
-      out[m + 10] = v[8] or '0'
+      out[m + 9] = v[9] or ''
+      out[m + 10] = v[10] or '0'
       out[m + 11] = '0'
       out[m + 12] = ck and '1' or ''
       out[m + 13] = ck or ''
-      if v[10] then out[#out + 1] = '@t' .. v[10] end
-      if v[11] then out[#out + 1] = '@r' .. v[11] end
+      if v[7] then out[#out + 1] = '@t' .. v[7] end
+      if v[8] then out[#out + 1] = '@r' .. v[8] end
       n = n + 1
     else
       -- the general code, with the counter where it reads it and the

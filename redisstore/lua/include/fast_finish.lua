@@ -122,15 +122,19 @@ end
 -- neither a concurrency key nor a unique key held until its end.
 function FF.plain(out, id, tok, result)
   local key = P .. 'j:' .. id
-  local v = redis.call('HMGET', key, F_TOKEN, F_LAST_SETTLED, F_ATTEMPT, F_SPEC, F_STATE, F_ENDED, 'w')
-  local spec, a = v[4], v[3]
-  if v[1] ~= tok or not v[5] or v[6] or not spec or not a or (v[2] and string.match(v[2], '^[^ ]*') == tok) or
-    string.find(spec, '|K', 1, true) or (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
+  -- the token decides: a record that holds it is there (its state, end
+  -- and last finish unread), running and not ended (settle.lua clears
+  -- the token with every end, and writes the last finish only then), and
+  -- its lease is not finished (a lease's token is new: the lease counter's)
+  local v = redis.call('HMGET', key, F_TOKEN, F_ATTEMPT, F_SPEC, 'w')
+  local spec, a = v[3], v[2]
+  if v[1] ~= tok or not spec or not a or string.find(spec, '|K', 1, true) or
+    (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
     return false
   end
   local q = string.match(spec, '^[^|]*')
   active_remove_later(q, id)
-  EV.add('completed', id, a, '', v[7])
+  EV.add('completed', id, a, '', v[4])
   -- a later attempt clears the error of the failed one before it
   if tonumber(a) > 1 then
     if result then
