@@ -35,9 +35,9 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       -- seen earlier in the call: the general code
     elseif not string.find(id, '/', 1, true) then
       key = P .. 'j:' .. id
-      -- claiming's fields, those only an attempt writes (end, error,
-      -- expiries) read when the record has an attempt: a record without
-      -- one is new (write_plain) or retried (retry_job.lua deletes them
+      -- claiming's fields, its end, error and expiries read only when the
+      -- record has an attempt: a queued record without one has none of
+      -- them, new (write_plain) or retried (retry_job.lua deletes them
       -- with the attempt; a checkpoint stays, so ck is read)
       v = redis.pcall('HMGET', key, F_STATE, F_SPEC, F_ATTEMPT, F_PAYLOAD, F_CREATED, 'ck', F_TRACE, F_READY)
       if v.err or v[1] ~= 'queued' or not v[2] then
