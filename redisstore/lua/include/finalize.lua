@@ -25,7 +25,7 @@
 -- absent for unknown), so that a call sweeps only when something is due.
 -- W is a bucket's width in ms; EXPIRE the records an expire call (the
 -- workers' periodic sweep) may remove, so that removal goes on while
--- nothing ends.
+-- nothing ends. gs and gn: XB.gc's last gc read and its number.
 local XB = {W = 60000, EXPIRE = 500}
 
 -- XB.note lowers the seq hash's gc to at.
@@ -91,7 +91,13 @@ end
 -- is left alone. Then it stores the next gc.
 function XB.gc()
   local g = seq_get('gc')
-  if g == 'none' or (g and tonumber(g) > NOW) then return end
+  if g == 'none' then return end
+  if g then
+    -- gc's number, kept from the last call (of a library) that read the
+    -- same gc (XB.gs, XB.gn): a tonumber costs some 2,000 instructions
+    if g ~= XB.gs then XB.gs, XB.gn = g, tonumber(g) end
+    if XB.gn > NOW then return end
+  end
   local left = CALL.gc_max or GC_MAX + 2 * (CALL.xn or 0)
   local del = {}
   -- job removes plain job id when its record is due: ended, and its end
@@ -197,10 +203,12 @@ local function expire_records()
 end
 
 -- finalize writes everything the call gathered; every write call ends
--- with it, and publishes last.
+-- with it, and publishes last. What the call did not gather (a bag never
+-- made) is skipped without a call or a loop: each costs hundreds of
+-- instructions, and a fast path's call gathers few.
 local function finalize()
   -- the writes first: a SET of a state string would drop a TTL given before
-  states_flush()
+  if CALL.sdirty then states_flush() end
   -- leases that ended free slots of a queue with a concurrency limit: a
   -- claim blocked on it may take jobs again
   local arm = CALL.arm
@@ -209,52 +217,66 @@ local function finalize()
       if arm[q] and qstate(q).c then wake(q, #arm[q]) end
     end
   end
-  active_flush_all()
-  local pub = expire_records()
-  if CALL.xb then XB.flush() end
-  list_ended()
+  if CALL.aq then active_flush_all() end
+  local pub = EMPTY
+  if CALL.ended_w or CALL.ended_j then
+    pub = expire_records()
+    if CALL.xb then XB.flush() end
+    list_ended()
+  elseif CALL.xb then
+    XB.flush()
+  end
   -- wake-up lists: a clear is needed only while the list may hold tokens
   -- (seq field k:<q>); tokens only while a claim may be blocked on the
   -- queue (w:<q> ahead of now), for its first push, or with the test clock
   -- (whose now need not follow real time)
   local dels, pushes
-  for q in pairs(CALL.wake_del or EMPTY) do
-    if qstate(q).k ~= '0' then
-      dels = dels or {}
-      dels[#dels + 1] = q
-      qs_set(q, 'k', '0')
+  if CALL.wake_del then
+    for q in pairs(CALL.wake_del) do
+      if qstate(q).k ~= '0' then
+        dels = dels or {}
+        dels[#dels + 1] = q
+        qs_set(q, 'k', '0')
+      end
     end
   end
-  local wake, new = CALL.wake or EMPTY, CALL.wake_new or EMPTY
-  for _, q in ipairs(wake) do
-    local n = wake[q]
-    if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
-    -- a queue whose rate limit refuses every start until later (rate.lua)
-    if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
-    if n > 0 then
-      pushes = pushes or {}
-      pushes[#pushes + 1] = q
-      pushes[q] = math.min(n, 1000)
-      qs_set(q, 'k', '1')
+  local wake = CALL.wake
+  if wake then
+    local new = CALL.wake_new or EMPTY
+    for _, q in ipairs(wake) do
+      local n = wake[q]
+      if n > 0 and TEST_NOW == '' and not new[q] and (tonumber(qstate(q).w) or 0) < NOW then n = 0 end
+      -- a queue whose rate limit refuses every start until later (rate.lua)
+      if n > 0 and qstate(q).rl and RATE.held(q) then n = 0 end
+      if n > 0 then
+        pushes = pushes or {}
+        pushes[#pushes + 1] = q
+        pushes[q] = math.min(n, 1000)
+        qs_set(q, 'k', '1')
+      end
     end
   end
   -- a drain call leaves the removals to other calls: the finish whose
   -- cascade it goes on with may still answer repeats of the workflow's
   -- jobs (finish.lua, KEEP)
-  if not CALL.no_gc then XB.gc() end
-  qs_flush()
+  if not CALL.no_gc and SEQ.gc ~= 'none' then XB.gc() end
+  if CALL.qs then qs_flush() end
   seq_flush()
-  EV.flush()
+  if EV.l then EV.flush() end
   local u = CALL.unlink
   if u then
     for i = 1, #u, 1000 do redis.call('UNLINK', unpack(u, i, math.min(i + 999, #u))) end
   end
-  for _, q in ipairs(dels or EMPTY) do redis.call('DEL', qkey(q, 'w')) end
-  for _, q in ipairs(pushes or EMPTY) do
-    local toks = {}
-    for i = 1, pushes[q] do toks[i] = '1' end
-    local k = qkey(q, 'w')
-    if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
+  if dels then
+    for _, q in ipairs(dels) do redis.call('DEL', qkey(q, 'w')) end
+  end
+  if pushes then
+    for _, q in ipairs(pushes) do
+      local toks = {}
+      for i = 1, pushes[q] do toks[i] = '1' end
+      local k = qkey(q, 'w')
+      if redis.call('LPUSH', k, unpack(toks)) > 2000 then redis.call('LTRIM', k, '0', '999') end
+    end
   end
   for i = 1, #pub, 2 do redis.call('PUBLISH', pub[i], pub[i + 1]) end
   -- running tasks a sweep's deadline asked to stop (cancel.lua), as
