@@ -249,40 +249,66 @@ func (c *callgrindServer) instructions(tb testing.TB) float64 {
 const cpuKeys = 20
 
 func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer, queues []string, maxes []int, per int, plain bool) {
+	b.ResetTimer()
+	measureClients(b, rdb, cg, len(queues), "", func(c int) int {
+		cp := engine.ClaimParams{Queues: []string{queues[c]}, Max: maxes[c], Lease: time.Minute}
+		done := 0
+		if plain {
+			key := ""
+			if strings.HasPrefix(queues[c], "k") {
+				key = "t"
+			}
+			if !enqueuePlain(b, s, queues[c], queues[c]+"-", key, per) {
+				return 0
+			}
+		}
+		for done < per {
+			n, _ := drain(b, s, cp)
+			if n == 0 {
+				break
+			}
+			done += n
+		}
+		return done
+	})
+}
+
+// enqueuePlain enqueues n plain jobs on queue, 100 a call, job k with ID
+// prefix+k and, when key is not empty, concurrency key key+(k mod
+// cpuKeys); it reports whether all went in (else it reported the error).
+func enqueuePlain(b *testing.B, s *Store, queue, prefix, key string, n int) bool {
+	for i := 0; i < n; i += 100 {
+		var ps []engine.EnqueueParams
+		for k := i; k < min(i+100, n); k++ {
+			j := engine.JobSpec{ID: prefix + strconv.Itoa(k), Queue: queue}
+			if key != "" {
+				j.Key = key + strconv.Itoa(k%cpuKeys)
+			}
+			ps = append(ps, engine.EnqueueParams{Job: j})
+		}
+		if _, err := s.EnqueueBatch(bg, ps); err != nil {
+			b.Error(err)
+			return false
+		}
+	}
+	return true
+}
+
+// measureClients runs work(c) for clients c at once and reports the
+// server's cost per unit, the sum of what the works return, as meter's
+// report does with prefix. It does not reset the benchmark's timer, which
+// would clear the metrics reported before.
+func measureClients(b *testing.B, rdb *redis.Client, cg *callgrindServer, clients int, prefix string, work func(c int) int) {
 	m := startMeter(b, rdb, cg)
 	var mu sync.Mutex
 	units := 0
 	var wg sync.WaitGroup
-	b.ResetTimer()
-	for c := range queues {
+	b.StartTimer()
+	for c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cp := engine.ClaimParams{Queues: []string{queues[c]}, Max: maxes[c], Lease: time.Minute}
-			done := 0
-			if plain {
-				for i := 0; i < per; i += 100 {
-					var ps []engine.EnqueueParams
-					for k := i; k < min(i+100, per); k++ {
-						j := engine.JobSpec{ID: queues[c] + "-" + strconv.Itoa(k), Queue: queues[c]}
-						if strings.HasPrefix(queues[c], "k") {
-							j.Key = "t" + strconv.Itoa(k%cpuKeys)
-						}
-						ps = append(ps, engine.EnqueueParams{Job: j})
-					}
-					if _, err := s.EnqueueBatch(bg, ps); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}
-			for done < per {
-				n, _ := drain(b, s, cp)
-				if n == 0 {
-					break
-				}
-				done += n
-			}
+			done := work(c)
 			mu.Lock()
 			units += done
 			mu.Unlock()
@@ -290,7 +316,7 @@ func measureUnits(b *testing.B, rdb *redis.Client, s *Store, cg *callgrindServer
 	}
 	wg.Wait()
 	b.StopTimer()
-	m.report(b, float64(units))
+	m.reportAs(b, prefix, float64(units))
 }
 
 // meter measures what a server spends from startMeter to report.
@@ -315,16 +341,19 @@ func startMeter(b *testing.B, rdb *redis.Client, cg *callgrindServer) *meter {
 
 // report reports the server's cost per unit since startMeter: cpu-us,
 // script-us, cmds and, under callgrind, instr.
-func (m *meter) report(b *testing.B, units float64) {
+func (m *meter) report(b *testing.B, units float64) { m.reportAs(b, "", units) }
+
+// reportAs is report with prefix before each metric's name.
+func (m *meter) reportAs(b *testing.B, prefix string, units float64) {
 	if m.cg != nil {
-		b.ReportMetric(m.cg.instructions(b)/units, "instr")
+		b.ReportMetric(m.cg.instructions(b)/units, prefix+"instr")
 	}
 	cpu := serverCPU(b, m.rdb) - m.cpu0
 	stats := redistest.CommandStats(b, m.rdb)
 	_, usec := stats.Sum(redistest.ScriptCommands...)
-	b.ReportMetric(cpu/units, "cpu-us")
-	b.ReportMetric(usec/units, "script-us")
-	b.ReportMetric(float64(stats.Measured().Calls())/units, "cmds")
+	b.ReportMetric(cpu/units, prefix+"cpu-us")
+	b.ReportMetric(usec/units, prefix+"script-us")
+	b.ReportMetric(float64(stats.Measured().Calls())/units, prefix+"cmds")
 }
 
 // cpuPlan is a chain of n tasks, or with fanin n-1 roots joined by a last
@@ -350,20 +379,39 @@ func cpuPlan(id string, n int, fanin bool) engine.Plan {
 // of WEIR_CALLGRIND, flushed, else a private redis-server) and a store on
 // it with path, its library loaded.
 func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindServer) {
-	var rdb *redis.Client
+	rdb, cg := cpuServer(b, true)
+	return rdb, cpuOpen(b, rdb, path), cg
+}
+
+// cpuServer returns the server a CPU benchmark measures: the callgrind one
+// of WEIR_CALLGRIND (flushed first and last when flush), else a private
+// redis-server.
+func cpuServer(b *testing.B, flush bool) (*redis.Client, *callgrindServer) {
 	cg := callgrindFromEnv()
-	if cg != nil {
-		// no read timeout: a server under callgrind runs some fifty times
-		// slower, and 16 clients' calls queue on it; a call that timed out
-		// and ran again would count its work twice
-		rdb = redis.NewClient(&redis.Options{Addr: cg.addr, ReadTimeout: -1})
-		b.Cleanup(func() { rdb.FlushAll(bg); rdb.Close() })
+	if cg == nil {
+		return privateRedis(b), nil
+	}
+	// no read timeout: a server under callgrind runs some fifty times
+	// slower, and 16 clients' calls queue on it; a call that timed out
+	// and ran again would count its work twice
+	rdb := redis.NewClient(&redis.Options{Addr: cg.addr, ReadTimeout: -1})
+	b.Cleanup(func() {
+		if flush {
+			rdb.FlushAll(bg)
+		}
+		rdb.Close()
+	})
+	if flush {
 		if err := rdb.FlushAll(bg).Err(); err != nil {
 			b.Fatal(err)
 		}
-	} else {
-		rdb = privateRedis(b)
 	}
+	return rdb, cg
+}
+
+// cpuOpen opens the store of namespace "cpu" on rdb with path and loads
+// its library.
+func cpuOpen(b *testing.B, rdb *redis.Client, path CallPath) *Store {
 	// WEIR_PARTITIONS=N measures on a namespace of N partitions
 	// (spec/partitions.md): the same units, routed, split and rotated
 	parts := 0
@@ -388,5 +436,5 @@ func cpuStore(b *testing.B, path CallPath) (*redis.Client, *Store, *callgrindSer
 			b.Fatal(err)
 		}
 	}
-	return rdb, s, cg
+	return s
 }
