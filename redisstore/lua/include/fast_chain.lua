@@ -71,9 +71,10 @@ function FF.chain(A, c)
   local nx = fmt(i + 1)
   local d = 't' .. nx
   local dp = d .. '.'
+  -- (the names of fields the step writes too, made once)
+  local ptk, pls, dpa, dpo = p .. F_TOKEN, p .. F_LAST_SETTLED, dp .. F_ATTEMPT, dp .. F_OPEN
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dp .. F_OPEN, d,
-    dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR, dp .. F_EXPIRIES)
+    ptk, pls, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
   local a, spec, dn, ls = v[10], v[11], v[12], v[9]
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
     not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
@@ -95,18 +96,18 @@ function FF.chain(A, c)
     qstate(q, sv)
     return nil
   end
-  local u
-  if ds == nx then
-    u = {v[15], v[16], v[17], v[18], v[19], v[20], v[21], v[22]}
-  else
+  -- the dependent's open count, spec, attempt, dependencies, checkpoint
+  -- flag and the trace context: at u[o + 1 .. o + 6]
+  local u, o = v, 14
+  if ds ~= nx then
     d = 't' .. ds
     dp = d .. '.'
-    u = redis.call('HMGET', key, dp .. F_OPEN, d, dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR,
-      dp .. F_EXPIRIES)
+    dpa, dpo = dp .. F_ATTEMPT, dp .. F_OPEN
+    u, o = redis.call('HMGET', key, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE), 0
   end
-  local dspec = u[2]
+  local dspec = u[o + 2]
   local dnq = dname .. '|' .. q .. '|'
-  if u[1] ~= '1' or not dspec or u[4] ~= is or u[5] or string.sub(dspec, 1, #dnq) ~= dnq then
+  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or string.sub(dspec, 1, #dnq) ~= dnq then
     qstate(q, sv)
     return nil
   end
@@ -125,29 +126,34 @@ function FF.chain(A, c)
   local token = fmt(cnt) .. '-' .. nonce .. '.' .. ds
   local worker = A[c + 4]
   local wk = NOW_S .. ' ' .. worker
-  local da, e, xp = u[3], nil, nil
-  if da and da ~= '0' then e, xp = u[7], u[8] end
+  -- an attempt after the first: its last error and expiries for the
+  -- reply, read only then
+  local da, e, xp = u[o + 3], nil, nil
+  if da and da ~= '0' then
+    local ex = redis.call('HMGET', key, dp .. F_ERROR, dp .. F_EXPIRIES)
+    e, xp = ex[1], ex[2]
+  end
   if da then da = fmt(tonumber(da) + 1) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
   local lsn = tok .. ' completed 0 running 0 ' .. did .. ' ' .. q
   local remS = fmt(rem - 1)
   if tonumber(a) > 1 then
     if result then
-      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, p .. F_TOKEN,
-        '', p .. F_LAST_SETTLED, lsn, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
-        dp .. F_OPEN, '0', W_REMAINING, remS)
+      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, ptk,
+        '', pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
+        dpo, '0', W_REMAINING, remS)
     else
-      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_ERROR, '', dp .. F_READY, rd, p .. F_TOKEN, '', p .. F_LAST_SETTLED,
-        lsn, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dp .. F_OPEN, '0', W_REMAINING,
+      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_ERROR, '', dp .. F_READY, rd, ptk, '', pls,
+        lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dpo, '0', W_REMAINING,
         remS)
     end
   elseif result then
-    redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, dp .. F_READY, rd, p .. F_TOKEN, '',
-      p .. F_LAST_SETTLED, lsn, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
-      dp .. F_OPEN, '0', W_REMAINING, remS)
+    redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, dp .. F_READY, rd, ptk, '',
+      pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
+      dpo, '0', W_REMAINING, remS)
   else
-    redis.call('HSET', key, p .. F_ENDED, NOW_S, dp .. F_READY, rd, p .. F_TOKEN, '', p .. F_LAST_SETTLED, lsn,
-      dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dp .. F_OPEN, '0', W_REMAINING,
+    redis.call('HSET', key, p .. F_ENDED, NOW_S, dp .. F_READY, rd, ptk, '', pls, lsn,
+      dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dpo, '0', W_REMAINING,
       remS)
   end
   -- the state bytes: the finished task's c, the dependent's r (a
@@ -173,7 +179,7 @@ function FF.chain(A, c)
   FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
   local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
     pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', ''}
-  if u[6] then out[#out + 1] = '@t' .. u[6] end
+  if u[o + 6] then out[#out + 1] = '@t' .. u[o + 6] end
   out[#out + 1] = '@r' .. rd
   return out
 end
