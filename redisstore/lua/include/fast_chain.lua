@@ -43,17 +43,22 @@ function FF.chain(A, c)
   if not is then return nil end
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return nil end
-  -- the control reads: awaiters (kept for the general code), the queue
+  -- the control reads: awaiters (kept for the general code), the queue's
+  -- state (kept for the general code when the step leaves: qstate)
   local any = redis.call('ZCARD', P .. 'wait:any') > 0
   CALL.any_wait = any
   if any then return nil end
-  local s = qstate(q)
-  local h = s.n
-  if not s.w or s.p == '1' or s.c or s.rl or s.z or s.x or not h or (h ~= 'none' and tonumber(h) <= NOW) then
+  local qp = P .. 'q:' .. q .. ':'
+  local sk = qp .. 's'
+  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
+  local h = sv[3]
+  if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or (h ~= 'none' and tonumber(h) <= NOW) then
+    qstate(q, sv)
     return nil
   end
   if redis.call('EXISTS', qkey(q, 'l')) == 1 then
     -- FF.ready_empty's answer for the general code
+    qstate(q, sv)
     CALL.le = q
     return nil
   end
@@ -62,38 +67,50 @@ function FF.chain(A, c)
   local p = t .. '.'
   -- with the dependent's fields when it is the next task (a chain's
   -- tasks listed in order), so that the step reads its hash once
-  local nx = fmt(tonumber(is) + 1)
+  local i = tonumber(is)
+  local nx = fmt(i + 1)
   local d = 't' .. nx
   local dp = d .. '.'
+  -- (the names of fields the step writes too, made once)
+  local ptk, pls, dpa, dpo = p .. F_TOKEN, p .. F_LAST_SETTLED, dp .. F_ATTEMPT, dp .. F_OPEN
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dp .. F_OPEN, d,
-    dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR, dp .. F_EXPIRIES)
-  local a, spec, dn = v[10], v[11], v[12]
+    ptk, pls, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
+  local a, spec, dn, ls = v[10], v[11], v[12], v[9]
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
-    not spec or not dn or (v[9] and string.match(v[9], '^[^ ]*') == tok) or BUDGET < 1 then
+    not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
+    qstate(q, sv)
     return nil
   end
-  -- its name and queue, no concurrency key (keyed.lua's job_ckey)
-  local sn, sq = string.match(spec, '^([^|]*)|([^|]*)|')
-  if sn ~= name or sq ~= q or (string.find(spec, ':', 1, true) and
+  -- its name and queue (a spec starts "<name>|<queue>|"), no concurrency
+  -- key (keyed.lua's job_ckey)
+  local nq = name .. '|' .. q .. '|'
+  if string.sub(spec, 1, #nq) ~= nq or (string.find(spec, ':', 1, true) and
     string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|')) then
+    qstate(q, sv)
     return nil
   end
   -- one dependent, of the default priority, in q
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
   local rem = tonumber(v[14])
-  if pr ~= '0' or dq ~= q or not rem or rem < 2 then return nil end
-  local u
-  if ds == nx then
-    u = {v[15], v[16], v[17], v[18], v[19], v[20], v[21], v[22]}
-  else
+  if pr ~= '0' or dq ~= q or not rem or rem < 2 then
+    qstate(q, sv)
+    return nil
+  end
+  -- the dependent's open count, spec, attempt, dependencies, checkpoint
+  -- flag and the trace context: at u[o + 1 .. o + 6]
+  local u, o = v, 14
+  if ds ~= nx then
     d = 't' .. ds
     dp = d .. '.'
-    u = redis.call('HMGET', key, dp .. F_OPEN, d, dp .. F_ATTEMPT, dp .. F_DEPS, dp .. 'ck', F_TRACE, dp .. F_ERROR,
-      dp .. F_EXPIRIES)
+    dpa, dpo = dp .. F_ATTEMPT, dp .. F_OPEN
+    u, o = redis.call('HMGET', key, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE), 0
   end
-  local dspec = u[2]
-  if u[1] ~= '1' or not dspec or u[4] ~= is or u[5] or string.match(dspec, '^[^|]*|([^|]*)') ~= q then return nil end
+  local dspec = u[o + 2]
+  local dnq = dname .. '|' .. q .. '|'
+  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or string.sub(dspec, 1, #dnq) ~= dnq then
+    qstate(q, sv)
+    return nil
+  end
   local pkey = key .. ':p'
   local pay = redis.call('HGET', pkey, ds)
   -- the writes: the finished task's end, the dependent's promotion and
@@ -107,66 +124,127 @@ function FF.chain(A, c)
   local cnt = (tonumber(SEQ.lease) or 0) + 1
   local nonce = A[c + 3]
   local token = fmt(cnt) .. '-' .. nonce .. '.' .. ds
-  local wk = NOW_S .. ' ' .. A[c + 4]
-  local da, e, xp = u[3], nil, nil
-  if da and da ~= '0' then e, xp = u[7], u[8] end
+  local worker = A[c + 4]
+  local wk = NOW_S .. ' ' .. worker
+  -- an attempt after the first: its last error and expiries for the
+  -- reply, read only then
+  local da, e, xp = u[o + 3], nil, nil
+  if da and da ~= '0' then
+    local ex = redis.call('HMGET', key, dp .. F_ERROR, dp .. F_EXPIRIES)
+    e, xp = ex[1], ex[2]
+  end
   if da then da = fmt(tonumber(da) + 1) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
-  local ls = tok .. ' completed 0 running 0 ' .. did .. ' ' .. q
+  local lsn = tok .. ' completed 0 running 0 ' .. did .. ' ' .. q
   local remS = fmt(rem - 1)
   if tonumber(a) > 1 then
     if result then
-      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, p .. F_TOKEN,
-        '', p .. F_LAST_SETTLED, ls, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
-        dp .. F_OPEN, '0', W_REMAINING, remS)
+      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, ptk,
+        '', pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
+        dpo, '0', W_REMAINING, remS)
     else
-      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_ERROR, '', dp .. F_READY, rd, p .. F_TOKEN, '', p .. F_LAST_SETTLED,
-        ls, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dp .. F_OPEN, '0', W_REMAINING,
+      redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_ERROR, '', dp .. F_READY, rd, ptk, '', pls,
+        lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dpo, '0', W_REMAINING,
         remS)
     end
   elseif result then
-    redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, dp .. F_READY, rd, p .. F_TOKEN, '',
-      p .. F_LAST_SETTLED, ls, dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
-      dp .. F_OPEN, '0', W_REMAINING, remS)
+    redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, dp .. F_READY, rd, ptk, '',
+      pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
+      dpo, '0', W_REMAINING, remS)
   else
-    redis.call('HSET', key, p .. F_ENDED, NOW_S, dp .. F_READY, rd, p .. F_TOKEN, '', p .. F_LAST_SETTLED, ls,
-      dp .. F_ATTEMPT, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dp .. F_OPEN, '0', W_REMAINING,
+    redis.call('HSET', key, p .. F_ENDED, NOW_S, dp .. F_READY, rd, ptk, '', pls, lsn,
+      dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk, dpo, '0', W_REMAINING,
       remS)
   end
   -- the state bytes: the finished task's c, the dependent's r (a
   -- dependent's index is above its dependencies')
-  local i, j = tonumber(is), tonumber(ds)
   local skey = key .. ':s'
-  if j == i + 1 then
+  if ds == nx then
     redis.call('SETRANGE', skey, fmt(i - 1), 'cr')
   else
     redis.call('SETRANGE', skey, fmt(i - 1), 'c')
-    redis.call('SETRANGE', skey, fmt(j - 1), 'r')
+    redis.call('SETRANGE', skey, fmt(tonumber(ds) - 1), 'r')
   end
   -- the lease set, the completed list (FF.ended, FF.flush), the claim
   -- record (claim_once)
-  local ak = qkey(q, 'a')
+  local ak = qp .. 'a'
   redis.call('ZREM', ak, id)
   redis.call('ZADD', ak, dls, did)
-  local ck = qkey(q, 'completed')
+  local ck = qp .. 'completed'
   redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0',
     pad15(NOW) .. ':' .. id)
   local cut = NOW - RETENTION + 1
   if cut > 0 then redis.call('ZREMRANGEBYLEX', ck, '-', '(' .. pad15(cut)) end
   redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms))
-  -- what finalize writes: the events, the list's push counter (FF.ready_hold),
-  -- the due hint (note_due), a wake-up token, the lease counter
-  EV.add('completed', id, a, '', v[13])
-  EV.add('queued', did, 0, '')
-  EV.add('started', did, da, '', wk)
-  qs_set(q, 'lt', (tonumber(s.lt) or 0) + 1)
-  if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
-  wake(q, 1)
-  seq_set('lease', cnt)
-  finalize()
+  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
   local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
     pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', ''}
-  if u[6] then out[#out + 1] = '@t' .. u[6] end
+  if u[o + 6] then out[#out + 1] = '@t' .. u[o + 6] end
   out[#out + 1] = '@r' .. rd
   return out
+end
+
+-- FF.chain_end writes what finalize writes after a chain step (queue q's
+-- state as read, sv; the finished task id of attempt a, its field w; the
+-- dependent did leased with attempt da by worker, its field w wk, until
+-- dl; the lease counter cnt): the events, the list's push counter
+-- (FF.ready_hold), the due hint (note_due), a wake-up token (only while a
+-- claim may be blocked on q, or with the test clock: finalize's rule) and
+-- the lease counter with the call's now. In the common case (no seq field
+-- changed before, no sweep of expired records due, events off or with the
+-- default cap) it writes them itself, without the bags; else through
+-- qstate, qs_set, wake, seq_set, EV.add and finalize.
+function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
+  local g = SEQ.gc
+  local ev = EV.cfg
+  if SEQ_DIRTY ~= EMPTY or SEQ.fresh or not (g == 'none' or (g and tonumber(g) > NOW)) or (ev and ev ~= 'off') then
+    qstate(q, sv)
+    EV.add('completed', id, a, '', w)
+    EV.add('queued', did, 0, '')
+    EV.add('started', did, da, '', wk)
+    qs_set(q, 'lt', (tonumber(sv[12]) or 0) + 1)
+    local h = sv[3]
+    if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
+    wake(q, 1)
+    seq_set('lease', cnt)
+    finalize()
+    return
+  end
+  local h = sv[3]
+  local lt = fmt((tonumber(sv[12]) or 0) + 1)
+  local tk = TEST_NOW ~= '' or (tonumber(sv[1]) or 0) >= NOW
+  local sk = P .. 'q:' .. q .. ':s'
+  if h == 'none' or dl < tonumber(h) then
+    if tk then
+      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl), 'k', '1')
+    else
+      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl))
+    end
+  elseif tk then
+    redis.call('HSET', sk, 'lt', lt, 'k', '1')
+  else
+    redis.call('HSET', sk, 'lt', lt)
+  end
+  if NOW > CLOCK_LAST then
+    redis.call('HSET', K_SEQ, 'lease', fmt(cnt), 'now', NOW_S)
+  else
+    redis.call('HSET', K_SEQ, 'lease', fmt(cnt))
+  end
+  if not ev then
+    -- EV.add's lines: the worker of a field w is what follows its first
+    -- space
+    local cw = w and string.match(w, ' (.+)$')
+    local e1
+    if cw then
+      e1 = 'completed ' .. id .. ' ' .. a .. ' 0  ' .. cw .. '\nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
+    else
+      e1 = 'completed ' .. id .. ' ' .. a .. ' 0 \nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
+    end
+    if worker ~= '' then e1 = e1 .. ' 0  ' .. worker else e1 = e1 .. ' 0 ' end
+    redis.call('XADD', P .. 'events', 'MAXLEN', '~', EV.MAXLEN, '*', 't', NOW_S, 'e', e1)
+  end
+  if tk then
+    local k = P .. 'q:' .. q .. ':w'
+    if redis.call('LPUSH', k, '1') > 2000 then redis.call('LTRIM', k, '0', '999') end
+  end
 end

@@ -23,13 +23,14 @@
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
 -- qstate returns queue q's state, read with one HMGET once per call (a
--- field absent is false); qs_set changes a field (false: delete it) for
--- qs_flush, which finalize calls.
-local function qstate(q)
+-- field absent is false), or taken from v, that HMGET's reply when the
+-- caller read it itself (fast_chain.lua); qs_set changes a field (false:
+-- delete it) for qs_flush, which finalize calls.
+local function qstate(q, v)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    local v = redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
+    v = v or redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
     s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9], z = v[10],
       x = v[11], lt = v[12]}
     all[q] = s
