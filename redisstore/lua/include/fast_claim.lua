@@ -38,7 +38,7 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       v = redis.pcall('HMGET', key, F_STATE, F_ENDED, F_SPEC, F_ATTEMPT, F_ERROR, F_PAYLOAD, F_CREATED, F_EXPIRIES, 'ck', F_TRACE, F_READY)
       if v.err or v[1] ~= 'queued' or not v[3] or plain_expired(v[2]) then v = nil end
     else
-      c2 = FF.lease_task(id, dls, out, cnt)
+      c2 = FF.lease_task(id, dls, out, cnt, got, k, step)
     end
     if c2 then
       -- a workflow's task, leased on its own fast path
