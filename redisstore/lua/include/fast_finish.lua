@@ -327,18 +327,20 @@ function FF.countdown(out, A, x, k)
   local pre = wid .. '/'
   -- the run: completed outcomes adding no tasks, of tasks of wid, each
   -- once, at most the budget
-  local n, seen = 0, nil
+  -- idx: their indexes (their tokens' ends)
+  local n, seen, idx = 0, {}, {}
   while x + n < k and n < BUDGET do
     local c = 5 + 9 * (x + n)
     local cid = A[c]
     if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, #pre) ~= pre or
-      string.find(cid, '/', #pre + 1, true) or not string.match(A[c + 1], '%.%d+$') then
+      string.find(cid, '/', #pre + 1, true) or seen[cid] then
       break
     end
-    seen = seen or {}
-    if seen[cid] then break end
+    local is = string.match(A[c + 1], '%.(%d+)$')
+    if not is then break end
     seen[cid] = true
     n = n + 1
+    idx[n] = is
   end
   if n < 2 then return 0 end
   local jobs, wfs = CALL.jobs, CALL.wfs
@@ -351,10 +353,8 @@ function FF.countdown(out, A, x, k)
   if any then return 0 end
   local key = P .. 'w:' .. wid
   local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
-  local idx = {}
   for y = 0, n - 1 do
-    local is = string.match(A[5 + 9 * (x + y) + 1], '%.(%d+)$')
-    idx[y + 1] = is
+    local is = idx[y + 1]
     local p = 't' .. is .. '.'
     local m = #f
     f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
@@ -407,7 +407,8 @@ function FF.countdown(out, A, x, k)
     local a, spec = v[o + 3], v[o + 4]
     local is = idx[y]
     local p = 't' .. is .. '.'
-    active_remove_later(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    local q = string.match(spec, '^[^|]*|([^|]*)')
+    active_remove_later(q, cid)
     EV.add('completed', cid, a, '', v[o + 6])
     FF.byte(skey, tonumber(is), 'c')
     local h = #hs
@@ -416,13 +417,13 @@ function FF.countdown(out, A, x, k)
       hs[#hs + 1] = p .. F_RESULT
       hs[#hs + 1] = A[c + 4]
     end
-    if tonumber(a) > 1 then
+    if a ~= '1' and tonumber(a) > 1 then
       hs[#hs + 1] = p .. F_ERROR
       hs[#hs + 1] = ''
     end
     h = #hs
     hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = p .. F_TOKEN, '', p .. F_LAST_SETTLED, tok .. ' completed 0 running 0'
-    FF.ended(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    FF.ended(q, cid)
     local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
       'running', '', '0'

@@ -135,8 +135,7 @@ function FF.lease_run(wid, key, got, k, step)
     local t = 't' .. is
     local p = t .. '.'
     local m = #f
-    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6], f[m + 7] = t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck',
-      p .. F_READY, p .. F_ERROR, p .. F_EXPIRIES
+    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5] = t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck', p .. F_READY
   end
   local v = redis.pcall('HMGET', key, unpack(f))
   if v.err then return nil end
@@ -147,7 +146,7 @@ function FF.lease_run(wid, key, got, k, step)
     if i then
       if not lo or i < lo then lo = i end
       if not hi or i > hi then hi = i end
-      local dp = v[4 + 7 * (y - 1) + 3]
+      local dp = v[4 + 5 * (y - 1) + 3]
       if dp and dp ~= '' then
         for d in string.gmatch(dp, '%d+') do
           d = tonumber(d)
@@ -213,7 +212,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   local is, v, o, S, lo, pay
   if pf then
     is = pf.is[y]
-    v, o, S, lo = pf.v, 4 + 7 * (y - 1), pf.S, pf.lo
+    v, o, S, lo = pf.v, 4 + 5 * (y - 1), pf.S, pf.lo
     local i = is and tonumber(is)
     -- its own byte queued (a task of the run leased before it is "r")
     if not i or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
@@ -233,7 +232,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     local t = 't' .. is
     local p = t .. '.'
     local w = redis.pcall('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, F_TRACE, t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck',
-      p .. F_READY, p .. F_ERROR, p .. F_EXPIRIES)
+      p .. F_READY)
     if w.err or not w[1] or (expired_at(w[2]) and not KEEP[wid]) or not w[5] or w[8] then return false end
     v, o = w, 4
   end
@@ -267,13 +266,17 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   end
   -- leased: the token (the counter, the call's nonce, the index), its
   -- attempt, and an error and expiry count left by an earlier attempt
+  -- (read only after one: a first attempt has neither)
   cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
   local token = fmt(cnt) .. '-' .. CALL.nonce .. '.' .. is
+  local p = 't' .. is .. '.'
   local a, e, xp = v[o + 2], nil, nil
-  if a and a ~= '0' then e, xp = v[o + 6], v[o + 7] end
+  if a and a ~= '0' then
+    local ex = redis.call('HMGET', key, p .. F_ERROR, p .. F_EXPIRIES)
+    e, xp = ex[1], ex[2]
+  end
   if a then a = fmt(tonumber(a) + 1) else a = '1' end
   if not pf then pay = redis.call('HGET', key .. ':p', is) end
-  local p = 't' .. is .. '.'
   local hs = h and h.hs
   if hs then
     -- one HSET with the finish's
