@@ -210,7 +210,7 @@ function FF.task(out, id, tok, result, s1)
     hs[3] = p .. F_RESULT
     hs[4] = result
   end
-  if tonumber(a) > 1 then
+  if a ~= '1' and tonumber(a) > 1 then
     hs[#hs + 1] = p .. F_ERROR
     hs[#hs + 1] = ''
   end
@@ -353,9 +353,13 @@ function FF.countdown(out, A, x, k)
   if any then return 0 end
   local key = P .. 'w:' .. wid
   local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
+  -- ps: each task's field prefix (its token's and last finish's names
+  -- are f's, written again below)
+  local ps = {}
   for y = 0, n - 1 do
     local is = idx[y + 1]
     local p = 't' .. is .. '.'
+    ps[y + 1] = p
     local m = #f
     f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
       't' .. is, p .. F_DEPENDENTS, p .. 'w'
@@ -405,8 +409,7 @@ function FF.countdown(out, A, x, k)
     local cid, tok = A[c], A[c + 1]
     local o = 8 + 6 * (y - 1)
     local a, spec = v[o + 3], v[o + 4]
-    local is = idx[y]
-    local p = 't' .. is .. '.'
+    local is, p = idx[y], ps[y]
     local q = string.match(spec, '^[^|]*|([^|]*)')
     active_remove_later(q, cid)
     EV.add('completed', cid, a, '', v[o + 6])
@@ -422,7 +425,7 @@ function FF.countdown(out, A, x, k)
       hs[#hs + 1] = ''
     end
     h = #hs
-    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = p .. F_TOKEN, '', p .. F_LAST_SETTLED, tok .. ' completed 0 running 0'
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2], tok .. ' completed 0 running 0'
     FF.ended(q, cid)
     local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',

@@ -168,7 +168,8 @@ function FF.lease_run(wid, key, got, k, step)
   for y = 1, n do is[y] = ix[y] or '0' end
   local pay = redis.pcall('HMGET', key .. ':p', unpack(is))
   if pay.err then return nil end
-  local pf = {wid = wid, got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo, pay = pay, r = {}}
+  local pf = {wid = wid, key = key, skey = key .. ':s', got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo,
+    pay = pay, r = {}}
   CALL.fpf = pf
   return pf
 end
@@ -184,24 +185,29 @@ end
 -- it there are read with it (FF.lease_run), and their leases written in
 -- one HSET.
 function FF.lease_task(id, dls, out, cnt, got, k, step)
-  local s1 = string.find(id, '/', 1, true)
-  local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
-  if string.find(name, '/', 1, true) then return false end
-  local wfs = CALL.wfs
-  if wfs and wfs[wid] ~= nil then return false end
-  local h = CALL.hand
-  if h and not (h.taken and h.id == id) then h = nil end
-  local key = P .. 'w:' .. wid
-  local skey = key .. ':s'
-  -- read with the tasks before it (y: its place in the run), or read now
-  -- with those after it
-  local pf, y = nil, nil
-  if not h and got then
-    pf = CALL.fpf
-    if pf and pf.got == got and pf.wid == wid and k > pf.k and (k - pf.k) % step == 0 and (k - pf.k) / step < pf.n then
-      y = (k - pf.k) / step + 1
-    else
-      pf = nil
+  local wid, name, key, skey, h
+  -- a task of the run FF.lease_run read (y: its place in it; a run is
+  -- two or more, so never a hand-off), or read now, alone or with the
+  -- tasks after it
+  local pf, y = CALL.fpf, nil
+  if pf and got and pf.got == got and k > pf.k and (k - pf.k) % step == 0 and (k - pf.k) / step < pf.n then
+    wid = pf.wid
+    local wfs = CALL.wfs
+    if wfs and wfs[wid] ~= nil then return false end
+    key, skey = pf.key, pf.skey
+    y = (k - pf.k) / step + 1
+  else
+    pf = nil
+    local s1 = string.find(id, '/', 1, true)
+    wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
+    if string.find(name, '/', 1, true) then return false end
+    local wfs = CALL.wfs
+    if wfs and wfs[wid] ~= nil then return false end
+    h = CALL.hand
+    if h and not (h.taken and h.id == id) then h = nil end
+    key = P .. 'w:' .. wid
+    skey = key .. ':s'
+    if not h and got then
       local nx = got[k + step]
       if nx and string.sub(nx, 1, s1) == wid .. '/' then
         pf = FF.lease_run(wid, key, got, k, step)
@@ -333,38 +339,48 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       out[m + 15] = r or ''
       out[m + 16] = ''
     elseif nd > 0 then
-      local f = {}
-      for d in string.gmatch(dp, '%d+') do
-        local dt = 't' .. d
-        f[#f + 1] = dt
-        f[#f + 1] = dt .. '.' .. F_RESULT
-        f[#f + 1] = dt .. '.' .. F_ERROR
-      end
-      local dv = redis.call('HMGET', key, unpack(f))
-      local x = 0
+      -- each dependency's spec and result, and its error unless its
+      -- state says what that is: none for a completed task (settle.lua
+      -- clears a failed attempt's), the state's for W and D
+      local f, bs = {}, {}
       local r0 = pf and pf.r
       for d in string.gmatch(dp, '%d+') do
-        d = tonumber(d)
+        local dt = 't' .. d
         local b
         -- a task of the run leased before it
+        d = tonumber(d)
         if r0 and r0[d] then
           b = 'r'
         else
           b = string.sub(S, d - lo + 1, d - lo + 1)
         end
+        bs[#bs + 1] = b
+        f[#f + 1] = dt
+        f[#f + 1] = dt .. '.' .. F_RESULT
+        if b ~= 'c' and b ~= 'W' and b ~= 'D' then f[#f + 1] = dt .. '.' .. F_ERROR end
+      end
+      local dv = redis.call('HMGET', key, unpack(f))
+      local x = 0
+      for z = 1, #bs do
+        local b = bs[z]
         local r, n2 = dv[x + 2], #out
         out[n2 + 1] = dv[x + 1]
         out[n2 + 2] = TASK_STATE[b]
         out[n2 + 3] = r and '1' or ''
         out[n2 + 4] = r or ''
-        if b == 'W' then
+        if b == 'c' then
+          out[n2 + 5] = ''
+          x = x + 2
+        elseif b == 'W' then
           out[n2 + 5] = 'workflow cancelled'
+          x = x + 2
         elseif b == 'D' then
           out[n2 + 5] = 'deadline'
+          x = x + 2
         else
           out[n2 + 5] = dv[x + 3] or ''
+          x = x + 3
         end
-        x = x + 3
       end
     end
   end
