@@ -47,7 +47,7 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
         if plain_expired(w[1]) then v = nil else v[9], v[10] = w[2], w[3] end
       end
     else
-      c2 = FF.lease_task(id, dls, out, cnt)
+      c2 = FF.lease_task(id, dls, out, cnt, got, k, step)
     end
     if c2 then
       -- a workflow's task, leased on its own fast path

@@ -214,7 +214,7 @@ function FF.task(out, id, tok, result, s1)
     hs[3] = p .. F_RESULT
     hs[4] = result
   end
-  if tonumber(a) > 1 then
+  if a ~= '1' and tonumber(a) > 1 then
     hs[#hs + 1] = p .. F_ERROR
     hs[#hs + 1] = ''
   end
@@ -331,18 +331,20 @@ function FF.countdown(out, A, x, k)
   local pre = wid .. '/'
   -- the run: completed outcomes adding no tasks, of tasks of wid, each
   -- once, at most the budget
-  local n, seen = 0, nil
+  -- idx: their indexes (their tokens' ends)
+  local n, seen, idx = 0, {}, {}
   while x + n < k and n < BUDGET do
     local c = 5 + 9 * (x + n)
     local cid = A[c]
     if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, #pre) ~= pre or
-      string.find(cid, '/', #pre + 1, true) or not string.match(A[c + 1], '%.%d+$') then
+      string.find(cid, '/', #pre + 1, true) or seen[cid] then
       break
     end
-    seen = seen or {}
-    if seen[cid] then break end
+    local is = string.match(A[c + 1], '%.(%d+)$')
+    if not is then break end
     seen[cid] = true
     n = n + 1
+    idx[n] = is
   end
   if n < 2 then return 0 end
   local jobs, wfs = CALL.jobs, CALL.wfs
@@ -355,11 +357,13 @@ function FF.countdown(out, A, x, k)
   if any then return 0 end
   local key = P .. 'w:' .. wid
   local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
-  local idx = {}
+  -- ps: each task's field prefix (its token's and last finish's names
+  -- are f's, written again below)
+  local ps = {}
   for y = 0, n - 1 do
-    local is = string.match(A[5 + 9 * (x + y) + 1], '%.(%d+)$')
-    idx[y + 1] = is
+    local is = idx[y + 1]
     local p = 't' .. is .. '.'
+    ps[y + 1] = p
     local m = #f
     f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
       't' .. is, p .. F_DEPENDENTS, p .. 'w'
@@ -409,9 +413,9 @@ function FF.countdown(out, A, x, k)
     local cid, tok = A[c], A[c + 1]
     local o = 8 + 6 * (y - 1)
     local a, spec = v[o + 3], v[o + 4]
-    local is = idx[y]
-    local p = 't' .. is .. '.'
-    active_remove_later(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    local is, p = idx[y], ps[y]
+    local q = string.match(spec, '^[^|]*|([^|]*)')
+    active_remove_later(q, cid)
     EV.add('completed', cid, a, '', v[o + 6])
     FF.byte(skey, tonumber(is), 'c')
     local h = #hs
@@ -420,13 +424,13 @@ function FF.countdown(out, A, x, k)
       hs[#hs + 1] = p .. F_RESULT
       hs[#hs + 1] = A[c + 4]
     end
-    if tonumber(a) > 1 then
+    if a ~= '1' and tonumber(a) > 1 then
       hs[#hs + 1] = p .. F_ERROR
       hs[#hs + 1] = ''
     end
     h = #hs
-    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = p .. F_TOKEN, '', p .. F_LAST_SETTLED, tok .. ' completed 0 running 0'
-    FF.ended(string.match(spec, '^[^|]*|([^|]*)'), cid)
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2], tok .. ' completed 0 running 0'
+    FF.ended(q, cid)
     local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
       'running', '', '0'

@@ -17,7 +17,10 @@
 -- fsb the run of bytes not yet written (the key of a workflow's state
 -- string, the index of its first byte, the bytes). CALL.hand is the task
 -- a finish hands over (FF.hand_off), until the claim takes it or
--- FF.hand_drop pushes it.
+-- FF.hand_drop pushes it. CALL.fpf is what FF.lease_run read for a run of
+-- one workflow's tasks that a claim took in a row, and CALL.fhk, CALL.fhs
+-- the workflow's hash and the HSET arguments of the run's leases, not
+-- yet written (FF.run_write writes them).
 
 -- FF.byte sets byte i of the state string sk to b: appended to the
 -- pending run when adjacent to it (a chain step's "cq", a fan-in's
@@ -51,6 +54,11 @@ function FF.run_write()
   if h and h.hs then
     redis.call('HSET', h.key, unpack(h.hs))
     h.hs = nil
+  end
+  local hs = CALL.fhs
+  if hs then
+    redis.call('HSET', CALL.fhk, unpack(hs))
+    CALL.fhs = nil
   end
   local k = CALL.fsk
   if k then
@@ -95,43 +103,154 @@ function FF.hand_drop()
   CALL.hand = nil
 end
 
+-- FF.lease_run reads at once, for the run of tasks of workflow wid (hash
+-- key) that a claim took in a row from got (every step-th value, from k
+-- on: names without a "/", each once, at most 100), what FF.lease_task
+-- reads for each: their indexes (one HMGET of the name index), their
+-- workflow's fields and theirs (one HMGET), their state bytes and their
+-- dependencies' (one GETRANGE) and their payloads (one HMGET). Returns
+-- nil, having read what it read, when the run is shorter than 2 or a read
+-- fails (a key of another type): each task is then read on its own.
+function FF.lease_run(wid, key, got, k, step)
+  local pre = wid .. '/'
+  local np = #pre
+  local names, seen = {}, {}
+  local j = k
+  while j <= #got and #names < 100 do
+    local nx = got[j]
+    if string.sub(nx, 1, np) ~= pre then break end
+    local nm = string.sub(nx, np + 1)
+    if seen[nm] or string.find(nm, '/', 1, true) then break end
+    seen[nm] = true
+    names[#names + 1] = nm
+    j = j + step
+  end
+  local n = #names
+  if n < 2 then return nil end
+  local ix = redis.pcall('HMGET', key .. ':i', unpack(names))
+  if ix.err then return nil end
+  local f = {W_STATE, W_EXPIRES, F_CREATED, F_TRACE}
+  for y = 1, n do
+    local is = ix[y] or '0'
+    local t = 't' .. is
+    local p = t .. '.'
+    local m = #f
+    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5] = t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck', p .. F_READY
+  end
+  local v = redis.pcall('HMGET', key, unpack(f))
+  if v.err then return nil end
+  -- the span of the state bytes the run's leases read
+  local lo, hi
+  for y = 1, n do
+    local i = tonumber(ix[y])
+    if i then
+      if not lo or i < lo then lo = i end
+      if not hi or i > hi then hi = i end
+      local dp = v[4 + 5 * (y - 1) + 3]
+      if dp and dp ~= '' then
+        for d in string.gmatch(dp, '%d+') do
+          d = tonumber(d)
+          if d < lo then lo = d end
+          if d > hi then hi = d end
+        end
+      end
+    end
+  end
+  if not lo then return nil end
+  local S
+  if hi - lo < 4096 then
+    S = redis.pcall('GETRANGE', key .. ':s', fmt(lo - 1), fmt(hi - 1))
+  else
+    S, lo = redis.pcall('GET', key .. ':s') or '', 1
+  end
+  if type(S) ~= 'string' then return nil end
+  local is = {}
+  for y = 1, n do is[y] = ix[y] or '0' end
+  local pay = redis.pcall('HMGET', key .. ':p', unpack(is))
+  if pay.err then return nil end
+  local pf = {wid = wid, key = key, skey = key .. ':s', got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo,
+    pay = pay, r = {}}
+  CALL.fpf = pf
+  return pf
+end
+
 -- FF.lease_task leases task id, popped from a queue's ready set or handed
 -- over, until dls, with the lease counter at cnt (nil: the seq hash's),
 -- appending its Claimed to out, and returns the counter it used; or
 -- returns false having written nothing, for the general code: an undo, a
 -- workflow this call met before, a record gone, past its retention or not
 -- written by weir, a task not queued or with a checkpoint, a dependency
--- list the general code pages.
-function FF.lease_task(id, dls, out, cnt)
-  local s1 = string.find(id, '/', 1, true)
-  local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
-  if string.find(name, '/', 1, true) then return false end
-  local wfs = CALL.wfs
-  if wfs and wfs[wid] ~= nil then return false end
-  local h = CALL.hand
-  if h and not (h.taken and h.id == id) then h = nil end
-  local key = P .. 'w:' .. wid
-  local is = h and h.is
-  if not is then
-    is = redis.pcall('HGET', P .. 'w:' .. wid .. ':i', name)
-    if type(is) ~= 'string' then return false end
+-- list the general code pages. got, k and step (FF.lease's) say where id
+-- is among the IDs its claim took: the tasks of its workflow that follow
+-- it there are read with it (FF.lease_run), and their leases written in
+-- one HSET.
+function FF.lease_task(id, dls, out, cnt, got, k, step)
+  local wid, name, key, skey, h
+  -- a task of the run FF.lease_run read (y: its place in it; a run is
+  -- two or more, so never a hand-off), or read now, alone or with the
+  -- tasks after it
+  local pf, y = CALL.fpf, nil
+  if pf and got and pf.got == got and k > pf.k and (k - pf.k) % step == 0 and (k - pf.k) / step < pf.n then
+    wid = pf.wid
+    local wfs = CALL.wfs
+    if wfs and wfs[wid] ~= nil then return false end
+    key, skey = pf.key, pf.skey
+    y = (k - pf.k) / step + 1
+  else
+    pf = nil
+    local s1 = string.find(id, '/', 1, true)
+    wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
+    if string.find(name, '/', 1, true) then return false end
+    local wfs = CALL.wfs
+    if wfs and wfs[wid] ~= nil then return false end
+    h = CALL.hand
+    if h and not (h.taken and h.id == id) then h = nil end
+    key = P .. 'w:' .. wid
+    skey = key .. ':s'
+    if not h and got then
+      local nx = got[k + step]
+      if nx and string.sub(nx, 1, s1) == wid .. '/' then
+        pf = FF.lease_run(wid, key, got, k, step)
+        if pf then y = 1 end
+      end
+    end
   end
-  local t = 't' .. is
-  local p = t .. '.'
-  local v = redis.pcall('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck', F_TRACE,
-    p .. F_READY, p .. F_ERROR, p .. F_EXPIRIES)
-  if v.err or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[4] or v[7] then return false end
+  local is, v, o, S, lo, pay
+  if pf then
+    is = pf.is[y]
+    v, o, S, lo = pf.v, 4 + 5 * (y - 1), pf.S, pf.lo
+    local i = is and tonumber(is)
+    -- its own byte queued (a task of the run leased before it is "r")
+    if not i or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
+      string.sub(S, i - lo + 1, i - lo + 1) ~= 'q' then
+      -- the general code: the run's reads are left
+      CALL.fpf = nil
+      return false
+    end
+    pf.r[i] = true
+    pay = pf.pay[y]
+  else
+    is = h and h.is
+    if not is then
+      is = redis.pcall('HGET', key .. ':i', name)
+      if type(is) ~= 'string' then return false end
+    end
+    local t = 't' .. is
+    local p = t .. '.'
+    local w = redis.pcall('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, F_TRACE, t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck',
+      p .. F_READY)
+    if w.err or not w[1] or (expired_at(w[2]) and not KEEP[wid]) or not w[5] or w[8] then return false end
+    v, o = w, 4
+  end
   local i = tonumber(is)
-  local dp = v[6]
+  local dp = v[o + 3]
   local nd = 0
   if dp and dp ~= '' then nd = select(2, string.gsub(dp, ',', ',')) + 1 end
   if nd > 100 then nd = -1 end -- lease.lua's DEPS_INLINE: "L" and the list
-  local skey = key .. ':s'
   -- the state bytes the lease reads: its own (known when handed over)
   -- and its dependencies' (but the one a hand-off knows), in one read
   local known = h and dp == h.dep
-  local S, lo
-  if not h or (nd > 0 and not known) then
+  if not pf and (not h or (nd > 0 and not known)) then
     if h then FF.run_write() end
     local hi
     if not h then lo, hi = i, i end
@@ -153,12 +272,17 @@ function FF.lease_task(id, dls, out, cnt)
   end
   -- leased: the token (the counter, the call's nonce, the index), its
   -- attempt, and an error and expiry count left by an earlier attempt
+  -- (read only after one: a first attempt has neither)
   cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
   local token = fmt(cnt) .. '-' .. CALL.nonce .. '.' .. is
-  local a, e, xp = v[5], nil, nil
-  if a and a ~= '0' then e, xp = v[10], v[11] end
+  local p = 't' .. is .. '.'
+  local a, e, xp = v[o + 2], nil, nil
+  if a and a ~= '0' then
+    local ex = redis.call('HMGET', key, p .. F_ERROR, p .. F_EXPIRIES)
+    e, xp = ex[1], ex[2]
+  end
   if a then a = fmt(tonumber(a) + 1) else a = '1' end
-  local pay = redis.call('HGET', P .. 'w:' .. wid .. ':p', is)
+  if not pf then pay = redis.call('HGET', key .. ':p', is) end
   local hs = h and h.hs
   if hs then
     -- one HSET with the finish's
@@ -167,19 +291,34 @@ function FF.lease_task(id, dls, out, cnt)
     hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
     hs[m + 7], hs[m + 8] = p .. 'w', CALL.wk
     redis.call('HSET', key, unpack(hs))
+  elseif pf then
+    -- one HSET for the run (FF.run_write)
+    hs = CALL.fhs
+    if hs and CALL.fhk ~= key then
+      redis.call('HSET', CALL.fhk, unpack(hs))
+      hs = nil
+    end
+    if not hs then
+      hs = {}
+      CALL.fhk, CALL.fhs = key, hs
+    end
+    local m = #hs
+    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
+    hs[m + 7], hs[m + 8] = p .. 'w', CALL.wk
   else
     redis.call('HSET', key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
   end
   FF.byte(skey, i, 'r')
   EV.add('started', id, a, '', CALL.wk)
-  active_add_later(string.match(v[4], '^[^|]*|([^|]*)'), dls, id)
+  local spec = v[o + 1]
+  active_add_later(string.match(spec, '^[^|]*|([^|]*)'), dls, id)
   local leased = bag('leased')
   leased[#leased + 1] = id
   leased[#leased + 1] = token
   -- its Claimed (lease.lua's put_claimed)
   local m = #out
   out[m + 1] = id
-  out[m + 2] = v[4]
+  out[m + 2] = spec
   out[m + 3] = v[3] or '0'
   out[m + 4] = pay and '1' or ''
   out[m + 5] = pay or ''
@@ -200,39 +339,56 @@ function FF.lease_task(id, dls, out, cnt)
       out[m + 15] = r or ''
       out[m + 16] = ''
     elseif nd > 0 then
-      local f = {}
+      -- each dependency's spec and result, and its error unless its
+      -- state says what that is: none for a completed task (settle.lua
+      -- clears a failed attempt's), the state's for W and D
+      local f, bs = {}, {}
+      local r0 = pf and pf.r
       for d in string.gmatch(dp, '%d+') do
         local dt = 't' .. d
+        local b
+        -- a task of the run leased before it
+        d = tonumber(d)
+        if r0 and r0[d] then
+          b = 'r'
+        else
+          b = string.sub(S, d - lo + 1, d - lo + 1)
+        end
+        bs[#bs + 1] = b
         f[#f + 1] = dt
         f[#f + 1] = dt .. '.' .. F_RESULT
-        f[#f + 1] = dt .. '.' .. F_ERROR
+        if b ~= 'c' and b ~= 'W' and b ~= 'D' then f[#f + 1] = dt .. '.' .. F_ERROR end
       end
       local dv = redis.call('HMGET', key, unpack(f))
       local x = 0
-      for d in string.gmatch(dp, '%d+') do
-        d = tonumber(d) - lo + 1
-        local b = string.sub(S, d, d)
+      for z = 1, #bs do
+        local b = bs[z]
         local r, n2 = dv[x + 2], #out
         out[n2 + 1] = dv[x + 1]
         out[n2 + 2] = TASK_STATE[b]
         out[n2 + 3] = r and '1' or ''
         out[n2 + 4] = r or ''
-        if b == 'W' then
+        if b == 'c' then
+          out[n2 + 5] = ''
+          x = x + 2
+        elseif b == 'W' then
           out[n2 + 5] = 'workflow cancelled'
+          x = x + 2
         elseif b == 'D' then
           out[n2 + 5] = 'deadline'
+          x = x + 2
         else
           out[n2 + 5] = dv[x + 3] or ''
+          x = x + 3
         end
-        x = x + 3
       end
     end
   end
   local n2 = #out
   out[n2 + 1] = ''
   out[n2 + 2] = ''
-  if v[8] then out[n2 + 3] = '@t' .. v[8] end
-  local rd = v[9]
+  if v[4] then out[n2 + 3] = '@t' .. v[4] end
+  local rd = v[o + 5]
   if h then rd = h.rd end
   if rd then out[#out + 1] = '@r' .. rd end
   return cnt
