@@ -112,7 +112,8 @@ function FF.chain(A, c)
   if da and da ~= '0' then e, xp = u[7], u[8] end
   if da then da = fmt(tonumber(da) + 1) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
-  local ls = tok .. ' completed 0 running 0 ' .. did .. ' ' .. q
+  -- with the call's mark for its resend (resent.lua)
+  local ls = FF.rs_tok(id, tok) .. ' completed 0 running 0 ' .. did .. ' ' .. q
   local remS = fmt(rem - 1)
   if tonumber(a) > 1 then
     if result then
@@ -153,7 +154,7 @@ function FF.chain(A, c)
     pad15(NOW) .. ':' .. id)
   local cut = NOW - RETENTION + 1
   if cut > 0 then redis.call('ZREMRANGEBYLEX', ck, '-', '(' .. pad15(cut)) end
-  redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms))
+  if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
   -- what finalize writes: the events, the list's push counter (FF.ready_hold),
   -- the due hint (note_due), a wake-up token, the lease counter
   EV.add('completed', id, a, '', v[13])
