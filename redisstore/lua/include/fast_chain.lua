@@ -135,7 +135,8 @@ function FF.chain(A, c)
   end
   if da then da = fmt(tonumber(da) + 1) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
-  local lsn = tok .. ' completed 0 running 0 ' .. did .. ' ' .. q
+  -- with the call's mark for its resend (resent.lua)
+  local lsn = FF.rs_tok(id, tok) .. ' completed 0 running 0 ' .. did .. ' ' .. q
   local remS = fmt(rem - 1)
   if tonumber(a) > 1 then
     if result then
@@ -175,7 +176,7 @@ function FF.chain(A, c)
     pad15(NOW) .. ':' .. id)
   local cut = NOW - RETENTION + 1
   if cut > 0 then redis.call('ZREMRANGEBYLEX', ck, '-', '(' .. pad15(cut)) end
-  redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms))
+  if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
   FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
   local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
     pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', ''}

@@ -135,6 +135,9 @@ function FF.plain(out, id, tok, result)
   local q = string.match(spec, '^[^|]*')
   active_remove_later(q, id)
   EV.add('completed', id, a, '', v[4])
+  -- from here the first word of its ls: with a finish + claim's mark
+  -- (resent.lua) when it is the call's last outcome
+  if id == CALL.ri then tok = FF.rs_tok(id, tok) end
   -- a later attempt clears the error of the failed one before it
   if tonumber(a) > 1 then
     if result then
@@ -295,7 +298,7 @@ function FF.task(out, id, tok, result, s1)
   hs[#hs + 1] = p .. F_TOKEN
   hs[#hs + 1] = ''
   hs[#hs + 1] = p .. F_LAST_SETTLED
-  hs[#hs + 1] = tok .. ' completed 0 ' .. wst .. ' ' .. ended .. ps
+  hs[#hs + 1] = FF.rs_tok(id, tok) .. ' completed 0 ' .. wst .. ' ' .. ended .. ps
   if hand then
     -- the claim writes hs with the lease's fields
     FF.hand_off(hand, hq, key, hds, is, spec, result or false, NOW_S .. ':' .. NOW_S, hs)
@@ -429,7 +432,8 @@ function FF.countdown(out, A, x, k)
       hs[#hs + 1] = ''
     end
     h = #hs
-    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2], tok .. ' completed 0 running 0'
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2],
+      (cid == CALL.ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
     FF.ended(q, cid)
     local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',

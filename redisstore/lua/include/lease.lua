@@ -366,6 +366,8 @@ end
 -- jobs, so a resent call orphans no job. first: the caller knows that no
 -- earlier run of this call happened (a finish that settled an outcome: a
 -- run before it would have settled it), so there is no record to look up.
+-- A finish whose last outcome carries the call's mark (resent.lua: CALL.rw)
+-- writes no record: its resend finds the leases by the mark.
 local function claim_once(nonce, queues, max, lease_ms, out, first, worker)
   local key = P .. 'claim:' .. nonce
   local prev = not first and redis.call('GET', key)
@@ -380,7 +382,8 @@ local function claim_once(nonce, queues, max, lease_ms, out, first, worker)
   -- what a lease writes as its attempt's w: "<start ms> <worker>"
   CALL.wk = NOW_S .. ' ' .. worker
   local n = claim(queues, max, lease_ms, out)
-  if n > 0 then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
+  -- none when a finish's last outcome keeps the call's mark (resent.lua)
+  if n > 0 and not CALL.rw then redis.call('SET', key, join(CALL.leased, ' '), 'PX', fmt(lease_ms)) end
   return n
 end
 

@@ -110,10 +110,14 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
       j.unlink = true
       local u = bag('unlink')
       u[#u + 1] = j.key
-    elseif result then
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result)
     else
-      redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok)
+      -- with a finish + claim's mark (resent.lua)
+      local t = CALL.rn and FF.rs_tok(j.id, tok) or tok
+      if result then
+        redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, t, F_RESULT, result)
+      else
+        redis.call('HSET', j.key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, t)
+      end
     end
     return s
   end
@@ -221,8 +225,12 @@ local function settle(j, kind, result, err, nonretry, retry_after, tok)
   hs[#hs + 1] = p .. F_TOKEN
   hs[#hs + 1] = ''
   if tok then
+    -- with a finish + claim's mark (resent.lua) when the job ended and the
+    -- claim runs
+    local t = tok
+    if CALL.rn and st ~= 'queued' and not CALL.stopped then t = FF.rs_tok(j.id, tok) end
     hs[#hs + 1] = p .. F_LAST_SETTLED
-    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = tok else hs[#hs + 1] = tok .. ' ' .. encode_settled(s) end
+    if j.kind == 'j' and st ~= 'queued' then hs[#hs + 1] = t else hs[#hs + 1] = t .. ' ' .. encode_settled(s) end
   end
   READY.add_ready(hs, j)
   redis.call('HSET', j.key, unpack(hs))

@@ -32,6 +32,7 @@
 --!include dynamic.lua
 --!include fast_finish.lua
 --!include fast_chain.lua
+--!include resent.lua
 
 begin(KEYS, ARGV)
 local k = tonumber(ARGV[4])
@@ -57,6 +58,8 @@ if c > 6 + 9 * k then
   end
 end
 local max = tonumber(ARGV[c + 1])
+-- the mark of the call's last outcome, for its resend (resent.lua)
+FF.rs_begin(ARGV, c, k, max)
 -- a chain step (fast_chain.lua): one outcome and a claim of one job from
 -- one queue, run whole on its own fast path when its case holds
 if k == 1 and max == 1 and #ARGV == c + 5 and c == 15 then
@@ -98,14 +101,17 @@ for x = 0, k - 1 do
   if j and j.last_tok then
     -- finished earlier in this call (and perhaps not written: settle)
     if j.last_tok == tok then s = j.last end
-  elseif j and ls and string.match(ls, '^[^ ]*') == tok then
+  elseif j and ls and FF.rs_first(ls) == tok then
     -- a repeat of the job's last finish: the Settled it returned, or for
-    -- a plain job that ended, its end state
-    if #ls > #tok then
-      s = decode_settled(id, string.sub(ls, #tok + 2))
+    -- a plain job that ended, its end state; its mark, when this call's
+    -- first run settled it (resent.lua)
+    local sp = string.find(ls, ' ', 1, true)
+    if sp then
+      s = decode_settled(id, string.sub(ls, sp + 1))
     else
       s = {id = id, state = job_state(j), run_at = 0, wf_state = ''}
     end
+    FF.rs_found(ls, j)
   elseif j and tk == tok then
     -- only a running job holds its token (settle clears it)
     j.att, j.cr = tonumber(a) or 0, cr == '1'
@@ -134,7 +140,12 @@ elseif max > 0 then
   for i = c + 5, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled, ARGV[c + 4]))
+  if CALL.rf then
+    -- a resend: its first run's leases, found by its mark (resent.lua)
+    out[at] = fmt(FF.rs_reclaim(queues, out))
+  else
+    out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled, ARGV[c + 4]))
+  end
 else
   out[#out + 1] = '0'
 end
