@@ -50,6 +50,16 @@ func (r *runner) enqueue(ctx context.Context, q client.Queue[empty, empty], n in
 	return nil
 }
 
+// finishCalls is worker.Config.FinishCalls for a worker of this process:
+// 1 on the embedded server (as weir run and weir dev give theirs there:
+// fewer, larger calls cost miniredis less), else the worker's default.
+func (r *runner) finishCalls() int {
+	if r.srv.embedded != nil {
+		return 1
+	}
+	return 0
+}
+
 // plain enqueues Jobs no-op jobs, then runs them with one worker of this
 // process at concurrency conc.
 func (r *runner) plain(ctx context.Context, conc int) (Result, error) {
@@ -72,7 +82,7 @@ func (r *runner) runPlain(ctx context.Context, q client.Queue[empty, empty], con
 	}
 	p := newProgress(worker.EventSucceeded, n)
 	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
-		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
+		Logger: discardLogger, ShutdownTimeout: 10 * time.Second, FinishCalls: r.finishCalls()})
 	worker.Handle(w, q, noop)
 	cpu := r.startCPU()
 	a, err := r.snap(ctx, false)

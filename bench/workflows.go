@@ -21,7 +21,7 @@ func (r *runner) chain(ctx context.Context, n int) (Result, error) {
 	starts, ends := make([]atomic.Int64, n), make([]atomic.Int64, n)
 	p := newProgress(worker.EventWorkflowEnded, 1)
 	w := worker.New(r.store, worker.Config{Concurrency: 1, Observer: p.observe,
-		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
+		Logger: discardLogger, ShutdownTimeout: 10 * time.Second, FinishCalls: r.finishCalls()})
 	worker.Handle(w, q, func(ctx context.Context, j *worker.Job[empty]) (empty, error) {
 		i, err := strconv.Atoi(j.Task[1:])
 		if err != nil || i < 0 || i >= n {
@@ -104,7 +104,7 @@ func (r *runner) fanin(ctx context.Context, wfs, width, conc int) (Result, error
 	res.SubmitWorkflowsPerS = float64(wfs) / submitted.Sub(a.at).Seconds()
 	p := newProgress(worker.EventWorkflowEnded, wfs)
 	w := worker.New(r.store, worker.Config{Concurrency: conc, Observer: p.observe,
-		Logger: discardLogger, ShutdownTimeout: 10 * time.Second})
+		Logger: discardLogger, ShutdownTimeout: 10 * time.Second, FinishCalls: r.finishCalls()})
 	worker.Handle(w, q, noop)
 	cpu = r.startCPU()
 	started, err := r.snap(ctx, false)

@@ -35,6 +35,15 @@ type Config struct {
 	// ShutdownTimeout is how long Run lets running jobs finish after its
 	// context is done, before cancelling them. Default 30s.
 	ShutdownTimeout time.Duration
+	// FinishCalls is how many finish calls (each stores a batch of
+	// outcomes and claims jobs for the slots it frees) the worker keeps in
+	// flight at once; outcomes that come while they run go out together in
+	// the next call. Default 2: a call's round trip overlaps with the
+	// filling of the next batch. 1 makes fewer, larger calls, which suits a
+	// server whose every call costs far more than a job in it, such as the
+	// embedded miniredis (a new Lua state a call): weir run, weir dev and
+	// weir bench use 1 for their workers on it.
+	FinishCalls int
 	// Limits are the store's limits (result size, backoff cap, batch size).
 	// Zero means the store's own limits when it reports them (both stores of
 	// this module do, through their Config method), else

@@ -17,20 +17,21 @@ type finished struct {
 	start time.Time
 }
 
-// maxInFlight is how many finish calls a worker keeps in flight at once;
-// outcomes that come while they run go out together in the next call.
-const maxInFlight = 2
+// defaultFinishCalls is Config.FinishCalls's default: how many finish
+// calls a worker keeps in flight at once.
+const defaultFinishCalls = 2
 
-// complete queues f's outcome for storing. When fewer than maxInFlight
-// finish calls run, the calling goroutine stores every queued outcome
-// itself (no hand-off), in one call that also claims jobs for the freed
-// slots, and keeps going while outcomes queued meanwhile wait; it returns
-// one claimed job to run next (the others get runners of their own). Else
-// it returns at once: a running call takes the outcome when it returns.
+// complete queues f's outcome for storing. When fewer than
+// cfg.FinishCalls finish calls run, the calling goroutine stores every
+// queued outcome itself (no hand-off), in one call that also claims jobs
+// for the freed slots, and keeps going while outcomes queued meanwhile
+// wait; it returns one claimed job to run next (the others get runners of
+// their own). Else it returns at once: a running call takes the outcome
+// when it returns.
 func (r *run) complete(f finished) (*engine.Claimed, bool) {
 	r.fmu.Lock()
 	r.pending = append(r.pending, f)
-	if r.inFlight >= maxInFlight {
+	if r.inFlight >= r.cfg.FinishCalls {
 		r.fmu.Unlock()
 		return nil, false
 	}
@@ -79,7 +80,7 @@ func (r *run) flush() (*engine.Claimed, bool) {
 
 // maxSpare bounds the batch slices a run keeps for reuse: one per finish
 // call in flight, and the one pending fills meanwhile.
-const maxSpare = maxInFlight + 1
+func (r *run) maxSpare() int { return r.cfg.FinishCalls + 1 }
 
 // spareBatch returns an empty slice for a batch of outcomes, reused when
 // one is kept (r.fmu held).
@@ -95,7 +96,7 @@ func (r *run) spareBatch() []finished {
 // keepBatch keeps the slice of a stored batch for reuse (r.fmu held),
 // cleared so that it holds on to nothing.
 func (r *run) keepBatch(b []finished) {
-	if len(r.spare) < maxSpare && cap(b) <= r.cfg.Limits.MaxBatch*2 {
+	if len(r.spare) < r.maxSpare() && cap(b) <= r.cfg.Limits.MaxBatch*2 {
 		clear(b)
 		r.spare = append(r.spare, b[:0])
 	}

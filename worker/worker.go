@@ -62,6 +62,9 @@ func New(store client.Store, cfg Config) *Worker {
 	if cfg.ScheduleRefresh <= 0 {
 		cfg.ScheduleRefresh = 10 * time.Second
 	}
+	if cfg.FinishCalls <= 0 {
+		cfg.FinishCalls = defaultFinishCalls
+	}
 	if cfg.Limits == (weir.Limits{}) {
 		if r, ok := store.(engine.ConfigReporter); ok {
 			cfg.Limits = r.Config().Limits
@@ -267,7 +270,7 @@ type run struct {
 
 	fmu      sync.Mutex
 	pending  []finished   // outcomes waiting for a finish call
-	inFlight int          // finish calls running (at most maxInFlight)
+	inFlight int          // finish calls running (at most cfg.FinishCalls)
 	spare    [][]finished // emptied batch slices, for reuse (finish.go)
 }
 

@@ -118,7 +118,7 @@ func runDev(c *cobra.Command, g *globalFlags, af *apiFlags, token string, genera
 		return err
 	}
 	defer tr.shutdown()
-	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true, tr.worker)
+	w := newShellWorker(cn.store, limits, qs, concurrency, stderr, wm.Observe, true, tr.worker, cn.embeddedWorker)
 	if webhooks != "" {
 		if err := w.Webhooks(webhookConfig(webhooks)); err != nil {
 			return command.Fail(err)

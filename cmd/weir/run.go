@@ -95,7 +95,7 @@ func runFile(ctx context.Context, g *globalFlags, path string, concurrency int, 
 		case nudge <- struct{}{}:
 		default:
 		}
-	}, false, tr.worker)
+	}, false, tr.worker, cn.embeddedWorker)
 	deliver, err := runWebhook(w, lf, cn.url != "")
 	if err != nil {
 		return err

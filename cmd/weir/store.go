@@ -16,6 +16,7 @@ import (
 	"github.com/weirflow/weir/internal/command"
 	"github.com/weirflow/weir/internal/redisflag"
 	"github.com/weirflow/weir/redisstore"
+	"github.com/weirflow/weir/worker"
 )
 
 // clockTick is how often the embedded server's key TTLs are advanced by the
@@ -30,6 +31,16 @@ type conn struct {
 	ping func(context.Context) error
 	// url is the Redis URL of the embedded server; empty for a shared Redis.
 	url string
+}
+
+// embeddedWorker adjusts the configuration of a worker of this process:
+// on the embedded server, one finish call in flight (worker.Config's
+// FinishCalls), whose fewer, larger calls cost miniredis less (every call
+// makes a new Lua state; docs/benchmarks.md, "The embedded default").
+func (cn *conn) embeddedWorker(cfg *worker.Config) {
+	if cn.url != "" {
+		cfg.FinishCalls = 1
+	}
 }
 
 // target returns the Redis of the command: the URL of --redis or the
