@@ -127,7 +127,9 @@ function FF.lease_run(wid, key, got, k, step)
   end
   local n = #names
   if n < 2 then return nil end
-  local ix = redis.pcall('HMGET', key .. ':i', unpack(names))
+  -- the workflow's name index, state string and payloads (P w:<id>:...)
+  local ik, sk, pk = key .. ':i', key .. ':s', key .. ':p'
+  local ix = redis.pcall('HMGET', ik, unpack(names))
   if ix.err then return nil end
   local f = {W_STATE, W_EXPIRES, F_CREATED, F_TRACE}
   for y = 1, n do
@@ -159,16 +161,16 @@ function FF.lease_run(wid, key, got, k, step)
   if not lo then return nil end
   local S
   if hi - lo < 4096 then
-    S = redis.pcall('GETRANGE', key .. ':s', fmt(lo - 1), fmt(hi - 1))
+    S = redis.pcall('GETRANGE', sk, fmt(lo - 1), fmt(hi - 1))
   else
-    S, lo = redis.pcall('GET', key .. ':s') or '', 1
+    S, lo = redis.pcall('GET', sk) or '', 1
   end
   if type(S) ~= 'string' then return nil end
   local is = {}
   for y = 1, n do is[y] = ix[y] or '0' end
-  local pay = redis.pcall('HMGET', key .. ':p', unpack(is))
+  local pay = redis.pcall('HMGET', pk, unpack(is))
   if pay.err then return nil end
-  local pf = {wid = wid, key = key, skey = key .. ':s', got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo,
+  local pf = {wid = wid, key = key, skey = sk, got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo,
     pay = pay, r = {}}
   CALL.fpf = pf
   return pf
@@ -232,7 +234,8 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   else
     is = h and h.is
     if not is then
-      is = redis.pcall('HGET', key .. ':i', name)
+      local ik = key .. ':i'
+      is = redis.pcall('HGET', ik, name)
       if type(is) ~= 'string' then return false end
     end
     local t = 't' .. is
@@ -282,7 +285,10 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     e, xp = ex[1], ex[2]
   end
   if a then a = fmt(tonumber(a) + 1) else a = '1' end
-  if not pf then pay = redis.call('HGET', key .. ':p', is) end
+  if not pf then
+    local pk = key .. ':p'
+    pay = redis.call('HGET', pk, is)
+  end
   local hs = h and h.hs
   if hs then
     -- one HSET with the finish's

@@ -140,8 +140,10 @@ elseif max > 0 then
   for i = c + 5, #ARGV do queues[#queues + 1] = ARGV[i] end
   local at = #out + 1
   out[at] = '0'
-  if CALL.rf then
-    -- a resend: its first run's leases, found by its mark (resent.lua)
+  if CALL.rf and not settled then
+    -- a resend: its first run's leases, found by its mark (resent.lua);
+    -- not a call that settled an outcome itself (an outcome sent twice in
+    -- one call finds the mark its first copy wrote)
     out[at] = fmt(FF.rs_reclaim(queues, out))
   else
     out[at] = fmt(claim_once(ARGV[c + 3], queues, max, tonumber(ARGV[c + 2]), out, settled, ARGV[c + 4]))
