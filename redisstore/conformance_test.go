@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -17,13 +18,40 @@ import (
 
 // Default numbers of random sequences under go test (the README's
 // `go test -race ./...`); WEIR_CONFORMANCE_SEQUENCES raises them (CI runs
-// 4,000 per store without -race, see .ci/run). The three
+// 3,500 per store without -race, see .ci/run). The three
 // tests run in parallel with each other.
 const (
 	miniredisSequences = 300
 	redisSequences     = 300
 	clusterSequences   = 300
 )
+
+// smallEnv, set to 1, cuts the default count of TestConformanceMiniredis,
+// TestConformanceRedis and TestConformanceCluster to smallSequences per
+// store and call path. CI's race suite sets it (.ci/run): CI's
+// conformance step runs the same tests right after, without -race, with
+// WEIR_CONFORMANCE_SEQUENCES at 3,500, so under -race they need only
+// show the race detector every kind of step on each store, which one
+// rapid.Check call of 100 sequences (10 to 30 steps each) does. Unset, a
+// developer's `go test -race ./...` runs the defaults above.
+const (
+	smallEnv       = "WEIR_CONFORMANCE_SMALL"
+	smallSequences = 100
+)
+
+// sequencesOf returns n, the default count of a test, or smallSequences
+// when smallEnv is 1 and n is larger.
+func sequencesOf(t *testing.T, n int) int {
+	switch v := os.Getenv(smallEnv); v {
+	case "", "0":
+		return n
+	case "1":
+		return min(n, smallSequences)
+	default:
+		t.Fatalf("%s=%q: want 1 (CI's race suite) or unset", smallEnv, v)
+		return n
+	}
+}
 
 func confRun(t *testing.T, sequences int, rdb redis.UniversalClient, more ...redis.UniversalClient) {
 	confRunOn(t, redisstore.PathAuto, sequences, rdb, more...)
@@ -59,14 +87,14 @@ func TestConformanceMiniredis(t *testing.T) {
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		rdbs = append(rdbs, redistest.Client(t, redistest.Mini(t).Options))
 	}
-	confRun(t, miniredisSequences, rdbs[0], rdbs[1:]...)
+	confRun(t, sequencesOf(t, miniredisSequences), rdbs[0], rdbs[1:]...)
 }
 
 // TestConformanceRedis holds redisstore.Store on the redis-server of
 // WEIR_REDIS_URL to the model.
 func TestConformanceRedis(t *testing.T) {
 	t.Parallel()
-	confRunPaths(t, redisSequences, redistest.Client(t, redistest.Shared(t).Options))
+	confRunPaths(t, sequencesOf(t, redisSequences), redistest.Client(t, redistest.Shared(t).Options))
 }
 
 // TestConformanceGeneralPaths holds redisstore.Store to the model with its
@@ -94,7 +122,7 @@ func TestConformanceGeneralPaths(t *testing.T) {
 // addresses WEIR_REDIS_CLUSTER lists (comma-separated) to the model.
 func TestConformanceCluster(t *testing.T) {
 	t.Parallel()
-	confRunPaths(t, clusterSequences, redistest.Cluster(t))
+	confRunPaths(t, sequencesOf(t, clusterSequences), redistest.Cluster(t))
 }
 
 // TestConformanceSmallBudget holds redisstore.Store to the model with a step

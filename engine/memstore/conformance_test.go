@@ -24,9 +24,21 @@ func newConformanceStore(_ conformance.TB, cfg engine.Config, clock func() time.
 	return memstore.New(memstore.WithConfig(cfg), memstore.WithClock(clock))
 }
 
-// TestConformance holds the in-process store to the model.
+// TestConformance holds the in-process store to the model, with
+// conformance.DefaultSequences random sequences, or 100 (one rapid.Check
+// call: every kind of step) when WEIR_CONFORMANCE_SMALL is 1: CI's race
+// suite sets it (.ci/run), as CI's conformance step runs this test right
+// after with 3,500 without -race.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, newConformanceStore)
+	n := conformance.DefaultSequences
+	switch v := os.Getenv("WEIR_CONFORMANCE_SMALL"); v {
+	case "", "0":
+	case "1":
+		n = 100
+	default:
+		t.Fatalf("WEIR_CONFORMANCE_SMALL=%q: want 1 (CI's race suite) or unset", v)
+	}
+	conformance.Run(t, newConformanceStore, conformance.Sequences(n))
 }
 
 // TestConformancePartitioned holds the in-process store of 8 partitions
