@@ -151,8 +151,7 @@ function FF.chain(A, c)
   local ck = qkey(q, 'completed')
   redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0',
     pad15(NOW) .. ':' .. id)
-  local cut = NOW - RETENTION + 1
-  if cut > 0 then redis.call('ZREMRANGEBYLEX', ck, '-', '(' .. pad15(cut)) end
+  LISTS.trim(q)
   redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms))
   -- what finalize writes: the events, the list's push counter (FF.ready_hold),
   -- the due hint (note_due), a wake-up token, the lease counter
