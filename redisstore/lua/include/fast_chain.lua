@@ -50,7 +50,7 @@ function FF.chain(A, c)
   if any then return nil end
   local qp = P .. 'q:' .. q .. ':'
   local sk = qp .. 's'
-  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
+  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt', 'et')
   local h = sv[3]
   if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or (h ~= 'none' and tonumber(h) <= NOW) then
     qstate(q, sv)
@@ -174,8 +174,13 @@ function FF.chain(A, c)
   local ck = qp .. 'completed'
   redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0',
     pad15(NOW) .. ':' .. id)
-  local cut = NOW - RETENTION + 1
-  if cut > 0 then redis.call('ZREMRANGEBYLEX', ck, '-', '(' .. pad15(cut)) end
+  -- the queue's ended lists, when a trim is due (LISTS.trim): through the
+  -- queue state's bag, so that finalize writes its et (FF.chain_end)
+  if LISTS.due(sv[13]) then
+    qstate(q, sv)
+    LISTS.trim(q)
+    CALL.ltr = true
+  end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
   FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
   local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
@@ -198,7 +203,7 @@ end
 function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
   local g = SEQ.gc
   local ev = EV.cfg
-  if SEQ_DIRTY ~= EMPTY or SEQ.fresh or not (g == 'none' or (g and tonumber(g) > NOW)) or (ev and ev ~= 'off') then
+  if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or not (g == 'none' or (g and tonumber(g) > NOW)) or (ev and ev ~= 'off') then
     qstate(q, sv)
     EV.add('completed', id, a, '', w)
     EV.add('queued', did, 0, '')

@@ -21,8 +21,8 @@
 -- A call's pending writes are in CALL (begin resets it): fsk, flo, fsb the
 -- run of state bytes not yet written (the key of a workflow's state
 -- string, the index of its first byte, the bytes), fel the ended lists'
--- members by list key (list_ended's ZADD arguments, the keys in order in
--- its array part), fpre the members' prefix. FF.flush writes them; the
+-- members by list key (LISTS.ended's ZADD arguments, the keys in order in
+-- its array part, the queue of each by its members' table), fpre the members' prefix. FF.flush writes them; the
 -- general code never sees a workflow or job of this call before they are
 -- written (finish.lua flushes before any outcome it settles and before
 -- its claim).
@@ -64,16 +64,15 @@ function FF.flush(claim)
   local el = CALL.fel
   if not el then return end
   CALL.fel = nil
-  local cut = NOW - RETENTION + 1
   for _, key in ipairs(el) do
     local l = el[key]
     for i = 1, #l, 1000 do redis.call('ZADD', key, unpack(l, i, math.min(i + 999, #l))) end
-    if cut > 0 then redis.call('ZREMRANGEBYLEX', key, '-', '(' .. pad15(cut)) end
+    LISTS.trim(el[l])
   end
 end
 
 -- FF.ended adds job id, completed now, to queue q's completed list (as
--- list_ended does).
+-- LISTS.ended does).
 function FF.ended(q, id)
   local el = CALL.fel
   if not el then
@@ -87,6 +86,7 @@ function FF.ended(q, id)
     l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
     el[k] = l
     el[#el + 1] = k
+    el[l] = q
   end
   l[#l + 1] = '0'
   l[#l + 1] = CALL.fpre .. id

@@ -222,7 +222,7 @@ local function finalize()
   if CALL.ended_w or CALL.ended_j then
     pub = expire_records()
     if CALL.xb then XB.flush() end
-    list_ended()
+    LISTS.ended()
   elseif CALL.xb then
     XB.flush()
   end

@@ -1,8 +1,10 @@
 -- lists.lua: the ended lists of a queue, q:<q>:failed, q:<q>:cancelled
 -- and q:<q>:completed (spec/keys.md): every job that ended in a call is
--- added by finalize (list_ended), with the members of its list that passed
--- retention trimmed in the same step, so that an entry lives from the
--- job's end until its end plus retention.
+-- added by finalize (LISTS.ended), and the queue's lists lose their members
+-- past retention when one may have passed it, at most once a second
+-- (LISTS.trim), so that an entry lives from the job's end until at least
+-- its end plus retention; every read of a list skips the members past
+-- retention (list_jobs.lua, stats.lua).
 --
 --!include call.lua
 --!include text.lua
@@ -21,9 +23,47 @@
 -- inline: the library has no local to spare), after every "<15
 -- digits>:<id>" member; listings read below it.
 
--- list_ended adds the jobs this call ended to their queue's ended list,
--- one ZADD and one trim per list.
-local function list_ended()
+-- LISTS (one top-level local) holds this file's functions.
+local LISTS = {}
+
+-- LISTS.due says whether a trim of a queue's ended lists is due, from its
+-- state's et (the chain step reads it itself: fast_chain.lua); LISTS.trim
+-- removes the members past retention from queue q's three ended lists
+-- when a trim is due: the queue state's et (spec/keys.md) is absent,
+-- or behind the cut (now - retention + 1), or more than a second ahead of
+-- now (a test clock that went back). A trim is one ZREMRANGEBYLEX and one
+-- ZRANGE of the oldest member left per list, and sets et to the end of the
+-- oldest member left (now when none), but at least cut + 1 s: the lists
+-- are trimmed when something in them may have passed retention, and at
+-- most once a second. Every call that adds to an ended list of q calls it
+-- (LISTS.ended and the fast paths), so that they write the same.
+function LISTS.due(et)
+  local cut = NOW - RETENTION + 1
+  if cut <= 0 then return false end
+  local due = tonumber(et)
+  return not (due and cut <= due and due <= NOW + 1000)
+end
+
+function LISTS.trim(q)
+  if not LISTS.due(qstate(q).et) then return end
+  local cut = NOW - RETENTION + 1
+  local to, low = '(' .. pad15(cut), NOW
+  local function one(st)
+    local k = qkey(q, st)
+    redis.call('ZREMRANGEBYLEX', k, '-', to)
+    -- the sentinel (or nothing) when the list holds no job
+    local e = tonumber(string.sub(redis.call('ZRANGE', k, '0', '0')[1] or '~', 1, 15))
+    if e and e < low then low = e end
+  end
+  one('completed')
+  one('failed')
+  one('cancelled')
+  qs_set(q, 'et', math.max(low, cut + 1000))
+end
+
+-- LISTS.ended adds the jobs this call ended to their queue's ended list,
+-- one ZADD per list, and trims the lists of their queues (LISTS.trim).
+function LISTS.ended()
   local ended = CALL.ended_j
   if not ended then return end
   local lists, order = {}, {}
@@ -32,7 +72,8 @@ local function list_ended()
     if not j.unlink and not j.unlisted then
       local st = job_state(j)
       if ended_state(st) then
-        local k = qkey(job_queue(j), st)
+        local q = job_queue(j)
+        local k = qkey(q, st)
         local l = lists[k]
         if not l then
           -- the sentinel first: a member longer than Redis's default
@@ -42,16 +83,16 @@ local function list_ended()
           l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
           lists[k] = l
           order[#order + 1] = k
+          order[k] = q
         end
         l[#l + 1] = '0'
         l[#l + 1] = prefix .. job_id(j)
       end
     end
   end
-  local cut = NOW - RETENTION + 1
   for _, k in ipairs(order) do
     local l = lists[k]
     for i = 1, #l, 1000 do redis.call('ZADD', k, unpack(l, i, math.min(i + 999, #l))) end
-    if cut > 0 then redis.call('ZREMRANGEBYLEX', k, '-', '(' .. pad15(cut)) end
+    LISTS.trim(order[k])
   end
 end

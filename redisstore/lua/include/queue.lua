@@ -18,7 +18,8 @@
 -- limit, absent for none), rl (its rate limit, rate.lua), kl (its
 -- per-key limit, absent for none), K ("1" once it had a keyed job:
 -- keyed.lua), z ("1" while q:<q>:r may hold jobs), lt (q:<q>:l's push
--- counter) and x (q:<q>:l's stale elements). spec/keys.md says more.
+-- counter), x (q:<q>:l's stale elements) and et (when the next trim of
+-- its ended lists is due: lists.lua). spec/keys.md says more.
 
 local function qkey(q, kind) return P .. 'q:' .. q .. ':' .. kind end
 
@@ -30,9 +31,9 @@ local function qstate(q, v)
   local all = bag('qs')
   local s = all[q]
   if not s then
-    v = v or redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt')
+    v = v or redis.call('HMGET', qkey(q, 's'), 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt', 'et')
     s = {w = v[1], p = v[2], n = v[3], k = v[4], push = v[5], c = v[6], rl = v[7], kl = v[8], K = v[9], z = v[10],
-      x = v[11], lt = v[12]}
+      x = v[11], lt = v[12], et = v[13]}
     all[q] = s
   end
   return s
