@@ -23,10 +23,20 @@
 -- job seen earlier in the call, a record that is gone, not queued or
 -- unreadable, a task FF.lease_task leaves) goes to claiming and lease_job,
 -- the general code, given by the caller (lease.lua includes this file).
+-- FF.DIG: the decimal digits, by value + 1 (FF.lease's tokens)
+FF.DIG = {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9'}
+
 function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
   local nonce = CALL.nonce
   local cnt -- the lease counter while this loop holds it (else SEQ's)
-  local aadd, leased
+  -- the lease-set write and the claim record's list, with their lengths
+  -- (na, nl), held from this loop's first lease to the next call of the
+  -- general code or FF.lease_task, which may append to them
+  local aadd, leased, na, nl
+  -- a token's counter is formatted without string.format for most: hn the
+  -- counter without its last digit, hs that formatted ('' for 0), the
+  -- last digit from dig
+  local dig, hn, hs = FF.DIG, nil, nil
   for k = 1, #got, step do
     local id = got[k]
     local jobs = CALL.jobs
@@ -48,6 +58,7 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       end
     else
       c2 = FF.lease_task(id, dls, out, cnt, got, k, step)
+      aadd = nil
     end
     if c2 then
       -- a workflow's task, leased on its own fast path
@@ -55,7 +66,15 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       n = n + 1
     elseif v then
       cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
-      local token = fmt(cnt) .. '-' .. nonce
+      local d = cnt % 10
+      local h = (cnt - d) / 10
+      if h ~= hn then
+        hn = h
+        hs = h > 0 and fmt(h) or ''
+      end
+      local token
+      d = dig[d + 1]
+      if d then token = hs .. d .. '-' .. nonce else token = fmt(cnt) .. '-' .. nonce end
       local a = v[3]
       if a then a = fmt(tonumber(a) + 1) else a = '1' end
       redis.call('HSET', key, F_STATE, 'running', F_ATTEMPT, a, F_TOKEN, token, F_DEADLINE, dls, 'w', CALL.wk)
@@ -63,11 +82,13 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       if not aadd then
         aadd = active_later('aadd', q)
         leased = bag('leased')
+        na, nl = #aadd, #leased
       end
-      aadd[#aadd + 1] = dls
-      aadd[#aadd + 1] = id
-      leased[#leased + 1] = id
-      leased[#leased + 1] = token
+      aadd[na + 1] = dls
+      aadd[na + 2] = id
+      leased[nl + 1] = id
+      leased[nl + 2] = token
+      na, nl = na + 2, nl + 2
       local pay, ck = v[4], v[6]
       local m = #out
       out[m + 1] = id
@@ -90,6 +111,7 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       -- the general code, with the counter where it reads it and the
       -- state bytes it may read written
       FF.run_write()
+      aadd = nil
       if cnt then
         seq_set('lease', cnt)
         cnt = nil

@@ -27,12 +27,18 @@ function FF.enqueue(argv, k)
   if not FAST or k < 1 or k > 1000 then return nil end
   local q = argv[6]
   local keys, seen = {}, {}
+  -- ls: the last spec found without a concurrency key (a batch's jobs
+  -- mostly share one spec: one search for them all)
+  local ls
   for x = 0, k - 1 do
     local b = 5 + 10 * x
-    local id = argv[b]
-    if argv[b + 1] ~= q or argv[b + 6] ~= '0' or argv[b + 8] ~= '' or (argv[b + 9] or '') ~= ''
-      or seen[id] or string.find(argv[b + 3], '|K', 1, true) then
+    local id, spec = argv[b], argv[b + 3]
+    if argv[b + 1] ~= q or argv[b + 6] ~= '0' or argv[b + 8] ~= '' or (argv[b + 9] or '') ~= '' or seen[id] then
       return nil
+    end
+    if spec ~= ls then
+      if string.find(spec, '|K', 1, true) then return nil end
+      ls = spec
     end
     seen[id] = true
     keys[x + 1] = P .. 'j:' .. id
@@ -42,12 +48,20 @@ function FF.enqueue(argv, k)
   if push + k >= PUSH_MAX then return nil end
   register_queue(q)
   local out, z, l = {}, {}, {}
+  local nl = 0
   for x = 0, k - 1 do
     local b = 5 + 10 * x
     local id = argv[b]
-    local pr = tonumber(argv[b + 2])
+    -- the default priority without tonumber's strtod
+    local pr = argv[b + 2]
+    if pr == '0' then
+      pr = 0
+    else
+      pr = tonumber(pr)
+    end
     if pr == 0 then
-      l[#l + 1] = id
+      nl = nl + 1
+      l[nl] = id
     else
       push = push + 1
       z[#z + 1] = fmt((pr + 1000) * PRIO_UNIT + push)
@@ -66,7 +80,7 @@ function FF.enqueue(argv, k)
   end
   -- the ready set (queue.lua READY.push_ready, the batch's in one RPUSH
   -- and one ZADD)
-  if #l > 0 then READY.push_list(q, l) end
+  if nl > 0 then READY.push_list(q, l) end
   if #z > 0 then
     redis.call('ZADD', qkey(q, 'r'), unpack(z))
     qs_set(q, 'push', push)

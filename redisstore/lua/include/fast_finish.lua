@@ -75,21 +75,29 @@ end
 -- LISTS.ended does).
 function FF.ended(q, id)
   local el = CALL.fel
+  local l
   if not el then
     el = {}
     CALL.fel = el
     CALL.fpre = pad15(NOW) .. ':'
+  elseif q == CALL.feq then
+    -- the list of the last call's queue (a batch's jobs share one)
+    l = CALL.fell
   end
-  local k = qkey(q, 'completed')
-  local l = el[k]
   if not l then
-    l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
-    el[k] = l
-    el[#el + 1] = k
-    el[l] = q
+    local k = qkey(q, 'completed')
+    l = el[k]
+    if not l then
+      l = {'0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'}
+      el[k] = l
+      el[#el + 1] = k
+      el[l] = q
+    end
+    CALL.feq, CALL.fell = q, l
   end
-  l[#l + 1] = '0'
-  l[#l + 1] = CALL.fpre .. id
+  local n = #l
+  l[n + 1] = '0'
+  l[n + 2] = CALL.fpre .. id
 end
 
 -- FF.finish settles the outcome at A[b .. b + 8] (finish.lua's ARGV) on a
@@ -128,18 +136,29 @@ function FF.plain(out, id, tok, result)
   -- its lease is not finished (a lease's token is new: the lease counter's)
   local v = redis.call('HMGET', key, F_TOKEN, F_ATTEMPT, F_SPEC, 'w')
   local spec, a = v[3], v[2]
-  if v[1] ~= tok or not spec or not a or string.find(spec, '|K', 1, true) or
-    (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
-    return false
+  if v[1] ~= tok or not spec or not a then return false end
+  -- its spec's checks and queue, kept for the next job of the same spec
+  -- (a batch's jobs mostly share one)
+  local q
+  if spec == CALL.fps then
+    q = CALL.fpq
+  else
+    if string.find(spec, '|K', 1, true) or (string.byte(spec, -65) == 117 and string.byte(spec, -66) == 124) then
+      return false
+    end
+    q = string.match(spec, '^[^|]*')
+    CALL.fps, CALL.fpq = spec, q
   end
-  local q = string.match(spec, '^[^|]*')
-  active_remove_later(q, id)
+  -- its removal from the lease set (queue.lua's active_remove_later)
+  local rm = CALL.arm
+  rm = rm and rm[q] or active_later('arm', q)
+  rm[#rm + 1] = id
   EV.add('completed', id, a, '', v[4])
   -- from here the first word of its ls: with a finish + claim's mark
   -- (resent.lua) when it is the call's last outcome
   if id == CALL.ri then tok = FF.rs_tok(id, tok) end
   -- a later attempt clears the error of the failed one before it
-  if tonumber(a) > 1 then
+  if a ~= '1' and tonumber(a) > 1 then
     if result then
       redis.call('HSET', key, F_STATE, 'completed', F_ENDED, NOW_S, F_TOKEN, '', F_LAST_SETTLED, tok, F_RESULT, result,
         F_ERROR, '')
