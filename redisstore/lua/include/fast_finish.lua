@@ -181,11 +181,14 @@ function FF.task(out, id, tok, result, s1)
   local key = P .. 'w:' .. wid
   local t = 't' .. is
   local p = t .. '.'
+  -- its last finish unread: only a running task holds its token
+  -- (settle.lua clears it with the last finish it writes, and a lease's
+  -- token is new); its spec at v[11] (FF.flush)
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w')
-  local a, spec, dn = v[10], v[11], v[12]
+    p .. F_TOKEN, p .. F_ATTEMPT, p .. F_DEPENDENTS, t, p .. 'w')
+  local a, spec, dn = v[9], v[11], v[10]
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
-    not spec or (v[9] and string.match(v[9], '^[^ ]*') == tok) or string.match(spec, '^[^|]*') ~= name then
+    not spec or string.match(spec, '^[^|]*') ~= name then
     return false
   end
   -- a concurrency key (keyed.lua's job_ckey)
@@ -207,9 +210,10 @@ function FF.task(out, id, tok, result, s1)
   end
   local q = string.match(spec, '^[^|]*|([^|]*)')
   active_remove_later(q, id)
-  EV.add('completed', id, a, '', v[13])
+  EV.add('completed', id, a, '', v[12])
   local skey = key .. ':s'
-  FF.byte(skey, tonumber(is), 'c')
+  local i = FF.int(is)
+  FF.byte(skey, i, 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at
   -- of the dependents it promotes and the workflow's end
   local hs = {p .. F_ENDED, NOW_S}
@@ -242,7 +246,7 @@ function FF.task(out, id, tok, result, s1)
       BUDGET = BUDGET - 1
       if redis.call('HINCRBY', key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then
         local did = wid .. '/' .. dname
-        FF.byte(skey, tonumber(ds), 'q')
+        FF.byte(skey, FF.int(ds), 'q')
         hs[#hs + 1] = 't' .. ds .. '.' .. F_READY
         hs[#hs + 1] = rd
         register_queue(dq)
@@ -291,7 +295,7 @@ function FF.task(out, id, tok, result, s1)
   end
   -- what FF.flush hands the call's claim
   if alone and ended == '0' and not hand then
-    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
+    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, i, result or false
   else
     CALL.fw = nil
   end
@@ -308,7 +312,7 @@ function FF.task(out, id, tok, result, s1)
   FF.ended(q, id)
   out[n + 5] = wst
   out[n + 6] = ended == '1' and '1' or ''
-  out[n + 7] = fmt(np)
+  out[n + 7] = np == 0 and '0' or np == 1 and '1' or fmt(np)
   return true
 end
 
@@ -333,19 +337,23 @@ function FF.countdown(out, A, x, k)
   local wid = string.sub(id, 1, s1 - 1)
   local pre = wid .. '/'
   -- the run: completed outcomes adding no tasks, of tasks of wid, each
-  -- once, at most the budget
+  -- once (an ID is compared with the run's before it: a run is at most
+  -- the budget), at most the budget
   -- idx: their indexes (their tokens' ends)
-  local n, seen, idx = 0, {}, {}
-  while x + n < k and n < BUDGET do
-    local c = 5 + 9 * (x + n)
+  local n, idx = 0, FF.t16()
+  local lim = math.min(k - x, BUDGET)
+  while n < lim do
+    local c = b + 9 * n
     local cid = A[c]
-    if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, #pre) ~= pre or
-      string.find(cid, '/', #pre + 1, true) or seen[cid] then
+    if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, s1) ~= pre or
+      string.find(cid, '/', s1 + 1, true) then
       break
     end
+    local z = b
+    while z < c and A[z] ~= cid do z = z + 9 end
+    if z < c then break end
     local is = string.match(A[c + 1], '%.(%d+)$')
     if not is then break end
-    seen[cid] = true
     n = n + 1
     idx[n] = is
   end
@@ -359,34 +367,34 @@ function FF.countdown(out, A, x, k)
   end
   if any then return 0 end
   local key = P .. 'w:' .. wid
-  local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
-  -- ps: each task's field prefix (its token's and last finish's names
-  -- are f's, written again below)
-  local ps = {}
-  for y = 0, n - 1 do
-    local is = idx[y + 1]
-    local p = 't' .. is .. '.'
-    ps[y + 1] = p
-    local m = #f
-    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
-      't' .. is, p .. F_DEPENDENTS, p .. 'w'
+  -- each task's token, attempt, spec, dependents and worker (its last
+  -- finish unread, as FF.task's: only a running task holds its token)
+  local f = FF.t64()
+  f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8] = W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT,
+    WEBHOOK.SPEC, W_REMAINING
+  local nf = 8
+  for y = 1, n do
+    local is = idx[y]
+    local t = 't' .. is
+    local p = t .. '.'
+    f[nf + 1], f[nf + 2], f[nf + 3], f[nf + 4], f[nf + 5] = p .. F_TOKEN, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w'
+    nf = nf + 5
   end
-  local v = redis.call('HMGET', key, unpack(f))
+  local v = redis.call('HMGET', key, unpack(f, 1, nf))
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] then return 0 end
   local rem = tonumber(v[8])
-  -- each task leased with its token, not a repeat, its name, no
-  -- concurrency key, one plain dependent, the same for all: the run ends
-  -- before the first that is not
-  local dn0, q0 = nil, nil
+  -- each task leased with its token, its name, no concurrency key, one
+  -- plain dependent, the same for all: the run ends before the first
+  -- that is not
+  local dn0 = nil
   local m = 0
   for y = 1, n do
-    local c = 5 + 9 * (x + y - 1)
-    local cid, tok = A[c], A[c + 1]
+    local c = b + 9 * (y - 1)
+    local cid = A[c]
     if jobs and jobs[cid] ~= nil then break end
-    local o = 8 + 6 * (y - 1)
-    local a, spec, dn = v[o + 3], v[o + 4], v[o + 5]
-    if v[o + 1] ~= tok or not a or not spec or not dn or (v[o + 2] and string.match(v[o + 2], '^[^ ]*') == tok) or
-      string.match(spec, '^[^|]*') ~= string.sub(cid, #pre + 1) then
+    local o = 3 + 5 * y
+    local a, spec, dn = v[o + 2], v[o + 3], v[o + 4]
+    if v[o + 1] ~= A[c + 1] or not a or not spec or not dn or string.match(spec, '^[^|]*') ~= string.sub(cid, s1 + 1) then
       break
     end
     if string.find(spec, ':', 1, true) and string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') then
@@ -410,38 +418,40 @@ function FF.countdown(out, A, x, k)
   if m < 2 then return 0 end
   BUDGET = BUDGET - m
   local skey = key .. ':s'
-  local hs = {}
+  local hs, h = FF.t64(), 0
+  local n0 = #out
+  local ri = CALL.ri
   for y = 1, m do
-    local c = 5 + 9 * (x + y - 1)
+    local c = b + 9 * (y - 1)
     local cid, tok = A[c], A[c + 1]
-    local o = 8 + 6 * (y - 1)
-    local a, spec = v[o + 3], v[o + 4]
-    local is, p = idx[y], ps[y]
+    local o = 3 + 5 * y
+    local a, spec = v[o + 2], v[o + 3]
+    local is = idx[y]
+    local p = 't' .. is .. '.'
     local q = string.match(spec, '^[^|]*|([^|]*)')
     active_remove_later(q, cid)
-    EV.add('completed', cid, a, '', v[o + 6])
-    FF.byte(skey, tonumber(is), 'c')
-    local h = #hs
+    EV.add('completed', cid, a, '', v[o + 5])
+    FF.byte(skey, FF.int(is), 'c')
     hs[h + 1], hs[h + 2] = p .. F_ENDED, NOW_S
+    h = h + 2
     if A[c + 3] == '1' then
-      hs[#hs + 1] = p .. F_RESULT
-      hs[#hs + 1] = A[c + 4]
+      hs[h + 1], hs[h + 2] = p .. F_RESULT, A[c + 4]
+      h = h + 2
     end
     if a ~= '1' and tonumber(a) > 1 then
-      hs[#hs + 1] = p .. F_ERROR
-      hs[#hs + 1] = ''
+      hs[h + 1], hs[h + 2] = p .. F_ERROR, ''
+      h = h + 2
     end
-    h = #hs
-    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2],
-      (cid == CALL.ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', p .. F_LAST_SETTLED,
+      (cid == ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
+    h = h + 4
     FF.ended(q, cid)
-    local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
       'running', '', '0'
+    n0 = n0 + 7
   end
-  local h = #hs
   hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
-  redis.call('HSET', key, unpack(hs))
+  redis.call('HSET', key, unpack(hs, 1, h + 4))
   -- what FF.flush hands the claim: nothing (FF.task's last outcome
   -- promoted nothing)
   CALL.fw = nil
