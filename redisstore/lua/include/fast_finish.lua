@@ -172,7 +172,8 @@ end
 -- no more than the call's budget. A dependent whose open count reaches 0
 -- is pushed ready; the workflow completes when no task is left.
 function FF.task(out, id, tok, result, s1)
-  local is = string.match(tok, '%.(%d+)$')
+  -- (the last "."'s: a greedy match tries fewer places than '%.(%d+)$')
+  local is = string.match(tok, '^.*%.(%d+)$')
   if not is then return false end
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return false end
@@ -187,8 +188,11 @@ function FF.task(out, id, tok, result, s1)
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
     p .. F_TOKEN, p .. F_ATTEMPT, p .. F_DEPENDENTS, t, p .. 'w')
   local a, spec, dn = v[9], v[11], v[10]
+  -- its name and queue (a spec starts "<name>|<queue>|")
+  local sn, q
+  if spec then sn, q = string.match(spec, '^([^|]*)|([^|]*)') end
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
-    not spec or string.match(spec, '^[^|]*') ~= name then
+    not spec or sn ~= name then
     return false
   end
   -- a concurrency key (keyed.lua's job_ckey)
@@ -208,11 +212,10 @@ function FF.task(out, id, tok, result, s1)
     end
     if nd > BUDGET then return false end
   end
-  local q = string.match(spec, '^[^|]*|([^|]*)')
   active_remove_later(q, id)
   EV.add('completed', id, a, '', v[12])
   local skey = key .. ':s'
-  local i = FF.int(is)
+  local i = tonumber(is)
   FF.byte(skey, i, 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at
   -- of the dependents it promotes and the workflow's end
@@ -246,7 +249,7 @@ function FF.task(out, id, tok, result, s1)
       BUDGET = BUDGET - 1
       if redis.call('HINCRBY', key, 't' .. ds .. '.' .. F_OPEN, '-1') == 0 then
         local did = wid .. '/' .. dname
-        FF.byte(skey, FF.int(ds), 'q')
+        FF.byte(skey, tonumber(ds), 'q')
         hs[#hs + 1] = 't' .. ds .. '.' .. F_READY
         hs[#hs + 1] = rd
         register_queue(dq)
@@ -352,7 +355,7 @@ function FF.countdown(out, A, x, k)
     local z = b
     while z < c and A[z] ~= cid do z = z + 9 end
     if z < c then break end
-    local is = string.match(A[c + 1], '%.(%d+)$')
+    local is = string.match(A[c + 1], '^.*%.(%d+)$')
     if not is then break end
     n = n + 1
     idx[n] = is
@@ -386,17 +389,19 @@ function FF.countdown(out, A, x, k)
   -- each task leased with its token, its name, no concurrency key, one
   -- plain dependent, the same for all: the run ends before the first
   -- that is not
+  -- qs: their queues (a spec starts "<name>|<queue>|")
   local dn0 = nil
-  local m = 0
+  local m, qs = 0, FF.t16()
   for y = 1, n do
     local c = b + 9 * (y - 1)
     local cid = A[c]
     if jobs and jobs[cid] ~= nil then break end
     local o = 3 + 5 * y
     local a, spec, dn = v[o + 2], v[o + 3], v[o + 4]
-    if v[o + 1] ~= A[c + 1] or not a or not spec or not dn or string.match(spec, '^[^|]*') ~= string.sub(cid, s1 + 1) then
-      break
-    end
+    if v[o + 1] ~= A[c + 1] or not a or not spec or not dn then break end
+    local sn, q = string.match(spec, '^([^|]*)|([^|]*)')
+    if not sn or cid ~= pre .. sn then break end
+    qs[y] = q
     if string.find(spec, ':', 1, true) and string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') then
       break
     end
@@ -421,17 +426,29 @@ function FF.countdown(out, A, x, k)
   local hs, h = FF.t64(), 0
   local n0 = #out
   local ri = CALL.ri
+  -- the state bytes: each run of adjacent indexes in one FF.byte (bi its
+  -- first, bn how many)
+  local bi, bn = 0, 0
+  -- (lq, ll: the last task's queue and its lease-set removals)
+  local lq, ll
   for y = 1, m do
     local c = b + 9 * (y - 1)
     local cid, tok = A[c], A[c + 1]
     local o = 3 + 5 * y
-    local a, spec = v[o + 2], v[o + 3]
+    local a = v[o + 2]
     local is = idx[y]
     local p = 't' .. is .. '.'
-    local q = string.match(spec, '^[^|]*|([^|]*)')
-    active_remove_later(q, cid)
+    local q = qs[y]
+    if q ~= lq then lq, ll = q, active_later('arm', q) end
+    ll[#ll + 1] = cid
     EV.add('completed', cid, a, '', v[o + 5])
-    FF.byte(skey, FF.int(is), 'c')
+    local i = tonumber(is)
+    if bn > 0 and i == bi + bn then
+      bn = bn + 1
+    else
+      if bn > 0 then FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn)) end
+      bi, bn = i, 1
+    end
     hs[h + 1], hs[h + 2] = p .. F_ENDED, NOW_S
     h = h + 2
     if A[c + 3] == '1' then
@@ -450,6 +467,7 @@ function FF.countdown(out, A, x, k)
       'running', '', '0'
     n0 = n0 + 7
   end
+  FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn))
   hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
   redis.call('HSET', key, unpack(hs, 1, h + 4))
   -- what FF.flush hands the claim: nothing (FF.task's last outcome

@@ -25,8 +25,7 @@
 -- FF.t16 and FF.t64 make a table whose array part has room for 16 and
 -- 64 values, filled from 1 on with a count kept aside (unpack(t, 1,
 -- n)): a {} grows by doubling, a rehash and a resize at each power of
--- two. FF.int is the number of s, digits only (a pattern's %d+: no
--- strtod, as tonumber's).
+-- two.
 function FF.t16() return {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} end
 
 function FF.t64()
@@ -36,16 +35,11 @@ function FF.t64()
     nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
 end
 
-function FF.int(s)
-  local i = 0
-  for z = 1, #s do i = i * 10 + string.byte(s, z) - 48 end
-  return i
-end
-
--- FF.byte sets byte i of the state string sk to b: appended to the
--- pending run when adjacent to it (a chain step's "cq", a fan-in's
--- roots and join), changed in it when inside (a handed-over task's "q"
--- becoming "r"), else written after the run before it.
+-- FF.byte sets the bytes of the state string sk from index i on to b
+-- (one byte, or a run: a fan-in's roots): appended to the pending run
+-- when adjacent to it (a chain step's "cq", a fan-in's roots and join),
+-- changed in it when inside (a handed-over task's "q" becoming "r"), else
+-- written after the run before it.
 function FF.byte(sk, i, b)
   local k = CALL.fsk
   if k == sk then
@@ -53,11 +47,11 @@ function FF.byte(sk, i, b)
     if i == lo + #s then
       CALL.fsb = s .. b
       return
-    elseif i == lo - 1 then
+    elseif i + #b == lo then
       CALL.flo, CALL.fsb = i, b .. s
       return
-    elseif i >= lo and i < lo + #s then
-      CALL.fsb = string.sub(s, 1, i - lo) .. b .. string.sub(s, i - lo + 2)
+    elseif i >= lo and i + #b <= lo + #s then
+      CALL.fsb = string.sub(s, 1, i - lo) .. b .. string.sub(s, i - lo + #b + 1)
       return
     end
   end
@@ -180,7 +174,7 @@ function FF.lease_run(wid, key, got, k, step)
       local dp = v[4 + 5 * (y - 1) + 3]
       if dp and dp ~= '' then
         for d in string.gmatch(dp, '%d+') do
-          d = FF.int(d)
+          d = tonumber(d)
           if d < lo then lo = d end
           if d > hi then hi = d end
         end
@@ -201,8 +195,9 @@ function FF.lease_run(wid, key, got, k, step)
   -- (ix's values, "0" for none)
   local pay = redis.pcall('HMGET', pk, unpack(ix, 1, n))
   if pay.err then return nil end
+  -- (x: the workflow past its expiry, for each lease)
   local pf = {wid = wid, key = key, skey = sk, got = got, k = k, step = step, n = n, is = ix, ni = ni, f = f, v = v, S = S,
-    lo = lo, pay = pay, r = FF.t64()}
+    lo = lo, pay = pay, r = FF.t16(), x = expired_at(v[2])}
   CALL.fpf = pf
   return pf
 end
@@ -253,7 +248,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     is, i = pf.is[y], pf.ni[y]
     v, o, S, lo = pf.v, 4 + 5 * (y - 1), pf.S, pf.lo
     -- its own byte queued (a task of the run leased before it is "r")
-    if i == 0 or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
+    if i == 0 or not v[1] or (pf.x and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
       string.sub(S, i - lo + 1, i - lo + 1) ~= 'q' then
       -- the general code: the run's reads are left
       CALL.fpf = nil
@@ -283,15 +278,21 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   -- the state bytes the lease reads: its own (known when handed over)
   -- and its dependencies' (but the one a hand-off knows), in one read
   local known = h and dp == h.dep
+  local dds, ddn, dk
   if not pf and (not h or (nd > 0 and not known)) then
     if h then FF.run_write() end
     local hi
     if not h then lo, hi = i, i end
     if nd > 0 then
+      -- (kept for its Claimed: dds the indexes, ddn their numbers, dk
+      -- how many)
+      dds, ddn, dk = FF.t16(), FF.t16(), 0
       for d in string.gmatch(dp, '%d+') do
-        d = FF.int(d)
-        if not lo or d < lo then lo = d end
-        if not hi or d > hi then hi = d end
+        local x = tonumber(d)
+        dk = dk + 1
+        dds[dk], ddn[dk] = d, x
+        if not lo or x < lo then lo = x end
+        if not hi or x > hi then hi = x end
       end
     end
     -- a state string of another type (not weir's): the general code
@@ -348,11 +349,24 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   else
     redis.call('HSET', key, pa, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
   end
-  FF.byte(skey, i, 'r')
+  if pf and CALL.fsk == skey and i == CALL.flo + #CALL.fsb then
+    CALL.fsb = CALL.fsb .. 'r'
+  else
+    FF.byte(skey, i, 'r')
+  end
   EV.add('started', id, a, '', CALL.wk)
   local spec = v[o + 1]
-  active_add_later(string.match(spec, '^[^|]*|([^|]*)'), dls, id)
-  local leased = bag('leased')
+  local q = string.match(spec, '^[^|]*|([^|]*)')
+  -- (active_add_later, its list looked up here)
+  local al = CALL.aadd
+  al = al and al[q]
+  if al then
+    local z = #al
+    al[z + 1], al[z + 2] = dls, id
+  else
+    active_add_later(q, dls, id)
+  end
+  local leased = CALL.leased or bag('leased')
   leased[#leased + 1] = id
   leased[#leased + 1] = token
   -- its Claimed (lease.lua's put_claimed)
@@ -384,15 +398,22 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       -- clears a failed attempt's), the state's for W and D
       local f, bs, nf, nb = FF.t64(), FF.t16(), 0, 0
       local r0 = pf and pf.r
-      for d in string.gmatch(dp, '%d+') do
+      if not dds then
+        dds, ddn, dk = FF.t16(), FF.t16(), 0
+        for d in string.gmatch(dp, '%d+') do
+          dk = dk + 1
+          dds[dk], ddn[dk] = d, tonumber(d)
+        end
+      end
+      for di = 1, dk do
+        local d, x = dds[di], ddn[di]
         local dt = 't' .. d
         local b
         -- a task of the run leased before it
-        d = FF.int(d)
-        if r0 and r0[d] then
+        if r0 and r0[x] then
           b = 'r'
         else
-          b = string.sub(S, d - lo + 1, d - lo + 1)
+          b = string.sub(S, x - lo + 1, x - lo + 1)
         end
         nb = nb + 1
         bs[nb] = b
