@@ -219,7 +219,8 @@ function FF.task(out, id, tok, result, s1)
   FF.byte(skey, i, 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at
   -- of the dependents it promotes and the workflow's end
-  local hs = {p .. F_ENDED, NOW_S}
+  -- (room for 16 values: a promotion's and a completion's grow it past 8)
+  local hs = {p .. F_ENDED, NOW_S, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
   if result then
     hs[3] = p .. F_RESULT
     hs[4] = result
@@ -293,7 +294,10 @@ function FF.task(out, id, tok, result, s1)
     redis.call('ZADD', K_EXPIRY, x, 'w:completed:' .. m)
     XB.note(at)
     if TEST_NOW == '' then
-      for _, k in ipairs({key, key .. ':p', skey, key .. ':i'}) do redis.call('PEXPIREAT', k, x) end
+      redis.call('PEXPIREAT', key, x)
+      redis.call('PEXPIREAT', key .. ':p', x)
+      redis.call('PEXPIREAT', skey, x)
+      redis.call('PEXPIREAT', key .. ':i', x)
     end
   end
   -- what FF.flush hands the call's claim

@@ -134,9 +134,8 @@ function FF.lease_run(wid, key, got, k, step)
   local j, ng = k, #got
   while j <= ng and n < 100 do
     local nx = got[j]
-    if string.sub(nx, 1, np) ~= pre then break end
     local nm = string.sub(nx, np + 1)
-    if string.find(nm, '/', 1, true) then break end
+    if pre .. nm ~= nx or string.find(nm, '/', 1, true) then break end
     local z = 1
     while z <= n and names[z] ~= nm do z = z + 1 end
     if z <= n then break end
@@ -273,24 +272,40 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   end
   local dp = v[o + 3]
   local nd = 0
-  if dp and dp ~= '' then nd = select(2, string.gsub(dp, ',', ',')) + 1 end
+  -- dds, ddn: its dependencies' indexes and their numbers, dk how many,
+  -- parsed once for the state bytes' read and its Claimed when it reads
+  -- them itself (neither a run's nor handed over)
+  local dds, ddn, dk
+  if dp and dp ~= '' then
+    if pf or h then
+      nd = select(2, string.gsub(dp, ',', ',')) + 1
+    else
+      dds, ddn, dk = FF.t16(), FF.t16(), 0
+      for d in string.gmatch(dp, '%d+') do
+        dk = dk + 1
+        dds[dk], ddn[dk] = d, tonumber(d)
+      end
+      nd = dk
+    end
+  end
   if nd > 100 then nd = -1 end -- lease.lua's DEPS_INLINE: "L" and the list
   -- the state bytes the lease reads: its own (known when handed over)
   -- and its dependencies' (but the one a hand-off knows), in one read
   local known = h and dp == h.dep
-  local dds, ddn, dk
   if not pf and (not h or (nd > 0 and not known)) then
     if h then FF.run_write() end
     local hi
     if not h then lo, hi = i, i end
     if nd > 0 then
-      -- (kept for its Claimed: dds the indexes, ddn their numbers, dk
-      -- how many)
-      dds, ddn, dk = FF.t16(), FF.t16(), 0
-      for d in string.gmatch(dp, '%d+') do
-        local x = tonumber(d)
-        dk = dk + 1
-        dds[dk], ddn[dk] = d, x
+      if not dds then
+        dds, ddn, dk = FF.t16(), FF.t16(), 0
+        for d in string.gmatch(dp, '%d+') do
+          dk = dk + 1
+          dds[dk], ddn[dk] = d, tonumber(d)
+        end
+      end
+      for z = 1, dk do
+        local x = ddn[z]
         if not lo or x < lo then lo = x end
         if not hi or x > hi then hi = x end
       end
