@@ -219,8 +219,8 @@ function FF.task(out, id, tok, result, s1)
   FF.byte(skey, i, 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at
   -- of the dependents it promotes and the workflow's end
-  -- (room for 16 values: a promotion's and a completion's grow it past 8)
-  local hs = {p .. F_ENDED, NOW_S, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+  -- (room for 8 values: a promotion's and a completion's grow it past 4)
+  local hs = {p .. F_ENDED, NOW_S, nil, nil, nil, nil, nil, nil}
   if result then
     hs[3] = p .. F_RESULT
     hs[4] = result

@@ -280,7 +280,10 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     if pf or h then
       nd = select(2, string.gsub(dp, ',', ',')) + 1
     else
-      dds, ddn, dk = FF.t16(), FF.t16(), 0
+      -- (sized when it has several: a join's; a chain's one does
+      -- without)
+      if string.find(dp, ',', 1, true) then dds, ddn = FF.t16(), FF.t16() else dds, ddn = {}, {} end
+      dk = 0
       for d in string.gmatch(dp, '%d+') do
         dk = dk + 1
         dds[dk], ddn[dk] = d, tonumber(d)
@@ -298,7 +301,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     if not h then lo, hi = i, i end
     if nd > 0 then
       if not dds then
-        dds, ddn, dk = FF.t16(), FF.t16(), 0
+        dds, ddn, dk = {}, {}, 0
         for d in string.gmatch(dp, '%d+') do
           dk = dk + 1
           dds[dk], ddn[dk] = d, tonumber(d)
@@ -385,6 +388,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   leased[#leased + 1] = id
   leased[#leased + 1] = token
   -- its Claimed (lease.lua's put_claimed)
+  -- (m: where out ends, counted)
   local m = #out
   out[m + 1] = id
   out[m + 2] = spec
@@ -398,23 +402,28 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   out[m + 10] = xp or '0'
   if nd < 0 then
     out[m + 11] = 'L' .. dp
+    m = m + 11
   else
     out[m + 11] = nd == 0 and '0' or fmt(nd)
+    m = m + 11
     if known then
       local r = h.r
-      out[m + 12] = h.spec
-      out[m + 13] = 'completed'
-      out[m + 14] = r and '1' or ''
-      out[m + 15] = r or ''
-      out[m + 16] = ''
+      out[m + 1] = h.spec
+      out[m + 2] = 'completed'
+      out[m + 3] = r and '1' or ''
+      out[m + 4] = r or ''
+      out[m + 5] = ''
+      m = m + 5
     elseif nd > 0 then
       -- each dependency's spec and result, and its error unless its
       -- state says what that is: none for a completed task (settle.lua
       -- clears a failed attempt's), the state's for W and D
-      local f, bs, nf, nb = FF.t64(), FF.t16(), 0, 0
+      local f, bs, nf, nb
+      if nd > 4 then f, bs = FF.t64(), FF.t16() else f, bs = {}, {} end
+      nf, nb = 0, 0
       local r0 = pf and pf.r
       if not dds then
-        dds, ddn, dk = FF.t16(), FF.t16(), 0
+        dds, ddn, dk = {}, {}, 0
         for d in string.gmatch(dp, '%d+') do
           dk = dk + 1
           dds[dk], ddn[dk] = d, tonumber(d)
@@ -444,7 +453,8 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       local x = 0
       for z = 1, nb do
         local b = bs[z]
-        local r, n2 = dv[x + 2], #out
+        local r, n2 = dv[x + 2], m
+        m = m + 5
         out[n2 + 1] = dv[x + 1]
         out[n2 + 2] = TASK_STATE[b]
         out[n2 + 3] = r and '1' or ''
@@ -465,12 +475,15 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       end
     end
   end
-  local n2 = #out
-  out[n2 + 1] = ''
-  out[n2 + 2] = ''
-  if v[4] then out[n2 + 3] = '@t' .. v[4] end
+  out[m + 1] = ''
+  out[m + 2] = ''
+  m = m + 2
+  if v[4] then
+    m = m + 1
+    out[m] = '@t' .. v[4]
+  end
   local rd = v[o + 5]
   if h then rd = h.rd end
-  if rd then out[#out + 1] = '@r' .. rd end
+  if rd then out[m + 1] = '@r' .. rd end
   return cnt
 end
