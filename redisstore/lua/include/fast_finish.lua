@@ -294,10 +294,11 @@ function FF.task(out, id, tok, result, s1)
     redis.call('ZADD', K_EXPIRY, x, 'w:completed:' .. m)
     XB.note(at)
     if TEST_NOW == '' then
+      local pk, ik = key .. ':p', key .. ':i'
       redis.call('PEXPIREAT', key, x)
-      redis.call('PEXPIREAT', key .. ':p', x)
+      redis.call('PEXPIREAT', pk, x)
       redis.call('PEXPIREAT', skey, x)
-      redis.call('PEXPIREAT', key .. ':i', x)
+      redis.call('PEXPIREAT', ik, x)
     end
   end
   -- what FF.flush hands the call's claim
