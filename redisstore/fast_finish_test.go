@@ -232,6 +232,29 @@ func fastFinishCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
 	}
 	// a finish of the last join again
 	finish(engine.FinishParams{Outcomes: outs})
+
+	// a fan-in whose roots finish in one call out of their order: the
+	// count-down's state bytes in runs written before the one after them
+	// (6-8, then 3-5 and 1-2 before it, 10 and 9 alone)
+	p := cpuPlan("fo", 11, true)
+	if _, err := s.Submit(bg, engine.SubmitParams{Plan: p}); err != nil {
+		t.Fatal(err)
+	}
+	cp = engine.ClaimParams{Queues: []string{"qfo"}, Max: 10, Lease: time.Minute}
+	cs = claim("qfo", 10)
+	if len(cs) != 10 {
+		t.Fatalf("claimed %d roots, want 10", len(cs))
+	}
+	outs = outs[:0]
+	for _, k := range []int{6, 7, 8, 3, 4, 5, 1, 2, 10, 9} {
+		outs = append(outs, done(cs[k-1], cs[k-1].Job.ID))
+	}
+	cs = finish(engine.FinishParams{Outcomes: outs, Claim: &cp}).Claimed
+	outs = outs[:0]
+	for _, c := range cs {
+		outs = append(outs, done(c, c.Job.ID))
+	}
+	finish(engine.FinishParams{Outcomes: outs})
 	return log
 }
 

@@ -191,7 +191,8 @@ end
 -- no more than the call's budget. A dependent whose open count reaches 0
 -- is pushed ready; the workflow completes when no task is left.
 function FF.task(out, id, tok, result, s1)
-  local is = string.match(tok, '%.(%d+)$')
+  -- (the last "."'s: a greedy match tries fewer places than '%.(%d+)$')
+  local is = string.match(tok, '^.*%.(%d+)$')
   if not is then return false end
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return false end
@@ -200,11 +201,17 @@ function FF.task(out, id, tok, result, s1)
   local key = P .. 'w:' .. wid
   local t = 't' .. is
   local p = t .. '.'
+  -- its last finish unread: only a running task holds its token
+  -- (settle.lua clears it with the last finish it writes, and a lease's
+  -- token is new); its spec at v[11] (FF.flush)
   local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w')
-  local a, spec, dn = v[10], v[11], v[12]
+    p .. F_TOKEN, p .. F_ATTEMPT, p .. F_DEPENDENTS, t, p .. 'w')
+  local a, spec, dn = v[9], v[11], v[10]
+  -- its name and queue (a spec starts "<name>|<queue>|")
+  local sn, q
+  if spec then sn, q = string.match(spec, '^([^|]*)|([^|]*)') end
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
-    not spec or (v[9] and string.match(v[9], '^[^ ]*') == tok) or string.match(spec, '^[^|]*') ~= name then
+    not spec or sn ~= name then
     return false
   end
   -- a concurrency key (keyed.lua's job_ckey)
@@ -224,14 +231,15 @@ function FF.task(out, id, tok, result, s1)
     end
     if nd > BUDGET then return false end
   end
-  local q = string.match(spec, '^[^|]*|([^|]*)')
   active_remove_later(q, id)
-  EV.add('completed', id, a, '', v[13])
+  EV.add('completed', id, a, '', v[12])
   local skey = key .. ':s'
-  FF.byte(skey, tonumber(is), 'c')
+  local i = tonumber(is)
+  FF.byte(skey, i, 'c')
   -- the HSET of the workflow's hash: the task's fields, with the ready-at
   -- of the dependents it promotes and the workflow's end
-  local hs = {p .. F_ENDED, NOW_S}
+  -- (room for 8 values: a promotion's and a completion's grow it past 4)
+  local hs = {p .. F_ENDED, NOW_S, nil, nil, nil, nil, nil, nil}
   if result then
     hs[3] = p .. F_RESULT
     hs[4] = result
@@ -305,12 +313,16 @@ function FF.task(out, id, tok, result, s1)
     redis.call('ZADD', K_EXPIRY, x, 'w:completed:' .. m)
     XB.note(at)
     if TEST_NOW == '' then
-      for _, k in ipairs({key, key .. ':p', skey, key .. ':i'}) do redis.call('PEXPIREAT', k, x) end
+      local pk, ik = key .. ':p', key .. ':i'
+      redis.call('PEXPIREAT', key, x)
+      redis.call('PEXPIREAT', pk, x)
+      redis.call('PEXPIREAT', skey, x)
+      redis.call('PEXPIREAT', ik, x)
     end
   end
   -- what FF.flush hands the call's claim
   if alone and ended == '0' and not hand then
-    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, tonumber(is), result or false
+    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, v, i, result or false
   else
     CALL.fw = nil
   end
@@ -327,7 +339,7 @@ function FF.task(out, id, tok, result, s1)
   FF.ended(q, id)
   out[n + 5] = wst
   out[n + 6] = ended == '1' and '1' or ''
-  out[n + 7] = fmt(np)
+  out[n + 7] = np == 0 and '0' or np == 1 and '1' or fmt(np)
   return true
 end
 
@@ -352,19 +364,23 @@ function FF.countdown(out, A, x, k)
   local wid = string.sub(id, 1, s1 - 1)
   local pre = wid .. '/'
   -- the run: completed outcomes adding no tasks, of tasks of wid, each
-  -- once, at most the budget
+  -- once (an ID is compared with the run's before it: a run is at most
+  -- the budget), at most the budget
   -- idx: their indexes (their tokens' ends)
-  local n, seen, idx = 0, {}, {}
-  while x + n < k and n < BUDGET do
-    local c = 5 + 9 * (x + n)
+  local n, idx = 0, FF.t16()
+  local lim = math.min(k - x, BUDGET)
+  while n < lim do
+    local c = b + 9 * n
     local cid = A[c]
-    if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, #pre) ~= pre or
-      string.find(cid, '/', #pre + 1, true) or seen[cid] then
+    if A[c + 2] ~= 'completed' or A[c + 8] ~= '' or string.sub(cid, 1, s1) ~= pre or
+      string.find(cid, '/', s1 + 1, true) then
       break
     end
-    local is = string.match(A[c + 1], '%.(%d+)$')
+    local z = b
+    while z < c and A[z] ~= cid do z = z + 9 end
+    if z < c then break end
+    local is = string.match(A[c + 1], '^.*%.(%d+)$')
     if not is then break end
-    seen[cid] = true
     n = n + 1
     idx[n] = is
   end
@@ -378,36 +394,38 @@ function FF.countdown(out, A, x, k)
   end
   if any then return 0 end
   local key = P .. 'w:' .. wid
-  local f = {W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC, W_REMAINING}
-  -- ps: each task's field prefix (its token's and last finish's names
-  -- are f's, written again below)
-  local ps = {}
-  for y = 0, n - 1 do
-    local is = idx[y + 1]
-    local p = 't' .. is .. '.'
-    ps[y + 1] = p
-    local m = #f
-    f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5], f[m + 6] = p .. F_TOKEN, p .. F_LAST_SETTLED, p .. F_ATTEMPT,
-      't' .. is, p .. F_DEPENDENTS, p .. 'w'
+  -- each task's token, attempt, spec, dependents and worker (its last
+  -- finish unread, as FF.task's: only a running task holds its token)
+  local f = FF.t64()
+  f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8] = W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT,
+    WEBHOOK.SPEC, W_REMAINING
+  local nf = 8
+  for y = 1, n do
+    local is = idx[y]
+    local t = 't' .. is
+    local p = t .. '.'
+    f[nf + 1], f[nf + 2], f[nf + 3], f[nf + 4], f[nf + 5] = p .. F_TOKEN, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w'
+    nf = nf + 5
   end
-  local v = redis.call('HMGET', key, unpack(f))
+  local v = redis.call('HMGET', key, unpack(f, 1, nf))
   if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] then return 0 end
   local rem = tonumber(v[8])
-  -- each task leased with its token, not a repeat, its name, no
-  -- concurrency key, one plain dependent, the same for all: the run ends
-  -- before the first that is not
-  local dn0, q0 = nil, nil
-  local m = 0
+  -- each task leased with its token, its name, no concurrency key, one
+  -- plain dependent, the same for all: the run ends before the first
+  -- that is not
+  -- qs: their queues (a spec starts "<name>|<queue>|")
+  local dn0 = nil
+  local m, qs = 0, FF.t16()
   for y = 1, n do
-    local c = 5 + 9 * (x + y - 1)
-    local cid, tok = A[c], A[c + 1]
+    local c = b + 9 * (y - 1)
+    local cid = A[c]
     if jobs and jobs[cid] ~= nil then break end
-    local o = 8 + 6 * (y - 1)
-    local a, spec, dn = v[o + 3], v[o + 4], v[o + 5]
-    if v[o + 1] ~= tok or not a or not spec or not dn or (v[o + 2] and string.match(v[o + 2], '^[^ ]*') == tok) or
-      string.match(spec, '^[^|]*') ~= string.sub(cid, #pre + 1) then
-      break
-    end
+    local o = 3 + 5 * y
+    local a, spec, dn = v[o + 2], v[o + 3], v[o + 4]
+    if v[o + 1] ~= A[c + 1] or not a or not spec or not dn then break end
+    local sn, q = string.match(spec, '^([^|]*)|([^|]*)')
+    if not sn or cid ~= pre .. sn then break end
+    qs[y] = q
     if string.find(spec, ':', 1, true) and string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|') then
       break
     end
@@ -429,38 +447,53 @@ function FF.countdown(out, A, x, k)
   if m < 2 then return 0 end
   BUDGET = BUDGET - m
   local skey = key .. ':s'
-  local hs = {}
+  local hs, h = FF.t64(), 0
+  local n0 = #out
+  local ri = CALL.ri
+  -- the state bytes: each run of adjacent indexes in one FF.byte (bi its
+  -- first, bn how many)
+  local bi, bn = 0, 0
+  -- (lq, ll: the last task's queue and its lease-set removals)
+  local lq, ll
   for y = 1, m do
-    local c = 5 + 9 * (x + y - 1)
+    local c = b + 9 * (y - 1)
     local cid, tok = A[c], A[c + 1]
-    local o = 8 + 6 * (y - 1)
-    local a, spec = v[o + 3], v[o + 4]
-    local is, p = idx[y], ps[y]
-    local q = string.match(spec, '^[^|]*|([^|]*)')
-    active_remove_later(q, cid)
-    EV.add('completed', cid, a, '', v[o + 6])
-    FF.byte(skey, tonumber(is), 'c')
-    local h = #hs
+    local o = 3 + 5 * y
+    local a = v[o + 2]
+    local is = idx[y]
+    local p = 't' .. is .. '.'
+    local q = qs[y]
+    if q ~= lq then lq, ll = q, active_later('arm', q) end
+    ll[#ll + 1] = cid
+    EV.add('completed', cid, a, '', v[o + 5])
+    local i = tonumber(is)
+    if bn > 0 and i == bi + bn then
+      bn = bn + 1
+    else
+      if bn > 0 then FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn)) end
+      bi, bn = i, 1
+    end
     hs[h + 1], hs[h + 2] = p .. F_ENDED, NOW_S
+    h = h + 2
     if A[c + 3] == '1' then
-      hs[#hs + 1] = p .. F_RESULT
-      hs[#hs + 1] = A[c + 4]
+      hs[h + 1], hs[h + 2] = p .. F_RESULT, A[c + 4]
+      h = h + 2
     end
     if a ~= '1' and tonumber(a) > 1 then
-      hs[#hs + 1] = p .. F_ERROR
-      hs[#hs + 1] = ''
+      hs[h + 1], hs[h + 2] = p .. F_ERROR, ''
+      h = h + 2
     end
-    h = #hs
-    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', f[o + 2],
-      (cid == CALL.ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = f[o + 1], '', p .. F_LAST_SETTLED,
+      (cid == ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
+    h = h + 4
     FF.ended(q, cid)
-    local n0 = #out
     out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
       'running', '', '0'
+    n0 = n0 + 7
   end
-  local h = #hs
+  FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn))
   hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
-  redis.call('HSET', key, unpack(hs))
+  redis.call('HSET', key, unpack(hs, 1, h + 4))
   -- what FF.flush hands the claim: nothing (FF.task's last outcome
   -- promoted nothing)
   CALL.fw = nil

@@ -18,14 +18,28 @@
 -- string, the index of its first byte, the bytes). CALL.hand is the task
 -- a finish hands over (FF.hand_off), until the claim takes it or
 -- FF.hand_drop pushes it. CALL.fpf is what FF.lease_run read for a run of
--- one workflow's tasks that a claim took in a row, and CALL.fhk, CALL.fhs
--- the workflow's hash and the HSET arguments of the run's leases, not
--- yet written (FF.run_write writes them).
+-- one workflow's tasks that a claim took in a row, and CALL.fhk, CALL.fhs,
+-- CALL.fhn the workflow's hash and the HSET arguments of the run's
+-- leases, not yet written (FF.run_write writes them), and their count.
 
--- FF.byte sets byte i of the state string sk to b: appended to the
--- pending run when adjacent to it (a chain step's "cq", a fan-in's
--- roots and join), changed in it when inside (a handed-over task's "q"
--- becoming "r"), else written after the run before it.
+-- FF.t16 and FF.t64 make a table whose array part has room for 16 and
+-- 64 values, filled from 1 on with a count kept aside (unpack(t, 1,
+-- n)): a {} grows by doubling, a rehash and a resize at each power of
+-- two.
+function FF.t16() return {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} end
+
+function FF.t64()
+  return {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+    nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+    nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+    nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+end
+
+-- FF.byte sets the bytes of the state string sk from index i on to b
+-- (one byte, or a run: a fan-in's roots): appended to the pending run
+-- when adjacent to it (a chain step's "cq", a fan-in's roots and join),
+-- changed in it when inside (a handed-over task's "q" becoming "r"), else
+-- written after the run before it.
 function FF.byte(sk, i, b)
   local k = CALL.fsk
   if k == sk then
@@ -33,11 +47,11 @@ function FF.byte(sk, i, b)
     if i == lo + #s then
       CALL.fsb = s .. b
       return
-    elseif i == lo - 1 then
+    elseif i + #b == lo then
       CALL.flo, CALL.fsb = i, b .. s
       return
-    elseif i >= lo and i < lo + #s then
-      CALL.fsb = string.sub(s, 1, i - lo) .. b .. string.sub(s, i - lo + 2)
+    elseif i >= lo and i + #b <= lo + #s then
+      CALL.fsb = string.sub(s, 1, i - lo) .. b .. string.sub(s, i - lo + #b + 1)
       return
     end
   end
@@ -57,7 +71,7 @@ function FF.run_write()
   end
   local hs = CALL.fhs
   if hs then
-    redis.call('HSET', CALL.fhk, unpack(hs))
+    redis.call('HSET', CALL.fhk, unpack(hs, 1, CALL.fhn))
     CALL.fhs = nil
   end
   local k = CALL.fsk
@@ -114,38 +128,46 @@ end
 function FF.lease_run(wid, key, got, k, step)
   local pre = wid .. '/'
   local np = #pre
-  local names, seen = {}, {}
-  local j = k
-  while j <= #got and #names < 100 do
+  -- each once: a name is compared with the run's before it (a run is
+  -- short; no table of names seen)
+  local names, n = FF.t16(), 0
+  local j, ng = k, #got
+  while j <= ng and n < 100 do
     local nx = got[j]
-    if string.sub(nx, 1, np) ~= pre then break end
     local nm = string.sub(nx, np + 1)
-    if seen[nm] or string.find(nm, '/', 1, true) then break end
-    seen[nm] = true
-    names[#names + 1] = nm
+    if pre .. nm ~= nx or string.find(nm, '/', 1, true) then break end
+    local z = 1
+    while z <= n and names[z] ~= nm do z = z + 1 end
+    if z <= n then break end
+    n = n + 1
+    names[n] = nm
     j = j + step
   end
-  local n = #names
   if n < 2 then return nil end
   -- the workflow's name index, state string and payloads (P w:<id>:...)
   local ik, sk, pk = key .. ':i', key .. ':s', key .. ':p'
-  local ix = redis.pcall('HMGET', ik, unpack(names))
+  local ix = redis.pcall('HMGET', ik, unpack(names, 1, n))
   if ix.err then return nil end
-  local f = {W_STATE, W_EXPIRES, F_CREATED, F_TRACE}
+  local f = FF.t64()
+  f[1], f[2], f[3], f[4] = W_STATE, W_EXPIRES, F_CREATED, F_TRACE
+  local m = 4
   for y = 1, n do
     local is = ix[y] or '0'
     local t = 't' .. is
     local p = t .. '.'
-    local m = #f
     f[m + 1], f[m + 2], f[m + 3], f[m + 4], f[m + 5] = t, p .. F_ATTEMPT, p .. F_DEPS, p .. 'ck', p .. F_READY
+    m = m + 5
   end
-  local v = redis.pcall('HMGET', key, unpack(f))
+  local v = redis.pcall('HMGET', key, unpack(f, 1, m))
   if v.err then return nil end
-  -- the span of the state bytes the run's leases read
+  -- the span of the state bytes the run's leases read; ni: the indexes
+  -- as numbers (0 for none)
   local lo, hi
+  local ni = FF.t16()
   for y = 1, n do
     local i = tonumber(ix[y])
     if i then
+      ni[y] = i
       if not lo or i < lo then lo = i end
       if not hi or i > hi then hi = i end
       local dp = v[4 + 5 * (y - 1) + 3]
@@ -156,6 +178,9 @@ function FF.lease_run(wid, key, got, k, step)
           if d > hi then hi = d end
         end
       end
+    else
+      ni[y] = 0
+      ix[y] = '0'
     end
   end
   if not lo then return nil end
@@ -166,12 +191,12 @@ function FF.lease_run(wid, key, got, k, step)
     S, lo = redis.pcall('GET', sk) or '', 1
   end
   if type(S) ~= 'string' then return nil end
-  local is = {}
-  for y = 1, n do is[y] = ix[y] or '0' end
-  local pay = redis.pcall('HMGET', pk, unpack(is))
+  -- (ix's values, "0" for none)
+  local pay = redis.pcall('HMGET', pk, unpack(ix, 1, n))
   if pay.err then return nil end
-  local pf = {wid = wid, key = key, skey = sk, got = got, k = k, step = step, n = n, is = ix, v = v, S = S, lo = lo,
-    pay = pay, r = {}}
+  -- (x: the workflow past its expiry, for each lease)
+  local pf = {wid = wid, key = key, skey = sk, got = got, k = k, step = step, n = n, is = ix, ni = ni, f = f, v = v, S = S,
+    lo = lo, pay = pay, r = FF.t16(), x = expired_at(v[2])}
   CALL.fpf = pf
   return pf
 end
@@ -217,13 +242,12 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       end
     end
   end
-  local is, v, o, S, lo, pay
+  local is, i, v, o, S, lo, pay
   if pf then
-    is = pf.is[y]
+    is, i = pf.is[y], pf.ni[y]
     v, o, S, lo = pf.v, 4 + 5 * (y - 1), pf.S, pf.lo
-    local i = is and tonumber(is)
     -- its own byte queued (a task of the run leased before it is "r")
-    if not i or not v[1] or (expired_at(v[2]) and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
+    if i == 0 or not v[1] or (pf.x and not KEEP[wid]) or not v[o + 1] or v[o + 4] or pf.r[i] or
       string.sub(S, i - lo + 1, i - lo + 1) ~= 'q' then
       -- the general code: the run's reads are left
       CALL.fpf = nil
@@ -244,11 +268,29 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       p .. F_READY)
     if w.err or not w[1] or (expired_at(w[2]) and not KEEP[wid]) or not w[5] or w[8] then return false end
     v, o = w, 4
+    i = tonumber(is)
   end
-  local i = tonumber(is)
   local dp = v[o + 3]
   local nd = 0
-  if dp and dp ~= '' then nd = select(2, string.gsub(dp, ',', ',')) + 1 end
+  -- dds, ddn: its dependencies' indexes and their numbers, dk how many,
+  -- parsed once for the state bytes' read and its Claimed when it reads
+  -- them itself (neither a run's nor handed over)
+  local dds, ddn, dk
+  if dp and dp ~= '' then
+    if pf or h then
+      nd = select(2, string.gsub(dp, ',', ',')) + 1
+    else
+      -- (sized when it has several: a join's; a chain's one does
+      -- without)
+      if string.find(dp, ',', 1, true) then dds, ddn = FF.t16(), FF.t16() else dds, ddn = {}, {} end
+      dk = 0
+      for d in string.gmatch(dp, '%d+') do
+        dk = dk + 1
+        dds[dk], ddn[dk] = d, tonumber(d)
+      end
+      nd = dk
+    end
+  end
   if nd > 100 then nd = -1 end -- lease.lua's DEPS_INLINE: "L" and the list
   -- the state bytes the lease reads: its own (known when handed over)
   -- and its dependencies' (but the one a hand-off knows), in one read
@@ -258,10 +300,17 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     local hi
     if not h then lo, hi = i, i end
     if nd > 0 then
-      for d in string.gmatch(dp, '%d+') do
-        d = tonumber(d)
-        if not lo or d < lo then lo = d end
-        if not hi or d > hi then hi = d end
+      if not dds then
+        dds, ddn, dk = {}, {}, 0
+        for d in string.gmatch(dp, '%d+') do
+          dk = dk + 1
+          dds[dk], ddn[dk] = d, tonumber(d)
+        end
+      end
+      for z = 1, dk do
+        local x = ddn[z]
+        if not lo or x < lo then lo = x end
+        if not hi or x > hi then hi = x end
       end
     end
     -- a state string of another type (not weir's): the general code
@@ -279,6 +328,8 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   cnt = (cnt or tonumber(seq_get('lease')) or 0) + 1
   local token = fmt(cnt) .. '-' .. CALL.nonce .. '.' .. is
   local p = 't' .. is .. '.'
+  -- (its attempt's field name: the run's read)
+  local pa = pf and pf.f[o + 2] or p .. F_ATTEMPT
   local a, e, xp = v[o + 2], nil, nil
   if a and a ~= '0' then
     local ex = redis.call('HMGET', key, p .. F_ERROR, p .. F_EXPIRIES)
@@ -294,34 +345,50 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     -- one HSET with the finish's
     h.hs = nil
     local m = #hs
-    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
+    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = pa, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
     hs[m + 7], hs[m + 8] = p .. 'w', CALL.wk
     redis.call('HSET', key, unpack(hs))
   elseif pf then
     -- one HSET for the run (FF.run_write)
+    -- (CALL.fhn: its count)
     hs = CALL.fhs
+    local m = CALL.fhn
     if hs and CALL.fhk ~= key then
-      redis.call('HSET', CALL.fhk, unpack(hs))
+      redis.call('HSET', CALL.fhk, unpack(hs, 1, m))
       hs = nil
     end
     if not hs then
-      hs = {}
+      hs, m = FF.t64(), 0
       CALL.fhk, CALL.fhs = key, hs
     end
-    local m = #hs
-    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
+    hs[m + 1], hs[m + 2], hs[m + 3], hs[m + 4], hs[m + 5], hs[m + 6] = pa, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls
     hs[m + 7], hs[m + 8] = p .. 'w', CALL.wk
+    CALL.fhn = m + 8
   else
-    redis.call('HSET', key, p .. F_ATTEMPT, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
+    redis.call('HSET', key, pa, a, p .. F_TOKEN, token, p .. F_DEADLINE, dls, p .. 'w', CALL.wk)
   end
-  FF.byte(skey, i, 'r')
+  if pf and CALL.fsk == skey and i == CALL.flo + #CALL.fsb then
+    CALL.fsb = CALL.fsb .. 'r'
+  else
+    FF.byte(skey, i, 'r')
+  end
   EV.add('started', id, a, '', CALL.wk)
   local spec = v[o + 1]
-  active_add_later(string.match(spec, '^[^|]*|([^|]*)'), dls, id)
-  local leased = bag('leased')
+  local q = string.match(spec, '^[^|]*|([^|]*)')
+  -- (active_add_later, its list looked up here)
+  local al = CALL.aadd
+  al = al and al[q]
+  if al then
+    local z = #al
+    al[z + 1], al[z + 2] = dls, id
+  else
+    active_add_later(q, dls, id)
+  end
+  local leased = CALL.leased or bag('leased')
   leased[#leased + 1] = id
   leased[#leased + 1] = token
   -- its Claimed (lease.lua's put_claimed)
+  -- (m: where out ends, counted)
   local m = #out
   out[m + 1] = id
   out[m + 2] = spec
@@ -335,41 +402,59 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   out[m + 10] = xp or '0'
   if nd < 0 then
     out[m + 11] = 'L' .. dp
+    m = m + 11
   else
-    out[m + 11] = fmt(nd)
+    out[m + 11] = nd == 0 and '0' or fmt(nd)
+    m = m + 11
     if known then
       local r = h.r
-      out[m + 12] = h.spec
-      out[m + 13] = 'completed'
-      out[m + 14] = r and '1' or ''
-      out[m + 15] = r or ''
-      out[m + 16] = ''
+      out[m + 1] = h.spec
+      out[m + 2] = 'completed'
+      out[m + 3] = r and '1' or ''
+      out[m + 4] = r or ''
+      out[m + 5] = ''
+      m = m + 5
     elseif nd > 0 then
       -- each dependency's spec and result, and its error unless its
       -- state says what that is: none for a completed task (settle.lua
       -- clears a failed attempt's), the state's for W and D
-      local f, bs = {}, {}
+      local f, bs, nf, nb
+      if nd > 4 then f, bs = FF.t64(), FF.t16() else f, bs = {}, {} end
+      nf, nb = 0, 0
       local r0 = pf and pf.r
-      for d in string.gmatch(dp, '%d+') do
+      if not dds then
+        dds, ddn, dk = {}, {}, 0
+        for d in string.gmatch(dp, '%d+') do
+          dk = dk + 1
+          dds[dk], ddn[dk] = d, tonumber(d)
+        end
+      end
+      for di = 1, dk do
+        local d, x = dds[di], ddn[di]
         local dt = 't' .. d
         local b
         -- a task of the run leased before it
-        d = tonumber(d)
-        if r0 and r0[d] then
+        if r0 and r0[x] then
           b = 'r'
         else
-          b = string.sub(S, d - lo + 1, d - lo + 1)
+          b = string.sub(S, x - lo + 1, x - lo + 1)
         end
-        bs[#bs + 1] = b
-        f[#f + 1] = dt
-        f[#f + 1] = dt .. '.' .. F_RESULT
-        if b ~= 'c' and b ~= 'W' and b ~= 'D' then f[#f + 1] = dt .. '.' .. F_ERROR end
+        nb = nb + 1
+        bs[nb] = b
+        f[nf + 1] = dt
+        f[nf + 2] = dt .. '.' .. F_RESULT
+        nf = nf + 2
+        if b ~= 'c' and b ~= 'W' and b ~= 'D' then
+          nf = nf + 1
+          f[nf] = dt .. '.' .. F_ERROR
+        end
       end
-      local dv = redis.call('HMGET', key, unpack(f))
+      local dv = redis.call('HMGET', key, unpack(f, 1, nf))
       local x = 0
-      for z = 1, #bs do
+      for z = 1, nb do
         local b = bs[z]
-        local r, n2 = dv[x + 2], #out
+        local r, n2 = dv[x + 2], m
+        m = m + 5
         out[n2 + 1] = dv[x + 1]
         out[n2 + 2] = TASK_STATE[b]
         out[n2 + 3] = r and '1' or ''
@@ -390,12 +475,15 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
       end
     end
   end
-  local n2 = #out
-  out[n2 + 1] = ''
-  out[n2 + 2] = ''
-  if v[4] then out[n2 + 3] = '@t' .. v[4] end
+  out[m + 1] = ''
+  out[m + 2] = ''
+  m = m + 2
+  if v[4] then
+    m = m + 1
+    out[m] = '@t' .. v[4]
+  end
   local rd = v[o + 5]
   if h then rd = h.rd end
-  if rd then out[#out + 1] = '@r' .. rd end
+  if rd then out[m + 1] = '@r' .. rd end
   return cnt
 end
