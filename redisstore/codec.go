@@ -447,7 +447,10 @@ func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duratio
 // planArgs encodes a validated plan for submit.lua: the workflow-hash
 // fields (the workflow's, then per task its spec t<i>, its dependencies
 // t<i>.dp, dependents t<i>.dn (dependentsField) and open count t<i>.o), the payload-hash
-// fields, the name-index fields and the root indices (1-based).
+// fields, the name-index fields and the roots: when every root is pushed
+// ready, unkeyed and of priority 0, their count, per root its ready-at
+// field t<i>.rd (F_READY, i 1-based), job ID and queue, and the task-state string with them queued;
+// else 0 and the root indices with their marks.
 func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any) {
 	n := len(p.Tasks)
 	pos := make(map[string]int, n)
@@ -483,6 +486,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
 	var marks []string
+	plain := true // every root pushed ready, unkeyed, of priority 0
 	indices := func(list []int) string {
 		var sb strings.Builder
 		for k, d := range list {
@@ -517,6 +521,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		if len(t.After) == 0 {
 			mark += rootDelayMark(p, t)
 			roots = append(roots, is+mark)
+			if mark != "" || t.Key != "" || t.Priority != 0 {
+				plain = false
+			}
 		} else if t.Delay > 0 {
 			mark += "d" + strconv.FormatInt(t.Delay.Milliseconds(), 10)
 		}
@@ -543,7 +550,21 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		fields = append(fields, ":ht", hashTableMarker)
 		index = append(index, ":ht", hashTableMarker)
 	}
-	return fields, payloads, index, roots
+	if !plain {
+		return fields, payloads, index, append([]any{0}, roots...)
+	}
+	// plain roots: their indices, job IDs and queues, then the state
+	// string with them queued (lua/scripts/submit.lua)
+	fast := make([]any, 0, 2+3*len(roots))
+	fast = append(fast, len(roots))
+	state := []byte(strings.Repeat("w", n))
+	for i, t := range p.Tasks {
+		if len(t.After) == 0 {
+			state[i] = 'q'
+			fast = append(fast, "t"+strconv.Itoa(i+1)+".rd", p.ID+"/"+t.Name, t.Queue)
+		}
+	}
+	return fields, payloads, index, append(fast, string(state))
 }
 
 // taskSpec is task t's spec field t<i> (spec/keys.md); absorb: a failure
