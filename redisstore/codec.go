@@ -487,6 +487,9 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
 	var marks []string
 	plain := true // every root pushed ready, unkeyed, of priority 0
+	rs := make([]string, 3*n) // the roots' indices, marks and ready-at fields
+	rootIs, rootMarks, rootRd := rs[:0:n], rs[n:n:2*n], rs[2*n:2*n:3*n]
+	index = make([]any, 0, 2*n+2)
 	indices := func(list []int) string {
 		var sb strings.Builder
 		for k, d := range list {
@@ -520,7 +523,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		mark := signalMark(t)
 		if len(t.After) == 0 {
 			mark += rootDelayMark(p, t)
-			roots = append(roots, is+mark)
+			rootIs, rootMarks, rootRd = append(rootIs, is), append(rootMarks, mark), append(rootRd, "t"+is+".rd")
 			if mark != "" || t.Key != "" || t.Priority != 0 {
 				plain = false
 			}
@@ -551,20 +554,27 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		index = append(index, ":ht", hashTableMarker)
 	}
 	if !plain {
-		return fields, payloads, index, append([]any{0}, roots...)
+		roots = make([]any, 1, 1+len(rootIs))
+		roots[0] = 0
+		for k, is := range rootIs {
+			roots = append(roots, is+rootMarks[k])
+		}
+		return fields, payloads, index, roots
 	}
-	// plain roots: their indices, job IDs and queues, then the state
-	// string with them queued (lua/scripts/submit.lua)
-	fast := make([]any, 0, 2+3*len(roots))
-	fast = append(fast, len(roots))
+	// plain roots: their ready-at fields, job IDs and queues, then the
+	// state string with them queued (lua/scripts/submit.lua)
+	roots = make([]any, 0, 2+3*len(rootIs))
+	roots = append(roots, len(rootIs))
 	state := []byte(strings.Repeat("w", n))
+	k := 0
 	for i, t := range p.Tasks {
 		if len(t.After) == 0 {
 			state[i] = 'q'
-			fast = append(fast, "t"+strconv.Itoa(i+1)+".rd", p.ID+"/"+t.Name, t.Queue)
+			roots = append(roots, rootRd[k], p.ID+"/"+t.Name, t.Queue)
+			k++
 		}
 	}
-	return fields, payloads, index, append(fast, string(state))
+	return fields, payloads, index, append(roots, string(state))
 }
 
 // taskSpec is task t's spec field t<i> (spec/keys.md); absorb: a failure
@@ -606,7 +616,10 @@ func taskSpec(t engine.TaskSpec, absorb bool) string {
 	if backoff <= 0 {
 		backoff = weir.DefaultBackoff
 	}
-	return t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
+	// jobSpec's fields, in one concatenation
+	return t.Name + "|" + t.Queue + "|" + strconv.Itoa(t.Priority) + "|" + strconv.Itoa(attempts) + "|" +
+		strconv.FormatInt(backoff.Milliseconds(), 10) + "|" + strconv.FormatInt(t.Timeout.Milliseconds(), 10) +
+		"|" + flags + "|" + uq
 }
 
 // A workflow of hashTableTasks tasks or more gets the field ":ht" in its

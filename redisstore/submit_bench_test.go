@@ -52,3 +52,14 @@ func BenchmarkSubmitEncode(b *testing.B) {
 		planArgs(p, hash)
 	}
 }
+
+// BenchmarkPlanArgs measures planArgs alone on BenchmarkSubmitEncode's
+// plan.
+func BenchmarkPlanArgs(b *testing.B) {
+	p := cpuPlan("f0-1", 11, true)
+	hash := engine.PlanHash(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		planArgs(p, hash)
+	}
+}
