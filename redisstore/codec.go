@@ -486,7 +486,7 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
 	var marks []string
-	plain := true // every root pushed ready, unkeyed, of priority 0
+	plain := true             // every root pushed ready, unkeyed, of priority 0
 	rs := make([]string, 3*n) // the roots' indices, marks and ready-at fields
 	rootIs, rootMarks, rootRd := rs[:0:n], rs[n:n:2*n], rs[2*n:2*n:3*n]
 	index = make([]any, 0, 2*n+2)
