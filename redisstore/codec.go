@@ -447,7 +447,10 @@ func jobSpec(queue string, priority, attempts int, backoff, timeout time.Duratio
 // planArgs encodes a validated plan for submit.lua: the workflow-hash
 // fields (the workflow's, then per task its spec t<i>, its dependencies
 // t<i>.dp, dependents t<i>.dn (dependentsField) and open count t<i>.o), the payload-hash
-// fields, the name-index fields and the root indices (1-based).
+// fields, the name-index fields and the roots: when every root is pushed
+// ready, unkeyed and of priority 0, their count, per root its ready-at
+// field t<i>.rd (F_READY, i 1-based), job ID and queue, and the task-state string with them queued;
+// else 0 and the root indices with their marks.
 func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any) {
 	n := len(p.Tasks)
 	pos := make(map[string]int, n)
@@ -483,6 +486,10 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		"rem", strconv.Itoa(n), "h", hash, "ff", flag(p.FailFast), "uoc", flag(p.UndoOnCancel),
 		"alw", string(alw), "und", string(und), "names", strings.Join(names, "\n"))
 	var marks []string
+	plain := true             // every root pushed ready, unkeyed, of priority 0
+	rs := make([]string, 3*n) // the roots' indices, marks and ready-at fields
+	rootIs, rootMarks, rootRd := rs[:0:n], rs[n:n:2*n], rs[2*n:2*n:3*n]
+	index = make([]any, 0, 2*n+2)
 	indices := func(list []int) string {
 		var sb strings.Builder
 		for k, d := range list {
@@ -516,7 +523,10 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		mark := signalMark(t)
 		if len(t.After) == 0 {
 			mark += rootDelayMark(p, t)
-			roots = append(roots, is+mark)
+			rootIs, rootMarks, rootRd = append(rootIs, is), append(rootMarks, mark), append(rootRd, "t"+is+".rd")
+			if mark != "" || t.Key != "" || t.Priority != 0 {
+				plain = false
+			}
 		} else if t.Delay > 0 {
 			mark += "d" + strconv.FormatInt(t.Delay.Milliseconds(), 10)
 		}
@@ -543,7 +553,28 @@ func planArgs(p engine.Plan, hash string) (fields, payloads, index, roots []any)
 		fields = append(fields, ":ht", hashTableMarker)
 		index = append(index, ":ht", hashTableMarker)
 	}
-	return fields, payloads, index, roots
+	if !plain {
+		roots = make([]any, 1, 1+len(rootIs))
+		roots[0] = 0
+		for k, is := range rootIs {
+			roots = append(roots, is+rootMarks[k])
+		}
+		return fields, payloads, index, roots
+	}
+	// plain roots: their ready-at fields, job IDs and queues, then the
+	// state string with them queued (lua/scripts/submit.lua)
+	roots = make([]any, 0, 2+3*len(rootIs))
+	roots = append(roots, len(rootIs))
+	state := []byte(strings.Repeat("w", n))
+	k := 0
+	for i, t := range p.Tasks {
+		if len(t.After) == 0 {
+			state[i] = 'q'
+			roots = append(roots, rootRd[k], p.ID+"/"+t.Name, t.Queue)
+			k++
+		}
+	}
+	return fields, payloads, index, append(roots, string(state))
 }
 
 // taskSpec is task t's spec field t<i> (spec/keys.md); absorb: a failure
@@ -585,7 +616,10 @@ func taskSpec(t engine.TaskSpec, absorb bool) string {
 	if backoff <= 0 {
 		backoff = weir.DefaultBackoff
 	}
-	return t.Name + "|" + jobSpec(t.Queue, t.Priority, attempts, backoff, t.Timeout) + "|" + flags + "|" + uq
+	// jobSpec's fields, in one concatenation
+	return t.Name + "|" + t.Queue + "|" + strconv.Itoa(t.Priority) + "|" + strconv.Itoa(attempts) + "|" +
+		strconv.FormatInt(backoff.Milliseconds(), 10) + "|" + strconv.FormatInt(t.Timeout.Milliseconds(), 10) +
+		"|" + flags + "|" + uq
 }
 
 // A workflow of hashTableTasks tasks or more gets the field ":ht" in its
