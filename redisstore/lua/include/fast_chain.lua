@@ -39,8 +39,11 @@ function FF.chain(A, c)
   local id, tok, q = A[5], A[6], A[c + 5]
   local s1 = string.find(id, '/', 1, true)
   if not s1 then return nil end
-  local is = string.match(tok, '%.(%d+)$')
-  if not is then return nil end
+  -- the task's index follows the token's first '.' (a nonce is hex): a
+  -- token of another form reads no field of it below (its tk absent)
+  local dot = string.find(tok, '.', 1, true)
+  if not dot then return nil end
+  local is = string.sub(tok, dot + 1)
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return nil end
   -- the control reads: awaiters (kept for the general code), the queue's
@@ -52,7 +55,10 @@ function FF.chain(A, c)
   local sk = qp .. 's'
   local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt', 'et')
   local h = sv[3]
-  if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or (h ~= 'none' and tonumber(h) <= NOW) then
+  -- (times in ms are canonical decimals: of equal length, they compare
+  -- as strings; a shorter one is the smaller)
+  if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or
+    (h ~= 'none' and (#h < #NOW_S or (#h == #NOW_S and h <= NOW_S))) then
     qstate(q, sv)
     return nil
   end
@@ -67,8 +73,8 @@ function FF.chain(A, c)
   local p = t .. '.'
   -- with the dependent's fields when it is the next task (a chain's
   -- tasks listed in order), so that the step reads its hash once
-  local i = tonumber(is)
-  local nx = fmt(i + 1)
+  local nx = FF.dinc(is)
+  if not nx then return nil end
   local d = 't' .. nx
   local dp = d .. '.'
   -- (the names of fields the step writes too, made once)
@@ -91,8 +97,9 @@ function FF.chain(A, c)
   end
   -- one dependent, of the default priority, in q
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
-  local rem = tonumber(v[14])
-  if pr ~= '0' or dq ~= q or not rem or rem < 2 then
+  -- (the workflow's rem, a count of tasks, is a canonical decimal)
+  local rem = v[14]
+  if pr ~= '0' or dq ~= q or not rem or rem == '1' or rem == '0' then
     qstate(q, sv)
     return nil
   end
@@ -122,8 +129,9 @@ function FF.chain(A, c)
   local dl = NOW + lease_ms
   local dls = fmt(dl)
   local cnt = (tonumber(SEQ.lease) or 0) + 1
+  local cnts = fmt(cnt)
   local nonce = A[c + 3]
-  local token = fmt(cnt) .. '-' .. nonce .. '.' .. ds
+  local token = cnts .. '-' .. nonce .. '.' .. ds
   local worker = A[c + 4]
   local wk = NOW_S .. ' ' .. worker
   -- an attempt after the first: its last error and expiries for the
@@ -137,8 +145,9 @@ function FF.chain(A, c)
   local rd = NOW_S .. ':' .. NOW_S
   -- with the call's mark for its resend (resent.lua)
   local lsn = FF.rs_tok(id, tok) .. ' completed 0 running 0 ' .. did .. ' ' .. q
-  local remS = fmt(rem - 1)
-  if tonumber(a) > 1 then
+  local remS = FF.ddec(rem)
+  -- (an attempt is 1 or more)
+  if a ~= '1' then
     if result then
       redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, ptk,
         '', pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
@@ -160,10 +169,11 @@ function FF.chain(A, c)
   -- the state bytes: the finished task's c, the dependent's r (a
   -- dependent's index is above its dependencies')
   local skey = key .. ':s'
+  local i1 = FF.ddec(is)
   if ds == nx then
-    redis.call('SETRANGE', skey, fmt(i - 1), 'cr')
+    redis.call('SETRANGE', skey, i1, 'cr')
   else
-    redis.call('SETRANGE', skey, fmt(i - 1), 'c')
+    redis.call('SETRANGE', skey, i1, 'c')
     redis.call('SETRANGE', skey, fmt(tonumber(ds) - 1), 'r')
   end
   -- the lease set, the completed list (FF.ended, FF.flush), the claim
@@ -172,8 +182,10 @@ function FF.chain(A, c)
   redis.call('ZREM', ak, id)
   redis.call('ZADD', ak, dls, did)
   local ck = qp .. 'completed'
-  redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0',
-    pad15(NOW) .. ':' .. id)
+  -- (pad15(NOW), made by hand for a now of 13 digits)
+  local m
+  if #NOW_S == 13 then m = '00' .. NOW_S .. ':' .. id else m = pad15(NOW) .. ':' .. id end
+  redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0', m)
   -- the queue's ended lists, when a trim is due (LISTS.trim): through the
   -- queue state's bag, so that finalize writes its et (FF.chain_end)
   if LISTS.due(sv[13]) then
@@ -182,12 +194,34 @@ function FF.chain(A, c)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
-  local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
-    pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', ''}
-  if u[o + 6] then out[#out + 1] = '@t' .. u[o + 6] end
-  out[#out + 1] = '@r' .. rd
-  return out
+  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, dls, cnt, cnts)
+  -- the reply, made whole by one constructor (no growth past its size)
+  local tp = u[o + 6]
+  if tp then
+    return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
+      pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
+      '@t' .. tp, '@r' .. rd}
+  end
+  return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
+    pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
+    '@r' .. rd}
+end
+
+-- FF.dinc and FF.ddec return s + 1 and s - 1 for s the canonical decimal
+-- of an integer (1 or more for FF.ddec): by its last digit when that does
+-- not carry, else with tonumber and fmt; nil when s is not a number.
+function FF.dinc(s)
+  local b = string.byte(s, -1)
+  if b and b >= 48 and b < 57 then return string.sub(s, 1, -2) .. string.char(b + 1) end
+  local n = tonumber(s)
+  return n and fmt(n + 1)
+end
+
+function FF.ddec(s)
+  local b = string.byte(s, -1)
+  if b and b > 48 and b <= 57 then return string.sub(s, 1, -2) .. string.char(b - 1) end
+  local n = tonumber(s)
+  return n and fmt(n - 1)
 end
 
 -- FF.chain_end writes what finalize writes after a chain step (queue q's
@@ -200,10 +234,12 @@ end
 -- changed before, no sweep of expired records due, events off or with the
 -- default cap) it writes them itself, without the bags; else through
 -- qstate, qs_set, wake, seq_set, EV.add and finalize.
-function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
+function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnt, cnts)
   local g = SEQ.gc
   local ev = EV.cfg
-  if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or not (g == 'none' or (g and tonumber(g) > NOW)) or (ev and ev ~= 'off') then
+  local ns = #NOW_S
+  if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or
+    not (g == 'none' or (g and (#g > ns or (#g == ns and g > NOW_S)))) or (ev and ev ~= 'off') then
     qstate(q, sv)
     EV.add('completed', id, a, '', w)
     EV.add('queued', did, 0, '')
@@ -217,14 +253,17 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
     return
   end
   local h = sv[3]
-  local lt = fmt((tonumber(sv[12]) or 0) + 1)
-  local tk = TEST_NOW ~= '' or (tonumber(sv[1]) or 0) >= NOW
+  local lt = sv[12]
+  if lt then lt = FF.dinc(lt) else lt = '1' end
+  -- (w is present: FF.chain's case; h is none or after now)
+  local qw = sv[1]
+  local tk = TEST_NOW ~= '' or #qw > ns or (#qw == ns and qw >= NOW_S)
   local sk = P .. 'q:' .. q .. ':s'
-  if h == 'none' or dl < tonumber(h) then
+  if h == 'none' or #dls < #h or (#dls == #h and dls < h) then
     if tk then
-      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl), 'k', '1')
+      redis.call('HSET', sk, 'lt', lt, 'n', dls, 'k', '1')
     else
-      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl))
+      redis.call('HSET', sk, 'lt', lt, 'n', dls)
     end
   elseif tk then
     redis.call('HSET', sk, 'lt', lt, 'k', '1')
@@ -232,17 +271,18 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
     redis.call('HSET', sk, 'lt', lt)
   end
   if NOW > CLOCK_LAST then
-    redis.call('HSET', K_SEQ, 'lease', fmt(cnt), 'now', NOW_S)
+    redis.call('HSET', K_SEQ, 'lease', cnts, 'now', NOW_S)
   else
-    redis.call('HSET', K_SEQ, 'lease', fmt(cnt))
+    redis.call('HSET', K_SEQ, 'lease', cnts)
   end
   if not ev then
     -- EV.add's lines: the worker of a field w is what follows its first
     -- space
-    local cw = w and string.match(w, ' (.+)$')
+    local sp = w and string.find(w, ' ', 1, true)
     local e1
-    if cw then
-      e1 = 'completed ' .. id .. ' ' .. a .. ' 0  ' .. cw .. '\nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
+    if sp and sp < #w then
+      e1 = 'completed ' .. id .. ' ' .. a .. ' 0  ' .. string.sub(w, sp + 1) .. '\nqueued ' .. did .. ' 0 0 \nstarted ' .. did ..
+        ' ' .. da
     else
       e1 = 'completed ' .. id .. ' ' .. a .. ' 0 \nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
     end
