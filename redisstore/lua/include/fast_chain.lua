@@ -128,8 +128,9 @@ function FF.chain(A, c)
   local lease_ms = tonumber(A[c + 2])
   local dl = NOW + lease_ms
   local dls = fmt(dl)
-  local cnt = (tonumber(SEQ.lease) or 0) + 1
-  local cnts = fmt(cnt)
+  -- the lease counter's next value (the seq hash's lease, absent: 0)
+  local cnts = SEQ.lease
+  if cnts then cnts = FF.dinc(cnts) else cnts = '1' end
   local nonce = A[c + 3]
   local token = cnts .. '-' .. nonce .. '.' .. ds
   local worker = A[c + 4]
@@ -194,7 +195,7 @@ function FF.chain(A, c)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, dls, cnt, cnts)
+  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, dls, cnts)
   -- the reply, made whole by one constructor (no growth past its size)
   local tp = u[o + 6]
   if tp then
@@ -227,14 +228,14 @@ end
 -- FF.chain_end writes what finalize writes after a chain step (queue q's
 -- state as read, sv; the finished task id of attempt a, its field w; the
 -- dependent did leased with attempt da by worker, its field w wk, until
--- dl; the lease counter cnt): the events, the list's push counter
+-- dl, dls its decimal; cnts the lease counter's new value): the events, the list's push counter
 -- (FF.ready_hold), the due hint (note_due), a wake-up token (only while a
 -- claim may be blocked on q, or with the test clock: finalize's rule) and
 -- the lease counter with the call's now. In the common case (no seq field
 -- changed before, no sweep of expired records due, events off or with the
 -- default cap) it writes them itself, without the bags; else through
 -- qstate, qs_set, wake, seq_set, EV.add and finalize.
-function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnt, cnts)
+function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   local g = SEQ.gc
   local ev = EV.cfg
   local ns = #NOW_S
@@ -248,7 +249,7 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnt, cnts)
     local h = sv[3]
     if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
     wake(q, 1)
-    seq_set('lease', cnt)
+    seq_set('lease', cnts)
     finalize()
     return
   end
