@@ -24,7 +24,7 @@
 -- written nothing (finish.lua runs the call). The case: the namespace's
 -- fast paths on, no cascade pending, nobody awaiting anything; a completed
 -- outcome adding no tasks, retention above 0; a task leased with the
--- token, in a running workflow (not past its expiry, no cancel request,
+-- token, in a running workflow (never past its expiry: none yet; no cancel request,
 -- unabsorbed failure, deadline or webhook) that goes on, without a
 -- concurrency key, in the claim's queue; its dependents list one task of
 -- the default priority in that queue, with no other open dependency (its
@@ -79,10 +79,12 @@ function FF.chain(A, c)
   local dp = d .. '.'
   -- (the names of fields the step writes too, made once)
   local ptk, pls, dpa, dpo = p .. F_TOKEN, p .. F_LAST_SETTLED, dp .. F_ATTEMPT, dp .. F_OPEN
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
+  -- (not its expiry: a workflow has one only once ended, a re-run
+  -- deletes it with the state it sets; spec/keys.md, w:<id>)
+  local v = redis.call('HMGET', key, W_STATE, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
     ptk, pls, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
-  local a, spec, dn, ls = v[10], v[11], v[12], v[9]
-  if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
+  local a, spec, dn, ls = v[9], v[10], v[11], v[8]
+  if v[1] ~= 'running' or v[3] == '1' or v[4] == '1' or v[5] or v[6] or v[7] ~= tok or not a or
     not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
     qstate(q, sv)
     return nil
@@ -98,14 +100,14 @@ function FF.chain(A, c)
   -- one dependent, of the default priority, in q
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
   -- (the workflow's rem, a count of tasks, is a canonical decimal)
-  local rem = v[14]
+  local rem = v[13]
   if pr ~= '0' or dq ~= q or not rem or rem == '1' or rem == '0' then
     qstate(q, sv)
     return nil
   end
   -- the dependent's open count, spec, attempt, dependencies, checkpoint
   -- flag and the trace context: at u[o + 1 .. o + 6]
-  local u, o = v, 14
+  local u, o = v, 13
   if ds ~= nx then
     d = 't' .. ds
     dp = d .. '.'
@@ -195,15 +197,15 @@ function FF.chain(A, c)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, dls, cnts)
+  FF.chain_end(q, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
   -- the reply, made whole by one constructor (no growth past its size)
   local tp = u[o + 6]
   if tp then
-    return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
+    return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
       pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
       '@t' .. tp, '@r' .. rd}
   end
-  return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
+  return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
     pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
     '@r' .. rd}
 end
