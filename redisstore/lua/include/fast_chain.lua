@@ -62,7 +62,7 @@ function FF.chain(A, c)
     qstate(q, sv)
     return nil
   end
-  if redis.call('EXISTS', qkey(q, 'l')) == 1 then
+  if redis.call('EXISTS', qp .. 'l') == 1 then
     -- FF.ready_empty's answer for the general code
     qstate(q, sv)
     CALL.le = q
@@ -144,7 +144,7 @@ function FF.chain(A, c)
     local ex = redis.call('HMGET', key, dp .. F_ERROR, dp .. F_EXPIRIES)
     e, xp = ex[1], ex[2]
   end
-  if da then da = fmt(tonumber(da) + 1) else da = '1' end
+  if da then da = FF.dinc(da) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
   -- with the call's mark for its resend (resent.lua)
   local lsn = FF.rs_tok(id, tok) .. ' completed 0 running 0 ' .. did .. ' ' .. q
@@ -197,7 +197,7 @@ function FF.chain(A, c)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
+  FF.chain_end(q, qp, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
   -- the reply, made whole by one constructor (no growth past its size)
   local tp = u[o + 6]
   if tp then
@@ -228,16 +228,17 @@ function FF.ddec(s)
 end
 
 -- FF.chain_end writes what finalize writes after a chain step (queue q's
--- state as read, sv; the finished task id of attempt a, its field w; the
--- dependent did leased with attempt da by worker, its field w wk, until
--- dl, dls its decimal; cnts the lease counter's new value): the events, the list's push counter
--- (FF.ready_hold), the due hint (note_due), a wake-up token (only while a
--- claim may be blocked on q, or with the test clock: finalize's rule) and
--- the lease counter with the call's now. In the common case (no seq field
--- changed before, no sweep of expired records due, events off or with the
--- default cap) it writes them itself, without the bags; else through
--- qstate, qs_set, wake, seq_set, EV.add and finalize.
-function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
+-- keys' prefix qp, its state as read, sv; the finished task id of attempt
+-- a, its field w; the dependent did leased with attempt da by worker, its
+-- field w wk, until dl, dls its decimal; cnts the lease counter's new
+-- value): the events, the list's push counter (FF.ready_hold), the due
+-- hint (note_due), a wake-up token (only while a claim may be blocked on
+-- q, or with the test clock: finalize's rule) and the lease counter with
+-- the call's now. In the common case (no seq field changed before, no
+-- sweep of expired records due, events off or with the default cap) it
+-- writes them itself, without the bags; else through qstate, qs_set, wake,
+-- seq_set, EV.add and finalize.
+function FF.chain_end(q, qp, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   local g = SEQ.gc
   local ev = EV.cfg
   local ns = #NOW_S
@@ -261,7 +262,7 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   -- (w is present: FF.chain's case; h is none or after now)
   local qw = sv[1]
   local tk = TEST_NOW ~= '' or #qw > ns or (#qw == ns and qw >= NOW_S)
-  local sk = P .. 'q:' .. q .. ':s'
+  local sk = qp .. 's'
   if h == 'none' or #dls < #h or (#dls == #h and dls < h) then
     if tk then
       redis.call('HSET', sk, 'lt', lt, 'n', dls, 'k', '1')
@@ -293,7 +294,7 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
     redis.call('XADD', P .. 'events', 'MAXLEN', '~', EV.MAXLEN, '*', 't', NOW_S, 'e', e1)
   end
   if tk then
-    local k = P .. 'q:' .. q .. ':w'
+    local k = qp .. 'w'
     if redis.call('LPUSH', k, '1') > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
 end
