@@ -46,25 +46,15 @@ function FF.chain(A, c)
   local is = string.sub(tok, dot + 1)
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return nil end
-  -- the control reads: awaiters (kept for the general code), the queue's
-  -- state (kept for the general code when the step leaves: qstate)
+  -- the control reads: awaiters and the queue's list (both kept for the
+  -- general code); the queue's state is read last, with only the fields
+  -- the step uses (the general code reads it whole when it needs it)
   local any = redis.call('ZCARD', P .. 'wait:any') > 0
   CALL.any_wait = any
   if any then return nil end
   local qp = P .. 'q:' .. q .. ':'
-  local sk = qp .. 's'
-  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt', 'et')
-  local h = sv[3]
-  -- (times in ms are canonical decimals: of equal length, they compare
-  -- as strings; a shorter one is the smaller)
-  if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or
-    (h ~= 'none' and (#h < #NOW_S or (#h == #NOW_S and h <= NOW_S))) then
-    qstate(q, sv)
-    return nil
-  end
   if redis.call('EXISTS', qp .. 'l') == 1 then
     -- FF.ready_empty's answer for the general code
-    qstate(q, sv)
     CALL.le = q
     return nil
   end
@@ -86,7 +76,6 @@ function FF.chain(A, c)
   local a, spec, dn, ls = v[9], v[10], v[11], v[8]
   if v[1] ~= 'running' or v[3] == '1' or v[4] == '1' or v[5] or v[6] or v[7] ~= tok or not a or
     not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
-    qstate(q, sv)
     return nil
   end
   -- its name and queue (a spec starts "<name>|<queue>|"), no concurrency
@@ -94,7 +83,6 @@ function FF.chain(A, c)
   local nq = name .. '|' .. q .. '|'
   if string.sub(spec, 1, #nq) ~= nq or (string.find(spec, ':', 1, true) and
     string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|')) then
-    qstate(q, sv)
     return nil
   end
   -- one dependent, of the default priority, in q
@@ -102,7 +90,6 @@ function FF.chain(A, c)
   -- (the workflow's rem, a count of tasks, is a canonical decimal)
   local rem = v[13]
   if pr ~= '0' or dq ~= q or not rem or rem == '1' or rem == '0' then
-    qstate(q, sv)
     return nil
   end
   -- the dependent's open count, spec, attempt, dependencies, checkpoint
@@ -117,7 +104,16 @@ function FF.chain(A, c)
   local dspec = u[o + 2]
   local dnq = dname .. '|' .. q .. '|'
   if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or string.sub(dspec, 1, #dnq) ~= dnq then
-    qstate(q, sv)
+    return nil
+  end
+  -- the queue's state: w, p, n, c, rl, z, x, lt and et (queue.lua's
+  -- qstate reads them with k, push, kl and K)
+  local sv = redis.call('HMGET', qp .. 's', 'w', 'p', 'n', 'c', 'rl', 'z', 'x', 'lt', 'et')
+  local h = sv[3]
+  -- (times in ms are canonical decimals: of equal length, they compare
+  -- as strings; a shorter one is the smaller)
+  if not sv[1] or sv[2] == '1' or sv[4] or sv[5] or sv[6] or sv[7] or not h or
+    (h ~= 'none' and (#h < #NOW_S or (#h == #NOW_S and h <= NOW_S))) then
     return nil
   end
   local pkey = key .. ':p'
@@ -191,8 +187,7 @@ function FF.chain(A, c)
   redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0', m)
   -- the queue's ended lists, when a trim is due (LISTS.trim): through the
   -- queue state's bag, so that finalize writes its et (FF.chain_end)
-  if LISTS.due(sv[13]) then
-    qstate(q, sv)
+  if LISTS.due(sv[9]) then
     LISTS.trim(q)
     CALL.ltr = true
   end
@@ -244,11 +239,11 @@ function FF.chain_end(q, qp, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   local ns = #NOW_S
   if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or
     not (g == 'none' or (g and (#g > ns or (#g == ns and g > NOW_S)))) or (ev and ev ~= 'off') then
-    qstate(q, sv)
+    qstate(q)
     EV.add('completed', id, a, '', w)
     EV.add('queued', did, 0, '')
     EV.add('started', did, da, '', wk)
-    qs_set(q, 'lt', (tonumber(sv[12]) or 0) + 1)
+    qs_set(q, 'lt', (tonumber(sv[8]) or 0) + 1)
     local h = sv[3]
     if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
     wake(q, 1)
@@ -257,7 +252,7 @@ function FF.chain_end(q, qp, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
     return
   end
   local h = sv[3]
-  local lt = sv[12]
+  local lt = sv[8]
   if lt then lt = FF.dinc(lt) else lt = '1' end
   -- (w is present: FF.chain's case; h is none or after now)
   local qw = sv[1]
