@@ -46,18 +46,20 @@ function FF.chain(A, c)
   local is = string.sub(tok, dot + 1)
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return nil end
-  -- the control reads: awaiters and the queue's list (both kept for the
-  -- general code); the queue's state is read last, with only the fields
-  -- the step uses (the general code reads it whole when it needs it)
-  local any = redis.call('ZCARD', P .. 'wait:any') > 0
-  CALL.any_wait = any
-  if any then return nil end
+  -- the control reads: awaiters and the queue's list, in one EXISTS
+  -- (an empty set or list is no key), their answers kept for the general
+  -- code (when either is there, the ZCARD says which); the queue's state
+  -- is read last, with only the fields the step uses (the general code
+  -- reads it whole when it needs it)
   local qp = P .. 'q:' .. q .. ':'
-  if redis.call('EXISTS', qp .. 'l') == 1 then
-    -- FF.ready_empty's answer for the general code
-    CALL.le = q
+  if redis.call('EXISTS', P .. 'wait:any', qp .. 'l') > 0 then
+    local any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+    -- else FF.ready_empty's answer for the general code
+    if not any then CALL.le = q end
     return nil
   end
+  CALL.any_wait = false
   local key = P .. 'w:' .. wid
   local t = 't' .. is
   local p = t .. '.'
@@ -80,8 +82,7 @@ function FF.chain(A, c)
   end
   -- its name and queue (a spec starts "<name>|<queue>|"), no concurrency
   -- key (keyed.lua's job_ckey)
-  local nq = name .. '|' .. q .. '|'
-  if string.sub(spec, 1, #nq) ~= nq or (string.find(spec, ':', 1, true) and
+  if string.find(spec, name .. '|' .. q .. '|', 1, true) ~= 1 or (string.find(spec, ':', 1, true) and
     string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|')) then
     return nil
   end
@@ -102,8 +103,8 @@ function FF.chain(A, c)
     u, o = redis.call('HMGET', key, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE), 0
   end
   local dspec = u[o + 2]
-  local dnq = dname .. '|' .. q .. '|'
-  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or string.sub(dspec, 1, #dnq) ~= dnq then
+  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or
+    string.find(dspec, dname .. '|' .. q .. '|', 1, true) ~= 1 then
     return nil
   end
   -- the queue's state: w, p, n, c, rl, z, x, lt and et (queue.lua's
