@@ -17,7 +17,8 @@ import (
 // off (writesTheSame), for chains alone in their queues stepped by claims
 // with and without a worker ID, after a claim that found the queue
 // empty, with the events' default cap, a cap of
-// length and age, and events off; and, on the test clock, the branch
+// length and age, and events off, of 12 tasks (numbers that carry a
+// digit), with another job ready in the queue; and, on the test clock, the branch
 // through finalize: a sweep of expired records due in the step, and a
 // clock stepped back (the seq hash's offset changed before the step).
 func TestChainStepEndWritesTheSame(t *testing.T) { writesTheSame(t, chainEndCases) }
@@ -92,6 +93,16 @@ func chainEndCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
 	run("qc", "wk-1", 4, false, events(EventsConfig{MaxLen: 50, MaxAge: time.Hour}))
 	run("qd", "", 4, false, events(EventsConfig{Off: true}))
 	run("qe", "wk-2", 4, false, events(EventsConfig{}))
+	// a chain of 12: indices, counts and counters that carry (9 to 10,
+	// 10 to 9: FF.dinc and FF.ddec on their tonumber branch)
+	run("qh", "wk-1", 12, false, nil)
+	// another job ready in the queue before the second step: the step
+	// leaves on the queue's list (CALL.le) for the general code
+	run("qi", "", 4, false, func() {
+		if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "pi", Queue: "qi"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if clk == nil {
 		return log
 	}

@@ -24,7 +24,7 @@
 -- written nothing (finish.lua runs the call). The case: the namespace's
 -- fast paths on, no cascade pending, nobody awaiting anything; a completed
 -- outcome adding no tasks, retention above 0; a task leased with the
--- token, in a running workflow (not past its expiry, no cancel request,
+-- token, in a running workflow (never past its expiry: none yet; no cancel request,
 -- unabsorbed failure, deadline or webhook) that goes on, without a
 -- concurrency key, in the claim's queue; its dependents list one task of
 -- the default priority in that queue, with no other open dependency (its
@@ -39,66 +39,63 @@ function FF.chain(A, c)
   local id, tok, q = A[5], A[6], A[c + 5]
   local s1 = string.find(id, '/', 1, true)
   if not s1 then return nil end
-  local is = string.match(tok, '%.(%d+)$')
-  if not is then return nil end
+  -- the task's index follows the token's first '.' (a nonce is hex): a
+  -- token of another form reads no field of it below (its tk absent)
+  local dot = string.find(tok, '.', 1, true)
+  if not dot then return nil end
+  local is = string.sub(tok, dot + 1)
   local wid, name = string.sub(id, 1, s1 - 1), string.sub(id, s1 + 1)
   if string.find(name, '/', 1, true) then return nil end
-  -- the control reads: awaiters (kept for the general code), the queue's
-  -- state (kept for the general code when the step leaves: qstate)
-  local any = redis.call('ZCARD', P .. 'wait:any') > 0
-  CALL.any_wait = any
-  if any then return nil end
+  -- the control reads: awaiters and the queue's list, in one EXISTS
+  -- (an empty set or list is no key), their answers kept for the general
+  -- code (when either is there, the ZCARD says which); the queue's state
+  -- is read last, with only the fields the step uses (the general code
+  -- reads it whole when it needs it)
   local qp = P .. 'q:' .. q .. ':'
-  local sk = qp .. 's'
-  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'k', 'push', 'c', 'rl', 'kl', 'K', 'z', 'x', 'lt', 'et')
-  local h = sv[3]
-  if not sv[1] or sv[2] == '1' or sv[6] or sv[7] or sv[10] or sv[11] or not h or (h ~= 'none' and tonumber(h) <= NOW) then
-    qstate(q, sv)
+  if redis.call('EXISTS', P .. 'wait:any', qp .. 'l') > 0 then
+    local any = redis.call('ZCARD', P .. 'wait:any') > 0
+    CALL.any_wait = any
+    -- else FF.ready_empty's answer for the general code
+    if not any then CALL.le = q end
     return nil
   end
-  if redis.call('EXISTS', qkey(q, 'l')) == 1 then
-    -- FF.ready_empty's answer for the general code
-    qstate(q, sv)
-    CALL.le = q
-    return nil
-  end
+  CALL.any_wait = false
   local key = P .. 'w:' .. wid
   local t = 't' .. is
   local p = t .. '.'
   -- with the dependent's fields when it is the next task (a chain's
   -- tasks listed in order), so that the step reads its hash once
-  local i = tonumber(is)
-  local nx = fmt(i + 1)
+  local nx = FF.dinc(is)
+  if not nx then return nil end
   local d = 't' .. nx
   local dp = d .. '.'
   -- (the names of fields the step writes too, made once)
   local ptk, pls, dpa, dpo = p .. F_TOKEN, p .. F_LAST_SETTLED, dp .. F_ATTEMPT, dp .. F_OPEN
-  local v = redis.call('HMGET', key, W_STATE, W_EXPIRES, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
+  -- (not its expiry: a workflow has one only once ended, a re-run
+  -- deletes it with the state it sets; spec/keys.md, w:<id>)
+  local v = redis.call('HMGET', key, W_STATE, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
     ptk, pls, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
-  local a, spec, dn, ls = v[10], v[11], v[12], v[9]
-  if v[1] ~= 'running' or expired_at(v[2]) or v[4] == '1' or v[5] == '1' or v[6] or v[7] or v[8] ~= tok or not a or
+  local a, spec, dn, ls = v[9], v[10], v[11], v[8]
+  if v[1] ~= 'running' or v[3] == '1' or v[4] == '1' or v[5] or v[6] or v[7] ~= tok or not a or
     not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
-    qstate(q, sv)
     return nil
   end
   -- its name and queue (a spec starts "<name>|<queue>|"), no concurrency
   -- key (keyed.lua's job_ckey)
-  local nq = name .. '|' .. q .. '|'
-  if string.sub(spec, 1, #nq) ~= nq or (string.find(spec, ':', 1, true) and
+  if string.find(spec, name .. '|' .. q .. '|', 1, true) ~= 1 or (string.find(spec, ':', 1, true) and
     string.match(spec, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|:]*:([^|]*)|')) then
-    qstate(q, sv)
     return nil
   end
   -- one dependent, of the default priority, in q
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
-  local rem = tonumber(v[14])
-  if pr ~= '0' or dq ~= q or not rem or rem < 2 then
-    qstate(q, sv)
+  -- (the workflow's rem, a count of tasks, is a canonical decimal)
+  local rem = v[13]
+  if pr ~= '0' or dq ~= q or not rem or rem == '1' or rem == '0' then
     return nil
   end
   -- the dependent's open count, spec, attempt, dependencies, checkpoint
   -- flag and the trace context: at u[o + 1 .. o + 6]
-  local u, o = v, 14
+  local u, o = v, 13
   if ds ~= nx then
     d = 't' .. ds
     dp = d .. '.'
@@ -106,9 +103,18 @@ function FF.chain(A, c)
     u, o = redis.call('HMGET', key, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE), 0
   end
   local dspec = u[o + 2]
-  local dnq = dname .. '|' .. q .. '|'
-  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or string.sub(dspec, 1, #dnq) ~= dnq then
-    qstate(q, sv)
+  if u[o + 1] ~= '1' or not dspec or u[o + 4] ~= is or u[o + 5] or
+    string.find(dspec, dname .. '|' .. q .. '|', 1, true) ~= 1 then
+    return nil
+  end
+  -- the queue's state: w, p, n, c, rl, z, x, lt and et (queue.lua's
+  -- qstate reads them with k, push, kl and K)
+  local sv = redis.call('HMGET', qp .. 's', 'w', 'p', 'n', 'c', 'rl', 'z', 'x', 'lt', 'et')
+  local h = sv[3]
+  -- (times in ms are canonical decimals: of equal length, they compare
+  -- as strings; a shorter one is the smaller)
+  if not sv[1] or sv[2] == '1' or sv[4] or sv[5] or sv[6] or sv[7] or not h or
+    (h ~= 'none' and (#h < #NOW_S or (#h == #NOW_S and h <= NOW_S))) then
     return nil
   end
   local pkey = key .. ':p'
@@ -121,9 +127,11 @@ function FF.chain(A, c)
   local lease_ms = tonumber(A[c + 2])
   local dl = NOW + lease_ms
   local dls = fmt(dl)
-  local cnt = (tonumber(SEQ.lease) or 0) + 1
+  -- the lease counter's next value (the seq hash's lease, absent: 0)
+  local cnts = SEQ.lease
+  if cnts then cnts = FF.dinc(cnts) else cnts = '1' end
   local nonce = A[c + 3]
-  local token = fmt(cnt) .. '-' .. nonce .. '.' .. ds
+  local token = cnts .. '-' .. nonce .. '.' .. ds
   local worker = A[c + 4]
   local wk = NOW_S .. ' ' .. worker
   -- an attempt after the first: its last error and expiries for the
@@ -133,12 +141,13 @@ function FF.chain(A, c)
     local ex = redis.call('HMGET', key, dp .. F_ERROR, dp .. F_EXPIRIES)
     e, xp = ex[1], ex[2]
   end
-  if da then da = fmt(tonumber(da) + 1) else da = '1' end
+  if da then da = FF.dinc(da) else da = '1' end
   local rd = NOW_S .. ':' .. NOW_S
   -- with the call's mark for its resend (resent.lua)
   local lsn = FF.rs_tok(id, tok) .. ' completed 0 running 0 ' .. did .. ' ' .. q
-  local remS = fmt(rem - 1)
-  if tonumber(a) > 1 then
+  local remS = FF.ddec(rem)
+  -- (an attempt is 1 or more)
+  if a ~= '1' then
     if result then
       redis.call('HSET', key, p .. F_ENDED, NOW_S, p .. F_RESULT, result, p .. F_ERROR, '', dp .. F_READY, rd, ptk,
         '', pls, lsn, dpa, da, dp .. F_TOKEN, token, dp .. F_DEADLINE, dls, dp .. 'w', wk,
@@ -160,10 +169,11 @@ function FF.chain(A, c)
   -- the state bytes: the finished task's c, the dependent's r (a
   -- dependent's index is above its dependencies')
   local skey = key .. ':s'
+  local i1 = FF.ddec(is)
   if ds == nx then
-    redis.call('SETRANGE', skey, fmt(i - 1), 'cr')
+    redis.call('SETRANGE', skey, i1, 'cr')
   else
-    redis.call('SETRANGE', skey, fmt(i - 1), 'c')
+    redis.call('SETRANGE', skey, i1, 'c')
     redis.call('SETRANGE', skey, fmt(tonumber(ds) - 1), 'r')
   end
   -- the lease set, the completed list (FF.ended, FF.flush), the claim
@@ -172,59 +182,88 @@ function FF.chain(A, c)
   redis.call('ZREM', ak, id)
   redis.call('ZADD', ak, dls, did)
   local ck = qp .. 'completed'
-  redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0',
-    pad15(NOW) .. ':' .. id)
+  -- (pad15(NOW), made by hand for a now of 13 digits)
+  local m
+  if #NOW_S == 13 then m = '00' .. NOW_S .. ':' .. id else m = pad15(NOW) .. ':' .. id end
+  redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0', m)
   -- the queue's ended lists, when a trim is due (LISTS.trim): through the
   -- queue state's bag, so that finalize writes its et (FF.chain_end)
-  if LISTS.due(sv[13]) then
-    qstate(q, sv)
+  if LISTS.due(sv[9]) then
     LISTS.trim(q)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, sv, id, a, v[13], did, da, worker, wk, dl, cnt)
-  local out = {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[3] or '0', pay and '1' or '',
-    pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', ''}
-  if u[o + 6] then out[#out + 1] = '@t' .. u[o + 6] end
-  out[#out + 1] = '@r' .. rd
-  return out
+  FF.chain_end(q, qp, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
+  -- the reply, made whole by one constructor (no growth past its size)
+  local tp = u[o + 6]
+  if tp then
+    return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
+      pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
+      '@t' .. tp, '@r' .. rd}
+  end
+  return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
+    pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
+    '@r' .. rd}
+end
+
+-- FF.dinc and FF.ddec return s + 1 and s - 1 for s the canonical decimal
+-- of an integer (1 or more for FF.ddec): by its last digit when that does
+-- not carry, else with tonumber and fmt; nil when s is not a number.
+function FF.dinc(s)
+  local b = string.byte(s, -1)
+  if b and b >= 48 and b < 57 then return string.sub(s, 1, -2) .. string.char(b + 1) end
+  local n = tonumber(s)
+  return n and fmt(n + 1)
+end
+
+function FF.ddec(s)
+  local b = string.byte(s, -1)
+  if b and b > 48 and b <= 57 then return string.sub(s, 1, -2) .. string.char(b - 1) end
+  local n = tonumber(s)
+  return n and fmt(n - 1)
 end
 
 -- FF.chain_end writes what finalize writes after a chain step (queue q's
--- state as read, sv; the finished task id of attempt a, its field w; the
--- dependent did leased with attempt da by worker, its field w wk, until
--- dl; the lease counter cnt): the events, the list's push counter
--- (FF.ready_hold), the due hint (note_due), a wake-up token (only while a
--- claim may be blocked on q, or with the test clock: finalize's rule) and
--- the lease counter with the call's now. In the common case (no seq field
--- changed before, no sweep of expired records due, events off or with the
--- default cap) it writes them itself, without the bags; else through
--- qstate, qs_set, wake, seq_set, EV.add and finalize.
-function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
+-- keys' prefix qp, its state as read, sv; the finished task id of attempt
+-- a, its field w; the dependent did leased with attempt da by worker, its
+-- field w wk, until dl, dls its decimal; cnts the lease counter's new
+-- value): the events, the list's push counter (FF.ready_hold), the due
+-- hint (note_due), a wake-up token (only while a claim may be blocked on
+-- q, or with the test clock: finalize's rule) and the lease counter with
+-- the call's now. In the common case (no seq field changed before, no
+-- sweep of expired records due, events off or with the default cap) it
+-- writes them itself, without the bags; else through qstate, qs_set, wake,
+-- seq_set, EV.add and finalize.
+function FF.chain_end(q, qp, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   local g = SEQ.gc
   local ev = EV.cfg
-  if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or not (g == 'none' or (g and tonumber(g) > NOW)) or (ev and ev ~= 'off') then
-    qstate(q, sv)
+  local ns = #NOW_S
+  if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or
+    not (g == 'none' or (g and (#g > ns or (#g == ns and g > NOW_S)))) or (ev and ev ~= 'off') then
+    qstate(q)
     EV.add('completed', id, a, '', w)
     EV.add('queued', did, 0, '')
     EV.add('started', did, da, '', wk)
-    qs_set(q, 'lt', (tonumber(sv[12]) or 0) + 1)
+    qs_set(q, 'lt', (tonumber(sv[8]) or 0) + 1)
     local h = sv[3]
     if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
     wake(q, 1)
-    seq_set('lease', cnt)
+    seq_set('lease', cnts)
     finalize()
     return
   end
   local h = sv[3]
-  local lt = fmt((tonumber(sv[12]) or 0) + 1)
-  local tk = TEST_NOW ~= '' or (tonumber(sv[1]) or 0) >= NOW
-  local sk = P .. 'q:' .. q .. ':s'
-  if h == 'none' or dl < tonumber(h) then
+  local lt = sv[8]
+  if lt then lt = FF.dinc(lt) else lt = '1' end
+  -- (w is present: FF.chain's case; h is none or after now)
+  local qw = sv[1]
+  local tk = TEST_NOW ~= '' or #qw > ns or (#qw == ns and qw >= NOW_S)
+  local sk = qp .. 's'
+  if h == 'none' or #dls < #h or (#dls == #h and dls < h) then
     if tk then
-      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl), 'k', '1')
+      redis.call('HSET', sk, 'lt', lt, 'n', dls, 'k', '1')
     else
-      redis.call('HSET', sk, 'lt', lt, 'n', fmt(dl))
+      redis.call('HSET', sk, 'lt', lt, 'n', dls)
     end
   elseif tk then
     redis.call('HSET', sk, 'lt', lt, 'k', '1')
@@ -232,17 +271,18 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
     redis.call('HSET', sk, 'lt', lt)
   end
   if NOW > CLOCK_LAST then
-    redis.call('HSET', K_SEQ, 'lease', fmt(cnt), 'now', NOW_S)
+    redis.call('HSET', K_SEQ, 'lease', cnts, 'now', NOW_S)
   else
-    redis.call('HSET', K_SEQ, 'lease', fmt(cnt))
+    redis.call('HSET', K_SEQ, 'lease', cnts)
   end
   if not ev then
     -- EV.add's lines: the worker of a field w is what follows its first
     -- space
-    local cw = w and string.match(w, ' (.+)$')
+    local sp = w and string.find(w, ' ', 1, true)
     local e1
-    if cw then
-      e1 = 'completed ' .. id .. ' ' .. a .. ' 0  ' .. cw .. '\nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
+    if sp and sp < #w then
+      e1 = 'completed ' .. id .. ' ' .. a .. ' 0  ' .. string.sub(w, sp + 1) .. '\nqueued ' .. did .. ' 0 0 \nstarted ' .. did ..
+        ' ' .. da
     else
       e1 = 'completed ' .. id .. ' ' .. a .. ' 0 \nqueued ' .. did .. ' 0 0 \nstarted ' .. did .. ' ' .. da
     end
@@ -250,7 +290,7 @@ function FF.chain_end(q, sv, id, a, w, did, da, worker, wk, dl, cnt)
     redis.call('XADD', P .. 'events', 'MAXLEN', '~', EV.MAXLEN, '*', 't', NOW_S, 'e', e1)
   end
   if tk then
-    local k = P .. 'q:' .. q .. ':w'
+    local k = qp .. 'w'
     if redis.call('LPUSH', k, '1') > 2000 then redis.call('LTRIM', k, '0', '999') end
   end
 end
