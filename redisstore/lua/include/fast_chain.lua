@@ -109,7 +109,8 @@ function FF.chain(A, c)
   end
   -- the queue's state: w, p, n, c, rl, z, x, lt and et (queue.lua's
   -- qstate reads them with k, push, kl and K)
-  local sv = redis.call('HMGET', qp .. 's', 'w', 'p', 'n', 'c', 'rl', 'z', 'x', 'lt', 'et')
+  local sk = qp .. 's'
+  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'c', 'rl', 'z', 'x', 'lt', 'et')
   local h = sv[3]
   -- (times in ms are canonical decimals: of equal length, they compare
   -- as strings; a shorter one is the smaller)
