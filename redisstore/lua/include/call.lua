@@ -188,7 +188,8 @@ do
     end
     -- the seq hash: as a function (Redis only), with HGETALL in RESP3,
     -- whose map reply Redis makes the table SEQ itself (a field absent:
-    -- nil, which seq_get reads again); a script (miniredis too, whose
+    -- nil, which seq_get would read again: gc and lease made false); a
+    -- script (miniredis too, whose
     -- setresp would switch the client's own protocol) with HMGET of the
     -- fields read here (absent: false). RESP2 again before any other
     -- command.
@@ -198,6 +199,9 @@ do
       sq = redis.call('HGETALL', K_SEQ).map
       redis.setresp(2)
       pend, cb, ev, fast = sq.pend, sq.cb, sq.ev, sq.fast
+      -- the fields seq_get reads, absent: false (read), as HMGET's
+      if not sq.gc then sq.gc = false end
+      if not sq.lease then sq.lease = false end
     else
       local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
       -- one constructor, its hash part sized for these four
