@@ -189,10 +189,9 @@ do
     -- the seq hash: as a function (Redis only), with HGETALL in RESP3,
     -- whose map reply Redis makes the table SEQ itself (a field absent:
     -- nil, which seq_get would read again: gc and lease made false); a
-    -- script (miniredis too, whose
-    -- setresp would switch the client's own protocol) with HMGET of the
-    -- fields read here (absent: false). RESP2 again before any other
-    -- command.
+    -- script (miniredis too, whose setresp would switch the client's own
+    -- protocol) with HMGET of the fields read here (absent: false). RESP2
+    -- again before any other command.
     local sq, pend, cb, ev, fast
     if IS_FUNCTION then
       redis.setresp(3)
