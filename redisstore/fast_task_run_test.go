@@ -152,8 +152,8 @@ func TestFanInRootsClaimedInOneRead(t *testing.T) {
 	}
 	// the seq hash's, the queue state's, the name index's, the
 	// workflow's, the payloads'
-	if n, _ := st.Sum("hmget"); n != 5 {
-		t.Errorf("%d HMGET, want 5 (the seq hash's, the queue state's, and the name index's, the workflow's and the payloads' for all the roots)", n)
+	if n, _ := st.Sum("hmget", "hgetall"); n != 5 {
+		t.Errorf("%d HMGET and HGETALL, want 5 (the seq hash's, the queue state's, and the name index's, the workflow's and the payloads' for all the roots)", n)
 	}
 	// the workflow's, the queue state's, the seq hash's
 	if n, _ := st.Sum("hset"); n != 3 {

@@ -310,8 +310,8 @@ func TestFanInCountDown(t *testing.T) {
 	if n, _ := st.Sum("hincrby"); n != 2 {
 		t.Errorf("%d HINCRBY, want 2 (the 10th root's)", n)
 	}
-	if n, _ := st.Sum("hmget", "hget"); n != 5 {
-		t.Errorf("%d HMGET and HGET, want 5 (the seq hash's, the count-down's two, the 10th root's and its queue state's)", n)
+	if n, _ := st.Sum("hmget", "hget", "hgetall"); n != 5 {
+		t.Errorf("%d HMGET, HGET and HGETALL, want 5 (the seq hash's, the count-down's two, the 10th root's and its queue state's)", n)
 	}
 	j, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"qf"}, Max: 1, Lease: time.Minute})
 	if err != nil || len(j) != 1 || j[0].Job.ID != "f/t10" || len(j[0].Deps) != 10 {

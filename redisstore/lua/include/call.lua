@@ -97,8 +97,14 @@ do
     end
     NOW, NOW_S, CLOCK_LAST = 0, '0', 0
     IGNORE_EXPIRY = false
-    SEQ, SEQ_DIRTY = {}, EMPTY
-    CALL = {}
+    -- SEQ is made by read_clock (one constructor, sized for the fields it
+    -- reads); false until then, so that a use before it fails
+    SEQ, SEQ_DIRTY = false, EMPTY
+    -- CALL emptied in place, not made again: the table kept from the last
+    -- call of a library keeps the size of its hash part, so that the bags
+    -- of this call grow it no more (a table made, and each growth of one,
+    -- costs hundreds of instructions, and garbage)
+    for k in pairs(CALL) do CALL[k] = nil end
     KEEP = EMPTY
     BUDGET, PENDING = 0, false
     FAST = true
@@ -150,41 +156,92 @@ end
 -- step budget with it, the event stream's setting (ev, events.lua) and
 -- the fast paths' switch (fast); SEQ.fresh when it has no now (no call
 -- wrote the partition yet).
-local function read_clock()
-  local ms, ms_s
-  if TEST_NOW ~= '' then
-    ms = tonumber(TEST_NOW)
-  else
-    -- the server's ms as a string made of TIME's (its seconds, then the
-    -- first three of its microseconds' six digits), so that the common
-    -- case parses one number and formats none (a tonumber or a
-    -- string.format costs some 2,000 instructions)
-    local t = redis.call('TIME')
-    ms_s = t[1] .. string.sub('00000' .. t[2], -6, -4)
-    ms = tonumber(ms_s)
-  end
-  local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
-  if not v[1] then SEQ.pv, SEQ.fresh = redis.call('GET', P .. 'seq'), true end
-  SEQ.now, SEQ.gc, SEQ.lease, SEQ.off = v[1], v[2], v[3], v[4]
-  PENDING = v[5] == '1'
-  BUDGET = v[6] and math.max(tonumber(v[6]) or STEP_BUDGET, 1) or STEP_BUDGET
-  CLOCK_LAST = tonumber(v[1]) or 0
-  EV.cfg = v[7]
-  FAST = v[8] ~= '0'
-  local off0 = v[4] and tonumber(v[4]) or 0
-  local off = off0
-  local now = ms + off
-  if off > 0 and ms >= CLOCK_LAST then
-    now, off = ms, 0
-  elseif now < CLOCK_LAST then
-    now, off = CLOCK_LAST, CLOCK_LAST - ms
-  end
-  if off ~= off0 then seq_set('off', off) end
-  NOW = now
-  if ms_s and now == ms then
-    NOW_S = ms_s
-  else
-    NOW_S = fmt(now)
+local read_clock
+do
+  -- last: the now the last call of a library set, as NOW_S and NOW (a
+  -- cache, not the call's state: a table's fields, which begin leaves):
+  -- the seq hash's now is that string after a write of the same
+  -- partition, and a TIME in the same ms gives it again, whose number is
+  -- then not parsed again (a tonumber costs some 2,000 instructions)
+  local last = {false, 0}
+  read_clock = function()
+    local ms, ms_s
+    if TEST_NOW ~= '' then
+      ms = tonumber(TEST_NOW)
+    else
+      -- the server's ms as a string made of TIME's (its seconds, then the
+      -- first three of its microseconds' six digits), so that the common
+      -- case parses one number and formats none (a tonumber or a
+      -- string.format costs some 2,000 instructions)
+      local t = redis.call('TIME')
+      local us = t[2]
+      if #us == 6 then
+        ms_s = t[1] .. string.sub(us, 1, 3)
+      else
+        ms_s = t[1] .. string.sub('00000' .. us, -6, -4)
+      end
+      if ms_s == last[1] then
+        ms = last[2]
+      else
+        ms = tonumber(ms_s)
+      end
+    end
+    -- the seq hash: as a function (Redis only), with HGETALL in RESP3,
+    -- whose map reply Redis makes the table SEQ itself (a field absent:
+    -- nil, which seq_get would read again: gc and lease made false); a
+    -- script (miniredis too, whose setresp would switch the client's own
+    -- protocol) with HMGET of the fields read here (absent: false). RESP2
+    -- again before any other command.
+    local sq, pend, cb, ev, fast
+    if IS_FUNCTION then
+      redis.setresp(3)
+      sq = redis.call('HGETALL', K_SEQ).map
+      redis.setresp(2)
+      pend, cb, ev, fast = sq.pend, sq.cb, sq.ev, sq.fast
+      -- the fields seq_get reads, absent: false (read), as HMGET's
+      if not sq.gc then sq.gc = false end
+      if not sq.lease then sq.lease = false end
+    else
+      local v = redis.call('HMGET', K_SEQ, 'now', 'gc', 'lease', 'off', 'pend', 'cb', 'ev', 'fast')
+      -- one constructor, its hash part sized for these four
+      sq = {now = v[1], gc = v[2], lease = v[3], off = v[4]}
+      pend, cb, ev, fast = v[5], v[6], v[7], v[8]
+    end
+    SEQ = sq
+    local v1 = sq.now
+    if not v1 then
+      sq.pv, sq.fresh = redis.call('GET', P .. 'seq'), true
+      CLOCK_LAST = 0
+    elseif v1 == last[1] then
+      CLOCK_LAST = last[2]
+    else
+      CLOCK_LAST = tonumber(v1) or 0
+    end
+    PENDING = pend == '1'
+    BUDGET = cb and math.max(tonumber(cb) or STEP_BUDGET, 1) or STEP_BUDGET
+    EV.cfg = ev or false
+    FAST = fast ~= '0'
+    local v4 = sq.off
+    local off0 = v4 and tonumber(v4) or 0
+    local off = off0
+    local now = ms + off
+    if off > 0 and ms >= CLOCK_LAST then
+      now, off = ms, 0
+    elseif now < CLOCK_LAST then
+      now, off = CLOCK_LAST, CLOCK_LAST - ms
+    end
+    if off ~= off0 then seq_set('off', off) end
+    NOW = now
+    if ms_s and now == ms then
+      NOW_S = ms_s
+      last[1], last[2] = ms_s, ms
+    else
+      NOW_S = fmt(now)
+      -- kept only when the string reads back as the number (an integer)
+      if now == math.floor(now) then
+        last[1], last[2] = NOW_S, now
+      end
+    end
   end
 end
 

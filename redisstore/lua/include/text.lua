@@ -1,5 +1,7 @@
 -- text.lua: string helpers that keep within what Redis 7 and miniredis both
 -- run (shared/lua-compat.md: table.concat and unpack in chunks of 1,000).
+--
+--!include call.lua
 
 -- join concatenates list with sep, 1,000 items a table.concat.
 local function join(list, sep)
@@ -19,8 +21,14 @@ local function ilist(s)
   return out
 end
 
--- pad15 formats a creation time as the 15 digits of listing members.
-local function pad15(c) return string.format('%015d', c) end
+-- pad15 formats a creation time as the 15 digits of listing members; the
+-- call's now (the common case: a job that ends now) from NOW_S, already
+-- formatted (a string.format costs some 2,000 instructions, a
+-- concatenation a few hundred).
+local function pad15(c)
+  if c == NOW and #NOW_S == 13 then return '00' .. NOW_S end
+  return string.format('%015d', c)
+end
 
 -- append adds list's items to out.
 local function append(out, list)
