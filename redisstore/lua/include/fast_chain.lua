@@ -107,15 +107,15 @@ function FF.chain(A, c)
     string.find(dspec, dname .. '|' .. q .. '|', 1, true) ~= 1 then
     return nil
   end
-  -- the queue's state: w, p, n, c, rl, z, x, lt and et (queue.lua's
-  -- qstate reads them with k, push, kl and K)
-  local sk = qp .. 's'
-  local sv = redis.call('HMGET', sk, 'w', 'p', 'n', 'c', 'rl', 'z', 'x', 'lt', 'et')
-  local h = sv[3]
+  -- the queue's state, whole (READY.state: one HGETALL), kept for the
+  -- general code when the step leaves
+  local sv = READY.state(q)
+  local h = sv.n
   -- (times in ms are canonical decimals: of equal length, they compare
   -- as strings; a shorter one is the smaller)
-  if not sv[1] or sv[2] == '1' or sv[4] or sv[5] or sv[6] or sv[7] or not h or
+  if not sv.w or sv.p == '1' or sv.c or sv.rl or sv.z or sv.x or not h or
     (h ~= 'none' and (#h < #NOW_S or (#h == #NOW_S and h <= NOW_S))) then
+    qstate(q, sv)
     return nil
   end
   local pkey = key .. ':p'
@@ -189,7 +189,8 @@ function FF.chain(A, c)
   redis.call('ZADD', ck, '0', '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~', '0', m)
   -- the queue's ended lists, when a trim is due (LISTS.trim): through the
   -- queue state's bag, so that finalize writes its et (FF.chain_end)
-  if LISTS.due(sv[9]) then
+  if LISTS.due(sv.et) then
+    qstate(q, sv)
     LISTS.trim(q)
     CALL.ltr = true
   end
@@ -241,23 +242,23 @@ function FF.chain_end(q, qp, sv, id, a, w, did, da, worker, wk, dl, dls, cnts)
   local ns = #NOW_S
   if CALL.ltr or SEQ_DIRTY ~= EMPTY or SEQ.fresh or
     not (g == 'none' or (g and (#g > ns or (#g == ns and g > NOW_S)))) or (ev and ev ~= 'off') then
-    qstate(q)
+    qstate(q, sv)
     EV.add('completed', id, a, '', w)
     EV.add('queued', did, 0, '')
     EV.add('started', did, da, '', wk)
-    qs_set(q, 'lt', (tonumber(sv[8]) or 0) + 1)
-    local h = sv[3]
+    qs_set(q, 'lt', (tonumber(sv.lt) or 0) + 1)
+    local h = sv.n
     if h == 'none' or dl < tonumber(h) then qs_set(q, 'n', dl) end
     wake(q, 1)
     seq_set('lease', cnts)
     finalize()
     return
   end
-  local h = sv[3]
-  local lt = sv[8]
+  local h = sv.n
+  local lt = sv.lt
   if lt then lt = FF.dinc(lt) else lt = '1' end
   -- (w is present: FF.chain's case; h is none or after now)
-  local qw = sv[1]
+  local qw = sv.w
   local tk = TEST_NOW ~= '' or #qw > ns or (#qw == ns and qw >= NOW_S)
   local sk = qp .. 's'
   if h == 'none' or #dls < #h or (#dls == #h and dls < h) then
