@@ -86,8 +86,7 @@ func (r *run) execute(c *engine.Claimed) (o engine.Outcome, start time.Time, ok 
 	r.observe(r.startedEvent(c))
 	start = time.Now()
 	err := call(hctx, h, info)
-	var pe *panicError
-	panicked := errors.As(err, &pe)
+	panicked := err != nil && isPanic(err)
 	cause := context.Cause(hctx)
 	switch {
 	case errors.Is(context.Cause(ctx), weir.ErrLeaseLost):
@@ -144,6 +143,13 @@ func call(ctx context.Context, h Handler, info *JobInfo) (err error) {
 }
 
 type panicError struct{ msg string }
+
+// isPanic reports whether err is, or wraps, a *panicError (its variable
+// escapes: a call only for errors keeps it off a job that succeeds).
+func isPanic(err error) bool {
+	var pe *panicError
+	return errors.As(err, &pe)
+}
 
 func (e *panicError) Error() string { return e.msg }
 
