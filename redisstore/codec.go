@@ -63,11 +63,37 @@ func (r *reader) int() int64 {
 	if s == "" || r.err != nil {
 		return 0
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := parseInt(s)
 	if err != nil {
 		r.fail("%q is not an integer", s)
 	}
 	return n
+}
+
+// parseInt is strconv.ParseInt(s, 10, 64), without its generality where
+// a reply's integers need none: an optional "-" and up to 18 digits (no
+// overflow) are read here, anything else by strconv. A claim reads a
+// dozen integers per job.
+func parseInt(s string) (int64, error) {
+	d := s
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return strconv.ParseInt(s, 10, 64)
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i] - '0'
+		if c > 9 {
+			return strconv.ParseInt(s, 10, 64)
+		}
+		n = n*10 + int64(c)
+	}
+	if len(d) < len(s) {
+		n = -n
+	}
+	return n, nil
 }
 
 func (r *reader) count() int {
@@ -183,7 +209,7 @@ func applySpec(j *weir.Job, id, spec string) error {
 	}
 	var n [4]int64
 	for i, s := range f {
-		v, err := strconv.ParseInt(s, 10, 64)
+		v, err := parseInt(s)
 		if err != nil {
 			return fmt.Errorf("%w: job %q has the spec %q", weir.ErrProtocol, id, spec)
 		}

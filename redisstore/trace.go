@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/weirflow/weir/engine"
@@ -50,10 +49,10 @@ func (r *reader) claimedTail(c *engine.Claimed) {
 		case strings.HasPrefix(v, "r"):
 			// "<ms>", or "<ms>:<ms>" for a promotion (ready.lua)
 			rd, dep, promoted := strings.Cut(v[1:], ":")
-			ms, err := strconv.ParseInt(rd, 10, 64)
+			ms, err := parseInt(rd)
 			dms := int64(0)
 			if err == nil && promoted {
-				dms, err = strconv.ParseInt(dep, 10, 64)
+				dms, err = parseInt(dep)
 			}
 			if err != nil {
 				r.fail("ready-at %q is not <ms> or <ms>:<ms>", v[1:])

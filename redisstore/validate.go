@@ -14,6 +14,9 @@ import (
 func validJobID(id string) bool {
 	wf, rest, ok := strings.Cut(id, "/")
 	if !ok {
+		if strings.IndexByte(id, '@') < 0 {
+			return engine.ValidID(id) // no delivery's ID (weir.WebhookSuffix)
+		}
 		if w, hook := weir.WebhookOf(id); hook {
 			return engine.ValidID(w)
 		}

@@ -37,8 +37,28 @@ func (r *run) runJobs(c *engine.Claimed) {
 // the handler's JobInfo, its progress link and its entry in r.active.
 type attempt struct {
 	info JobInfo
+	attemptLinks
+}
+
+// attemptLinks are an attempt's progress link and entry in r.active.
+type attemptLinks struct {
 	link progressLink
 	act  active
+}
+
+// handlerEntry is the handler of a queue in a run: h (its middleware
+// applied), and, for a handler of Handle in a run without middleware,
+// typed, which makes an attempt that runs it with the JobInfo of the
+// attempt as its Job's (no copy, one allocation).
+type handlerEntry struct {
+	h     Handler
+	typed func() jobRun
+}
+
+// jobRun is an attempt of a typed handler (job.go).
+type jobRun interface {
+	parts() (*JobInfo, *attemptLinks)
+	run(ctx context.Context) error
 }
 
 // execute runs one claimed job and returns its outcome; ok is false when
@@ -46,13 +66,25 @@ type attempt struct {
 func (r *run) execute(c *engine.Claimed) (o engine.Outcome, start time.Time, ok bool) {
 	j := &c.Job
 	o = engine.Outcome{JobID: j.ID, Token: c.Lease.Token}
-	h := r.handlers[j.Queue]
+	e := r.handlers[j.Queue]
 	ctx, cancel := context.WithCancelCause(r.jobCtx)
 	defer cancel(nil)
-	at := &attempt{act: active{token: c.Lease.Token, cancel: cancel}, link: progressLink{store: r.store, token: c.Lease.Token}}
-	a := &at.act
+	var (
+		info  *JobInfo
+		links *attemptLinks
+		jr    jobRun
+	)
+	if e.typed != nil {
+		jr = e.typed()
+		info, links = jr.parts()
+	} else {
+		at := &attempt{}
+		info, links = &at.info, &at.attemptLinks
+	}
+	links.act, links.link = active{token: c.Lease.Token, cancel: cancel}, progressLink{store: r.store, token: c.Lease.Token}
+	a := &links.act
 	r.mu.Lock()
-	if r.stopping || h == nil {
+	if r.stopping || e.h == nil {
 		r.mu.Unlock()
 		o.Kind = engine.OutcomeReleased
 		return o, time.Now(), true
@@ -73,21 +105,19 @@ func (r *run) execute(c *engine.Claimed) (o engine.Outcome, start time.Time, ok 
 		hctx, cancelT = context.WithTimeoutCause(ctx, j.Timeout, weir.ErrTimeout)
 		defer cancelT()
 	}
-	info := &at.info
 	*info = JobInfo{
 		ID: j.ID, Queue: j.Queue, Workflow: j.Workflow, Task: j.Task, Undo: j.Undo,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Expiries: j.Expiries, Deps: c.Deps, RawPayload: j.Payload,
 		TraceParent: c.TraceParent, Worker: r.w.id,
 	}
-	info.link, info.checkpoint = &at.link, c.Checkpoint
+	info.link, info.checkpoint = &links.link, c.Checkpoint
 	if j.Workflow != "" && !j.Undo {
 		info.dyn = &additions{}
 	}
 	r.observe(r.startedEvent(c))
 	start = time.Now()
-	err := call(hctx, h, info)
-	var pe *panicError
-	panicked := errors.As(err, &pe)
+	err := call(hctx, e.h, jr, info)
+	panicked := err != nil && isPanic(err)
 	cause := context.Cause(hctx)
 	switch {
 	case errors.Is(context.Cause(ctx), weir.ErrLeaseLost):
@@ -133,17 +163,28 @@ func failNow(o engine.Outcome, reason string) engine.Outcome {
 	return engine.Outcome{JobID: o.JobID, Token: o.Token, Kind: engine.OutcomeFailed, Error: reason, NonRetryable: true}
 }
 
-// call runs h, turning a panic into a *panicError that carries the stack.
-func call(ctx context.Context, h Handler, info *JobInfo) (err error) {
+// call runs jr, or h with info when jr is nil, turning a panic into a
+// *panicError that carries the stack.
+func call(ctx context.Context, h Handler, jr jobRun, info *JobInfo) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &panicError{fmt.Sprintf("panic: %v\n\n%s", v, debug.Stack())}
 		}
 	}()
+	if jr != nil {
+		return jr.run(ctx)
+	}
 	return h(ctx, info)
 }
 
 type panicError struct{ msg string }
+
+// isPanic reports whether err is, or wraps, a *panicError (its variable
+// escapes: a call only for errors keeps it off a job that succeeds).
+func isPanic(err error) bool {
+	var pe *panicError
+	return errors.As(err, &pe)
+}
 
 func (e *panicError) Error() string { return e.msg }
 

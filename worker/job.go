@@ -90,23 +90,59 @@ func Handle[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Conte
 // weir.ErrRunning when w is running. Nothing is registered then. It is for
 // programs that register handlers from configuration rather than code.
 func HandleSafely[P, R any](w *Worker, q client.Queue[P, R], fn func(ctx context.Context, j *Job[P]) (R, error)) error {
+	t := &typedHandler[P, R]{q: q, fn: fn}
 	return w.register(q.Name(), func(ctx context.Context, info *JobInfo) error {
-		p, err := q.DecodePayload(info.RawPayload)
-		if err != nil {
-			return NonRetryable(fmt.Errorf("payload: %w", err))
-		}
-		r, err := fn(ctx, &Job[P]{JobInfo: *info, Payload: p})
-		if err != nil {
+		j := &Job[P]{JobInfo: *info}
+		if err := t.run(ctx, j); err != nil {
 			return err
 		}
-		b, err := q.EncodeResult(r)
-		if err != nil {
-			return NonRetryable(fmt.Errorf("result: %w", err))
-		}
-		info.result = b
+		info.result = j.result
 		return nil
-	})
+	}, t.attempt)
 }
+
+// typedHandler is a handler registered by Handle.
+type typedHandler[P, R any] struct {
+	q  client.Queue[P, R]
+	fn func(ctx context.Context, j *Job[P]) (R, error)
+}
+
+// run decodes j's payload, runs the handler and stores its encoded result
+// in j.
+func (t *typedHandler[P, R]) run(ctx context.Context, j *Job[P]) error {
+	p, err := t.q.DecodePayload(j.RawPayload)
+	if err != nil {
+		return NonRetryable(fmt.Errorf("payload: %w", err))
+	}
+	j.Payload = p
+	r, err := t.fn(ctx, j)
+	if err != nil {
+		return err
+	}
+	b, err := t.q.EncodeResult(r)
+	if err != nil {
+		return NonRetryable(fmt.Errorf("result: %w", err))
+	}
+	j.result = b
+	return nil
+}
+
+// typedAttempt is one attempt of a typed handler in a run without
+// middleware: the Job its handler gets is the attempt's JobInfo, in one
+// allocation with the rest of the attempt (execute.go). No middleware
+// holds the JobInfo, so that only the handler sees it, as its own copy.
+type typedAttempt[P, R any] struct {
+	job Job[P]
+	attemptLinks
+	t *typedHandler[P, R]
+}
+
+func (t *typedHandler[P, R]) attempt() jobRun { return &typedAttempt[P, R]{t: t} }
+
+func (a *typedAttempt[P, R]) parts() (*JobInfo, *attemptLinks) {
+	return &a.job.JobInfo, &a.attemptLinks
+}
+func (a *typedAttempt[P, R]) run(ctx context.Context) error { return a.t.run(ctx, &a.job) }
 
 // DepResult returns the result of the dependency named task of job j,
 // decoded as an R (the result type of that task's queue). A dependency that

@@ -82,7 +82,7 @@ func (w *Worker) Webhooks(cfg WebhookConfig) error {
 	}
 	d := &deliverer{cfg: cfg, store: w.store}
 	for _, q := range qs {
-		if err := w.register(q, d.deliver); err != nil {
+		if err := w.register(q, d.deliver, nil); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,7 @@ type Worker struct {
 
 	mu       sync.Mutex
 	handlers map[string]Handler
+	typed    map[string]func() jobRun // Handle's handlers, for runs without middleware (execute.go)
 	cur      *run
 }
 
@@ -81,10 +82,13 @@ func New(store client.Store, cfg Config) *Worker {
 	if id == "" {
 		id = newWorkerID()
 	}
-	return &Worker{store: store, cfg: cfg, log: log, id: id, handlers: map[string]Handler{}}
+	return &Worker{store: store, cfg: cfg, log: log, id: id, handlers: map[string]Handler{}, typed: map[string]func() jobRun{}}
 }
 
-func (w *Worker) register(queue string, h Handler) error {
+// register registers h as the handler of queue's jobs; typed, when not
+// nil, runs the same handler without the JobInfo copy that h makes (Handle
+// gives it; a run without middleware uses it: execute.go).
+func (w *Worker) register(queue string, h Handler, typed func() jobRun) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
@@ -94,6 +98,9 @@ func (w *Worker) register(queue string, h Handler) error {
 		return fmt.Errorf("%w: queue %q", weir.ErrHandlerExists, queue)
 	}
 	w.handlers[queue] = h
+	if typed != nil {
+		w.typed[queue] = typed
+	}
 	return nil
 }
 
@@ -156,12 +163,16 @@ func (w *Worker) Start(ctx context.Context) error {
 	slices.SortFunc(queues, func(a, b queueWeight) int {
 		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.name, b.name))
 	})
-	handlers := make(map[string]Handler, len(w.handlers))
+	handlers := make(map[string]handlerEntry, len(w.handlers))
 	for q, h := range w.handlers {
 		for i := len(w.cfg.Middleware) - 1; i >= 0; i-- {
 			h = w.cfg.Middleware[i](h)
 		}
-		handlers[q] = h
+		e := handlerEntry{h: h}
+		if len(w.cfg.Middleware) == 0 {
+			e.typed = w.typed[q]
+		}
+		handlers[q] = e
 	}
 	r := &run{
 		w: w, cfg: &w.cfg, store: w.store, log: w.log,
@@ -242,7 +253,7 @@ type run struct {
 	log      *slog.Logger
 	queues   []queueWeight // by weight, highest first
 	fixed    []string      // the order of every claim, when it never changes
-	handlers map[string]Handler
+	handlers map[string]handlerEntry
 	// registrar keeps the worker's registry record; nil when the store
 	// keeps no registry (registry.go)
 	registrar *registrar

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		jobs, workflows                   int
 		scenarios, concs, pros            string
 		compare, against, spread          string
+		cpuProfile                        string
 	)
 	c := &cobra.Command{
 		Use:   "bench",
@@ -102,7 +104,14 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 				opts.Log = c.ErrOrStderr()
 			}
 			opts.WorkerCommand = benchWorkerCommand(c.Context())
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return command.Usage(err)
+			}
 			rep, err := bench.RunWith(c.Context(), opts, defaults)
+			if perr := stopProfile(); perr != nil && err == nil {
+				return command.Fail(perr)
+			}
 			if err != nil {
 				if errors.Is(err, bench.ErrUsage) {
 					return command.Usage(err)
@@ -137,12 +146,35 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&compare, "compare", "", "after the run, print each figure next to those of `OLD.json` (a saved --json report), as new/old ratios")
 	f.StringVar(&spread, "spread", "", "comma-separated partition counts `LIST`: measure how the work spreads over a Redis Cluster's masters at each (see above)")
 	f.StringVar(&against, "against", "", "with --compare, compare with the saved report `NEW.json` instead of running (no Redis needed)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process (go tool pprof) to `FILE`")
+	_ = f.MarkHidden("cpuprofile")
 	c.AddCommand(newBenchWorkerCmd())
 	return c
 }
 
+// startCPUProfile starts a CPU profile of this process into path (nothing
+// for ""), and returns what stops it and closes the file: weir bench's
+// hidden --cpuprofile, for looking at where the worker's CPU goes.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
 // runFlags are the flags of `weir bench` that only a run uses.
-var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "workflows", "scenarios", "concurrency", "processes", "no-processes", "spread"}
+var runFlags = []string{"redis", "cluster", "partitions", "quick", "jobs", "workflows", "scenarios", "concurrency", "processes", "no-processes", "spread", "cpuprofile"}
 
 // spreadOptions sets the spread of opts from --spread's list: the flags
 // of the usual runs do not apply, --jobs sizes the plain runs, and the
