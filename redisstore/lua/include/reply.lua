@@ -1,6 +1,9 @@
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; redisstore/codec.go reads them.
+-- lists; redisstore/codec.go reads them. A Claimed is packed (lease.lua's
+-- put_claimed): its fields that cannot hold a newline joined by "\n" into
+-- one value, the binary and free-text ones after it (spec/scripts.md,
+-- Replies).
 --
 --!include call.lua
 --!include fields.lua
