@@ -16,7 +16,8 @@ import (
 // priority and retry policy from its spec, the parts of a snapshot a state
 // implies) is decoded here, so the server does less. Some values are
 // packed: several fields that none can contain packSep joined into one
-// value (a Claimed's, lease.lua's put_claimed), which the server turns
+// value (a Claimed's, lease.lua's put_claimed; a Settled's, reply.lua's
+// put_settled), which the server turns
 // into a reply element once instead of once per field; unpack makes the
 // next value the packed one, whose fields str then reads, while elem
 // reads the values after it, until endPack.
@@ -140,7 +141,8 @@ func (r *reader) int() int64 {
 
 func (r *reader) count() int {
 	n := r.int()
-	if n < 0 || n > int64(len(r.v)) {
+	// (the items of a list in a packed value are fields of it)
+	if n < 0 || n > int64(len(r.v)+len(r.pk)) {
 		r.fail("bad count %d", n)
 		return 0
 	}
@@ -404,7 +406,10 @@ func (r *reader) claimed() []engine.Claimed {
 	return out
 }
 
+// settled reads a Settled (reply.lua put_settled): one packed value, id
+// code state runAt wfState wfEnded nPushed (id queue)*.
 func (r *reader) settled() engine.Settled {
+	r.unpack()
 	s := engine.Settled{JobID: r.str()}
 	code := r.str()
 	s.State = weir.State(r.str())
@@ -412,6 +417,7 @@ func (r *reader) settled() engine.Settled {
 	s.WorkflowState = weir.WorkflowState(r.str())
 	s.WorkflowEnded = r.flag()
 	s.Pushed = r.pushed()
+	r.endPack()
 	if code != "" {
 		s.Err = codeError(code, fmt.Sprintf("job %q is not leased with that token", s.JobID))
 	}

@@ -14,7 +14,9 @@ import (
 // cannot hold a newline into one value (lua/include/lease.lua's
 // put_claimed, spec/scripts.md Replies): the claim of one plain job
 // without payload, error or checkpoint is now, next due, the count and
-// that one value, on the fast paths and off.
+// that one value, on the fast paths and off; a finish's packs each
+// Settled whole (reply.lua's put_settled): the finish of that job is the
+// count, the Settled and the count of Claimed.
 func TestClaimedPackedReply(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast=%v", fast), func(t *testing.T) {
@@ -41,6 +43,24 @@ func TestClaimedPackedReply(t *testing.T) {
 			if err := r.done(); err != nil || len(cs) != 1 || cs[0].Job.ID != "j1" || cs[0].Job.Queue != "q" ||
 				cs[0].Job.Attempt != 1 || cs[0].Job.Payload != nil || cs[0].ReadyAt.IsZero() {
 				t.Fatalf("claimed %+v, %v", cs, err)
+			}
+			// its finish: the count of Settled, the one Settled, packed
+			// (reply.lua's put_settled), and no Claimed
+			sc = scripts["finish"]
+			v, err = s.call(bg, sc, append(s.argv(sc, 16), 1, "j1", cs[0].Lease.Token, "completed", "", "", "", "", 0, "",
+				0, "", 0, 0, "", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v) != 3 {
+				t.Fatalf("finish reply of %d values: %q", len(v), v)
+			}
+			r = newReader(v)
+			r.count()
+			st := r.settled()
+			nc := r.count()
+			if err := r.done(); err != nil || nc != 0 || st.JobID != "j1" || st.Err != nil || st.State != weir.Completed {
+				t.Fatalf("settled %+v, %d claimed, %v", st, nc, err)
 			}
 		})
 	}
@@ -180,6 +200,24 @@ func TestPackedValueRead(t *testing.T) {
 		if c.ok && (string(cs[0].Job.Payload) != "pay" || string(cs[0].Checkpoint) != "ck" || cs[0].TraceParent == "" ||
 			!cs[0].ReadyAt.Equal(time.UnixMilli(5)) || !cs[0].PromotedAfter.Equal(time.UnixMilli(4))) {
 			t.Errorf("%s: %+v", c.name, cs)
+		}
+	}
+}
+
+// TestPackedSettledRead: a packed Settled with its pushes reads whole; one
+// with fields left over or missing fails with ErrProtocol.
+func TestPackedSettledRead(t *testing.T) {
+	r := newReader([]string{"w/a\n\ncompleted\n0\nrunning\n\n2\nw/b\nq\nw/c\nq2", "j\nLEASELOST\n\n0\n\n\n0"})
+	s, lost := r.settled(), r.settled()
+	if err := r.done(); err != nil || s.JobID != "w/a" || s.State != weir.Completed || s.WorkflowState != weir.WorkflowRunning ||
+		fmt.Sprint(s.Pushed) != "[{w/b q} {w/c q2}]" || !errors.Is(lost.Err, weir.ErrLeaseLost) {
+		t.Fatalf("%+v %+v %v", s, lost, err)
+	}
+	for _, v := range []string{"j\n\ncompleted\n0\n\n\n0\nx", "j\n\ncompleted\n0\n\n\n1\nw/b", "j\n\ncompleted\n0"} {
+		r := newReader([]string{v})
+		r.settled()
+		if err := r.done(); !errors.Is(err, weir.ErrProtocol) {
+			t.Errorf("%q: %v", v, err)
 		}
 	}
 }
