@@ -14,14 +14,29 @@ import (
 // reader walks a script's flat reply (lua/include/reply.lua). Every reply
 // is a flat array of strings; what Lua can leave to Go (a job's queue,
 // priority and retry policy from its spec, the parts of a snapshot a state
-// implies) is decoded here, so the server does less.
+// implies) is decoded here, so the server does less. Some values are
+// packed: several fields that none can contain packSep joined into one
+// value (a Claimed's, lease.lua's put_claimed; a Settled's, reply.lua's
+// put_settled), which the server turns
+// into a reply element once instead of once per field; unpack makes the
+// next value the packed one, whose fields str then reads, while elem
+// reads the values after it, until endPack.
 type reader struct {
 	v   []string
 	i   int
 	err error
 	// lazy lists the Claimed whose dependency outcomes the reply left out
 	lazy []lazyDeps
+	// pk is what is left of the packed value being read (inPack), pkEnd
+	// set once its last field is read
+	pk            string
+	inPack, pkEnd bool
 }
+
+// packSep separates the fields of a packed value (spec/scripts.md,
+// Replies): no field that is packed (IDs, names, specs, tokens, decimal
+// numbers, states, flags, traceparents, ready-at times) can contain it.
+const packSep = '\n'
 
 // lazyDeps names a Claimed (its index in the reply's list) whose
 // dependencies, the task indices dp ("1,5,7"), are read after the call.
@@ -46,7 +61,18 @@ func (r *reader) fail(format string, args ...any) {
 	}
 }
 
+// str reads the next field of the packed value being read, else the next
+// value.
 func (r *reader) str() string {
+	if r.inPack {
+		return r.field()
+	}
+	return r.elem()
+}
+
+// elem reads the next value of the reply, after the packed value being
+// read when there is one.
+func (r *reader) elem() string {
 	if r.err != nil {
 		return ""
 	}
@@ -57,6 +83,49 @@ func (r *reader) str() string {
 	r.i++
 	return r.v[r.i-1]
 }
+
+// unpack reads the next value as a packed one: str reads its fields
+// until endPack.
+func (r *reader) unpack() {
+	r.pk = r.elem()
+	r.inPack, r.pkEnd = true, false
+}
+
+// field reads the next field of the packed value (a substring of it: no
+// allocation).
+func (r *reader) field() string {
+	if r.err != nil {
+		return ""
+	}
+	if r.pkEnd {
+		r.fail("packed value too short")
+		return ""
+	}
+	i := strings.IndexByte(r.pk, packSep)
+	if i < 0 {
+		s := r.pk
+		r.pk, r.pkEnd = "", true
+		return s
+	}
+	s := r.pk[:i]
+	r.pk = r.pk[i+1:]
+	return s
+}
+
+// more reports whether the packed value being read has fields left.
+func (r *reader) more() bool { return r.inPack && !r.pkEnd && r.err == nil }
+
+// endPack ends the packed value being read, which must have been read
+// whole.
+func (r *reader) endPack() {
+	if r.more() {
+		r.fail("packed value with %q left", r.pk)
+	}
+	r.pk, r.inPack, r.pkEnd = "", false, false
+}
+
+// has reports whether the flags field fl has flag f.
+func has(fl string, f byte) bool { return strings.IndexByte(fl, f) >= 0 }
 
 func (r *reader) int() int64 {
 	s := r.str()
@@ -98,7 +167,8 @@ func parseInt(s string) (int64, error) {
 
 func (r *reader) count() int {
 	n := r.int()
-	if n < 0 || n > int64(len(r.v)) {
+	// (the items of a list in a packed value are fields of it)
+	if n < 0 || n > int64(len(r.v)+len(r.pk)) {
 		r.fail("bad count %d", n)
 		return 0
 	}
@@ -282,12 +352,15 @@ func (r *reader) job() weir.Job {
 	return j
 }
 
-// claimed reads a claim's count and its Claimed (lease.lua lease_job): id
-// spec created hasPayload payload attempt token deadline error expiries
-// nDeps, then
-// per dependency spec state hasResult result error, then hasCheckpoint
-// checkpoint. The job is running;
-// the rest of its snapshot is zero.
+// claimed reads a claim's count and its Claimed (lease.lua put_claimed):
+// per job one packed value, id spec created attempt token deadline
+// expiries flags deps, where deps is "0", "L<dp>" (a wide join's, read
+// after the call) or a count and per dependency its spec, state and
+// flags, and the packed value ends with its optional fields
+// (claimedTail); then the values never packed, each only when a flag says
+// it is there: the payload (p), the error (e), per dependency its result
+// (r) and error (e), the checkpoint (c). The job is running; the rest of
+// its snapshot is zero.
 func (r *reader) claimed() []engine.Claimed {
 	n := r.count()
 	if n == 0 {
@@ -296,6 +369,7 @@ func (r *reader) claimed() []engine.Claimed {
 	out := make([]engine.Claimed, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		var c engine.Claimed
+		r.unpack()
 		id, spec := r.str(), r.str()
 		if r.err == nil {
 			if err := applySpec(&c.Job, id, spec); err != nil {
@@ -303,27 +377,52 @@ func (r *reader) claimed() []engine.Claimed {
 			}
 		}
 		c.Job.CreatedAt = r.time()
-		c.Job.Payload = r.bytes()
 		c.Job.State = weir.Running
 		c.Job.Attempt = int(r.int())
 		c.Lease.Token = r.str()
 		c.Lease.Deadline = r.time()
-		c.Job.Error = r.str()
 		c.Job.Expiries = int(r.int())
-		if dp, ok := strings.CutPrefix(r.peek(), "L"); ok {
+		fl := r.str()
+		if has(fl, 'p') {
+			c.Job.Payload = []byte(r.elem())
+		}
+		if has(fl, 'e') {
+			c.Job.Error = r.elem()
+		}
+		deps := r.str()
+		if dp, ok := strings.CutPrefix(deps, "L"); ok {
 			// a wide join: its dependencies' outcomes are read after the
 			// call (Store.readDeps)
-			r.i++
 			r.lazy = append(r.lazy, lazyDeps{at: len(out), dp: dp})
-		} else if nd := r.count(); nd > 0 {
-			c.Deps = make([]weir.DepOutcome, nd)
+		} else if deps != "0" && r.err == nil {
+			// (each dependency is three fields: at least two bytes of
+			// the packed value)
+			nd, err := strconv.Atoi(deps)
+			if err != nil || nd < 0 || nd > len(r.pk)/2+1 {
+				r.fail("bad dependency count %q", deps)
+				nd = 0
+			}
+			if nd > 0 {
+				c.Deps = make([]weir.DepOutcome, nd)
+			}
 			for k := range c.Deps {
 				name, _, _ := strings.Cut(r.str(), "|")
-				c.Deps[k] = weir.DepOutcome{Task: name, State: weir.State(r.str()), Result: r.bytes(), Error: r.str()}
+				d := weir.DepOutcome{Task: name, State: weir.State(r.str())}
+				dfl := r.str()
+				if has(dfl, 'r') {
+					d.Result = []byte(r.elem())
+				}
+				if has(dfl, 'e') {
+					d.Error = r.elem()
+				}
+				c.Deps[k] = d
 			}
 		}
-		c.Checkpoint = r.bytes()
 		r.claimedTail(&c)
+		r.endPack()
+		if has(fl, 'c') {
+			c.Checkpoint = []byte(r.elem())
+		}
 		out = append(out, c)
 		// the job's lease is the Claimed's own (out never grows past n, so
 		// the element stays where it is)
@@ -333,7 +432,10 @@ func (r *reader) claimed() []engine.Claimed {
 	return out
 }
 
+// settled reads a Settled (reply.lua put_settled): one packed value, id
+// code state runAt wfState wfEnded nPushed (id queue)*.
 func (r *reader) settled() engine.Settled {
+	r.unpack()
 	s := engine.Settled{JobID: r.str()}
 	code := r.str()
 	s.State = weir.State(r.str())
@@ -341,6 +443,7 @@ func (r *reader) settled() engine.Settled {
 	s.WorkflowState = weir.WorkflowState(r.str())
 	s.WorkflowEnded = r.flag()
 	s.Pushed = r.pushed()
+	r.endPack()
 	if code != "" {
 		s.Err = codeError(code, fmt.Sprintf("job %q is not leased with that token", s.JobID))
 	}

@@ -41,10 +41,11 @@ func FuzzReplyDecoders(f *testing.F) {
 	job := []string{"j1", "q|0|3|1000|0", "1700000000000", "1", "payload", "running", "1", "0",
 		"tok", "1700000060000", "", "", "", "", "0", "0"}
 	f.Add(replySeed(job...))
-	f.Add(replySeed("1", "w/b", "b|q|0|1|1000|0|A|", "1700000000000", "", "", "1", "5", "1700000060000", "", "1",
-		"a|q|0|1|1000|0||", "completed", "1", "r", ""))
-	f.Add(replySeed("j1", "", "completed", "0", "completed", "1", "2", "w/b", "q", "w/c", "q"))
-	f.Add(replySeed("j1", "LEASELOST", "", "0", "", "", "0"))
+	f.Add(replySeed("1", "w/b\nb|q|0|1|1000|0|A|\n1700000000000\n1\n5\n1700000060000\n0\npe\n1\na|q|0|1|1000|0||\ncompleted\nr"+
+		"\nr1700000000000:1699999999999", "payload", "error", "r"))
+	f.Add(replySeed("2", "j1\nq|0|3|1000|0\n1700000000000\n1\ntok\n1700000060000\n0\nc\n0", "ck", "w/c\nc|q|0|1|1000|0||\n0\n1\nt\n0\n\nL1,2"))
+	f.Add(replySeed("j1\n\ncompleted\n0\ncompleted\n1\n2\nw/b\nq\nw/c\nq"))
+	f.Add(replySeed("j1\nLEASELOST\n\n0\n\n\n0"))
 	f.Add(replySeed("2", "a", "b", "1", "x", "q"))
 	f.Add(replySeed("id", "w1", "st", "running", "n", "2", "S", "cw", "t1", "a|q|0|1|1000|0||",
 		"t2", "b|q|0|1|1000|0|AU|u", "t2.dp", "1", "t1.r", "ok", "u2.s", "pending", "c", "1700000000000"))
@@ -69,14 +70,16 @@ func FuzzReplyDecoders(f *testing.F) {
 			t.Fatalf("claimed: %d jobs from %d values, %v", len(cs), limit, r.err)
 		}
 		for _, c := range cs {
-			if len(c.Deps) > limit {
-				t.Fatalf("%d deps from %d values", len(c.Deps), limit)
+			// (dependencies are packed: bounded by the reply's bytes)
+			if len(c.Deps) > len(data) {
+				t.Fatalf("%d deps from %d bytes", len(c.Deps), len(data))
 			}
 		}
 
 		r = newReader(v)
 		s := r.settled()
-		if !protocolErr(r.err) || len(s.Pushed) > limit {
+		// (a Settled is packed: its pushes are bounded by the reply's bytes)
+		if !protocolErr(r.err) || len(s.Pushed) > len(data) {
 			t.Fatalf("settled: %+v, %v", s, r.err)
 		}
 		if s.Err != nil && !errors.Is(s.Err, weir.ErrLeaseLost) && weir.Sentinel(s.Err) == nil {

@@ -122,8 +122,8 @@ func TestApplySpecAllocates(t *testing.T) {
 
 // TestClaimedLease: a claimed job's Job.Lease is its Claimed's lease.
 func TestClaimedLease(t *testing.T) {
-	one := []string{"j1", "q|0|3|1000|0", "1700000000000", "1", "p", "1", "tok", "1700000060000", "", "0", "0", "", ""}
-	r := newReader(append(append([]string{"2"}, one...), append([]string{"j2"}, one[1:]...)...))
+	one := "\nq|0|3|1000|0\n1700000000000\n1\ntok\n1700000060000\n0\np\n0"
+	r := newReader([]string{"2", "j1" + one, "p", "j2" + one, "p"})
 	cs := r.claimed()
 	if err := r.done(); err != nil || len(cs) != 2 {
 		t.Fatalf("%d claimed, %v", len(cs), err)

@@ -32,17 +32,13 @@ func (pt *part) appendEnqueueTraced(args []any, p engine.EnqueueParams) ([]any, 
 	return append(args, p.TraceParent), nil
 }
 
-// claimedTail reads the optional values that end a Claimed, each starting
-// with "@" (which no job ID does) and a letter: "@t<traceparent>"
-// (lua/include/trace.lua), "@r<ready-at ms>[:<dependency end ms>]"
-// (lua/include/ready.lua).
+// claimedTail reads the optional fields that end a Claimed's packed
+// value (codec.go's claimed), each starting with a letter:
+// "t<traceparent>" (lua/include/trace.lua), "r<ready-at ms>[:<dependency
+// end ms>]" (lua/include/ready.lua).
 func (r *reader) claimedTail(c *engine.Claimed) {
-	for r.err == nil {
-		v, ok := strings.CutPrefix(r.peek(), "@")
-		if !ok {
-			return
-		}
-		r.i++
+	for r.more() {
+		v := r.str()
 		switch {
 		case strings.HasPrefix(v, "t"):
 			c.TraceParent = v[1:]
@@ -59,7 +55,7 @@ func (r *reader) claimedTail(c *engine.Claimed) {
 			}
 			c.ReadyAt, c.PromotedAfter = toTime(ms), toTime(dms)
 		default:
-			r.fail("unknown value %q at the end of a Claimed", v)
+			r.fail("unknown field %q at the end of a Claimed", v)
 		}
 	}
 }

@@ -196,16 +196,19 @@ function FF.chain(A, c)
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
   FF.chain_end(q, qp, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
-  -- the reply, made whole by one constructor (no growth past its size)
+  -- the reply, made whole by one constructor (no growth past its size):
+  -- the Settled packed (reply.lua's put_settled), the Claimed packed (lease.lua's put_claimed), then its values never
+  -- packed, those present first (Redis reads a reply table to its first
+  -- nil, so the absent ones end it)
   local tp = u[o + 6]
-  if tp then
-    return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
-      pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
-      '@t' .. tp, '@r' .. rd}
-  end
-  return {'1', id, '', 'completed', '0', 'running', '', '1', did, q, '1', did, dspec, v[2] or '0', pay and '1' or '',
-    pay or '', da, token, dls, e or '', xp or '0', '1', spec, 'completed', result and '1' or '', result or '', '', '', '',
-    '@r' .. rd}
+  if e == '' then e = nil end
+  local x1, x2, x3 = pay, e, result
+  if not x2 then x2, x3 = x3, nil end
+  if not x1 then x1, x2, x3 = x2, x3, nil end
+  return {'1', id .. '\n\ncompleted\n0\nrunning\n\n1\n' .. did .. '\n' .. q, '1',
+    did .. '\n' .. dspec .. '\n' .. (v[2] or '0') .. '\n' .. da .. '\n' .. token .. '\n' .. dls .. '\n' .. (xp or '0') ..
+    '\n' .. (pay and 'p' or '') .. (e and 'e' or '') .. '\n1\n' .. spec .. '\ncompleted\n' .. (result and 'r' or '') ..
+    (tp and '\nt' .. tp or '') .. '\nr' .. rd, x1, x2, x3}
 end
 
 -- FF.dinc and FF.ddec return s + 1 and s - 1 for s the canonical decimal

@@ -89,23 +89,22 @@ function FF.lease(got, step, q, n, dl, dls, out, claiming, lease_job)
       leased[nl + 1] = id
       leased[nl + 2] = token
       na, nl = na + 2, nl + 2
-      local pay, ck = v[4], v[6]
-      local m = #out
-      out[m + 1] = id
-      out[m + 2] = v[2]
-      out[m + 3] = v[5] or '0'
-      out[m + 4] = pay and '1' or ''
-      out[m + 5] = pay or ''
-      out[m + 6] = a
-      out[m + 7] = token
-      out[m + 8] = dls
-      out[m + 9] = v[9] or ''
-      out[m + 10] = v[10] or '0'
-      out[m + 11] = '0'
-      out[m + 12] = ck and '1' or ''
-      out[m + 13] = ck or ''
-      if v[7] then out[#out + 1] = '@t' .. v[7] end
-      if v[8] then out[#out + 1] = '@r' .. v[8] end
+      -- its Claimed, packed (lease.lua's put_claimed)
+      local pay, e, ck, tp, rd = v[4], v[9], v[6], v[7], v[8]
+      if e == '' then e = nil end
+      local m = #out + 1
+      out[m] = id .. '\n' .. v[2] .. '\n' .. (v[5] or '0') .. '\n' .. a .. '\n' .. token .. '\n' .. dls .. '\n' ..
+        (v[10] or '0') .. '\n' .. (pay and 'p' or '') .. (e and 'e' or '') .. (ck and 'c' or '') .. '\n0' ..
+        (tp and '\nt' .. tp or '') .. (rd and '\nr' .. rd or '')
+      if pay then
+        m = m + 1
+        out[m] = pay
+      end
+      if e then
+        m = m + 1
+        out[m] = e
+      end
+      if ck then out[m + 1] = ck end
       n = n + 1
     else
       -- the general code, with the counter where it reads it and the

@@ -173,14 +173,8 @@ function FF.plain(out, id, tok, result)
   -- its removal time (finalize.lua's expire_records)
   XB.add(id, NOW + RETENTION)
   FF.ended(q, id)
-  local n = #out
-  out[n + 1] = id
-  out[n + 2] = ''
-  out[n + 3] = 'completed'
-  out[n + 4] = '0'
-  out[n + 5] = ''
-  out[n + 6] = ''
-  out[n + 7] = '0'
+  -- its Settled, packed (reply.lua's put_settled)
+  out[#out + 1] = id .. '\n\ncompleted\n0\n\n\n0'
   return true
 end
 
@@ -248,16 +242,7 @@ function FF.task(out, id, tok, result, s1)
     hs[#hs + 1] = p .. F_ERROR
     hs[#hs + 1] = ''
   end
-  -- the Settled: its pushed pairs go into out after its head, written
-  -- first, whose workflow state, end and count are set at the end
-  local n = #out
-  out[n + 1] = id
-  out[n + 2] = ''
-  out[n + 3] = 'completed'
-  out[n + 4] = '0'
-  out[n + 5] = 'running'
-  out[n + 6] = ''
-  out[n + 7] = '0'
+  -- (the Settled, packed, is written at the end: ps holds its pushes)
   local ps, np, alone, hand, hq, hds = '', 0, false, nil, nil, nil
   if nd > 0 then
     -- promotion_ready: the task ended now
@@ -288,8 +273,6 @@ function FF.task(out, id, tok, result, s1)
         wake(dq, 1)
         np = np + 1
         ps = ps .. ' ' .. did .. ' ' .. dq
-        out[n + 6 + 2 * np] = did
-        out[n + 7 + 2 * np] = dq
       end
     end
   end
@@ -337,9 +320,14 @@ function FF.task(out, id, tok, result, s1)
     redis.call('HSET', key, unpack(hs))
   end
   FF.ended(q, id)
-  out[n + 5] = wst
-  out[n + 6] = ended == '1' and '1' or ''
-  out[n + 7] = np == 0 and '0' or np == 1 and '1' or fmt(np)
+  -- its Settled, packed (reply.lua's put_settled): its pushes are ps's
+  -- pairs, separated by spaces there (no ID or queue holds one)
+  if np == 0 then
+    out[#out + 1] = id .. '\n\ncompleted\n0\n' .. wst .. '\n' .. (ended == '1' and '1' or '') .. '\n0'
+  else
+    out[#out + 1] = id .. '\n\ncompleted\n0\n' .. wst .. '\n' .. (ended == '1' and '1' or '') .. '\n' ..
+      (np == 1 and '1' or fmt(np)) .. string.gsub(ps, ' ', '\n')
+  end
   return true
 end
 
@@ -487,9 +475,9 @@ function FF.countdown(out, A, x, k)
       (cid == ri and FF.rs_tok(cid, tok) or tok) .. ' completed 0 running 0'
     h = h + 4
     FF.ended(q, cid)
-    out[n0 + 1], out[n0 + 2], out[n0 + 3], out[n0 + 4], out[n0 + 5], out[n0 + 6], out[n0 + 7] = cid, '', 'completed', '0',
-      'running', '', '0'
-    n0 = n0 + 7
+    -- its Settled, packed (reply.lua's put_settled)
+    n0 = n0 + 1
+    out[n0] = cid .. '\n\ncompleted\n0\nrunning\n\n0'
   end
   FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn))
   hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)

@@ -387,103 +387,107 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
   local leased = CALL.leased or bag('leased')
   leased[#leased + 1] = id
   leased[#leased + 1] = token
-  -- its Claimed (lease.lua's put_claimed)
-  -- (m: where out ends, counted)
-  local m = #out
-  out[m + 1] = id
-  out[m + 2] = spec
-  out[m + 3] = v[3] or '0'
-  out[m + 4] = pay and '1' or ''
-  out[m + 5] = pay or ''
-  out[m + 6] = a
-  out[m + 7] = token
-  out[m + 8] = dls
-  out[m + 9] = e or ''
-  out[m + 10] = xp or '0'
+  -- its Claimed, packed (lease.lua's put_claimed; no checkpoint: a task
+  -- with one is the general code's): the values never packed appended
+  -- after it, the packed value written last, at m0
+  local m0 = #out + 1
+  local m = m0
+  out[m0] = ''
+  if pay then
+    m = m + 1
+    out[m] = pay
+  end
+  if e == '' then e = nil end
+  if e then
+    m = m + 1
+    out[m] = e
+  end
+  local deps = '0'
   if nd < 0 then
-    out[m + 11] = 'L' .. dp
-    m = m + 11
-  else
-    out[m + 11] = nd == 0 and '0' or fmt(nd)
-    m = m + 11
-    if known then
-      local r = h.r
-      out[m + 1] = h.spec
-      out[m + 2] = 'completed'
-      out[m + 3] = r and '1' or ''
-      out[m + 4] = r or ''
-      out[m + 5] = ''
-      m = m + 5
-    elseif nd > 0 then
-      -- each dependency's spec and result, and its error unless its
-      -- state says what that is: none for a completed task (settle.lua
-      -- clears a failed attempt's), the state's for W and D
-      local f, bs, nf, nb
-      if nd > 4 then f, bs = FF.t64(), FF.t16() else f, bs = {}, {} end
-      nf, nb = 0, 0
-      local r0 = pf and pf.r
-      if not dds then
-        dds, ddn, dk = {}, {}, 0
-        for d in string.gmatch(dp, '%d+') do
-          dk = dk + 1
-          dds[dk], ddn[dk] = d, tonumber(d)
-        end
-      end
-      for di = 1, dk do
-        local d, x = dds[di], ddn[di]
-        local dt = 't' .. d
-        local b
-        -- a task of the run leased before it
-        if r0 and r0[x] then
-          b = 'r'
-        else
-          b = string.sub(S, x - lo + 1, x - lo + 1)
-        end
-        nb = nb + 1
-        bs[nb] = b
-        f[nf + 1] = dt
-        f[nf + 2] = dt .. '.' .. F_RESULT
-        nf = nf + 2
-        if b ~= 'c' and b ~= 'W' and b ~= 'D' then
-          nf = nf + 1
-          f[nf] = dt .. '.' .. F_ERROR
-        end
-      end
-      local dv = redis.call('HMGET', key, unpack(f, 1, nf))
-      local x = 0
-      for z = 1, nb do
-        local b = bs[z]
-        local r, n2 = dv[x + 2], m
-        m = m + 5
-        out[n2 + 1] = dv[x + 1]
-        out[n2 + 2] = TASK_STATE[b]
-        out[n2 + 3] = r and '1' or ''
-        out[n2 + 4] = r or ''
-        if b == 'c' then
-          out[n2 + 5] = ''
-          x = x + 2
-        elseif b == 'W' then
-          out[n2 + 5] = 'workflow cancelled'
-          x = x + 2
-        elseif b == 'D' then
-          out[n2 + 5] = 'deadline'
-          x = x + 2
-        else
-          out[n2 + 5] = dv[x + 3] or ''
-          x = x + 3
-        end
+    deps = 'L' .. dp
+  elseif known then
+    local r = h.r
+    if r then
+      m = m + 1
+      out[m] = r
+      deps = '1\n' .. h.spec .. '\ncompleted\nr'
+    else
+      deps = '1\n' .. h.spec .. '\ncompleted\n'
+    end
+  elseif nd > 0 then
+    -- each dependency's spec and result, and its error unless its
+    -- state says what that is: none for a completed task (settle.lua
+    -- clears a failed attempt's), the state's for W and D
+    local f, bs, nf, nb
+    if nd > 4 then f, bs = FF.t64(), FF.t16() else f, bs = {}, {} end
+    nf, nb = 0, 0
+    local r0 = pf and pf.r
+    if not dds then
+      dds, ddn, dk = {}, {}, 0
+      for d in string.gmatch(dp, '%d+') do
+        dk = dk + 1
+        dds[dk], ddn[dk] = d, tonumber(d)
       end
     end
-  end
-  out[m + 1] = ''
-  out[m + 2] = ''
-  m = m + 2
-  if v[4] then
-    m = m + 1
-    out[m] = '@t' .. v[4]
+    for di = 1, dk do
+      local d, x = dds[di], ddn[di]
+      local dt = 't' .. d
+      local b
+      -- a task of the run leased before it
+      if r0 and r0[x] then
+        b = 'r'
+      else
+        b = string.sub(S, x - lo + 1, x - lo + 1)
+      end
+      nb = nb + 1
+      bs[nb] = b
+      f[nf + 1] = dt
+      f[nf + 2] = dt .. '.' .. F_RESULT
+      nf = nf + 2
+      if b ~= 'c' and b ~= 'W' and b ~= 'D' then
+        nf = nf + 1
+        f[nf] = dt .. '.' .. F_ERROR
+      end
+    end
+    local dv = redis.call('HMGET', key, unpack(f, 1, nf))
+    -- (f, read, then holds the dependencies' packed parts)
+    local x = 0
+    for z = 1, nb do
+      local b = bs[z]
+      local dsp, r, de = dv[x + 1], dv[x + 2], nil
+      if b == 'c' then
+        x = x + 2
+      elseif b == 'W' then
+        de = 'workflow cancelled'
+        x = x + 2
+      elseif b == 'D' then
+        de = 'deadline'
+        x = x + 2
+      else
+        de = dv[x + 3]
+        if de == '' then de = nil end
+        x = x + 3
+      end
+      local fl = ''
+      if r then
+        m = m + 1
+        out[m] = r
+        fl = 'r'
+      end
+      if de then
+        m = m + 1
+        out[m] = de
+        fl = fl .. 'e'
+      end
+      f[z] = (dsp or '') .. '\n' .. TASK_STATE[b] .. '\n' .. fl
+    end
+    deps = fmt(nd) .. '\n' .. table.concat(f, '\n', 1, nb)
   end
   local rd = v[o + 5]
   if h then rd = h.rd end
-  if rd then out[m + 1] = '@r' .. rd end
+  local tp = v[4]
+  out[m0] = id .. '\n' .. spec .. '\n' .. (v[3] or '0') .. '\n' .. a .. '\n' .. token .. '\n' .. dls .. '\n' ..
+    (xp or '0') .. '\n' .. (pay and 'p' or '') .. (e and 'e' or '') .. '\n' .. deps .. (tp and '\nt' .. tp or '') ..
+    (rd and '\nr' .. rd or '')
   return cnt
 end

@@ -24,21 +24,31 @@ local function quarantine(q, id)
   bag('jobs')[id] = false
 end
 
--- put_dep appends a dependency outcome: its task's spec, state, hasResult,
--- result, error (the values of one HMGET: spec, result, error).
+-- put_dep appends a dependency outcome's values that are not packed to
+-- out (its result, then its error, each only when there is one) and
+-- returns its packed part (spec/scripts.md, Replies): its task's spec,
+-- state and flags ("r": a result follows, "e": an error follows), from
+-- the values of one HMGET: spec, result, error.
 local function put_dep(out, w, d, spec, r, e)
-  local n = #out
-  out[n + 1] = spec
-  out[n + 2] = task_state(w, d)
-  out[n + 3] = r and '1' or ''
-  out[n + 4] = r or ''
-  out[n + 5] = e or ''
   local b = task_byte(w, d)
   if b == 'W' then
-    out[n + 5] = 'workflow cancelled'
+    e = 'workflow cancelled'
   elseif b == 'D' then
-    out[n + 5] = 'deadline'
+    e = 'deadline'
+  elseif e == '' then
+    e = nil
   end
+  local n, fl = #out, ''
+  if r then
+    n = n + 1
+    out[n] = r
+    fl = 'r'
+  end
+  if e then
+    out[n + 1] = e
+    fl = fl .. 'e'
+  end
+  return (spec or '') .. '\n' .. task_state(w, d) .. '\n' .. fl
 end
 
 -- DEPS_INLINE: a claimed task with more dependencies than this gets "L"
@@ -47,29 +57,27 @@ end
 -- stays short (spec/scripts.md, Cascades in bounded steps).
 local DEPS_INLINE = 100
 
--- put_deps appends the count and the outcomes of the tasks listed in dp
--- ("1,5,7", or nil), in that order, or "L" and dp when there are more
--- than DEPS_INLINE. Tasks completed by this call are answered from what
--- it knows (a chain step's claim reads nothing more).
+-- put_deps returns the packed part of the dependency outcomes of the
+-- tasks listed in dp ("1,5,7", or nil), in that order: their count, then
+-- each one's (put_dep, which appends their results and errors to out);
+-- or "L" and dp when there are more than DEPS_INLINE. Tasks completed by
+-- this call are answered from what it knows (a chain step's claim reads
+-- nothing more).
 local function put_deps(out, w, dp)
   local deps = ilist(dp)
-  if #deps > DEPS_INLINE then
-    out[#out + 1] = 'L' .. dp
-    return
-  end
-  out[#out + 1] = fmt(#deps)
+  if #deps > DEPS_INLINE then return 'L' .. dp end
+  if #deps == 0 then return '0' end
   local done, specs = w.done, w.specs
   if done and specs and #deps == 1 and done[deps[1]] ~= nil and specs[deps[1]] then
     local r = done[deps[1]]
-    local n = #out
-    out[n + 1] = specs[deps[1]]
-    out[n + 2] = 'completed'
-    out[n + 3] = r and '1' or ''
-    out[n + 4] = r or ''
-    out[n + 5] = ''
-    return
+    if r then
+      out[#out + 1] = r
+      return '1\n' .. specs[deps[1]] .. '\ncompleted\nr'
+    end
+    return '1\n' .. specs[deps[1]] .. '\ncompleted\n'
   end
   if #deps > 4 then states_read(w) end
+  local pk = {fmt(#deps)}
   for first = 1, #deps, 300 do
     local last = math.min(first + 299, #deps)
     local f = {}
@@ -82,42 +90,48 @@ local function put_deps(out, w, dp)
     local v = redis.call('HMGET', w.key, unpack(f))
     for x = first, last do
       local b = 3 * (x - first)
-      put_dep(out, w, deps[x], v[b + 1], v[b + 2], v[b + 3])
+      pk[#pk + 1] = put_dep(out, w, deps[x], v[b + 1], v[b + 2], v[b + 3])
     end
   end
+  return table.concat(pk, '\n')
 end
 
--- put_claimed appends job j's Claimed to out: id spec created hasPayload
--- payload attempt token deadline error expiries nDeps (spec state
--- hasResult result error)* (or, for more than DEPS_INLINE, "L<dp>"),
--- hasCheckpoint checkpoint (ck). The rest of a snapshot is implied: state running, no run-at,
--- result or end, no cancel request (a queued job has none); Go reads
--- queue, priority and retry policy from the spec.
-local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
-  local n = #out
-  out[n + 1] = j.id
-  out[n + 2] = spec
-  out[n + 3] = created or '0'
-  out[n + 4] = pay and '1' or ''
-  out[n + 5] = pay or ''
-  out[n + 6] = a
-  out[n + 7] = token
-  out[n + 8] = dls
-  out[n + 9] = e or ''
-  out[n + 10] = xp or '0'
-  if j.kind == 'j' then
-    out[n + 11] = '0'
-  elseif j.kind == 'u' then
-    out[n + 11] = '1'
+-- put_claimed appends job j's Claimed to out (spec/scripts.md, Replies):
+-- one packed value, its fields joined by "\n" (none can hold one): id
+-- spec created attempt token deadline expiries flags deps, where flags
+-- has "p" when the payload (pay) follows, "e" when the error (e) does
+-- and "c" when the checkpoint (ck) does, and deps is "0", or for a task
+-- or undo the count and per dependency its spec, state and flags
+-- (put_deps; or "L<dp>" for more than DEPS_INLINE), then "t<traceparent>"
+-- (tp) and "r<ready-at>" (rd) when the job has them; then the values
+-- that are never packed, each only when present: the payload, the
+-- error, per dependency its result and error, the checkpoint. The rest
+-- of a snapshot is implied: state running, no run-at, result or end, no
+-- cancel request (a queued job has none); Go reads queue, priority and
+-- retry policy from the spec.
+local function put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck, tp, rd)
+  local at = #out + 1
+  -- (the packed value, written last)
+  out[at] = ''
+  local n = at
+  if pay then
+    n = n + 1
+    out[n] = pay
+  end
+  if e == '' then e = nil end
+  if e then out[n + 1] = e end
+  local deps = '0'
+  if j.kind == 'u' then
     local t = 't' .. j.is
     local r = redis.call('HMGET', j.wf.key, t, t .. '.' .. F_RESULT, t .. '.' .. F_ERROR)
-    put_dep(out, j.wf, j.i, r[1], r[2], r[3])
-  else
-    put_deps(out, j.wf, dp)
+    deps = '1\n' .. put_dep(out, j.wf, j.i, r[1], r[2], r[3])
+  elseif j.kind ~= 'j' then
+    deps = put_deps(out, j.wf, dp)
   end
-  local n2 = #out
-  out[n2 + 1] = ck and '1' or ''
-  out[n2 + 2] = ck or ''
+  if ck then out[#out + 1] = ck end
+  out[at] = j.id .. '\n' .. spec .. '\n' .. (created or '0') .. '\n' .. a .. '\n' .. token .. '\n' .. dls .. '\n' ..
+    (xp or '0') .. '\n' .. (pay and 'p' or '') .. (e and 'e' or '') .. (ck and 'c' or '') .. '\n' .. deps ..
+    trace_tail(tp) .. READY.tail(rd)
 end
 
 -- next_attempt is attempt count a (a string, false for none) plus one.
@@ -189,9 +203,7 @@ local function lease_job(j, v, dl, dls, out, q)
   local leased = bag('leased')
   leased[#leased + 1] = j.id
   leased[#leased + 1] = token
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
-  put_trace(out, tp)
-  READY.put_ready(out, rd)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck, tp, rd)
   return true
 end
 
@@ -219,9 +231,7 @@ local function reclaimed(id, token, out)
       pay = redis.call('HGET', w.pkey, 'u' .. j.is)
     end
   end
-  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck)
-  put_trace(out, tp)
-  READY.put_ready(out, rd)
+  put_claimed(out, j, spec, created, pay, a, token, dls, e, xp, dp, ck, tp, rd)
   return true
 end
 

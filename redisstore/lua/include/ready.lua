@@ -50,9 +50,10 @@ function READY.promotion_ready(w, k)
   return NOW_S .. ':' .. en
 end
 
--- put_ready ends a Claimed (lease.lua) with "@r<ready-at>" (mark_ready's
--- value), when the job has one (every job pushed since ready-at was
--- recorded).
-function READY.put_ready(out, rd)
-  if rd then out[#out + 1] = '@r' .. rd end
+-- tail is the end of a packed Claimed (lease.lua's put_claimed) that
+-- gives its ready-at: "\nr<ready-at>" (mark_ready's value) when the job
+-- has one (every job pushed since ready-at was recorded), else "".
+function READY.tail(rd)
+  if rd then return '\nr' .. rd end
+  return ''
 end

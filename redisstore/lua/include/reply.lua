@@ -1,6 +1,9 @@
 -- reply.lua: the parts of replies several transitions share. Every reply
 -- is a flat array of strings (no nil inside: absent is ""), counts before
--- lists; redisstore/codec.go reads them.
+-- lists; redisstore/codec.go reads them. A Settled (put_settled) and a
+-- Claimed (lease.lua's put_claimed) are packed: their fields that cannot
+-- hold a newline joined by "\n" into one value, a Claimed's binary and
+-- free-text ones after it (spec/scripts.md, Replies).
 --
 --!include call.lua
 --!include fields.lua
@@ -20,26 +23,18 @@ local function put_list(out, list, per)
   append(out, list)
 end
 
--- put_settled appends a Settled: id code state runAt wfState wfEnded
--- nPushed (id queue)*; code is "" or LEASELOST.
+-- put_settled appends a Settled, packed (spec/scripts.md, Replies): one
+-- value, "id code state runAt wfState wfEnded nPushed (id queue)*" joined
+-- by "\n" (none of them can hold one); code is "" or LEASELOST.
 local function put_settled(out, s)
-  local n = #out
-  out[n + 1] = s.id
   if s.code then
-    out[n + 2] = s.code
-    out[n + 3] = ''
-    out[n + 4] = '0'
-    out[n + 5] = ''
-    out[n + 6] = ''
-    out[n + 7] = '0'
+    out[#out + 1] = s.id .. '\n' .. s.code .. '\n\n0\n\n\n0'
     return
   end
-  out[n + 2] = ''
-  out[n + 3] = s.state
-  out[n + 4] = fmt(s.run_at)
-  out[n + 5] = s.wf_state
-  out[n + 6] = s.wf_ended and '1' or ''
-  put_list(out, s.pushed, 2)
+  local ps, pushed = s.pushed, '\n0'
+  if ps and #ps > 0 then pushed = '\n' .. fmt(#ps / 2) .. '\n' .. table.concat(ps, '\n') end
+  out[#out + 1] = s.id .. '\n\n' .. s.state .. '\n' .. fmt(s.run_at) .. '\n' .. s.wf_state .. '\n' ..
+    (s.wf_ended and '1' or '') .. pushed
 end
 
 -- put_snapshot appends job j's snapshot, 20 strings: id spec created

@@ -3,10 +3,11 @@
 --
 --!include call.lua
 
--- put_trace ends a Claimed (lease.lua) with "@t<traceparent>" when the job
--- has a trace context (tp, from the hash the claim read anyway), and with
--- nothing otherwise: a job without one costs no read and no reply value.
--- No job ID starts with "@", so the reader tells it from the next Claimed.
-local function put_trace(out, tp)
-  if tp then out[#out + 1] = '@t' .. tp end
+-- trace_tail is the end of a packed Claimed (lease.lua's put_claimed)
+-- that gives the job's trace context: "\nt<traceparent>" when it has one
+-- (tp, from the hash the claim read anyway), else "": a job without one
+-- costs no read and no reply value.
+local function trace_tail(tp)
+  if tp then return '\nt' .. tp end
+  return ''
 end
