@@ -85,7 +85,7 @@ for x = 0, k - 1 do
   -- it promotes (fast_task.lua)
   if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
   if cdt and cd == 0 and x < k - 1 then
-    cd = FF.countdown(out, ARGV, x, k)
+    cd = FF.countdown(out, ARGV, x, k, max > 0 and ARGV[c + 5])
     if cd > 0 then settled = true end
   end
   if cd > 0 then
