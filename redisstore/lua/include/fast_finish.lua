@@ -298,7 +298,14 @@ function FF.task(out, id, tok, result, s1)
     -- its last task: the workflow completes (cascade.lua's tasks_all_ended
     -- and workflow.lua's end_wf; finalize.lua's expire_records)
     wst, ended = 'completed', '1'
-    local m = pad15(tonumber(v[3]) or 0) .. ':' .. wid
+    -- (pad15: a creation time of 13 digits padded by hand)
+    local cr = v[3]
+    local m
+    if cr and string.find(cr, '^%d%d%d%d%d%d%d%d%d%d%d%d%d$') then
+      m = '00' .. cr .. ':' .. wid
+    else
+      m = pad15(tonumber(cr) or 0) .. ':' .. wid
+    end
     redis.call('ZREM', P .. 'wf:running', m)
     redis.call('ZADD', P .. 'wf:completed', '0', m)
     EV.add('workflow_ended', wid, 0, 'completed')
