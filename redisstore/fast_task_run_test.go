@@ -18,8 +18,9 @@ import (
 // payloads and a trace context, a claim whose IDs hold the runs of two
 // workflows, a run cut by a claim's size, a run holding a task released
 // back to its queue (its second attempt), a run of a workflow cancelled
-// while its tasks were ready (none of them leased), and the joins of
-// several workflows claimed together.
+// while its tasks were ready (none of them leased), the joins of
+// several workflows claimed together, and a fan-in's roots finished in
+// one call whose last promotes the join to the call's claim.
 func TestFastTaskRunWritesTheSame(t *testing.T) { writesTheSame(t, fastTaskRunCases) }
 
 func fastTaskRunCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
@@ -115,6 +116,23 @@ func fastTaskRunCases(t *testing.T, s *Store, clk *testclock.Clock) []string {
 	for len(cs) > 0 {
 		cs = finish(cs, engine.OutcomeCompleted, 10, "qd")
 	}
+
+	// a fan-in's roots finished together, the last promoting the join
+	// (fast_finish.lua's FF.countdown): as the call's last outcome, the
+	// join alone in the claim's queue (handed over to the claim); and
+	// followed by a plain job's outcome, the join alone in its queue (the
+	// workflow's fields handed to the claim, FF.flush)
+	submit(fanin("fh", "qh", 3), "")
+	cs = finish(claim(3, "qh"), engine.OutcomeCompleted, 1, "qh")
+	finish(cs, engine.OutcomeCompleted, 0)
+	submit(fanin("fg", "qg", 3), "")
+	if _, err := s.Enqueue(bg, engine.EnqueueParams{Job: engine.JobSpec{ID: "pg", Queue: "qp"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs = claim(3, "qg")
+	cs = append(cs, claim(1, "qp")...)
+	cs = finish(cs, engine.OutcomeCompleted, 1, "qg")
+	finish(cs, engine.OutcomeCompleted, 0)
 	return log
 }
 

@@ -275,11 +275,11 @@ func TestChainHandOffReadsNoReadySet(t *testing.T) {
 }
 
 // TestFanInCountDown: a finish of a fan-in's 10 roots (fast_finish.lua's
-// FF.countdown) settles the first 9 with one HMGET, one HGET and one HSET
-// of the workflow's hash, and the 10th, which promotes the join, on
-// FF.task (an HMGET, the two HINCRBY, an HSET), where each root took an
-// HMGET, two HINCRBY and an HSET; the join is promoted and the workflow
-// completes as before. On a redis-server of the test's own.
+// FF.countdown) settles them all, the 10th promoting the join, with one
+// HMGET, one HGET and one HSET of the workflow's hash, where each root
+// took an HMGET, two HINCRBY and an HSET (FF.task); the join is promoted
+// and the workflow completes as before. On a redis-server of the test's
+// own.
 func TestFanInCountDown(t *testing.T) {
 	e := newPrivateEnv(t, engine.DefaultConfig())
 	s := e.store
@@ -307,12 +307,13 @@ func TestFanInCountDown(t *testing.T) {
 		}
 	}
 	st := redistest.CommandStats(t, e.rdb)
-	if n, _ := st.Sum("hincrby"); n != 2 {
-		t.Errorf("%d HINCRBY, want 2 (the 10th root's)", n)
+	if n, _ := st.Sum("hincrby"); n != 0 {
+		t.Errorf("%d HINCRBY, want 0 (the open count and rem in the count-down's HSET)", n)
 	}
-	if n, _ := st.Sum("hmget", "hget", "hgetall"); n != 5 {
-		t.Errorf("%d HMGET, HGET and HGETALL, want 5 (the seq hash's, the count-down's two, the 10th root's and its queue state's)", n)
+	if n, _ := st.Sum("hmget", "hget", "hgetall"); n != 4 {
+		t.Errorf("%d HMGET, HGET and HGETALL, want 4 (the seq hash's, the count-down's two, the join's queue state's)", n)
 	}
+
 	j, err := s.Claim(bg, engine.ClaimParams{Queues: []string{"qf"}, Max: 1, Lease: time.Minute})
 	if err != nil || len(j) != 1 || j[0].Job.ID != "f/t10" || len(j[0].Deps) != 10 {
 		t.Fatalf("the join's claim: %+v %v", j, err)

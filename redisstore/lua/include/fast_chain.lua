@@ -73,11 +73,14 @@ function FF.chain(A, c)
   local ptk, pls, dpa, dpo = p .. F_TOKEN, p .. F_LAST_SETTLED, dp .. F_ATTEMPT, dp .. F_OPEN
   -- (not its expiry: a workflow has one only once ended, a re-run
   -- deletes it with the state it sets; spec/keys.md, w:<id>)
+  -- (its last finish unread: only a running task holds its token;
+  -- settle.lua clears it with the last finish it writes, and a lease's
+  -- token is new)
   local v = redis.call('HMGET', key, W_STATE, F_CREATED, W_CANCEL, W_UNABSORBED, CANCEL.AT, WEBHOOK.SPEC,
-    ptk, pls, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
-  local a, spec, dn, ls = v[9], v[10], v[11], v[8]
+    ptk, p .. F_ATTEMPT, t, p .. F_DEPENDENTS, p .. 'w', W_REMAINING, dpo, d, dpa, dp .. F_DEPS, dp .. 'ck', F_TRACE)
+  local a, spec, dn = v[8], v[9], v[10]
   if v[1] ~= 'running' or v[3] == '1' or v[4] == '1' or v[5] or v[6] or v[7] ~= tok or not a or
-    not spec or not dn or (ls and string.sub(ls, 1, #tok + 1) == tok .. ' ') or ls == tok or BUDGET < 1 then
+    not spec or not dn or BUDGET < 1 then
     return nil
   end
   -- its name and queue (a spec starts "<name>|<queue>|"), no concurrency
@@ -89,13 +92,13 @@ function FF.chain(A, c)
   -- one dependent, of the default priority, in q
   local ds, dname, dq, pr = string.match(dn, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
   -- (the workflow's rem, a count of tasks, is a canonical decimal)
-  local rem = v[13]
+  local rem = v[12]
   if pr ~= '0' or dq ~= q or not rem or rem == '1' or rem == '0' then
     return nil
   end
   -- the dependent's open count, spec, attempt, dependencies, checkpoint
   -- flag and the trace context: at u[o + 1 .. o + 6]
-  local u, o = v, 13
+  local u, o = v, 12
   if ds ~= nx then
     d = 't' .. ds
     dp = d .. '.'
@@ -195,7 +198,7 @@ function FF.chain(A, c)
     CALL.ltr = true
   end
   if not CALL.rw then redis.call('SET', P .. 'claim:' .. nonce, did .. ' ' .. token, 'PX', fmt(lease_ms)) end
-  FF.chain_end(q, qp, sv, id, a, v[12], did, da, worker, wk, dl, dls, cnts)
+  FF.chain_end(q, qp, sv, id, a, v[11], did, da, worker, wk, dl, dls, cnts)
   -- the reply, made whole by one constructor (no growth past its size):
   -- the Settled packed (reply.lua's put_settled), the Claimed packed (lease.lua's put_claimed), then its values never
   -- packed, those present first (Redis reads a reply table to its first

@@ -281,7 +281,14 @@ function FF.task(out, id, tok, result, s1)
     -- its last task: the workflow completes (cascade.lua's tasks_all_ended
     -- and workflow.lua's end_wf; finalize.lua's expire_records)
     wst, ended = 'completed', '1'
-    local m = pad15(tonumber(v[3]) or 0) .. ':' .. wid
+    -- (pad15: a creation time of 13 digits padded by hand)
+    local cr = v[3]
+    local m
+    if cr and string.find(cr, '^%d%d%d%d%d%d%d%d%d%d%d%d%d$') then
+      m = '00' .. cr .. ':' .. wid
+    else
+      m = pad15(tonumber(cr) or 0) .. ':' .. wid
+    end
     redis.call('ZREM', P .. 'wf:running', m)
     redis.call('ZADD', P .. 'wf:completed', '0', m)
     EV.add('workflow_ended', wid, 0, 'completed')
@@ -335,15 +342,17 @@ end
 -- finish.lua's ARGV A from index x (of k) that are completed tasks of one
 -- workflow in a row, each with one dependent, the same for all (a
 -- fan-in's roots and their join), as FF.task would one by one: those
--- whose ends leave the dependent's open count and the workflow's rem
--- above 0 (no promotion, no completion: the outcome that brings either to
--- 0 is FF.task's). One HMGET of the workflow's fields and every task's,
--- one HGET of the open count, one HSET of every task's fields with the
--- open count and rem written with their new values (FF.task: an HMGET,
--- two HINCRBY and an HSET a task); the events, state bytes, lease-set
--- removals, ended-list members and Settled as FF.task's. Returns how many
--- outcomes it settled, 0 (having written nothing) when fewer than 2.
-function FF.countdown(out, A, x, k)
+-- whose ends leave the workflow's rem above 0 (no completion: the outcome
+-- that brings it to 0 is FF.task's), up to the one whose end brings the
+-- dependent's open count to 0 and promotes it (its push or hand-off to
+-- the call's claim, hq the claim's first queue or false: as FF.task's).
+-- One HMGET of the workflow's fields and every task's, one HGET of the
+-- open count, one HSET of every task's fields with the open count and rem
+-- written with their new values (FF.task: an HMGET, two HINCRBY and an
+-- HSET a task); the events, state bytes, lease-set removals, ended-list
+-- members and Settled as FF.task's. Returns how many outcomes it settled,
+-- 0 (having written nothing) when fewer than 2.
+function FF.countdown(out, A, x, k, hq)
   if not FAST or PENDING or RETENTION <= 0 then return 0 end
   local b = 5 + 9 * x
   local id = A[b]
@@ -426,12 +435,13 @@ function FF.countdown(out, A, x, k)
     m = y
   end
   if m < 2 or not rem then return 0 end
-  local ds = string.match(dn0, '^%d+')
+  local ds, dname, dq, pr = string.match(dn0, '^(%d+) ([^ ;]+) ([^ ;]+) ([^ ;]+)$')
   local op = 't' .. ds .. '.' .. F_OPEN
   local open = tonumber(redis.call('HGET', key, op))
   if not open then return 0 end
-  -- no promotion, no completion
-  m = math.min(m, open - 1, rem - 1)
+  -- no completion; the end that brings the open count to 0 (the run's
+  -- last then) promotes the dependent
+  m = math.min(m, open, rem - 1)
   if m < 2 then return 0 end
   BUDGET = BUDGET - m
   local skey = key .. ':s'
@@ -480,10 +490,53 @@ function FF.countdown(out, A, x, k)
     out[n0] = cid .. '\n\ncompleted\n0\nrunning\n\n0'
   end
   FF.byte(skey, bi, bn == 1 and 'c' or string.rep('c', bn))
-  hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
-  redis.call('HSET', key, unpack(hs, 1, h + 4))
-  -- what FF.flush hands the claim: nothing (FF.task's last outcome
-  -- promoted nothing)
-  CALL.fw = nil
+  if m < open then
+    hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4] = op, fmt(open - m), W_REMAINING, fmt(rem - m)
+    redis.call('HSET', key, unpack(hs, 1, h + 4))
+    -- what FF.flush hands the claim: nothing (as after FF.task's outcome
+    -- that promotes nothing)
+    CALL.fw = nil
+    return m
+  end
+  -- the last one's end promotes the dependent did, as FF.task's: its
+  -- pushed pair in its last finish (hs[h]) and its Settled (packed, with
+  -- the pair), its ready-at,
+  -- its push or its hand-off to the call's claim (hq, the claim's first
+  -- queue: finish.lua's CALL.hq, when the last is the call's last
+  -- outcome), and what FF.flush hands the claim
+  local did = wid .. '/' .. dname
+  hs[h] = hs[h] .. ' ' .. did .. ' ' .. dq
+  out[n0] = A[b + 9 * (m - 1)] .. '\n\ncompleted\n0\nrunning\n\n1\n' .. did .. '\n' .. dq
+  FF.byte(skey, tonumber(ds), 'q')
+  local rd = NOW_S .. ':' .. NOW_S
+  hs[h + 1], hs[h + 2], hs[h + 3], hs[h + 4], hs[h + 5], hs[h + 6] = 't' .. ds .. '.' .. F_READY, rd, op, '0',
+    W_REMAINING, fmt(rem - m)
+  register_queue(dq)
+  EV.add('queued', did, 0, '')
+  local p0 = tonumber(pr)
+  local alone = FF.ready_empty(dq)
+  if hq and x + m == k then CALL.hq = hq end
+  local c = b + 9 * (m - 1)
+  local o = 3 + 5 * m
+  local r = A[c + 3] == '1' and A[c + 4] or false
+  if alone and p0 == 0 and FF.hand_ok(dq) then
+    FF.ready_hold(dq)
+    wake(dq, 1)
+    -- the claim writes hs with the lease's fields
+    FF.hand_off(did, dq, key, ds, idx[m], v[o + 3], r, rd, hs)
+    CALL.fw = nil
+    return m
+  end
+  READY.push_ready(dq, p0, did)
+  wake(dq, 1)
+  redis.call('HSET', key, unpack(hs, 1, h + 6))
+  if alone then
+    -- (FF.flush reads the workflow's fields at 1 to 7, the task's spec at
+    -- 11)
+    CALL.fw, CALL.fwv, CALL.fwi, CALL.fwr = wid, {v[1], v[2], v[3], v[4], v[5], v[6], v[7], nil, nil, nil, v[o + 3]},
+      tonumber(idx[m]), r
+  else
+    CALL.fw = nil
+  end
   return m
 end

@@ -196,7 +196,12 @@ local function states_flush()
 end
 
 -- wf_member is workflow w's member in the listing indexes.
-local function wf_member(w) return pad15(tonumber(wget(w, F_CREATED)) or 0) .. ':' .. w.id end
+local function wf_member(w)
+  -- (pad15: a creation time of 13 digits padded by hand)
+  local cr = wget(w, F_CREATED)
+  if cr and string.find(cr, '^%d%d%d%d%d%d%d%d%d%d%d%d%d$') then return '00' .. cr .. ':' .. w.id end
+  return pad15(tonumber(cr) or 0) .. ':' .. w.id
+end
 
 -- set_wf_state moves workflow w to state st and its index entry with it.
 local function set_wf_state(w, st)

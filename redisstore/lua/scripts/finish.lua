@@ -66,7 +66,12 @@ if k == 1 and max == 1 and #ARGV == c + 5 and c == 15 then
   local r = FF.chain(ARGV, c)
   if r then return r end
 end
-local out = {'0'}
+-- the reply, its array part made with room for 256 values (FF.t256) when
+-- its Settled (7 values an outcome) and Claimed (some 14 values a job)
+-- may need that many: a {} grows by doubling, a rehash and a resize at
+-- each power of two
+local out
+if 7 * k + 14 * max < 200 then out = {'0'} else out = FF.t256() out[1] = '0' end
 local done = k
 -- settled: this run settled an outcome, so no earlier run of this call
 -- happened (it would have settled it) and its claim left no record
@@ -85,7 +90,7 @@ for x = 0, k - 1 do
   -- it promotes (fast_task.lua)
   if x == k - 1 and max > 0 then CALL.hq = ARGV[c + 5] end
   if cdt and cd == 0 and x < k - 1 then
-    cd = FF.countdown(out, ARGV, x, k)
+    cd = FF.countdown(out, ARGV, x, k, max > 0 and ARGV[c + 5])
     if cd > 0 then settled = true end
   end
   if cd > 0 then
