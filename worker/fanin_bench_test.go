@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/weirflow/weir"
 	"github.com/weirflow/weir/client"
-	"github.com/weirflow/weir/internal/redistest"
-	"github.com/weirflow/weir/redisstore"
 	"github.com/weirflow/weir/worker"
 )
 
@@ -27,21 +24,8 @@ const faninWidth = 10
 // the workflow_ended events, on the redis-server of WEIR_REDIS_URL
 // (skipped without one). It reports the same figures, per task.
 func BenchmarkWorkerFaninTask(b *testing.B) {
-	srv := redistest.Shared(b)
 	ctx := context.Background()
-	opt := *srv.Options
-	opt.PoolSize = 128
-	rdb := redistest.Client(b, &opt)
-	trips := &tripHook{}
-	rdb.AddHook(trips)
-	ns := redistest.Namespace(b, rdb, "wft")
-	st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st, trips := workerStore(b, "wft")
 	type empty struct{}
 	q := client.NewQueue[empty, empty]("fanin")
 	cl := client.New(st)
@@ -88,34 +72,8 @@ func BenchmarkWorkerFaninTask(b *testing.B) {
 			}
 		}})
 	worker.Handle(w, q, func(context.Context, *worker.Job[empty]) (empty, error) { return empty{}, nil })
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	trips0 := trips.n.Load()
-	user0, sys0 := processCPUSplit(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	if err := w.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	<-reached
-	b.StopTimer()
-	user, sys := processCPUSplit(b)
-	user, sys = user-user0, sys-sys0
-	runtime.ReadMemStats(&m1)
-	trips1 := trips.n.Load()
-	if err := w.Stop(ctx); err != nil {
-		b.Fatal(err)
-	}
+	measureWorker(b, ctx, w, trips, reached, wfs*(faninWidth+1), "task")
 	if bad.Load() > 0 {
 		b.Fatalf("%d workflows did not complete", bad.Load())
 	}
-	n := float64(wfs * (faninWidth + 1))
-	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / n }
-	b.ReportMetric(us(user+sys), "go-cpu-us/task")
-	b.ReportMetric(us(user), "go-user-us/task")
-	b.ReportMetric(us(sys), "go-sys-us/task")
-	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/task")
-	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/task")
-	b.ReportMetric(float64(trips1-trips0)/n, "trips/task")
 }

@@ -38,21 +38,8 @@ const plainConcurrency = 50
 // ns/op is wall time, which the server's speed decides; compare the
 // CPU and the allocations.
 func BenchmarkWorkerPlainJob(b *testing.B) {
-	srv := redistest.Shared(b)
 	ctx := context.Background()
-	opt := *srv.Options
-	opt.PoolSize = 128 // as weir bench: the pool never throttles the worker
-	rdb := redistest.Client(b, &opt)
-	trips := &tripHook{}
-	rdb.AddHook(trips)
-	ns := redistest.Namespace(b, rdb, "wpj")
-	st, err := redisstore.New(rdb, redisstore.Options{Namespace: ns})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st, trips := workerStore(b, "wpj")
 	type empty struct{}
 	q := client.NewQueue[empty, empty]("plain")
 	payload, err := q.EncodePayload(empty{})
@@ -78,6 +65,35 @@ func BenchmarkWorkerPlainJob(b *testing.B) {
 			}
 		}})
 	worker.Handle(w, q, func(context.Context, *worker.Job[empty]) (empty, error) { return empty{}, nil })
+	measureWorker(b, ctx, w, trips, reached, b.N, "job")
+}
+
+// workerStore returns a store on a namespace of its own (named after
+// prefix) of the redis-server of WEIR_REDIS_URL (the benchmark is skipped
+// without one), with a pool as large as weir bench's (it never throttles
+// the worker), and the hook that counts its client's round trips.
+func workerStore(b *testing.B, prefix string) (*redisstore.Store, *tripHook) {
+	srv := redistest.Shared(b)
+	opt := *srv.Options
+	opt.PoolSize = 128
+	rdb := redistest.Client(b, &opt)
+	trips := &tripHook{}
+	rdb.AddHook(trips)
+	st, err := redisstore.New(rdb, redisstore.Options{Namespace: redistest.Namespace(b, rdb, prefix)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return st, trips
+}
+
+// measureWorker starts w with the clock running, waits for reached, stops
+// the clock and w, and reports per unit (units of them, named unit) the
+// process's CPU (go-cpu-us, go-user-us, go-sys-us), the heap allocations
+// (allocs, B) and the client's round trips (trips) of that phase.
+func measureWorker(b *testing.B, ctx context.Context, w *worker.Worker, trips *tripHook, reached <-chan struct{}, units int, unit string) {
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -97,12 +113,12 @@ func BenchmarkWorkerPlainJob(b *testing.B) {
 	if err := w.Stop(ctx); err != nil {
 		b.Fatal(err)
 	}
-	n := float64(b.N)
+	n := float64(units)
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / n }
-	b.ReportMetric(us(user+sys), "go-cpu-us/job")
-	b.ReportMetric(us(user), "go-user-us/job")
-	b.ReportMetric(us(sys), "go-sys-us/job")
-	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/job")
-	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/job")
-	b.ReportMetric(float64(trips1-trips0)/n, "trips/job")
+	b.ReportMetric(us(user+sys), "go-cpu-us/"+unit)
+	b.ReportMetric(us(user), "go-user-us/"+unit)
+	b.ReportMetric(us(sys), "go-sys-us/"+unit)
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/"+unit)
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "B/"+unit)
+	b.ReportMetric(float64(trips1-trips0)/n, "trips/"+unit)
 }

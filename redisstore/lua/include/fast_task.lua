@@ -219,6 +219,17 @@ function FF.lease_run(wid, key, got, k, step)
   return pf
 end
 
+-- FF.deps returns a task's dependencies list dp ("1,5,7") parsed once:
+-- the indexes as strings, as numbers, and how many.
+function FF.deps(dp)
+  local dds, ddn, dk = {}, {}, 0
+  for d in string.gmatch(dp, '%d+') do
+    dk = dk + 1
+    dds[dk], ddn[dk] = d, tonumber(d)
+  end
+  return dds, ddn, dk
+end
+
 -- FF.lease_task leases task id, popped from a queue's ready set or handed
 -- over, until dls, with the lease counter at cnt (nil: the seq hash's),
 -- appending its Claimed to out, and returns the counter it used; or
@@ -318,13 +329,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     local hi
     if not h then lo, hi = i, i end
     if nd > 0 then
-      if not dds then
-        dds, ddn, dk = {}, {}, 0
-        for d in string.gmatch(dp, '%d+') do
-          dk = dk + 1
-          dds[dk], ddn[dk] = d, tonumber(d)
-        end
-      end
+      if not dds then dds, ddn, dk = FF.deps(dp) end
       for z = 1, dk do
         local x = ddn[z]
         if not lo or x < lo then lo = x end
@@ -440,13 +445,7 @@ function FF.lease_task(id, dls, out, cnt, got, k, step)
     if nd > 4 then f, bs = FF.t64(), FF.t16() else f, bs = {}, {} end
     nf, nb = 0, 0
     local r0 = pf and pf.r
-    if not dds then
-      dds, ddn, dk = {}, {}, 0
-      for d in string.gmatch(dp, '%d+') do
-        dk = dk + 1
-        dds[dk], ddn[dk] = d, tonumber(d)
-      end
-    end
+    if not dds then dds, ddn, dk = FF.deps(dp) end
     for di = 1, dk do
       local d, x = dds[di], ddn[di]
       local dt = 't' .. d
