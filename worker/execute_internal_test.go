@@ -79,6 +79,11 @@ func TestTypedAttemptSavesTheJobCopy(t *testing.T) {
 	if seen != "j1" {
 		t.Errorf("the middleware saw ID %q after the handler ran; want j1 (the handler's Job is a copy)", seen)
 	}
+	if raceEnabled {
+		// the race detector's instrumentation allocates on both paths
+		// alike (10 and 10), so the count says nothing there
+		return
+	}
 	allocs := func(r *run) float64 {
 		c := claimedOf(t, "x")
 		return testing.AllocsPerRun(200, func() {
